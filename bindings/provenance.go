@@ -1,0 +1,70 @@
+package bindings
+
+import (
+	"context"
+	"crypto/ed25519"
+	"time"
+)
+
+// ProvenanceToolCall records one tool call by the hashes of its input and
+// output (SHA-256, hex).
+type ProvenanceToolCall struct {
+	ID          string `json:"id"`
+	ToolID      string `json:"toolId"`
+	ToolVersion string `json:"toolVersion"`
+	InputHash   string `json:"inputHash"`
+	OutputHash  string `json:"outputHash,omitempty"`
+	Status      string `json:"status"`
+}
+
+// ProvenanceGuardrail records one guardrail outcome.
+type ProvenanceGuardrail struct {
+	ID     string `json:"id"`
+	Passed bool   `json:"passed"`
+	Action string `json:"action"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// ProvenanceRecord says what produced a turn's response. The turn signs
+// the canonical JSON of the record without Signature (Ed25519).
+type ProvenanceRecord struct {
+	TenantID       string                `json:"tenantId"`
+	RunID          string                `json:"runId"`
+	ConversationID string                `json:"conversationId,omitempty"`
+	TurnNumber     int                   `json:"turnNumber"`
+	AgentID        string                `json:"agentId"`
+	AgentVersion   string                `json:"agentVersion"`
+	FlowID         string                `json:"flowId"`
+	FlowVersion    string                `json:"flowVersion"`
+	Provider       string                `json:"provider"`
+	Model          string                `json:"model"`
+	PromptHash     string                `json:"promptHash"`
+	MessageHashes  []string              `json:"messageHashes"`
+	ToolCalls      []ProvenanceToolCall  `json:"toolCalls"`
+	RetrievedFacts []string              `json:"retrievedFacts"`
+	Guardrails     []ProvenanceGuardrail `json:"guardrails"`
+	Usage          Usage                 `json:"usage"`
+	CreatedAt      time.Time             `json:"createdAt"`
+	KeyID          string                `json:"keyId"`
+	Signature      []byte                `json:"signature,omitempty"`
+}
+
+// ProvenanceEmitter stores or publishes provenance records; Emit is
+// idempotent per (tenant, run id).
+type ProvenanceEmitter interface {
+	Emit(ctx context.Context, rec ProvenanceRecord) error
+}
+
+// KeyProvider supplies signing keys. SigningKey returns the key a tenant
+// signs with now; PublicKey finds a key by id for verification.
+type KeyProvider interface {
+	SigningKey(ctx context.Context, tenantID string) (keyID string, key ed25519.PrivateKey, err error)
+	PublicKey(ctx context.Context, keyID string) (ed25519.PublicKey, error)
+}
+
+// ProvenanceBindings groups what persist-provenance needs. A nil Emitter
+// skips provenance; a nil Keys stores it unsigned.
+type ProvenanceBindings struct {
+	Emitter ProvenanceEmitter
+	Keys    KeyProvider
+}

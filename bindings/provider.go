@@ -1,0 +1,145 @@
+package bindings
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// ModelInfo describes a model a provider serves.
+type ModelInfo struct {
+	ID string `json:"id"`
+	// Features are the capability features the model has ("tool-use",
+	// "json-mode", "vision", …); routing matches an agent's needs against
+	// them.
+	Features      []string `json:"features"`
+	ContextWindow int      `json:"contextWindow,omitempty"`
+	// Prices in US dollars per one million tokens.
+	InputPricePerMTok  float64 `json:"inputPricePerMTok,omitempty"`
+	OutputPricePerMTok float64 `json:"outputPricePerMTok,omitempty"`
+}
+
+// HasFeature reports whether the model lists feature.
+func (m ModelInfo) HasFeature(feature string) bool {
+	for _, f := range m.Features {
+		if f == feature {
+			return true
+		}
+	}
+	return false
+}
+
+// Cost prices a usage by the model's per-token prices.
+func (m ModelInfo) Cost(inputTokens, outputTokens int) float64 {
+	return (float64(inputTokens)*m.InputPricePerMTok + float64(outputTokens)*m.OutputPricePerMTok) / 1e6
+}
+
+// ChatRole is the role of a message sent to a model.
+type ChatRole string
+
+// Chat roles.
+const (
+	ChatSystem    ChatRole = "system"
+	ChatUser      ChatRole = "user"
+	ChatAssistant ChatRole = "assistant"
+	ChatTool      ChatRole = "tool"
+)
+
+// ToolCall is a model's request to call a tool. Name is the tool id;
+// Arguments is a JSON object.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ChatMessage is one message of a model request.
+type ChatMessage struct {
+	Role    ChatRole `json:"role"`
+	Content string   `json:"content"`
+	// ToolCalls are the calls an assistant message asked for.
+	ToolCalls []ToolCall `json:"toolCalls,omitempty"`
+	// ToolCallID links a tool message to the call it answers.
+	ToolCallID string `json:"toolCallId,omitempty"`
+}
+
+// ToolDefinition offers a tool to a model. Name is the tool id (which may
+// contain dots: a provider whose API restricts names encodes them and maps
+// the model's calls back to the id).
+type ToolDefinition struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+}
+
+// GenerateRequest is one model call.
+type GenerateRequest struct {
+	Model    string           `json:"model"`
+	Messages []ChatMessage    `json:"messages"`
+	Tools    []ToolDefinition `json:"tools,omitempty"`
+	// RequestID is the call's idempotency key (stable across a retry of the
+	// same journal step).
+	RequestID string `json:"requestId,omitempty"`
+	TenantID  string `json:"tenantId,omitempty"`
+	RunID     string `json:"runId,omitempty"`
+}
+
+// Usage is what a call consumed. CostUsd is the provider-reported cost.
+type Usage struct {
+	InputTokens  int     `json:"inputTokens"`
+	OutputTokens int     `json:"outputTokens"`
+	CostUsd      float64 `json:"costUsd"`
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{InputTokens: u.InputTokens + o.InputTokens, OutputTokens: u.OutputTokens + o.OutputTokens, CostUsd: u.CostUsd + o.CostUsd}
+}
+
+// GenerateResponse is a model's answer: text, tool calls, or both.
+type GenerateResponse struct {
+	Text         string     `json:"text,omitempty"`
+	ToolCalls    []ToolCall `json:"toolCalls,omitempty"`
+	FinishReason string     `json:"finishReason,omitempty"`
+	// Model is the model that answered (may be more specific than asked).
+	Model string `json:"model,omitempty"`
+	Usage Usage  `json:"usage"`
+}
+
+// Provider is a model provider.
+//
+// Generate returns *agents.ModelInvocationError on failure and honours ctx.
+// Models is static for the provider's life, or cheap to call.
+type Provider interface {
+	ID() string
+	Models() []ModelInfo
+	Generate(ctx context.Context, req GenerateRequest) (GenerateResponse, error)
+}
+
+// ProviderRegistry lists the providers a turn may route to. Providers
+// returns them in a stable order; Provider returns nil, false for an
+// unknown id.
+type ProviderRegistry interface {
+	Providers() []Provider
+	Provider(id string) (Provider, bool)
+}
+
+// Providers is a ProviderRegistry over a fixed list, in the given order.
+type Providers []Provider
+
+// Providers returns the list.
+func (p Providers) Providers() []Provider { return p }
+
+// Provider finds a provider by id.
+func (p Providers) Provider(id string) (Provider, bool) {
+	for _, pr := range p {
+		if pr.ID() == id {
+			return pr, true
+		}
+	}
+	return nil, false
+}
+
+// EmbeddingRegistry embeds texts with a named model.
+type EmbeddingRegistry interface {
+	Embed(ctx context.Context, model string, texts []string) ([][]float32, error)
+}
