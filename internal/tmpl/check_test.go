@@ -1,0 +1,47 @@
+package tmpl
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name    string
+		source  string
+		wantErr string // substring; "" means no error
+	}{
+		{"plain text", "hello", ""},
+		{"spec example", "You draft contract clauses for {{ firmName }}. Today is {{ today }}.", ""},
+		{"if block", "{% if a %}x{% else %}y{% endif %}", ""},
+		{"for block", "{% for i in (1..3) %}{{ i }}{% endfor %}", ""},
+		{"raw keeps delimiters", "{% raw %}{{ not closed {% endraw %}", ""},
+		{"multi-line output", "{{ a\n | upcase }}", ""},
+		{"quoted closer", `{{ "}}" | size }}`, "Liquid"},
+		{"unclosed output", "Hi {{ firmName", `output "{{ firmName" not closed`},
+		{"unclosed tag", "Hi {% if x", `tag "{% if x" not closed`},
+		{"unclosed output line 2", "a\nb {{ x", "line 2, col 3"},
+		{"unclosed quote", `{{ "abc }}`, "unterminated quoted string"},
+		{"unterminated block", "{% if x %}y", `unterminated "if" block`},
+		{"unknown tag", "{% frobnicate %}", `undefined tag "frobnicate"`},
+		{"include removed", `{% include "x" %}`, `undefined tag "include"`},
+		{"cycle removed", `{% for i in (1..2) %}{% cycle "a", "b" %}{% endfor %}`, `undefined tag "cycle"`},
+		{"empty output", "{{}}", "cannot parse output"},
+		{"nameless tag", "{% %}", "cannot parse tag"},
+		{"unclosed raw", "{% raw %}abc", "raw"},
+		{"bad expression", "{{ a | }}", "Liquid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Check(tt.source)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("Check(%q) = %v, want nil", tt.source, err)
+			case tt.wantErr != "" && err == nil:
+				t.Fatalf("Check(%q) = nil, want error containing %q", tt.source, tt.wantErr)
+			case tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr):
+				t.Fatalf("Check(%q) = %q, want it to contain %q", tt.source, err, tt.wantErr)
+			}
+		})
+	}
+}

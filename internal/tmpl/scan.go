@@ -1,0 +1,180 @@
+package tmpl
+
+import (
+	"fmt"
+	"strings"
+)
+
+// SyntaxError is a template syntax problem found before osteele/liquid sees
+// the source: an unclosed "{{" or "{%", or delimiters the engine would
+// otherwise pass through as text. Line and Col are 1-based.
+type SyntaxError struct {
+	Line, Col int
+	Message   string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("Liquid syntax error (line %d, col %d): %s", e.Line, e.Col, e.Message)
+}
+
+// normalize tokenizes source the way LiquidJS does and returns the source
+// osteele/liquid should parse.
+//
+// LiquidJS reads "{{" up to the next "}}" and "{%" up to the next "%}",
+// skipping quoted strings, and fails when the closing delimiter never comes;
+// the content of {% raw %}…{% endraw %} is read verbatim. osteele/liquid
+// instead leaves an unclosed "{{" or "{%" in the output as text, and does not
+// recognise an output "{{ … }}" that spans lines. normalize rejects the first
+// and rewrites the line breaks inside an output (outside quoted strings) to
+// spaces, which LiquidJS treats the same way. A line break inside a quoted
+// string of an output is rejected: osteele/liquid cannot read it.
+func normalize(src string) (string, error) {
+	var b []byte // copy-on-write: nil while the source is unchanged
+	i := 0
+	for {
+		j := nextOpen(src, i)
+		if j < 0 {
+			break
+		}
+		isOutput := src[j+1] == '{'
+		closer := "%}"
+		if isOutput {
+			closer = "}}"
+		}
+		end, quoteErr := findClose(src, j+2, closer)
+		if end < 0 {
+			kind := "tag"
+			if isOutput {
+				kind = "output"
+			}
+			msg := fmt.Sprintf("%s %q not closed", kind, excerpt(src[j:]))
+			if quoteErr {
+				msg = fmt.Sprintf("%s %q not closed (unterminated quoted string)", kind, excerpt(src[j:]))
+			}
+			return "", syntaxErr(src, j, msg)
+		}
+		if isOutput {
+			for k := j + 2; k < end; k++ {
+				c := src[k]
+				if c == '"' || c == '\'' {
+					q := strings.IndexByte(src[k+1:end], c)
+					if nl := strings.IndexByte(src[k+1:k+1+q], '\n'); nl >= 0 {
+						return "", syntaxErr(src, k+1+nl, "line break inside a quoted string of an output")
+					}
+					k += q + 1
+					continue
+				}
+				if c == '\n' {
+					if b == nil {
+						b = []byte(src)
+					}
+					b[k] = ' '
+				}
+			}
+			i = end + 2
+			continue
+		}
+		i = end + 2
+		if tagName(src[j+2:end]) == "raw" {
+			// Read verbatim up to {% endraw %}.
+			k := findEndRaw(src, i)
+			if k < 0 {
+				return "", syntaxErr(src, j, fmt.Sprintf("raw %q not closed", excerpt(src[j:])))
+			}
+			i = k
+		}
+	}
+	if b == nil {
+		return src, nil
+	}
+	return string(b), nil
+}
+
+// nextOpen returns the index of the next "{{" or "{%" at or after i, or -1.
+func nextOpen(src string, i int) int {
+	for {
+		k := strings.IndexByte(src[i:], '{')
+		if k < 0 || i+k+1 >= len(src) {
+			return -1
+		}
+		i += k
+		if src[i+1] == '{' || src[i+1] == '%' {
+			return i
+		}
+		i++
+	}
+}
+
+// findClose returns the index of closer at or after i, skipping quoted
+// strings, or -1. quoteErr reports that an unterminated quote ran to the end.
+func findClose(src string, i int, closer string) (end int, quoteErr bool) {
+	for i < len(src) {
+		c := src[i]
+		if c == '"' || c == '\'' {
+			q := strings.IndexByte(src[i+1:], c)
+			if q < 0 {
+				return -1, true
+			}
+			i += q + 2
+			continue
+		}
+		if strings.HasPrefix(src[i:], closer) {
+			return i, false
+		}
+		i++
+	}
+	return -1, false
+}
+
+// tagName returns the name of a tag from its content between "{%" and "%}".
+func tagName(content string) string {
+	content = strings.TrimPrefix(content, "-")
+	content = strings.TrimLeft(content, " \t\r\n")
+	n := 0
+	for n < len(content) && isWordByte(content[n]) {
+		n++
+	}
+	return content[:n]
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// findEndRaw returns the index of the "{%" of the first {% endraw %} at or
+// after i, or -1.
+func findEndRaw(src string, i int) int {
+	for {
+		j := strings.Index(src[i:], "{%")
+		if j < 0 {
+			return -1
+		}
+		j += i
+		end := strings.Index(src[j+2:], "%}")
+		if end < 0 {
+			return -1
+		}
+		inner := strings.TrimSuffix(src[j+2:j+2+end], "-")
+		if tagName(inner) == "endraw" && strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(inner, "-")), "endraw")) == "" {
+			return j
+		}
+		i = j + 2
+	}
+}
+
+func excerpt(s string) string {
+	const max = 24
+	if nl := strings.IndexByte(s, '\n'); nl >= 0 && nl < max {
+		return s[:nl]
+	}
+	if len(s) > max {
+		return s[:max] + "…"
+	}
+	return s
+}
+
+func syntaxErr(src string, at int, msg string) *SyntaxError {
+	line := 1 + strings.Count(src[:at], "\n")
+	col := at - strings.LastIndexByte(src[:at], '\n')
+	return &SyntaxError{Line: line, Col: col, Message: msg}
+}

@@ -1,0 +1,107 @@
+// Package tmpl holds the Liquid engine shared by agent.Define (which checks
+// that instructions parse) and prompt.Render (which renders them): one
+// osteele/liquid configuration, strict and LiquidJS-compatible, so that a
+// template Define accepts is one Render can parse.
+package tmpl
+
+import (
+	"strings"
+
+	"github.com/osteele/liquid/filters"
+	"github.com/osteele/liquid/parser"
+	"github.com/osteele/liquid/render"
+	"github.com/osteele/liquid/tags"
+)
+
+// config is the engine configuration every template is parsed and rendered
+// with. It is built once and only read afterwards, so it is safe for
+// concurrent use.
+var config = newConfig()
+
+// removedTags are standard osteele/liquid tags a prompt may not use:
+// include and render read files from the process's working directory, and
+// cycle keeps its state in a map that concurrent renders of one parsed
+// template share (a data race).
+var removedTags = []string{"include", "render", "cycle"}
+
+func newConfig() *render.Config {
+	cfg := render.NewConfig()
+	filters.AddStandardFilters(&cfg)
+	tags.AddStandardTags(&cfg)
+	for _, name := range removedTags {
+		cfg.UnregisterTag(name)
+	}
+	cfg.TemplateStore = nil
+	cfg.StrictVariables = true
+	return &cfg
+}
+
+// Check parses source with the configuration Render uses and returns the
+// parse error, or nil. The error message is meant for a person: it names the
+// line and the problem, e.g. `Liquid syntax error (line 1, col 10): output
+// "{{ firmName" not closed`.
+func Check(source string) error {
+	_, err := compile(source)
+	return err
+}
+
+// compile normalizes and parses source into osteele/liquid's render tree.
+func compile(source string) (render.Node, error) {
+	norm, err := normalize(source)
+	if err != nil {
+		return nil, err
+	}
+	root, perr := config.Compile(norm, parser.SourceLoc{LineNo: 1})
+	if perr != nil {
+		return nil, perr
+	}
+	if err := checkText(norm, root); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+// checkText rejects text the engine passed through that LiquidJS would read
+// as markup: a "{{" or "{%" left in a text node (an empty output "{{}}", a
+// tag without a name such as "{% %}").
+func checkText(src string, n render.Node) error {
+	switch n := n.(type) {
+	case *render.SeqNode:
+		for _, c := range n.Children {
+			if err := checkText(src, c); err != nil {
+				return err
+			}
+		}
+	case *render.BlockNode:
+		for _, c := range n.Body {
+			if err := checkText(src, c); err != nil {
+				return err
+			}
+		}
+		for _, c := range n.Clauses {
+			if err := checkText(src, c); err != nil {
+				return err
+			}
+		}
+	case *render.TextNode:
+		if i := strings.Index(n.Source, "{{"); i >= 0 {
+			return textErr(src, n, i, "output")
+		}
+		if i := strings.Index(n.Source, "{%"); i >= 0 {
+			return textErr(src, n, i, "tag")
+		}
+	}
+	return nil
+}
+
+func textErr(src string, n *render.TextNode, i int, kind string) error {
+	// Locate the text node in the source by its line; fall back to the
+	// first occurrence of the node's text.
+	at := strings.Index(src, n.Source)
+	if at < 0 {
+		at = 0
+	}
+	return syntaxErr(src, at+i, "cannot parse "+kind+" "+quote(excerpt(n.Source[i:])))
+}
+
+func quote(s string) string { return `"` + s + `"` }
