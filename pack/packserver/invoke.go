@@ -1,0 +1,344 @@
+package packserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/pack"
+)
+
+// serveInvoke answers POST /v1/invoke. Transport checks come first, in this
+// order: token (401), media type (415), declared length (413), admission
+// (503: draining, not ready, at the cap). Only an admitted call reads its
+// body, so a 503 proves the call did not run. Every outcome of running pack
+// code is then a 200 with a response message.
+func (s *Server) serveInvoke(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	if !s.authorized(r) {
+		transportError(w, http.StatusUnauthorized, "missing or wrong "+pack.HeaderToken)
+		return
+	}
+	if !isJSON(r.Header.Get("Content-Type")) {
+		transportError(w, http.StatusUnsupportedMediaType, "the body must be "+pack.ContentType)
+		return
+	}
+	if r.ContentLength > pack.MaxBodyBytes {
+		transportError(w, http.StatusRequestEntityTooLarge, "the body is over 10 MiB")
+		return
+	}
+	if why := s.acquire(); why != "" {
+		w.Header().Set("Retry-After", RetryAfterSeconds)
+		transportError(w, http.StatusServiceUnavailable, "not taking calls: "+why)
+		return
+	}
+	c := &call{s: s}
+	defer c.done()
+
+	body, err := readBody(w, r)
+	if errors.Is(err, errBodyTooLarge) {
+		transportError(w, http.StatusRequestEntityTooLarge, "the body is over 10 MiB")
+		return
+	}
+	var msg any
+	switch {
+	case err != nil && r.Context().Err() != nil:
+		msg = pack.NewError(pack.CodeCancelled, "the caller closed the connection while sending the request")
+	case err != nil:
+		msg = pack.NewError(pack.CodeInvalidRequest, "reading the body: "+err.Error())
+	default:
+		timeout, ok := parseTimeout(r.Header.Get(pack.HeaderTimeoutMs))
+		if !ok {
+			msg = pack.NewError(pack.CodeInvalidRequest, pack.HeaderTimeoutMs+" must be a whole number of milliseconds ≥ 0")
+			break
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		msg = c.dispatch(ctx, body, timeout)
+		cancel()
+	}
+	s.answer(w, r, start, msg)
+}
+
+// call is one admitted invoke. Its slot is released when the handler
+// returns (even after the answer was sent, for a handler that ignores its
+// context) or, when no handler ran, when serveInvoke returns.
+type call struct {
+	s       *Server
+	started bool // the handler goroutine owns the slot
+}
+
+func (c *call) done() {
+	if !c.started {
+		c.s.release()
+	}
+}
+
+// dispatch decodes the request and runs the tool or check.
+func (c *call) dispatch(ctx context.Context, body []byte, timeout time.Duration) any {
+	req, bad := pack.DecodeRequest(body)
+	if bad != nil {
+		return bad
+	}
+	switch req := req.(type) {
+	case *pack.ToolInvoke:
+		return c.tool(ctx, req, timeout)
+	case *pack.CheckInvoke:
+		return c.check(ctx, req, timeout)
+	default:
+		return pack.NewError(pack.CodeInvalidRequest, fmt.Sprintf("unsupported request %T", req))
+	}
+}
+
+func (c *call) tool(ctx context.Context, req *pack.ToolInvoke, timeout time.Duration) any {
+	id := req.Tool.ID
+	bt := c.s.bound.tools[id]
+	if bt == nil {
+		return toolError(pack.CodeUnknownTool, id, fmt.Sprintf("tool %q is not in this pack's index", id))
+	}
+	if req.Tool.Version != "" && req.Tool.Version != bt.index.Version {
+		return toolError(pack.CodeToolVersionMismatch, id,
+			fmt.Sprintf("tool %q is indexed at version %s, not %s", id, bt.index.Version, req.Tool.Version))
+	}
+	if issues := bt.input.Validate(req.Input); len(issues) > 0 {
+		m := toolError(pack.CodeInputValidationFailed, id, fmt.Sprintf("input of %q does not match its schema", id))
+		m.Issues = issues
+		return m
+	}
+	out, fail := c.run(ctx, "tool "+id, timeout, func(ctx context.Context) (any, error) {
+		return bt.handler(ctx, req.Input, req.Ctx)
+	})
+	if fail != nil {
+		fail.ToolID = id
+		return fail
+	}
+	raw, err := encodeOutput(out)
+	if err != nil {
+		m := toolError(pack.CodeOutputValidationFailed, id, fmt.Sprintf("output of %q is not JSON: %v", id, err))
+		m.Issues = []pack.Issue{{InstancePath: "", Message: "must be JSON-encodable: " + err.Error()}}
+		return m
+	}
+	// A json.RawMessage output that does not parse gives an issue here too.
+	if issues := bt.output.Validate(json.RawMessage(raw)); len(issues) > 0 {
+		m := toolError(pack.CodeOutputValidationFailed, id, fmt.Sprintf("output of %q does not match its schema", id))
+		m.Issues = issues
+		return m
+	}
+	return resultMessage(raw)
+}
+
+func (c *call) check(ctx context.Context, req *pack.CheckInvoke, timeout time.Duration) any {
+	id := req.Check.ID
+	h, ok := c.s.bound.checks[id]
+	if !ok {
+		m := pack.NewError(pack.CodeUnknownCheck, fmt.Sprintf("check %q is not in this pack's index", id))
+		m.CheckID = id
+		return m
+	}
+	out, fail := c.run(ctx, "check "+id, timeout, func(ctx context.Context) (any, error) {
+		return h(ctx, req.Config, req.Trace)
+	})
+	if fail != nil {
+		fail.CheckID = id
+		return fail
+	}
+	return &pack.CheckResult{V: pack.Version, Kind: pack.KindCheckResult, Result: out.(pack.CheckOutcome)}
+}
+
+// outcome is what a handler goroutine hands back.
+type outcome struct {
+	out   any
+	err   error
+	cause *pack.Cause // set for a panic
+}
+
+// run runs fn on its own goroutine, which owns the call's slot from then
+// on, and waits for it or for ctx. A handler that ignores ctx is answered
+// deadline-exceeded (or cancelled) on time; its slot is held until it
+// returns, so the cap still bounds the handlers really running.
+func (c *call) run(ctx context.Context, what string, timeout time.Duration, fn func(context.Context) (any, error)) (any, *pack.ErrorMessage) {
+	if err := ctx.Err(); err != nil {
+		return nil, ctxError(err, what, timeout)
+	}
+	done := make(chan outcome, 1)
+	c.started = true
+	go func() {
+		o := safeCall(ctx, fn)
+		c.s.release() // before the answer is sent: a caller's next call finds the slot free
+		done <- o
+	}()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		select {
+		case o = <-done: // finished at the same moment: keep its answer
+		default:
+			return nil, ctxError(ctx.Err(), what, timeout)
+		}
+	}
+	switch {
+	case o.cause != nil:
+		m := pack.NewError(pack.CodeHandlerThrow, fmt.Sprintf("%s panicked: %s", what, o.cause.Message))
+		m.Cause = o.cause
+		return nil, m
+	case o.err != nil && ctx.Err() != nil:
+		return nil, ctxError(ctx.Err(), what, timeout)
+	case o.err != nil:
+		m := pack.NewError(pack.CodeHandlerThrow, fmt.Sprintf("%s failed: %v", what, o.err))
+		m.Cause = errorCause(o.err)
+		return nil, m
+	}
+	return o.out, nil
+}
+
+// safeCall runs fn, turning a panic into a cause with the stack.
+func safeCall(ctx context.Context, fn func(context.Context) (any, error)) (o outcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			o = outcome{cause: panicCause(r, debug.Stack())}
+		}
+	}()
+	out, err := fn(ctx)
+	return outcome{out: out, err: err}
+}
+
+func panicCause(r any, stack []byte) *pack.Cause {
+	c := &pack.Cause{Name: "panic", Message: fmt.Sprint(r), Stack: string(stack)}
+	if err, ok := r.(error); ok {
+		c.Name = fmt.Sprintf("%T", err)
+		c.Message = err.Error()
+	}
+	return c
+}
+
+// errorCause serializes a returned error: its code when it carries one
+// (agents.CodeOf), else its Go type, and its message. Go errors carry no
+// stack, so none is sent.
+func errorCause(err error) *pack.Cause {
+	name := agents.CodeOf(err)
+	if name == "" {
+		name = fmt.Sprintf("%T", err)
+	}
+	return &pack.Cause{Name: name, Message: err.Error()}
+}
+
+func ctxError(err error, what string, timeout time.Duration) *pack.ErrorMessage {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return pack.NewError(pack.CodeDeadlineExceeded, fmt.Sprintf("%s did not finish within %d ms", what, timeout.Milliseconds()))
+	}
+	return pack.NewError(pack.CodeCancelled, what+" was cancelled: the caller closed the connection or the service stopped")
+}
+
+func toolError(code, toolID, message string) *pack.ErrorMessage {
+	m := pack.NewError(code, message)
+	m.ToolID = toolID
+	return m
+}
+
+// encodeOutput returns the handler's value as JSON. A json.RawMessage (or
+// []byte of JSON) is taken as is; validation later proves it is JSON.
+func encodeOutput(out any) ([]byte, error) {
+	if raw, ok := out.(json.RawMessage); ok {
+		return raw, nil
+	}
+	return json.Marshal(out)
+}
+
+// resultMessage is a ToolResult written out directly: output is compact
+// JSON that was just decoded for validation, so re-encoding would only
+// copy it.
+type resultMessage []byte
+
+func (r resultMessage) MarshalJSON() ([]byte, error) {
+	const head = `{"v":2,"kind":"result","output":`
+	b := make([]byte, 0, len(head)+len(r)+1)
+	b = append(b, head...)
+	b = append(b, r...)
+	return append(b, '}'), nil
+}
+
+// answer writes a response message with the invoke headers.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, start time.Time, msg any) {
+	var body []byte
+	var err error
+	if rm, ok := msg.(resultMessage); ok {
+		body, _ = rm.MarshalJSON()
+	} else {
+		body, err = json.Marshal(msg)
+	}
+	if err != nil {
+		transportError(w, http.StatusInternalServerError, "encoding the response: "+err.Error())
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", pack.ContentType)
+	h.Set(pack.HeaderArtifactVersion, s.index.ArtifactVersion)
+	ms := time.Since(start).Milliseconds()
+	h.Set(pack.HeaderDurationMs, strconv.FormatInt(ms, 10))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+	if em, ok := msg.(*pack.ErrorMessage); ok && s.logger != nil {
+		attrs := []slog.Attr{slog.String("code", em.Code), slog.Int64("durationMs", ms)}
+		if em.ToolID != "" {
+			attrs = append(attrs, slog.String("toolId", em.ToolID))
+		}
+		if em.CheckID != "" {
+			attrs = append(attrs, slog.String("checkId", em.CheckID))
+		}
+		if id := r.Header.Get(pack.HeaderRequestID); id != "" {
+			attrs = append(attrs, slog.String("requestId", id))
+		}
+		s.logger.LogAttrs(context.WithoutCancel(r.Context()), slog.LevelWarn, "invoke failed", attrs...)
+	}
+}
+
+// parseTimeout reads kindgi-timeout-ms: absent is DefaultTimeoutMs.
+func parseTimeout(v string) (time.Duration, bool) {
+	if v == "" {
+		return pack.DefaultTimeoutMs * time.Millisecond, true
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	if n > math.MaxInt64/int64(time.Millisecond) {
+		n = math.MaxInt64 / int64(time.Millisecond)
+	}
+	return time.Duration(n) * time.Millisecond, true
+}
+
+// readBody reads the whole body, at most MaxBodyBytes.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, pack.MaxBodyBytes)
+	size := 512
+	if r.ContentLength > 0 {
+		size = int(r.ContentLength) + 1 // +1 so EOF is seen without growing
+	}
+	buf := make([]byte, 0, size)
+	for {
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				return nil, errBodyTooLarge
+			}
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+}
