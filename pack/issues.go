@@ -196,6 +196,8 @@ func (m *mapper) leaf(e *jsonschema.ValidationError) {
 	case *kind.DependentRequired:
 		m.dependent("dependentRequired", base, k.Prop, k.Missing)
 	case *kind.PropertyNames:
+		// The library locates this error at the propertyNames schema itself.
+		base.SchemaPath = strings.TrimSuffix(base.SchemaPath, "/propertyNames")
 		add("propertyNames", "property name must be valid", map[string]any{"propertyName": k.Property})
 	case *kind.UniqueItems:
 		i, j := k.Duplicates[0], k.Duplicates[1]
@@ -238,6 +240,8 @@ func (m *mapper) leaf(e *jsonschema.ValidationError) {
 	case *kind.MaxContains:
 		add("contains", fmt.Sprintf("must contain at most %d valid item(s)", k.Want), map[string]any{"maxContains": float64(k.Want)})
 	case *kind.Not:
+		// The library locates this error at the schema holding not.
+		base.SchemaPath += "/not"
 		add("not", "must NOT be valid", nil)
 	case *kind.AnyOf:
 		add("anyOf", "must match a schema in anyOf", nil)

@@ -92,11 +92,11 @@ type CallContext struct {
 	// RequestID is the individual call, e.g. the model's tool-call id.
 	RequestID string `json:"requestId,omitempty"`
 	// Env holds resolved environment values for the call (open).
-	Env map[string]any `json:"env,omitempty"`
+	Env map[string]any `json:"env,omitzero"`
 	// Secrets holds resolved secrets for the call (open).
-	Secrets map[string]any `json:"secrets,omitempty"`
+	Secrets map[string]any `json:"secrets,omitzero"`
 	// Config holds resolved configuration for the call (open).
-	Config map[string]any `json:"config,omitempty"`
+	Config map[string]any `json:"config,omitzero"`
 }
 
 // ToolRef names the tool of a ToolInvoke.
@@ -207,8 +207,9 @@ type Issue struct {
 	// Keyword is the failing JSON Schema keyword; absent when the failure
 	// did not come from a schema keyword.
 	Keyword string `json:"keyword,omitempty"`
-	// Params are the keyword's parameters as Ajv reports them.
-	Params map[string]any `json:"params,omitempty"`
+	// Params are the keyword's parameters as Ajv reports them (an empty
+	// object for keywords without parameters; absent without a keyword).
+	Params map[string]any `json:"params,omitzero"`
 	// Message is the human-readable message (must have required property
 	// 'name').
 	Message string `json:"message"`
