@@ -1,12 +1,12 @@
 package agent
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
-	"github.com/osteele/liquid"
+
+	"github.com/kindgi/agents/internal/tmpl"
 )
 
 // checkExactVersion reports whether s is an exact Semantic Versioning 2.0.0
@@ -73,25 +73,7 @@ func checkRange(s string) error {
 	return err
 }
 
-// strictEngine parses instructions for checkTemplate.
-// TEMPORARY: until internal/tmpl.Check lands.
-var strictEngine = func() *liquid.Engine {
-	e := liquid.NewEngine()
-	e.StrictVariables()
-	return e
-}()
-
-// checkTemplate reports whether s parses as a Liquid template.
-// TEMPORARY: until internal/tmpl.Check lands.
-func checkTemplate(s string) error {
-	if _, err := strictEngine.ParseString(s); err != nil {
-		return err
-	}
-	if i := strings.LastIndex(s, "{{"); i >= 0 && !strings.Contains(s[i:], "}}") {
-		return errors.New("output \"{{\" not closed")
-	}
-	if i := strings.LastIndex(s, "{%"); i >= 0 && !strings.Contains(s[i:], "%}") {
-		return errors.New("tag \"{%\" not closed")
-	}
-	return nil
-}
+// checkTemplate reports whether s parses as a Liquid template, with the
+// engine configuration prompt.Render uses: what Define accepts, Render can
+// parse.
+func checkTemplate(s string) error { return tmpl.Check(s) }
