@@ -117,9 +117,9 @@ func (c comparator) isGTE0() bool {
 //     them.
 //  7. ~0.0.0: Masterminds matches every version; npm reads it as
 //     >=0.0.0 <0.1.0-0.
-//  8. Hyphens: Masterminds rewrites "A - B" anywhere in a set
-//     (">=1.0.0 1.2.3 - 2.0.0"); npm allows a hyphen range only as a whole
-//     comparator set.
+//  8. A prerelease on a partial with a wildcard: Masterminds keeps it and
+//     so admits prereleases ("1.2.x-beta" admits 1.2.5-alpha); npm drops it
+//     ("1.2.x-beta" is >=1.2.0 <1.3.0-0 and admits no prerelease).
 //  9. A set that is "*" next to another set: npm collapses the whole range
 //     to "*" ("1.2.3-beta || *" does not match 1.2.3-beta); Masterminds
 //     keeps both sets.
