@@ -36,12 +36,37 @@ func newConfig() *render.Config {
 	return &cfg
 }
 
+// Template is a parsed, instrumented template. It is immutable and safe for
+// concurrent use: every render keeps its state in its own bindings.
+type Template struct {
+	root  render.Node
+	infos []nodeInfo
+}
+
+// Parse parses source with the prompt engine's configuration: LiquidJS
+// syntax checks (an unclosed "{{" or "{%" is an error), the standard tags
+// except include, render and cycle, the standard filters (an unknown filter
+// is a parse error), and strict variables.
+func Parse(source string) (*Template, error) {
+	root, err := compile(source)
+	if err != nil {
+		return nil, err
+	}
+	t := &Template{}
+	children, err := t.instrument(root.(*render.SeqNode).Children)
+	if err != nil {
+		return nil, err
+	}
+	t.root = &render.SeqNode{Children: children}
+	return t, nil
+}
+
 // Check parses source with the configuration Render uses and returns the
 // parse error, or nil. The error message is meant for a person: it names the
 // line and the problem, e.g. `Liquid syntax error (line 1, col 10): output
 // "{{ firmName" not closed`.
 func Check(source string) error {
-	_, err := compile(source)
+	_, err := Parse(source)
 	return err
 }
 

@@ -1,0 +1,350 @@
+package tmpl
+
+import (
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/osteele/liquid/expressions"
+	"github.com/osteele/liquid/parser"
+	"github.com/osteele/liquid/render"
+	"github.com/osteele/liquid/values"
+)
+
+// nodeInfo describes one instrumented site of a template.
+type nodeInfo struct {
+	// vars are the variable paths the site reads, in source order.
+	vars [][]string
+	// expr is the compiled expression of an output site.
+	expr expressions.Expression
+	// text is what a text or raw site writes.
+	text string
+}
+
+// Probe tags. They are registered only in probeConfig, never in the
+// configuration templates are parsed with, so a template cannot call them;
+// their TagNodes are spliced into a parsed template's tree.
+const (
+	probeMark = "kindgi_mark" // before a tag or block: remember which site runs
+	probeTick = "kindgi_tick" // first node of a loop body: count an iteration
+	probeOut  = "kindgi_out"  // replaces {{ … }}: evaluate, name misses, meter
+	probeText = "kindgi_text" // replaces text and raw: meter and write
+)
+
+var probeConfig = func() *render.Config {
+	cfg := render.NewConfig()
+	cfg.AddTag(probeMark, func(args string) (func(io.Writer, render.Context) error, error) {
+		idx, err := strconv.Atoi(args)
+		return func(_ io.Writer, ctx render.Context) error {
+			st := stateOf(ctx)
+			st.current = idx
+			st.scope = ctx.Bindings()
+			return nil
+		}, err
+	})
+	cfg.AddTag(probeTick, func(string) (func(io.Writer, render.Context) error, error) {
+		return func(_ io.Writer, ctx render.Context) error {
+			return stateOf(ctx).tick()
+		}, nil
+	})
+	cfg.AddTag(probeOut, func(args string) (func(io.Writer, render.Context) error, error) {
+		idx, err := strconv.Atoi(args)
+		return func(w io.Writer, ctx render.Context) error {
+			return renderOutput(w, ctx, idx)
+		}, err
+	})
+	cfg.AddTag(probeText, func(args string) (func(io.Writer, render.Context) error, error) {
+		idx, err := strconv.Atoi(args)
+		return func(w io.Writer, ctx render.Context) error {
+			st := stateOf(ctx)
+			s := st.t.infos[idx].text
+			if err := st.charge(len(s)); err != nil {
+				return err
+			}
+			_, err := io.WriteString(w, s)
+			return err
+		}, err
+	})
+	return &cfg
+}()
+
+// probe compiles one probe tag into a TagNode carrying tok as its source
+// (so errors point at the template's own text).
+func probe(name string, idx int, tok parser.Token) *render.TagNode {
+	src := "{% " + name + " " + strconv.Itoa(idx) + " %}"
+	root, err := probeConfig.Compile(src, parser.SourceLoc{})
+	if err != nil {
+		panic(fmt.Sprintf("tmpl: probe %s: %v", name, err))
+	}
+	n := *root.(*render.SeqNode).Children[0].(*render.TagNode)
+	n.Token = tok
+	return &n
+}
+
+// instrument rewrites the children of a parsed tree in place: outputs and
+// text become metered probe nodes, each tag and block is preceded by a mark,
+// and each loop body starts with a tick. It also collects the filters the
+// template names and reports an unknown one.
+func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
+	out := make([]render.Node, 0, len(nodes)+len(nodes)/2)
+	for _, n := range nodes {
+		switch n := n.(type) {
+		case *render.TextNode:
+			idx := t.add(nodeInfo{text: n.Source})
+			out = append(out, probe(probeText, idx, n.Token))
+		case *render.RawNode:
+			// A raw node's text is unexported; render it once to read it.
+			var b strings.Builder
+			if err := render.Render(n, &b, nil, *config); err != nil {
+				return nil, err
+			}
+			idx := t.add(nodeInfo{text: b.String()})
+			out = append(out, probe(probeText, idx, parser.Token{Source: "{% raw %}"}))
+		case *render.ObjectNode:
+			expr, err := expressions.Parse(n.Args)
+			if err != nil {
+				return nil, parser.WrapError(err, n)
+			}
+			vars, fs := exprRefs(n.Args)
+			if err := checkFilters(fs, n); err != nil {
+				return nil, err
+			}
+			idx := t.add(nodeInfo{vars: vars, expr: expr})
+			out = append(out, probe(probeOut, idx, n.Token))
+		case *render.TagNode:
+			vars, fs := tagRefs(n.Name, n.Args)
+			if err := checkFilters(fs, n); err != nil {
+				return nil, err
+			}
+			idx := t.add(nodeInfo{vars: vars})
+			out = append(out, probe(probeMark, idx, n.Token), n)
+		case *render.BlockNode:
+			vars, fs := tagRefs(n.Name, n.Args)
+			if err := checkFilters(fs, n); err != nil {
+				return nil, err
+			}
+			for _, c := range n.Clauses {
+				cv, cf := tagRefs(c.Name, c.Args)
+				if err := checkFilters(cf, c); err != nil {
+					return nil, err
+				}
+				vars = appendNew(vars, cv...)
+			}
+			body, err := t.instrument(n.Body)
+			if err != nil {
+				return nil, err
+			}
+			if n.Name == "for" || n.Name == "tablerow" {
+				body = append([]render.Node{probe(probeTick, 0, n.Token)}, body...)
+			}
+			n.Body = body
+			for _, c := range n.Clauses {
+				if c.Body, err = t.instrument(c.Body); err != nil {
+					return nil, err
+				}
+			}
+			idx := t.add(nodeInfo{vars: vars})
+			out = append(out, probe(probeMark, idx, n.Token), n)
+		case *render.SeqNode:
+			children, err := t.instrument(n.Children)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &render.SeqNode{Children: children})
+		default: // trim markers
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+func (t *Template) add(info nodeInfo) int {
+	t.infos = append(t.infos, info)
+	return len(t.infos) - 1
+}
+
+func appendNew(list [][]string, paths ...[]string) [][]string {
+outer:
+	for _, p := range paths {
+		for _, q := range list {
+			if strings.Join(p, ".") == strings.Join(q, ".") {
+				continue outer
+			}
+		}
+		list = append(list, p)
+	}
+	return list
+}
+
+func checkFilters(names []string, loc parser.Locatable) error {
+	for _, name := range names {
+		if !knownFilter(name) {
+			return parser.Errorf(loc, "undefined filter %q", name)
+		}
+	}
+	return nil
+}
+
+// renderOutput renders the output site idx: it evaluates the expression,
+// turns an undefined variable or a missing property into an
+// *UndefinedError naming it, meters the text and writes it.
+func renderOutput(w io.Writer, ctx render.Context, idx int) error {
+	st := stateOf(ctx)
+	info := &st.t.infos[idx]
+	st.current = idx
+	st.scope = ctx.Bindings()
+	v, err := ctx.Evaluate(info.expr)
+	if err != nil {
+		if isUndefined(err) {
+			return &UndefinedError{Name: missingName(info.vars, st.scope)}
+		}
+		return err
+	}
+	if v == nil {
+		// osteele/liquid yields nil for a missing key; LiquidJS's strict
+		// mode fails. Name the first path that does not resolve.
+		for _, p := range info.vars {
+			if name := missingProperty(p, st.scope); name != "" {
+				return &UndefinedError{Name: name}
+			}
+		}
+	}
+	s, err := outputString(v, st)
+	if err != nil {
+		return err
+	}
+	if err := st.charge(len(s)); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, s)
+	return err
+}
+
+// isUndefined reports osteele/liquid's strict-mode failure.
+func isUndefined(err error) bool {
+	for err != nil {
+		if ie, ok := err.(expressions.InterpreterError); ok && string(ie) == "undefined variable" {
+			return true
+		}
+		switch e := err.(type) {
+		case interface{ Cause() error }:
+			err = e.Cause()
+		case interface{ Unwrap() error }:
+			err = e.Unwrap()
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// missingName returns the first of paths that does not resolve in scope:
+// the root name when the variable is unbound, the dotted prefix up to the
+// missing key when a property of a map is missing.
+func missingName(paths [][]string, scope map[string]any) string {
+	for _, p := range paths {
+		if name := missingProperty(p, scope); name != "" {
+			return name
+		}
+	}
+	if len(paths) > 0 {
+		return strings.Join(paths[0], ".")
+	}
+	return "?"
+}
+
+// missingProperty walks path through maps in scope and returns the dotted
+// prefix that names a missing key, or "" when the path resolves (to nil or
+// to something that is not a map).
+func missingProperty(path []string, scope map[string]any) string {
+	cur, ok := scope[path[0]]
+	if !ok {
+		return path[0]
+	}
+	for i := 1; i < len(path); i++ {
+		cur = values.ToLiquid(cur)
+		if cur == nil {
+			return ""
+		}
+		rv := reflect.ValueOf(cur)
+		if rv.Kind() != reflect.Map || rv.Type().Key().Kind() != reflect.String {
+			return ""
+		}
+		e := rv.MapIndex(reflect.ValueOf(path[i]).Convert(rv.Type().Key()))
+		if !e.IsValid() {
+			return strings.Join(path[:i+1], ".")
+		}
+		cur = e.Interface()
+	}
+	return ""
+}
+
+// outputString formats a value the way osteele/liquid writes an output:
+// lists are written item after item; a range is metered before it is
+// expanded.
+func outputString(v any, st *state) (string, error) {
+	v = values.ToLiquid(v)
+	switch v := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	case int:
+		return strconv.Itoa(v), nil
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	case time.Time:
+		return v.Format("2006-01-02 15:04:05 -0700"), nil
+	case []byte:
+		return string(v), nil
+	case values.Range:
+		if err := st.chargeValue(v); err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		for i := range v.Len() {
+			b.WriteString(strconv.Itoa(v.Index(i).(int)))
+		}
+		return b.String(), nil
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Array, reflect.Slice:
+		var b strings.Builder
+		for i := range rv.Len() {
+			item := rv.Index(i)
+			if !item.IsValid() {
+				continue
+			}
+			s, err := outputString(item.Interface(), st)
+			if err != nil {
+				return "", err
+			}
+			if b.Len()+len(s) > MaxOutput {
+				return "", st.fail(&LimitError{Limit: "output", Max: MaxOutput})
+			}
+			b.WriteString(s)
+		}
+		return b.String(), nil
+	case reflect.Pointer:
+		if rv.IsNil() {
+			return "", nil
+		}
+		return outputString(rv.Elem().Interface(), st)
+	}
+	return fmt.Sprint(v), nil
+}
+
+// UndefinedError reports a variable, or a property of a map, that the
+// template reads and nothing binds. Name is the variable ("firmName") or the
+// dotted path to the missing key ("firm.city").
+type UndefinedError struct {
+	Name string
+}
+
+func (e *UndefinedError) Error() string { return fmt.Sprintf("undefined variable %q", e.Name) }

@@ -1,0 +1,117 @@
+package tmpl
+
+import "strings"
+
+// exprKeywords are words of the expression language that are not variables.
+var exprKeywords = map[string]bool{
+	"and": true, "or": true, "contains": true, "true": true, "false": true,
+	"nil": true, "null": true, "empty": true, "blank": true, "in": true,
+	"reversed": true,
+}
+
+// exprRefs scans a Liquid expression and returns the variables it reads,
+// each as its dotted path (["firm", "city"] for firm.city; a path stops at
+// an index such as xs[0]), in order and without duplicates, and the names of
+// the filters it applies. It skips string literals, numbers, properties (after
+// "."), keyword arguments ("limit: 2", "allow_false: true") and the
+// keywords of the language.
+func exprRefs(expr string) (vars [][]string, filterNames []string) {
+	seen := map[string]bool{}
+	prev := byte(0) // the last significant character or token class
+	for i := 0; i < len(expr); {
+		c := expr[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '"' || c == '\'':
+			j := strings.IndexByte(expr[i+1:], c)
+			if j < 0 {
+				return vars, filterNames
+			}
+			i += j + 2
+			prev = 's'
+		case c >= '0' && c <= '9' || c == '-' && i+1 < len(expr) && expr[i+1] >= '0' && expr[i+1] <= '9' && prev != 'i':
+			i++
+			for i < len(expr) && (expr[i] >= '0' && expr[i] <= '9' || expr[i] == '.' && i+1 < len(expr) && expr[i+1] >= '0' && expr[i+1] <= '9') {
+				i++
+			}
+			prev = 'n'
+		case isIdentStart(c):
+			j := i + 1
+			for j < len(expr) && (isWordByte(expr[j]) || expr[j] == '-') {
+				j++
+			}
+			if j < len(expr) && expr[j] == '?' {
+				j++
+			}
+			name := expr[i:j]
+			k := j
+			for k < len(expr) && (expr[k] == ' ' || expr[k] == '\t' || expr[k] == '\n' || expr[k] == '\r') {
+				k++
+			}
+			keywordArg := k < len(expr) && expr[k] == ':'
+			switch {
+			case prev == '|':
+				filterNames = append(filterNames, name)
+			case prev == '.', keywordArg, exprKeywords[name]:
+			default:
+				path := []string{name}
+				// Follow ".property" segments (not "..", the range operator).
+				for j+1 < len(expr) && expr[j] == '.' && expr[j+1] != '.' && isIdentStart(expr[j+1]) {
+					k := j + 2
+					for k < len(expr) && (isWordByte(expr[k]) || expr[k] == '-') {
+						k++
+					}
+					if k < len(expr) && expr[k] == '?' {
+						k++
+					}
+					path = append(path, expr[j+1:k])
+					j = k
+				}
+				if key := strings.Join(path, "."); !seen[key] {
+					seen[key] = true
+					vars = append(vars, path)
+				}
+			}
+			i = j
+			prev = 'i'
+		case c == '.':
+			if i+1 < len(expr) && expr[i+1] == '.' {
+				i += 2
+				prev = 'r'
+				continue
+			}
+			i++
+			prev = '.'
+		default:
+			i++
+			prev = c
+		}
+	}
+	return vars, filterNames
+}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// tagRefs returns the variables and filters a tag's arguments read.
+func tagRefs(name, args string) (vars [][]string, filterNames []string) {
+	switch name {
+	case "if", "elsif", "unless", "case", "when":
+		return exprRefs(args)
+	case "for", "tablerow":
+		// "item in collection …": skip the loop variable and "in".
+		rest := strings.TrimLeft(args, " \t\r\n")
+		n := 0
+		for n < len(rest) && (isWordByte(rest[n]) || rest[n] == '-') {
+			n++
+		}
+		return exprRefs(rest[n:])
+	case "assign":
+		if i := strings.IndexByte(args, '='); i >= 0 {
+			return exprRefs(args[i+1:])
+		}
+	}
+	return nil, nil
+}

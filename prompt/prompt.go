@@ -1,0 +1,150 @@
+// Package prompt renders an agent's instructions: a Liquid template,
+// rendered LiquidJS-compatibly and strictly.
+//
+// # Variables
+//
+// A template sees the agent's declared parameters (the value passed in
+// Context.Parameters, else the parameter's default; an optional parameter
+// with neither is bound to nil, so `{% if nickname %}` works), any other
+// entry of Context.Parameters, and the auto-injected variables of
+// AutoInjectedVars, which win over a parameter of the same name:
+//
+//   - today: the date of Context.Now in its location, "2006-01-02";
+//   - now: Context.Now in RFC 3339;
+//   - agent: {id, name, version};
+//   - conversation: {id, turn}.
+//
+// Result.Context holds every value the template saw, under its name.
+//
+// # Strictness
+//
+// A required parameter that is absent fails with
+// *agents.MissingParameterError naming it, before rendering. A variable the
+// template reads that nothing binds, anywhere — an output, an if, unless,
+// case or for tag, an assign, a filter argument — fails with
+// *agents.MissingParameterError naming it, never with an empty string. So
+// does a missing key of a map read through a property path in an output
+// ({{ firm.city }} names "firm.city"). As in LiquidJS with strictVariables
+// (and without lenientIf), `{{ x | default: "y" }}` fails when x is unbound:
+// the variable is read before the filter runs. Bind x to nil (declare it
+// optional) to use a default.
+//
+// Every other failure is an *agents.RenderFailureError whose Err is the
+// cause: a syntax error (an unclosed "{{" or "{%" is one, as in LiquidJS),
+// an unknown tag or filter, a filter given bad arguments, a bound hit.
+//
+// # Bounds
+//
+// Rendering is metered (see internal/tmpl): the text may not exceed 1 MiB,
+// all loops of a render together may not run more than 100000 iterations,
+// no value may grow past 1 MiB, and the bytes written (into the text or a
+// capture) plus the sizes of filter inputs and outputs may not exceed 16 Mi.
+// Past a bound the render stops with render-failure. A 200-million-item loop
+// fails after 100000 iterations, in tens of milliseconds.
+//
+// # Compatibility with LiquidJS
+//
+// The engine is github.com/osteele/liquid with the standard Shopify tags and
+// filters. Not available: include and render (no file access), cycle (it
+// races when renders share a parsed template), and the LiquidJS-only tags
+// (echo, liquid, increment, decrement, layout, block). An unknown filter is a
+// parse error (LiquidJS ignores it unless strictFilters is set). An output
+// may span lines. Iterating over a Go map visits its entries in Go's map
+// order; pass a list when the order matters.
+//
+// # Caching
+//
+// Parsed templates are cached per (agent id, version, instructions), at most
+// CacheSize of them, least recently used first out. Render is safe for
+// concurrent use.
+package prompt
+
+import (
+	"errors"
+	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/internal/tmpl"
+)
+
+// AutoInjectedVars are the variables injected into every render. They are
+// reserved: an agent cannot declare a parameter with one of these names.
+var AutoInjectedVars = []string{"today", "now", "agent", "conversation"}
+
+// Context is what a render binds besides the agent's own data.
+type Context struct {
+	// Parameters are the values of the agent's parameters, by name. Entries
+	// that no parameter declares are bound too.
+	Parameters map[string]any
+	// Now is the time of the render; the zero time means time.Now().
+	Now time.Time
+	// ConversationID and Turn are bound as conversation.id and
+	// conversation.turn.
+	ConversationID string
+	Turn           int
+}
+
+// Result is a rendered prompt.
+type Result struct {
+	// Text is the rendered instructions.
+	Text string
+	// Context holds every value the template saw, by name: parameters
+	// (defaults applied) and the auto-injected variables.
+	Context map[string]any
+}
+
+// Render renders a's instructions with c. See the package documentation
+// for the variables, strictness and bounds. Errors are
+// *agents.MissingParameterError and *agents.RenderFailureError.
+func Render(a agent.Agent, c Context) (Result, error) {
+	vars, err := bindings(a, c)
+	if err != nil {
+		return Result{}, err
+	}
+	t, err := parsed(a)
+	if err != nil {
+		return Result{}, &agents.RenderFailureError{Reason: err.Error(), Err: err}
+	}
+	text, err := t.Render(vars)
+	if err != nil {
+		var ue *tmpl.UndefinedError
+		if errors.As(err, &ue) {
+			return Result{}, &agents.MissingParameterError{Name: ue.Name}
+		}
+		return Result{}, &agents.RenderFailureError{Reason: err.Error(), Err: err}
+	}
+	return Result{Text: text, Context: vars}, nil
+}
+
+// bindings returns the values a render of a with c binds: what
+// Result.Context holds. A required parameter that is absent is an
+// *agents.MissingParameterError.
+func bindings(a agent.Agent, c Context) (map[string]any, error) {
+	vars := make(map[string]any, len(c.Parameters)+len(a.Parameters)+len(AutoInjectedVars))
+	for k, v := range c.Parameters {
+		vars[k] = v
+	}
+	for _, p := range a.Parameters {
+		if _, ok := c.Parameters[p.Name]; ok {
+			continue
+		}
+		switch {
+		case p.Default != nil:
+			vars[p.Name] = p.Default
+		case p.Optional:
+			vars[p.Name] = nil
+		default:
+			return nil, &agents.MissingParameterError{Name: p.Name}
+		}
+	}
+	now := c.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	vars["today"] = now.Format(time.DateOnly)
+	vars["now"] = now.Format(time.RFC3339)
+	vars["agent"] = map[string]any{"id": a.ID, "name": a.Name, "version": a.Version}
+	vars["conversation"] = map[string]any{"id": c.ConversationID, "turn": c.Turn}
+	return vars, nil
+}
