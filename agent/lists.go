@@ -47,7 +47,7 @@ func (c *checker) tools(refs []ToolRef) []ToolRef {
 			c.add(at("tools", i, "version"), fmt.Sprintf("tool %s has no version range: a bare tool id is not allowed; pin a range such as ^1.0.0", quote(r.ID)))
 		default:
 			if err := checkRange(r.Version); err != nil {
-				c.add(at("tools", i, "version"), fmt.Sprintf("version %s is not a valid npm-style range: %v; use a range such as 1.2.3, ^1.2.3, ~1.2.3 or >=1.0.0 <2.0.0", quote(r.Version), err))
+				c.add(at("tools", i, "version"), fmt.Sprintf("version %s is not a valid npm-style range: %s; use a range such as 1.2.3, ^1.2.3, ~1.2.3 or >=1.0.0 <2.0.0", quote(r.Version), reason(err)))
 			}
 		}
 	}

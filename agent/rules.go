@@ -69,7 +69,7 @@ func (c *checker) version(s string) {
 		return
 	}
 	if err := checkExactVersion(s); err != nil {
-		c.add("version", fmt.Sprintf("version %s is not an exact semantic version: %v; write MAJOR.MINOR.PATCH with an optional -prerelease and +build (for example 1.0.0 or 2.1.0-beta.1), without a \"v\" prefix, leading zeros or a range", quote(s), err))
+		c.add("version", fmt.Sprintf("version %s is not an exact semantic version (MAJOR.MINOR.PATCH with an optional -prerelease and +build, such as 1.0.0 or 2.1.0-beta.1): %s", quote(s), reason(err)))
 	}
 }
 
