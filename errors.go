@@ -263,16 +263,21 @@ func (e *UnresolvedToolError) Code() string { return CodeUnresolvedTool }
 
 // ToolVersionUnresolvableError reports a tool range no registered version
 // satisfies. Available lists the versions that exist, highest first.
+// Reason is set when Range is not a valid range at all, and says why.
 type ToolVersionUnresolvableError struct {
 	ToolID    string
 	Range     string
 	Available []string
+	Reason    string
 }
 
 func (e *ToolVersionUnresolvableError) Error() string {
 	name := e.ToolID
 	if name == "" {
 		name = "tool"
+	}
+	if e.Reason != "" {
+		return fmt.Sprintf("%s: invalid version range %q: %s", name, e.Range, e.Reason)
 	}
 	if len(e.Available) == 0 {
 		return fmt.Sprintf("%s: no version satisfies %q (no versions exist)", name, e.Range)
