@@ -1,0 +1,70 @@
+package agent_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
+)
+
+func TestLoadExampleYAMLMatchesJSON(t *testing.T) {
+	fromYAML, err := agent.Load(filepath.Join("..", "examples", "agents", "contract-drafter.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromYAML.ID != "acme.contract-drafter" || fromYAML.Budget.Steps() != 6 || len(fromYAML.Tools) != 2 {
+		t.Fatalf("agent = %+v", fromYAML)
+	}
+	if g := fromYAML.ConversationPolicy.Hitl.Tools.Overrides["acme.send-email"]; g.Mode != agent.GateAlwaysAsk {
+		t.Errorf("gate = %+v", g)
+	}
+	js, err := os.ReadFile(filepath.Join("testdata", "load-example.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromJSON, err := agent.Parse(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fromJSON, fromYAML); diff != "" {
+		t.Errorf("JSON and YAML define different agents (-json +yaml):\n%s", diff)
+	}
+}
+
+func TestParseReportsUnknownFieldsTypeErrorsAndRules(t *testing.T) {
+	src := []byte(`
+id: acme.x
+version: 1.0
+name: X
+instrutions: hi
+capabilities: [{needs: [{feature: tool-use, level: 2}]}]
+tools: [{id: acme.t, version: "^1.0.0"}]
+retrieval: []
+guardrails: []
+`)
+	_, err := agent.Parse(src)
+	var inv *agents.InvalidAgentError
+	if !errors.As(err, &inv) {
+		t.Fatalf("err = %v", err)
+	}
+	var paths []string
+	for _, is := range inv.Issues {
+		paths = append(paths, is.Path)
+	}
+	want := []string{"capabilities[0].needs[0].level", "instrutions", "version", "instructions"}
+	if diff := cmp.Diff(want, paths); diff != "" {
+		t.Errorf("paths (-want +got):\n%s\nissues: %v", diff, inv.Issues)
+	}
+}
+
+func TestParseRejectsNonObjects(t *testing.T) {
+	for _, src := range []string{"", "- a\n- b\n", "42", "{not json"} {
+		if _, err := agent.Parse([]byte(src)); agents.CodeOf(err) != agents.CodeInvalidAgent {
+			t.Errorf("Parse(%q) = %v, want invalid-agent", src, err)
+		}
+	}
+}
