@@ -1,0 +1,206 @@
+// Package bindingstest holds the conformance suites every implementation of
+// a storage binding must pass, in the manner of testing/slogtest and
+// gocloud's drivertest: memstore and pgstore run them, and so does a host
+// that writes its own binding.
+//
+// A backend test builds a Harness for each case and hands the constructor
+// to a suite:
+//
+//	func TestConformance(t *testing.T) {
+//		bindingstest.RunAll(t, func(t *testing.T) bindingstest.Harness {
+//			clock := bindingstest.NewClock(time.Time{})
+//			s := memstore.New(&memstore.Options{Now: clock.Now})
+//			return bindingstest.Harness{
+//				Conversations: s, Snapshots: s, Runs: s, Memory: s, Hitl: s,
+//				Clock: clock,
+//			}
+//		})
+//	}
+//
+// Every case is a subtest named after the rule it checks
+// ("AppendIsIdempotentPerKeyAndPhase") and gets a fresh Harness. Cases use
+// tenant ids unique to the case, so a backend that shares one database
+// between cases still sees each case in isolation. Errors are checked by
+// code (agents.CodeOf), never by message.
+package bindingstest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// Harness gives the suites the bindings under test. A nil binding means the
+// implementation lacks it: the suite for it skips, saying why.
+type Harness struct {
+	Conversations bindings.ConversationBinding
+	Snapshots     bindings.RunSnapshotBinding
+	Runs          bindings.RunBinding
+	Memory        bindings.MemoryStore
+	Hitl          bindings.HitlBinding
+	// Clock is the clock the bindings above read the current time from
+	// (memstore.Options.Now, pgstore's Now option): cases where time must
+	// pass (lease and approval expiry) or where "zero means now" advance and
+	// read it instead of sleeping. With a nil Clock those cases skip.
+	Clock *Clock
+}
+
+// NewHarness builds a fresh Harness for one case. It may register cleanups
+// with t.Cleanup and fail the test with t.Fatal.
+type NewHarness func(t *testing.T) Harness
+
+// Clock is a manual clock for the bindings under test: it reads the same
+// time until a case advances it. It is safe for concurrent use.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// DefaultStart is where a Clock created with a zero start begins.
+var DefaultStart = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// NewClock returns a clock reading start (DefaultStart when zero). The time
+// is truncated to microseconds, the precision PostgreSQL keeps.
+func NewClock(start time.Time) *Clock {
+	if start.IsZero() {
+		start = DefaultStart
+	}
+	return &Clock{now: start.Round(0).Truncate(time.Microsecond)}
+}
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// RunAll runs every suite: conversations, snapshots, the run journal,
+// memory and approvals.
+func RunAll(t *testing.T, newHarness NewHarness) {
+	t.Helper()
+	t.Run("Conversations", func(t *testing.T) { RunConversationTests(t, newHarness) })
+	t.Run("Snapshots", func(t *testing.T) { RunSnapshotTests(t, newHarness) })
+	t.Run("Journal", func(t *testing.T) { RunJournalTests(t, newHarness) })
+	t.Run("Memory", func(t *testing.T) { RunMemoryTests(t, newHarness) })
+	t.Run("Hitl", func(t *testing.T) { RunHitlTests(t, newHarness) })
+}
+
+// testCase is one rule of a suite.
+type testCase struct {
+	name string
+	// clock marks a case that needs Harness.Clock.
+	clock bool
+	run   func(t *testing.T, f *fixture)
+}
+
+// fixture is what a case works with: its harness, a context, and tenant
+// ids unique to the case.
+type fixture struct {
+	Harness
+	ctx    context.Context
+	suffix string
+}
+
+// tenant returns the case's tenant id for a short name ("a", "b").
+func (f *fixture) tenant(name string) string { return "tenant-" + name + "-" + f.suffix }
+
+// runSuite runs cases as subtests, each with a fresh harness; has reports
+// whether the harness has the suite's binding.
+func runSuite(t *testing.T, newHarness NewHarness, binding string, has func(Harness) bool, cases []testCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			if !has(h) {
+				t.Skipf("the implementation has no %s", binding)
+			}
+			if c.clock && h.Clock == nil {
+				t.Skip("the case needs Harness.Clock to control time")
+			}
+			c.run(t, &fixture{Harness: h, ctx: t.Context(), suffix: randomSuffix(t)})
+		})
+	}
+}
+
+func randomSuffix(t *testing.T) string {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatalf("random suffix: %v", err)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// wantCode fails the test unless err carries code.
+func wantCode(t *testing.T, what string, err error, code string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s: got no error, want code %q", what, code)
+	}
+	if got := agents.CodeOf(err); got != code {
+		t.Fatalf("%s: got error %v with code %q, want code %q", what, err, got, code)
+	}
+}
+
+// must fails the test on a non-nil error.
+func must(t *testing.T, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v (code %q)", what, err, agents.CodeOf(err))
+	}
+}
+
+// jsonEqual compares JSON documents by value, so a backend that
+// reformats stored JSON (PostgreSQL's jsonb) still compares equal.
+func jsonEqual(a, b json.RawMessage) bool {
+	if len(bytes.TrimSpace(a)) == 0 || len(bytes.TrimSpace(b)) == 0 {
+		return len(bytes.TrimSpace(a)) == len(bytes.TrimSpace(b))
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return bytes.Equal(a, b)
+	}
+	return cmp.Equal(va, vb)
+}
+
+// cmpOpts compares stored values: JSON by value, times by instant (cmp
+// uses time.Time.Equal), nil and empty slices and maps alike.
+var cmpOpts = []cmp.Option{
+	// Both options would apply to two empty RawMessages; the filter keeps
+	// them apart (cmp panics on ambiguous options).
+	cmp.FilterValues(func(a, b json.RawMessage) bool { return len(a) > 0 || len(b) > 0 }, cmp.Comparer(jsonEqual)),
+	cmpopts.EquateEmpty(),
+}
+
+// diff fails the test when got and want differ.
+func diff(t *testing.T, what string, got, want any, opts ...cmp.Option) {
+	t.Helper()
+	if d := cmp.Diff(want, got, append(append([]cmp.Option{}, cmpOpts...), opts...)...); d != "" {
+		t.Fatalf("%s mismatch (-want +got):\n%s", what, d)
+	}
+}
+
+// canceled returns a context that is already cancelled.
+func canceled(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	return ctx
+}
