@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -138,6 +139,9 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 				return nil, err
 			}
 			if n.Name == "for" || n.Name == "tablerow" {
+				if reversedWithSlice(n.Args) {
+					return nil, parser.Errorf(n, "%s: reversed together with limit or offset is not supported (osteele/liquid reverses before slicing, LiquidJS after); use one or the other", n.Name)
+				}
 				body = append([]render.Node{probe(probeTick, 0, n.Token)}, body...)
 			}
 			n.Body = body
@@ -159,6 +163,19 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 		}
 	}
 	return out, nil
+}
+
+var (
+	quotedRE   = regexp.MustCompile(`"[^"]*"|'[^']*'`)
+	reversedRE = regexp.MustCompile(`\breversed\b`)
+	sliceRE    = regexp.MustCompile(`\b(limit|offset)\s*:`)
+)
+
+// reversedWithSlice reports loop arguments that combine reversed with limit
+// or offset.
+func reversedWithSlice(args string) bool {
+	args = quotedRE.ReplaceAllString(args, `""`)
+	return reversedRE.MatchString(args) && sliceRE.MatchString(args)
 }
 
 func (t *Template) add(info nodeInfo) int {
