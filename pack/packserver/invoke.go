@@ -54,11 +54,11 @@ func (s *Server) serveInvoke(w http.ResponseWriter, r *http.Request) {
 	case err != nil && r.Context().Err() != nil:
 		msg = pack.NewError(pack.CodeCancelled, "the caller closed the connection while sending the request")
 	case err != nil:
-		msg = pack.NewError(pack.CodeInvalidRequest, "reading the body: "+err.Error())
+		msg = invalidRequest("reading the body: " + err.Error())
 	default:
 		timeout, ok := parseTimeout(r.Header.Get(pack.HeaderTimeoutMs))
 		if !ok {
-			msg = pack.NewError(pack.CodeInvalidRequest, pack.HeaderTimeoutMs+" must be a whole number of milliseconds ≥ 0")
+			msg = invalidRequest(pack.HeaderTimeoutMs + " must be a whole number of milliseconds ≥ 0")
 			break
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
@@ -94,7 +94,7 @@ func (c *call) dispatch(ctx context.Context, body []byte, timeout time.Duration)
 	case *pack.CheckInvoke:
 		return c.check(ctx, req, timeout)
 	default:
-		return pack.NewError(pack.CodeInvalidRequest, fmt.Sprintf("unsupported request %T", req))
+		return invalidRequest(fmt.Sprintf("unsupported request %T", req))
 	}
 }
 
@@ -236,6 +236,14 @@ func ctxError(err error, what string, timeout time.Duration) *pack.ErrorMessage 
 		return pack.NewError(pack.CodeDeadlineExceeded, fmt.Sprintf("%s did not finish within %d ms", what, timeout.Milliseconds()))
 	}
 	return pack.NewError(pack.CodeCancelled, what+" was cancelled: the caller closed the connection or the service stopped")
+}
+
+// invalidRequest is an invalid-request answer about the request as a whole
+// (not its schema): one issue without a keyword carries the message.
+func invalidRequest(message string) *pack.ErrorMessage {
+	m := pack.NewError(pack.CodeInvalidRequest, message)
+	m.Issues = []pack.Issue{{InstancePath: "", Message: message}}
+	return m
 }
 
 func toolError(code, toolID, message string) *pack.ErrorMessage {
