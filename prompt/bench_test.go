@@ -1,0 +1,54 @@
+package prompt_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/prompt"
+)
+
+// template2K is a realistic 2 KB system prompt: text, outputs with filters,
+// a condition and a loop.
+var template2K = func() string {
+	var b strings.Builder
+	b.WriteString("You are {{ agent.name }} ({{ agent.id }}@{{ agent.version }}), drafting contract clauses for {{ firmName | upcase }}.\n")
+	b.WriteString("Today is {{ today }}; this is turn {{ conversation.turn }} of conversation {{ conversation.id }}.\n")
+	b.WriteString("{% if jurisdiction %}Apply the law of {{ jurisdiction }}.{% else %}Ask which law applies.{% endif %}\n")
+	b.WriteString("House rules:\n{% for rule in rules %}{{ forloop.index }}. {{ rule | capitalize }}\n{% endfor %}")
+	for b.Len() < 2000 {
+		b.WriteString("Write in plain English, cite the clause library by id, and never invent a statute. Keep {{ tone | default: 'formal' }} tone.\n")
+	}
+	return b.String()
+}()
+
+func BenchmarkRender2KCached(b *testing.B) {
+	a := agent.Agent{
+		ID: "acme.contract-drafter", Version: "1.0.0", Name: "Contract Drafter",
+		Instructions: template2K,
+		Parameters: []agent.PromptParameter{
+			{Name: "firmName", Type: "string"},
+			{Name: "jurisdiction", Type: "string", Optional: true},
+			{Name: "tone", Type: "string", Default: "formal"},
+			{Name: "rules", Type: "array"},
+		},
+	}
+	c := prompt.Context{
+		Parameters: map[string]any{
+			"firmName": "Globex", "jurisdiction": "Delaware",
+			"rules": []any{"be concise", "quote the clause id", "flag risky terms"},
+		},
+		Now: time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC), ConversationID: "c-1", Turn: 1,
+	}
+	if _, err := prompt.Render(a, c); err != nil { // warm the cache
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(template2K)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := prompt.Render(a, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
