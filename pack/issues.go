@@ -102,7 +102,7 @@ func validate(sch *jsonschema.Schema, doc any, url string, inst any) []Issue {
 		return []Issue{{Message: err.Error()}}
 	}
 	m := mapper{inst: inst, doc: doc, url: url}
-	m.walk(verr)
+	m.walk(verr, "")
 	return m.out
 }
 
@@ -116,8 +116,11 @@ type mapper struct {
 }
 
 // walk emits the leaves of e in a stable order; a failed anyOf or oneOf is
-// reported after the failures of its branches, as Ajv does.
-func (m *mapper) walk(e *jsonschema.ValidationError) {
+// reported after the failures of its branches, and a failed then or else
+// after the failures inside it, as Ajv does. parent is the schema URL of
+// the error e is a cause of.
+func (m *mapper) walk(e *jsonschema.ValidationError, parent string) {
+	defer m.ifFailed(e, parent)
 	switch e.ErrorKind.(type) {
 	case *kind.PropertyNames, *kind.Contains, *kind.MinContains:
 		m.leaf(e)
@@ -135,12 +138,40 @@ func (m *mapper) walk(e *jsonschema.ValidationError) {
 		)
 	})
 	for _, c := range causes {
-		m.walk(c)
+		m.walk(c, e.SchemaURL)
 	}
 	switch e.ErrorKind.(type) {
 	case *kind.AnyOf, *kind.OneOf:
 		m.leaf(e)
 	}
+}
+
+// ifFailed emits Ajv's if issue when e is the failure of a then or else
+// subschema (the topmost error located at it).
+func (m *mapper) ifFailed(e *jsonschema.ValidationError, parent string) {
+	if e.SchemaURL == parent {
+		return
+	}
+	holder, branch, ok := strings.Cut(e.SchemaURL, "#")
+	if !ok {
+		return
+	}
+	i := strings.LastIndexByte(branch, '/')
+	if i < 0 || (branch[i+1:] != "then" && branch[i+1:] != "else") {
+		return
+	}
+	holder += "#" + branch[:i]
+	if _, isIf := m.schemaAt(holder)["if"]; !isIf {
+		return
+	}
+	kw := branch[i+1:]
+	m.out = append(m.out, Issue{
+		InstancePath: pointer(e.InstanceLocation),
+		SchemaPath:   "#" + branch[:i] + "/if",
+		Keyword:      "if",
+		Params:       map[string]any{"failingKeyword": kw},
+		Message:      `must match "` + kw + `" schema`,
+	})
 }
 
 // leaf emits the issues of one failed keyword.
@@ -320,7 +351,13 @@ func (m *mapper) falseSchema(base Issue) {
 // in e, read back from the schema document; nil when it cannot be found
 // (e.g. the schema lives in another resource).
 func (m *mapper) keywordValue(e *jsonschema.ValidationError, keyword string) any {
-	base, frag, _ := strings.Cut(e.SchemaURL, "#")
+	return m.schemaAt(e.SchemaURL)[keyword]
+}
+
+// schemaAt returns the schema object at url in the schema document; nil
+// when url is not in it or is not an object.
+func (m *mapper) schemaAt(url string) map[string]any {
+	base, frag, _ := strings.Cut(url, "#")
 	if base != m.url || m.doc == nil {
 		return nil
 	}
@@ -330,10 +367,8 @@ func (m *mapper) keywordValue(e *jsonschema.ValidationError, keyword string) any
 			v = lookup(v, []string{unescape(tok)})
 		}
 	}
-	if obj, ok := v.(map[string]any); ok {
-		return obj[keyword]
-	}
-	return nil
+	obj, _ := v.(map[string]any)
+	return obj
 }
 
 // compareLoc orders instance locations token by token, array indexes

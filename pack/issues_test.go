@@ -227,6 +227,31 @@ func TestSchemaValidateAjvIssues(t *testing.T) {
 				Params: map[string]any{"unevaluatedProperty": "b"}, Message: "must NOT have unevaluated properties"}},
 		},
 		{
+			name:   "if/then reports the then failures then the if",
+			schema: `{"if":{"properties":{"kind":{"const":"a"}}},"then":{"required":["x","y"]},"else":{"type":"object"}}`,
+			value:  `{"kind":"a"}`,
+			want: []Issue{
+				{InstancePath: "", SchemaPath: "#/then/required", Keyword: "required", Params: map[string]any{"missingProperty": "x"}, Message: "must have required property 'x'"},
+				{InstancePath: "", SchemaPath: "#/then/required", Keyword: "required", Params: map[string]any{"missingProperty": "y"}, Message: "must have required property 'y'"},
+				{InstancePath: "", SchemaPath: "#/if", Keyword: "if", Params: map[string]any{"failingKeyword": "then"}, Message: `must match "then" schema`},
+			},
+		},
+		{
+			name:   "if/else",
+			schema: `{"if":{"type":"string"},"then":{},"else":{"type":"integer"}}`,
+			value:  `1.5`,
+			want: []Issue{
+				{InstancePath: "", SchemaPath: "#/else/type", Keyword: "type", Params: map[string]any{"type": "integer"}, Message: "must be integer"},
+				{InstancePath: "", SchemaPath: "#/if", Keyword: "if", Params: map[string]any{"failingKeyword": "else"}, Message: `must match "else" schema`},
+			},
+		},
+		{
+			name:   "a property named then is not an if",
+			schema: `{"properties":{"then":{"type":"string"}}}`,
+			value:  `{"then":1}`,
+			want:   []Issue{{InstancePath: "/then", SchemaPath: "#/properties/then/type", Keyword: "type", Params: map[string]any{"type": "string"}, Message: "must be string"}},
+		},
+		{
 			name:   "ref reports the target's schema path",
 			schema: `{"$defs":{"name":{"type":"string"}},"properties":{"n":{"$ref":"#/$defs/name"}}}`,
 			value:  `{"n":1}`,

@@ -179,7 +179,10 @@ func TestDecodeRequestInvalid(t *testing.T) {
 		{
 			name: "v other than 2",
 			body: `{"v":1,"kind":"invoke","tool":{"id":"x"},"input":{},"ctx":{"tenantId":"t","runId":"r"}}`,
-			want: []Issue{{InstancePath: "/v", SchemaPath: "#/$defs/version/const", Keyword: "const", Params: map[string]any{"allowedValue": float64(2)}, Message: "must be equal to constant"}},
+			want: []Issue{
+				{InstancePath: "/v", SchemaPath: "#/$defs/version/const", Keyword: "const", Params: map[string]any{"allowedValue": float64(2)}, Message: "must be equal to constant"},
+				{InstancePath: "", SchemaPath: "#/$defs/request/allOf/0/if", Keyword: "if", Params: map[string]any{"failingKeyword": "then"}, Message: `must match "then" schema`},
+			},
 		},
 		{
 			name: "unknown kind",
@@ -199,12 +202,16 @@ func TestDecodeRequestInvalid(t *testing.T) {
 				{InstancePath: "", SchemaPath: "#/$defs/toolInvoke/required", Keyword: "required", Params: map[string]any{"missingProperty": "input"}, Message: "must have required property 'input'"},
 				{InstancePath: "/ctx", SchemaPath: "#/$defs/callContext/required", Keyword: "required", Params: map[string]any{"missingProperty": "runId"}, Message: "must have required property 'runId'"},
 				{InstancePath: "/tool", SchemaPath: "#/$defs/toolInvoke/properties/tool/required", Keyword: "required", Params: map[string]any{"missingProperty": "id"}, Message: "must have required property 'id'"},
+				{InstancePath: "", SchemaPath: "#/$defs/request/allOf/0/if", Keyword: "if", Params: map[string]any{"failingKeyword": "then"}, Message: `must match "then" schema`},
 			},
 		},
 		{
 			name: "check-invoke with a wrong type",
 			body: `{"v":2,"kind":"check-invoke","check":{"id":"c"},"config":[],"trace":{}}`,
-			want: []Issue{{InstancePath: "/config", SchemaPath: "#/$defs/checkInvoke/properties/config/type", Keyword: "type", Params: map[string]any{"type": "object"}, Message: "must be object"}},
+			want: []Issue{
+				{InstancePath: "/config", SchemaPath: "#/$defs/checkInvoke/properties/config/type", Keyword: "type", Params: map[string]any{"type": "object"}, Message: "must be object"},
+				{InstancePath: "", SchemaPath: "#/$defs/request/allOf/1/if", Keyword: "if", Params: map[string]any{"failingKeyword": "then"}, Message: `must match "then" schema`},
+			},
 		},
 		{
 			name: "a response is not a request",
