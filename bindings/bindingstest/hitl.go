@@ -38,11 +38,15 @@ var hitlCases = []testCase{
 	{name: "CancelledContextFails", run: testHitlCancelled},
 }
 
+// farFuture is the expiry of requests that must not expire during a case,
+// whatever the harness clock reads.
+var farFuture = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+
 func approvalRequest(tenant, id string) bindings.ApprovalRequest {
 	return bindings.ApprovalRequest{
 		TenantID: tenant, ID: id, RunID: "run-1", ConversationID: "conv-1", ToolCallID: "call_1",
 		ToolID: "acme.send-email", ToolVersion: "2.1.3", Arguments: json.RawMessage(`{"to":"legal@globex.test","subject":"NDA"}`),
-		ReviewerRole: "standard", Reason: "always_ask", CreatedAt: at(0), ExpiresAt: at(0).Add(24 * time.Hour),
+		ReviewerRole: "standard", Reason: "always_ask", CreatedAt: at(0), ExpiresAt: farFuture,
 	}
 }
 

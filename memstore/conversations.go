@@ -1,0 +1,317 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+	"sort"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// defaultListLimit is the page size when a list asks for Limit 0.
+const defaultListLimit = 100
+
+// tenantConvs is one tenant's conversations: by id, and in list order
+// (OpenedAt DESC, ID DESC) for keyset pages found by binary search.
+type tenantConvs struct {
+	byID  map[string]*convRec
+	order []*convRec
+}
+
+// convRec is a conversation with its messages; msgs[i].Seq == i+1, so a
+// read of the latest N slices the tail.
+type convRec struct {
+	c    bindings.Conversation
+	msgs []bindings.ConversationMessage
+	byID map[string]int
+}
+
+// before reports whether a conversation at (openedAt a, id a) lists before
+// b: newer first, then the larger id first.
+func before(a, b bindings.ConversationPageCursor) bool {
+	if !a.OpenedAt.Equal(b.OpenedAt) {
+		return a.OpenedAt.After(b.OpenedAt)
+	}
+	return a.ID > b.ID
+}
+
+func (r *convRec) pos() bindings.ConversationPageCursor {
+	return bindings.ConversationPageCursor{OpenedAt: r.c.OpenedAt, ID: r.c.ID}
+}
+
+// after returns the index of the first conversation listed after cur.
+func (tc *tenantConvs) after(cur bindings.ConversationPageCursor) int {
+	return sort.Search(len(tc.order), func(i int) bool { return before(cur, tc.order[i].pos()) })
+}
+
+// at returns the index where cur is, or would be inserted.
+func (tc *tenantConvs) at(cur bindings.ConversationPageCursor) int {
+	return sort.Search(len(tc.order), func(i int) bool { return !before(tc.order[i].pos(), cur) })
+}
+
+func cloneConversation(c bindings.Conversation) bindings.Conversation {
+	c.ClosedAt = cloneTime(c.ClosedAt)
+	return c
+}
+
+func cloneMessage(m bindings.ConversationMessage) bindings.ConversationMessage {
+	m.ToolCalls = cloneToolCalls(m.ToolCalls)
+	m.Metadata = cloneJSON(m.Metadata)
+	return m
+}
+
+// conv finds a conversation; the caller holds convMu.
+func (s *Store) conv(tenantID, id string) (*convRec, error) {
+	if tc := s.convs[tenantID]; tc != nil {
+		if r := tc.byID[id]; r != nil {
+			return r, nil
+		}
+	}
+	return nil, &agents.ConversationNotFoundError{ConversationID: id}
+}
+
+// OpenConversation opens a conversation, or returns the stored one when
+// (tenant, ID) exists with the same agent id and version.
+func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversationInput) (bindings.Conversation, error) {
+	if err := alive(ctx); err != nil {
+		return bindings.Conversation{}, err
+	}
+	switch {
+	case in.TenantID == "":
+		return bindings.Conversation{}, invalid("tenant id is empty")
+	case in.AgentID == "" || in.AgentVersion == "":
+		return bindings.Conversation{}, invalid("agent id and version are required")
+	}
+	s.convMu.Lock()
+	defer s.convMu.Unlock()
+	tc := s.convs[in.TenantID]
+	if tc == nil {
+		tc = &tenantConvs{byID: map[string]*convRec{}}
+		s.convs[in.TenantID] = tc
+	}
+	if r := tc.byID[in.ID]; in.ID != "" && r != nil {
+		if r.c.AgentID != in.AgentID || r.c.AgentVersion != in.AgentVersion {
+			return bindings.Conversation{}, &agents.AgentVersionMismatchError{
+				Subject:  "conversation " + in.ID,
+				Expected: r.c.AgentID + "@" + r.c.AgentVersion,
+				Actual:   in.AgentID + "@" + in.AgentVersion,
+			}
+		}
+		return cloneConversation(r.c), nil
+	}
+	id := in.ID
+	for id == "" || tc.byID[id] != nil {
+		id = s.ids()
+	}
+	opened := in.OpenedAt
+	if opened.IsZero() {
+		opened = s.now()
+	}
+	r := &convRec{
+		c: bindings.Conversation{
+			TenantID: in.TenantID, ID: id, ProjectID: in.ProjectID,
+			AgentID: in.AgentID, AgentVersion: in.AgentVersion,
+			Title: in.Title, ParticipantID: in.ParticipantID,
+			Status: bindings.ConversationOpen, OpenedAt: opened, LastActivityAt: opened,
+		},
+		byID: map[string]int{},
+	}
+	tc.byID[id] = r
+	i := tc.at(r.pos())
+	tc.order = slices.Insert(tc.order, i, r)
+	return cloneConversation(r.c), nil
+}
+
+// GetConversation returns a tenant's conversation.
+func (s *Store) GetConversation(ctx context.Context, tenantID, conversationID string) (bindings.Conversation, error) {
+	if err := alive(ctx); err != nil {
+		return bindings.Conversation{}, err
+	}
+	s.convMu.RLock()
+	defer s.convMu.RUnlock()
+	r, err := s.conv(tenantID, conversationID)
+	if err != nil {
+		return bindings.Conversation{}, err
+	}
+	return cloneConversation(r.c), nil
+}
+
+// ListConversations returns the first Limit matching conversations, newest
+// first.
+func (s *Store) ListConversations(ctx context.Context, in bindings.ListConversationsInput) ([]bindings.Conversation, error) {
+	p, err := s.ListConversationsPage(ctx, bindings.ListConversationsPageInput{ListConversationsInput: in})
+	return p.Conversations, err
+}
+
+// ListConversationsPage returns the page after in.Cursor. Finding the
+// cursor costs O(log n); the page costs the rows it scans.
+func (s *Store) ListConversationsPage(ctx context.Context, in bindings.ListConversationsPageInput) (bindings.ConversationPage, error) {
+	if err := alive(ctx); err != nil {
+		return bindings.ConversationPage{}, err
+	}
+	if in.TenantID == "" {
+		return bindings.ConversationPage{}, invalid("tenant id is empty")
+	}
+	limit := in.Limit
+	if limit <= 0 {
+		limit = defaultListLimit
+	}
+	s.convMu.RLock()
+	defer s.convMu.RUnlock()
+	page := bindings.ConversationPage{Conversations: []bindings.Conversation{}}
+	tc := s.convs[in.TenantID]
+	if tc == nil {
+		return page, nil
+	}
+	start := 0
+	if in.Cursor != nil {
+		start = tc.after(*in.Cursor)
+	}
+	for _, r := range tc.order[start:] {
+		if !matches(r.c, in.ListConversationsInput) {
+			continue
+		}
+		if len(page.Conversations) == limit {
+			last := page.Conversations[limit-1]
+			page.Next = &bindings.ConversationPageCursor{OpenedAt: last.OpenedAt, ID: last.ID}
+			break
+		}
+		page.Conversations = append(page.Conversations, cloneConversation(r.c))
+	}
+	return page, nil
+}
+
+func matches(c bindings.Conversation, in bindings.ListConversationsInput) bool {
+	return (in.ProjectID == "" || c.ProjectID == in.ProjectID) &&
+		(in.AgentID == "" || c.AgentID == in.AgentID) &&
+		(in.Status == "" || c.Status == in.Status)
+}
+
+// CloseConversation closes a conversation; closing a closed one is a no-op.
+func (s *Store) CloseConversation(ctx context.Context, tenantID, conversationID string) error {
+	if err := alive(ctx); err != nil {
+		return err
+	}
+	s.convMu.Lock()
+	defer s.convMu.Unlock()
+	r, err := s.conv(tenantID, conversationID)
+	if err != nil {
+		return err
+	}
+	if r.c.Status != bindings.ConversationClosed {
+		now := s.now()
+		r.c.Status = bindings.ConversationClosed
+		r.c.ClosedAt = &now
+	}
+	return nil
+}
+
+// DeleteConversation removes a conversation and its messages; deleting a
+// missing one is a no-op.
+func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID string) error {
+	if err := alive(ctx); err != nil {
+		return err
+	}
+	s.convMu.Lock()
+	defer s.convMu.Unlock()
+	tc := s.convs[tenantID]
+	if tc == nil {
+		return nil
+	}
+	r := tc.byID[conversationID]
+	if r == nil {
+		return nil
+	}
+	delete(tc.byID, conversationID)
+	if i := tc.at(r.pos()); i < len(tc.order) && tc.order[i] == r {
+		tc.order = slices.Delete(tc.order, i, i+1)
+	}
+	return nil
+}
+
+// AppendMessage appends a message; a message id already stored returns the
+// stored message and stores nothing (also once the conversation is
+// closed, so a replayed append stays idempotent).
+func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
+	if err := alive(ctx); err != nil {
+		return bindings.ConversationMessage{}, err
+	}
+	switch {
+	case in.TenantID == "":
+		return bindings.ConversationMessage{}, invalid("tenant id is empty")
+	case in.ConversationID == "":
+		return bindings.ConversationMessage{}, invalid("conversation id is empty")
+	case !in.Role.Valid():
+		return bindings.ConversationMessage{}, invalid("unknown role " + string(in.Role))
+	case in.Content == "" && len(in.ToolCalls) == 0:
+		return bindings.ConversationMessage{}, invalid("message has neither content nor tool calls")
+	}
+	s.convMu.Lock()
+	defer s.convMu.Unlock()
+	r, err := s.conv(in.TenantID, in.ConversationID)
+	if err != nil {
+		return bindings.ConversationMessage{}, err
+	}
+	if i, ok := r.byID[in.ID]; ok && in.ID != "" {
+		return cloneMessage(r.msgs[i]), nil
+	}
+	if r.c.Status == bindings.ConversationClosed {
+		return bindings.ConversationMessage{}, &agents.ConversationClosedError{ConversationID: in.ConversationID}
+	}
+	id := in.ID
+	for id == "" || hasKey(r.byID, id) {
+		id = s.ids()
+	}
+	created := in.CreatedAt
+	if created.IsZero() {
+		created = s.now()
+	}
+	m := bindings.ConversationMessage{
+		TenantID: in.TenantID, ConversationID: in.ConversationID, ID: id,
+		Seq: int64(len(r.msgs) + 1), Role: in.Role, Content: in.Content,
+		ToolCalls: cloneToolCalls(in.ToolCalls), ToolCallID: in.ToolCallID,
+		TurnNumber: in.TurnNumber, RunID: in.RunID, Metadata: cloneJSON(in.Metadata),
+		CreatedAt: created,
+	}
+	r.byID[id] = len(r.msgs)
+	r.msgs = append(r.msgs, m)
+	r.c.MessageCount++
+	r.c.TurnCount = max(r.c.TurnCount, in.TurnNumber)
+	if created.After(r.c.LastActivityAt) {
+		r.c.LastActivityAt = created
+	}
+	return cloneMessage(m), nil
+}
+
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// ReadMessages returns the latest Limit messages (before BeforeSeq) in
+// append order, in O(Limit).
+func (s *Store) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput) ([]bindings.ConversationMessage, error) {
+	if err := alive(ctx); err != nil {
+		return nil, err
+	}
+	s.convMu.RLock()
+	defer s.convMu.RUnlock()
+	r, err := s.conv(in.TenantID, in.ConversationID)
+	if err != nil {
+		return nil, err
+	}
+	end := int64(len(r.msgs))
+	if in.BeforeSeq > 0 {
+		end = min(end, in.BeforeSeq-1)
+	}
+	start := int64(0)
+	if in.Limit >= 0 {
+		start = max(0, end-int64(in.Limit))
+	}
+	out := make([]bindings.ConversationMessage, 0, end-start)
+	for _, m := range r.msgs[start:end] {
+		out = append(out, cloneMessage(m))
+	}
+	return out, nil
+}

@@ -1,0 +1,123 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+func cloneApproval(a bindings.Approval) bindings.Approval {
+	a.Request.Arguments = cloneJSON(a.Request.Arguments)
+	a.ResolvedAt = cloneTime(a.ResolvedAt)
+	return a
+}
+
+// expired reports whether a pending approval is past its expiry at now. A
+// zero ExpiresAt never expires.
+func expired(a *bindings.Approval, now time.Time) bool {
+	return a.Status == bindings.ApprovalPending && !a.Request.ExpiresAt.IsZero() && !now.Before(a.Request.ExpiresAt)
+}
+
+// RequestApproval stores a pending approval, or returns the stored one for
+// the same (tenant, ID) unchanged. A zero CreatedAt is now; a zero
+// ExpiresAt never expires.
+func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalRequest) (bindings.Approval, error) {
+	if err := alive(ctx); err != nil {
+		return bindings.Approval{}, err
+	}
+	switch {
+	case req.TenantID == "":
+		return bindings.Approval{}, invalid("tenant id is empty")
+	case req.ID == "":
+		return bindings.Approval{}, invalid("approval id is empty")
+	}
+	s.hitlMu.Lock()
+	defer s.hitlMu.Unlock()
+	now := s.now()
+	k := key{req.TenantID, req.ID}
+	if a := s.approvals[k]; a != nil {
+		return s.read(a, now), nil
+	}
+	if req.CreatedAt.IsZero() {
+		req.CreatedAt = now
+	}
+	a := &bindings.Approval{Request: req, Status: bindings.ApprovalPending}
+	a.Request.Arguments = cloneJSON(req.Arguments)
+	s.approvals[k] = a
+	return s.read(a, now), nil
+}
+
+// read returns a copy of a as of now, marking a pending approval past its
+// expiry expired (for good: it can no longer be decided).
+func (s *Store) read(a *bindings.Approval, now time.Time) bindings.Approval {
+	if expired(a, now) {
+		a.Status = bindings.ApprovalExpired
+	}
+	return cloneApproval(*a)
+}
+
+// GetApproval returns an approval in its current state; an unknown id is
+// *agents.HitlRequiredError.
+func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
+	if err := alive(ctx); err != nil {
+		return bindings.Approval{}, err
+	}
+	// A write lock: reading may record the expiry.
+	s.hitlMu.Lock()
+	defer s.hitlMu.Unlock()
+	a := s.approvals[key{tenantID, approvalID}]
+	if a == nil {
+		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "unknown approval"}
+	}
+	return s.read(a, s.now()), nil
+}
+
+// ResolveApproval records the first decision on a pending approval; a
+// decided approval is returned unchanged, an expired one is
+// *agents.HitlRequiredError, and so is a reviewer below the request's role
+// when Options.ReviewerRoles is set.
+func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string, d bindings.ApprovalDecision) (bindings.Approval, error) {
+	if err := alive(ctx); err != nil {
+		return bindings.Approval{}, err
+	}
+	s.hitlMu.Lock()
+	defer s.hitlMu.Unlock()
+	a := s.approvals[key{tenantID, approvalID}]
+	if a == nil {
+		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "unknown approval"}
+	}
+	now := s.now()
+	cur := s.read(a, now)
+	switch cur.Status {
+	case bindings.ApprovalExpired:
+		return bindings.Approval{}, &agents.HitlRequiredError{ToolID: a.Request.ToolID, ApprovalID: approvalID, Reason: "approval expired"}
+	case bindings.ApprovalApproved, bindings.ApprovalDenied:
+		return cur, nil
+	}
+	if !s.mayReview(a.Request.ReviewerRole, d.ReviewerRoles) {
+		return bindings.Approval{}, &agents.HitlRequiredError{ToolID: a.Request.ToolID, ApprovalID: approvalID, Reason: "reviewer lacks role " + a.Request.ReviewerRole}
+	}
+	a.Status = bindings.ApprovalDenied
+	if d.Approved {
+		a.Status = bindings.ApprovalApproved
+	}
+	a.Reviewer = d.Reviewer
+	a.Comment = d.Comment
+	a.ResolvedAt = &now
+	return cloneApproval(*a), nil
+}
+
+// mayReview reports whether roles reach required on the role ladder.
+func (s *Store) mayReview(required string, roles []string) bool {
+	need, ok := s.roleRank[required]
+	if !ok {
+		return true
+	}
+	return slices.ContainsFunc(roles, func(r string) bool {
+		rank, ok := s.roleRank[r]
+		return ok && rank >= need
+	})
+}

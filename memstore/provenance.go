@@ -1,0 +1,71 @@
+package memstore
+
+import (
+	"context"
+
+	"github.com/kindgi/agents/bindings"
+)
+
+func cloneProvenance(r bindings.ProvenanceRecord) bindings.ProvenanceRecord {
+	r.MessageHashes = cloneStrings(r.MessageHashes)
+	r.RetrievedFacts = cloneStrings(r.RetrievedFacts)
+	if r.ToolCalls != nil {
+		r.ToolCalls = append([]bindings.ProvenanceToolCall(nil), r.ToolCalls...)
+	}
+	if r.Guardrails != nil {
+		r.Guardrails = append([]bindings.ProvenanceGuardrail(nil), r.Guardrails...)
+	}
+	if r.Signature != nil {
+		r.Signature = append([]byte(nil), r.Signature...)
+	}
+	return r
+}
+
+// Emit stores a provenance record; a second record of the same (tenant,
+// run id) keeps the first.
+func (s *Store) Emit(ctx context.Context, rec bindings.ProvenanceRecord) error {
+	if err := alive(ctx); err != nil {
+		return err
+	}
+	switch {
+	case rec.TenantID == "":
+		return invalid("tenant id is empty")
+	case rec.RunID == "":
+		return invalid("run id is empty")
+	}
+	s.provMu.Lock()
+	defer s.provMu.Unlock()
+	k := key{rec.TenantID, rec.RunID}
+	if _, ok := s.provenance[k]; ok {
+		return nil
+	}
+	s.provenance[k] = len(s.provOrder)
+	s.provOrder = append(s.provOrder, cloneProvenance(rec))
+	return nil
+}
+
+// Provenance returns the record emitted for a tenant's run; ok is false
+// when there is none.
+func (s *Store) Provenance(tenantID, runID string) (rec bindings.ProvenanceRecord, ok bool) {
+	s.provMu.RLock()
+	defer s.provMu.RUnlock()
+	i, ok := s.provenance[key{tenantID, runID}]
+	if !ok {
+		return bindings.ProvenanceRecord{}, false
+	}
+	return cloneProvenance(s.provOrder[i]), true
+}
+
+// ProvenanceRecords returns a tenant's records in the order they were
+// emitted.
+func (s *Store) ProvenanceRecords(tenantID string) []bindings.ProvenanceRecord {
+	s.provMu.RLock()
+	defer s.provMu.RUnlock()
+	var out []bindings.ProvenanceRecord
+	for _, r := range s.provOrder {
+		if r.TenantID == tenantID {
+			out = append(out, cloneProvenance(r))
+		}
+	}
+	return out
+}

@@ -1,0 +1,243 @@
+package memstore
+
+import (
+	"context"
+	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// runRec is a run with its journal; phases maps key+"\x00"+phase to the
+// entry that holds it.
+type runRec struct {
+	run     bindings.Run
+	entries []bindings.JournalEntry
+	phases  map[string]int
+}
+
+func phaseKey(stepKey string, st bindings.StepStatus) string {
+	return stepKey + "\x00" + st.Phase()
+}
+
+func cloneEntry(e bindings.JournalEntry) bindings.JournalEntry {
+	e.Output = cloneJSON(e.Output)
+	if e.Error != nil {
+		se := *e.Error
+		e.Error = &se
+	}
+	return e
+}
+
+func validStepStatus(st bindings.StepStatus) bool {
+	switch st {
+	case bindings.StepStarted, bindings.StepCompleted, bindings.StepFailed, bindings.StepParked:
+		return true
+	}
+	return false
+}
+
+func validRunStatus(st bindings.RunStatus) bool {
+	switch st {
+	case bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
+		return true
+	}
+	return false
+}
+
+// heldByOther reports whether someone other than owner holds an unexpired
+// lease on r at now.
+func heldByOther(r *bindings.Run, owner string, now time.Time) bool {
+	return r.LeaseOwner != "" && r.LeaseOwner != owner && now.Before(r.LeaseExpiresAt)
+}
+
+// lease gives r to owner for ttl from now (an empty owner holds nothing).
+func lease(r *bindings.Run, owner string, ttl time.Duration, now time.Time) {
+	r.LeaseOwner = owner
+	r.LeaseExpiresAt = time.Time{}
+	if owner != "" {
+		r.LeaseExpiresAt = now.Add(ttl)
+	}
+	r.UpdatedAt = now
+}
+
+// run finds a run; the caller holds runMu.
+func (s *Store) run(tenantID, runID string) (*runRec, error) {
+	if r := s.runs[key{tenantID, runID}]; r != nil {
+		return r, nil
+	}
+	return nil, &agents.RunJournalUnavailableError{RunID: runID, Err: errUnknownRun}
+}
+
+// errUnknownRun is the cause of RunJournalUnavailableError for a run that
+// does not exist (for the tenant).
+var errUnknownRun = unknownRunError{}
+
+type unknownRunError struct{}
+
+func (unknownRunError) Error() string { return "no such run" }
+
+// StartRun creates a running run leased to in.Owner, or takes the lease of
+// an existing run whose lease is free, expired or already in.Owner's.
+func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindings.Run, error) {
+	if err := alive(ctx); err != nil {
+		return bindings.Run{}, err
+	}
+	switch {
+	case in.TenantID == "":
+		return bindings.Run{}, invalid("tenant id is empty")
+	case in.RunID == "":
+		return bindings.Run{}, invalid("run id is empty")
+	}
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	now := s.now()
+	k := key{in.TenantID, in.RunID}
+	if r := s.runs[k]; r != nil {
+		if heldByOther(&r.run, in.Owner, now) {
+			return bindings.Run{}, &agents.RunBusyError{RunID: in.RunID, Owner: r.run.LeaseOwner}
+		}
+		lease(&r.run, in.Owner, in.LeaseTTL, now)
+		return r.run, nil
+	}
+	r := &runRec{
+		run: bindings.Run{
+			TenantID: in.TenantID, ID: in.RunID, FlowID: in.FlowID, FlowVersion: in.FlowVersion,
+			Status: bindings.RunRunning, CreatedAt: now,
+		},
+		phases: map[string]int{},
+	}
+	lease(&r.run, in.Owner, in.LeaseTTL, now)
+	s.runs[k] = r
+	return r.run, nil
+}
+
+// GetRun returns a run.
+func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Run, error) {
+	if err := alive(ctx); err != nil {
+		return bindings.Run{}, err
+	}
+	s.runMu.RLock()
+	defer s.runMu.RUnlock()
+	r, err := s.run(tenantID, runID)
+	if err != nil {
+		return bindings.Run{}, err
+	}
+	return r.run, nil
+}
+
+// AppendStep appends a journal entry unless one with the same key and
+// phase exists, in which case that one is returned with appended=false.
+// With in.Owner set, the owner must hold the run's lease: the current
+// lease owner, even past expiry, until another owner takes it.
+func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bindings.JournalEntry, bool, error) {
+	if err := alive(ctx); err != nil {
+		return bindings.JournalEntry{}, false, err
+	}
+	switch {
+	case in.TenantID == "":
+		return bindings.JournalEntry{}, false, invalid("tenant id is empty")
+	case in.Entry.Key == "":
+		return bindings.JournalEntry{}, false, invalid("step key is empty")
+	case !validStepStatus(in.Entry.Status):
+		return bindings.JournalEntry{}, false, invalid("unknown step status " + string(in.Entry.Status))
+	}
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	r, err := s.run(in.TenantID, in.RunID)
+	if err != nil {
+		return bindings.JournalEntry{}, false, err
+	}
+	if in.Owner != "" && r.run.LeaseOwner != in.Owner {
+		return bindings.JournalEntry{}, false, &agents.RunBusyError{RunID: in.RunID, Owner: r.run.LeaseOwner}
+	}
+	pk := phaseKey(in.Entry.Key, in.Entry.Status)
+	if i, ok := r.phases[pk]; ok {
+		return cloneEntry(r.entries[i]), false, nil
+	}
+	e := cloneEntry(in.Entry)
+	e.Seq = int64(len(r.entries) + 1)
+	if e.At.IsZero() {
+		e.At = s.now()
+	}
+	r.phases[pk] = len(r.entries)
+	r.entries = append(r.entries, e)
+	return cloneEntry(e), true, nil
+}
+
+// ReadJournal returns a run's entries in append order.
+func (s *Store) ReadJournal(ctx context.Context, tenantID, runID string) ([]bindings.JournalEntry, error) {
+	if err := alive(ctx); err != nil {
+		return nil, err
+	}
+	s.runMu.RLock()
+	defer s.runMu.RUnlock()
+	r, err := s.run(tenantID, runID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bindings.JournalEntry, len(r.entries))
+	for i, e := range r.entries {
+		out[i] = cloneEntry(e)
+	}
+	return out, nil
+}
+
+// SetRunStatus sets a run's status.
+func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status bindings.RunStatus) error {
+	if err := alive(ctx); err != nil {
+		return err
+	}
+	if !validRunStatus(status) {
+		return invalid("unknown run status " + string(status))
+	}
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	r, err := s.run(tenantID, runID)
+	if err != nil {
+		return err
+	}
+	r.run.Status = status
+	r.run.UpdatedAt = s.now()
+	return nil
+}
+
+// AcquireLease takes or renews the lease on a run for in.TTL.
+func (s *Store) AcquireLease(ctx context.Context, in bindings.LeaseInput) (bindings.Run, error) {
+	if err := alive(ctx); err != nil {
+		return bindings.Run{}, err
+	}
+	if in.Owner == "" {
+		return bindings.Run{}, invalid("lease owner is empty")
+	}
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	r, err := s.run(in.TenantID, in.RunID)
+	if err != nil {
+		return bindings.Run{}, err
+	}
+	now := s.now()
+	if heldByOther(&r.run, in.Owner, now) {
+		return bindings.Run{}, &agents.RunBusyError{RunID: in.RunID, Owner: r.run.LeaseOwner}
+	}
+	lease(&r.run, in.Owner, in.TTL, now)
+	return r.run, nil
+}
+
+// ReleaseLease frees the lease when owner holds it; otherwise it does
+// nothing.
+func (s *Store) ReleaseLease(ctx context.Context, tenantID, runID, owner string) error {
+	if err := alive(ctx); err != nil {
+		return err
+	}
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	r, err := s.run(tenantID, runID)
+	if err != nil {
+		return err
+	}
+	if owner != "" && r.run.LeaseOwner == owner {
+		lease(&r.run, "", 0, s.now())
+	}
+	return nil
+}

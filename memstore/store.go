@@ -1,0 +1,162 @@
+// Package memstore is the in-memory implementation of every binding: the
+// embedded default that needs nothing installed. A Store keeps
+// conversations, run snapshots, the run journal with its leases, memory
+// facts, approvals and provenance records; small companion types provide
+// signing keys (Keys), tenant policies (Policies), guardrails and checks
+// (Guardrails, Checks), secrets (Secrets), authorization (Allow) and a toy
+// embedding model for tests and examples (HashEmbeddings). Tools live in
+// the registry package.
+//
+// Everything is safe for concurrent use, every value handed out is a deep
+// copy, and a Store passes the whole bindingstest suite. State lives as
+// long as the Store: nothing is persisted.
+package memstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"sync"
+	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// Options configures a Store. A nil *Options is the zero Options.
+type Options struct {
+	// Now is the clock (time.Now when nil). Lease and approval expiry and
+	// every "zero time means now" read it.
+	Now func() time.Time
+	// IDs generates ids for conversations, messages and facts stored
+	// without one (random 26-character strings when nil). It must return a
+	// different id on every call.
+	IDs func() string
+	// Embeddings and EmbeddingModel compute the embedding of a fact put
+	// without one (and with text). Nil Embeddings stores facts as given.
+	Embeddings     bindings.EmbeddingRegistry
+	EmbeddingModel string
+	// ReviewerRoles is the reviewer role ladder, lowest first ("standard",
+	// "senior", "admin"). When set, ResolveApproval refuses a decision
+	// whose ReviewerRoles hold no role at or above the request's role on the
+	// ladder; a request role not on the ladder is not checked.
+	ReviewerRoles []string
+}
+
+// Store is an in-memory ConversationBinding, RunSnapshotBinding,
+// RunBinding, MemoryStore, HitlBinding and ProvenanceEmitter. The zero
+// Store is not usable; call New.
+type Store struct {
+	now        func() time.Time
+	ids        func() string
+	embeddings bindings.EmbeddingRegistry
+	embedModel string
+	roleRank   map[string]int
+
+	convMu sync.RWMutex
+	convs  map[string]*tenantConvs
+
+	snapMu    sync.RWMutex
+	snapshots map[key]bindings.RunSnapshotRecord
+
+	runMu sync.RWMutex
+	runs  map[key]*runRec
+
+	memMu sync.RWMutex
+	facts map[string]*tenantFacts
+
+	hitlMu    sync.RWMutex
+	approvals map[key]*bindings.Approval
+
+	provMu     sync.RWMutex
+	provenance map[key]int
+	provOrder  []bindings.ProvenanceRecord
+}
+
+var (
+	_ bindings.ConversationBinding = (*Store)(nil)
+	_ bindings.RunSnapshotBinding  = (*Store)(nil)
+	_ bindings.RunBinding          = (*Store)(nil)
+	_ bindings.MemoryQueryBinding  = (*Store)(nil)
+	_ bindings.MemoryStore         = (*Store)(nil)
+	_ bindings.HitlBinding         = (*Store)(nil)
+	_ bindings.ProvenanceEmitter   = (*Store)(nil)
+)
+
+// New returns an empty Store.
+func New(opts *Options) *Store {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.IDs == nil {
+		o.IDs = rand.Text
+	}
+	s := &Store{
+		now:        o.Now,
+		ids:        o.IDs,
+		embeddings: o.Embeddings,
+		embedModel: o.EmbeddingModel,
+		convs:      map[string]*tenantConvs{},
+		snapshots:  map[key]bindings.RunSnapshotRecord{},
+		runs:       map[key]*runRec{},
+		facts:      map[string]*tenantFacts{},
+		approvals:  map[key]*bindings.Approval{},
+		provenance: map[key]int{},
+	}
+	if len(o.ReviewerRoles) > 0 {
+		s.roleRank = make(map[string]int, len(o.ReviewerRoles))
+		for i, r := range o.ReviewerRoles {
+			s.roleRank[r] = i
+		}
+	}
+	return s
+}
+
+// key identifies a tenant's record.
+type key struct{ tenant, id string }
+
+// invalid returns the binding's error for a bad input.
+func invalid(reason string) error { return &agents.InvalidMessageError{Reason: reason} }
+
+// alive returns the context's error once it is done. Callers return it
+// as is: agents.CodeOf maps it to the turn's abort code.
+func alive(ctx context.Context) error { return ctx.Err() }
+
+// cloneJSON copies a JSON document (nil stays nil).
+func cloneJSON(b json.RawMessage) json.RawMessage {
+	if b == nil {
+		return nil
+	}
+	return append(json.RawMessage(nil), b...)
+}
+
+func cloneTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	return &c
+}
+
+func cloneToolCalls(tcs []bindings.ToolCall) []bindings.ToolCall {
+	if tcs == nil {
+		return nil
+	}
+	out := make([]bindings.ToolCall, len(tcs))
+	for i, tc := range tcs {
+		tc.Arguments = cloneJSON(tc.Arguments)
+		out[i] = tc
+	}
+	return out
+}
+
+func cloneStrings(s []string) []string {
+	if s == nil {
+		return nil
+	}
+	return append([]string(nil), s...)
+}
