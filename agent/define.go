@@ -24,12 +24,9 @@ import (
 // guardrails are non-nil (they marshal as []), parameters, tags and tool
 // gate overrides are nil when empty (they are omitted from JSON).
 //
-// Define does not use go-playground/validator: nearly every rule needs a
-// path with JSON names and indices, a message naming the allowed values, or
-// a look at another field (unique names, overrides of referenced tools,
-// defaults that fit a declared type). Struct tags would cover only the
-// simplest numeric bounds and would need a translation layer per tag to
-// produce the same paths and messages, so the rules are plain code.
+// Besides the rules of the spec, Define requires tags to be non-blank and
+// unique (like guardrails), and every free-text field to be valid UTF-8
+// (JSON could not carry it unchanged).
 func Define(spec Spec) (Agent, error) {
 	var c checker
 	c.id("id", spec.ID)
@@ -75,6 +72,14 @@ func Define(spec Spec) (Agent, error) {
 }
 
 // checker collects the issues of one Define call.
+//
+// The rules are plain code rather than go-playground/validator struct tags:
+// nearly every rule needs a path with JSON names, indices and map keys, a
+// message naming the allowed values, or a look at another field (unique
+// names, overrides of referenced tools, defaults that fit a declared type).
+// Tags would cover only the simplest bounds (limit 1..1000, maxSteps 1..32)
+// and would need a translation from validator's Go field names and tag
+// names to our paths and messages, which is longer than the checks.
 type checker struct {
 	issues []agents.Issue
 }

@@ -68,10 +68,11 @@ func (c *checker) hitl(h *HitlPolicy, tools []ToolRef) *HitlPolicy {
 		}
 		slices.Sort(keys) // issues in a stable order
 		gates.Overrides = make(map[string]ToolGate, len(keys))
+		referenced := toolSet(tools, len(keys))
 		for _, id := range keys {
 			g := h.Tools.Overrides[id]
 			path := base + ".tools.overrides." + id
-			if !slices.ContainsFunc(tools, func(r ToolRef) bool { return r.ID == id }) {
+			if !referenced(id) {
 				c.add(path, fmt.Sprintf("override for tool %s, which the agent does not reference: add the tool to tools or remove the override", quote(id)))
 			}
 			c.gate(path, g)
@@ -80,6 +81,24 @@ func (c *checker) hitl(h *HitlPolicy, tools []ToolRef) *HitlPolicy {
 	}
 	out.Tools = gates
 	return out
+}
+
+// toolSet returns a membership test for the ids of tools, to be called
+// lookups times: a scan for small lists, a map for large ones.
+func toolSet(tools []ToolRef, lookups int) func(id string) bool {
+	if len(tools)*lookups <= 64 {
+		return func(id string) bool {
+			return slices.ContainsFunc(tools, func(r ToolRef) bool { return r.ID == id })
+		}
+	}
+	set := make(map[string]struct{}, len(tools))
+	for _, r := range tools {
+		set[r.ID] = struct{}{}
+	}
+	return func(id string) bool {
+		_, ok := set[id]
+		return ok
+	}
 }
 
 // gate checks one tool gate. A gate is a mode string or {mode,

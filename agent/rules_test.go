@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -248,6 +249,15 @@ func TestDefineConversationPolicyRules(t *testing.T) {
 			gates(s).Overrides["acme.fax"] = agent.ToolGate{Mode: agent.GateAlwaysAsk}
 		}, []string{hitl + ".tools.overrides.acme.fax"}, "does not reference"},
 		{"override/tool-removed", func(s *agent.Spec) { s.Tools = s.Tools[:1] }, []string{hitl + ".tools.overrides.acme.send-email"}, "add the tool to tools"},
+		{"override/many-tools", func(s *agent.Spec) {
+			// Enough tools and overrides that Define looks ids up in a set.
+			for i := range 20 {
+				id := fmt.Sprintf("acme.t%02d", i)
+				s.Tools = append(s.Tools, agent.ToolRef{ID: id, Version: "^1.0.0"})
+				gates(s).Overrides[id] = agent.ToolGate{Mode: agent.GateAlwaysAsk}
+			}
+			gates(s).Overrides["acme.t99"] = agent.ToolGate{Mode: agent.GateAlwaysAsk}
+		}, []string{hitl + ".tools.overrides.acme.t99"}, "does not reference"},
 		{"override/sorted", func(s *agent.Spec) {
 			gates(s).Overrides["z.tool"] = agent.ToolGate{Mode: agent.GateAlwaysAsk}
 			gates(s).Overrides["b.tool"] = agent.ToolGate{Mode: "bogus"}
