@@ -110,26 +110,26 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 				return nil, parser.WrapError(err, n)
 			}
 			vars, fs := exprRefs(n.Args)
-			if err := checkFilters(fs, n); err != nil {
+			if err := checkRefs(vars, fs, n); err != nil {
 				return nil, err
 			}
 			idx := t.add(nodeInfo{vars: vars, expr: expr})
 			out = append(out, probe(probeOut, idx, n.Token))
 		case *render.TagNode:
 			vars, fs := tagRefs(n.Name, n.Args)
-			if err := checkFilters(fs, n); err != nil {
+			if err := checkRefs(vars, fs, n); err != nil {
 				return nil, err
 			}
 			idx := t.add(nodeInfo{vars: vars})
 			out = append(out, probe(probeMark, idx, n.Token), n)
 		case *render.BlockNode:
 			vars, fs := tagRefs(n.Name, n.Args)
-			if err := checkFilters(fs, n); err != nil {
+			if err := checkRefs(vars, fs, n); err != nil {
 				return nil, err
 			}
 			for _, c := range n.Clauses {
 				cv, cf := tagRefs(c.Name, c.Args)
-				if err := checkFilters(cf, c); err != nil {
+				if err := checkRefs(cv, cf, c); err != nil {
 					return nil, err
 				}
 				vars = appendNew(vars, cv...)
@@ -196,6 +196,17 @@ outer:
 	return list
 }
 
+// checkRefs rejects a template that uses an unsupported literal or an
+// unknown filter.
+func checkRefs(vars [][]string, filters []string, loc parser.Locatable) error {
+	for _, p := range vars {
+		if hint, ok := unsupportedLiterals[p[0]]; ok {
+			return parser.Errorf(loc, "%q is not supported by this engine: %s", p[0], hint)
+		}
+	}
+	return checkFilters(filters, loc)
+}
+
 func checkFilters(names []string, loc parser.Locatable) error {
 	for _, name := range names {
 		if !knownFilter(name) {
@@ -216,7 +227,7 @@ func renderOutput(w io.Writer, ctx render.Context, idx int) error {
 	v, err := ctx.Evaluate(info.expr)
 	if err != nil {
 		if isUndefined(err) {
-			return &UndefinedError{Name: missingName(info.vars, st.scope)}
+			return &UndefinedError{Name: st.undefinedName()}
 		}
 		return err
 	}
@@ -260,22 +271,21 @@ func isUndefined(err error) bool {
 
 // missingName returns the first of paths that does not resolve in scope:
 // the root name when the variable is unbound, the dotted prefix up to the
-// missing key when a property of a map is missing.
+// missing key when a property of a map is missing. It returns "" when every
+// path resolves.
 func missingName(paths [][]string, scope map[string]any) string {
 	for _, p := range paths {
 		if name := missingProperty(p, scope); name != "" {
 			return name
 		}
 	}
-	if len(paths) > 0 {
-		return strings.Join(paths[0], ".")
-	}
-	return "?"
+	return ""
 }
 
 // missingProperty walks path through maps in scope and returns the dotted
-// prefix that names a missing key, or "" when the path resolves (to nil or
-// to something that is not a map).
+// prefix that names a missing key or a property of nil, or "" when the path
+// resolves (to a value, to nil at its end, or to something that is not a
+// map, whose properties osteele/liquid resolves itself).
 func missingProperty(path []string, scope map[string]any) string {
 	cur, ok := scope[path[0]]
 	if !ok {
@@ -284,7 +294,8 @@ func missingProperty(path []string, scope map[string]any) string {
 	for i := 1; i < len(path); i++ {
 		cur = values.ToLiquid(cur)
 		if cur == nil {
-			return ""
+			// A property of nil is undefined in strict mode, as in LiquidJS.
+			return strings.Join(path[:i+1], ".")
 		}
 		rv := reflect.ValueOf(cur)
 		if rv.Kind() != reflect.Map || rv.Type().Key().Kind() != reflect.String {

@@ -5,8 +5,15 @@ import "strings"
 // exprKeywords are words of the expression language that are not variables.
 var exprKeywords = map[string]bool{
 	"and": true, "or": true, "contains": true, "true": true, "false": true,
-	"nil": true, "null": true, "empty": true, "blank": true, "in": true,
-	"reversed": true,
+	"nil": true, "in": true, "reversed": true,
+}
+
+// unsupportedLiterals are LiquidJS literals osteele/liquid does not have: it
+// would read them as variables. A template that uses one is rejected.
+var unsupportedLiterals = map[string]string{
+	"empty": `compare with "" or use the size filter`,
+	"blank": `compare with "" or use the size filter`,
+	"null":  "use nil",
 }
 
 // exprRefs scans a Liquid expression and returns the variables it reads,

@@ -54,11 +54,29 @@ func classify(err error, st *state) error {
 		return ue
 	}
 	if isUndefined(err) {
-		name := "?"
-		if st.current >= 0 && st.scope != nil {
-			name = missingName(st.t.infos[st.current].vars, st.scope)
-		}
-		return &UndefinedError{Name: name}
+		return &UndefinedError{Name: st.undefinedName()}
 	}
 	return err
+}
+
+// undefinedName names the variable osteele/liquid found undefined. Its
+// error does not say, so the paths of the site that was running (the last
+// mark) are resolved against the live scope; if they all resolve (a later
+// {% when %} of a case whose earlier branch rendered), the paths of every
+// site of the template are tried.
+func (st *state) undefinedName() string {
+	if st.scope == nil {
+		return "unknown"
+	}
+	if st.current >= 0 {
+		if name := missingName(st.t.infos[st.current].vars, st.scope); name != "" {
+			return name
+		}
+	}
+	for _, info := range st.t.infos {
+		if name := missingName(info.vars, st.scope); name != "" {
+			return name
+		}
+	}
+	return "unknown"
 }
