@@ -3,6 +3,7 @@ package agent_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 
@@ -42,12 +43,21 @@ func FuzzDefine(f *testing.F) {
 			return
 		}
 		a, err := agent.Define(s)
+		// Define is deterministic: a second call reports the same issues
+		// in the same order, or the same agent.
+		a2, err2 := agent.Define(s)
+		if diff := cmp.Diff(fmt.Sprint(err), fmt.Sprint(err2)); diff != "" {
+			t.Fatalf("two Define calls disagree (-first +second):\n%s", diff)
+		}
 		if err != nil {
 			var inv *agents.InvalidAgentError
 			if !errors.As(err, &inv) || len(inv.Issues) == 0 {
 				t.Fatalf("Define error %T %v is not an InvalidAgentError with issues", err, err)
 			}
 			return
+		}
+		if diff := cmp.Diff(a, a2); diff != "" {
+			t.Fatalf("two Define calls disagree (-first +second):\n%s", diff)
 		}
 		out, err := json.Marshal(a)
 		if err != nil {
