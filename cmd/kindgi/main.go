@@ -1,0 +1,140 @@
+// Command kindgi checks and renders agent files, applies the PostgreSQL
+// migrations, and probes pack services.
+//
+//	kindgi validate [--json] FILE...
+//	kindgi render FILE [--param name=value]... [--now RFC3339] [--conversation ID] [--turn N]
+//	kindgi migrate --database-url URL
+//	kindgi pack probe --url URL --token TOKEN
+//
+// Install it with
+//
+//	go install github.com/kindgi/agents/cmd/kindgi@latest
+//
+// Exit codes: 0 success; 1 the command ran and found a problem (an invalid
+// file, a render error, a failed check, a database error); 2 the command
+// line itself is wrong. Errors and diagnostics go to stderr; results to
+// stdout.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// errUsage marks a command-line mistake: the command prints its usage and
+// exits 2.
+var errUsage = errors.New("usage")
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"validate", "check agent files and print every issue", runValidate},
+		{"render", "render an agent file's instructions", runRender},
+		{"migrate", "apply pgstore's migrations to a PostgreSQL database", runMigrate},
+		{"pack", "talk to a pack service (pack probe)", runPack},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		w := stdout
+		code := exitOK
+		if len(args) == 0 {
+			w, code = stderr, exitUsage
+		}
+		printUsage(w)
+		return code
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "kindgi: unknown command %q\n\n", args[0])
+	printUsage(stderr)
+	return exitUsage
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: kindgi COMMAND [flags] [args]")
+	fmt.Fprintln(w, "\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'kindgi COMMAND --help' for a command's flags.")
+	fmt.Fprintln(w, "Exit codes: 0 success, 1 a problem was found or the command failed, 2 bad command line.")
+}
+
+// newFlags returns a FlagSet that reports errors instead of exiting, with a
+// usage line.
+func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: kindgi %s\n", usage)
+		if hasFlags(fs) {
+			fmt.Fprintln(stderr, "\nflags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
+}
+
+// parseInterleaved parses flags that may come before, between or after
+// positional arguments, and returns the positional ones.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// flagExit turns a flag parsing error into an exit code: --help is success.
+func flagExit(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	return exitUsage
+}
