@@ -1,0 +1,400 @@
+package pgstore
+
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// defaultListLimit is the page size of a list with Limit 0.
+const defaultListLimit = 100
+
+const conversationCols = `tenant_id, id, project_id, agent_id, agent_version, title, participant_id,
+	status, turn_count, message_count, opened_at, last_activity_at, closed_at`
+
+const messageCols = `tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id,
+	turn_number, run_id, metadata, created_at`
+
+const sqlOpenConversation = `INSERT INTO agent_conversations
+	(tenant_id, id, project_id, agent_id, agent_version, title, participant_id, status, opened_at, last_activity_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, 'open', $8, $8)
+	ON CONFLICT (tenant_id, id) DO NOTHING`
+
+const sqlGetConversation = `SELECT ` + conversationCols + ` FROM agent_conversations WHERE tenant_id = $1 AND id = $2`
+
+// sqlListConversations is keyset pagination: rows strictly after the cursor
+// ($5, $6) in (opened_at DESC, id DESC) order, served by
+// agent_conversations_opened_idx.
+const sqlListConversations = `SELECT ` + conversationCols + ` FROM agent_conversations
+	WHERE tenant_id = $1
+	  AND ($2 = '' OR project_id = $2)
+	  AND ($3 = '' OR agent_id = $3)
+	  AND ($4 = '' OR status = $4)
+	  AND ($5::timestamptz IS NULL OR (opened_at, id) < ($5::timestamptz, $6::text))
+	ORDER BY opened_at DESC, id DESC
+	LIMIT $7`
+
+const sqlCloseConversation = `UPDATE agent_conversations
+	SET status = 'closed', closed_at = COALESCE(closed_at, $3)
+	WHERE tenant_id = $1 AND id = $2`
+
+const sqlDeleteConversation = `DELETE FROM agent_conversations WHERE tenant_id = $1 AND id = $2`
+
+// sqlLockConversation serialises the appends to one conversation: the
+// statements after it in the same transaction see every earlier append.
+const sqlLockConversation = `SELECT status FROM agent_conversations WHERE tenant_id = $1 AND id = $2 FOR UPDATE`
+
+// sqlAppendMessage stores the message unless its id is stored already or
+// the conversation is closed, numbering it with the conversation's new
+// message count.
+const sqlAppendMessage = `WITH existing AS (
+		SELECT 1 FROM agent_conversation_messages
+		WHERE tenant_id = $1 AND conversation_id = $2 AND id = $3
+	), conv AS (
+		UPDATE agent_conversations
+		SET message_count = message_count + 1,
+		    turn_count = GREATEST(turn_count, $8::integer),
+		    last_activity_at = GREATEST(last_activity_at, $11::timestamptz)
+		WHERE tenant_id = $1 AND id = $2 AND status = 'open' AND NOT EXISTS (SELECT 1 FROM existing)
+		RETURNING message_count
+	)
+	INSERT INTO agent_conversation_messages
+		(tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id, turn_number, run_id, metadata, created_at)
+	SELECT $1, $2, $3, conv.message_count, $4, $5, $6, $7, $8, $9, $10, $11 FROM conv`
+
+const sqlGetMessage = `SELECT ` + messageCols + ` FROM agent_conversation_messages
+	WHERE tenant_id = $1 AND conversation_id = $2 AND id = $3`
+
+const sqlConversationExists = `SELECT EXISTS (SELECT 1 FROM agent_conversations WHERE tenant_id = $1 AND id = $2)`
+
+// sqlReadMessages reads the newest $4 messages before seq $3 by walking
+// agent_conversation_messages_seq_idx backwards: O($4).
+const sqlReadMessages = `SELECT ` + messageCols + ` FROM agent_conversation_messages
+	WHERE tenant_id = $1 AND conversation_id = $2 AND seq < $3
+	ORDER BY seq DESC
+	LIMIT $4`
+
+// OpenConversation implements bindings.ConversationBinding.
+func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversationInput) (bindings.Conversation, error) {
+	switch {
+	case in.TenantID == "":
+		return bindings.Conversation{}, invalid("tenant id is empty")
+	case in.AgentID == "" || in.AgentVersion == "":
+		return bindings.Conversation{}, invalid("agent id and version are required")
+	}
+	id := in.ID
+	if id == "" {
+		id = s.ids()
+	}
+	at := s.stamp(in.OpenedAt)
+	var c bindings.Conversation
+	var found bool
+	err := s.batch(ctx, "open conversation", in.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlOpenConversation, in.TenantID, id, in.ProjectID, in.AgentID, in.AgentVersion, in.Title, in.ParticipantID, at)
+		b.Queue(sqlGetConversation, in.TenantID, id)
+	}, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		var err error
+		c, found, err = collectOne(br, scanConversation)
+		return err
+	})
+	if err != nil {
+		return bindings.Conversation{}, err
+	}
+	if !found {
+		return bindings.Conversation{}, &agents.PersistenceError{Op: "open conversation", Err: pgx.ErrNoRows}
+	}
+	if c.AgentID != in.AgentID || c.AgentVersion != in.AgentVersion {
+		return bindings.Conversation{}, &agents.AgentVersionMismatchError{
+			Subject:  "conversation " + id,
+			Expected: c.AgentID + "@" + c.AgentVersion,
+			Actual:   in.AgentID + "@" + in.AgentVersion,
+		}
+	}
+	return c, nil
+}
+
+// GetConversation implements bindings.ConversationBinding.
+func (s *Store) GetConversation(ctx context.Context, tenantID, conversationID string) (bindings.Conversation, error) {
+	if tenantID == "" {
+		return bindings.Conversation{}, invalid("tenant id is empty")
+	}
+	var c bindings.Conversation
+	var found bool
+	err := s.batch(ctx, "get conversation", tenantID, func(b *pgx.Batch) {
+		b.Queue(sqlGetConversation, tenantID, conversationID)
+	}, func(br pgx.BatchResults) error {
+		var err error
+		c, found, err = collectOne(br, scanConversation)
+		return err
+	})
+	if err != nil {
+		return bindings.Conversation{}, err
+	}
+	if !found {
+		return bindings.Conversation{}, &agents.ConversationNotFoundError{ConversationID: conversationID}
+	}
+	return c, nil
+}
+
+// ListConversations implements bindings.ConversationBinding.
+func (s *Store) ListConversations(ctx context.Context, in bindings.ListConversationsInput) ([]bindings.Conversation, error) {
+	page, err := s.listConversations(ctx, bindings.ListConversationsPageInput{ListConversationsInput: in}, false)
+	if err != nil {
+		return nil, err
+	}
+	return page.Conversations, nil
+}
+
+// ListConversationsPage implements bindings.ConversationBinding with keyset
+// pagination on (opened_at DESC, id DESC): a page is the rows strictly
+// after the cursor, so rows inserted between pages never shift or repeat
+// the rows of later pages.
+func (s *Store) ListConversationsPage(ctx context.Context, in bindings.ListConversationsPageInput) (bindings.ConversationPage, error) {
+	return s.listConversations(ctx, in, true)
+}
+
+func (s *Store) listConversations(ctx context.Context, in bindings.ListConversationsPageInput, paged bool) (bindings.ConversationPage, error) {
+	if in.TenantID == "" {
+		return bindings.ConversationPage{}, invalid("tenant id is empty")
+	}
+	limit := in.Limit
+	if limit <= 0 {
+		limit = defaultListLimit
+	}
+	var curAt *time.Time
+	var curID string
+	if in.Cursor != nil {
+		t := in.Cursor.OpenedAt.UTC()
+		curAt, curID = &t, in.Cursor.ID
+	}
+	fetch := limit
+	if paged {
+		fetch++ // one more row tells whether a next page exists
+	}
+	var list []bindings.Conversation
+	err := s.batch(ctx, "list conversations", in.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlListConversations, in.TenantID, in.ProjectID, in.AgentID, string(in.Status), curAt, curID, fetch)
+	}, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		list, err = pgx.CollectRows(rows, scanConversation)
+		return err
+	})
+	if err != nil {
+		return bindings.ConversationPage{}, err
+	}
+	page := bindings.ConversationPage{Conversations: list}
+	if len(list) > limit {
+		page.Conversations = list[:limit]
+		last := page.Conversations[limit-1]
+		page.Next = &bindings.ConversationPageCursor{OpenedAt: last.OpenedAt, ID: last.ID}
+	}
+	if page.Conversations == nil {
+		page.Conversations = []bindings.Conversation{}
+	}
+	return page, nil
+}
+
+// CloseConversation implements bindings.ConversationBinding.
+func (s *Store) CloseConversation(ctx context.Context, tenantID, conversationID string) error {
+	if tenantID == "" {
+		return invalid("tenant id is empty")
+	}
+	var n int64
+	err := s.batch(ctx, "close conversation", tenantID, func(b *pgx.Batch) {
+		b.Queue(sqlCloseConversation, tenantID, conversationID, s.stamp(time.Time{}))
+	}, func(br pgx.BatchResults) error {
+		tag, err := br.Exec()
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return &agents.ConversationNotFoundError{ConversationID: conversationID}
+	}
+	return nil
+}
+
+// DeleteConversation implements bindings.ConversationBinding.
+func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID string) error {
+	if tenantID == "" {
+		return invalid("tenant id is empty")
+	}
+	return s.batch(ctx, "delete conversation", tenantID, func(b *pgx.Batch) {
+		b.Queue(sqlDeleteConversation, tenantID, conversationID)
+	}, func(br pgx.BatchResults) error {
+		_, err := br.Exec()
+		return err
+	})
+}
+
+// AppendMessage implements bindings.ConversationBinding. It locks the
+// conversation row for the length of its one-round-trip transaction, so
+// concurrent appends get distinct, increasing sequence numbers.
+func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
+	switch {
+	case in.TenantID == "":
+		return bindings.ConversationMessage{}, invalid("tenant id is empty")
+	case in.ConversationID == "":
+		return bindings.ConversationMessage{}, invalid("conversation id is empty")
+	case !in.Role.Valid():
+		return bindings.ConversationMessage{}, invalid("unknown role " + string(in.Role))
+	case in.Content == "" && len(in.ToolCalls) == 0:
+		return bindings.ConversationMessage{}, invalid("message has neither content nor tool calls")
+	}
+	id := in.ID
+	if id == "" {
+		id = s.ids()
+	}
+	var toolCalls []byte
+	if len(in.ToolCalls) > 0 {
+		var err error
+		if toolCalls, err = Wrap(in.ToolCalls); err != nil {
+			return bindings.ConversationMessage{}, err
+		}
+	}
+	metadata, err := wrapOpt(in.Metadata)
+	if err != nil {
+		return bindings.ConversationMessage{}, err
+	}
+	at := s.stamp(in.CreatedAt)
+	var status string
+	var m bindings.ConversationMessage
+	var found bool
+	err = s.batch(ctx, "append message", in.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlLockConversation, in.TenantID, in.ConversationID)
+		b.Queue(sqlAppendMessage, in.TenantID, in.ConversationID, id, string(in.Role), in.Content,
+			toolCalls, in.ToolCallID, in.TurnNumber, in.RunID, metadata, at)
+		b.Queue(sqlGetMessage, in.TenantID, in.ConversationID, id)
+	}, func(br pgx.BatchResults) error {
+		if err := br.QueryRow().Scan(&status); err != nil && err != pgx.ErrNoRows {
+			return err
+		}
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		var err error
+		m, found, err = collectOne(br, scanMessage)
+		return err
+	})
+	switch {
+	case err != nil:
+		return bindings.ConversationMessage{}, err
+	case status == "":
+		return bindings.ConversationMessage{}, &agents.ConversationNotFoundError{ConversationID: in.ConversationID}
+	case found:
+		return m, nil
+	default:
+		return bindings.ConversationMessage{}, &agents.ConversationClosedError{ConversationID: in.ConversationID}
+	}
+}
+
+// ReadMessages implements bindings.ConversationBinding: one backward index
+// scan of at most Limit rows.
+func (s *Store) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput) ([]bindings.ConversationMessage, error) {
+	if in.TenantID == "" {
+		return nil, invalid("tenant id is empty")
+	}
+	before := int64(math.MaxInt64)
+	if in.BeforeSeq > 0 {
+		before = in.BeforeSeq
+	}
+	var limit *int64
+	if in.Limit >= 0 {
+		l := int64(in.Limit)
+		limit = &l
+	}
+	var exists bool
+	var msgs []bindings.ConversationMessage
+	err := s.batch(ctx, "read messages", in.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlConversationExists, in.TenantID, in.ConversationID)
+		b.Queue(sqlReadMessages, in.TenantID, in.ConversationID, before, limit)
+	}, func(br pgx.BatchResults) error {
+		if err := br.QueryRow().Scan(&exists); err != nil {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		msgs, err = pgx.CollectRows(rows, scanMessage)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, &agents.ConversationNotFoundError{ConversationID: in.ConversationID}
+	}
+	slices.Reverse(msgs)
+	if msgs == nil {
+		msgs = []bindings.ConversationMessage{}
+	}
+	return msgs, nil
+}
+
+// collectOne reads the next result of br, which holds at most one row.
+func collectOne[T any](br pgx.BatchResults, scan pgx.RowToFunc[T]) (T, bool, error) {
+	var zero T
+	rows, err := br.Query()
+	if err != nil {
+		return zero, false, err
+	}
+	list, err := pgx.CollectRows(rows, scan)
+	if err != nil || len(list) == 0 {
+		return zero, false, err
+	}
+	return list[0], true, nil
+}
+
+func scanConversation(row pgx.CollectableRow) (bindings.Conversation, error) {
+	var c bindings.Conversation
+	var status string
+	err := row.Scan(&c.TenantID, &c.ID, &c.ProjectID, &c.AgentID, &c.AgentVersion, &c.Title, &c.ParticipantID,
+		&status, &c.TurnCount, &c.MessageCount, &c.OpenedAt, &c.LastActivityAt, &c.ClosedAt)
+	if err != nil {
+		return c, err
+	}
+	c.Status = bindings.ConversationStatus(status)
+	c.OpenedAt, c.LastActivityAt = utc(c.OpenedAt), utc(c.LastActivityAt)
+	if c.ClosedAt != nil {
+		t := utc(*c.ClosedAt)
+		c.ClosedAt = &t
+	}
+	return c, nil
+}
+
+func scanMessage(row pgx.CollectableRow) (bindings.ConversationMessage, error) {
+	var m bindings.ConversationMessage
+	var role string
+	var toolCalls, metadata []byte
+	err := row.Scan(&m.TenantID, &m.ConversationID, &m.ID, &m.Seq, &role, &m.Content, &toolCalls, &m.ToolCallID,
+		&m.TurnNumber, &m.RunID, &metadata, &m.CreatedAt)
+	if err != nil {
+		return m, err
+	}
+	m.Role = bindings.MessageRole(role)
+	m.CreatedAt = utc(m.CreatedAt)
+	if toolCalls != nil {
+		if err := UnwrapInto(toolCalls, &m.ToolCalls); err != nil {
+			return m, err
+		}
+	}
+	if m.Metadata, err = unwrapOpt(metadata); err != nil {
+		return m, err
+	}
+	return m, nil
+}

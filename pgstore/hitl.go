@@ -1,0 +1,162 @@
+package pgstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+const approvalCols = `tenant_id, id, run_id, conversation_id, tool_call_id, tool_id, tool_version, arguments,
+	reviewer_role, reason, created_at, expires_at, status, reviewer, comment, resolved_at`
+
+const sqlRequestApproval = `INSERT INTO agent_approvals
+	(tenant_id, id, run_id, conversation_id, tool_call_id, tool_id, tool_version, arguments, reviewer_role, reason, created_at, expires_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+	ON CONFLICT (tenant_id, id) DO NOTHING`
+
+const sqlGetApproval = `SELECT ` + approvalCols + ` FROM agent_approvals WHERE tenant_id = $1 AND id = $2`
+
+// sqlResolveApproval decides a pending, unexpired approval. Concurrent
+// deciders queue on the row lock and re-check status = 'pending' against
+// the winner's row, so the first decision is the only one stored.
+const sqlResolveApproval = `UPDATE agent_approvals
+	SET status = $3, reviewer = $4, comment = $5, resolved_at = $6
+	WHERE tenant_id = $1 AND id = $2 AND status = 'pending' AND (expires_at IS NULL OR expires_at >= $6)`
+
+// RequestApproval implements bindings.HitlBinding: the first request of an
+// id is stored; asking again returns the stored approval unchanged.
+func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalRequest) (bindings.Approval, error) {
+	switch {
+	case req.TenantID == "":
+		return bindings.Approval{}, invalid("tenant id is empty")
+	case req.ID == "":
+		return bindings.Approval{}, invalid("approval id is empty")
+	}
+	args, err := wrapOpt(req.Arguments)
+	if err != nil {
+		return bindings.Approval{}, err
+	}
+	var expires *time.Time
+	if !req.ExpiresAt.IsZero() {
+		t := req.ExpiresAt.UTC().Truncate(time.Microsecond)
+		expires = &t
+	}
+	var ap bindings.Approval
+	var found bool
+	err = s.batch(ctx, "request approval", req.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlRequestApproval, req.TenantID, req.ID, req.RunID, req.ConversationID, req.ToolCallID, req.ToolID,
+			req.ToolVersion, args, req.ReviewerRole, req.Reason, s.stamp(req.CreatedAt), expires)
+		b.Queue(sqlGetApproval, req.TenantID, req.ID)
+	}, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		var err error
+		ap, found, err = collectOne(br, scanApproval)
+		return err
+	})
+	if err != nil {
+		return bindings.Approval{}, err
+	}
+	if !found {
+		return bindings.Approval{}, &agents.PersistenceError{Op: "request approval", Err: pgx.ErrNoRows}
+	}
+	return s.withExpiry(ap), nil
+}
+
+// GetApproval implements bindings.HitlBinding.
+func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
+	if tenantID == "" {
+		return bindings.Approval{}, invalid("tenant id is empty")
+	}
+	var ap bindings.Approval
+	var found bool
+	err := s.batch(ctx, "get approval", tenantID, func(b *pgx.Batch) {
+		b.Queue(sqlGetApproval, tenantID, approvalID)
+	}, func(br pgx.BatchResults) error {
+		var err error
+		ap, found, err = collectOne(br, scanApproval)
+		return err
+	})
+	if err != nil {
+		return bindings.Approval{}, err
+	}
+	if !found {
+		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "approval not found"}
+	}
+	return s.withExpiry(ap), nil
+}
+
+// ResolveApproval implements bindings.HitlBinding with a conditional
+// UPDATE: the first decision wins, a later one returns the stored approval.
+// The binding knows no role ladder, so it does not check ReviewerRoles.
+func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string, d bindings.ApprovalDecision) (bindings.Approval, error) {
+	if tenantID == "" {
+		return bindings.Approval{}, invalid("tenant id is empty")
+	}
+	status := bindings.ApprovalDenied
+	if d.Approved {
+		status = bindings.ApprovalApproved
+	}
+	now := s.stamp(time.Time{})
+	var ap bindings.Approval
+	var found bool
+	err := s.batch(ctx, "resolve approval", tenantID, func(b *pgx.Batch) {
+		b.Queue(sqlResolveApproval, tenantID, approvalID, string(status), d.Reviewer, d.Comment, now)
+		b.Queue(sqlGetApproval, tenantID, approvalID)
+	}, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		var err error
+		ap, found, err = collectOne(br, scanApproval)
+		return err
+	})
+	if err != nil {
+		return bindings.Approval{}, err
+	}
+	if !found {
+		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "approval not found"}
+	}
+	ap = s.withExpiry(ap)
+	if ap.Status == bindings.ApprovalExpired {
+		return bindings.Approval{}, &agents.HitlRequiredError{ToolID: ap.Request.ToolID, ApprovalID: approvalID, Reason: "approval expired"}
+	}
+	return ap, nil
+}
+
+// withExpiry reports a pending approval past its ExpiresAt as expired.
+func (s *Store) withExpiry(ap bindings.Approval) bindings.Approval {
+	if ap.Status == bindings.ApprovalPending && !ap.Request.ExpiresAt.IsZero() && s.now().After(ap.Request.ExpiresAt) {
+		ap.Status = bindings.ApprovalExpired
+	}
+	return ap
+}
+
+func scanApproval(row pgx.CollectableRow) (bindings.Approval, error) {
+	var ap bindings.Approval
+	r := &ap.Request
+	var args []byte
+	var expires *time.Time
+	var status string
+	err := row.Scan(&r.TenantID, &r.ID, &r.RunID, &r.ConversationID, &r.ToolCallID, &r.ToolID, &r.ToolVersion, &args,
+		&r.ReviewerRole, &r.Reason, &r.CreatedAt, &expires, &status, &ap.Reviewer, &ap.Comment, &ap.ResolvedAt)
+	if err != nil {
+		return ap, err
+	}
+	ap.Status = bindings.ApprovalStatus(status)
+	r.CreatedAt = utc(r.CreatedAt)
+	if expires != nil {
+		r.ExpiresAt = expires.UTC()
+	}
+	if ap.ResolvedAt != nil {
+		t := ap.ResolvedAt.UTC()
+		ap.ResolvedAt = &t
+	}
+	r.Arguments, err = unwrapOpt(args)
+	return ap, err
+}

@@ -1,0 +1,267 @@
+package pgstore
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+)
+
+// defaultFactLimit is the result size of a query with Limit ≤ 0.
+const defaultFactLimit = 10
+
+// rrfK is the constant of reciprocal-rank fusion: a fact ranked r in a
+// list scores 1/(rrfK + r) from it.
+const rrfK = 60
+
+const factCols = `f.tenant_id, f.id, f.type, f.project_id, f.conversation_id, f.text, f.data, f.embedding, f.created_at`
+
+const sqlPutFact = `INSERT INTO agent_memory_facts AS f
+	(tenant_id, id, type, project_id, conversation_id, text, data, embedding, embedding_norm, search, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_tsvector('simple', $6), $10)
+	ON CONFLICT (tenant_id, id) DO UPDATE SET
+		type = EXCLUDED.type, project_id = EXCLUDED.project_id, conversation_id = EXCLUDED.conversation_id,
+		text = EXCLUDED.text, data = EXCLUDED.data, embedding = EXCLUDED.embedding,
+		embedding_norm = EXCLUDED.embedding_norm, search = EXCLUDED.search, created_at = EXCLUDED.created_at`
+
+// memoryQuery builds the statement of a memory query and its arguments.
+type memoryQuery struct {
+	args []any
+}
+
+// arg appends v to the arguments and returns its placeholder.
+func (m *memoryQuery) arg(v any) string {
+	m.args = append(m.args, v)
+	return "$" + strconv.Itoa(len(m.args))
+}
+
+// build returns the statement for q. filter, keyword and semantic
+// expressions read agent_memory_facts as f; ties break by creation time
+// (newest first), then id.
+func (m *memoryQuery) build(q bindings.MemoryQuery, tsq string, qemb []float32, qnorm float64, limit int) string {
+	filter := "f.tenant_id = " + m.arg(q.TenantID) + " AND f.type = ANY(" + m.arg(q.Types) + "::text[])"
+	switch q.Scope {
+	case agent.ScopeSameConversation:
+		filter += " AND f.conversation_id = " + m.arg(q.ConversationID) + "::text"
+	case agent.ScopeSameProject:
+		filter += " AND f.project_id = " + m.arg(q.ProjectID) + "::text"
+	}
+	const order = `score DESC, f.created_at DESC, f.id ASC`
+	var keywordScore, keywordMatch, semanticScore, semanticMatch string
+	if q.Mode == agent.ModeKeyword || q.Mode == agent.ModeBoth {
+		tq := "to_tsquery('simple', " + m.arg(tsq) + "::text)"
+		keywordScore = "ts_rank_cd(f.search, " + tq + ")::float8"
+		keywordMatch = "f.search @@ " + tq
+	}
+	if q.Mode == agent.ModeSemantic || q.Mode == agent.ModeBoth {
+		e, n := m.arg(qemb), m.arg(qnorm)
+		semanticScore = "(SELECT sum(a::float8 * b::float8) FROM unnest(f.embedding, " + e + "::real[]) AS u(a, b)) / (f.embedding_norm * " + n + "::float8)"
+		// A fact whose embedding has another dimension does not match.
+		semanticMatch = "f.embedding IS NOT NULL AND f.embedding_norm > 0 AND " + n + "::float8 > 0 AND cardinality(f.embedding) = cardinality(" + e + "::real[])"
+	}
+	lim := m.arg(limit)
+	switch q.Mode {
+	case agent.ModeKeyword:
+		return `SELECT ` + factCols + `, ` + keywordScore + ` AS score FROM agent_memory_facts f
+			WHERE ` + filter + ` AND ` + keywordMatch + `
+			ORDER BY ` + order + ` LIMIT ` + lim
+	case agent.ModeSemantic:
+		return `SELECT ` + factCols + `, ` + semanticScore + ` AS score FROM agent_memory_facts f
+			WHERE ` + filter + ` AND ` + semanticMatch + `
+			ORDER BY ` + order + ` LIMIT ` + lim
+	case agent.ModeBoth:
+		// Reciprocal-rank fusion of the full keyword and semantic rankings.
+		return `WITH kw AS (
+				SELECT f.id, row_number() OVER (ORDER BY ` + keywordScore + ` DESC, f.created_at DESC, f.id ASC) AS r
+				FROM agent_memory_facts f WHERE ` + filter + ` AND ` + keywordMatch + `
+			), sem AS (
+				SELECT f.id, row_number() OVER (ORDER BY ` + semanticScore + ` DESC, f.created_at DESC, f.id ASC) AS r
+				FROM agent_memory_facts f WHERE ` + filter + ` AND ` + semanticMatch + `
+			), fused AS (
+				SELECT id, sum(1.0::float8 / (` + strconv.Itoa(rrfK) + ` + r)) AS score
+				FROM (SELECT id, r FROM kw UNION ALL SELECT id, r FROM sem) AS ranks
+				GROUP BY id
+			)
+			SELECT ` + factCols + `, fused.score AS score
+			FROM fused JOIN agent_memory_facts f ON f.tenant_id = $1 AND f.id = fused.id
+			ORDER BY ` + order + ` LIMIT ` + lim
+	default:
+		// The latest facts of each type: at most limit per type.
+		return `SELECT ` + factCols + `, 0::float8 AS score FROM (
+				SELECT f.*, row_number() OVER (PARTITION BY f.type ORDER BY f.created_at DESC, f.id ASC) AS rn
+				FROM agent_memory_facts f WHERE ` + filter + `
+			) AS f
+			WHERE f.rn <= ` + lim + `
+			ORDER BY f.created_at DESC, f.id ASC`
+	}
+}
+
+// PutFact implements bindings.MemoryStore. A fact without an embedding
+// gets one from Options.Embeddings when it is set. Embeddings are stored
+// as real[] (pgvector is not required): semantic queries compute cosine
+// similarity in SQL.
+func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, error) {
+	switch {
+	case f.TenantID == "":
+		return bindings.Fact{}, invalid("tenant id is empty")
+	case f.Type == "":
+		return bindings.Fact{}, invalid("fact type is empty")
+	}
+	if f.ID == "" {
+		f.ID = s.ids()
+	}
+	f.CreatedAt = s.stamp(f.CreatedAt)
+	f.Data = slices.Clone(f.Data)
+	f.Embedding = slices.Clone(f.Embedding)
+	if len(f.Embedding) == 0 && s.embed != nil && f.Text != "" {
+		vecs, err := s.embed.Embed(ctx, s.model, []string{f.Text})
+		if err != nil {
+			return bindings.Fact{}, persistErr(ctx, "embed fact", err)
+		}
+		if len(vecs) == 1 {
+			f.Embedding = slices.Clone(vecs[0])
+		}
+	}
+	data, err := wrapOpt(f.Data)
+	if err != nil {
+		return bindings.Fact{}, err
+	}
+	var emb []float32
+	var norm *float64
+	if len(f.Embedding) > 0 {
+		emb = f.Embedding
+		n := vectorNorm(emb)
+		norm = &n
+	}
+	err = s.batch(ctx, "put fact", f.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlPutFact, f.TenantID, f.ID, f.Type, f.ProjectID, f.ConversationID, f.Text, data, emb, norm, f.CreatedAt)
+	}, func(br pgx.BatchResults) error {
+		_, err := br.Exec()
+		return err
+	})
+	if err != nil {
+		return bindings.Fact{}, err
+	}
+	out := f
+	out.Data = slices.Clone(f.Data)
+	out.Embedding = slices.Clone(f.Embedding)
+	return out, nil
+}
+
+// QueryFacts implements bindings.MemoryQueryBinding. Keyword mode matches
+// with PostgreSQL full-text search (the "simple" configuration: lowercased
+// words, no stemming) for any of the query's words and ranks by
+// ts_rank_cd; semantic mode ranks facts that have an embedding of the
+// query's dimension by cosine similarity; both fuses the two full rankings
+// by reciprocal rank (k = 60); the empty mode lists the latest facts of
+// each type. Each query is one statement.
+func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindings.ScoredFact, error) {
+	if q.TenantID == "" {
+		return nil, invalid("tenant id is empty")
+	}
+	switch q.Scope {
+	case agent.ScopeTenant, "", agent.ScopeSameConversation, agent.ScopeSameProject:
+	default:
+		return nil, invalid("unknown memory scope " + q.Scope)
+	}
+	switch q.Mode {
+	case "", agent.ModeKeyword, agent.ModeSemantic, agent.ModeBoth:
+	default:
+		return nil, invalid("unknown memory mode " + q.Mode)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = defaultFactLimit
+	}
+	tsq := tsQuery(q.Query)
+	qemb := q.QueryEmbedding
+	if qemb == nil {
+		qemb = []float32{}
+	}
+	qnorm := vectorNorm(qemb)
+	if err := ctx.Err(); err != nil {
+		return nil, persistErr(ctx, "query facts", err)
+	}
+	switch {
+	case len(q.Types) == 0,
+		q.Mode == agent.ModeKeyword && tsq == "",
+		q.Mode == agent.ModeSemantic && qnorm == 0,
+		q.Mode == agent.ModeBoth && tsq == "" && qnorm == 0,
+		q.Scope == agent.ScopeSameConversation && q.ConversationID == "",
+		q.Scope == agent.ScopeSameProject && q.ProjectID == "":
+		return []bindings.ScoredFact{}, nil
+	}
+	var m memoryQuery
+	sql := m.build(q, tsq, qemb, qnorm, limit)
+	var out []bindings.ScoredFact
+	err := s.batch(ctx, "query facts", q.TenantID, func(b *pgx.Batch) {
+		b.Queue(sql, m.args...)
+	}, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, scanScoredFact)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []bindings.ScoredFact{}
+	}
+	return out, nil
+}
+
+// tsQuery turns free text into a tsquery matching any of its words:
+// lowercased runs of letters and digits, each quoted, joined by "|". It
+// returns "" when the text has no word.
+func tsQuery(text string) string {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	seen := make(map[string]bool, len(words))
+	var b strings.Builder
+	for _, w := range words {
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		if b.Len() > 0 {
+			b.WriteString(" | ")
+		}
+		// Letters and digits need no escaping inside the quotes.
+		b.WriteString("'" + w + "'")
+	}
+	return b.String()
+}
+
+func vectorNorm(v []float32) float64 {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	return math.Sqrt(sum)
+}
+
+func scanScoredFact(row pgx.CollectableRow) (bindings.ScoredFact, error) {
+	var sf bindings.ScoredFact
+	f := &sf.Fact
+	var data []byte
+	var createdAt time.Time
+	err := row.Scan(&f.TenantID, &f.ID, &f.Type, &f.ProjectID, &f.ConversationID, &f.Text, &data, &f.Embedding, &createdAt, &sf.Score)
+	if err != nil {
+		return sf, err
+	}
+	f.CreatedAt = utc(createdAt)
+	f.Data, err = unwrapOpt(data)
+	return sf, err
+}

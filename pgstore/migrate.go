@@ -1,0 +1,164 @@
+package pgstore
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	agents "github.com/kindgi/agents"
+)
+
+// Migrations holds the schema as plain SQL files under "migrations/", named
+// NNNN_name.up.sql and applied in name order.
+//
+// Migrate applies them. They also work with other tools (use one tool per
+// database: each keeps its own version table):
+//
+//   - goose: every file starts with "-- +goose Up", so
+//     `goose -dir pgstore/migrations postgres "$DATABASE_URL" up` runs them, or
+//     from Go goose.SetBaseFS(pgstore.Migrations) and goose.Up(db, "migrations").
+//   - golang-migrate: the names follow its NNNN_name.up.sql convention, so
+//     `migrate -source file://pgstore/migrations -database "$DATABASE_URL" up`
+//     runs them, or from Go iofs.New(pgstore.Migrations, "migrations").
+//
+// There are no down migrations.
+//
+//go:embed migrations/*.sql
+var Migrations embed.FS
+
+// TenantScopedTables names every table of the schema. Each has tenant_id as
+// the first column of its primary key and a row-level security policy bound
+// to the transaction-local setting kindgi.tenant_id.
+var TenantScopedTables = []string{
+	"agent_conversations",
+	"agent_conversation_messages",
+	"agent_run_snapshots",
+	"agent_runs",
+	"agent_run_journal",
+	"agent_memory_facts",
+	"agent_approvals",
+}
+
+// VersionTable is the table in which Migrate records applied migrations.
+const VersionTable = "kindgi_agents_schema_migrations"
+
+// migrateLockKey is the advisory lock Migrate holds while it applies a
+// file: the first 8 bytes of "kindgi-agents-migrate" read as an int64.
+const migrateLockKey int64 = 0x6b696e6467692d61
+
+// Migration is one embedded migration file.
+type Migration struct {
+	// Version is the file's numeric prefix.
+	Version int64
+	// Name is the file name.
+	Name string
+	// SQL is the file's text.
+	SQL string
+}
+
+// ListMigrations returns the embedded migrations in the order Migrate
+// applies them.
+func ListMigrations() ([]Migration, error) {
+	entries, err := fs.ReadDir(Migrations, "migrations")
+	if err != nil {
+		return nil, &agents.PersistenceError{Op: "list migrations", Err: err}
+	}
+	var out []Migration
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".up.sql") {
+			continue
+		}
+		prefix, _, ok := strings.Cut(name, "_")
+		if !ok {
+			return nil, &agents.PersistenceError{Op: "list migrations", Err: errors.New("migration " + name + " has no NNNN_ prefix")}
+		}
+		v, err := strconv.ParseInt(prefix, 10, 64)
+		if err != nil {
+			return nil, &agents.PersistenceError{Op: "list migrations", Err: errors.New("migration " + name + " has no numeric prefix")}
+		}
+		b, err := fs.ReadFile(Migrations, path.Join("migrations", name))
+		if err != nil {
+			return nil, &agents.PersistenceError{Op: "list migrations", Err: err}
+		}
+		out = append(out, Migration{Version: v, Name: name, SQL: string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	for i := 1; i < len(out); i++ {
+		if out[i].Version == out[i-1].Version {
+			return nil, &agents.PersistenceError{Op: "list migrations", Err: errors.New("two migrations share version " + strconv.FormatInt(out[i].Version, 10))}
+		}
+	}
+	return out, nil
+}
+
+// Migrate applies the embedded migrations that db has not applied yet, in
+// order, each in its own transaction together with its row in VersionTable.
+// Every transaction first takes a transaction-scoped advisory lock, so
+// concurrent Migrate calls (from several processes) serialise and each file
+// runs once; calling Migrate again is a no-op. Tables are created in the
+// first schema of the connection's search_path. db may be a pool or a
+// transaction (then each file runs in a savepoint).
+func Migrate(ctx context.Context, db DB) error {
+	migs, err := ListMigrations()
+	if err != nil {
+		return err
+	}
+	for _, m := range migs {
+		if err := applyOne(ctx, db, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applyOne(ctx context.Context, db DB, m Migration) (err error) {
+	op := "migrate " + m.Name
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return persistErr(ctx, op, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLockKey); err != nil {
+		return persistErr(ctx, op, err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+VersionTable+` (
+		version    bigint      PRIMARY KEY,
+		name       text        NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now()
+	)`); err != nil {
+		return persistErr(ctx, op, err)
+	}
+	var applied bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+VersionTable+` WHERE version = $1)`, m.Version).Scan(&applied); err != nil {
+		return persistErr(ctx, op, err)
+	}
+	if applied {
+		if err := tx.Commit(ctx); err != nil {
+			return persistErr(ctx, op, err)
+		}
+		return nil
+	}
+	// The simple protocol runs a file of several statements in one call.
+	if _, err := tx.Exec(ctx, m.SQL, pgx.QueryExecModeSimpleProtocol); err != nil {
+		return persistErr(ctx, op, err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO `+VersionTable+` (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+		return persistErr(ctx, op, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return persistErr(ctx, op, err)
+	}
+	return nil
+}

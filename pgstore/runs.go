@@ -1,0 +1,360 @@
+package pgstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+const runCols = `tenant_id, id, flow_id, flow_version, status, lease_owner, lease_expires_at, created_at, updated_at`
+
+const entryCols = `seq, key, node, status, output, error, at`
+
+// leaseFree is true on an agent_runs row whose lease $owner may take at
+// time $now: free, expired, or already held by $owner.
+const leaseFree = `(agent_runs.lease_owner = '' OR agent_runs.lease_owner = $3
+	OR agent_runs.lease_expires_at IS NULL OR agent_runs.lease_expires_at <= $5)`
+
+// sqlStartRun creates the run, or takes the lease of an existing run whose
+// lease is free. It returns no row when another owner holds the lease.
+const sqlStartRun = `INSERT INTO agent_runs
+	(tenant_id, id, flow_id, flow_version, status, lease_owner, lease_expires_at, created_at, updated_at)
+	VALUES ($1, $2, $6, $7, 'running', $3, $4, $5, $5)
+	ON CONFLICT (tenant_id, id) DO UPDATE
+	SET lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at, updated_at = EXCLUDED.updated_at
+	WHERE ` + leaseFree + `
+	RETURNING ` + runCols
+
+const sqlGetRun = `SELECT ` + runCols + ` FROM agent_runs WHERE tenant_id = $1 AND id = $2`
+
+// sqlAcquireLease is a conditional UPDATE: concurrent acquirers queue on
+// the row lock and each re-checks leaseFree against the row its
+// predecessor committed, so exactly one of them takes a free lease.
+const sqlAcquireLease = `UPDATE agent_runs
+	SET lease_owner = $3, lease_expires_at = $4, updated_at = $5
+	WHERE tenant_id = $1 AND id = $2 AND ` + leaseFree + `
+	RETURNING ` + runCols
+
+const sqlReleaseLease = `UPDATE agent_runs
+	SET lease_owner = '', lease_expires_at = NULL, updated_at = $4
+	WHERE tenant_id = $1 AND id = $2 AND lease_owner = $3 AND $3 <> ''`
+
+const sqlRunExists = `SELECT EXISTS (SELECT 1 FROM agent_runs WHERE tenant_id = $1 AND id = $2)`
+
+const sqlSetRunStatus = `UPDATE agent_runs SET status = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2`
+
+// sqlLockRun serialises the appends to one run's journal and reads its
+// lease.
+const sqlLockRun = `SELECT lease_owner, lease_expires_at FROM agent_runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE`
+
+// sqlAppendStep numbers and stores the entry unless one with the same key
+// and phase exists or $5 (the owner, when not empty) lost the lease.
+const sqlAppendStep = `WITH existing AS (
+		SELECT 1 FROM agent_run_journal
+		WHERE tenant_id = $1 AND run_id = $2 AND key = $3 AND phase = $4
+	), run AS (
+		UPDATE agent_runs SET last_seq = last_seq + 1
+		WHERE tenant_id = $1 AND id = $2
+		  AND ($5 = '' OR (lease_owner = $5 AND lease_expires_at > $11))
+		  AND NOT EXISTS (SELECT 1 FROM existing)
+		RETURNING last_seq
+	)
+	INSERT INTO agent_run_journal (tenant_id, run_id, seq, key, phase, node, status, output, error, at)
+	SELECT $1, $2, run.last_seq, $3, $4, $6, $7, $8, $9, $10 FROM run
+	ON CONFLICT (tenant_id, run_id, key, phase) DO NOTHING`
+
+const sqlGetEntry = `SELECT ` + entryCols + ` FROM agent_run_journal
+	WHERE tenant_id = $1 AND run_id = $2 AND key = $3 AND phase = $4`
+
+const sqlReadJournal = `SELECT ` + entryCols + ` FROM agent_run_journal
+	WHERE tenant_id = $1 AND run_id = $2 ORDER BY seq`
+
+// StartRun implements bindings.RunBinding.
+func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindings.Run, error) {
+	switch {
+	case in.TenantID == "":
+		return bindings.Run{}, invalid("tenant id is empty")
+	case in.RunID == "":
+		return bindings.Run{}, invalid("run id is empty")
+	}
+	now := s.stamp(time.Time{})
+	exp := now.Add(in.LeaseTTL).Truncate(time.Microsecond)
+	var run, cur bindings.Run
+	var taken, exists bool
+	err := s.batch(ctx, "start run", in.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlStartRun, in.TenantID, in.RunID, in.Owner, exp, now, in.FlowID, in.FlowVersion)
+		b.Queue(sqlGetRun, in.TenantID, in.RunID)
+	}, func(br pgx.BatchResults) error {
+		var err error
+		if run, taken, err = collectOne(br, scanRun); err != nil {
+			return err
+		}
+		cur, exists, err = collectOne(br, scanRun)
+		return err
+	})
+	switch {
+	case err != nil:
+		return bindings.Run{}, err
+	case taken:
+		return run, nil
+	case exists:
+		return bindings.Run{}, &agents.RunBusyError{RunID: in.RunID, Owner: cur.LeaseOwner}
+	default:
+		return bindings.Run{}, &agents.PersistenceError{Op: "start run", Err: pgx.ErrNoRows}
+	}
+}
+
+// GetRun implements bindings.RunBinding.
+func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Run, error) {
+	if tenantID == "" {
+		return bindings.Run{}, invalid("tenant id is empty")
+	}
+	var run bindings.Run
+	var found bool
+	err := s.batch(ctx, "get run", tenantID, func(b *pgx.Batch) {
+		b.Queue(sqlGetRun, tenantID, runID)
+	}, func(br pgx.BatchResults) error {
+		var err error
+		run, found, err = collectOne(br, scanRun)
+		return err
+	})
+	if err != nil {
+		return bindings.Run{}, err
+	}
+	if !found {
+		return bindings.Run{}, &agents.RunJournalUnavailableError{RunID: runID}
+	}
+	return run, nil
+}
+
+// AppendStep implements bindings.RunBinding. The run row is locked for the
+// length of the one-round-trip transaction, so a run's entries get
+// increasing sequence numbers and the lease check holds until the entry is
+// stored; the unique (run, key, phase) index makes a repeated append store
+// nothing.
+func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bindings.JournalEntry, bool, error) {
+	e := in.Entry
+	switch {
+	case in.TenantID == "":
+		return bindings.JournalEntry{}, false, invalid("tenant id is empty")
+	case in.RunID == "":
+		return bindings.JournalEntry{}, false, invalid("run id is empty")
+	case e.Key == "":
+		return bindings.JournalEntry{}, false, invalid("step key is empty")
+	}
+	switch e.Status {
+	case bindings.StepStarted, bindings.StepCompleted, bindings.StepFailed, bindings.StepParked:
+	default:
+		return bindings.JournalEntry{}, false, invalid("unknown step status " + string(e.Status))
+	}
+	output, err := wrapOpt(e.Output)
+	if err != nil {
+		return bindings.JournalEntry{}, false, err
+	}
+	var stepErr []byte
+	if e.Error != nil {
+		if stepErr, err = Wrap(e.Error); err != nil {
+			return bindings.JournalEntry{}, false, err
+		}
+	}
+	now := s.stamp(time.Time{})
+	at := s.stamp(e.At)
+	phase := e.Status.Phase()
+	var owner string
+	var expires *time.Time
+	var exists, appended, found bool
+	var entry bindings.JournalEntry
+	err = s.batch(ctx, "append step", in.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlLockRun, in.TenantID, in.RunID)
+		b.Queue(sqlAppendStep, in.TenantID, in.RunID, e.Key, phase, in.Owner, e.Node, string(e.Status), output, stepErr, at, now)
+		b.Queue(sqlGetEntry, in.TenantID, in.RunID, e.Key, phase)
+	}, func(br pgx.BatchResults) error {
+		switch err := br.QueryRow().Scan(&owner, &expires); err {
+		case nil:
+			exists = true
+		case pgx.ErrNoRows:
+		default:
+			return err
+		}
+		tag, err := br.Exec()
+		if err != nil {
+			return err
+		}
+		appended = tag.RowsAffected() == 1
+		entry, found, err = collectOne(br, scanEntry)
+		return err
+	})
+	switch {
+	case err != nil:
+		return bindings.JournalEntry{}, false, err
+	case !exists:
+		return bindings.JournalEntry{}, false, &agents.RunJournalUnavailableError{RunID: in.RunID}
+	case in.Owner != "" && (owner != in.Owner || expires == nil || !expires.After(now)):
+		return bindings.JournalEntry{}, false, &agents.RunBusyError{RunID: in.RunID, Owner: owner}
+	case !found:
+		return bindings.JournalEntry{}, false, &agents.PersistenceError{Op: "append step", Err: pgx.ErrNoRows}
+	}
+	return entry, appended, nil
+}
+
+// ReadJournal implements bindings.RunBinding.
+func (s *Store) ReadJournal(ctx context.Context, tenantID, runID string) ([]bindings.JournalEntry, error) {
+	if tenantID == "" {
+		return nil, invalid("tenant id is empty")
+	}
+	var exists bool
+	var entries []bindings.JournalEntry
+	err := s.batch(ctx, "read journal", tenantID, func(b *pgx.Batch) {
+		b.Queue(sqlRunExists, tenantID, runID)
+		b.Queue(sqlReadJournal, tenantID, runID)
+	}, func(br pgx.BatchResults) error {
+		if err := br.QueryRow().Scan(&exists); err != nil {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		entries, err = pgx.CollectRows(rows, scanEntry)
+		return err
+	})
+	if err != nil {
+		return nil, &agents.RunJournalUnavailableError{RunID: runID, Err: err}
+	}
+	if !exists {
+		return nil, &agents.RunJournalUnavailableError{RunID: runID}
+	}
+	if entries == nil {
+		entries = []bindings.JournalEntry{}
+	}
+	return entries, nil
+}
+
+// SetRunStatus implements bindings.RunBinding.
+func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status bindings.RunStatus) error {
+	if tenantID == "" {
+		return invalid("tenant id is empty")
+	}
+	switch status {
+	case bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
+	default:
+		return invalid("unknown run status " + string(status))
+	}
+	var n int64
+	err := s.batch(ctx, "set run status", tenantID, func(b *pgx.Batch) {
+		b.Queue(sqlSetRunStatus, tenantID, runID, string(status), s.stamp(time.Time{}))
+	}, func(br pgx.BatchResults) error {
+		tag, err := br.Exec()
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return &agents.RunJournalUnavailableError{RunID: runID}
+	}
+	return nil
+}
+
+// AcquireLease implements bindings.RunBinding with a conditional UPDATE.
+func (s *Store) AcquireLease(ctx context.Context, in bindings.LeaseInput) (bindings.Run, error) {
+	switch {
+	case in.TenantID == "":
+		return bindings.Run{}, invalid("tenant id is empty")
+	case in.Owner == "":
+		return bindings.Run{}, invalid("lease owner is empty")
+	}
+	now := s.stamp(time.Time{})
+	exp := now.Add(in.TTL).Truncate(time.Microsecond)
+	var run, cur bindings.Run
+	var taken, exists bool
+	err := s.batch(ctx, "acquire lease", in.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlAcquireLease, in.TenantID, in.RunID, in.Owner, exp, now)
+		b.Queue(sqlGetRun, in.TenantID, in.RunID)
+	}, func(br pgx.BatchResults) error {
+		var err error
+		if run, taken, err = collectOne(br, scanRun); err != nil {
+			return err
+		}
+		cur, exists, err = collectOne(br, scanRun)
+		return err
+	})
+	switch {
+	case err != nil:
+		return bindings.Run{}, err
+	case taken:
+		return run, nil
+	case exists:
+		return bindings.Run{}, &agents.RunBusyError{RunID: in.RunID, Owner: cur.LeaseOwner}
+	default:
+		return bindings.Run{}, &agents.RunJournalUnavailableError{RunID: in.RunID}
+	}
+}
+
+// ReleaseLease implements bindings.RunBinding.
+func (s *Store) ReleaseLease(ctx context.Context, tenantID, runID, owner string) error {
+	if tenantID == "" {
+		return invalid("tenant id is empty")
+	}
+	var exists bool
+	err := s.batch(ctx, "release lease", tenantID, func(b *pgx.Batch) {
+		b.Queue(sqlReleaseLease, tenantID, runID, owner, s.stamp(time.Time{}))
+		b.Queue(sqlRunExists, tenantID, runID)
+	}, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		return br.QueryRow().Scan(&exists)
+	})
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return &agents.RunJournalUnavailableError{RunID: runID}
+	}
+	return nil
+}
+
+func scanRun(row pgx.CollectableRow) (bindings.Run, error) {
+	var r bindings.Run
+	var status string
+	var expires *time.Time
+	err := row.Scan(&r.TenantID, &r.ID, &r.FlowID, &r.FlowVersion, &status, &r.LeaseOwner, &expires, &r.CreatedAt, &r.UpdatedAt)
+	if err != nil {
+		return r, err
+	}
+	r.Status = bindings.RunStatus(status)
+	if expires != nil && r.LeaseOwner != "" {
+		r.LeaseExpiresAt = expires.UTC()
+	}
+	r.CreatedAt, r.UpdatedAt = utc(r.CreatedAt), utc(r.UpdatedAt)
+	return r, nil
+}
+
+func scanEntry(row pgx.CollectableRow) (bindings.JournalEntry, error) {
+	var e bindings.JournalEntry
+	var status string
+	var output, stepErr []byte
+	if err := row.Scan(&e.Seq, &e.Key, &e.Node, &status, &output, &stepErr, &e.At); err != nil {
+		return e, err
+	}
+	e.Status = bindings.StepStatus(status)
+	e.At = utc(e.At)
+	var err error
+	if e.Output, err = unwrapOpt(output); err != nil {
+		return e, err
+	}
+	if stepErr != nil {
+		var se bindings.StepError
+		if err := UnwrapInto(stepErr, &se); err != nil {
+			return e, err
+		}
+		e.Error = &se
+	}
+	return e, nil
+}

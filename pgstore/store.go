@@ -1,0 +1,184 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// DB is what a Store needs from PostgreSQL. Both *pgxpool.Pool and pgx.Tx
+// satisfy it (so does *pgx.Conn): hand New a pool for normal use, or a
+// transaction to make a Store's writes part of it.
+type DB interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+var (
+	_ DB = (*pgxpool.Pool)(nil)
+	_ DB = (pgx.Tx)(nil)
+	_ DB = (*pgx.Conn)(nil)
+)
+
+// Options tune a Store. A nil *Options uses the defaults.
+type Options struct {
+	// Now is the clock used for timestamps, lease expiry and approval
+	// expiry; nil means time.Now. Times are stored with microsecond
+	// precision.
+	Now func() time.Time
+	// IDs generates the ids of conversations and messages opened or
+	// appended without one; nil means random 128-bit hex ids.
+	IDs func() string
+	// Embeddings, with EmbeddingModel, computes a fact's embedding in
+	// PutFact when the fact has none. Nil stores facts without one.
+	Embeddings     bindings.EmbeddingRegistry
+	EmbeddingModel string
+}
+
+// Store implements the storage bindings over PostgreSQL: ConversationBinding,
+// RunSnapshotBinding, RunBinding, MemoryStore and HitlBinding. The schema is
+// the one Migrate applies. Every call runs as one implicit transaction (a
+// pgx batch: one network round trip) that first sets the transaction-local
+// kindgi.tenant_id, so row-level security admits only the caller's tenant.
+// A Store is safe for concurrent use when its DB is (a pool is; a single
+// transaction or connection is not).
+type Store struct {
+	db      DB
+	now     func() time.Time
+	ids     func() string
+	embed   bindings.EmbeddingRegistry
+	model   string
+	closeFn func()
+}
+
+var (
+	_ bindings.ConversationBinding = (*Store)(nil)
+	_ bindings.RunSnapshotBinding  = (*Store)(nil)
+	_ bindings.RunBinding          = (*Store)(nil)
+	_ bindings.MemoryStore         = (*Store)(nil)
+	_ bindings.HitlBinding         = (*Store)(nil)
+)
+
+// New returns a Store over db, whose schema Migrate has applied. opts may
+// be nil.
+func New(db DB, opts *Options) *Store {
+	s := &Store{db: db, now: time.Now, ids: randomID}
+	if opts != nil {
+		if opts.Now != nil {
+			s.now = opts.Now
+		}
+		if opts.IDs != nil {
+			s.ids = opts.IDs
+		}
+		s.embed = opts.Embeddings
+		s.model = opts.EmbeddingModel
+	}
+	return s
+}
+
+// Open connects a pool to the database at url (a PostgreSQL URL or DSN),
+// applies the migrations, and returns a Store that owns the pool: Close
+// closes it. opts may be nil.
+func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return nil, &agents.PersistenceError{Op: "open", Err: err}
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, &agents.PersistenceError{Op: "open", Err: err}
+	}
+	if err := Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s := New(pool, opts)
+	s.closeFn = pool.Close
+	return s, nil
+}
+
+// DB returns the database the Store runs on.
+func (s *Store) DB() DB { return s.db }
+
+// Close closes the pool of a Store made by Open; for a Store made by New it
+// does nothing (the caller owns the DB).
+func (s *Store) Close() {
+	if s.closeFn != nil {
+		s.closeFn()
+	}
+}
+
+// setTenantSQL makes kindgi.tenant_id transaction-local: it is the first
+// statement of every batch the Store sends.
+const setTenantSQL = `SELECT set_config('kindgi.tenant_id', $1, true)`
+
+// batch runs the statements queued by queue after setting the tenant, as
+// one implicit transaction in one round trip, and hands each result to
+// read in order. read must consume exactly the queued statements.
+func (s *Store) batch(ctx context.Context, op, tenantID string, queue func(b *pgx.Batch), read func(br pgx.BatchResults) error) error {
+	b := &pgx.Batch{}
+	b.Queue(setTenantSQL, tenantID)
+	queue(b)
+	br := s.db.SendBatch(ctx, b)
+	_, err := br.Exec()
+	if err == nil {
+		err = read(br)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return persistErr(ctx, op, err)
+	}
+	return nil
+}
+
+// persistErr wraps a storage failure once: coded errors pass through, a
+// context error keeps its cause, anything else is a PersistenceError.
+func persistErr(ctx context.Context, op string, err error) error {
+	var c agents.Coder
+	if errors.As(err, &c) {
+		return err
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		err = errors.Join(ctxErr, err)
+	}
+	return &agents.PersistenceError{Op: op, Err: err}
+}
+
+// stamp returns t, or the clock's now when t is zero, in UTC with the
+// microsecond precision PostgreSQL stores.
+func (s *Store) stamp(t time.Time) time.Time {
+	if t.IsZero() {
+		t = s.now()
+	}
+	return t.UTC().Truncate(time.Microsecond)
+}
+
+// utc normalises a time read from PostgreSQL.
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
+}
+
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func invalid(reason string) error { return &agents.InvalidMessageError{Reason: reason} }
