@@ -32,6 +32,7 @@ type SyntaxError struct {
 	Reason string
 }
 
+// Error returns the input and the reason.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("%q: %s", e.Input, e.Reason)
 }
@@ -148,7 +149,9 @@ func checkIdentifiers(s, what string) string {
 	if s == "" {
 		return fmt.Sprintf("the %s after %q is empty", what, map[string]string{"prerelease": "-", "build": "+"}[what])
 	}
-	for _, id := range strings.Split(s, ".") {
+	for rest, more := s, true; more; {
+		var id string
+		id, rest, more = strings.Cut(rest, ".")
 		if id == "" {
 			return fmt.Sprintf("%s %q has an empty identifier", what, s)
 		}
