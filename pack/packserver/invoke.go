@@ -150,7 +150,15 @@ func (c *call) check(ctx context.Context, req *pack.CheckInvoke, timeout time.Du
 		fail.CheckID = id
 		return fail
 	}
-	return &pack.CheckResult{V: pack.Version, Kind: pack.KindCheckResult, Result: out.(pack.CheckOutcome)}
+	res := &pack.CheckResult{V: pack.Version, Kind: pack.KindCheckResult, Result: out.(pack.CheckOutcome)}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		m := pack.NewError(pack.CodeOutputValidationFailed, fmt.Sprintf("result of check %q is not JSON: %v", id, err))
+		m.CheckID = id
+		m.Issues = []pack.Issue{{InstancePath: "", Message: "must be JSON-encodable: " + err.Error()}}
+		return m
+	}
+	return json.RawMessage(raw)
 }
 
 // outcome is what a handler goroutine hands back.
@@ -274,7 +282,9 @@ func (r resultMessage) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// answer writes a response message with the invoke headers.
+// answer writes a response message with the invoke headers. An error
+// message is logged first, so a failing logger is a service failure (500)
+// rather than a lost record.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, start time.Time, msg any) {
 	var body []byte
 	var err error
@@ -287,13 +297,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, start time.Time,
 		transportError(w, http.StatusInternalServerError, "encoding the response: "+err.Error())
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", pack.ContentType)
-	h.Set(pack.HeaderArtifactVersion, s.index.ArtifactVersion)
 	ms := time.Since(start).Milliseconds()
-	h.Set(pack.HeaderDurationMs, strconv.FormatInt(ms, 10))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
 	if em, ok := msg.(*pack.ErrorMessage); ok && s.logger != nil {
 		attrs := []slog.Attr{slog.String("code", em.Code), slog.Int64("durationMs", ms)}
 		if em.ToolID != "" {
@@ -307,6 +311,12 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, start time.Time,
 		}
 		s.logger.LogAttrs(context.WithoutCancel(r.Context()), slog.LevelWarn, "invoke failed", attrs...)
 	}
+	h := w.Header()
+	h.Set("Content-Type", pack.ContentType)
+	h.Set(pack.HeaderArtifactVersion, s.index.ArtifactVersion)
+	h.Set(pack.HeaderDurationMs, strconv.FormatInt(ms, 10))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
 }
 
 // parseTimeout reads kindgi-timeout-ms: absent is DefaultTimeoutMs.

@@ -6,10 +6,12 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"mime"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sync"
 
@@ -197,8 +199,18 @@ func (s *Server) release() {
 	s.mu.Unlock()
 }
 
-// ServeHTTP routes the transport's four endpoints.
+// ServeHTTP routes the transport's four endpoints. A failure of the
+// service's own code (not of a handler) is answered 500.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			transportError(w, http.StatusInternalServerError, "the pack service failed")
+			s.logFailure(v, debug.Stack())
+		}
+	}()
 	switch r.URL.Path {
 	case pack.PathInvoke:
 		if r.Method != http.MethodPost {
@@ -244,6 +256,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		transportError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
 	}
+}
+
+// logFailure logs a failure of the service's own code; the logger itself
+// may be what failed, so a panic here is swallowed.
+func (s *Server) logFailure(v any, stack []byte) {
+	if s.logger == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	s.logger.Error("pack service failed", "panic", fmt.Sprint(v), "stack", string(stack))
 }
 
 // authorized compares the token in constant time: both sides are hashed

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -460,5 +461,51 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 5 s")
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// panicHandler is a slog handler that fails: a fault in the service's own
+// code.
+type panicHandler struct{}
+
+func (panicHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (panicHandler) Handle(context.Context, slog.Record) error { panic("log sink broke") }
+func (h panicHandler) WithAttrs([]slog.Attr) slog.Handler      { return h }
+func (h panicHandler) WithGroup(string) slog.Handler           { return h }
+
+func TestServiceFailureIs500(t *testing.T) {
+	h := newHarness(t, &packserver.Options{Logger: slog.New(panicHandler{})})
+	status, _, body := h.post(t.Context(), t, toolCall("demo.fail", "", map[string]any{}))
+	if status != http.StatusInternalServerError {
+		t.Fatalf("status %d, want 500: %s", status, body)
+	}
+	// The service stays up, and calls that log nothing still succeed.
+	h.call(t.Context(), t, toolCall("demo.echo", "", map[string]any{"text": "x"}))
+}
+
+func TestCheckResultNotEncodable(t *testing.T) {
+	idx := testIndex(t)
+	idx.Modules = append(idx.Modules, "odd")
+	idx.Guardrails = append(idx.Guardrails, packserver.IndexGuardrail{ID: "odd.check", Module: "odd"})
+	odd := packserver.Module{Name: "odd", Checks: map[string]packserver.CheckHandler{
+		"odd.check": func(context.Context, json.RawMessage, json.RawMessage) (pack.CheckOutcome, error) {
+			return pack.CheckOutcome{Passed: true, Extra: map[string]json.RawMessage{"bad": json.RawMessage(`{`)}}, nil
+		},
+	}}
+	srv, err := packserver.New(t.Context(), idx, []packserver.Module{demo.Module(), newProbe().module(), odd}, &packserver.Options{Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest(http.MethodPost, pack.PathInvoke, strings.NewReader(`{"v":2,"kind":"check-invoke","check":{"id":"odd.check"},"config":{},"trace":{}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(pack.HeaderToken, testToken)
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, req)
+	m, err := decodeMsg(rec.Code, rec.Header(), rec.Body.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Code != pack.CodeOutputValidationFailed || m.CheckID != "odd.check" || len(m.Issues) != 1 {
+		t.Errorf("got %+v", m)
 	}
 }
