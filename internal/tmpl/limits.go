@@ -1,7 +1,6 @@
 package tmpl
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -273,9 +272,3 @@ func meteredFilter(fn reflect.Value, st *state) func(any, ...any) (any, error) {
 		return out, nil
 	}
 }
-
-// errLimit is matched by errors.Is on a *LimitError.
-var errLimit = errors.New("render limit")
-
-// Is makes errors.Is(err, errLimit) true for every LimitError.
-func (e *LimitError) Is(target error) bool { return target == errLimit }
