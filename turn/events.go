@@ -1,0 +1,195 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Event is one event of a turn (the spec's TurnEvent). Events reach
+// Bindings.OnEvent in the order things happen. A driver emits only what it
+// does itself: a resumed run never repeats the events of an earlier drive.
+type Event interface {
+	// Kind is the event's kind: "turn.started", "tool.completed", …
+	Kind() string
+}
+
+// Event kinds.
+const (
+	KindTurnStarted        = "turn.started"
+	KindRetrievalCompleted = "retrieval.completed"
+	KindModelCallStarted   = "model.call.started"
+	KindModelCallCompleted = "model.call.completed"
+	KindToolStarted        = "tool.started"
+	KindToolCompleted      = "tool.completed"
+	KindToolFailed         = "tool.failed"
+	KindAgentMessage       = "agent.message"
+	KindGuardrailViolated  = "guardrail.violated"
+	KindApprovalRequested  = "approval.requested"
+	KindTurnSuspended      = "turn.suspended"
+	KindTurnCompleted      = "turn.completed"
+	KindTurnFailed         = "turn.failed"
+)
+
+// TurnStartedEvent: a driver started (or, with Resumed, continued) a run.
+type TurnStartedEvent struct {
+	RunID          string `json:"runId"`
+	ConversationID string `json:"conversationId"`
+	AgentID        string `json:"agentId"`
+	AgentVersion   string `json:"agentVersion"`
+	Resumed        bool   `json:"resumed,omitempty"`
+}
+
+// RetrievalCompletedEvent: run-retrievals fetched its facts.
+type RetrievalCompletedEvent struct {
+	RunID   string   `json:"runId"`
+	FactIDs []string `json:"factIds"`
+}
+
+// ModelCallStartedEvent: a model call is about to be sent.
+type ModelCallStartedEvent struct {
+	RunID     string `json:"runId"`
+	Iteration int    `json:"iteration"`
+	Provider  string `json:"provider"`
+	Model     string `json:"model"`
+	RequestID string `json:"requestId"`
+}
+
+// ModelCallCompletedEvent: a model call answered.
+type ModelCallCompletedEvent struct {
+	RunID     string     `json:"runId"`
+	Iteration int        `json:"iteration"`
+	Provider  string     `json:"provider"`
+	Model     string     `json:"model"`
+	ToolCalls int        `json:"toolCalls"`
+	Usage     UsageDelta `json:"usage"`
+}
+
+// UsageDelta is the usage of one model call.
+type UsageDelta struct {
+	InputTokens  int     `json:"inputTokens"`
+	OutputTokens int     `json:"outputTokens"`
+	CostUsd      float64 `json:"costUsd"`
+}
+
+// ToolStartedEvent: a tool call is about to run.
+type ToolStartedEvent struct {
+	RunID       string          `json:"runId"`
+	ToolCallID  string          `json:"toolCallId"`
+	ToolID      string          `json:"toolId"`
+	ToolVersion string          `json:"toolVersion"`
+	RequestID   string          `json:"requestId"`
+	Input       json.RawMessage `json:"input"`
+}
+
+// ToolCompletedEvent: a tool call returned its output.
+type ToolCompletedEvent struct {
+	RunID       string          `json:"runId"`
+	ToolCallID  string          `json:"toolCallId"`
+	ToolID      string          `json:"toolId"`
+	ToolVersion string          `json:"toolVersion"`
+	Output      json.RawMessage `json:"output"`
+}
+
+// ToolFailedEvent: a tool call failed, was refused (invalid arguments,
+// denied by authorization or by a reviewer) or could not run.
+type ToolFailedEvent struct {
+	RunID       string `json:"runId"`
+	ToolCallID  string `json:"toolCallId"`
+	ToolID      string `json:"toolId"`
+	ToolVersion string `json:"toolVersion,omitempty"`
+	Error       string `json:"error"`
+}
+
+// AgentMessageEvent: the final agent message was stored (or, in a dry run,
+// composed).
+type AgentMessageEvent struct {
+	RunID     string `json:"runId"`
+	MessageID string `json:"messageId,omitempty"`
+	Content   string `json:"content"`
+}
+
+// GuardrailViolatedEvent: a guardrail check failed.
+type GuardrailViolatedEvent struct {
+	RunID       string `json:"runId"`
+	GuardrailID string `json:"guardrailId"`
+	Action      string `json:"action"`
+	Reason      string `json:"reason,omitempty"`
+}
+
+// ApprovalRequestedEvent: the turn asked a reviewer to approve a call (or,
+// with ToolID empty, the session gate).
+type ApprovalRequestedEvent struct {
+	RunID        string `json:"runId"`
+	ApprovalID   string `json:"approvalId"`
+	ToolCallID   string `json:"toolCallId,omitempty"`
+	ToolID       string `json:"toolId,omitempty"`
+	ReviewerRole string `json:"reviewerRole"`
+}
+
+// TurnSuspendedEvent: the run parked on the approvals named.
+type TurnSuspendedEvent struct {
+	RunID       string   `json:"runId"`
+	ApprovalIDs []string `json:"approvalIds"`
+}
+
+// TurnCompletedEvent: the turn finished.
+type TurnCompletedEvent struct {
+	RunID      string `json:"runId"`
+	TurnNumber int    `json:"turnNumber"`
+	Usage      Usage  `json:"usage"`
+}
+
+// TurnFailedEvent: the turn failed with the coded error Code.
+type TurnFailedEvent struct {
+	RunID   string `json:"runId"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Kind returns "turn.started".
+func (TurnStartedEvent) Kind() string { return KindTurnStarted }
+
+// Kind returns "retrieval.completed".
+func (RetrievalCompletedEvent) Kind() string { return KindRetrievalCompleted }
+
+// Kind returns "model.call.started".
+func (ModelCallStartedEvent) Kind() string { return KindModelCallStarted }
+
+// Kind returns "model.call.completed".
+func (ModelCallCompletedEvent) Kind() string { return KindModelCallCompleted }
+
+// Kind returns "tool.started".
+func (ToolStartedEvent) Kind() string { return KindToolStarted }
+
+// Kind returns "tool.completed".
+func (ToolCompletedEvent) Kind() string { return KindToolCompleted }
+
+// Kind returns "tool.failed".
+func (ToolFailedEvent) Kind() string { return KindToolFailed }
+
+// Kind returns "agent.message".
+func (AgentMessageEvent) Kind() string { return KindAgentMessage }
+
+// Kind returns "guardrail.violated".
+func (GuardrailViolatedEvent) Kind() string { return KindGuardrailViolated }
+
+// Kind returns "approval.requested".
+func (ApprovalRequestedEvent) Kind() string { return KindApprovalRequested }
+
+// Kind returns "turn.suspended".
+func (TurnSuspendedEvent) Kind() string { return KindTurnSuspended }
+
+// Kind returns "turn.completed".
+func (TurnCompletedEvent) Kind() string { return KindTurnCompleted }
+
+// Kind returns "turn.failed".
+func (TurnFailedEvent) Kind() string { return KindTurnFailed }
+
+// emit delivers e to the handler, recovering (and ignoring) a panic.
+func (r *run) emit(ctx context.Context, e Event) {
+	if r.b.OnEvent == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	r.b.OnEvent(ctx, e)
+}

@@ -1,0 +1,252 @@
+package turn
+
+import (
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+)
+
+// HITL defaults: a reviewer has 24 hours, the standard role reviews, and an
+// approval that times out is escalated.
+const (
+	DefaultHitlTimeoutMs = int64(24 * 60 * 60 * 1000)
+	DefaultReviewerRole  = RoleStandard
+	DefaultOnTimeout     = OnTimeoutEscalate
+)
+
+// Reviewer roles, from least to most senior. A role not on this ladder
+// ranks above every role on it (a custom role is taken to be stricter).
+const (
+	RoleStandard = "standard"
+	RoleSenior   = "senior"
+	RoleAdmin    = "admin"
+)
+
+// Actions when an approval times out, from least to most strict.
+const (
+	// OnTimeoutEscalate asks again, one reviewer role up the ladder.
+	OnTimeoutEscalate = "escalate"
+	// OnTimeoutDeny treats the call as denied: the model is told.
+	OnTimeoutDeny = "deny"
+	// OnTimeoutFail fails the turn with hitl-required.
+	OnTimeoutFail = "fail"
+)
+
+// roleRank places a role on the reviewer ladder.
+func roleRank(role string) int {
+	switch role {
+	case "":
+		return -1
+	case RoleStandard:
+		return 0
+	case RoleSenior:
+		return 1
+	case RoleAdmin:
+		return 2
+	}
+	return 3
+}
+
+// higherRole returns the more senior of a and b; between two roles of the
+// same rank (two custom roles) it keeps b, the tightening side.
+func higherRole(a, b string) string {
+	if roleRank(b) >= roleRank(a) && b != "" {
+		return b
+	}
+	return a
+}
+
+// nextRole is the role an escalation asks: one up the ladder (a custom
+// role or admin stays).
+func nextRole(role string) string {
+	switch role {
+	case "", RoleStandard:
+		return RoleSenior
+	case RoleSenior:
+		return RoleAdmin
+	}
+	return role
+}
+
+func onTimeoutRank(s string) int {
+	switch s {
+	case OnTimeoutEscalate:
+		return 0
+	case OnTimeoutDeny:
+		return 1
+	case OnTimeoutFail:
+		return 2
+	}
+	return -1
+}
+
+// stricterOnTimeout returns the stricter known action of a and b ("" when
+// neither is known).
+func stricterOnTimeout(a, b string) string {
+	if onTimeoutRank(b) > onTimeoutRank(a) {
+		return b
+	}
+	if onTimeoutRank(a) < 0 {
+		return ""
+	}
+	return a
+}
+
+// stricterGate returns the stricter of two gates; for equally strict
+// modes, the higher required role.
+func stricterGate(a, b agent.ToolGate) agent.ToolGate {
+	switch sa, sb := a.Mode.Strictness(), b.Mode.Strictness(); {
+	case sb > sa:
+		if roleRank(a.RequiredRole) > roleRank(b.RequiredRole) {
+			b.RequiredRole = a.RequiredRole
+		}
+		return b
+	case sa > sb:
+		if roleRank(b.RequiredRole) > roleRank(a.RequiredRole) {
+			a.RequiredRole = b.RequiredRole
+		}
+		return a
+	}
+	a.RequiredRole = higherRole(a.RequiredRole, b.RequiredRole)
+	return a
+}
+
+// EffectiveHitlPolicy is the HITL policy a turn applies: framework
+// defaults, overlaid with the agent's policy, held to the tenant's.
+type EffectiveHitlPolicy struct {
+	TimeoutMs    int64  `json:"timeoutMs"`
+	ReviewerRole string `json:"reviewerRole"`
+	OnTimeout    string `json:"onTimeout"`
+	// AfterTurns is the session gate (nil: none): a turn numbered above it
+	// needs an approval before it runs.
+	AfterTurns *int `json:"afterTurns,omitempty"`
+	// ToolGates are the agent's per-tool gates (nil when the agent sets no
+	// hitl.tools: then only ToolFloors gate tools).
+	ToolGates *agent.ToolGates `json:"toolGates,omitempty"`
+	// ToolFloors are the tenant's minimum gates by tool id ("*": every
+	// tool).
+	ToolFloors map[string]agent.ToolGate `json:"toolFloors,omitempty"`
+}
+
+// ResolveEffectiveHitlPolicy returns the HITL policy of a turn of a:
+// framework defaults (24 h timeout, reviewer role standard, escalate on
+// timeout), overlaid with the agent's conversation policy, then held to the
+// tenant's spec, which can only tighten: it caps the timeout, raises the
+// reviewer role on the ladder standard < senior < admin, moves the session
+// gate earlier, sets the on-timeout action (escalate < deny < fail: only a
+// stricter one replaces the default) and sets tool floors, so that per tool
+// the gate is the stricter of the agent's and the tenant's.
+func ResolveEffectiveHitlPolicy(tenant *bindings.HitlSpec, a agent.Agent) EffectiveHitlPolicy {
+	p := EffectiveHitlPolicy{
+		TimeoutMs:    DefaultHitlTimeoutMs,
+		ReviewerRole: DefaultReviewerRole,
+		OnTimeout:    DefaultOnTimeout,
+	}
+	if cp := a.ConversationPolicy; cp != nil {
+		p.AfterTurns = minPtr(p.AfterTurns, cp.HitlAfterTurns)
+		if h := cp.Hitl; h != nil {
+			p.AfterTurns = minPtr(p.AfterTurns, h.AfterTurns)
+			if h.TimeoutMs != nil && *h.TimeoutMs > 0 {
+				p.TimeoutMs = *h.TimeoutMs
+			}
+			if h.DefaultReviewerRole != "" {
+				p.ReviewerRole = h.DefaultReviewerRole
+			}
+			if h.Tools != nil {
+				g := &agent.ToolGates{}
+				if h.Tools.Default != nil {
+					d := *h.Tools.Default
+					g.Default = &d
+				}
+				if len(h.Tools.Overrides) > 0 {
+					g.Overrides = make(map[string]agent.ToolGate, len(h.Tools.Overrides))
+					for k, v := range h.Tools.Overrides {
+						g.Overrides[k] = v
+					}
+				}
+				p.ToolGates = g
+			}
+		}
+	}
+	if tenant == nil {
+		return p
+	}
+	if tenant.MaxTimeoutMs != nil && *tenant.MaxTimeoutMs > 0 && *tenant.MaxTimeoutMs < p.TimeoutMs {
+		p.TimeoutMs = *tenant.MaxTimeoutMs
+	}
+	if tenant.MinReviewerRole != "" && roleRank(tenant.MinReviewerRole) > roleRank(p.ReviewerRole) {
+		p.ReviewerRole = tenant.MinReviewerRole
+	}
+	if onTimeoutRank(tenant.OnTimeout) > onTimeoutRank(p.OnTimeout) {
+		p.OnTimeout = tenant.OnTimeout
+	}
+	if tenant.AfterTurns != nil && *tenant.AfterTurns > 0 {
+		p.AfterTurns = minPtr(p.AfterTurns, tenant.AfterTurns)
+	}
+	if len(tenant.ToolFloors) > 0 {
+		p.ToolFloors = make(map[string]agent.ToolGate, len(tenant.ToolFloors))
+		for k, v := range tenant.ToolFloors {
+			if v.Mode.Strictness() >= 0 {
+				p.ToolFloors[k] = v
+			}
+		}
+	}
+	return p
+}
+
+// Gate returns the gate of a tool: the agent's (its override, else its
+// default, else never_ask; never_ask when the agent sets no tool gates),
+// raised to the tenant's floors for the tool and for "*".
+func (p EffectiveHitlPolicy) Gate(toolID string) agent.ToolGate {
+	g := agent.ToolGate{Mode: agent.GateNeverAsk}
+	if p.ToolGates != nil {
+		if o, ok := p.ToolGates.Overrides[toolID]; ok {
+			g = o
+		} else if p.ToolGates.Default != nil {
+			g = *p.ToolGates.Default
+		}
+	}
+	if g.Mode.Strictness() < 0 {
+		g.Mode = agent.GateAlwaysAsk // an unknown mode asks: never loosen
+	}
+	if f, ok := p.ToolFloors["*"]; ok {
+		g = stricterGate(g, f)
+	}
+	if f, ok := p.ToolFloors[toolID]; ok {
+		g = stricterGate(g, f)
+	}
+	return g
+}
+
+// reviewerFor returns the reviewer role of a gated call: the policy's,
+// raised to the gate's required role.
+func (p EffectiveHitlPolicy) reviewerFor(g agent.ToolGate) string {
+	if g.RequiredRole != "" && roleRank(g.RequiredRole) > roleRank(p.ReviewerRole) {
+		return g.RequiredRole
+	}
+	return p.ReviewerRole
+}
+
+// SessionGateResult is the session gate's decision for one turn.
+type SessionGateResult struct {
+	// Required reports that the turn needs an approval before it runs.
+	Required   bool   `json:"required"`
+	AfterTurns int    `json:"afterTurns,omitempty"`
+	TurnNumber int    `json:"turnNumber"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// EvaluateSessionGate decides the session gate (hitl.afterTurns,
+// hitlAfterTurns, and the tenant's cap) for turn number turn (1-based): a
+// turn numbered above the gate needs a reviewer's approval before it runs.
+func EvaluateSessionGate(p EffectiveHitlPolicy, turn int) SessionGateResult {
+	r := SessionGateResult{TurnNumber: turn}
+	if p.AfterTurns == nil {
+		return r
+	}
+	r.AfterTurns = *p.AfterTurns
+	if turn > *p.AfterTurns {
+		r.Required = true
+		r.Reason = "the conversation has run past the session gate"
+	}
+	return r
+}

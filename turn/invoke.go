@@ -1,0 +1,253 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// Invoke runs one turn of a conversation as a journaled run of the flow
+// agent.turn (the spec's invokeAgent).
+//
+// Before its first side effect the turn writes the run snapshot and starts
+// the run with a lease; every side effect is then a journal step whose
+// result is stored before the next one starts. The turn returns a Result
+// with StatusCompleted, or StatusSuspended when it parked on human
+// approvals: continue it with Resume. Every error carries a code
+// (agents.CodeOf). A storage failure or a lost lease (persistence-error,
+// run-busy) leaves the run resumable; any other error is the run's final
+// outcome. Cancelling ctx stops the turn for good (turn-aborted, reason
+// external).
+//
+// Tools receive each call's request id (bindings.CallContext.RequestID),
+// which is stable across retries of the call: a call interrupted by a
+// crash is sent again with the same request id, so a tool with side
+// effects must treat it as an idempotency key.
+func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
+	if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
+		return Result{}, err
+	}
+	if err := checkInput(in); err != nil {
+		return Result{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
+	}
+	if in.RunID == "" {
+		in.RunID = newID(&b)
+	}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return Result{}, &agents.InvalidMessageError{Reason: "turn input is not JSON: " + err.Error()}
+	}
+	// The turn works on the input as the snapshot stores it, so that a
+	// resumed run sees exactly what this drive saw.
+	var stored Input
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		return Result{}, &agents.InvalidMessageError{Reason: "turn input does not round-trip through JSON: " + err.Error()}
+	}
+	stored.Agent = in.Agent
+	err = b.Snapshots.Write(ctx, bindings.RunSnapshotWriteInput{
+		TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
+		AgentID: in.Agent.ID, AgentVersion: in.Agent.Version,
+		ConversationID: in.ConversationID, ProjectID: in.ProjectID, Input: raw,
+	})
+	if err != nil {
+		return Result{}, coded(err, "write run snapshot")
+	}
+	owner := newID(&b)
+	if _, err := b.Runs.StartRun(ctx, bindings.StartRunInput{
+		TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
+		Owner: owner, LeaseTTL: leaseTTL(&b),
+	}); err != nil {
+		return Result{}, coded(err, "start run")
+	}
+	entries, err := b.Runs.ReadJournal(ctx, in.TenantID, in.RunID)
+	if err != nil {
+		_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
+		return Result{}, journalError(in.RunID, err)
+	}
+	if len(entries) > 0 {
+		// An existing run: drive it as the snapshot recorded it.
+		snap, err := b.Snapshots.Read(ctx, in.TenantID, in.RunID)
+		if err == nil {
+			err = checkAgent(snap, in.Agent.ID, in.Agent.Version)
+		}
+		if err == nil {
+			stored, err = decodeSnapshot(snap, in)
+		}
+		if err != nil {
+			_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
+			return Result{}, coded(err, "read run snapshot")
+		}
+	}
+	r := newRun(&b, stored, in.Agent, in.RunID, owner, entries)
+	return r.drive(ctx)
+}
+
+// Resume continues a run — parked on approvals, or left running by a
+// driver that died — from the step it stopped at (the spec's
+// resumeAgentTurn). It takes the run's lease first: while another driver
+// holds it, Resume fails with *agents.RunBusyError and calls nothing else.
+// It then reads the snapshot (run-snapshot-missing), the journal
+// (run-journal-unavailable), checks that in.Agent is the run's id@version
+// (agent-version-mismatch) and that the run's provider and model are still
+// registered and allowed (capability-routing-failed), and drives the flow:
+// journaled steps return their stored results, so calls that ran before
+// keep their results and nothing runs twice. An approval still pending is
+// *agents.HitlRequiredError and nothing runs. A finished run returns its
+// recorded result or error without calling anything.
+func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
+	if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
+		return Result{}, err
+	}
+	if strings.TrimSpace(in.TenantID) == "" || strings.TrimSpace(in.RunID) == "" {
+		return Result{}, &agents.InvalidMessageError{Reason: "resume needs a tenant id and a run id"}
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
+	}
+	owner := newID(&b)
+	if _, err := b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(&b)}); err != nil {
+		if agents.CodeOf(err) == agents.CodeRunBusy {
+			return Result{}, err
+		}
+		return Result{}, journalError(in.RunID, err)
+	}
+	release := func() { _ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner) }
+	snap, err := b.Snapshots.Read(ctx, in.TenantID, in.RunID)
+	if err != nil {
+		release()
+		if agents.CodeOf(err) == "" {
+			return Result{}, &agents.RunSnapshotMissingError{RunID: in.RunID}
+		}
+		return Result{}, err
+	}
+	entries, err := b.Runs.ReadJournal(ctx, in.TenantID, in.RunID)
+	if err != nil {
+		release()
+		return Result{}, journalError(in.RunID, err)
+	}
+	if err := checkAgent(snap, in.Agent.ID, in.Agent.Version); err != nil {
+		release()
+		return Result{}, err
+	}
+	stored, err := decodeSnapshot(snap, Input{Agent: in.Agent})
+	if err != nil {
+		release()
+		return Result{}, err
+	}
+	r := newRun(&b, stored, in.Agent, in.RunID, owner, entries)
+	if st := r.entries[NodeComposeResult]; st == nil || st.result == nil {
+		if err := r.recheckRoute(ctx); err != nil {
+			release()
+			return Result{}, err
+		}
+	}
+	return r.drive(ctx)
+}
+
+// recheckRoute verifies, before a resumed drive, that the provider and
+// model setup chose are still registered and allowed by the tenant's
+// current policy. A run whose setup has not completed routes afresh.
+func (r *run) recheckRoute(ctx context.Context) error {
+	st := r.entries[NodeSetup]
+	if st == nil || st.result == nil || st.result.Status != bindings.StepCompleted {
+		return nil
+	}
+	s, err := decodeResult[setupState](st.result)
+	if err != nil {
+		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
+	}
+	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, r.agent.ID, bindings.PolicyKindModel)
+	if err != nil {
+		return err
+	}
+	_, _, err = checkRoute(r.agent, r.b.Providers, p, s.Route)
+	return err
+}
+
+// checkAgent compares the agent passed with the run's.
+func checkAgent(snap bindings.RunSnapshotRecord, id, version string) error {
+	if snap.AgentID != id || snap.AgentVersion != version {
+		return &agents.AgentVersionMismatchError{
+			Subject:  "run " + snap.RunID,
+			Expected: snap.AgentID + "@" + snap.AgentVersion,
+			Actual:   id + "@" + version,
+		}
+	}
+	return nil
+}
+
+// decodeSnapshot rebuilds the turn input a snapshot stored.
+func decodeSnapshot(snap bindings.RunSnapshotRecord, in Input) (Input, error) {
+	var stored Input
+	if err := json.Unmarshal(snap.Input, &stored); err != nil {
+		return Input{}, &agents.RunSnapshotMissingError{RunID: snap.RunID}
+	}
+	stored.Agent = in.Agent
+	stored.TenantID = snap.TenantID
+	stored.RunID = snap.RunID
+	return stored, nil
+}
+
+// journalError codes a failure to read or find a run's journal.
+func journalError(runID string, err error) error {
+	if agents.CodeOf(err) == agents.CodeRunJournalUnavailable {
+		return err
+	}
+	return &agents.RunJournalUnavailableError{RunID: runID, Err: err}
+}
+
+func leaseTTL(b *Bindings) time.Duration {
+	if b.LeaseTTL > 0 {
+		return b.LeaseTTL
+	}
+	return DefaultLeaseTTL
+}
+
+// checkBindings reports a missing required binding as a coded error.
+func checkBindings(b *Bindings, needMemory bool) error {
+	var missing []string
+	if b.Providers == nil {
+		missing = append(missing, "Providers")
+	}
+	if b.Tools == nil {
+		missing = append(missing, "Tools")
+	}
+	if b.Conversations == nil {
+		missing = append(missing, "Conversations")
+	}
+	if b.Snapshots == nil {
+		missing = append(missing, "Snapshots")
+	}
+	if b.Runs == nil {
+		missing = append(missing, "Runs")
+	}
+	if needMemory && b.Memory == nil {
+		missing = append(missing, "Memory (the agent has retrieval intents)")
+	}
+	if len(missing) > 0 {
+		return &agents.InvalidMessageError{Reason: "turn.Bindings lacks required bindings: " + strings.Join(missing, ", ")}
+	}
+	return nil
+}
+
+// checkInput reports an input the turn cannot run.
+func checkInput(in Input) error {
+	switch {
+	case strings.TrimSpace(in.TenantID) == "":
+		return &agents.InvalidMessageError{Reason: "tenant id is required"}
+	case strings.TrimSpace(in.ConversationID) == "":
+		return &agents.InvalidMessageError{Reason: "conversation id is required"}
+	case strings.TrimSpace(in.UserMessage) == "":
+		return &agents.InvalidMessageError{Reason: "user message is empty"}
+	case in.Agent.ID == "" || in.Agent.Version == "":
+		return &agents.InvalidMessageError{Reason: "agent is required (define it with agent.Define)"}
+	}
+	return nil
+}

@@ -1,0 +1,290 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// keyState holds the journal entries of one step key, one per phase.
+type keyState struct {
+	started *bindings.JournalEntry
+	parked  *bindings.JournalEntry
+	result  *bindings.JournalEntry
+}
+
+// loadJournal indexes a run's entries by key and phase. The first entry of
+// a (key, phase) wins, as the binding's idempotency rule says.
+func (r *run) loadJournal(entries []bindings.JournalEntry) {
+	r.entries = make(map[string]*keyState, len(entries)+16)
+	for i := range entries {
+		r.record(entries[i])
+	}
+}
+
+// record indexes one entry.
+func (r *run) record(e bindings.JournalEntry) {
+	st := r.entries[e.Key]
+	if st == nil {
+		st = &keyState{}
+		r.entries[e.Key] = st
+	}
+	switch e.Status.Phase() {
+	case string(bindings.StepStarted):
+		if st.started == nil {
+			st.started = &e
+		}
+	case string(bindings.StepParked):
+		if st.parked == nil {
+			st.parked = &e
+		}
+	default:
+		if st.result == nil {
+			st.result = &e
+		}
+	}
+	r.journal = append(r.journal, e)
+}
+
+// requestID is the deterministic request id of a step: the same on every
+// retry of the step, in any process.
+func (r *run) requestID(key string) string { return r.id + "/" + key }
+
+// appendEntry writes one journal entry under the driver's lease and indexes
+// what the binding kept (which is the first entry of that key and phase).
+func (r *run) appendEntry(ctx context.Context, key, node string, status bindings.StepStatus, output json.RawMessage, se *bindings.StepError) (bindings.JournalEntry, bool, error) {
+	if err := r.checkLease(); err != nil {
+		return bindings.JournalEntry{}, false, err
+	}
+	e, appended, err := r.b.Runs.AppendStep(ctx, bindings.AppendStepInput{
+		TenantID: r.tenantID,
+		RunID:    r.id,
+		Owner:    r.owner,
+		Entry: bindings.JournalEntry{
+			Key: key, Node: node, Status: status, Output: output, Error: se, At: r.now(),
+		},
+	})
+	if err != nil {
+		return bindings.JournalEntry{}, false, coded(err, "append journal step "+key)
+	}
+	r.record(e)
+	return e, appended, nil
+}
+
+// step runs a node's side effect at most once per run: it is the only way
+// the turn performs one.
+//
+//   - A completed entry for key is decoded and returned without running fn;
+//     a failed one returns its recorded coded error.
+//   - A started entry without a result (the driver died mid-step) runs fn
+//     again with the same request id.
+//   - Otherwise step appends started, runs fn, and appends completed with
+//     fn's output as JSON, or failed with fn's coded error.
+//
+// An error that is not the step's own outcome — a storage failure, a lost
+// lease, a cancelled context — is returned without being journaled, so the
+// run can continue later from this step.
+func step[T any](ctx context.Context, r *run, key, node string, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
+	var zero T
+	st := r.entries[key]
+	if st != nil && st.result != nil {
+		return decodeResult[T](st.result)
+	}
+	if err := r.live(ctx); err != nil {
+		return zero, err
+	}
+	if st == nil || st.started == nil {
+		if _, _, err := r.appendEntry(ctx, key, node, bindings.StepStarted, nil, nil); err != nil {
+			return zero, err
+		}
+	}
+	out, err := fn(ctx, r.requestID(key))
+	if err != nil {
+		if !final(ctx, err) {
+			return zero, err
+		}
+		return zero, r.fail(ctx, key, node, err)
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return zero, &agents.PersistenceError{Op: "encode step " + key, Err: err}
+	}
+	e, appended, err := r.appendEntry(ctx, key, node, bindings.StepCompleted, raw, nil)
+	if err != nil {
+		return zero, err
+	}
+	if !appended {
+		// Another driver recorded this step first: its result is the one.
+		return decodeResult[T](&e)
+	}
+	return out, nil
+}
+
+// fail journals err as the failed outcome of key and returns err.
+func (r *run) fail(ctx context.Context, key, node string, err error) error {
+	se, detail := encodeFailure(err)
+	e, appended, werr := r.appendEntry(context.WithoutCancel(ctx), key, node, bindings.StepFailed, detail, se)
+	if werr != nil {
+		return werr
+	}
+	r.failed = true
+	if !appended && e.Status == bindings.StepFailed {
+		// Another driver recorded this step first: its outcome is the one.
+		return decodeFailure(&e)
+	}
+	if !appended {
+		return &agents.RunBusyError{RunID: r.id}
+	}
+	return err
+}
+
+// decodeResult returns the outcome a result entry recorded.
+func decodeResult[T any](e *bindings.JournalEntry) (T, error) {
+	var out T
+	if e.Status == bindings.StepFailed {
+		return out, decodeFailure(e)
+	}
+	if len(e.Output) > 0 {
+		if err := json.Unmarshal(e.Output, &out); err != nil {
+			return out, &agents.RunJournalUnavailableError{Err: fmt.Errorf("decode step %s: %w", e.Key, err)}
+		}
+	}
+	return out, nil
+}
+
+// final reports whether err is a step's own outcome, to be journaled as
+// failed: a coded error other than the storage and lease errors, with the
+// driver's context still live.
+func final(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	switch agents.CodeOf(err) {
+	case "", agents.CodePersistence, agents.CodeRunBusy, agents.CodeRunJournalUnavailable,
+		agents.CodeRunSnapshotMissing:
+		return false
+	}
+	return true
+}
+
+// coded returns err when it carries a code, and a *agents.PersistenceError
+// naming op otherwise.
+func coded(err error, op string) error {
+	if agents.CodeOf(err) != "" {
+		return err
+	}
+	return &agents.PersistenceError{Op: op, Err: err}
+}
+
+// failureDetail is the JSON stored in a failed entry's Output: the error's
+// exported fields (Detail) and the text of its cause.
+type failureDetail struct {
+	Detail json.RawMessage `json:"detail,omitempty"`
+	Cause  string          `json:"cause,omitempty"`
+}
+
+// encodeFailure turns a coded error into a StepError and the detail that
+// decodeFailure rebuilds the typed error from.
+func encodeFailure(err error) (*bindings.StepError, json.RawMessage) {
+	se := &bindings.StepError{Code: agents.CodeOf(err), Message: err.Error()}
+	var c agents.Coder
+	if !errors.As(err, &c) {
+		return se, nil
+	}
+	var fd failureDetail
+	if raw, mErr := json.Marshal(c); mErr == nil {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(raw, &fields) == nil {
+			delete(fields, "Err")
+			fd.Detail, _ = json.Marshal(fields)
+		}
+	}
+	if cause := errors.Unwrap(c); cause != nil {
+		fd.Cause = cause.Error()
+	}
+	out, _ := json.Marshal(fd)
+	return se, out
+}
+
+// decodeFailure rebuilds the typed error a failed entry recorded, so that
+// errors.As and agents.CodeOf see the same error on every replay.
+func decodeFailure(e *bindings.JournalEntry) error {
+	se := e.Error
+	if se == nil {
+		se = &bindings.StepError{Code: agents.CodePersistence, Message: "failed step " + e.Key + " recorded no error"}
+	}
+	var fd failureDetail
+	_ = json.Unmarshal(e.Output, &fd)
+	var cause error
+	if fd.Cause != "" {
+		cause = errors.New(fd.Cause)
+	}
+	target := newCoded(se.Code, cause)
+	if target == nil {
+		return &replayedError{code: se.Code, msg: se.Message}
+	}
+	if len(fd.Detail) > 0 {
+		if err := json.Unmarshal(fd.Detail, target); err != nil {
+			return &replayedError{code: se.Code, msg: se.Message}
+		}
+	}
+	return target
+}
+
+// newCoded returns a zero error of the type that carries code, with its
+// cause set, or nil for a code it does not know.
+func newCoded(code string, cause error) error {
+	switch code {
+	case agents.CodeInvalidAgent:
+		return &agents.InvalidAgentError{}
+	case agents.CodeAgentVersionMismatch:
+		return &agents.AgentVersionMismatchError{}
+	case agents.CodeConversationNotFound:
+		return &agents.ConversationNotFoundError{}
+	case agents.CodeConversationClosed:
+		return &agents.ConversationClosedError{}
+	case agents.CodeInvalidMessage:
+		return &agents.InvalidMessageError{}
+	case agents.CodeMissingParameter:
+		return &agents.MissingParameterError{}
+	case agents.CodeRenderFailure:
+		return &agents.RenderFailureError{Err: cause}
+	case agents.CodeUnresolvedTool:
+		return &agents.UnresolvedToolError{}
+	case agents.CodeToolVersionUnresolvable:
+		return &agents.ToolVersionUnresolvableError{}
+	case agents.CodeCapabilityRoutingFailed:
+		return &agents.CapabilityRoutingError{}
+	case agents.CodeModelInvocationFailed:
+		return &agents.ModelInvocationError{Err: cause}
+	case agents.CodeToolInvocationFailed:
+		return &agents.ToolInvocationError{Err: cause}
+	case agents.CodeBudgetExceeded:
+		return &agents.BudgetExceededError{}
+	case agents.CodeTurnAborted:
+		return &agents.TurnAbortedError{Err: cause}
+	case agents.CodeHitlRequired:
+		return &agents.HitlRequiredError{}
+	case agents.CodeGuardrailViolation:
+		return &agents.GuardrailViolationError{}
+	case agents.CodeUnresolvedGuardrail:
+		return &agents.UnresolvedGuardrailError{}
+	case agents.CodeTenantPolicyUnavailable:
+		return &agents.TenantPolicyUnavailableError{Err: cause}
+	}
+	return nil
+}
+
+// replayedError is a recorded failure whose code has no type of its own.
+type replayedError struct {
+	code, msg string
+}
+
+func (e *replayedError) Error() string { return e.msg }
+
+// Code returns the recorded code.
+func (e *replayedError) Code() string { return e.code }

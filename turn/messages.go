@@ -1,0 +1,163 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/prompt"
+)
+
+// renderPrompt is the render-prompt node: the agent's instructions,
+// rendered strictly with the journaled time and turn number.
+func (r *run) renderPrompt(ctx context.Context) error {
+	text, err := step(ctx, r, NodeRenderPrompt, NodeRenderPrompt, func(context.Context, string) (string, error) {
+		res, err := prompt.Render(r.agent, prompt.Context{
+			Parameters:     r.in.Parameters,
+			Now:            r.s.Now,
+			ConversationID: r.in.ConversationID,
+			Turn:           r.s.TurnNumber,
+		})
+		if err != nil {
+			if agents.CodeOf(err) == "" {
+				return "", &agents.RenderFailureError{Reason: err.Error(), Err: err}
+			}
+			return "", err
+		}
+		return res.Text, nil
+	})
+	r.prompt = text
+	return err
+}
+
+// messageID is the deterministic id of the message a step stores, so a
+// retried append stores nothing twice.
+func (r *run) messageID(key string) string { return r.id + "/" + key }
+
+// persist stores one message of the turn as step key (nothing in a dry
+// run) and folds it into Result.Appended.
+//
+// after, when set, runs only when the step itself runs (not on replay): it
+// emits the events of the message.
+func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendMessageInput, after func(context.Context, bindings.ConversationMessage)) (bindings.ConversationMessage, error) {
+	m, err := step(ctx, r, key, node, func(ctx context.Context, _ string) (bindings.ConversationMessage, error) {
+		in.TenantID = r.tenantID
+		in.ConversationID = r.in.ConversationID
+		in.ID = r.messageID(key)
+		in.TurnNumber = r.s.TurnNumber
+		in.RunID = r.id
+		var m bindings.ConversationMessage
+		if r.in.DryRun {
+			m = bindings.ConversationMessage{
+				TenantID: in.TenantID, ConversationID: in.ConversationID, Role: in.Role, Content: in.Content,
+				ToolCalls: in.ToolCalls, ToolCallID: in.ToolCallID, TurnNumber: in.TurnNumber, RunID: in.RunID,
+				Metadata: in.Metadata,
+			}
+		} else {
+			var err error
+			if m, err = r.b.Conversations.AppendMessage(ctx, in); err != nil {
+				return m, coded(err, "append message")
+			}
+		}
+		if after != nil {
+			after(ctx, m)
+		}
+		return m, nil
+	})
+	if err == nil && !r.in.DryRun {
+		r.appended = append(r.appended, m)
+	}
+	return m, err
+}
+
+// persistUserMessage is the persist-user-message node.
+func (r *run) persistUserMessage(ctx context.Context) error {
+	m, err := r.persist(ctx, NodePersistUserMessage, NodePersistUserMessage, bindings.AppendMessageInput{
+		Role: bindings.RoleUser, Content: r.in.UserMessage,
+	}, nil)
+	r.userMsg = m
+	return err
+}
+
+// buildInitialMessages is the build-initial-messages node: the system
+// prompt with the retrieved facts, the last historyLimit messages before
+// this turn (read with that limit: never the whole conversation), and the
+// user message.
+func (r *run) buildInitialMessages(ctx context.Context) error {
+	msgs, err := step(ctx, r, NodeBuildInitialMessages, NodeBuildInitialMessages, func(ctx context.Context, _ string) ([]bindings.ChatMessage, error) {
+		system := r.prompt
+		if section := FormatRetrievedForPrompt(r.retrieved); section != "" {
+			system += "\n\n" + section
+		}
+		out := []bindings.ChatMessage{{Role: bindings.ChatSystem, Content: system}}
+		if r.s.HistoryLimit > 0 {
+			hist, err := r.b.Conversations.ReadMessages(ctx, bindings.ReadMessagesInput{
+				TenantID: r.tenantID, ConversationID: r.in.ConversationID,
+				Limit: r.s.HistoryLimit, BeforeSeq: r.userMsg.Seq,
+			})
+			if err != nil {
+				return nil, coded(err, "read messages")
+			}
+			out = append(out, historyMessages(hist)...)
+		}
+		return append(out, bindings.ChatMessage{Role: bindings.ChatUser, Content: r.in.UserMessage}), nil
+	})
+	r.messages = msgs
+	return err
+}
+
+// historyMessages turns stored messages into model messages. Tool results
+// whose call fell outside the window are dropped: a model API rejects a
+// tool message that answers no call.
+func historyMessages(hist []bindings.ConversationMessage) []bindings.ChatMessage {
+	out := make([]bindings.ChatMessage, 0, len(hist))
+	calls := map[string]bool{}
+	for _, m := range hist {
+		switch m.Role {
+		case bindings.RoleUser:
+			out = append(out, bindings.ChatMessage{Role: bindings.ChatUser, Content: m.Content})
+		case bindings.RoleSystem:
+			out = append(out, bindings.ChatMessage{Role: bindings.ChatSystem, Content: m.Content})
+		case bindings.RoleAgent:
+			for _, c := range m.ToolCalls {
+				calls[c.ID] = true
+			}
+			out = append(out, bindings.ChatMessage{Role: bindings.ChatAssistant, Content: m.Content, ToolCalls: slices.Clone(m.ToolCalls)})
+		case bindings.RoleTool:
+			if calls[m.ToolCallID] {
+				out = append(out, bindings.ChatMessage{Role: bindings.ChatTool, Content: m.Content, ToolCallID: m.ToolCallID})
+			}
+		}
+	}
+	return out
+}
+
+// persistFinalMessage is the persist-final-message node: the response,
+// stored after the guardrails passed.
+func (r *run) persistFinalMessage(ctx context.Context) (string, error) {
+	m, err := r.persist(ctx, NodePersistFinalMessage, NodePersistFinalMessage, bindings.AppendMessageInput{
+		Role: bindings.RoleAgent, Content: r.final,
+	}, func(ctx context.Context, m bindings.ConversationMessage) {
+		r.emit(ctx, AgentMessageEvent{RunID: r.id, MessageID: m.ID, Content: m.Content})
+	})
+	if err != nil {
+		return "", err
+	}
+	return m.ID, nil
+}
+
+// toolMeta is the metadata of a stored tool message: which tool build
+// answered and how. The turn reads it back to tell whether a tool was used
+// before in the conversation (ask_on_first_use).
+type toolMeta struct {
+	ToolID      string `json:"toolId"`
+	ToolVersion string `json:"toolVersion,omitempty"`
+	Status      string `json:"status"`
+}
+
+func (m toolMeta) raw() json.RawMessage {
+	b, _ := json.Marshal(m)
+	return b
+}

@@ -1,0 +1,145 @@
+package turn
+
+import (
+	"context"
+	"strings"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+)
+
+// RetrievedFact pairs a fact with the intent that fetched it and its score.
+type RetrievedFact struct {
+	Fact   bindings.Fact         `json:"fact"`
+	Score  float64               `json:"score"`
+	Intent agent.RetrievalIntent `json:"intent"`
+}
+
+// RetrievalRequest is what RunRetrievals needs of a turn.
+type RetrievalRequest struct {
+	TenantID       string
+	ProjectID      string
+	ConversationID string
+	// Query is the text keyword and semantic modes match: the user message.
+	Query   string
+	Intents []agent.RetrievalIntent
+}
+
+// RetrievalBindings are what RunRetrievals runs on; Embeddings and
+// EmbeddingModel are needed only by semantic and both modes.
+type RetrievalBindings struct {
+	Memory         bindings.MemoryQueryBinding
+	Embeddings     bindings.EmbeddingRegistry
+	EmbeddingModel string
+}
+
+// RunRetrievals runs each intent as one memory query, in order, with the
+// query text (and, for semantic and both modes, its embedding, computed
+// once). A fact fetched by two intents is kept once, with the first. The
+// facts come back without their embeddings. A failed query is the
+// binding's coded error; an embedding failure is
+// *agents.ModelInvocationError.
+func RunRetrievals(ctx context.Context, req RetrievalRequest, b RetrievalBindings) ([]RetrievedFact, error) {
+	if len(req.Intents) == 0 {
+		return []RetrievedFact{}, nil
+	}
+	if b.Memory == nil {
+		return nil, &agents.InvalidMessageError{Reason: "retrieval needs a memory binding"}
+	}
+	var embedding []float32
+	for _, in := range req.Intents {
+		if in.Mode != agent.ModeSemantic && in.Mode != agent.ModeBoth {
+			continue
+		}
+		if b.Embeddings == nil || b.EmbeddingModel == "" {
+			return nil, &agents.ModelInvocationError{Provider: "embeddings", Model: b.EmbeddingModel, Message: "semantic retrieval needs an embedding registry and model"}
+		}
+		vs, err := b.Embeddings.Embed(ctx, b.EmbeddingModel, []string{req.Query})
+		if err != nil {
+			if agents.CodeOf(err) != "" {
+				return nil, err
+			}
+			return nil, &agents.ModelInvocationError{Provider: "embeddings", Model: b.EmbeddingModel, Err: err}
+		}
+		if len(vs) != 1 {
+			return nil, &agents.ModelInvocationError{Provider: "embeddings", Model: b.EmbeddingModel, Message: "embedding registry returned no vector"}
+		}
+		embedding = vs[0]
+		break
+	}
+	out := []RetrievedFact{}
+	seen := map[string]bool{}
+	for _, in := range req.Intents {
+		limit := agent.DefaultRetrievalLimit
+		if in.Limit != nil {
+			limit = *in.Limit
+		}
+		q := bindings.MemoryQuery{
+			TenantID: req.TenantID, ProjectID: req.ProjectID, ConversationID: req.ConversationID,
+			Types: in.Types, Scope: in.Scope, Limit: limit, Mode: in.Mode,
+		}
+		if in.Mode != "" {
+			q.Query = req.Query
+		}
+		if in.Mode == agent.ModeSemantic || in.Mode == agent.ModeBoth {
+			q.QueryEmbedding = embedding
+		}
+		facts, err := b.Memory.QueryFacts(ctx, q)
+		if err != nil {
+			return nil, coded(err, "query memory")
+		}
+		for _, f := range facts {
+			if seen[f.Fact.ID] {
+				continue
+			}
+			seen[f.Fact.ID] = true
+			f.Fact.Embedding = nil
+			out = append(out, RetrievedFact{Fact: f.Fact, Score: f.Score, Intent: in})
+		}
+	}
+	return out, nil
+}
+
+// FormatRetrievedForPrompt builds the prompt section that shows the model
+// the retrieved facts, one line per fact with its id and type; "" when
+// there are none.
+func FormatRetrievedForPrompt(facts []RetrievedFact) string {
+	if len(facts) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Retrieved facts\n")
+	b.WriteString("Facts from memory that may help; cite a fact by its id.\n")
+	for _, f := range facts {
+		b.WriteString("- [")
+		b.WriteString(f.Fact.ID)
+		b.WriteString("] (")
+		b.WriteString(f.Fact.Type)
+		b.WriteString(") ")
+		b.WriteString(strings.ReplaceAll(strings.TrimSpace(f.Fact.Text), "\n", " "))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// runRetrievals is the run-retrievals node.
+func (r *run) runRetrievals(ctx context.Context) error {
+	facts, err := step(ctx, r, NodeRunRetrievals, NodeRunRetrievals, func(ctx context.Context, _ string) ([]RetrievedFact, error) {
+		facts, err := RunRetrievals(ctx, RetrievalRequest{
+			TenantID: r.tenantID, ProjectID: r.in.ProjectID, ConversationID: r.in.ConversationID,
+			Query: r.in.UserMessage, Intents: r.agent.Retrieval,
+		}, RetrievalBindings{Memory: r.b.Memory, Embeddings: r.b.Embeddings, EmbeddingModel: r.b.EmbeddingModel})
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]string, len(facts))
+		for i, f := range facts {
+			ids[i] = f.Fact.ID
+		}
+		r.emit(ctx, RetrievalCompletedEvent{RunID: r.id, FactIDs: ids})
+		return facts, nil
+	})
+	r.retrieved = facts
+	return err
+}

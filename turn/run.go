@@ -1,0 +1,269 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+)
+
+// run is one drive of a journaled turn: the bindings, the run's identity,
+// its journal, and the turn state folded from the journal's entries as the
+// flow replays them.
+type run struct {
+	b        *Bindings
+	in       Input
+	agent    agent.Agent
+	tenantID string
+	id       string
+	owner    string
+	resumed  bool
+
+	entries map[string]*keyState
+	journal []bindings.JournalEntry
+	lease   *leaseKeeper
+	wallCtx context.Context
+
+	failed        bool // a failed outcome is journaled: the run is over
+	pending       bool // waiting on approvals asked by an earlier drive
+	parkedNow     int  // approvals this drive asked for
+	driveStart    time.Time
+	elapsedBefore int64 // ms of running time of earlier drives
+
+	// Folded turn state.
+	s          setupState
+	provider   bindings.Provider
+	tools      bindings.TenantTools
+	toolDefs   []bindings.ToolDefinition
+	prompt     string
+	userMsg    bindings.ConversationMessage
+	retrieved  []RetrievedFact
+	messages   []bindings.ChatMessage
+	appended   []bindings.ConversationMessage
+	usage      Usage
+	traceCalls []bindings.TraceToolCall
+	usedTools  map[string]bool
+	final      string
+	outcomes   []guardrailOutcome
+	provenance *bindings.ProvenanceRecord
+}
+
+// newRun prepares a drive over a run's journal.
+func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, entries []bindings.JournalEntry) *run {
+	r := &run{b: b, in: in, agent: a, tenantID: in.TenantID, id: runID, owner: owner, resumed: len(entries) > 0}
+	r.loadJournal(entries)
+	for _, e := range entries {
+		if e.Status != bindings.StepParked {
+			continue
+		}
+		var pr parkRecord
+		if json.Unmarshal(e.Output, &pr) == nil && pr.ElapsedMs > r.elapsedBefore {
+			r.elapsedBefore = pr.ElapsedMs
+		}
+	}
+	return r
+}
+
+// now reads the clock seam.
+func (r *run) now() time.Time {
+	if r.b.Now != nil {
+		return r.b.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// elapsedMs is the run's running time: earlier drives plus this one.
+func (r *run) elapsedMs() int64 {
+	return r.elapsedBefore + r.now().Sub(r.driveStart).Milliseconds()
+}
+
+// live reports an abort before a step starts.
+func (r *run) live(ctx context.Context) error {
+	if err := r.checkLease(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// drive runs the flow from wherever the journal says the run is. A
+// finished run returns its recorded outcome without calling anything or
+// emitting events.
+func (r *run) drive(parent context.Context) (Result, error) {
+	if st := r.entries[NodeComposeResult]; st != nil && st.result != nil {
+		r.releaseLease(parent)
+		return decodeResult[Result](st.result)
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	r.keepLease(ctx, cancel)
+	r.driveStart = r.now()
+	r.emit(parent, TurnStartedEvent{
+		RunID: r.id, ConversationID: r.in.ConversationID,
+		AgentID: r.agent.ID, AgentVersion: r.agent.Version, Resumed: r.resumed,
+	})
+	res, err := r.flow(ctx)
+	return r.finish(parent, res, err)
+}
+
+// finish records how the drive ended: the run's status, and for a failure
+// that is the turn's outcome (a journaled step failure, an abort), a failed
+// compose-result entry, so any later drive returns the same error. Storage
+// and lease failures leave the run as it is, to be resumed.
+func (r *run) finish(parent context.Context, res Result, err error) (Result, error) {
+	bg := context.WithoutCancel(parent)
+	r.stopLease()
+	if err == nil {
+		status := bindings.RunCompleted
+		if res.Status == StatusSuspended {
+			status = bindings.RunSuspended
+		}
+		if serr := r.b.Runs.SetRunStatus(bg, r.tenantID, r.id, status); serr != nil {
+			r.releaseLease(bg)
+			return Result{}, coded(serr, "set run status")
+		}
+		r.releaseLease(bg)
+		if res.Status == StatusSuspended {
+			ids := make([]string, len(res.Approvals))
+			for i, a := range res.Approvals {
+				ids[i] = a.ID
+			}
+			r.emit(parent, TurnSuspendedEvent{RunID: r.id, ApprovalIDs: ids})
+		} else {
+			r.emit(parent, TurnCompletedEvent{RunID: r.id, TurnNumber: res.TurnNumber, Usage: res.Usage})
+		}
+		return res, nil
+	}
+	terminal := r.failed
+	switch {
+	case parent.Err() != nil:
+		err = &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: parent.Err()}
+		terminal = true
+	case r.lease != nil && r.lease.lost.Load():
+		err = &agents.RunBusyError{RunID: r.id}
+		terminal = false
+	case r.wallCtx != nil && errors.Is(context.Cause(r.wallCtx), errWallTimeout):
+		err = &agents.TurnAbortedError{Reason: agents.AbortTimeout, Err: errWallTimeout}
+		terminal = true
+	}
+	if terminal {
+		se, detail := encodeFailure(err)
+		if _, _, werr := r.appendEntry(bg, NodeComposeResult, NodeComposeResult, bindings.StepFailed, detail, se); werr == nil {
+			_ = r.b.Runs.SetRunStatus(bg, r.tenantID, r.id, bindings.RunFailed)
+		}
+	} else if r.pending {
+		_ = r.b.Runs.SetRunStatus(bg, r.tenantID, r.id, bindings.RunSuspended)
+	}
+	r.releaseLease(bg)
+	r.emit(parent, TurnFailedEvent{RunID: r.id, Code: agents.CodeOf(err), Message: err.Error()})
+	return Result{}, err
+}
+
+// flow runs the nodes of agent.turn in order; each side effect is a step.
+func (r *run) flow(ctx context.Context) (Result, error) {
+	s, err := step(ctx, r, NodeSetup, NodeSetup, r.setup)
+	if err != nil {
+		return Result{}, err
+	}
+	r.s = s
+	if err := r.bind(); err != nil {
+		return Result{}, err
+	}
+	remaining := s.Budget.MaxWallMs - r.elapsedBefore
+	if remaining <= 0 {
+		r.failed = true // the budget is spent: the outcome is final
+		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortTimeout, Err: errWallTimeout}
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, time.Duration(remaining)*time.Millisecond, errWallTimeout)
+	defer cancel()
+	r.wallCtx = ctx
+
+	if s.SessionGate.Required {
+		if res, waiting, err := r.sessionGate(ctx); err != nil || waiting {
+			return res, err
+		}
+	}
+	if err := r.renderPrompt(ctx); err != nil {
+		return Result{}, err
+	}
+	if err := r.persistUserMessage(ctx); err != nil {
+		return Result{}, err
+	}
+	if err := r.runRetrievals(ctx); err != nil {
+		return Result{}, err
+	}
+	if err := r.buildInitialMessages(ctx); err != nil {
+		return Result{}, err
+	}
+	if res, suspended, err := r.loop(ctx); err != nil || suspended {
+		return res, err
+	}
+	if err := r.evaluateGuardrails(ctx); err != nil {
+		return Result{}, err
+	}
+	msgID, err := r.persistFinalMessage(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := r.persistProvenance(ctx); err != nil {
+		return Result{}, err
+	}
+	return step(ctx, r, NodeComposeResult, NodeComposeResult, func(context.Context, string) (Result, error) {
+		return r.compose(StatusCompleted, msgID, nil), nil
+	})
+}
+
+// bind finds the run's provider and the tenant's tools for this drive.
+func (r *run) bind() error {
+	pr, ok := r.b.Providers.Provider(r.s.Route.Provider)
+	if !ok || pr == nil {
+		return &agents.CapabilityRoutingError{
+			Reason:   "the run's provider is no longer registered",
+			Refusals: []agents.RoutingRefusal{{Provider: r.s.Route.Provider, Model: r.s.Route.Model, Reason: "provider not registered"}},
+		}
+	}
+	r.provider = pr
+	r.tools = r.b.Tools.ForTenant(r.tenantID)
+	r.toolDefs = make([]bindings.ToolDefinition, len(r.s.Tools))
+	for i, d := range r.s.Tools {
+		r.toolDefs[i] = bindings.ToolDefinition{Name: d.ID, Description: d.Description, InputSchema: d.InputSchema}
+	}
+	return nil
+}
+
+// compose builds the turn's result from the folded state.
+func (r *run) compose(status Status, msgID string, approvals []bindings.ApprovalRequest) Result {
+	res := Result{
+		Status:         status,
+		RunID:          r.id,
+		ConversationID: r.in.ConversationID,
+		TurnNumber:     r.s.TurnNumber,
+		Appended:       nonNil(r.appended),
+		Retrieved:      nonNil(r.retrieved),
+		Violations:     []Violation{},
+		Usage:          r.usage,
+		Provider:       r.s.Route,
+		Provenance:     r.provenance,
+		DryRun:         r.in.DryRun,
+		Approvals:      nonNil(approvals),
+	}
+	if status == StatusCompleted {
+		res.Response = Response{MessageID: msgID, Content: r.final}
+		for _, o := range r.outcomes {
+			if !o.Passed && o.Action != bindings.ActionHalt {
+				res.Violations = append(res.Violations, Violation{GuardrailID: o.ID, Kind: o.Kind, Action: o.Action, Reason: o.Reason})
+			}
+		}
+	}
+	return res
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

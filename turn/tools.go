@@ -1,0 +1,300 @@
+package turn
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Plan actions of a tool call, decided before anything runs.
+const (
+	actionRun     = "run"     // call the tool
+	actionRefuse  = "refuse"  // do not call it; tell the model why
+	actionApprove = "approve" // ask a reviewer first
+)
+
+// Tool result statuses, stored in tool messages' metadata.
+const (
+	toolOK       = "ok"
+	toolError    = "error"
+	toolUnknown  = "unknown-tool"
+	toolInvalid  = "invalid-arguments"
+	toolDenied   = "denied"
+	toolRejected = "rejected"
+	toolExpired  = "expired"
+)
+
+// callPlan is the decision for one tool call of a model response.
+type callPlan struct {
+	ID           string          `json:"id"`
+	Key          string          `json:"key"`
+	ToolID       string          `json:"toolId"`
+	ToolVersion  string          `json:"toolVersion,omitempty"`
+	Arguments    json.RawMessage `json:"arguments"`
+	Action       string          `json:"action"`
+	Status       string          `json:"status,omitempty"`
+	Message      string          `json:"message,omitempty"`
+	ReviewerRole string          `json:"reviewerRole,omitempty"`
+	Reason       string          `json:"reason,omitempty"`
+}
+
+// toolResult is the journaled outcome of a tool call that ran: the tool's
+// output, or the error the tool itself returned (told to the model).
+type toolResult struct {
+	Status string          `json:"status"`
+	Output json.RawMessage `json:"output,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// tool finds a resolved tool by id.
+func (r *run) tool(id string) (bindings.ToolDescriptor, bool) {
+	for _, d := range r.s.Tools {
+		if d.ID == id {
+			return d, true
+		}
+	}
+	return bindings.ToolDescriptor{}, false
+}
+
+// plan decides each call of a response before any runs: an unknown tool
+// or arguments that break the input schema are refused (the model is
+// told), a call the authorizer denies is refused, and a call whose gate
+// asks is sent for approval.
+func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]callPlan, error) {
+	plans := make([]callPlan, len(calls))
+	for j, c := range calls {
+		p := callPlan{ID: c.ID, Key: callKey(i, c.ID), ToolID: c.Name, Arguments: c.Arguments, Action: actionRun}
+		d, ok := r.tool(c.Name)
+		if !ok {
+			p.Action, p.Status, p.Message = actionRefuse, toolUnknown, "tool "+c.Name+" is not available to this agent"
+			plans[j] = p
+			continue
+		}
+		p.ToolVersion = d.Version
+		if msg, err := validateArguments(d, c.Arguments); err != nil {
+			return nil, err
+		} else if msg != "" {
+			p.Action, p.Status, p.Message = actionRefuse, toolInvalid, "invalid arguments: "+msg
+			plans[j] = p
+			continue
+		}
+		if r.in.Principal != nil && r.b.Authz != nil {
+			dec, err := r.b.Authz.Authorize(ctx, bindings.AuthzRequest{
+				TenantID: r.tenantID, Principal: *r.in.Principal, ToolID: d.ID, ToolVersion: d.Version, Input: c.Arguments,
+			})
+			switch {
+			case err != nil:
+				p.Action, p.Status, p.Message = actionRefuse, toolDenied, "not authorized: the authorizer could not decide"
+			case !dec.Allowed:
+				p.Action, p.Status, p.Message = actionRefuse, toolDenied, "not authorized"
+				if dec.Reason != "" {
+					p.Message += ": " + dec.Reason
+				}
+			}
+			if p.Action == actionRefuse {
+				plans[j] = p
+				continue
+			}
+		}
+		g := r.s.Hitl.Gate(d.ID)
+		switch g.Mode {
+		case agent.GateAlwaysAsk:
+			p.Action, p.Reason = actionApprove, "tool "+d.ID+" always asks for approval"
+		case agent.GateAskOnFirstUse:
+			used, err := r.toolUsed(ctx, d.ID)
+			if err != nil {
+				return nil, err
+			}
+			if !used {
+				p.Action, p.Reason = actionApprove, "first use of tool "+d.ID+" in this conversation"
+			}
+		}
+		if p.Action == actionApprove {
+			p.ReviewerRole = r.s.Hitl.reviewerFor(g)
+		}
+		plans[j] = p
+	}
+	return plans, nil
+}
+
+// toolUsed reports whether a tool already ran in the conversation: in this
+// run, or in a stored tool message of an earlier turn (paging back from
+// the newest; it stops at the first use).
+func (r *run) toolUsed(ctx context.Context, toolID string) (bool, error) {
+	if r.usedTools[toolID] {
+		return true, nil
+	}
+	const page = 200
+	before := r.userMsg.Seq
+	for {
+		msgs, err := r.b.Conversations.ReadMessages(ctx, bindings.ReadMessagesInput{
+			TenantID: r.tenantID, ConversationID: r.in.ConversationID, Limit: page, BeforeSeq: before,
+		})
+		if err != nil {
+			return false, coded(err, "read messages")
+		}
+		for k := len(msgs) - 1; k >= 0; k-- {
+			m := msgs[k]
+			if m.Role != bindings.RoleTool || len(m.Metadata) == 0 {
+				continue
+			}
+			var meta toolMeta
+			if json.Unmarshal(m.Metadata, &meta) == nil && meta.ToolID == toolID && meta.Status == toolOK {
+				return true, nil
+			}
+		}
+		if len(msgs) < page || msgs[0].Seq <= 1 {
+			return false, nil
+		}
+		before = msgs[0].Seq
+	}
+}
+
+// invokeTool is the body of a tool call's step: secrets resolved, the exact
+// journaled tool version called with the step's request id, the output
+// checked against the output schema. An error the tool returns is its
+// result (the model is told); a coded error — the binding failed — or a
+// broken output is *agents.ToolInvocationError and fails the turn.
+func (r *run) invokeTool(ctx context.Context, p callPlan, requestID string) (toolResult, error) {
+	d, _ := r.tool(p.ToolID)
+	call := bindings.CallContext{
+		TenantID: r.tenantID, RunID: r.id, ConversationID: r.in.ConversationID, AgentID: r.agent.ID,
+		RequestID: requestID, Env: d.Env, Config: d.Config,
+	}
+	if r.in.Principal != nil {
+		call.PrincipalID = r.in.Principal.ID
+	}
+	if len(d.Secrets) > 0 {
+		if r.b.Secrets == nil {
+			return toolResult{}, &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Message: "the tool needs secrets and no secret resolver is bound"}
+		}
+		call.Secrets = make(map[string]string, len(d.Secrets))
+		for _, name := range d.Secrets {
+			v, err := r.b.Secrets.ResolveSecret(ctx, r.tenantID, name)
+			if err != nil {
+				return toolResult{}, &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Message: "resolve secret " + name, Err: err}
+			}
+			call.Secrets[name] = v
+		}
+	}
+	r.emit(ctx, ToolStartedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, RequestID: requestID, Input: p.Arguments})
+	out, err := r.tools.Invoke(ctx, d, p.Arguments, call)
+	if err != nil {
+		if ctx.Err() != nil {
+			return toolResult{}, err
+		}
+		r.emit(ctx, ToolFailedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Error: err.Error()})
+		if agents.CodeOf(err) != "" {
+			if agents.CodeOf(err) == agents.CodeToolInvocationFailed {
+				return toolResult{}, err
+			}
+			return toolResult{}, &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Err: err}
+		}
+		return toolResult{Status: toolError, Error: err.Error()}, nil
+	}
+	if msg, bad := checkOutput(d, out); bad {
+		r.emit(ctx, ToolFailedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Error: msg})
+		return toolResult{}, &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Message: msg}
+	}
+	r.emit(ctx, ToolCompletedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Output: out})
+	return toolResult{Status: toolOK, Output: out}, nil
+}
+
+// checkOutput reports an output that is not JSON or breaks the tool's
+// output schema.
+func checkOutput(d bindings.ToolDescriptor, out json.RawMessage) (string, bool) {
+	if !json.Valid(out) {
+		return "the tool's output is not JSON", true
+	}
+	if len(d.OutputSchema) == 0 {
+		return "", false
+	}
+	sch, err := compileSchema(d.OutputSchema)
+	if err != nil {
+		return "the tool's output schema does not compile: " + err.Error(), true
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
+	if err != nil {
+		return "the tool's output is not JSON", true
+	}
+	if err := sch.Validate(inst); err != nil {
+		return "the tool's output breaks its schema: " + err.Error(), true
+	}
+	return "", false
+}
+
+// validateArguments checks a call's arguments against the tool's input
+// schema (any JSON object when it has none). It returns a message for the
+// model when they do not fit, and an error when the schema itself is
+// broken.
+func validateArguments(d bindings.ToolDescriptor, args json.RawMessage) (string, error) {
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return "arguments are not JSON", nil
+	}
+	if len(d.InputSchema) == 0 {
+		if _, ok := inst.(map[string]any); !ok {
+			return "arguments must be a JSON object", nil
+		}
+		return "", nil
+	}
+	sch, err := compileSchema(d.InputSchema)
+	if err != nil {
+		return "", &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Message: "input schema does not compile", Err: err}
+	}
+	if err := sch.Validate(inst); err != nil {
+		return err.Error(), nil
+	}
+	return "", nil
+}
+
+// compiled is a cached schema compilation.
+type compiled struct {
+	sch *jsonschema.Schema
+	err error
+}
+
+// schemaCache memoizes schema compilation by schema text: a pure function
+// of its key, bounded to schemaCacheMax entries (past that, schemas are
+// compiled per use).
+var (
+	schemaCache  sync.Map
+	schemaCached atomic.Int64
+)
+
+const schemaCacheMax = 4096
+
+// compileSchema compiles a JSON Schema (draft 2020-12 unless it says
+// otherwise, formats asserted), once per distinct schema text.
+func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	key := string(raw)
+	if v, ok := schemaCache.Load(key); ok {
+		c := v.(*compiled)
+		return c.sch, c.err
+	}
+	c := &compiled{}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		c.err = err
+	} else {
+		comp := jsonschema.NewCompiler()
+		comp.DefaultDraft(jsonschema.Draft2020)
+		comp.AssertFormat()
+		if c.err = comp.AddResource("urn:kindgi:tool-schema", doc); c.err == nil {
+			c.sch, c.err = comp.Compile("urn:kindgi:tool-schema")
+		}
+	}
+	if schemaCached.Load() < schemaCacheMax {
+		if _, loaded := schemaCache.LoadOrStore(key, c); !loaded {
+			schemaCached.Add(1)
+		}
+	}
+	return c.sch, c.err
+}

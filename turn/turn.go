@@ -1,0 +1,195 @@
+package turn
+
+import (
+	"context"
+	"time"
+
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+)
+
+// Flow identity and limits of the agent.turn flow.
+const (
+	// FlowID is the id of the flow every turn runs.
+	FlowID = "agent.turn"
+	// FlowVersion is the version of the flow (and of its journal layout).
+	FlowVersion = "1.1.0"
+	// LoopMaxIterations bounds the agent loop whatever the budget says.
+	LoopMaxIterations = 32
+	// DefaultHistoryLimit is the number of prior messages loaded into the
+	// prompt when the agent's conversation policy sets no historyLimit.
+	DefaultHistoryLimit = 50
+	// DefaultLeaseTTL is the lease a driver takes on its run when
+	// Bindings.LeaseTTL is zero.
+	DefaultLeaseTTL = 5 * time.Minute
+)
+
+// Node ids of the agent.turn flow, as they appear in run journals.
+const (
+	NodeSetup                = "setup"
+	NodeRenderPrompt         = "render-prompt"
+	NodePersistUserMessage   = "persist-user-message"
+	NodeRunRetrievals        = "run-retrievals"
+	NodeBuildInitialMessages = "build-initial-messages"
+	NodeAgentLoop            = "agent-loop"
+	NodeModelCall            = "model-call"
+	NodeDispatchTools        = "dispatch-tools"
+	NodeBudgetCheck          = "budget-check"
+	NodeEvaluateGuardrails   = "evaluate-guardrails"
+	NodePersistFinalMessage  = "persist-final-message"
+	NodePersistProvenance    = "persist-provenance"
+	NodeComposeResult        = "compose-result"
+)
+
+// Status is the outcome of a turn that did not fail.
+type Status string
+
+// Turn statuses.
+const (
+	// StatusCompleted: the turn finished and Result.Response holds the
+	// answer.
+	StatusCompleted Status = "completed"
+	// StatusSuspended: the turn parked on human approvals
+	// (Result.Approvals); continue it with Resume once they are decided.
+	StatusSuspended Status = "suspended"
+)
+
+// Input is one turn of a conversation (the spec's InvokeAgentInput).
+//
+// The turn stores Input as the run snapshot (without Agent, which Resume
+// takes again, and without anything that is not data), so Parameters
+// must be JSON values and must not hold secrets: tools get secrets through
+// the SecretResolver.
+type Input struct {
+	TenantID  string `json:"tenantId"`
+	ProjectID string `json:"projectId,omitempty"`
+	// Agent is the agent at the version the conversation was opened with.
+	Agent agent.Agent `json:"-"`
+	// ConversationID names an open conversation of Agent's id@version.
+	ConversationID string `json:"conversationId"`
+	UserMessage    string `json:"userMessage"`
+	// Parameters are the prompt parameters.
+	Parameters    map[string]any `json:"parameters,omitempty"`
+	ParticipantID string         `json:"participantId,omitempty"`
+	// DryRun checks everything but writes nothing to the conversation,
+	// memory or provenance, and skips the model call.
+	DryRun bool `json:"dryRun,omitempty"`
+	// Principal is who the turn acts for. With Bindings.Authz set, every
+	// tool call is authorized for it first; a denied call never runs.
+	Principal *bindings.Principal `json:"principal,omitempty"`
+	// RunID is optional: empty gets a fresh run id. Invoking again with the
+	// run id of an existing run drives that run (as Resume does): a
+	// finished run returns its stored result without calling anything, so
+	// a host may retry an Invoke safely with the same RunID.
+	RunID string `json:"runId,omitempty"`
+}
+
+// ResumeInput names a run to continue (the spec's resumeAgentTurn input).
+type ResumeInput struct {
+	TenantID string `json:"tenantId"`
+	RunID    string `json:"runId"`
+	// Agent must be the id@version the run started with.
+	Agent agent.Agent `json:"-"`
+}
+
+// OnEvent receives the turn's events in order, synchronously. A handler
+// that panics is recovered and ignored; a slow handler slows the turn.
+type OnEvent func(ctx context.Context, e Event)
+
+// Bindings are what a turn runs on (the spec's InvokeAgentBindings).
+// Conversations, Snapshots, Runs, Providers and Tools are required; Memory
+// is required when the agent has retrieval intents; the rest are optional
+// (nil).
+type Bindings struct {
+	Providers     bindings.ProviderRegistry
+	Tools         bindings.ToolRegistry
+	Memory        bindings.MemoryQueryBinding
+	Conversations bindings.ConversationBinding
+	Snapshots     bindings.RunSnapshotBinding
+	Runs          bindings.RunBinding
+
+	// TenantPolicy and the policy PolicyRegistry evaluates are merged so
+	// the turn is at least as strict as each.
+	TenantPolicy   *bindings.TenantPolicy
+	PolicyRegistry bindings.PolicyRegistry
+
+	// Embeddings and EmbeddingModel embed the user message for semantic
+	// and both retrieval modes.
+	Embeddings     bindings.EmbeddingRegistry
+	EmbeddingModel string
+
+	OnEvent    OnEvent
+	Provenance bindings.ProvenanceBindings
+	Hitl       bindings.HitlBinding
+	Secrets    bindings.SecretResolver
+	// Authz authorizes tool calls for Input.Principal (when both are set).
+	// It is a binding rather than an input field so that Resume, in
+	// another process, applies it too.
+	Authz      bindings.Authorizer
+	Guardrails bindings.GuardrailRegistry
+	Checks     bindings.CheckRegistry
+
+	// LeaseTTL is how long a driver's lease on its run lasts; the driver
+	// renews it every third of it while it runs. Zero is DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// Now is the clock (nil: time.Now). The turn reads it for its journaled
+	// decisions, approval expiry and wall-time budget.
+	Now func() time.Time
+	// NewID makes run ids and lease owner ids (nil: 128 random bits, hex).
+	NewID func() string
+}
+
+// Response is the turn's answer.
+type Response struct {
+	// MessageID is the id of the stored agent message ("" for a dry run or
+	// a suspended turn).
+	MessageID string `json:"messageId,omitempty"`
+	Content   string `json:"content"`
+}
+
+// Usage is what a turn consumed (the spec's AgentTurnUsage), across parks.
+type Usage struct {
+	InputTokens  int     `json:"inputTokens"`
+	OutputTokens int     `json:"outputTokens"`
+	CostUsd      float64 `json:"costUsd"`
+	ModelCalls   int     `json:"modelCalls"`
+	ToolCalls    int     `json:"toolCalls"`
+}
+
+// ProviderRef names the provider and model a turn was routed to.
+type ProviderRef struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+}
+
+// Violation is a failed guardrail whose action is not halt: reported, not
+// carried out.
+type Violation struct {
+	GuardrailID string `json:"guardrailId"`
+	Kind        string `json:"kind"`
+	Action      string `json:"action"`
+	Reason      string `json:"reason,omitempty"`
+}
+
+// Result is a turn's outcome (the spec's AgentTurnResult).
+type Result struct {
+	Status         Status `json:"status"`
+	RunID          string `json:"runId"`
+	ConversationID string `json:"conversationId"`
+	TurnNumber     int    `json:"turnNumber"`
+	// Appended are the messages the turn stored, in order (none for a dry
+	// run).
+	Appended []bindings.ConversationMessage `json:"appended"`
+	// Response is a placeholder (empty) while Status is StatusSuspended.
+	Response   Response        `json:"response"`
+	Retrieved  []RetrievedFact `json:"retrieved"`
+	Violations []Violation     `json:"violations"`
+	Usage      Usage           `json:"usage"`
+	Provider   ProviderRef     `json:"provider"`
+	// Provenance is the signed record (nil for a dry run, a suspended turn
+	// or without a provenance emitter).
+	Provenance *bindings.ProvenanceRecord `json:"provenance,omitempty"`
+	DryRun     bool                       `json:"dryRun,omitempty"`
+	// Approvals are the pending approval requests of a suspended turn.
+	Approvals []bindings.ApprovalRequest `json:"approvals"`
+}
