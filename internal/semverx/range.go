@@ -36,6 +36,8 @@ type comparator struct {
 	v  *semver.Version
 }
 
+// String returns the comparator in npm's form: ">=1.2.3", "1.2.3" for
+// equality, "" for any.
 func (c comparator) String() string {
 	if c.op == opAny {
 		return ""
@@ -210,7 +212,12 @@ func normalizeSet(cs []comparator) []comparator {
 		return []comparator{{op: opAny}}
 	}
 	out := cs[:0:0]
-	seen := make(map[string]bool, len(cs))
+	type key struct {
+		op                  op
+		major, minor, patch uint64
+		pre                 string
+	}
+	seen := make(map[key]bool, len(cs))
 	for _, c := range cs {
 		if c.isGTE0() {
 			c = anyComparator // npm's replaceGTE0: >=0.0.0 is "*"
@@ -218,9 +225,12 @@ func normalizeSet(cs []comparator) []comparator {
 		if c.isNull() {
 			return []comparator{c}
 		}
-		key := c.String()
-		if !seen[key] {
-			seen[key] = true
+		k := key{op: c.op}
+		if c.op != opAny {
+			k = key{c.op, c.v.Major(), c.v.Minor(), c.v.Patch(), c.v.Prerelease()}
+		}
+		if !seen[k] {
+			seen[k] = true
 			out = append(out, c)
 		}
 	}
