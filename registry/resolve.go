@@ -21,8 +21,8 @@
 // and ^1.0.0 admits no prerelease at all. The constraints of
 // github.com/Masterminds/semver differ from npm's on several points
 // (prereleases, commas, leading zeros, the empty range, ...), so ranges are
-// parsed by this module; Masterminds provides the version type and its
-// precedence.
+// parsed by this module (internal/semverx documents every difference and
+// tests each); Masterminds provides the version type and its precedence.
 package registry
 
 import (
