@@ -5,47 +5,21 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 )
 
-// Retrieval constants: BM25's k1 and b, the reciprocal-rank-fusion k, and
-// the result limit when a query asks for 0.
+// Retrieval constants: BM25's k1 and b, and the reciprocal-rank-fusion k.
 const (
-	BM25K1            = 1.2
-	BM25B             = 0.75
-	RRFK              = 60
-	defaultQueryLimit = 10
+	BM25K1 = 1.2
+	BM25B  = 0.75
+	RRFK   = 60
 )
 
-// tenantFacts is one tenant's facts with an inverted index over their
-// text: postings[term][factID] is the fact. Collection statistics for BM25
-// (fact count, average length, document frequency) are the tenant's.
-type tenantFacts struct {
-	byID     map[string]*factRec
-	postings map[string]map[string]*factRec
-	totalLen int
-}
-
-// factRec is a stored fact with its term frequencies, length in terms,
-// and embedding norm.
-type factRec struct {
-	f      bindings.Fact
-	tf     map[string]int
-	length int
-	norm   float64
-}
-
-// Tokenize is the keyword tokenizer: lower case, split on every rune that
-// is not a letter or a digit.
-func Tokenize(text string) []string {
-	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-}
+// defaultQueryLimit is the result limit when a query asks for 0.
+const defaultQueryLimit = 10
 
 func cloneFact(f bindings.Fact) bindings.Fact {
 	f.Data = cloneJSON(f.Data)
@@ -53,14 +27,6 @@ func cloneFact(f bindings.Fact) bindings.Fact {
 		f.Embedding = append([]float32(nil), f.Embedding...)
 	}
 	return f
-}
-
-func norm(v []float32) float64 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	return math.Sqrt(s)
 }
 
 // PutFact stores a fact, replacing one with the same (tenant, ID). An empty
@@ -83,57 +49,27 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 			return bindings.Fact{}, &agents.PersistenceError{Op: "embed fact", Err: err}
 		}
 		if len(vs) != 1 {
-			return bindings.Fact{}, &agents.PersistenceError{Op: "embed fact: registry returned no vector"}
+			return bindings.Fact{}, &agents.PersistenceError{Op: "embed fact: the registry returned no vector"}
 		}
 		f.Embedding = append([]float32(nil), vs[0]...)
 	}
 	if f.CreatedAt.IsZero() {
 		f.CreatedAt = s.now()
 	}
-	terms := Tokenize(f.Text)
-	rec := &factRec{f: f, tf: make(map[string]int, len(terms)), length: len(terms), norm: norm(f.Embedding)}
-	for _, t := range terms {
-		rec.tf[t]++
-	}
+	rec := newFactRec(f)
 
 	s.memMu.Lock()
 	defer s.memMu.Unlock()
 	tf := s.facts[f.TenantID]
 	if tf == nil {
-		tf = &tenantFacts{byID: map[string]*factRec{}, postings: map[string]map[string]*factRec{}}
+		tf = newTenantFacts()
 		s.facts[f.TenantID] = tf
 	}
-	if rec.f.ID == "" {
-		for rec.f.ID == "" || tf.byID[rec.f.ID] != nil {
-			rec.f.ID = s.ids()
-		}
+	for rec.f.ID == "" || (f.ID == "" && tf.byID[rec.f.ID] != nil) {
+		rec.f.ID = s.ids()
 	}
-	if old := tf.byID[rec.f.ID]; old != nil {
-		tf.unindex(old)
-	}
-	tf.byID[rec.f.ID] = rec
-	tf.totalLen += rec.length
-	for t := range rec.tf {
-		p := tf.postings[t]
-		if p == nil {
-			p = map[string]*factRec{}
-			tf.postings[t] = p
-		}
-		p[rec.f.ID] = rec
-	}
+	tf.put(rec)
 	return cloneFact(rec.f), nil
-}
-
-func (tf *tenantFacts) unindex(old *factRec) {
-	tf.totalLen -= old.length
-	for t := range old.tf {
-		p := tf.postings[t]
-		delete(p, old.f.ID)
-		if len(p) == 0 {
-			delete(tf.postings, t)
-		}
-	}
-	delete(tf.byID, old.f.ID)
 }
 
 // filter is a query's type and scope test.
@@ -142,15 +78,15 @@ type filter struct {
 	q     *bindings.MemoryQuery
 }
 
-func (fl filter) match(f *bindings.Fact) bool {
-	if !fl.types[f.Type] {
+func (fl filter) match(r *factRec) bool {
+	if r.dead || !fl.types[r.f.Type] {
 		return false
 	}
 	switch fl.q.Scope {
 	case agent.ScopeSameConversation:
-		return fl.q.ConversationID != "" && f.ConversationID == fl.q.ConversationID
+		return fl.q.ConversationID != "" && r.f.ConversationID == fl.q.ConversationID
 	case agent.ScopeSameProject:
-		return fl.q.ProjectID != "" && f.ProjectID == fl.q.ProjectID
+		return fl.q.ProjectID != "" && r.f.ProjectID == fl.q.ProjectID
 	}
 	return true
 }
@@ -178,9 +114,10 @@ func better(a, b scored) int {
 }
 
 // QueryFacts answers a memory query: keyword by BM25 over the fact text,
-// semantic by cosine similarity to q.QueryEmbedding, both by
-// reciprocal-rank fusion (score Σ 1/(RRFK + rank), ranks from 1) of the
-// two full rankings, and "" as the latest Limit facts of each type.
+// semantic by cosine similarity to q.QueryEmbedding (facts whose embedding
+// has another dimension are skipped), both by reciprocal-rank fusion
+// (score Σ 1/(RRFK + rank), ranks from 1) of the two full rankings, and ""
+// as the latest Limit facts of each type.
 func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindings.ScoredFact, error) {
 	if err := alive(ctx); err != nil {
 		return nil, err
@@ -192,6 +129,11 @@ func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindi
 	case agent.ScopeSameConversation, agent.ScopeSameProject, agent.ScopeTenant:
 	default:
 		return nil, invalid("unknown retrieval scope " + q.Scope)
+	}
+	switch q.Mode {
+	case "", agent.ModeKeyword, agent.ModeSemantic, agent.ModeBoth:
+	default:
+		return nil, invalid("unknown retrieval mode " + q.Mode)
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -205,21 +147,19 @@ func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindi
 	s.memMu.RLock()
 	defer s.memMu.RUnlock()
 	tf := s.facts[q.TenantID]
+	if tf == nil {
+		return []bindings.ScoredFact{}, nil
+	}
 	var res []scored
 	switch q.Mode {
 	case "":
 		res = latestPerType(tf, fl, limit)
 	case agent.ModeKeyword:
-		res = bm25(tf, fl, q.Query)
+		res = top(bm25(tf, fl, q.Query), limit)
 	case agent.ModeSemantic:
-		res = cosine(tf, fl, q.QueryEmbedding)
+		res = top(cosine(tf, fl, q.QueryEmbedding), limit)
 	case agent.ModeBoth:
-		res = fuse(bm25(tf, fl, q.Query), cosine(tf, fl, q.QueryEmbedding))
-	default:
-		return nil, invalid("unknown retrieval mode " + q.Mode)
-	}
-	if q.Mode != "" && len(res) > limit {
-		res = res[:limit]
+		res = top(fuse(top(bm25(tf, fl, q.Query), -1), top(cosine(tf, fl, q.QueryEmbedding), -1)), limit)
 	}
 	out := make([]bindings.ScoredFact, len(res))
 	for i, r := range res {
@@ -230,74 +170,76 @@ func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindi
 
 // latestPerType returns the newest limit facts of each type, newest first.
 func latestPerType(tf *tenantFacts, fl filter, limit int) []scored {
-	if tf == nil {
-		return nil
-	}
 	byType := map[string][]scored{}
-	for _, r := range tf.byID {
-		if fl.match(&r.f) {
+	for _, r := range tf.slots {
+		if fl.match(r) {
 			byType[r.f.Type] = append(byType[r.f.Type], scored{rec: r})
 		}
 	}
 	var out []scored
 	for _, list := range byType {
-		slices.SortFunc(list, better)
-		out = append(out, list[:min(limit, len(list))]...)
+		out = append(out, top(list, limit)...)
 	}
 	slices.SortFunc(out, better)
 	return out
 }
 
-// bm25 ranks the facts that share a term with query by Okapi BM25 with the
-// tenant's collection statistics and idf = ln(1 + (N - n + 0.5)/(n + 0.5)).
+// bm25 scores the facts that share a term with query by Okapi BM25 with
+// the tenant's collection statistics and idf = ln(1 + (N - n + 0.5)/(n +
+// 0.5)). The result is unordered.
 func bm25(tf *tenantFacts, fl filter, query string) []scored {
-	if tf == nil || len(tf.byID) == 0 {
+	n := float64(tf.live())
+	if n == 0 {
 		return nil
 	}
-	n := float64(len(tf.byID))
 	avgdl := float64(tf.totalLen) / n
 	if avgdl == 0 {
 		avgdl = 1
 	}
-	scores := map[*factRec]float64{}
+	var scores []float64
+	var touched []*factRec
 	seen := map[string]bool{}
 	for _, t := range Tokenize(query) {
 		if seen[t] {
 			continue
 		}
 		seen[t] = true
-		p := tf.postings[t]
-		if len(p) == 0 {
+		df := float64(tf.df[t])
+		if df == 0 {
 			continue
 		}
-		df := float64(len(p))
+		if scores == nil {
+			scores = make([]float64, len(tf.slots))
+		}
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		for _, r := range p {
-			if !fl.match(&r.f) {
+		for _, p := range tf.postings[t] {
+			if !fl.match(p.rec) {
 				continue
 			}
-			f := float64(r.tf[t])
-			scores[r] += idf * f * (BM25K1 + 1) / (f + BM25K1*(1-BM25B+BM25B*float64(r.length)/avgdl))
+			if scores[p.rec.slot] == 0 {
+				touched = append(touched, p.rec)
+			}
+			f := float64(p.tf)
+			scores[p.rec.slot] += idf * f * (BM25K1 + 1) / (f + BM25K1*(1-BM25B+BM25B*float64(p.rec.length)/avgdl))
 		}
 	}
-	out := make([]scored, 0, len(scores))
-	for r, sc := range scores {
-		out = append(out, scored{rec: r, score: sc})
+	out := make([]scored, len(touched))
+	for i, r := range touched {
+		out[i] = scored{rec: r, score: scores[r.slot]}
 	}
-	slices.SortFunc(out, better)
 	return out
 }
 
-// cosine ranks the facts with an embedding of q's dimension by cosine
-// similarity to q.
+// cosine scores the facts with an embedding of q's dimension by cosine
+// similarity to q. The result is unordered.
 func cosine(tf *tenantFacts, fl filter, q []float32) []scored {
 	qn := norm(q)
-	if tf == nil || qn == 0 {
+	if qn == 0 {
 		return nil
 	}
 	var out []scored
-	for _, r := range tf.byID {
-		if r.norm == 0 || len(r.f.Embedding) != len(q) || !fl.match(&r.f) {
+	for _, r := range tf.slots {
+		if r.norm == 0 || len(r.f.Embedding) != len(q) || !fl.match(r) {
 			continue
 		}
 		var dot float64
@@ -306,11 +248,11 @@ func cosine(tf *tenantFacts, fl filter, q []float32) []scored {
 		}
 		out = append(out, scored{rec: r, score: dot / (r.norm * qn)})
 	}
-	slices.SortFunc(out, better)
 	return out
 }
 
-// fuse combines rankings by reciprocal-rank fusion.
+// fuse combines best-first rankings by reciprocal-rank fusion. The result
+// is unordered.
 func fuse(rankings ...[]scored) []scored {
 	scores := map[*factRec]float64{}
 	for _, ranking := range rankings {
@@ -322,6 +264,49 @@ func fuse(rankings ...[]scored) []scored {
 	for r, sc := range scores {
 		out = append(out, scored{rec: r, score: sc})
 	}
-	slices.SortFunc(out, better)
 	return out
+}
+
+// top returns the best k of cands, best first (all of them when k < 0).
+// It selects with a k-sized heap, so ranking n facts for a small k costs
+// O(n log k), not a full sort.
+func top(cands []scored, k int) []scored {
+	if k < 0 || len(cands) <= k {
+		slices.SortFunc(cands, better)
+		return cands
+	}
+	if k == 0 {
+		return nil
+	}
+	// h is a heap whose root is the worst of the best k so far.
+	h := slices.Clone(cands[:k])
+	worse := func(i, j int) bool { return better(h[i], h[j]) > 0 }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			w := l
+			if r := l + 1; r < len(h) && worse(r, l) {
+				w = r
+			}
+			if !worse(w, i) {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
+		}
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, c := range cands[k:] {
+		if better(c, h[0]) < 0 {
+			h[0] = c
+			down(0)
+		}
+	}
+	slices.SortFunc(h, better)
+	return h
 }

@@ -1,0 +1,125 @@
+package memstore_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/memstore"
+)
+
+// BenchmarkReadMessagesLast20 reads the latest 20 messages of a
+// conversation of 10, 20 and 100,000 messages: the cost should not grow with the
+// conversation.
+func BenchmarkReadMessagesLast20(b *testing.B) {
+	for _, n := range []int{10, 20, 100_000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			ctx := b.Context()
+			s := memstore.New(nil)
+			if _, err := s.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t", ID: "c", AgentID: "a", AgentVersion: "1.0.0"}); err != nil {
+				b.Fatal(err)
+			}
+			for i := range n {
+				if _, err := s.AppendMessage(ctx, bindings.AppendMessageInput{TenantID: "t", ConversationID: "c", ID: fmt.Sprint(i), Role: bindings.RoleUser, Content: "a message of moderate length", TurnNumber: i/2 + 1}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			in := bindings.ReadMessagesInput{TenantID: "t", ConversationID: "c", Limit: 20}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				ms, err := s.ReadMessages(ctx, in)
+				if err != nil || len(ms) != min(20, n) {
+					b.Fatalf("%d messages, %v", len(ms), err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAppendStep appends journal entries with distinct keys to one
+// run.
+func BenchmarkAppendStep(b *testing.B) {
+	ctx := b.Context()
+	s := memstore.New(nil)
+	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: "t", RunID: "r", Owner: "w", LeaseTTL: time.Hour}); err != nil {
+		b.Fatal(err)
+	}
+	keys := make([]string, 1<<16)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("agent-loop/%d/model-call", i)
+	}
+	in := bindings.AppendStepInput{TenantID: "t", RunID: "r", Owner: "w", Entry: bindings.JournalEntry{
+		Node: "model-call", Status: bindings.StepCompleted, Output: []byte(`{"text":"hello","usage":{"inputTokens":10}}`),
+	}}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		in.Entry.Key = keys[i%len(keys)]
+		in.Entry.Status = bindings.StepCompleted
+		if i >= len(keys) { // keep appending new (key, phase) pairs
+			in.Entry.Status = bindings.StepStarted
+		}
+		if i >= 2*len(keys) {
+			in.Entry.Key = fmt.Sprint(i)
+		}
+		if _, _, err := s.AppendStep(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+// BenchmarkQueryFactsKeyword10k ranks 10,000 facts by BM25 for a
+// three-term query, limit 10.
+func BenchmarkQueryFactsKeyword10k(b *testing.B) {
+	ctx := b.Context()
+	s := memstore.New(nil)
+	words := []string{"payment", "late", "penalty", "vendor", "invoice", "schedule", "annex", "delivery", "buyer", "seller",
+		"indemnity", "cap", "liability", "warranty", "term", "renewal", "notice", "termination", "governing", "law"}
+	for i := range 10_000 {
+		text := ""
+		for j := range 12 {
+			text += words[(i*7+j*j*3+j)%len(words)] + " "
+		}
+		if _, err := s.PutFact(ctx, bindings.Fact{TenantID: "t", ID: fmt.Sprint(i), Type: "clause", ProjectID: fmt.Sprint(i % 10), Text: text, CreatedAt: time.Unix(int64(i), 0)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	q := bindings.MemoryQuery{TenantID: "t", Types: []string{"clause"}, Scope: agent.ScopeTenant, Mode: agent.ModeKeyword, Query: "late payment penalty", Limit: 10}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := s.QueryFacts(ctx, q)
+		if err != nil || len(res) != 10 {
+			b.Fatalf("%d results, %v", len(res), err)
+		}
+	}
+}
+
+// BenchmarkListConversationsPage reads a page of 20 from the middle of
+// 100,000 conversations by cursor.
+func BenchmarkListConversationsPage(b *testing.B) {
+	ctx := b.Context()
+	s := memstore.New(nil)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 100_000 {
+		if _, err := s.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t", ID: fmt.Sprintf("c%06d", i), AgentID: "a", AgentVersion: "1.0.0", OpenedAt: base.Add(time.Duration(i/3) * time.Second)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	in := bindings.ListConversationsPageInput{
+		ListConversationsInput: bindings.ListConversationsInput{TenantID: "t", Limit: 20},
+		Cursor:                 &bindings.ConversationPageCursor{OpenedAt: base.Add(16_666 * time.Second), ID: "c050000"},
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		p, err := s.ListConversationsPage(ctx, in)
+		if err != nil || len(p.Conversations) != 20 {
+			b.Fatalf("%d conversations, %v", len(p.Conversations), err)
+		}
+	}
+}

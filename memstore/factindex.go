@@ -1,0 +1,138 @@
+package memstore
+
+import (
+	"math"
+	"strings"
+	"unicode"
+
+	"github.com/kindgi/agents/bindings"
+)
+
+// Tokenize is the keyword tokenizer: lower case, split on every rune that
+// is not a letter or a digit.
+func Tokenize(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+}
+
+// factRec is a stored fact with what ranking needs: its distinct terms
+// with their frequencies, its length in terms, its embedding norm, and its
+// slot in tenantFacts.slots. A replaced fact is marked dead and dropped at
+// the next compaction.
+type factRec struct {
+	f      bindings.Fact
+	terms  []termFreq
+	length int
+	norm   float64
+	slot   int
+	dead   bool
+}
+
+type termFreq struct {
+	term string
+	tf   int
+}
+
+// posting is one fact holding a term, with the term's frequency in it.
+type posting struct {
+	rec *factRec
+	tf  int
+}
+
+// tenantFacts is one tenant's facts with an inverted index over their
+// text. BM25's collection statistics (live fact count, total length,
+// document frequency per term) are the tenant's. slots gives every record a
+// dense index, so a query scores into a slice rather than a map.
+type tenantFacts struct {
+	byID     map[string]*factRec
+	slots    []*factRec
+	postings map[string][]posting
+	df       map[string]int
+	totalLen int
+	dead     int
+}
+
+func newTenantFacts() *tenantFacts {
+	return &tenantFacts{byID: map[string]*factRec{}, postings: map[string][]posting{}, df: map[string]int{}}
+}
+
+// newFactRec prepares a record for f (outside any lock).
+func newFactRec(f bindings.Fact) *factRec {
+	toks := Tokenize(f.Text)
+	counts := make(map[string]int, len(toks))
+	var terms []termFreq
+	for _, t := range toks {
+		if counts[t] == 0 {
+			terms = append(terms, termFreq{term: t})
+		}
+		counts[t]++
+	}
+	for i := range terms {
+		terms[i].tf = counts[terms[i].term]
+	}
+	return &factRec{f: f, terms: terms, length: len(toks), norm: norm(f.Embedding)}
+}
+
+func norm(v []float32) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	return math.Sqrt(s)
+}
+
+// live returns the number of live facts.
+func (tf *tenantFacts) live() int { return len(tf.byID) }
+
+// put stores rec, replacing the fact with its id.
+func (tf *tenantFacts) put(rec *factRec) {
+	if old := tf.byID[rec.f.ID]; old != nil {
+		old.dead = true
+		tf.dead++
+		tf.totalLen -= old.length
+		for _, t := range old.terms {
+			tf.df[t.term]--
+		}
+	}
+	rec.slot = len(tf.slots)
+	tf.slots = append(tf.slots, rec)
+	tf.byID[rec.f.ID] = rec
+	tf.totalLen += rec.length
+	for _, t := range rec.terms {
+		tf.postings[t.term] = append(tf.postings[t.term], posting{rec: rec, tf: t.tf})
+		tf.df[t.term]++
+	}
+	if tf.dead > 64 && tf.dead > tf.live() {
+		tf.compact()
+	}
+}
+
+// compact drops dead records from slots and postings.
+func (tf *tenantFacts) compact() {
+	slots := tf.slots[:0]
+	for _, r := range tf.slots {
+		if !r.dead {
+			r.slot = len(slots)
+			slots = append(slots, r)
+		}
+	}
+	clear(tf.slots[len(slots):])
+	tf.slots = slots
+	for term, ps := range tf.postings {
+		kept := ps[:0]
+		for _, p := range ps {
+			if !p.rec.dead {
+				kept = append(kept, p)
+			}
+		}
+		clear(ps[len(kept):])
+		if len(kept) == 0 {
+			delete(tf.postings, term)
+			delete(tf.df, term)
+			continue
+		}
+		tf.postings[term] = kept
+	}
+	tf.dead = 0
+}
