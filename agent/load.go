@@ -15,11 +15,13 @@ import (
 )
 
 // Load reads an agent file (JSON or YAML, with the same field names) and
-// defines it. See Parse.
+// defines it. See Parse. A file that cannot be read is an
+// *agents.PersistenceError wrapping the fs error (errors.Is(err,
+// fs.ErrNotExist) works).
 func Load(path string) (Agent, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Agent{}, err
+		return Agent{}, &agents.PersistenceError{Op: "read agent file " + path, Err: err}
 	}
 	return Parse(data)
 }

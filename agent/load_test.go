@@ -68,3 +68,22 @@ func TestParseRejectsNonObjects(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadMissingFileIsCoded(t *testing.T) {
+	_, err := agent.Load(filepath.Join(t.TempDir(), "nope.yaml"))
+	if agents.CodeOf(err) != agents.CodePersistence || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("err = %v (code %q)", err, agents.CodeOf(err))
+	}
+}
+
+func TestNullGateIsAnIssueNotADecodeError(t *testing.T) {
+	src := []byte(`{"id":"a","version":"1.0.0","name":"A","instructions":"hi",
+"capabilities":[{"needs":[{"feature":"tool-use"}]}],"tools":[{"id":"t","version":"^1.0.0"}],
+"retrieval":[],"guardrails":[],
+"conversationPolicy":{"hitl":{"tools":{"overrides":{"t":null}}}}}`)
+	_, err := agent.Parse(src)
+	var inv *agents.InvalidAgentError
+	if !errors.As(err, &inv) || len(inv.Issues) != 1 || inv.Issues[0].Path != "conversationPolicy.hitl.tools.overrides.t" {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -200,9 +200,14 @@ func (g ToolGate) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads a mode string or a {mode, requiredRole} object. The
-// mode is not checked here; Define reports an unknown mode as an issue.
+// mode is not checked here; Define reports an unknown mode as an issue. A
+// JSON null reads as the zero gate, which Define reports as a missing mode.
 func (g *ToolGate) UnmarshalJSON(data []byte) error {
 	data = bytes.TrimSpace(data)
+	if string(data) == "null" {
+		*g = ToolGate{}
+		return nil
+	}
 	if len(data) > 0 && data[0] == '"' {
 		var s string
 		if err := json.Unmarshal(data, &s); err != nil {
