@@ -1,0 +1,183 @@
+package pgstore
+
+import (
+	"encoding/json"
+	"math"
+	"net/url"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// planNode is the part of EXPLAIN (FORMAT JSON) the tests read.
+type planNode struct {
+	NodeType   string     `json:"Node Type"`
+	Direction  string     `json:"Scan Direction"`
+	IndexName  string     `json:"Index Name"`
+	ActualRows float64    `json:"Actual Rows"`
+	Plans      []planNode `json:"Plans"`
+}
+
+func (n planNode) walk(fn func(planNode)) {
+	fn(n)
+	for _, c := range n.Plans {
+		c.walk(fn)
+	}
+}
+
+// TestReadLastMessagesUsesTheSeqIndex checks with EXPLAIN ANALYZE that
+// reading the last 20 messages of a 5,000-message conversation walks
+// agent_conversation_messages_seq_idx backwards and reads 20 rows, with the
+// custom and the generic plan of the prepared statement alike.
+func TestReadLastMessagesUsesTheSeqIndex(t *testing.T) {
+	pool := testPool(t)
+	ctx := t.Context()
+	tenant := "explain-" + randomID()
+	s := New(pool, nil)
+	if _, err := s.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, ID: "long", AgentID: "a", AgentVersion: "1.0.0"}); err != nil {
+		t.Fatal(err)
+	}
+	// Another conversation of the same tenant, so the index must also
+	// separate conversations.
+	if _, err := s.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, ID: "other", AgentID: "a", AgentVersion: "1.0.0"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := pool.Exec(ctx, `INSERT INTO agent_conversation_messages (tenant_id, conversation_id, id, seq, role, content, created_at)
+		SELECT $1, c, c || '-' || g, g, 'user', 'message ' || g, now()
+		FROM generate_series(1, 5000) AS g, unnest(ARRAY['long', 'other']) AS c`, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE agent_conversation_messages`); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+		t.Run(mode, func(t *testing.T) {
+			for _, before := range []int64{math.MaxInt64, 2500} {
+				plan := explainAnalyze(t, pool, mode, sqlReadMessages, tenant, "long", before, int64(20))
+				var usesIndex, sorts bool
+				plan.walk(func(n planNode) {
+					if n.IndexName == "agent_conversation_messages_seq_idx" && n.Direction == "Backward" {
+						usesIndex = true
+						if n.ActualRows != 20 {
+							t.Errorf("before %d: index scan read %v rows, want 20", before, n.ActualRows)
+						}
+					}
+					if n.NodeType == "Sort" {
+						sorts = true
+					}
+				})
+				if !usesIndex || sorts {
+					t.Errorf("before %d: plan does not walk the seq index backwards without sorting: %+v", before, plan)
+				}
+			}
+		})
+	}
+	msgs, err := s.ReadMessages(ctx, bindings.ReadMessagesInput{TenantID: tenant, ConversationID: "long", Limit: 3, BeforeSeq: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 3 || msgs[0].Seq != 97 || msgs[2].Seq != 99 {
+		t.Fatalf("ReadMessages before 100: %+v", msgs)
+	}
+}
+
+func explainAnalyze(t *testing.T, pool *pgxpool.Pool, planCacheMode, sql string, args ...any) planNode {
+	t.Helper()
+	ctx := t.Context()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+planCacheMode); err != nil {
+		t.Fatal(err)
+	}
+	var raw []byte
+	if err := tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	var out []struct {
+		Plan planNode `json:"Plan"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || len(out) != 1 {
+		t.Fatalf("EXPLAIN output %s: %v", raw, err)
+	}
+	return out[0].Plan
+}
+
+// TestTenantSettingIsTransactionLocal checks that the tenant a call sets
+// does not outlive the call's transaction on the pooled connection.
+func TestTenantSettingIsTransactionLocal(t *testing.T) {
+	testPool(t)
+	cfg := testEnv.config.Copy()
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	s := New(pool, nil)
+	if _, err := s.GetConversation(t.Context(), "tenant-local", "missing"); agents.CodeOf(err) != agents.CodeConversationNotFound {
+		t.Fatalf("GetConversation: %v", err)
+	}
+	var setting *string
+	if err := pool.QueryRow(t.Context(), `SELECT current_setting('kindgi.tenant_id', true)`).Scan(&setting); err != nil {
+		t.Fatal(err)
+	}
+	if setting != nil && *setting != "" {
+		t.Fatalf("kindgi.tenant_id = %q after the call, want it unset", *setting)
+	}
+}
+
+// TestStoreOverATransaction hands New a pgx.Tx: the Store's writes are part
+// of it and vanish on rollback.
+func TestStoreOverATransaction(t *testing.T) {
+	pool := testPool(t)
+	ctx := t.Context()
+	tenant := "tx-" + randomID()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(tx, nil)
+	if _, err := s.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, ID: "c1", AgentID: "a", AgentVersion: "1.0.0"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessage(ctx, bindings.AppendMessageInput{TenantID: tenant, ConversationID: "c1", Role: bindings.RoleUser, Content: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.GetConversation(ctx, tenant, "c1"); err != nil || c.MessageCount != 1 {
+		t.Fatalf("inside the transaction: %+v, %v", c, err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(pool, nil).GetConversation(ctx, tenant, "c1"); agents.CodeOf(err) != agents.CodeConversationNotFound {
+		t.Fatalf("after rollback: %v, want conversation-not-found", err)
+	}
+}
+
+// TestOpenMigratesAndCloses opens a Store from a URL.
+func TestOpenMigratesAndCloses(t *testing.T) {
+	testPool(t)
+	u, err := url.Parse(testEnv.adminURL)
+	if err != nil {
+		t.Fatalf("%s is not a URL: %v", testDatabaseEnv, err)
+	}
+	u.Path = "/" + testEnv.name
+	s, err := Open(t.Context(), u.String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.GetRun(t.Context(), "open-"+randomID(), "r1"); agents.CodeOf(err) != agents.CodeRunJournalUnavailable {
+		t.Fatalf("GetRun: %v", err)
+	}
+	if _, err := Open(t.Context(), "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=2", nil); agents.CodeOf(err) != agents.CodePersistence {
+		t.Fatalf("Open of an unreachable database: %v, want persistence-error", err)
+	}
+}
