@@ -28,7 +28,12 @@ func TestCheck(t *testing.T) {
 		{"cycle removed", `{% for i in (1..2) %}{% cycle "a", "b" %}{% endfor %}`, `undefined tag "cycle"`},
 		{"empty output", "{{}}", "cannot parse output"},
 		{"nameless tag", "{% %}", "cannot parse tag"},
+		{"nameless tag on line 3", "x\ny\nz {% %}", "line 3, col 3"},
+		{"inline comment is not supported", "a\n{% # note %}", "line 2, col 1): cannot parse tag"},
 		{"unclosed raw", "{% raw %}abc", "raw"},
+		{"raw swallowed by a later closer", "{% raw %}{{ a {% endraw %} b }}", "cannot find this {% endraw %}"},
+		{"raw with closed markup", "{% raw %}{{ a }} {% if %}{% endraw %}{{ b }}", ""},
+		{"multibyte excerpt", "{{ ééééééééééééééééééééé", "not closed"},
 		{"bad expression", "{{ a | }}", "Liquid"},
 	}
 	for _, tt := range tests {

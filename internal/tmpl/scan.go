@@ -3,6 +3,9 @@ package tmpl
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/osteele/liquid/parser"
 )
 
 // SyntaxError is a template syntax problem found before osteele/liquid sees
@@ -29,7 +32,8 @@ func (e *SyntaxError) Error() string {
 // spaces, which LiquidJS treats the same way. A line break inside a quoted
 // string of an output is rejected: osteele/liquid cannot read it.
 func normalize(src string) (string, error) {
-	var b []byte // copy-on-write: nil while the source is unchanged
+	var b []byte      // copy-on-write: nil while the source is unchanged
+	var endraws []int // offsets of the {% endraw %} tags LiquidJS reads
 	i := 0
 	for {
 		j := nextOpen(src, i)
@@ -81,13 +85,42 @@ func normalize(src string) (string, error) {
 			if k < 0 {
 				return "", syntaxErr(src, j, fmt.Sprintf("raw %q not closed", excerpt(src[j:])))
 			}
+			endraws = append(endraws, k)
 			i = k
 		}
 	}
-	if b == nil {
-		return src, nil
+	out := src
+	if b != nil {
+		out = string(b)
 	}
-	return string(b), nil
+	if err := checkRaw(out, endraws); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// checkRaw makes sure osteele/liquid ends each raw block where LiquidJS
+// does. Its tokenizer does not know raw: an unclosed "{{" inside a raw block
+// pairs with a "}}" after {% endraw %} and swallows the end tag, which would
+// render the rest of the line as raw text. Such a template is rejected.
+func checkRaw(src string, endraws []int) error {
+	if len(endraws) == 0 {
+		return nil
+	}
+	starts := map[int]bool{}
+	at := 0
+	for _, tok := range parser.Scan(src, parser.SourceLoc{}, nil) {
+		if tok.Type == parser.TagTokenType && tok.Name == "endraw" {
+			starts[at] = true
+		}
+		at += len(tok.Source)
+	}
+	for _, k := range endraws {
+		if !starts[k] {
+			return syntaxErr(src, k, `the engine cannot find this {% endraw %}: a "{{" or "{%" inside the raw block pairs with a later "}}" or "%}"; close it inside the block or move it out`)
+		}
+	}
+	return nil
 }
 
 // nextOpen returns the index of the next "{{" or "{%" at or after i, or -1.
@@ -162,15 +195,21 @@ func findEndRaw(src string, i int) int {
 	}
 }
 
+// excerpt returns the start of s for a message: up to the first line
+// break, at most 24 bytes, cut on a rune boundary.
 func excerpt(s string) string {
 	const max = 24
 	if nl := strings.IndexByte(s, '\n'); nl >= 0 && nl < max {
 		return s[:nl]
 	}
-	if len(s) > max {
-		return s[:max] + "…"
+	if len(s) <= max {
+		return s
 	}
-	return s
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func syntaxErr(src string, at int, msg string) *SyntaxError {

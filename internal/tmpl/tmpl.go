@@ -120,13 +120,21 @@ func checkText(src string, n render.Node) error {
 }
 
 func textErr(src string, n *render.TextNode, i int, kind string) error {
-	// Locate the text node in the source by its line; fall back to the
-	// first occurrence of the node's text.
-	at := strings.Index(src, n.Source)
-	if at < 0 {
-		at = 0
+	// Find the text node from the start of its line (text nodes carry the
+	// line they start on, counted from 1).
+	from := 0
+	for line := 1; line < n.SourceLoc.LineNo; line++ {
+		nl := strings.IndexByte(src[from:], '\n')
+		if nl < 0 {
+			break
+		}
+		from += nl + 1
 	}
-	return syntaxErr(src, at+i, "cannot parse "+kind+" "+quote(excerpt(n.Source[i:])))
+	at := strings.Index(src[from:], n.Source)
+	if at < 0 {
+		from, at = 0, max(strings.Index(src, n.Source), 0)
+	}
+	return syntaxErr(src, from+at+i, "cannot parse "+kind+" "+quote(excerpt(n.Source[i:])))
 }
 
 func quote(s string) string { return `"` + s + `"` }
