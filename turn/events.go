@@ -16,6 +16,8 @@ type Event interface {
 // Event kinds.
 const (
 	KindTurnStarted        = "turn.started"
+	KindNodeStarted        = "node.started"
+	KindNodeCompleted      = "node.completed"
 	KindRetrievalCompleted = "retrieval.completed"
 	KindModelCallStarted   = "model.call.started"
 	KindModelCallCompleted = "model.call.completed"
@@ -33,10 +35,28 @@ const (
 // TurnStartedEvent: a driver started (or, with Resumed, continued) a run.
 type TurnStartedEvent struct {
 	RunID          string `json:"runId"`
+	TenantID       string `json:"tenantId"`
 	ConversationID string `json:"conversationId"`
 	AgentID        string `json:"agentId"`
 	AgentVersion   string `json:"agentVersion"`
 	Resumed        bool   `json:"resumed,omitempty"`
+}
+
+// NodeStartedEvent: a journal step of node Node starts running (a step
+// replayed from the journal emits nothing). Key is the step key.
+type NodeStartedEvent struct {
+	RunID string `json:"runId"`
+	Node  string `json:"node"`
+	Key   string `json:"key"`
+}
+
+// NodeCompletedEvent: a journal step of node Node finished; Code is the
+// error code when it failed ("" when it succeeded).
+type NodeCompletedEvent struct {
+	RunID string `json:"runId"`
+	Node  string `json:"node"`
+	Key   string `json:"key"`
+	Code  string `json:"code,omitempty"`
 }
 
 // RetrievalCompletedEvent: run-retrievals fetched its facts.
@@ -56,12 +76,15 @@ type ModelCallStartedEvent struct {
 
 // ModelCallCompletedEvent: a model call answered.
 type ModelCallCompletedEvent struct {
-	RunID     string     `json:"runId"`
-	Iteration int        `json:"iteration"`
-	Provider  string     `json:"provider"`
-	Model     string     `json:"model"`
-	ToolCalls int        `json:"toolCalls"`
-	Usage     UsageDelta `json:"usage"`
+	RunID     string `json:"runId"`
+	Iteration int    `json:"iteration"`
+	Provider  string `json:"provider"`
+	Model     string `json:"model"`
+	// ResponseModel is the model that answered, when the provider names
+	// it (it may be more specific than Model).
+	ResponseModel string     `json:"responseModel,omitempty"`
+	ToolCalls     int        `json:"toolCalls"`
+	Usage         UsageDelta `json:"usage"`
 }
 
 // UsageDelta is the usage of one model call.
@@ -148,6 +171,12 @@ type TurnFailedEvent struct {
 
 // Kind returns "turn.started".
 func (TurnStartedEvent) Kind() string { return KindTurnStarted }
+
+// Kind returns "node.started".
+func (NodeStartedEvent) Kind() string { return KindNodeStarted }
+
+// Kind returns "node.completed".
+func (NodeCompletedEvent) Kind() string { return KindNodeCompleted }
 
 // Kind returns "retrieval.completed".
 func (RetrievalCompletedEvent) Kind() string { return KindRetrievalCompleted }

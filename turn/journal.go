@@ -102,7 +102,13 @@ func step[T any](ctx context.Context, r *run, key, node string, fn func(ctx cont
 			return zero, err
 		}
 	}
+	if r.b.OnEvent != nil {
+		r.emit(ctx, NodeStartedEvent{RunID: r.id, Node: node, Key: key})
+	}
 	out, err := fn(ctx, r.requestID(key))
+	if r.b.OnEvent != nil {
+		r.emit(ctx, NodeCompletedEvent{RunID: r.id, Node: node, Key: key, Code: agents.CodeOf(err)})
+	}
 	if err != nil {
 		if !final(ctx, err) {
 			return zero, err

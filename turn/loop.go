@@ -76,7 +76,7 @@ func (r *run) modelCall(ctx context.Context, i int) (bindings.GenerateResponse, 
 		}
 		resp.ToolCalls = normalizeCalls(i, resp.ToolCalls)
 		r.emit(ctx, ModelCallCompletedEvent{
-			RunID: r.id, Iteration: i, Provider: r.s.Route.Provider, Model: r.s.Route.Model, ToolCalls: len(resp.ToolCalls),
+			RunID: r.id, Iteration: i, Provider: r.s.Route.Provider, Model: r.s.Route.Model, ResponseModel: resp.Model, ToolCalls: len(resp.ToolCalls),
 			Usage: UsageDelta{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens, CostUsd: resp.Usage.CostUsd},
 		})
 		return resp, nil

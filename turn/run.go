@@ -102,7 +102,7 @@ func (r *run) drive(parent context.Context) (Result, error) {
 	r.keepLease(ctx, cancel)
 	r.driveStart = r.now()
 	r.emit(parent, TurnStartedEvent{
-		RunID: r.id, ConversationID: r.in.ConversationID,
+		RunID: r.id, TenantID: r.tenantID, ConversationID: r.in.ConversationID,
 		AgentID: r.agent.ID, AgentVersion: r.agent.Version, Resumed: r.resumed,
 	})
 	res, err := r.flow(ctx)

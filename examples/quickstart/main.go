@@ -126,6 +126,9 @@ func run(ctx context.Context) error {
 		}},
 		Checks: memstore.Checks{"no-pii": bindings.CheckFunc(noPII)},
 		OnEvent: func(_ context.Context, e turn.Event) {
+			if strings.HasPrefix(e.Kind(), "node.") {
+				return // one event per journal step: too chatty for a demo
+			}
 			fmt.Printf("event %-22s %s\n", e.Kind(), summary(e))
 		},
 	}
