@@ -281,3 +281,19 @@ func itoa(n int) string {
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
 }
+
+func TestAutoInjectedVarsAreReservedByDefine(t *testing.T) {
+	if diff := cmp.Diff([]string{"today", "now", "agent", "conversation"}, prompt.AutoInjectedVars); diff != "" {
+		t.Errorf("AutoInjectedVars (-want +got):\n%s", diff)
+	}
+	for _, name := range prompt.AutoInjectedVars {
+		_, err := agent.Define(agent.Spec{
+			ID: "acme.x", Version: "1.0.0", Name: "X", Instructions: "hi",
+			Parameters:   []agent.PromptParameter{{Name: name, Type: "string"}},
+			Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
+		})
+		if agents.CodeOf(err) != agents.CodeInvalidAgent {
+			t.Errorf("Define with parameter %q: %v, want invalid-agent", name, err)
+		}
+	}
+}
