@@ -27,6 +27,9 @@ const sqlResolveApproval = `UPDATE agent_approvals
 	SET status = $3, reviewer = $4, comment = $5, resolved_at = $6
 	WHERE tenant_id = $1 AND id = $2 AND status = 'pending' AND (expires_at IS NULL OR expires_at >= $6)`
 
+const sqlListApprovals = `SELECT ` + approvalCols + ` FROM agent_approvals
+	WHERE tenant_id = $1 AND run_id = $2 ORDER BY created_at, id`
+
 // RequestApproval implements bindings.HitlBinding: the first request of an
 // id is stored; asking again returns the stored approval unchanged.
 func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalRequest) (bindings.Approval, error) {
@@ -127,6 +130,36 @@ func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string
 		return bindings.Approval{}, &agents.HitlRequiredError{ToolID: ap.Request.ToolID, ApprovalID: approvalID, Reason: "approval expired"}
 	}
 	return ap, nil
+}
+
+// ListApprovals returns the approvals asked for by one run, oldest first,
+// with pending ones past their expiry reported as expired: what a reviewer
+// tool shows for a parked run. It is not part of bindings.HitlBinding.
+func (s *Store) ListApprovals(ctx context.Context, tenantID, runID string) ([]bindings.Approval, error) {
+	if tenantID == "" {
+		return nil, invalid("tenant id is empty")
+	}
+	var list []bindings.Approval
+	err := s.batch(ctx, "list approvals", tenantID, func(b *pgx.Batch) {
+		b.Queue(sqlListApprovals, tenantID, runID)
+	}, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		list, err = pgx.CollectRows(rows, scanApproval)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		list[i] = s.withExpiry(list[i])
+	}
+	if list == nil {
+		list = []bindings.Approval{}
+	}
+	return list, nil
 }
 
 // withExpiry reports a pending approval past its ExpiresAt as expired.

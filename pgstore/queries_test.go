@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -179,5 +180,37 @@ func TestOpenMigratesAndCloses(t *testing.T) {
 	}
 	if _, err := Open(t.Context(), "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=2", nil); agents.CodeOf(err) != agents.CodePersistence {
 		t.Fatalf("Open of an unreachable database: %v, want persistence-error", err)
+	}
+}
+
+func TestListApprovalsOfARun(t *testing.T) {
+	pool := testPool(t)
+	ctx := t.Context()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := New(pool, &Options{Now: func() time.Time { return now }})
+	tenant := "approvals-" + randomID()
+	for i, id := range []string{"ap-b", "ap-a", "ap-other"} {
+		run := "r1"
+		if id == "ap-other" {
+			run = "r2"
+		}
+		req := bindings.ApprovalRequest{TenantID: tenant, ID: id, RunID: run, CreatedAt: now.Add(time.Duration(i) * time.Second), ExpiresAt: now.Add(time.Hour)}
+		if id == "ap-a" {
+			req.ExpiresAt = now.Add(-time.Second)
+		}
+		if _, err := s.RequestApproval(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.ListApprovals(ctx, tenant, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Request.ID != "ap-b" || got[0].Status != bindings.ApprovalPending ||
+		got[1].Request.ID != "ap-a" || got[1].Status != bindings.ApprovalExpired {
+		t.Fatalf("ListApprovals: %+v", got)
+	}
+	if other, err := s.ListApprovals(ctx, "someone-else", "r1"); err != nil || len(other) != 0 {
+		t.Fatalf("another tenant lists %+v, %v", other, err)
 	}
 }
