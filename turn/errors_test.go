@@ -1,0 +1,297 @@
+package turn_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/memstore"
+	"github.com/kindgi/agents/providers/scripted"
+	"github.com/kindgi/agents/turn"
+)
+
+// failingConversations fails AppendMessage with a storage error.
+type failingConversations struct {
+	bindings.ConversationBinding
+}
+
+func (failingConversations) AppendMessage(context.Context, bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
+	return bindings.ConversationMessage{}, &agents.PersistenceError{Op: "append message", Err: errors.New("disk full")}
+}
+
+// TestInvokeErrorCodes reaches every error code a turn can return through
+// turn.Invoke.
+func TestInvokeErrorCodes(t *testing.T) {
+	answer := []scripted.Response{scripted.Say("Done.")}
+	tests := []struct {
+		name   string
+		code   string
+		script []scripted.Response
+		spec   func(*agent.Spec)
+		setup  func(t *testing.T, f *fixture, in *turn.Input, b *turn.Bindings)
+		// check, when set, inspects the error further.
+		check func(t *testing.T, err error)
+	}{
+		{
+			name: "empty user message", code: agents.CodeInvalidMessage, script: answer,
+			setup: func(_ *testing.T, _ *fixture, in *turn.Input, _ *turn.Bindings) { in.UserMessage = " " },
+		},
+		{
+			name: "missing required binding", code: agents.CodeInvalidMessage, script: answer,
+			setup: func(_ *testing.T, _ *fixture, _ *turn.Input, b *turn.Bindings) { b.Runs = nil },
+		},
+		{
+			name: "conversation not found", code: agents.CodeConversationNotFound, script: answer,
+			setup: func(_ *testing.T, _ *fixture, in *turn.Input, _ *turn.Bindings) { in.ConversationID = "nope" },
+		},
+		{
+			name: "conversation closed", code: agents.CodeConversationClosed, script: answer,
+			setup: func(t *testing.T, f *fixture, _ *turn.Input, _ *turn.Bindings) {
+				if err := f.store.CloseConversation(t.Context(), tenant, f.conv.ID); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name: "conversation of another agent version", code: agents.CodeAgentVersionMismatch, script: answer,
+			setup: func(t *testing.T, f *fixture, in *turn.Input, _ *turn.Bindings) {
+				c, err := f.store.OpenConversation(t.Context(), bindings.OpenConversationInput{
+					TenantID: tenant, ProjectID: project, AgentID: f.agent.ID, AgentVersion: "0.9.0",
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				in.ConversationID = c.ID
+			},
+		},
+		{
+			name: "missing parameter", code: agents.CodeMissingParameter, script: answer,
+			setup: func(_ *testing.T, _ *fixture, in *turn.Input, _ *turn.Bindings) { in.Parameters = nil },
+		},
+		{
+			name: "render failure", code: agents.CodeRenderFailure, script: answer,
+			spec: func(s *agent.Spec) { s.Instructions = "You draft for {{ firmName | divided_by: 0 }}." },
+		},
+		{
+			name: "unresolved tool", code: agents.CodeUnresolvedTool, script: answer,
+			spec: func(s *agent.Spec) { s.Tools = append(s.Tools, agent.ToolRef{ID: "acme.missing", Version: "^1.0.0"}) },
+		},
+		{
+			name: "tool version unresolvable", code: agents.CodeToolVersionUnresolvable, script: answer,
+			spec: func(s *agent.Spec) { s.Tools[0].Version = "^9.0.0" },
+		},
+		{
+			name: "capability routing", code: agents.CodeCapabilityRoutingFailed, script: answer,
+			spec: func(s *agent.Spec) { s.Capabilities = []agent.Capability{{Needs: []agent.Need{{Feature: "vision"}}}} },
+			check: func(t *testing.T, err error) {
+				var cre *agents.CapabilityRoutingError
+				if !errors.As(err, &cre) || len(cre.Refusals) != 1 || cre.Refusals[0].Reason != "lacks feature vision" {
+					t.Errorf("refusals = %+v", cre)
+				}
+			},
+		},
+		{
+			name: "routing refused by tenant policy", code: agents.CodeCapabilityRoutingFailed, script: answer,
+			setup: func(_ *testing.T, _ *fixture, _ *turn.Input, b *turn.Bindings) {
+				b.TenantPolicy = &bindings.TenantPolicy{DenyProviders: []string{scripted.DefaultID}}
+			},
+		},
+		{
+			name: "model invocation", code: agents.CodeModelInvocationFailed,
+			script: []scripted.Response{{Err: errors.New("HTTP 503")}},
+		},
+		{
+			name: "script exhausted", code: agents.CodeModelInvocationFailed, script: nil,
+		},
+		{
+			name: "tool invocation", code: agents.CodeToolInvocationFailed, script: searchThenAnswer(),
+			setup: func(t *testing.T, f *fixture, _ *turn.Input, _ *turn.Bindings) {
+				f.addTool("acme.clause-search", "1.3.0", clauseSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
+					return json.RawMessage(`not json`), nil
+				})
+			},
+		},
+		{
+			name: "steps budget", code: agents.CodeBudgetExceeded, script: searchThenAnswer(),
+			spec: func(s *agent.Spec) { one := 1; s.Budget.MaxSteps = &one },
+			check: func(t *testing.T, err error) {
+				var be *agents.BudgetExceededError
+				if !errors.As(err, &be) || be.Kind != agents.BudgetSteps {
+					t.Errorf("error = %#v, want kind steps", err)
+				}
+			},
+		},
+		{
+			name: "cost budget capped by tenant policy", code: agents.CodeBudgetExceeded, script: searchThenAnswer(),
+			setup: func(_ *testing.T, _ *fixture, _ *turn.Input, b *turn.Bindings) {
+				c := 0.0005
+				b.TenantPolicy = &bindings.TenantPolicy{MaxCostUsd: &c}
+			},
+			check: func(t *testing.T, err error) {
+				var be *agents.BudgetExceededError
+				if !errors.As(err, &be) || be.Kind != agents.BudgetCost || be.Limit != 0.0005 {
+					t.Errorf("error = %#v, want kind cost, limit 0.0005", err)
+				}
+			},
+		},
+		{
+			name: "cancelled context", code: agents.CodeTurnAborted, script: searchThenAnswer(),
+			setup: func(_ *testing.T, f *fixture, _ *turn.Input, _ *turn.Bindings) {
+				f.addTool("acme.clause-search", "1.3.0", clauseSchema, func(ctx context.Context, _ json.RawMessage, _ bindings.CallContext) (json.RawMessage, error) {
+					cancelFromTool(ctx)
+					return nil, ctx.Err()
+				})
+			},
+			check: func(t *testing.T, err error) {
+				var ta *agents.TurnAbortedError
+				if !errors.As(err, &ta) || ta.Reason != agents.AbortExternal {
+					t.Errorf("error = %#v, want reason external", err)
+				}
+			},
+		},
+		{
+			name: "wall time", code: agents.CodeTurnAborted, script: searchThenAnswer(),
+			setup: func(_ *testing.T, f *fixture, _ *turn.Input, _ *turn.Bindings) {
+				f.addTool("acme.clause-search", "1.3.0", clauseSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
+					f.clock.Advance(2 * time.Minute) // past maxWallMs 60 000
+					return json.RawMessage(`{}`), nil
+				})
+			},
+			check: func(t *testing.T, err error) {
+				var ta *agents.TurnAbortedError
+				if !errors.As(err, &ta) || ta.Reason != agents.AbortTimeout {
+					t.Errorf("error = %#v, want reason timeout", err)
+				}
+			},
+		},
+		{
+			name: "approval needed without a HITL binding", code: agents.CodeHitlRequired, script: emailThenAnswer(),
+			setup: func(_ *testing.T, _ *fixture, _ *turn.Input, b *turn.Bindings) { b.Hitl = nil },
+		},
+		{
+			name: "halting guardrail", code: agents.CodeGuardrailViolation,
+			script: []scripted.Response{scripted.Say("Write to jane@globex.test.")},
+		},
+		{
+			name: "unresolved guardrail", code: agents.CodeUnresolvedGuardrail, script: answer,
+			spec: func(s *agent.Spec) { s.Guardrails = append(s.Guardrails, "acme.unknown") },
+		},
+		{
+			name: "policy registry down", code: agents.CodeTenantPolicyUnavailable, script: answer,
+			setup: func(_ *testing.T, _ *fixture, _ *turn.Input, b *turn.Bindings) {
+				b.PolicyRegistry = memstore.Policies{Fail: func(req bindings.PolicyRequest) error {
+					if req.Kind == bindings.PolicyKindHitl {
+						return errors.New("policy service unreachable")
+					}
+					return nil
+				}}
+			},
+			check: func(t *testing.T, err error) {
+				var tp *agents.TenantPolicyUnavailableError
+				if !errors.As(err, &tp) || tp.PolicyKind != bindings.PolicyKindHitl {
+					t.Errorf("error = %#v, want policy kind hitl", err)
+				}
+			},
+		},
+		{
+			name: "run leased by another driver", code: agents.CodeRunBusy, script: answer,
+			setup: func(t *testing.T, f *fixture, in *turn.Input, _ *turn.Bindings) {
+				in.RunID = "run-held"
+				if _, err := f.store.StartRun(t.Context(), bindings.StartRunInput{TenantID: tenant, RunID: in.RunID, Owner: "someone-else", LeaseTTL: time.Hour}); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name: "storage failure", code: agents.CodePersistence, script: answer,
+			setup: func(_ *testing.T, f *fixture, _ *turn.Input, b *turn.Bindings) {
+				b.Conversations = failingConversations{f.store}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, tt.script, tt.spec)
+			in, b := f.input("Draft a confidentiality clause."), f.bindings()
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			ctx = context.WithValue(ctx, cancelKey{}, cancel)
+			if tt.setup != nil {
+				tt.setup(t, f, &in, &b)
+			}
+			res, err := turn.Invoke(ctx, in, b)
+			if got := agents.CodeOf(err); got != tt.code {
+				t.Fatalf("Invoke = %+v, %v (code %q); want code %q", res, err, got, tt.code)
+			}
+			if tt.check != nil {
+				tt.check(t, err)
+			}
+		})
+	}
+}
+
+type cancelKey struct{}
+
+// cancelFromTool cancels the turn's context from inside a tool.
+func cancelFromTool(ctx context.Context) {
+	if c, ok := ctx.Value(cancelKey{}).(context.CancelFunc); ok {
+		c()
+	}
+}
+
+// TestResumeErrorCodes reaches the codes only Resume returns.
+func TestResumeErrorCodes(t *testing.T) {
+	f := newFixture(t, emailThenAnswer(), nil)
+	res, err := turn.Invoke(t.Context(), f.input("Send the draft to Globex."), f.bindings())
+	if err != nil || res.Status != turn.StatusSuspended {
+		t.Fatalf("Invoke = %+v, %v; want suspended", res, err)
+	}
+	resume := func(b turn.Bindings, in turn.ResumeInput) error {
+		_, err := turn.Resume(t.Context(), in, b)
+		return err
+	}
+	ok := turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}
+
+	if err := resume(f.bindings(), turn.ResumeInput{TenantID: tenant, RunID: "no-such-run", Agent: f.agent}); agents.CodeOf(err) != agents.CodeRunJournalUnavailable {
+		t.Errorf("unknown run: %v", err)
+	}
+	if _, err := f.store.StartRun(t.Context(), bindings.StartRunInput{TenantID: tenant, RunID: "no-snapshot", Owner: "x", LeaseTTL: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Second)
+	if err := resume(f.bindings(), turn.ResumeInput{TenantID: tenant, RunID: "no-snapshot", Agent: f.agent}); agents.CodeOf(err) != agents.CodeRunSnapshotMissing {
+		t.Errorf("no snapshot: %v", err)
+	}
+	other := f.agent
+	other.Version = "1.0.1"
+	if err := resume(f.bindings(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: other}); agents.CodeOf(err) != agents.CodeAgentVersionMismatch {
+		t.Errorf("other agent version: %v", err)
+	}
+	b := f.bindings()
+	b.Providers = bindings.Providers{}
+	if err := resume(b, ok); agents.CodeOf(err) != agents.CodeCapabilityRoutingFailed {
+		t.Errorf("provider gone: %v", err)
+	}
+	b = f.bindings()
+	b.TenantPolicy = &bindings.TenantPolicy{DenyModels: []string{scripted.DefaultModel}}
+	if err := resume(b, ok); agents.CodeOf(err) != agents.CodeCapabilityRoutingFailed {
+		t.Errorf("model no longer allowed: %v", err)
+	}
+	if err := resume(f.bindings(), ok); agents.CodeOf(err) != agents.CodeHitlRequired {
+		t.Errorf("approval pending: %v", err)
+	}
+	if _, err := f.store.AcquireLease(t.Context(), bindings.LeaseInput{TenantID: tenant, RunID: res.RunID, Owner: "other", TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if err := resume(f.bindings(), ok); agents.CodeOf(err) != agents.CodeRunBusy {
+		t.Errorf("leased run: %v", err)
+	}
+	if f.log.total() != 0 || f.provider.Calls() != 1 {
+		t.Errorf("failed resumes called tools %d times, the model %d times (want 0, 1)", f.log.total(), f.provider.Calls())
+	}
+}
