@@ -35,6 +35,8 @@ func TestCheck(t *testing.T) {
 		{"raw with closed markup", "{% raw %}{{ a }} {% if %}{% endraw %}{{ b }}", ""},
 		{"multibyte excerpt", "{{ ééééééééééééééééééééé", "not closed"},
 		{"bad expression", "{{ a | }}", "Liquid"},
+		// osteele/liquid's lexer panics on this one (found by FuzzRender).
+		{"non-ASCII identifier", "{{\u0658}}", "syntax error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

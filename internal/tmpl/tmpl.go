@@ -5,6 +5,7 @@
 package tmpl
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/osteele/liquid/filters"
@@ -47,12 +48,20 @@ type Template struct {
 // syntax checks (an unclosed "{{" or "{%" is an error), the standard tags
 // except include, render and cycle, the standard filters (an unknown filter
 // is a parse error), and strict variables.
-func Parse(source string) (*Template, error) {
+func Parse(source string) (t *Template, err error) {
+	// osteele/liquid's expression lexer panics on some input (a non-ASCII
+	// letter in an identifier, found by FuzzRender); report it as the
+	// syntax error it is.
+	defer func() {
+		if r := recover(); r != nil {
+			t, err = nil, fmt.Errorf("Liquid syntax error: %v", r)
+		}
+	}()
 	root, err := compile(source)
 	if err != nil {
 		return nil, err
 	}
-	t := &Template{}
+	t = &Template{}
 	children, err := t.instrument(root.(*render.SeqNode).Children)
 	if err != nil {
 		return nil, err
