@@ -117,7 +117,7 @@ func TestBM25ShorterFactRanksHigher(t *testing.T) {
 
 func TestPutFactReplacementUpdatesStatistics(t *testing.T) {
 	s := memstore.New(nil)
-	put(t, s, bindings.Fact{TenantID: "t", ID: "f", Type: "c", Text: "old words here", CreatedAt: day0})
+	put(t, s, bindings.Fact{TenantID: "t", ID: "f", Type: "c", Text: "new old words", CreatedAt: day0})
 	put(t, s, bindings.Fact{TenantID: "t", ID: "f", Type: "c", Text: "new", CreatedAt: day0})
 	put(t, s, bindings.Fact{TenantID: "t", ID: "g", Type: "c", Text: "new", CreatedAt: day0})
 	got := keyword(t, s, "new")
