@@ -60,10 +60,11 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		return Result{}, coded(err, "write run snapshot")
 	}
 	owner := newID(&b)
-	if _, err := b.Runs.StartRun(ctx, bindings.StartRunInput{
+	started, err := b.Runs.StartRun(ctx, bindings.StartRunInput{
 		TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
 		Owner: owner, LeaseTTL: leaseTTL(&b),
-	}); err != nil {
+	})
+	if err != nil {
 		return Result{}, coded(err, "start run")
 	}
 	entries, err := b.Runs.ReadJournal(ctx, in.TenantID, in.RunID)
@@ -85,7 +86,7 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 			return Result{}, coded(err, "read run snapshot")
 		}
 	}
-	r := newRun(&b, stored, in.Agent, in.RunID, owner, entries)
+	r := newRun(&b, stored, in.Agent, in.RunID, owner, started.Status, entries)
 	return r.drive(ctx)
 }
 
@@ -112,7 +113,8 @@ func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
 	owner := newID(&b)
-	if _, err := b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(&b)}); err != nil {
+	leased, err := b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(&b)})
+	if err != nil {
 		if agents.CodeOf(err) == agents.CodeRunBusy {
 			return Result{}, err
 		}
@@ -141,7 +143,7 @@ func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 		release()
 		return Result{}, err
 	}
-	r := newRun(&b, stored, in.Agent, in.RunID, owner, entries)
+	r := newRun(&b, stored, in.Agent, in.RunID, owner, leased.Status, entries)
 	if st := r.entries[NodeComposeResult]; st == nil || st.result == nil {
 		if err := r.recheckRoute(ctx); err != nil {
 			release()

@@ -22,6 +22,7 @@ type run struct {
 	id       string
 	owner    string
 	resumed  bool
+	status   bindings.RunStatus // the run's status when this drive took it
 
 	entries map[string]*keyState
 	journal []bindings.JournalEntry
@@ -53,8 +54,8 @@ type run struct {
 }
 
 // newRun prepares a drive over a run's journal.
-func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, entries []bindings.JournalEntry) *run {
-	r := &run{b: b, in: in, agent: a, tenantID: in.TenantID, id: runID, owner: owner, resumed: len(entries) > 0}
+func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) *run {
+	r := &run{b: b, in: in, agent: a, tenantID: in.TenantID, id: runID, owner: owner, status: status, resumed: len(entries) > 0}
 	r.loadJournal(entries)
 	for _, e := range entries {
 		if e.Status != bindings.StepParked {
@@ -94,6 +95,18 @@ func (r *run) live(ctx context.Context) error {
 // emitting events.
 func (r *run) drive(parent context.Context) (Result, error) {
 	if st := r.entries[NodeComposeResult]; st != nil && st.result != nil {
+		// Finished: make the run's status say so (a driver may have died
+		// between the outcome and the status), then return the outcome.
+		want := bindings.RunCompleted
+		if st.result.Status == bindings.StepFailed {
+			want = bindings.RunFailed
+		}
+		if r.status != want {
+			if err := r.b.Runs.SetRunStatus(parent, r.tenantID, r.id, want); err != nil {
+				r.releaseLease(parent)
+				return Result{}, coded(err, "set run status")
+			}
+		}
 		r.releaseLease(parent)
 		return decodeResult[Result](st.result)
 	}

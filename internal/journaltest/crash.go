@@ -1,0 +1,266 @@
+// Package journaltest injects crashes into storage bindings: a Crasher
+// lets a number of writes through and then behaves like a dead process —
+// the next write fails (or panics) and every later call fails — so tests
+// can abort a turn at every journal step and check what a resumed run
+// does.
+package journaltest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// ErrCrashed is the cause of every error a crashed binding returns.
+var ErrCrashed = errors.New("injected crash: the process is dead")
+
+// Crash is the value a Crasher panics with in panic mode.
+type Crash struct {
+	// Op names the write that crashed ("AppendStep setup completed").
+	Op string
+}
+
+func (c Crash) String() string { return "injected crash at " + c.Op }
+
+// Crasher counts writes across the bindings it wraps. Writes are the calls
+// that change stored state: snapshot writes, run starts, journal appends,
+// run status changes, lease acquisition and release, message appends,
+// approval requests and decisions, and provenance emits.
+type Crasher struct {
+	mu      sync.Mutex
+	allowed int
+	panics  bool
+	writes  int
+	crashed bool
+	failed  string
+	ops     []string
+}
+
+// New returns a Crasher that lets allowed writes through; the next one
+// fails with a *agents.PersistenceError wrapping ErrCrashed, or, with
+// panics set, panics with a Crash. A negative allowed never crashes (to
+// count the writes of a run).
+func New(allowed int, panics bool) *Crasher {
+	return &Crasher{allowed: allowed, panics: panics}
+}
+
+// Writes returns the writes let through.
+func (c *Crasher) Writes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.writes
+}
+
+// Crashed reports whether the crash happened.
+func (c *Crasher) Crashed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.crashed
+}
+
+// FailedOp names the write that crashed ("" before the crash).
+func (c *Crasher) FailedOp() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failed
+}
+
+// Ops returns the writes let through, in order.
+func (c *Crasher) Ops() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.ops...)
+}
+
+// write admits or crashes one write.
+func (c *Crasher) write(op string) error {
+	c.mu.Lock()
+	if c.crashed {
+		c.mu.Unlock()
+		return &agents.PersistenceError{Op: op, Err: ErrCrashed}
+	}
+	if c.allowed >= 0 && c.writes >= c.allowed {
+		c.crashed, c.failed = true, op
+		c.mu.Unlock()
+		if c.panics {
+			panic(Crash{Op: op})
+		}
+		return &agents.PersistenceError{Op: op, Err: ErrCrashed}
+	}
+	c.writes++
+	c.ops = append(c.ops, op)
+	c.mu.Unlock()
+	return nil
+}
+
+// read fails once the process is dead.
+func (c *Crasher) read(op string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.crashed {
+		return &agents.PersistenceError{Op: op, Err: ErrCrashed}
+	}
+	return nil
+}
+
+// Runs wraps a RunBinding.
+func (c *Crasher) Runs(b bindings.RunBinding) bindings.RunBinding { return runs{c, b} }
+
+// Snapshots wraps a RunSnapshotBinding.
+func (c *Crasher) Snapshots(b bindings.RunSnapshotBinding) bindings.RunSnapshotBinding {
+	return snapshots{c, b}
+}
+
+// Conversations wraps a ConversationBinding.
+func (c *Crasher) Conversations(b bindings.ConversationBinding) bindings.ConversationBinding {
+	return conversations{c, b}
+}
+
+// Hitl wraps a HitlBinding.
+func (c *Crasher) Hitl(b bindings.HitlBinding) bindings.HitlBinding { return hitl{c, b} }
+
+// Emitter wraps a ProvenanceEmitter.
+func (c *Crasher) Emitter(b bindings.ProvenanceEmitter) bindings.ProvenanceEmitter {
+	return emitter{c, b}
+}
+
+type runs struct {
+	c *Crasher
+	b bindings.RunBinding
+}
+
+func (r runs) StartRun(ctx context.Context, in bindings.StartRunInput) (bindings.Run, error) {
+	if err := r.c.write("StartRun"); err != nil {
+		return bindings.Run{}, err
+	}
+	return r.b.StartRun(ctx, in)
+}
+
+func (r runs) GetRun(ctx context.Context, tenantID, runID string) (bindings.Run, error) {
+	if err := r.c.read("GetRun"); err != nil {
+		return bindings.Run{}, err
+	}
+	return r.b.GetRun(ctx, tenantID, runID)
+}
+
+func (r runs) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bindings.JournalEntry, bool, error) {
+	if err := r.c.write(fmt.Sprintf("AppendStep %s %s", in.Entry.Key, in.Entry.Status)); err != nil {
+		return bindings.JournalEntry{}, false, err
+	}
+	return r.b.AppendStep(ctx, in)
+}
+
+func (r runs) ReadJournal(ctx context.Context, tenantID, runID string) ([]bindings.JournalEntry, error) {
+	if err := r.c.read("ReadJournal"); err != nil {
+		return nil, err
+	}
+	return r.b.ReadJournal(ctx, tenantID, runID)
+}
+
+func (r runs) SetRunStatus(ctx context.Context, tenantID, runID string, status bindings.RunStatus) error {
+	if err := r.c.write("SetRunStatus " + string(status)); err != nil {
+		return err
+	}
+	return r.b.SetRunStatus(ctx, tenantID, runID, status)
+}
+
+func (r runs) AcquireLease(ctx context.Context, in bindings.LeaseInput) (bindings.Run, error) {
+	if err := r.c.write("AcquireLease"); err != nil {
+		return bindings.Run{}, err
+	}
+	return r.b.AcquireLease(ctx, in)
+}
+
+func (r runs) ReleaseLease(ctx context.Context, tenantID, runID, owner string) error {
+	if err := r.c.write("ReleaseLease"); err != nil {
+		return err
+	}
+	return r.b.ReleaseLease(ctx, tenantID, runID, owner)
+}
+
+type snapshots struct {
+	c *Crasher
+	b bindings.RunSnapshotBinding
+}
+
+func (s snapshots) Write(ctx context.Context, in bindings.RunSnapshotWriteInput) error {
+	if err := s.c.write("WriteSnapshot"); err != nil {
+		return err
+	}
+	return s.b.Write(ctx, in)
+}
+
+func (s snapshots) Read(ctx context.Context, tenantID, runID string) (bindings.RunSnapshotRecord, error) {
+	if err := s.c.read("ReadSnapshot"); err != nil {
+		return bindings.RunSnapshotRecord{}, err
+	}
+	return s.b.Read(ctx, tenantID, runID)
+}
+
+type conversations struct {
+	c *Crasher
+	bindings.ConversationBinding
+}
+
+func (cv conversations) GetConversation(ctx context.Context, tenantID, id string) (bindings.Conversation, error) {
+	if err := cv.c.read("GetConversation"); err != nil {
+		return bindings.Conversation{}, err
+	}
+	return cv.ConversationBinding.GetConversation(ctx, tenantID, id)
+}
+
+func (cv conversations) AppendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
+	if err := cv.c.write("AppendMessage " + in.ID); err != nil {
+		return bindings.ConversationMessage{}, err
+	}
+	return cv.ConversationBinding.AppendMessage(ctx, in)
+}
+
+func (cv conversations) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput) ([]bindings.ConversationMessage, error) {
+	if err := cv.c.read("ReadMessages"); err != nil {
+		return nil, err
+	}
+	return cv.ConversationBinding.ReadMessages(ctx, in)
+}
+
+type hitl struct {
+	c *Crasher
+	b bindings.HitlBinding
+}
+
+func (h hitl) RequestApproval(ctx context.Context, req bindings.ApprovalRequest) (bindings.Approval, error) {
+	if err := h.c.write("RequestApproval " + req.ID); err != nil {
+		return bindings.Approval{}, err
+	}
+	return h.b.RequestApproval(ctx, req)
+}
+
+func (h hitl) GetApproval(ctx context.Context, tenantID, id string) (bindings.Approval, error) {
+	if err := h.c.read("GetApproval"); err != nil {
+		return bindings.Approval{}, err
+	}
+	return h.b.GetApproval(ctx, tenantID, id)
+}
+
+func (h hitl) ResolveApproval(ctx context.Context, tenantID, id string, d bindings.ApprovalDecision) (bindings.Approval, error) {
+	if err := h.c.write("ResolveApproval " + id); err != nil {
+		return bindings.Approval{}, err
+	}
+	return h.b.ResolveApproval(ctx, tenantID, id, d)
+}
+
+type emitter struct {
+	c *Crasher
+	b bindings.ProvenanceEmitter
+}
+
+func (e emitter) Emit(ctx context.Context, rec bindings.ProvenanceRecord) error {
+	if err := e.c.write("Emit " + rec.RunID); err != nil {
+		return err
+	}
+	return e.b.Emit(ctx, rec)
+}

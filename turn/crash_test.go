@@ -1,0 +1,272 @@
+package turn_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/journaltest"
+	"github.com/kindgi/agents/turn"
+)
+
+// keyedProvider answers by the model call's request id (its journal step),
+// not by call order, so a model call repeated after a crash gets the same
+// answer. It counts the calls per request id.
+type keyedProvider struct {
+	mu      sync.Mutex
+	answers map[string]bindings.GenerateResponse // step key → answer
+	calls   map[string]int
+}
+
+func (p *keyedProvider) ID() string { return "keyed" }
+
+func (p *keyedProvider) Models() []bindings.ModelInfo {
+	return []bindings.ModelInfo{{ID: "keyed-1", Features: []string{"tool-use"}}}
+}
+
+func (p *keyedProvider) Generate(_ context.Context, req bindings.GenerateRequest) (bindings.GenerateResponse, error) {
+	key := strings.TrimPrefix(req.RequestID, req.RunID+"/")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls[req.RequestID]++
+	a, ok := p.answers[key]
+	if !ok {
+		return bindings.GenerateResponse{}, &agents.ModelInvocationError{Provider: "keyed", Model: req.Model, Message: "no answer for " + key}
+	}
+	return a, nil
+}
+
+func crashScenarioProvider() *keyedProvider {
+	return &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
+		"agent-loop/1/model-call": {ToolCalls: []bindings.ToolCall{{ID: "call_1", Name: "acme.clause-search", Arguments: json.RawMessage(`{"query":"confidentiality"}`)}},
+			Usage: bindings.Usage{InputTokens: 100, OutputTokens: 10, CostUsd: 0.001}},
+		"agent-loop/2/model-call": {ToolCalls: []bindings.ToolCall{{ID: "call_2", Name: "acme.send-email", Arguments: json.RawMessage(`{"to":"legal@globex.test","subject":"NDA","body":"Draft."}`)}},
+			Usage: bindings.Usage{InputTokens: 150, OutputTokens: 15, CostUsd: 0.0015}},
+		"agent-loop/3/model-call": {Text: "Searched the library and sent the draft.", Usage: bindings.Usage{InputTokens: 200, OutputTokens: 20, CostUsd: 0.002}},
+	}}
+}
+
+const crashRunID = "run-crash"
+
+// crashOutcome is what a scenario leaves behind.
+type crashOutcome struct {
+	result   turn.Result
+	messages []bindings.ConversationMessage
+	journal  []journalLine
+	toolRuns map[string]int // request id → invocations
+	drives   int
+	failedOp string
+	writes   int
+}
+
+type journalLine struct {
+	Key, Node, Status, Code string
+	Output                  any
+}
+
+// runCrashScenario runs a turn with two tool calls and one approval
+// (clause-search, then send-email behind always_ask, then an answer),
+// crashing after `allowed` writes (never when negative), then resumes it
+// from fresh bindings — as a new process would, once the dead driver's
+// lease expired — until it completes.
+func runCrashScenario(t *testing.T, allowed int, panics bool) crashOutcome {
+	t.Helper()
+	f := newFixture(t, nil, nil)
+	kp := crashScenarioProvider()
+	toolRuns := map[string]int{}
+	var mu sync.Mutex
+	count := func(h bindings.ToolHandler) bindings.ToolHandler {
+		return func(ctx context.Context, in json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
+			mu.Lock()
+			toolRuns[call.RequestID]++
+			mu.Unlock()
+			return h(ctx, in, call)
+		}
+	}
+	f.addTool("acme.clause-search", "1.2.1", clauseSchema, count(func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
+		return json.RawMessage(`{"clauses":["C-7"]}`), nil
+	}))
+	f.addTool("acme.send-email", "2.1.4", emailSchema, count(func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
+		return json.RawMessage(`{"sent":true}`), nil
+	}))
+
+	crasher := journaltest.New(allowed, panics)
+	fresh := f.bindings()
+	fresh.Providers = bindings.Providers{kp}
+	fresh.OnEvent = nil
+	wrapped := fresh
+	wrapped.Runs = crasher.Runs(f.store)
+	wrapped.Snapshots = crasher.Snapshots(f.store)
+	wrapped.Conversations = crasher.Conversations(f.store)
+	wrapped.Hitl = crasher.Hitl(f.store)
+	wrapped.Provenance.Emitter = crasher.Emitter(f.store)
+
+	in := f.input("Find a clause and send the draft to Globex.")
+	in.RunID = crashRunID
+	b := wrapped
+	drives := 0
+	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (res turn.Result, err error) {
+		drives++
+		defer func() {
+			if p := recover(); p != nil {
+				if _, ok := p.(journaltest.Crash); !ok {
+					panic(p)
+				}
+				err = fmt.Errorf("crashed: %v", p)
+			}
+		}()
+		return fn(b)
+	}
+	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(t.Context(), in, b) }
+	resume := func(b turn.Bindings) (turn.Result, error) {
+		return turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: crashRunID, Agent: f.agent}, b)
+	}
+	approvalID := crashRunID + "/agent-loop/2/dispatch-tools/call_2/approval"
+
+	res, err := attempt(invoke)
+	for i := 0; ; i++ {
+		if i > 12 {
+			t.Fatalf("allowed %d: the run did not complete: last %+v, %v", allowed, res, err)
+		}
+		if crasher.Crashed() && b.Runs != fresh.Runs {
+			// A new process: the dead driver's lease expires first.
+			b = fresh
+			f.clock.Advance(10 * time.Minute)
+		}
+		if err == nil && res.Status == turn.StatusCompleted {
+			break
+		}
+		if a, aerr := f.store.GetApproval(t.Context(), tenant, approvalID); aerr == nil && a.Status == bindings.ApprovalPending {
+			f.decide([]bindings.ApprovalRequest{a.Request}, true)
+		}
+		code := agents.CodeOf(err)
+		if code == agents.CodeRunJournalUnavailable || code == agents.CodeRunSnapshotMissing {
+			// The crash came before the run was started: retry the
+			// Invoke with its run id.
+			res, err = attempt(invoke)
+			continue
+		}
+		if err != nil && code != agents.CodeHitlRequired && code != agents.CodePersistence && !strings.HasPrefix(err.Error(), "crashed") {
+			t.Fatalf("allowed %d: unexpected error %v", allowed, err)
+		}
+		res, err = attempt(resume)
+	}
+	if run, err := f.store.GetRun(t.Context(), tenant, crashRunID); err != nil || run.Status != bindings.RunCompleted {
+		t.Errorf("allowed %d: run = %+v, %v; want status completed", allowed, run, err)
+	}
+	var lines []journalLine
+	for _, e := range f.journal(crashRunID) {
+		l := journalLine{Key: e.Key, Node: e.Node, Status: string(e.Status)}
+		if e.Error != nil {
+			l.Code = e.Error.Code
+		}
+		if len(e.Output) > 0 {
+			var v any
+			if err := json.Unmarshal(e.Output, &v); err != nil {
+				t.Fatal(err)
+			}
+			l.Output = stripTimes(v)
+		}
+		lines = append(lines, l)
+	}
+	return crashOutcome{
+		result: normalizeResult(res), messages: normalizeMessages(f.messages()), journal: lines,
+		toolRuns: toolRuns, drives: drives, failedOp: crasher.FailedOp(), writes: crasher.Writes(),
+	}
+}
+
+// stripTimes drops the clock-derived fields of a journal output: a run
+// resumed after a crash runs later, so its times differ while everything
+// else must not.
+func stripTimes(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k := range x {
+			switch k {
+			case "now", "createdAt", "expiresAt", "at", "elapsedMs", "signature", "resolvedAt":
+				delete(x, k)
+			default:
+				x[k] = stripTimes(x[k])
+			}
+		}
+	case []any:
+		for i := range x {
+			x[i] = stripTimes(x[i])
+		}
+	}
+	return v
+}
+
+func normalizeMessages(ms []bindings.ConversationMessage) []bindings.ConversationMessage {
+	out := make([]bindings.ConversationMessage, len(ms))
+	for i, m := range ms {
+		m.CreatedAt = time.Time{}
+		out[i] = m
+	}
+	return out
+}
+
+func normalizeResult(r turn.Result) turn.Result {
+	r.Appended = normalizeMessages(r.Appended)
+	if r.Provenance != nil {
+		p := *r.Provenance
+		p.CreatedAt, p.Signature = time.Time{}, nil
+		r.Provenance = &p
+	}
+	return r
+}
+
+// TestCrashAtEveryWrite aborts the scenario at every write in turn, in both
+// failure modes, and checks that the resumed run ends exactly as the
+// uninterrupted one: same conversation, result and journal; no completed
+// tool call run twice; no message stored twice.
+func TestCrashAtEveryWrite(t *testing.T) {
+	base := runCrashScenario(t, -1, false)
+	if base.result.Status != turn.StatusCompleted || base.drives != 2 {
+		t.Fatalf("baseline: %+v after %d drives", base.result, base.drives)
+	}
+	for id, n := range base.toolRuns {
+		if n != 1 {
+			t.Fatalf("baseline ran %s %d times", id, n)
+		}
+	}
+	total := base.writes
+	t.Logf("baseline: %d writes, %d journal entries, %d messages", total, len(base.journal), len(base.messages))
+	for _, panics := range []bool{false, true} {
+		mode := "fail"
+		if panics {
+			mode = "panic"
+		}
+		for n := 0; n < total; n++ {
+			got := runCrashScenario(t, n, panics)
+			if diff := cmp.Diff(base.messages, got.messages); diff != "" {
+				t.Errorf("%s after %d writes (%s): conversation (-want +got):\n%s", mode, n, got.failedOp, diff)
+			}
+			if diff := cmp.Diff(base.result, got.result); diff != "" {
+				t.Errorf("%s after %d writes (%s): result (-want +got):\n%s", mode, n, got.failedOp, diff)
+			}
+			if diff := cmp.Diff(base.journal, got.journal); diff != "" {
+				t.Errorf("%s after %d writes (%s): journal (-want +got):\n%s", mode, n, got.failedOp, diff)
+			}
+			for id, runs := range got.toolRuns {
+				// Only a call whose completion was the crashed write may run
+				// again, with the same request id.
+				reran := got.failedOp == "AppendStep "+strings.TrimPrefix(id, crashRunID+"/")+" completed"
+				if runs != 1 && !(runs == 2 && reran) {
+					t.Errorf("%s after %d writes (%s): %s ran %d times", mode, n, got.failedOp, id, runs)
+				}
+			}
+			if len(got.toolRuns) != len(base.toolRuns) {
+				t.Errorf("%s after %d writes: tool request ids %v, want %v", mode, n, got.toolRuns, base.toolRuns)
+			}
+			t.Logf("crash %-5s after write %2d at %-62s drives %d, tool runs %v", mode, n, got.failedOp, got.drives, got.toolRuns)
+		}
+	}
+}
