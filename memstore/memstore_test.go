@@ -18,3 +18,21 @@ func newHarness(t *testing.T) bindingstest.Harness {
 func TestConformance(t *testing.T) {
 	bindingstest.RunAll(t, newHarness)
 }
+
+// TestConformanceOnTheWallClock runs the suite the way a host without a
+// controllable clock would: the cases that need one skip, the rest pass on
+// time.Now.
+func TestConformanceOnTheWallClock(t *testing.T) {
+	bindingstest.RunAll(t, func(t *testing.T) bindingstest.Harness {
+		s := memstore.New(nil)
+		return bindingstest.Harness{Conversations: s, Snapshots: s, Runs: s, Memory: s, Hitl: s}
+	})
+}
+
+// TestConformanceSkipsMissingBindings checks that a harness without a
+// binding skips that binding's suite instead of failing.
+func TestConformanceSkipsMissingBindings(t *testing.T) {
+	bindingstest.RunSnapshotTests(t, func(t *testing.T) bindingstest.Harness {
+		return bindingstest.Harness{Conversations: memstore.New(nil)}
+	})
+}
