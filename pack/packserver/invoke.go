@@ -84,21 +84,19 @@ func (c *call) done() {
 
 // dispatch decodes the request and runs the tool or check.
 func (c *call) dispatch(ctx context.Context, body []byte, timeout time.Duration) any {
-	req, bad := pack.DecodeRequest(body)
+	req, bad := decodeRequest(body)
 	if bad != nil {
 		return bad
 	}
-	switch req := req.(type) {
-	case *pack.ToolInvoke:
-		return c.tool(ctx, req, timeout)
-	case *pack.CheckInvoke:
-		return c.check(ctx, req, timeout)
-	default:
-		return invalidRequest(fmt.Sprintf("unsupported request %T", req))
+	if req.check != nil {
+		return c.check(ctx, req.check, timeout)
 	}
+	return c.tool(ctx, req.tool, req.input, timeout)
 }
 
-func (c *call) tool(ctx context.Context, req *pack.ToolInvoke, timeout time.Duration) any {
+// tool runs an invoke; input is the request's input already decoded (or
+// raw JSON).
+func (c *call) tool(ctx context.Context, req *pack.ToolInvoke, input any, timeout time.Duration) any {
 	id := req.Tool.ID
 	bt := c.s.bound.tools[id]
 	if bt == nil {
@@ -108,7 +106,7 @@ func (c *call) tool(ctx context.Context, req *pack.ToolInvoke, timeout time.Dura
 		return toolError(pack.CodeToolVersionMismatch, id,
 			fmt.Sprintf("tool %q is indexed at version %s, not %s", id, bt.index.Version, req.Tool.Version))
 	}
-	if issues := bt.input.Validate(req.Input); len(issues) > 0 {
+	if issues := bt.input.Validate(input); len(issues) > 0 {
 		m := toolError(pack.CodeInputValidationFailed, id, fmt.Sprintf("input of %q does not match its schema", id))
 		m.Issues = issues
 		return m

@@ -1,0 +1,176 @@
+package packserver_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kindgi/agents/examples/packservice/demo"
+	"github.com/kindgi/agents/pack"
+	"github.com/kindgi/agents/pack/packserver"
+)
+
+// bareEcho is the baseline: a plain net/http JSON echo of {text}, with
+// the same body reading, decoding and encoding a minimal service does.
+func bareEcho(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	var in demo.EchoIO
+	if err := json.Unmarshal(body, &in); err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	out, _ := json.Marshal(in)
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
+}
+
+func benchService(b *testing.B) http.Handler {
+	idx, err := packserver.LoadIndex("../../examples/packservice/index.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := packserver.New(b.Context(), idx, []packserver.Module{demo.Module()}, &packserver.Options{Token: testToken})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return srv
+}
+
+// BenchmarkEchoLoopback compares demo.echo through packserver with the
+// bare echo handler, both over loopback HTTP/1.1 with keep-alive and
+// parallel clients. Throughput ratio = bare ns/op ÷ packserver ns/op.
+func BenchmarkEchoLoopback(b *testing.B) {
+	packBody := toolCall("demo.echo", "bench", map[string]any{"text": "hello, pack service"})
+	bareBody := []byte(`{"text":"hello, pack service"}`)
+	for _, c := range []struct {
+		name    string
+		handler http.Handler
+		body    []byte
+	}{
+		{"packserver", benchService(b), packBody},
+		{"bare", http.HandlerFunc(bareEcho), bareBody},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			ts := httptest.NewServer(c.handler)
+			defer ts.Close()
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
+			defer client.CloseIdleConnections()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					req, _ := http.NewRequest(http.MethodPost, ts.URL+pack.PathInvoke, bytes.NewReader(c.body))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set(pack.HeaderToken, testToken)
+					res, err := client.Do(req)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+					if res.StatusCode != 200 {
+						b.Errorf("status %d", res.StatusCode)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkEchoInProcess measures the service's own cost per call, with
+// no network: ServeHTTP on a recorder.
+func BenchmarkEchoInProcess(b *testing.B) {
+	packBody := toolCall("demo.echo", "bench", map[string]any{"text": "hello, pack service"})
+	bareBody := []byte(`{"text":"hello, pack service"}`)
+	for _, c := range []struct {
+		name    string
+		handler http.Handler
+		body    []byte
+	}{
+		{"packserver", benchService(b), packBody},
+		{"bare", http.HandlerFunc(bareEcho), bareBody},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, pack.PathInvoke, bytes.NewReader(c.body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set(pack.HeaderToken, testToken)
+				rec := httptest.NewRecorder()
+				c.handler.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatalf("status %d", rec.Code)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkEchoThroughputRatio interleaves batches of demo.echo calls
+// through packserver with batches of the bare echo, over loopback with 4
+// parallel clients, so both see the same machine load; it reports the
+// throughput ratio packserver ÷ bare ("ratio", higher is better, 1 is
+// parity) and the time per call of each.
+func BenchmarkEchoThroughputRatio(b *testing.B) {
+	const batch, clients = 64, 4
+	packBody := toolCall("demo.echo", "bench", map[string]any{"text": "hello, pack service"})
+	bareBody := []byte(`{"text":"hello, pack service"}`)
+	packTS := httptest.NewServer(benchService(b))
+	defer packTS.Close()
+	bareTS := httptest.NewServer(http.HandlerFunc(bareEcho))
+	defer bareTS.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	defer client.CloseIdleConnections()
+	runBatch := func(url string, body []byte) time.Duration {
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range clients {
+			wg.Go(func() {
+				for range batch / clients {
+					req, _ := http.NewRequest(http.MethodPost, url+pack.PathInvoke, bytes.NewReader(body))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set(pack.HeaderToken, testToken)
+					res, err := client.Do(req)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+					if res.StatusCode != 200 {
+						b.Errorf("status %d", res.StatusCode)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	var tPack, tBare time.Duration
+	rounds := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		if rounds%2 == 0 {
+			tPack += runBatch(packTS.URL, packBody)
+			tBare += runBatch(bareTS.URL, bareBody)
+		} else {
+			tBare += runBatch(bareTS.URL, bareBody)
+			tPack += runBatch(packTS.URL, packBody)
+		}
+		rounds++
+	}
+	calls := float64(rounds * batch)
+	b.ReportMetric(float64(tBare)/float64(tPack), "ratio")
+	b.ReportMetric(float64(tPack.Nanoseconds())/calls, "ns/packcall")
+	b.ReportMetric(float64(tBare.Nanoseconds())/calls, "ns/barecall")
+}
