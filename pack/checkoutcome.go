@@ -3,6 +3,7 @@ package pack
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 )
 
 // CheckOutcome is the result of a guardrail check (CheckResult in
@@ -46,30 +47,35 @@ func (o CheckOutcome) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// UnmarshalJSON reads the listed fields and keeps the others in Extra.
+// UnmarshalJSON reads the listed fields (by their exact names) and keeps
+// the others in Extra.
 func (o *CheckOutcome) UnmarshalJSON(b []byte) error {
-	var listed struct {
-		Passed        bool           `json:"passed"`
-		Reason        string         `json:"reason"`
-		JudgeResponse string         `json:"judgeResponse"`
-		Attributes    map[string]any `json:"attributes"`
-	}
-	if err := json.Unmarshal(b, &listed); err != nil {
-		return err
-	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(b, &all); err != nil {
 		return err
 	}
-	*o = CheckOutcome{Passed: listed.Passed, Reason: listed.Reason, JudgeResponse: listed.JudgeResponse, Attributes: listed.Attributes}
+	out := CheckOutcome{}
 	for k, v := range all {
-		if checkOutcomeFields[k] {
-			continue
+		var err error
+		switch k {
+		case "passed":
+			err = json.Unmarshal(v, &out.Passed)
+		case "reason":
+			err = json.Unmarshal(v, &out.Reason)
+		case "judgeResponse":
+			err = json.Unmarshal(v, &out.JudgeResponse)
+		case "attributes":
+			err = json.Unmarshal(v, &out.Attributes)
+		default:
+			if out.Extra == nil {
+				out.Extra = make(map[string]json.RawMessage)
+			}
+			out.Extra[k] = bytes.Clone(v)
 		}
-		if o.Extra == nil {
-			o.Extra = make(map[string]json.RawMessage)
+		if err != nil {
+			return fmt.Errorf("check result field %q: %w", k, err)
 		}
-		o.Extra[k] = bytes.Clone(v)
 	}
+	*o = out
 	return nil
 }

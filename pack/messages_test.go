@@ -274,3 +274,35 @@ func TestValidateInfo(t *testing.T) {
 		t.Errorf("ValidateInfo(minimal) = %v", issues)
 	}
 }
+
+func TestDecodeFastAndSchemaPathsAgree(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+	}{
+		{"v written 2.0", `{"v":2.0,"kind":"invoke","tool":{"id":"x"},"input":{},"ctx":{"tenantId":"t","runId":"r"}}`},
+		{"kind with an escape", `{"v":2,"kind":"\u0069nvoke","tool":{"id":"x"},"input":{},"ctx":{"tenantId":"t","runId":"r"}}`},
+		{"whitespace everywhere", " {\n \"v\" : 2 , \"kind\" : \"invoke\", \"tool\": {\"id\":\"x\"}, \"input\": [1], \"ctx\": {\"tenantId\":\"t\",\"runId\":\"r\"} } "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg, em := DecodeRequest([]byte(tt.body))
+			if em != nil {
+				t.Fatalf("DecodeRequest = %+v", em)
+			}
+			inv, ok := msg.(*ToolInvoke)
+			if !ok || inv.Tool.ID != "x" || inv.Ctx.RunID != "r" || inv.V != Version {
+				t.Errorf("msg = %+v", msg)
+			}
+		})
+	}
+	// Field names are exact: a differently cased duplicate does not win.
+	msg, em := DecodeResponse([]byte(`{"v":2,"kind":"check-result","result":{"passed":true,"Passed":false}}`))
+	if em != nil {
+		t.Fatal(em)
+	}
+	want := &CheckResult{V: Version, Kind: KindCheckResult, Result: CheckOutcome{Passed: true, Extra: map[string]json.RawMessage{"Passed": json.RawMessage(`false`)}}}
+	if diff := cmp.Diff(want, msg); diff != "" {
+		t.Errorf("DecodeResponse (-want +got):\n%s", diff)
+	}
+}

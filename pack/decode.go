@@ -1,0 +1,244 @@
+package pack
+
+import (
+	"encoding/json"
+)
+
+// DecodeRequest validates body against the request definition and decodes
+// it into a *ToolInvoke or a *CheckInvoke. A body that is not a valid
+// request (bad JSON, v other than 2, unknown kind, missing fields) gives an
+// invalid-request error message carrying the issues, ready to be answered.
+//
+// The common shape of a request is recognised without running the schema
+// (a fast path several times cheaper); anything else goes through the
+// schema, which has the last word.
+func DecodeRequest(body []byte) (any, *ErrorMessage) {
+	if msg, ok := fastRequest(body); ok {
+		return msg, nil
+	}
+	if issues := ValidateRequest(body); issues != nil {
+		return nil, invalid("not a valid request message", issues)
+	}
+	body, kind, err := normalized(body)
+	if err != nil {
+		return nil, invalid("not a valid request message: "+err.Error(), nil)
+	}
+	var msg any
+	switch kind {
+	case KindInvoke:
+		msg = new(ToolInvoke)
+	case KindCheckInvoke:
+		msg = new(CheckInvoke)
+	default:
+		return nil, invalid("unknown request kind "+kind, nil)
+	}
+	if err := json.Unmarshal(body, msg); err != nil {
+		return nil, invalid("not a valid request message: "+err.Error(), nil)
+	}
+	return msg, nil
+}
+
+// DecodeResponse validates body against the response definition and
+// decodes it into a *ToolResult, a *CheckResult or an *ErrorMessage. A
+// body that is not a valid response gives an invalid-request error message
+// carrying the issues (the client reports it as invalid-response). Like
+// DecodeRequest it recognises the common shapes without the schema.
+func DecodeResponse(body []byte) (any, *ErrorMessage) {
+	if msg, ok := fastResponse(body); ok {
+		return msg, nil
+	}
+	if issues := ValidateResponse(body); issues != nil {
+		return nil, invalid("not a valid response message", issues)
+	}
+	body, kind, err := normalized(body)
+	if err != nil {
+		return nil, invalid("not a valid response message: "+err.Error(), nil)
+	}
+	var msg any
+	switch kind {
+	case KindResult:
+		msg = new(ToolResult)
+	case KindCheckResult:
+		msg = new(CheckResult)
+	case KindError:
+		msg = new(ErrorMessage)
+	default:
+		return nil, invalid("unknown response kind "+kind, nil)
+	}
+	if err := json.Unmarshal(body, msg); err != nil {
+		return nil, invalid("not a valid response message: "+err.Error(), nil)
+	}
+	return msg, nil
+}
+
+// normalized rewrites a message the schema accepted so that encoding/json
+// decodes it into the Go types: v becomes 2 however it was written (2.0 and
+// 2e0 are 2 to the schema, not to an int field). It returns the kind.
+func normalized(body []byte) ([]byte, string, error) {
+	var top rawObject
+	if err := json.Unmarshal(body, &top); err != nil {
+		return nil, "", err
+	}
+	var kind string
+	if err := json.Unmarshal(top["kind"], &kind); err != nil {
+		return nil, "", err
+	}
+	top["v"] = json.RawMessage("2")
+	b, err := json.Marshal(top)
+	return b, kind, err
+}
+
+// invalid returns an invalid-request error message. A nil issues list gets
+// one root issue holding the message, so the answer always says what is
+// wrong.
+func invalid(message string, issues []Issue) *ErrorMessage {
+	if issues == nil {
+		issues = []Issue{{InstancePath: "", Message: message}}
+	}
+	e := NewError(CodeInvalidRequest, message)
+	e.Issues = issues
+	return e
+}
+
+// The fast paths below accept only bodies that certainly satisfy the
+// schema: each field is read with exact (case-sensitive) names from a
+// map of raw values and checked by its first byte, and v must be written
+// exactly 2. Whatever they do not accept — including valid but unusual
+// bodies such as v written 2.0 — falls through to the schema. FuzzDecode*
+// checks that they agree with the schema.
+
+type rawObject = map[string]json.RawMessage
+
+// object decodes raw as a JSON object; ok is false for anything else.
+func object(raw json.RawMessage) (rawObject, bool) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, false
+	}
+	var m rawObject
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, false
+	}
+	return m, true
+}
+
+// str reads a required (or, with optional, an absent) string field.
+func str(m rawObject, key string, optional bool, dst *string) bool {
+	raw, ok := m[key]
+	if !ok {
+		return optional
+	}
+	if len(raw) == 0 || raw[0] != '"' {
+		return false
+	}
+	return json.Unmarshal(raw, dst) == nil
+}
+
+// isKind reports whether the raw kind is exactly the string want.
+func isKind(raw json.RawMessage, want string) bool {
+	return len(raw) == len(want)+2 && raw[0] == '"' && string(raw[1:len(raw)-1]) == want
+}
+
+// openObject reads an optional JSON object field into *dst (nil when
+// absent); ok is false when present but not an object.
+func openObject(m rawObject, key string, dst *map[string]any) bool {
+	raw, ok := m[key]
+	if !ok {
+		return true
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		return false
+	}
+	return json.Unmarshal(raw, dst) == nil
+}
+
+// requiredObject returns a required field that must be a JSON object.
+func requiredObject(m rawObject, key string) (json.RawMessage, bool) {
+	raw, ok := m[key]
+	return raw, ok && len(raw) > 0 && raw[0] == '{'
+}
+
+func fastRequest(body []byte) (any, bool) {
+	top, ok := object(body)
+	if !ok || string(top["v"]) != "2" {
+		return nil, false
+	}
+	switch kind := top["kind"]; {
+	case isKind(kind, KindInvoke):
+		return fastInvoke(top)
+	case isKind(kind, KindCheckInvoke):
+		return fastCheckInvoke(top)
+	}
+	return nil, false
+}
+
+func fastInvoke(top rawObject) (any, bool) {
+	msg := &ToolInvoke{V: Version, Kind: KindInvoke}
+	tool, ok := object(top["tool"])
+	if !ok || !str(tool, "id", false, &msg.Tool.ID) || !str(tool, "version", true, &msg.Tool.Version) {
+		return nil, false
+	}
+	input, ok := top["input"]
+	if !ok {
+		return nil, false
+	}
+	msg.Input = input
+	ctx, ok := object(top["ctx"])
+	if !ok || !str(ctx, "tenantId", false, &msg.Ctx.TenantID) || !str(ctx, "runId", false, &msg.Ctx.RunID) ||
+		!str(ctx, "requestId", true, &msg.Ctx.RequestID) ||
+		!openObject(ctx, "env", &msg.Ctx.Env) || !openObject(ctx, "secrets", &msg.Ctx.Secrets) || !openObject(ctx, "config", &msg.Ctx.Config) {
+		return nil, false
+	}
+	return msg, true
+}
+
+func fastCheckInvoke(top rawObject) (any, bool) {
+	msg := &CheckInvoke{V: Version, Kind: KindCheckInvoke}
+	check, ok := object(top["check"])
+	if !ok || !str(check, "id", false, &msg.Check.ID) {
+		return nil, false
+	}
+	if msg.Config, ok = requiredObject(top, "config"); !ok {
+		return nil, false
+	}
+	if msg.Trace, ok = requiredObject(top, "trace"); !ok {
+		return nil, false
+	}
+	return msg, true
+}
+
+// fastResponse handles results and check results; error messages (rare,
+// and with nested issues) always go through the schema.
+func fastResponse(body []byte) (any, bool) {
+	top, ok := object(body)
+	if !ok || string(top["v"]) != "2" {
+		return nil, false
+	}
+	switch kind := top["kind"]; {
+	case isKind(kind, KindResult):
+		output, ok := top["output"]
+		if !ok {
+			return nil, false
+		}
+		return &ToolResult{V: Version, Kind: KindResult, Output: output}, true
+	case isKind(kind, KindCheckResult):
+		result, ok := object(top["result"])
+		if !ok {
+			return nil, false
+		}
+		passed := string(result["passed"])
+		if passed != "true" && passed != "false" {
+			return nil, false
+		}
+		var reason, judge string
+		var attrs map[string]any
+		if !str(result, "reason", true, &reason) || !str(result, "judgeResponse", true, &judge) || !openObject(result, "attributes", &attrs) {
+			return nil, false
+		}
+		msg := &CheckResult{V: Version, Kind: KindCheckResult}
+		if err := json.Unmarshal(top["result"], &msg.Result); err != nil {
+			return nil, false
+		}
+		return msg, true
+	}
+	return nil, false
+}
