@@ -20,50 +20,61 @@ var errLeaseLost = errors.New("lease on the run was lost")
 // errWallTimeout is the cancellation cause of a drive past maxWallMs.
 var errWallTimeout = errors.New("maxWallMs elapsed")
 
-// leaseKeeper renews a driver's lease every third of its TTL until stopped.
-// Losing the lease (another owner holds it) cancels the drive.
+// leaseKeeper renews a driver's lease every third of its TTL until
+// stopped, on a timer (no goroutine waits while nothing is due). Losing the
+// lease (another owner holds it) cancels the drive.
 type leaseKeeper struct {
-	stop chan struct{}
-	done chan struct{}
-	lost atomic.Bool
-	once sync.Once
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+	running sync.WaitGroup // renewals in flight
+	lost    atomic.Bool
 }
 
 // keepLease starts renewing the lease; cancel is called with errLeaseLost
 // when it is lost.
 func (r *run) keepLease(ctx context.Context, cancel context.CancelCauseFunc) {
-	k := &leaseKeeper{stop: make(chan struct{}), done: make(chan struct{})}
+	k := &leaseKeeper{}
 	r.lease = k
 	ttl := r.ttl()
-	go func() {
-		defer close(k.done)
-		t := time.NewTicker(ttl / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-k.stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				_, err := r.b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, TTL: ttl})
-				if agents.CodeOf(err) == agents.CodeRunBusy {
-					k.lost.Store(true)
-					cancel(errLeaseLost)
-					return
-				}
-			}
+	var renew func()
+	renew = func() {
+		k.mu.Lock()
+		if k.stopped {
+			k.mu.Unlock()
+			return
 		}
-	}()
+		k.running.Add(1)
+		k.mu.Unlock()
+		defer k.running.Done()
+		_, err := r.b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, TTL: ttl})
+		if agents.CodeOf(err) == agents.CodeRunBusy {
+			k.lost.Store(true)
+			cancel(errLeaseLost)
+			return
+		}
+		k.mu.Lock()
+		if !k.stopped {
+			k.timer.Reset(ttl / 3)
+		}
+		k.mu.Unlock()
+	}
+	k.mu.Lock()
+	k.timer = time.AfterFunc(ttl/3, renew)
+	k.mu.Unlock()
 }
 
-// stopLease stops renewing and waits for the renewer to exit.
+// stopLease stops renewing and waits for a renewal in flight.
 func (r *run) stopLease() {
-	if r.lease == nil {
+	k := r.lease
+	if k == nil {
 		return
 	}
-	r.lease.once.Do(func() { close(r.lease.stop) })
-	<-r.lease.done
+	k.mu.Lock()
+	k.stopped = true
+	k.timer.Stop()
+	k.mu.Unlock()
+	k.running.Wait()
 }
 
 // releaseLease stops renewing and gives the lease up (best effort: an

@@ -25,7 +25,6 @@ type run struct {
 	status   bindings.RunStatus // the run's status when this drive took it
 
 	entries map[string]*keyState
-	journal []bindings.JournalEntry
 	lease   *leaseKeeper
 	wallCtx context.Context
 

@@ -1,0 +1,170 @@
+package turn_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/providers/scripted"
+	"github.com/kindgi/agents/turn"
+)
+
+// countingConversations records the limits ReadMessages was asked for and
+// how many messages it returned.
+type countingConversations struct {
+	bindings.ConversationBinding
+	mu       sync.Mutex
+	limits   []int
+	returned []int
+}
+
+func (c *countingConversations) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput) ([]bindings.ConversationMessage, error) {
+	ms, err := c.ConversationBinding.ReadMessages(ctx, in)
+	c.mu.Lock()
+	c.limits = append(c.limits, in.Limit)
+	c.returned = append(c.returned, len(ms))
+	c.mu.Unlock()
+	return ms, err
+}
+
+// historyFixture is a conversation with stored prior messages and an agent
+// that answers without tools (historyLimit 20).
+func historyFixture(tb testing.TB, stored int, loop bool) (*fixture, turn.Bindings) {
+	tb.Helper()
+	f := newFixture(tb, nil, func(s *agent.Spec) {
+		s.Retrieval, s.Guardrails = nil, nil
+	})
+	f.provider = scripted.New([]scripted.Response{scripted.Say("Noted.")}, &scripted.Options{Loop: loop, DiscardRequests: loop})
+	ctx := context.Background()
+	for i := range stored {
+		role := bindings.RoleUser
+		if i%2 == 1 {
+			role = bindings.RoleAgent
+		}
+		if _, err := f.store.AppendMessage(ctx, bindings.AppendMessageInput{
+			TenantID: tenant, ConversationID: f.conv.ID, Role: role, Content: fmt.Sprintf("message %d", i), TurnNumber: i/2 + 1,
+		}); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	b := f.bindings()
+	b.OnEvent = nil
+	b.Provenance = bindings.ProvenanceBindings{}
+	return f, b
+}
+
+// TestHistoryLimitReadsOnlyTheLimit: with 10 and with 100,000 stored
+// messages and historyLimit 20, the turn asks the binding for 20 messages,
+// once, and sends the model at most those 20.
+func TestHistoryLimitReadsOnlyTheLimit(t *testing.T) {
+	for _, stored := range []int{10, 100_000} {
+		t.Run(fmt.Sprint(stored), func(t *testing.T) {
+			f, b := historyFixture(t, stored, false)
+			cc := &countingConversations{ConversationBinding: f.store}
+			b.Conversations = cc
+			if _, err := turn.Invoke(t.Context(), f.input("Next."), b); err != nil {
+				t.Fatal(err)
+			}
+			if len(cc.limits) != 1 || cc.limits[0] != 20 {
+				t.Errorf("ReadMessages limits = %v, want [20]", cc.limits)
+			}
+			want := min(stored, 20)
+			if cc.returned[0] != want {
+				t.Errorf("read %d messages, want %d", cc.returned[0], want)
+			}
+			msgs := f.provider.Requests()[0].Messages
+			if got := len(msgs) - 2; got != want { // system + history + user
+				t.Errorf("model got %d history messages, want %d", got, want)
+			}
+		})
+	}
+}
+
+func BenchmarkHistory(b *testing.B) {
+	for _, stored := range []int{10, 100_000} {
+		b.Run(fmt.Sprintf("stored=%d", stored), func(b *testing.B) {
+			f, bb := historyFixture(b, stored, true)
+			in := f.input("Next.")
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := turn.Invoke(ctx, in, bb); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTurn is one full turn: two model calls and one tool call on the
+// scripted provider and memstore. "full" is the contract drafter with its
+// retrieval, guardrail and signed provenance; "core" leaves those out.
+func BenchmarkTurn(b *testing.B) {
+	for _, full := range []bool{false, true} {
+		name := "core"
+		if full {
+			name = "full"
+		}
+		b.Run(name, func(b *testing.B) {
+			f := newFixture(b, nil, func(s *agent.Spec) {
+				if !full {
+					s.Retrieval, s.Guardrails = nil, nil
+				}
+			})
+			f.provider = scripted.New(searchThenAnswer(), &scripted.Options{Loop: true, DiscardRequests: true})
+			bb := f.bindings()
+			bb.OnEvent = nil
+			if !full {
+				bb.Provenance = bindings.ProvenanceBindings{}
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				b.StopTimer()
+				conv, err := f.store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, ProjectID: project, AgentID: f.agent.ID, AgentVersion: f.agent.Version})
+				if err != nil {
+					b.Fatal(err)
+				}
+				in := f.input("Draft a confidentiality clause.")
+				in.ConversationID = conv.ID
+				b.StartTimer()
+				res, err := turn.Invoke(ctx, in, bb)
+				if err != nil || res.Usage.ModelCalls != 2 || res.Usage.ToolCalls != 1 {
+					b.Fatalf("turn = %+v, %v", res.Usage, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkResume resumes a turn parked on one approved send-email call:
+// the replay of the parked journal, the approved tool call and the final
+// model call.
+func BenchmarkResume(b *testing.B) {
+	f := newFixture(b, nil, func(s *agent.Spec) { s.Retrieval, s.Guardrails = nil, nil })
+	f.provider = scripted.New(emailThenAnswer(), &scripted.Options{Loop: true, DiscardRequests: true})
+	bb := f.bindings()
+	bb.OnEvent = nil
+	bb.Provenance = bindings.ProvenanceBindings{}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		res, err := turn.Invoke(ctx, f.input("Send the draft."), bb)
+		if err != nil || res.Status != turn.StatusSuspended {
+			b.Fatalf("Invoke = %+v, %v", res, err)
+		}
+		f.decide(res.Approvals, true)
+		b.StartTimer()
+		final, err := turn.Resume(ctx, turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, bb)
+		if err != nil || final.Status != turn.StatusCompleted {
+			b.Fatalf("Resume = %+v, %v", final, err)
+		}
+	}
+}
