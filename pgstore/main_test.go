@@ -105,6 +105,10 @@ func testPool(t testing.TB) *pgxpool.Pool {
 	return testEnv.pool
 }
 
+func newPool(cfg *pgxpool.Config) (*pgxpool.Pool, error) {
+	return pgxpool.NewWithConfig(context.Background(), cfg)
+}
+
 // freshSchemaPool returns a pool whose search_path is a new, empty schema
 // of the test database, dropped when the test ends.
 func freshSchemaPool(t testing.TB) (*pgxpool.Pool, string) {

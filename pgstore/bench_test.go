@@ -1,0 +1,158 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn"
+)
+
+// BenchmarkTurnWithOneToolCall runs turns (model call → tool call → model
+// call) on pgstore with 1 and 8 concurrent workers, each on its own
+// conversation, and reports turns per second and round trips per turn.
+// Every binding call commits a transaction, so with durable commits
+// (synchronous_commit=on) the disk's flush latency bounds the rate; the
+// synchronous_commit=off runs show the rate without it.
+func BenchmarkTurnWithOneToolCall(b *testing.B) {
+	for _, syncCommit := range []string{"on", "off"} {
+		for _, workers := range []int{1, 8} {
+			b.Run(fmt.Sprintf("synchronous_commit=%s/workers=%d", syncCommit, workers), func(b *testing.B) {
+				benchmarkTurns(b, syncCommit, workers)
+			})
+		}
+	}
+}
+
+func benchmarkTurns(b *testing.B, syncCommit string, workers int) {
+	b.ReportAllocs()
+	pool, rt := tracedPool(b, int32(workers), "synchronous_commit", syncCommit)
+	f := newTurnFixture(b, New(pool, nil))
+	a := lookupAgent(b, "")
+	type worker struct {
+		b    turn.Bindings
+		conv string
+	}
+	ws := make([]worker, workers)
+	for i := range ws {
+		ws[i] = worker{b: f.bindings(), conv: f.open(b, a)}
+		// Warm up: prepare the statements on the connections.
+		if _, err := f.invoke(context.Background(), ws[i].b, a, ws[i].conv); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var next atomic.Int64
+	var failed atomic.Value
+	rt.reset()
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range ws {
+		wg.Go(func() {
+			for next.Add(1) <= int64(b.N) {
+				res, err := f.invoke(context.Background(), ws[i].b, a, ws[i].conv)
+				if err == nil && res.Status != turn.StatusCompleted {
+					err = fmt.Errorf("turn %s", res.Status)
+				}
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	queries, batches, _, _ := rt.snapshot()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
+	b.ReportMetric(float64(queries+batches)/float64(b.N), "roundtrips/turn")
+}
+
+// BenchmarkAppendStep appends journal entries to one run.
+func BenchmarkAppendStep(b *testing.B) {
+	b.ReportAllocs()
+	s := New(testPool(b), nil)
+	ctx := context.Background()
+	tenant := "bench-" + randomID()
+	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: tenant, RunID: "r1", FlowID: "f", FlowVersion: "1", Owner: "o", LeaseTTL: time.Hour}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		_, _, err := s.AppendStep(ctx, bindings.AppendStepInput{TenantID: tenant, RunID: "r1", Owner: "o", Entry: bindings.JournalEntry{
+			Key: fmt.Sprintf("agent-loop/%d/model-call", i), Node: "model-call", Status: bindings.StepCompleted, Output: []byte(`{"text":"hello"}`),
+		}})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadLast20Messages reads the last 20 messages of a conversation
+// of 10 and of 100,000 messages: the cost should not depend on the length.
+func BenchmarkReadLast20Messages(b *testing.B) {
+	for _, n := range []int{10, 100_000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			pool := testPool(b)
+			s := New(pool, nil)
+			ctx := context.Background()
+			tenant := "bench-" + randomID()
+			if _, err := s.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, ID: "c", AgentID: "a", AgentVersion: "1.0.0"}); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := pool.Exec(ctx, `INSERT INTO agent_conversation_messages (tenant_id, conversation_id, id, seq, role, content, created_at)
+				SELECT $1, 'c', 'm' || g, g, 'user', 'message number ' || g, now() FROM generate_series(1, $2::int) AS g`, tenant, n); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := pool.Exec(ctx, `ANALYZE agent_conversation_messages`); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				msgs, err := s.ReadMessages(ctx, bindings.ReadMessagesInput{TenantID: tenant, ConversationID: "c", Limit: 20})
+				if err != nil || len(msgs) != min(20, n) {
+					b.Fatalf("%d messages, %v", len(msgs), err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkQueryFactsKeyword ranks 10,000 facts with full-text search.
+func BenchmarkQueryFactsKeyword(b *testing.B) {
+	b.ReportAllocs()
+	pool := testPool(b)
+	s := New(pool, nil)
+	ctx := context.Background()
+	tenant := "bench-" + randomID()
+	words := []string{"payment", "penalty", "vendor", "invoice", "schedule", "annex", "delivery", "buyer", "seller", "late",
+		"term", "notice", "liability", "indemnity", "warranty", "confidential", "governing", "law", "court", "fee"}
+	if _, err := pool.Exec(ctx, `INSERT INTO agent_memory_facts (tenant_id, id, type, text, search, created_at)
+		SELECT $1, 'f' || g, 'acme.clause', t, to_tsvector('simple', t), now() - g * interval '1 second'
+		FROM generate_series(1, 10000) AS g,
+		LATERAL (SELECT ($2::text[])[1 + g % 20] || ' ' || ($2::text[])[1 + (g / 20) % 20] || ' ' || ($2::text[])[1 + (g / 400) % 20] || ' clause ' || g AS t) AS x`,
+		tenant, words); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE agent_memory_facts`); err != nil {
+		b.Fatal(err)
+	}
+	q := bindings.MemoryQuery{TenantID: tenant, Types: []string{"acme.clause"}, Scope: agent.ScopeTenant, Mode: agent.ModeKeyword, Query: "late payment penalty", Limit: 10}
+	b.ResetTimer()
+	for b.Loop() {
+		got, err := s.QueryFacts(ctx, q)
+		if err != nil || len(got) != 10 {
+			b.Fatalf("%d facts, %v", len(got), err)
+		}
+	}
+}

@@ -1,0 +1,312 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/bindingstest"
+	"github.com/kindgi/agents/internal/journaltest"
+	"github.com/kindgi/agents/registry"
+	"github.com/kindgi/agents/turn"
+)
+
+const (
+	crashRunID   = "run-crash"
+	crashProject = "globex-nda"
+)
+
+// keyedModel answers by the journal step of the model call (from its
+// request id), not by call order, so a model call repeated after a crash
+// gets the same answer.
+type keyedModel struct{}
+
+func (keyedModel) ID() string { return "keyed" }
+
+func (keyedModel) Models() []bindings.ModelInfo {
+	return []bindings.ModelInfo{{ID: "keyed-1", Features: []string{"tool-use"}}}
+}
+
+func (keyedModel) Generate(_ context.Context, req bindings.GenerateRequest) (bindings.GenerateResponse, error) {
+	switch strings.TrimPrefix(req.RequestID, req.RunID+"/") {
+	case "agent-loop/1/model-call":
+		return bindings.GenerateResponse{ToolCalls: []bindings.ToolCall{{ID: "call_1", Name: "acme.clause-search", Arguments: json.RawMessage(`{"query":"confidentiality"}`)}},
+			Usage: bindings.Usage{InputTokens: 100, OutputTokens: 10, CostUsd: 0.001}}, nil
+	case "agent-loop/2/model-call":
+		return bindings.GenerateResponse{ToolCalls: []bindings.ToolCall{{ID: "call_2", Name: "acme.send-email", Arguments: json.RawMessage(`{"to":"legal@globex.test","subject":"NDA"}`)}},
+			Usage: bindings.Usage{InputTokens: 150, OutputTokens: 15, CostUsd: 0.0015}}, nil
+	case "agent-loop/3/model-call":
+		return bindings.GenerateResponse{Text: "Found clause C-7 and sent the draft.", Usage: bindings.Usage{InputTokens: 200, OutputTokens: 20, CostUsd: 0.002}}, nil
+	}
+	return bindings.GenerateResponse{}, &agents.ModelInvocationError{Provider: "keyed", Model: req.Model, Message: "no answer for " + req.RequestID}
+}
+
+func crashAgent(t *testing.T) agent.Agent {
+	t.Helper()
+	limit := 3
+	a, err := agent.Define(agent.Spec{
+		ID: "acme.drafter", Version: "1.0.0", Name: "Drafter", Instructions: "You draft and send clauses.",
+		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
+		Tools: []agent.ToolRef{
+			{ID: "acme.clause-search", Version: "^1.0.0"},
+			{ID: "acme.send-email", Version: "~2.1.0"},
+		},
+		Retrieval: []agent.RetrievalIntent{{Types: []string{"acme.clause"}, Scope: agent.ScopeSameProject, Mode: agent.ModeKeyword, Limit: &limit}},
+		ConversationPolicy: &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
+			Overrides: map[string]agent.ToolGate{"acme.send-email": {Mode: agent.GateAlwaysAsk}},
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// crashOutcome is what a scenario leaves in PostgreSQL, with the fields
+// that depend on the tenant or the clock removed.
+type crashOutcome struct {
+	result   any
+	messages any
+	journal  any
+	toolRuns map[string]int // request id → executions
+	drives   int
+	failedOp string
+	writes   int
+}
+
+// runCrashScenario runs, in a tenant of its own, a turn with two tool calls
+// (clause-search, then send-email behind always_ask) and one approval on
+// pgstore, crashing after `allowed` writes (never when negative), then
+// drives it again from fresh bindings — as a new process would once the
+// dead driver's lease expired — until it completes.
+func runCrashScenario(t *testing.T, pool DB, allowed int, panics bool) crashOutcome {
+	t.Helper()
+	ctx := t.Context()
+	tenant := fmt.Sprintf("crash-%d-%v-%s", allowed, panics, randomID()[:8])
+	clock := bindingstest.NewClock(time.Time{})
+	store := New(pool, &Options{Now: clock.Now})
+	a := crashAgent(t)
+
+	var mu sync.Mutex
+	toolRuns := map[string]int{}
+	tools := registry.NewTools()
+	for _, tool := range []struct{ id, version, out string }{
+		{"acme.clause-search", "1.2.1", `{"clauses":["C-7"]}`},
+		{"acme.send-email", "2.1.4", `{"sent":true}`},
+	} {
+		err := tools.Add(tenant, bindings.ToolDescriptor{ID: tool.id, Version: tool.version, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(_ context.Context, _ json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
+				mu.Lock()
+				toolRuns[call.RequestID]++
+				mu.Unlock()
+				return json.RawMessage(tool.out), nil
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := store.PutFact(ctx, bindings.Fact{TenantID: tenant, ProjectID: crashProject, ID: "C-7", Type: "acme.clause", Text: "Mutual confidentiality for three years."}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, ProjectID: crashProject, ID: "conv-1", AgentID: a.ID, AgentVersion: a.Version}); err != nil {
+		t.Fatal(err)
+	}
+
+	fresh := turn.Bindings{
+		Providers: bindings.Providers{keyedModel{}}, Tools: tools, Memory: store,
+		Conversations: store, Snapshots: store, Runs: store, Hitl: store, Now: clock.Now,
+	}
+	crasher := journaltest.New(allowed, panics)
+	wrapped := fresh
+	wrapped.Runs = crasher.Runs(store)
+	wrapped.Snapshots = crasher.Snapshots(store)
+	wrapped.Conversations = crasher.Conversations(store)
+	wrapped.Hitl = crasher.Hitl(store)
+
+	in := turn.Input{TenantID: tenant, ProjectID: crashProject, Agent: a, ConversationID: "conv-1",
+		UserMessage: "Find a confidentiality clause and send the draft to Globex.", RunID: crashRunID}
+	b := wrapped
+	drives := 0
+	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (res turn.Result, err error) {
+		drives++
+		defer func() {
+			if p := recover(); p != nil {
+				if _, ok := p.(journaltest.Crash); !ok {
+					panic(p)
+				}
+				err = fmt.Errorf("crashed: %v", p)
+			}
+		}()
+		return fn(b)
+	}
+	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(ctx, in, b) }
+	resume := func(b turn.Bindings) (turn.Result, error) {
+		return turn.Resume(ctx, turn.ResumeInput{TenantID: tenant, RunID: crashRunID, Agent: a}, b)
+	}
+	approvalID := crashRunID + "/agent-loop/2/dispatch-tools/call_2/approval"
+
+	res, err := attempt(invoke)
+	for i := 0; ; i++ {
+		if i > 12 {
+			t.Fatalf("allowed %d: the run did not complete: last %+v, %v", allowed, res, err)
+		}
+		if crasher.Crashed() && b.Runs != fresh.Runs {
+			// A new process: the dead driver's lease expires first.
+			b = fresh
+			clock.Advance(10 * time.Minute)
+		}
+		if err == nil && res.Status == turn.StatusCompleted {
+			break
+		}
+		if ap, aerr := store.GetApproval(ctx, tenant, approvalID); aerr == nil && ap.Status == bindings.ApprovalPending {
+			if _, err := store.ResolveApproval(ctx, tenant, approvalID, bindings.ApprovalDecision{Approved: true, Reviewer: "rev", ReviewerRoles: []string{"standard"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		code := agents.CodeOf(err)
+		if code == agents.CodeRunJournalUnavailable || code == agents.CodeRunSnapshotMissing {
+			// The crash came before the run started: retry the Invoke.
+			res, err = attempt(invoke)
+			continue
+		}
+		if err != nil && code != agents.CodeHitlRequired && code != agents.CodePersistence && !strings.HasPrefix(err.Error(), "crashed") {
+			t.Fatalf("allowed %d: unexpected error %v", allowed, err)
+		}
+		res, err = attempt(resume)
+	}
+	if run, err := store.GetRun(ctx, tenant, crashRunID); err != nil || run.Status != bindings.RunCompleted {
+		t.Errorf("allowed %d: run = %+v, %v; want status completed", allowed, run, err)
+	}
+	msgs, err := store.ReadMessages(ctx, bindings.ReadMessagesInput{TenantID: tenant, ConversationID: "conv-1", Limit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal, err := store.ReadJournal(ctx, tenant, crashRunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range journal {
+		journal[i].At = time.Time{}
+	}
+	return crashOutcome{
+		result: normalized(t, res), messages: normalized(t, msgs), journal: normalized(t, journal),
+		toolRuns: toolRuns, drives: drives, failedOp: crasher.FailedOp(), writes: crasher.Writes(),
+	}
+}
+
+// normalized returns v as a JSON tree without the fields that depend on
+// the scenario's tenant or on the clock (a run resumed after a crash runs
+// later), including inside journal outputs.
+func normalized(t *testing.T, v any) any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tree any
+	if err := json.Unmarshal(raw, &tree); err != nil {
+		t.Fatal(err)
+	}
+	return strip(tree)
+}
+
+func strip(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			switch k {
+			case "tenantId", "now", "createdAt", "expiresAt", "at", "elapsedMs", "resolvedAt", "lastActivityAt", "openedAt":
+				delete(x, k)
+			case "output":
+				// Journal outputs are JSON documents of their own.
+				if s, ok := val.(map[string]any); ok {
+					x[k] = strip(s)
+				} else {
+					x[k] = strip(val)
+				}
+			default:
+				x[k] = strip(val)
+			}
+		}
+	case []any:
+		for i := range x {
+			x[i] = strip(x[i])
+		}
+	}
+	return v
+}
+
+// TestCrashAtEveryWriteOnPgstore is the resume issue's crash injection on
+// PostgreSQL: the scenario is aborted after each write in turn, failing or
+// panicking, and resumed; the run must end exactly as the uninterrupted
+// one — same conversation, result and journal — with no completed tool
+// call run twice and no message stored twice.
+func TestCrashAtEveryWriteOnPgstore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash injection runs the scenario about a hundred times")
+	}
+	testPool(t)
+	// Durability is not under test (the crash is simulated above
+	// PostgreSQL): skip the flush on commit to keep the run short.
+	cfg := testEnv.config.Copy()
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	pool, err := newPool(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+
+	base := runCrashScenario(t, pool, -1, false)
+	if base.drives != 2 {
+		t.Fatalf("baseline needed %d drives, want 2 (park, resume)", base.drives)
+	}
+	for id, n := range base.toolRuns {
+		if n != 1 {
+			t.Fatalf("baseline ran %s %d times", id, n)
+		}
+	}
+	if len(base.toolRuns) != 2 {
+		t.Fatalf("baseline tool runs %v, want two calls", base.toolRuns)
+	}
+	total := base.writes
+	t.Logf("baseline: %d writes", total)
+	for _, panics := range []bool{false, true} {
+		mode := "fail"
+		if panics {
+			mode = "panic"
+		}
+		for n := 0; n < total; n++ {
+			got := runCrashScenario(t, pool, n, panics)
+			for what, pair := range map[string][2]any{
+				"conversation": {base.messages, got.messages},
+				"result":       {base.result, got.result},
+				"journal":      {base.journal, got.journal},
+			} {
+				if diff := cmp.Diff(pair[0], pair[1]); diff != "" {
+					t.Errorf("%s after %d writes (%s): %s (-want +got):\n%s", mode, n, got.failedOp, what, diff)
+				}
+			}
+			for id, runs := range got.toolRuns {
+				// Only a call whose completion was the crashed write may run
+				// again, with the same request id.
+				reran := got.failedOp == "AppendStep "+strings.TrimPrefix(id, crashRunID+"/")+" completed"
+				if runs != 1 && !(runs == 2 && reran) {
+					t.Errorf("%s after %d writes (%s): %s ran %d times", mode, n, got.failedOp, id, runs)
+				}
+			}
+			if len(got.toolRuns) != len(base.toolRuns) {
+				t.Errorf("%s after %d writes: tool request ids %v, want %v", mode, n, got.toolRuns, base.toolRuns)
+			}
+			t.Logf("crash %-5s after write %2d at %-62s drives %d, tool runs %v", mode, n, got.failedOp, got.drives, got.toolRuns)
+		}
+	}
+}

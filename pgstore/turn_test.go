@@ -1,0 +1,129 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/providers/scripted"
+	"github.com/kindgi/agents/registry"
+	"github.com/kindgi/agents/turn"
+)
+
+const turnTenant = "turn-tenant"
+
+// lookupAgent has one tool, acme.lookup, and no retrieval, guardrails or
+// approvals: a turn is a model call asking for the tool, the tool call and
+// a final model call.
+func lookupAgent(t testing.TB, gate agent.GateMode) agent.Agent {
+	t.Helper()
+	spec := agent.Spec{
+		ID:           "acme.lookup-agent",
+		Version:      "1.0.0",
+		Name:         "Lookup",
+		Instructions: "You look things up.",
+		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
+		Tools:        []agent.ToolRef{{ID: "acme.lookup", Version: "^1.0.0"}},
+	}
+	if gate != "" {
+		spec.ConversationPolicy = &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
+			Overrides: map[string]agent.ToolGate{"acme.lookup": {Mode: gate}},
+		}}}
+	}
+	a, err := agent.Define(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// turnFixture is a Store with the bindings of a turn: the tool counts its
+// executions.
+type turnFixture struct {
+	store    *Store
+	tools    *registry.Tools
+	executed atomic.Int64
+}
+
+func newTurnFixture(t testing.TB, s *Store) *turnFixture {
+	t.Helper()
+	f := &turnFixture{store: s, tools: registry.NewTools()}
+	err := f.tools.Add(turnTenant, bindings.ToolDescriptor{
+		ID: "acme.lookup", Version: "1.0.0", Description: "Look a term up.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`),
+	}, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
+		f.executed.Add(1)
+		return json.RawMessage(`{"answer":"42"}`), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// bindings returns turn bindings whose model asks for the tool once, then
+// answers (looping, so a worker can run many turns).
+func (f *turnFixture) bindings(script ...scripted.Response) turn.Bindings {
+	if script == nil {
+		script = []scripted.Response{
+			scripted.Call("call_1", "acme.lookup", map[string]any{"q": "answer"}),
+			scripted.Say("The answer is 42."),
+		}
+	}
+	return turn.Bindings{
+		Providers:     bindings.Providers{scripted.New(script, &scripted.Options{Loop: true, DiscardRequests: true})},
+		Tools:         f.tools,
+		Memory:        f.store,
+		Conversations: f.store,
+		Snapshots:     f.store,
+		Runs:          f.store,
+		Hitl:          f.store,
+	}
+}
+
+func (f *turnFixture) open(t testing.TB, a agent.Agent) string {
+	t.Helper()
+	c, err := f.store.OpenConversation(context.Background(), bindings.OpenConversationInput{
+		TenantID: turnTenant, AgentID: a.ID, AgentVersion: a.Version,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.ID
+}
+
+func (f *turnFixture) invoke(ctx context.Context, b turn.Bindings, a agent.Agent, conv string) (turn.Result, error) {
+	return turn.Invoke(ctx, turn.Input{TenantID: turnTenant, Agent: a, ConversationID: conv, UserMessage: "What is the answer?"}, b)
+}
+
+// TestTurnWithOneToolCallRoundTrips runs a turn with one tool call on
+// pgstore and counts its round trips with a pgx tracer and the socket
+// writes: every binding call is one batch, and nothing else reaches the
+// network.
+func TestTurnWithOneToolCallRoundTrips(t *testing.T) {
+	pool, rt := tracedPool(t, 1)
+	f := newTurnFixture(t, New(pool, nil))
+	a := lookupAgent(t, "")
+	conv := f.open(t, a)
+	b := f.bindings()
+	// The first turn prepares the statements on the connection.
+	if res, err := f.invoke(t.Context(), b, a, conv); err != nil || res.Status != turn.StatusCompleted {
+		t.Fatalf("warm-up turn: %+v, %v", res, err)
+	}
+	rt.reset()
+	res, err := f.invoke(t.Context(), b, a, conv)
+	if err != nil || res.Status != turn.StatusCompleted || res.Usage.ToolCalls != 1 {
+		t.Fatalf("turn: %+v, %v", res, err)
+	}
+	queries, batches, writes, ops := rt.snapshot()
+	t.Logf("turn with one tool call: %d round trips (%d batches, %d plain statements, %d socket writes): %v", batches+queries, batches, queries, writes, ops)
+	if queries != 0 {
+		t.Errorf("%d statements outside batches, want every call batched", queries)
+	}
+	if writes != int64(batches) {
+		t.Errorf("%d socket writes for %d batches: some call needed more than one round trip", writes, batches)
+	}
+}
