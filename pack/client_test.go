@@ -489,3 +489,37 @@ func TestClientInvalidInfo(t *testing.T) {
 		t.Errorf("err = %v, want invalid-response", err)
 	}
 }
+
+func TestRetryAfter(t *testing.T) {
+	c := NewClient("http://x", "", &ClientOptions{RetryWait: 7 * time.Millisecond, MaxRetryWait: 10 * time.Second})
+	tests := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", 7 * time.Millisecond},
+		{"0", 0},
+		{"3", 3 * time.Second},
+		{" 2 ", 2 * time.Second},
+		{"3600", 10 * time.Second},
+		{"-1", 7 * time.Millisecond},
+		{"soon", 7 * time.Millisecond},
+		{time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat), 0},
+		{time.Now().Add(time.Hour).UTC().Format(http.TimeFormat), 10 * time.Second},
+	}
+	for _, tt := range tests {
+		if got := c.retryAfter(tt.in); got != tt.want {
+			t.Errorf("retryAfter(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestErrorMessageString(t *testing.T) {
+	e := NewError(CodeUnknownTool, "no tool x")
+	if got := e.String(); got != "unknown-tool: no tool x" {
+		t.Errorf("String = %q", got)
+	}
+	e.ToolID = "x"
+	if got := e.String(); got != "x: unknown-tool: no tool x" {
+		t.Errorf("String = %q", got)
+	}
+}
