@@ -1,0 +1,82 @@
+// Package pgstore implements the storage bindings on PostgreSQL with pgx:
+// bindings.ConversationBinding, bindings.RunSnapshotBinding,
+// bindings.RunBinding (the run journal, run status and leases),
+// bindings.MemoryStore and bindings.HitlBinding, all passing the
+// bindings/bindingstest conformance suite that memstore passes. Every turn
+// worker can point at one database, and any worker can continue any
+// parked or crashed run.
+//
+// # Opening a store
+//
+// Open connects a pool, applies the migrations and returns a Store that
+// owns the pool:
+//
+//	store, err := pgstore.Open(ctx, os.Getenv("KINDGI_DATABASE_URL"), nil)
+//	if err != nil { … }
+//	defer store.Close()
+//	b := turn.Bindings{Conversations: store, Snapshots: store, Runs: store, Memory: store, Hitl: store, …}
+//
+// New wraps a DB you manage: a *pgxpool.Pool, or a pgx.Tx to make the
+// Store's writes part of your transaction. Options sets the clock, the id
+// generator, and an EmbeddingRegistry that computes a fact's embedding on
+// PutFact.
+//
+// # One round trip per call
+//
+// Each binding call is one pgx batch: it sets the transaction-local tenant
+// (set_config('kindgi.tenant_id', tenant, true)) and runs its statements,
+// all in the implicit transaction of one pipeline, so it costs one network
+// round trip once the statements are prepared on the connection. Writes
+// that must serialise lock their parent row first (a conversation for
+// AppendMessage, a run for AppendStep) and the later statements of the
+// batch see every earlier writer's rows. Journal appends are idempotent
+// per (run, step key, phase) through a unique index and ON CONFLICT DO
+// NOTHING; leases are taken with a conditional UPDATE, so of any number of
+// concurrent acquirers of a free lease exactly one wins; an approval is
+// decided by a conditional UPDATE on its pending status.
+//
+// # Schema and migrations
+//
+// Migrations holds the schema as plain SQL files, applied by Migrate (see
+// it for goose and golang-migrate). Every table is tenant-scoped: tenant_id
+// leads its primary key, and TenantScopedTables lists them
+// (agent_conversations, agent_conversation_messages, agent_run_snapshots,
+// agent_runs, agent_run_journal, agent_memory_facts, agent_approvals).
+// Conversations are listed by keyset pagination on (opened_at DESC, id
+// DESC); the last N messages of a conversation are read by walking an
+// index backwards, at a cost that does not grow with the conversation.
+// Times are stored with microsecond precision.
+//
+// # Row-level security
+//
+// Each table has a policy admitting only rows whose tenant_id equals
+// current_setting('kindgi.tenant_id', true), with row-level security
+// enabled and forced. A connection that has not set it (or set another
+// tenant) sees and changes no row. Superusers and roles with BYPASSRLS skip
+// policies, so run the application as an ordinary role granted SELECT,
+// INSERT, UPDATE and DELETE on the tables; tenancy is also enforced in
+// every query, so a Store behaves the same either way.
+//
+// # Payload envelopes
+//
+// JSON payloads (message tool calls and metadata, snapshot inputs, journal
+// outputs and errors, fact data, approval arguments) are stored as JSONB
+// envelopes {"v": version, "doc": document}. Wrap, Unwrap, UnwrapInto and
+// MustUnwrap read and write them; CurrentPayloadVersion is the version this
+// build writes. A stored payload that is not an envelope is reported as
+// *MalformedEnvelopeError, one of a newer version as
+// *UnsupportedPayloadVersionError; both are EnvelopeErrors. JSONB
+// normalises documents: whitespace and the order of object keys are not
+// kept.
+//
+// # Memory
+//
+// Keyword queries use PostgreSQL full-text search (the "simple"
+// configuration: lowercased words, no stemming), matching facts that share
+// any word with the query and ranking them with ts_rank_cd. Embeddings are
+// stored as real[] with their norm; semantic queries compute cosine
+// similarity in SQL, so pgvector is not needed (nor used: every fact in
+// scope with an embedding is scored, which suits tenants with thousands of
+// facts rather than millions). Mode both fuses the two full rankings by
+// reciprocal rank (k = 60).
+package pgstore
