@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/textproto"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -56,7 +57,7 @@ func (s *Server) serveInvoke(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		msg = invalidRequest("reading the body: " + err.Error())
 	default:
-		timeout, ok := parseTimeout(r.Header.Get(pack.HeaderTimeoutMs))
+		timeout, ok := parseTimeout(header(r, keyTimeoutMs))
 		if !ok {
 			msg = invalidRequest(pack.HeaderTimeoutMs + " must be a whole number of milliseconds ≥ 0")
 			break
@@ -84,19 +85,21 @@ func (c *call) done() {
 
 // dispatch decodes the request and runs the tool or check.
 func (c *call) dispatch(ctx context.Context, body []byte, timeout time.Duration) any {
-	req, bad := decodeRequest(body)
+	req, bad := pack.DecodeRequest(body)
 	if bad != nil {
 		return bad
 	}
-	if req.check != nil {
-		return c.check(ctx, req.check, timeout)
+	switch req := req.(type) {
+	case *pack.ToolInvoke:
+		return c.tool(ctx, req, timeout)
+	case *pack.CheckInvoke:
+		return c.check(ctx, req, timeout)
+	default:
+		return invalidRequest(fmt.Sprintf("unsupported request %T", req))
 	}
-	return c.tool(ctx, req.tool, req.input, timeout)
 }
 
-// tool runs an invoke; input is the request's input already decoded (or
-// raw JSON).
-func (c *call) tool(ctx context.Context, req *pack.ToolInvoke, input any, timeout time.Duration) any {
+func (c *call) tool(ctx context.Context, req *pack.ToolInvoke, timeout time.Duration) any {
 	id := req.Tool.ID
 	bt := c.s.bound.tools[id]
 	if bt == nil {
@@ -106,12 +109,12 @@ func (c *call) tool(ctx context.Context, req *pack.ToolInvoke, input any, timeou
 		return toolError(pack.CodeToolVersionMismatch, id,
 			fmt.Sprintf("tool %q is indexed at version %s, not %s", id, bt.index.Version, req.Tool.Version))
 	}
-	if issues := bt.input.Validate(input); len(issues) > 0 {
+	if issues := bt.input.Validate(req.Input); len(issues) > 0 {
 		m := toolError(pack.CodeInputValidationFailed, id, fmt.Sprintf("input of %q does not match its schema", id))
 		m.Issues = issues
 		return m
 	}
-	out, fail := c.run(ctx, "tool "+id, timeout, func(ctx context.Context) (any, error) {
+	out, fail := c.run(ctx, "tool", id, timeout, func(ctx context.Context) (any, error) {
 		return bt.handler(ctx, req.Input, req.Ctx)
 	})
 	if fail != nil {
@@ -141,7 +144,7 @@ func (c *call) check(ctx context.Context, req *pack.CheckInvoke, timeout time.Du
 		m.CheckID = id
 		return m
 	}
-	out, fail := c.run(ctx, "check "+id, timeout, func(ctx context.Context) (any, error) {
+	out, fail := c.run(ctx, "check", id, timeout, func(ctx context.Context) (any, error) {
 		return h(ctx, req.Config, req.Trace)
 	})
 	if fail != nil {
@@ -170,9 +173,11 @@ type outcome struct {
 // on, and waits for it or for ctx. A handler that ignores ctx is answered
 // deadline-exceeded (or cancelled) on time; its slot is held until it
 // returns, so the cap still bounds the handlers really running.
-func (c *call) run(ctx context.Context, what string, timeout time.Duration, fn func(context.Context) (any, error)) (any, *pack.ErrorMessage) {
+//
+// kind ("tool" or "check") and id name the handler in messages.
+func (c *call) run(ctx context.Context, kind, id string, timeout time.Duration, fn func(context.Context) (any, error)) (any, *pack.ErrorMessage) {
 	if err := ctx.Err(); err != nil {
-		return nil, ctxError(err, what, timeout)
+		return nil, ctxError(err, kind+" "+id, timeout)
 	}
 	done := make(chan outcome, 1)
 	c.started = true
@@ -188,9 +193,13 @@ func (c *call) run(ctx context.Context, what string, timeout time.Duration, fn f
 		select {
 		case o = <-done: // finished at the same moment: keep its answer
 		default:
-			return nil, ctxError(ctx.Err(), what, timeout)
+			return nil, ctxError(ctx.Err(), kind+" "+id, timeout)
 		}
 	}
+	if o.cause == nil && o.err == nil {
+		return o.out, nil
+	}
+	what := kind + " " + id
 	switch {
 	case o.cause != nil:
 		m := pack.NewError(pack.CodeHandlerThrow, fmt.Sprintf("%s panicked: %s", what, o.cause.Message))
@@ -304,17 +313,36 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, start time.Time,
 		if em.CheckID != "" {
 			attrs = append(attrs, slog.String("checkId", em.CheckID))
 		}
-		if id := r.Header.Get(pack.HeaderRequestID); id != "" {
+		if id := header(r, keyRequestID); id != "" {
 			attrs = append(attrs, slog.String("requestId", id))
 		}
 		s.logger.LogAttrs(context.WithoutCancel(r.Context()), slog.LevelWarn, "invoke failed", attrs...)
 	}
 	h := w.Header()
-	h.Set("Content-Type", pack.ContentType)
-	h.Set(pack.HeaderArtifactVersion, s.index.ArtifactVersion)
-	h.Set(pack.HeaderDurationMs, strconv.FormatInt(ms, 10))
+	h["Content-Type"] = jsonContentType
+	h[keyArtifactVersion] = s.artifactHeader
+	h[keyDurationMs] = []string{strconv.FormatInt(ms, 10)}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
+}
+
+// Canonical header keys, computed once: Header.Get and Set canonicalise
+// (and allocate) on every call.
+var (
+	keyToken           = textproto.CanonicalMIMEHeaderKey(pack.HeaderToken)
+	keyTimeoutMs       = textproto.CanonicalMIMEHeaderKey(pack.HeaderTimeoutMs)
+	keyRequestID       = textproto.CanonicalMIMEHeaderKey(pack.HeaderRequestID)
+	keyArtifactVersion = textproto.CanonicalMIMEHeaderKey(pack.HeaderArtifactVersion)
+	keyDurationMs      = textproto.CanonicalMIMEHeaderKey(pack.HeaderDurationMs)
+	jsonContentType    = []string{pack.ContentType}
+)
+
+// header returns the first value of a request header by canonical key.
+func header(r *http.Request, key string) string {
+	if v := r.Header[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // parseTimeout reads kindgi-timeout-ms: absent is DefaultTimeoutMs.

@@ -46,6 +46,9 @@ type Server struct {
 	tokenHash [sha256.Size]byte
 	logger    *slog.Logger
 	infoJSON  []byte
+	// artifactHeader is the kindgi-artifact-version header value, shared
+	// by every answer (net/http only reads it).
+	artifactHeader []string
 	// notReady is why the service is not ready ("" when it is), apart
 	// from draining: the strict env check.
 	notReady string
@@ -103,6 +106,8 @@ func New(ctx context.Context, idx *Index, modules []Module, opts *Options) (*Ser
 		logger:    opts.Logger,
 		cap:       opts.MaxConcurrency,
 		drained:   make(chan struct{}),
+
+		artifactHeader: []string{idx.ArtifactVersion},
 	}
 	info := pack.Info{
 		Protocol:        pack.Version,
@@ -272,7 +277,7 @@ func (s *Server) logFailure(v any, stack []byte) {
 // first so neither the content nor the length of the expected token leaks
 // through timing. Authorization is deliberately ignored.
 func (s *Server) authorized(r *http.Request) bool {
-	got := r.Header.Get(pack.HeaderToken)
+	got := header(r, keyToken)
 	if got == "" {
 		return false
 	}
