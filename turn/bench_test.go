@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
@@ -91,11 +92,14 @@ func BenchmarkHistory(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu, n := cpuTime(), 0
 			for b.Loop() {
+				n++
 				if _, err := turn.Invoke(ctx, in, bb); err != nil {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, cpu, n)
 		})
 	}
 }
@@ -124,6 +128,8 @@ func BenchmarkTurn(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			b.ResetTimer()
+			var cpu time.Duration
+			n := 0
 			for b.Loop() {
 				b.StopTimer()
 				conv, err := f.store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, ProjectID: project, AgentID: f.agent.ID, AgentVersion: f.agent.Version})
@@ -133,11 +139,15 @@ func BenchmarkTurn(b *testing.B) {
 				in := f.input("Draft a confidentiality clause.")
 				in.ConversationID = conv.ID
 				b.StartTimer()
+				c0 := cpuTime()
 				res, err := turn.Invoke(ctx, in, bb)
+				cpu += cpuTime() - c0
+				n++
 				if err != nil || res.Usage.ModelCalls != 2 || res.Usage.ToolCalls != 1 {
 					b.Fatalf("turn = %+v, %v", res.Usage, err)
 				}
 			}
+			reportCPU(b, cpuTime()-cpu, n)
 		})
 	}
 }
@@ -154,6 +164,8 @@ func BenchmarkResume(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
+	var cpu time.Duration
+	n := 0
 	for b.Loop() {
 		b.StopTimer()
 		res, err := turn.Invoke(ctx, f.input("Send the draft."), bb)
@@ -162,9 +174,13 @@ func BenchmarkResume(b *testing.B) {
 		}
 		f.decide(res.Approvals, true)
 		b.StartTimer()
+		c0 := cpuTime()
 		final, err := turn.Resume(ctx, turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, bb)
+		cpu += cpuTime() - c0
+		n++
 		if err != nil || final.Status != turn.StatusCompleted {
 			b.Fatalf("Resume = %+v, %v", final, err)
 		}
 	}
+	reportCPU(b, cpuTime()-cpu, n)
 }

@@ -88,15 +88,31 @@ func (r *run) appendEntry(ctx context.Context, key, node string, status bindings
 // lease, a cancelled context — is returned without being journaled, so the
 // run can continue later from this step.
 func step[T any](ctx context.Context, r *run, key, node string, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
+	return runStep(ctx, r, key, node, true, fn)
+}
+
+// decide is step for a node that only reads and decides (setup, rendering,
+// retrieval, planning, budget checks, composing the result): its outcome
+// is journaled the same way, but without a started entry first, since
+// running it again after a crash repeats no side effect.
+func decide[T any](ctx context.Context, r *run, key, node string, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
+	return runStep(ctx, r, key, node, false, fn)
+}
+
+func runStep[T any](ctx context.Context, r *run, key, node string, effect bool, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
 	var zero T
 	st := r.entries[key]
 	if st != nil && st.result != nil {
-		return decodeResult[T](st.result)
+		out, err := decodeResult[T](st.result)
+		if err != nil && st.result.Status == bindings.StepFailed {
+			r.failed = true
+		}
+		return out, err
 	}
 	if err := r.live(ctx); err != nil {
 		return zero, err
 	}
-	if st == nil || st.started == nil {
+	if effect && (st == nil || st.started == nil) {
 		if _, _, err := r.appendEntry(ctx, key, node, bindings.StepStarted, nil, nil); err != nil {
 			return zero, err
 		}

@@ -13,7 +13,7 @@ import (
 // renderPrompt is the render-prompt node: the agent's instructions,
 // rendered strictly with the journaled time and turn number.
 func (r *run) renderPrompt(ctx context.Context) error {
-	text, err := step(ctx, r, NodeRenderPrompt, NodeRenderPrompt, func(context.Context, string) (string, error) {
+	text, err := decide(ctx, r, NodeRenderPrompt, NodeRenderPrompt, func(context.Context, string) (string, error) {
 		res, err := prompt.Render(r.agent, prompt.Context{
 			Parameters:     r.in.Parameters,
 			Now:            r.s.Now,
@@ -86,7 +86,7 @@ func (r *run) persistUserMessage(ctx context.Context) error {
 // this turn (read with that limit: never the whole conversation), and the
 // user message.
 func (r *run) buildInitialMessages(ctx context.Context) error {
-	msgs, err := step(ctx, r, NodeBuildInitialMessages, NodeBuildInitialMessages, func(ctx context.Context, _ string) ([]bindings.ChatMessage, error) {
+	msgs, err := decide(ctx, r, NodeBuildInitialMessages, NodeBuildInitialMessages, func(ctx context.Context, _ string) ([]bindings.ChatMessage, error) {
 		system := r.prompt
 		if section := FormatRetrievedForPrompt(r.retrieved); section != "" {
 			system += "\n\n" + section

@@ -125,7 +125,7 @@ func FormatRetrievedForPrompt(facts []RetrievedFact) string {
 
 // runRetrievals is the run-retrievals node.
 func (r *run) runRetrievals(ctx context.Context) error {
-	facts, err := step(ctx, r, NodeRunRetrievals, NodeRunRetrievals, func(ctx context.Context, _ string) ([]RetrievedFact, error) {
+	facts, err := decide(ctx, r, NodeRunRetrievals, NodeRunRetrievals, func(ctx context.Context, _ string) ([]RetrievedFact, error) {
 		facts, err := RunRetrievals(ctx, RetrievalRequest{
 			TenantID: r.tenantID, ProjectID: r.in.ProjectID, ConversationID: r.in.ConversationID,
 			Query: r.in.UserMessage, Intents: r.agent.Retrieval,

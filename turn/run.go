@@ -176,7 +176,7 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 
 // flow runs the nodes of agent.turn in order; each side effect is a step.
 func (r *run) flow(ctx context.Context) (Result, error) {
-	s, err := step(ctx, r, NodeSetup, NodeSetup, r.setup)
+	s, err := decide(ctx, r, NodeSetup, NodeSetup, r.setup)
 	if err != nil {
 		return Result{}, err
 	}
@@ -223,7 +223,7 @@ func (r *run) flow(ctx context.Context) (Result, error) {
 	if err := r.persistProvenance(ctx); err != nil {
 		return Result{}, err
 	}
-	return step(ctx, r, NodeComposeResult, NodeComposeResult, func(context.Context, string) (Result, error) {
+	return decide(ctx, r, NodeComposeResult, NodeComposeResult, func(context.Context, string) (Result, error) {
 		return r.compose(StatusCompleted, msgID, nil), nil
 	})
 }
