@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -137,6 +138,10 @@ func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 	if err := checkAgent(snap, in.Agent.ID, in.Agent.Version); err != nil {
 		release()
 		return Result{}, err
+	}
+	if snap.FlowID != FlowID || snap.FlowVersion != FlowVersion {
+		release()
+		return Result{}, &agents.RunJournalUnavailableError{RunID: in.RunID, Err: fmt.Errorf("the run was written by flow %s@%s; this build replays %s@%s", snap.FlowID, snap.FlowVersion, FlowID, FlowVersion)}
 	}
 	stored, err := decodeSnapshot(snap, Input{Agent: in.Agent})
 	if err != nil {

@@ -277,3 +277,42 @@ func TestSnapshotStoresTheInput(t *testing.T) {
 		t.Errorf("snapshot = %+v, input %v", snap, in)
 	}
 }
+
+// TestHistoryDropsUnansweredCalls: a model API rejects a call without its
+// result and a result without its call; the history window must hold
+// neither.
+func TestHistoryDropsUnansweredCalls(t *testing.T) {
+	f := newFixture(t, []scripted.Response{scripted.Say("ok")}, nil)
+	ctx := t.Context()
+	for _, m := range []bindings.AppendMessageInput{
+		{Role: bindings.RoleUser, Content: "first"},
+		{Role: bindings.RoleAgent, ToolCalls: []bindings.ToolCall{{ID: "lost", Name: "acme.clause-search", Arguments: json.RawMessage(`{}`)}}},
+		{Role: bindings.RoleUser, Content: "second"},
+		{Role: bindings.RoleAgent, ToolCalls: []bindings.ToolCall{{ID: "kept", Name: "acme.clause-search", Arguments: json.RawMessage(`{}`)}}},
+		{Role: bindings.RoleTool, ToolCallID: "kept", Content: "{}"},
+		{Role: bindings.RoleAgent, Content: "answer"},
+	} {
+		m.TenantID, m.ConversationID, m.TurnNumber = tenant, f.conv.ID, 1
+		if _, err := f.store.AppendMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := turn.Invoke(ctx, f.input("third"), f.bindings()); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range f.provider.Requests()[0].Messages[1:] {
+		s := string(m.Role) + ":" + m.Content
+		for _, c := range m.ToolCalls {
+			s += "+call " + c.ID
+		}
+		if m.ToolCallID != "" {
+			s += "+for " + m.ToolCallID
+		}
+		got = append(got, s)
+	}
+	want := []string{"user:first", "user:second", "assistant:+call kept", "tool:{}+for kept", "assistant:answer", "user:third"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+}

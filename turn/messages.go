@@ -3,7 +3,6 @@ package turn
 import (
 	"context"
 	"encoding/json"
-	"slices"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -108,10 +107,18 @@ func (r *run) buildInitialMessages(ctx context.Context) error {
 	return err
 }
 
-// historyMessages turns stored messages into model messages. Tool results
-// whose call fell outside the window are dropped: a model API rejects a
-// tool message that answers no call.
+// historyMessages turns stored messages into model messages. A model API
+// rejects a tool message that answers no call, and a call no tool message
+// answers, so both are dropped: a tool result whose call fell outside the
+// window, and a call of an earlier turn that never got its result (that
+// turn failed mid-way).
 func historyMessages(hist []bindings.ConversationMessage) []bindings.ChatMessage {
+	answered := map[string]bool{}
+	for _, m := range hist {
+		if m.Role == bindings.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
 	out := make([]bindings.ChatMessage, 0, len(hist))
 	calls := map[string]bool{}
 	for _, m := range hist {
@@ -121,10 +128,17 @@ func historyMessages(hist []bindings.ConversationMessage) []bindings.ChatMessage
 		case bindings.RoleSystem:
 			out = append(out, bindings.ChatMessage{Role: bindings.ChatSystem, Content: m.Content})
 		case bindings.RoleAgent:
+			var tcs []bindings.ToolCall
 			for _, c := range m.ToolCalls {
-				calls[c.ID] = true
+				if answered[c.ID] {
+					calls[c.ID] = true
+					tcs = append(tcs, c)
+				}
 			}
-			out = append(out, bindings.ChatMessage{Role: bindings.ChatAssistant, Content: m.Content, ToolCalls: slices.Clone(m.ToolCalls)})
+			if len(tcs) == 0 && m.Content == "" {
+				continue
+			}
+			out = append(out, bindings.ChatMessage{Role: bindings.ChatAssistant, Content: m.Content, ToolCalls: tcs})
 		case bindings.RoleTool:
 			if calls[m.ToolCallID] {
 				out = append(out, bindings.ChatMessage{Role: bindings.ChatTool, Content: m.Content, ToolCallID: m.ToolCallID})

@@ -193,7 +193,7 @@ func (r *run) flow(ctx context.Context) (Result, error) {
 	defer cancel()
 	r.wallCtx = ctx
 
-	if s.SessionGate.Required {
+	if s.SessionGate.Required && !r.in.DryRun { // a dry run asks nobody
 		if res, waiting, err := r.sessionGate(ctx); err != nil || waiting {
 			return res, err
 		}
