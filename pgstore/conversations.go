@@ -277,7 +277,7 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	err = s.batch(ctx, "append message", in.TenantID, func(b *pgx.Batch) {
 		b.Queue(sqlLockConversation, in.TenantID, in.ConversationID)
 		b.Queue(sqlAppendMessage, in.TenantID, in.ConversationID, id, string(in.Role), in.Content,
-			toolCalls, in.ToolCallID, in.TurnNumber, in.RunID, metadata, at)
+			jsonArg(toolCalls), in.ToolCallID, in.TurnNumber, in.RunID, jsonArg(metadata), at)
 		b.Queue(sqlGetMessage, in.TenantID, in.ConversationID, id)
 	}, func(br pgx.BatchResults) error {
 		if err := br.QueryRow().Scan(&status); err != nil && err != pgx.ErrNoRows {

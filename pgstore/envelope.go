@@ -122,6 +122,17 @@ func wrapOpt(doc json.RawMessage) ([]byte, error) {
 	return Wrap(doc)
 }
 
+// jsonArg passes a wrapped payload as a query argument: as text, which
+// every pgx execution mode sends in a form a jsonb parameter accepts
+// ([]byte would go out as bytea where pgx does not know the parameter
+// type), and nil as NULL.
+func jsonArg(raw []byte) any {
+	if raw == nil {
+		return nil
+	}
+	return string(raw)
+}
+
 // unwrapOpt reads a nullable JSONB envelope column: NULL reads as nil.
 func unwrapOpt(raw []byte) (json.RawMessage, error) {
 	if raw == nil {

@@ -52,7 +52,7 @@ func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalReques
 	var found bool
 	err = s.batch(ctx, "request approval", req.TenantID, func(b *pgx.Batch) {
 		b.Queue(sqlRequestApproval, req.TenantID, req.ID, req.RunID, req.ConversationID, req.ToolCallID, req.ToolID,
-			req.ToolVersion, args, req.ReviewerRole, req.Reason, s.stamp(req.CreatedAt), expires)
+			req.ToolVersion, jsonArg(args), req.ReviewerRole, req.Reason, s.stamp(req.CreatedAt), expires)
 		b.Queue(sqlGetApproval, req.TenantID, req.ID)
 	}, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {

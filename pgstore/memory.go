@@ -142,7 +142,7 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 		norm = &n
 	}
 	err = s.batch(ctx, "put fact", f.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlPutFact, f.TenantID, f.ID, f.Type, f.ProjectID, f.ConversationID, f.Text, data, emb, norm, f.CreatedAt)
+		b.Queue(sqlPutFact, f.TenantID, f.ID, f.Type, f.ProjectID, f.ConversationID, f.Text, jsonArg(data), emb, norm, f.CreatedAt)
 	}, func(br pgx.BatchResults) error {
 		_, err := br.Exec()
 		return err

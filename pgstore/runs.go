@@ -170,7 +170,7 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	var entry bindings.JournalEntry
 	err = s.batch(ctx, "append step", in.TenantID, func(b *pgx.Batch) {
 		b.Queue(sqlLockRun, in.TenantID, in.RunID)
-		b.Queue(sqlAppendStep, in.TenantID, in.RunID, e.Key, phase, in.Owner, e.Node, string(e.Status), output, stepErr, at, now)
+		b.Queue(sqlAppendStep, in.TenantID, in.RunID, e.Key, phase, in.Owner, e.Node, string(e.Status), jsonArg(output), jsonArg(stepErr), at, now)
 		b.Queue(sqlGetEntry, in.TenantID, in.RunID, e.Key, phase)
 	}, func(br pgx.BatchResults) error {
 		switch err := br.QueryRow().Scan(&owner, &expires); err {
