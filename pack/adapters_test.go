@@ -247,3 +247,28 @@ func TestCheckSourceUnreachable(t *testing.T) {
 		t.Errorf("err = %v, want unauthorized", err)
 	}
 }
+
+func TestToolSourceConcurrentUse(t *testing.T) {
+	_, url := newDemoService(t)
+	src := NewToolSource(NewClient(url, testToken, nil), &ToolSourceOptions{InfoTTL: time.Millisecond})
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for i := range 16 {
+		wg.Go(func() {
+			tools := src.ForTenant("t" + string(rune('a'+i)))
+			d, err := tools.Resolve(t.Context(), agent.ToolRef{ID: "demo.echo", Version: "^1.0.0"})
+			if err != nil {
+				errs <- err
+				return
+			}
+			if _, err := tools.Invoke(t.Context(), d, json.RawMessage(`{"text":"x"}`), bindings.CallContext{RunID: "r", RequestID: "q"}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
