@@ -25,8 +25,11 @@ func appRolePool(t *testing.T) *pgxpool.Pool {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	role := "kindgi_app_" + hex.EncodeToString(b[:])
+	// A password lets the role log in whether the server trusts local TCP
+	// connections or asks for scram-sha-256.
+	password := randomID()
 	for _, q := range []string{
-		"CREATE ROLE " + role + " LOGIN NOSUPERUSER NOBYPASSRLS",
+		"CREATE ROLE " + role + " LOGIN NOSUPERUSER NOBYPASSRLS PASSWORD '" + password + "'",
 		"GRANT CONNECT ON DATABASE " + testEnv.name + " TO " + role,
 		"GRANT USAGE ON SCHEMA public TO " + role,
 		"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO " + role,
@@ -37,7 +40,7 @@ func appRolePool(t *testing.T) *pgxpool.Pool {
 	}
 	cfg := testEnv.config.Copy()
 	cfg.ConnConfig.User = role
-	cfg.ConnConfig.Password = ""
+	cfg.ConnConfig.Password = password
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
