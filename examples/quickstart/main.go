@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log"
 	"regexp"
@@ -28,7 +29,15 @@ const (
 )
 
 func main() {
-	if err := run(context.Background()); err != nil {
+	var cfg config
+	flag.StringVar(&cfg.provider, "provider", "scripted", "model provider: scripted (no network) or openai")
+	flag.StringVar(&cfg.model, "model", "", "model id for -provider openai (default gpt-4o-mini)")
+	flag.Parse()
+	provider, err := chooseProvider(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := run(context.Background(), provider); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -61,8 +70,8 @@ func drafterSpec() agent.Spec {
 	}
 }
 
-// chooseProvider is the one place a model provider is chosen.
-func chooseProvider() bindings.Provider {
+// scriptedProvider plays the turn's two model answers without a network.
+func scriptedProvider() bindings.Provider {
 	return scripted.New([]scripted.Response{
 		scripted.Call("call_1", "acme.clause-search", map[string]any{"query": "mutual confidentiality"}).WithUsage(420, 24, 0.0012),
 		scripted.Say("Here is a mutual confidentiality clause for Acme LLP, adapted from clause C-7:\n\n"+
@@ -71,7 +80,7 @@ func chooseProvider() bindings.Provider {
 	}, nil)
 }
 
-func run(ctx context.Context) error {
+func run(ctx context.Context, provider bindings.Provider) error {
 	store := memstore.New(nil)
 
 	drafter, err := agent.Define(drafterSpec())
@@ -113,7 +122,7 @@ func run(ctx context.Context) error {
 	}
 
 	b := turn.Bindings{
-		Providers:     bindings.Providers{chooseProvider()},
+		Providers:     bindings.Providers{provider},
 		Tools:         tools,
 		Memory:        store,
 		Conversations: store,
