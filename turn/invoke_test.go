@@ -132,6 +132,16 @@ func TestJournalListsEveryNodeInOrder(t *testing.T) {
 	if k := f.events.kinds(); len(k) != 0 {
 		t.Errorf("re-driving a finished run emitted %v", k)
 	}
+	// A finished run needs no provider to return its result.
+	gone := f.bindings()
+	gone.Providers = bindings.Providers{}
+	again3, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, gone)
+	if err != nil {
+		t.Fatalf("Resume of a finished run without its provider: %v", err)
+	}
+	if diff := cmp.Diff(res, again3); diff != "" {
+		t.Errorf("result without the provider differs (-first +again):\n%s", diff)
+	}
 }
 
 func TestDryRunWritesNothing(t *testing.T) {

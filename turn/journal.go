@@ -56,6 +56,9 @@ func (r *run) requestID(key string) string { return r.id + "/" + key }
 // appendEntry writes one journal entry under the driver's lease and indexes
 // what the binding kept (which is the first entry of that key and phase).
 func (r *run) appendEntry(ctx context.Context, key, node string, status bindings.StepStatus, output json.RawMessage, se *bindings.StepError) (bindings.JournalEntry, bool, error) {
+	if r.replaying {
+		return bindings.JournalEntry{}, false, &agents.RunJournalUnavailableError{RunID: r.id, Err: fmt.Errorf("the finished run's journal has no result for step %s", key)}
+	}
 	if err := r.checkLease(); err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
@@ -91,10 +94,14 @@ func step[T any](ctx context.Context, r *run, key, node string, fn func(ctx cont
 	return runStep(ctx, r, key, node, true, fn)
 }
 
-// decide is step for a node that only reads and decides (setup, rendering,
-// retrieval, planning, budget checks, composing the result): its outcome
-// is journaled the same way, but without a started entry first, since
-// running it again after a crash repeats no side effect.
+// decide is step for a node whose effect is safe to repeat: one that only
+// reads and decides (setup, rendering, retrieval, planning, budget checks,
+// composing the result) or writes idempotently under a deterministic key
+// (a message under its id, provenance under the run id). Its outcome is
+// journaled the same way, but without a started entry first: running it
+// again after a crash changes nothing. Model calls, tool calls and
+// guardrail checks (which may ask a model) use step, so a journal shows
+// which of them were in flight when a driver died.
 func decide[T any](ctx context.Context, r *run, key, node string, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
 	return runStep(ctx, r, key, node, false, fn)
 }
@@ -108,6 +115,9 @@ func runStep[T any](ctx context.Context, r *run, key, node string, effect bool, 
 			r.failed = true
 		}
 		return out, err
+	}
+	if r.replaying {
+		return zero, &agents.RunJournalUnavailableError{RunID: r.id, Err: fmt.Errorf("the finished run's journal has no result for step %s", key)}
 	}
 	if err := r.live(ctx); err != nil {
 		return zero, err

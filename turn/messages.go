@@ -41,7 +41,9 @@ func (r *run) messageID(key string) string { return r.id + "/" + key }
 // after, when set, runs only when the step itself runs (not on replay): it
 // emits the events of the message.
 func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendMessageInput, after func(context.Context, bindings.ConversationMessage)) (bindings.ConversationMessage, error) {
-	m, err := step(ctx, r, key, node, func(ctx context.Context, _ string) (bindings.ConversationMessage, error) {
+	// The append is idempotent by the message's deterministic id, so the
+	// step needs no started entry: a retry stores nothing twice.
+	m, err := decide(ctx, r, key, node, func(ctx context.Context, _ string) (bindings.ConversationMessage, error) {
 		in.TenantID = r.tenantID
 		in.ConversationID = r.in.ConversationID
 		in.ID = r.messageID(key)
@@ -90,7 +92,8 @@ func (r *run) buildInitialMessages(ctx context.Context) error {
 		if section := FormatRetrievedForPrompt(r.retrieved); section != "" {
 			system += "\n\n" + section
 		}
-		out := []bindings.ChatMessage{{Role: bindings.ChatSystem, Content: system}}
+		out := make([]bindings.ChatMessage, 1, r.s.HistoryLimit+2)
+		out[0] = bindings.ChatMessage{Role: bindings.ChatSystem, Content: system}
 		if r.s.HistoryLimit > 0 {
 			hist, err := r.b.Conversations.ReadMessages(ctx, bindings.ReadMessagesInput{
 				TenantID: r.tenantID, ConversationID: r.in.ConversationID,

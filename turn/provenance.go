@@ -16,7 +16,8 @@ import (
 // without a key provider) and emitted. A dry run or a turn without an
 // emitter records nothing.
 func (r *run) persistProvenance(ctx context.Context) error {
-	rec, err := step(ctx, r, NodePersistProvenance, NodePersistProvenance, func(ctx context.Context, _ string) (*bindings.ProvenanceRecord, error) {
+	// Emit is idempotent per run: no started entry is needed.
+	rec, err := decide(ctx, r, NodePersistProvenance, NodePersistProvenance, func(ctx context.Context, _ string) (*bindings.ProvenanceRecord, error) {
 		pb := r.b.Provenance
 		if r.in.DryRun || pb.Emitter == nil {
 			return nil, nil

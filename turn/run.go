@@ -28,6 +28,7 @@ type run struct {
 	lease   *leaseKeeper
 	wallCtx context.Context
 
+	replaying     bool // folding a finished run: nothing may run
 	failed        bool // a failed outcome is journaled: the run is over
 	pending       bool // waiting on approvals asked by an earlier drive
 	parkedNow     int  // approvals this drive asked for
@@ -106,8 +107,14 @@ func (r *run) drive(parent context.Context) (Result, error) {
 				return Result{}, coded(err, "set run status")
 			}
 		}
-		r.releaseLease(parent)
-		return decodeResult[Result](st.result)
+		defer r.releaseLease(parent)
+		if st.result.Status == bindings.StepFailed {
+			return decodeResult[Result](st.result)
+		}
+		// Rebuild the result by folding the journal: every step returns
+		// its stored output and nothing runs.
+		r.replaying = true
+		return r.flow(parent)
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
@@ -185,6 +192,9 @@ func (r *run) flow(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	remaining := s.Budget.MaxWallMs - r.elapsedBefore
+	if r.replaying {
+		remaining = s.Budget.MaxWallMs // a finished run's budget no longer matters
+	}
 	if remaining <= 0 {
 		r.failed = true // the budget is spent: the outcome is final
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortTimeout, Err: errWallTimeout}
@@ -223,15 +233,26 @@ func (r *run) flow(ctx context.Context) (Result, error) {
 	if err := r.persistProvenance(ctx); err != nil {
 		return Result{}, err
 	}
-	return decide(ctx, r, NodeComposeResult, NodeComposeResult, func(context.Context, string) (Result, error) {
-		return r.compose(StatusCompleted, msgID, nil), nil
+	rec, err := decide(ctx, r, NodeComposeResult, NodeComposeResult, func(context.Context, string) (composeRecord, error) {
+		return composeRecord{Status: StatusCompleted, MessageID: msgID}, nil
 	})
+	if err != nil {
+		return Result{}, err
+	}
+	return r.compose(rec.Status, rec.MessageID, nil), nil
+}
+
+// composeRecord is what compose-result journals: the result itself is
+// folded from the other steps' outputs, on every drive alike.
+type composeRecord struct {
+	Status    Status `json:"status"`
+	MessageID string `json:"messageId,omitempty"`
 }
 
 // bind finds the run's provider and the tenant's tools for this drive.
 func (r *run) bind() error {
 	pr, ok := r.b.Providers.Provider(r.s.Route.Provider)
-	if !ok || pr == nil {
+	if (!ok || pr == nil) && !r.replaying {
 		return &agents.CapabilityRoutingError{
 			Reason:   "the run's provider is no longer registered",
 			Refusals: []agents.RoutingRefusal{{Provider: r.s.Route.Provider, Model: r.s.Route.Model, Reason: "provider not registered"}},
