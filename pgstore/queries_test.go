@@ -214,3 +214,59 @@ func TestListApprovalsOfARun(t *testing.T) {
 		t.Fatalf("another tenant lists %+v, %v", other, err)
 	}
 }
+
+// TestAppendStepsIsOneRoundTrip appends three entries, one of them already
+// stored, in one batch.
+func TestAppendStepsIsOneRoundTrip(t *testing.T) {
+	pool, rt := tracedPool(t, 1)
+	ctx := t.Context()
+	s := New(pool, nil)
+	tenant := "steps-" + randomID()
+	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: tenant, RunID: "r1", FlowID: "f", FlowVersion: "1", Owner: "o", LeaseTTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	first, _, err := s.AppendStep(ctx, bindings.AppendStepInput{TenantID: tenant, RunID: "r1", Owner: "o",
+		Entry: bindings.JournalEntry{Key: "setup", Node: "setup", Status: bindings.StepCompleted, Output: json.RawMessage(`{"a":1}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Warm the statement cache, then count.
+	if _, _, err := s.AppendSteps(ctx, tenant, "r1", "o", []bindings.JournalEntry{{Key: "warm", Status: bindings.StepStarted}, {Key: "warm", Status: bindings.StepCompleted}}); err != nil {
+		t.Fatal(err)
+	}
+	rt.reset()
+	entries := []bindings.JournalEntry{
+		{Key: "setup", Node: "setup", Status: bindings.StepFailed, Error: &bindings.StepError{Code: "x", Message: "ignored: setup has a result"}},
+		{Key: "render-prompt", Node: "render-prompt", Status: bindings.StepCompleted, Output: json.RawMessage(`"text"`)},
+		{Key: "agent-loop/1/model-call", Node: "model-call", Status: bindings.StepStarted},
+	}
+	got, appended, err := s.AppendSteps(ctx, tenant, "r1", "o", entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if queries, batches, writes, _ := rt.snapshot(); queries != 0 || batches != 1 || writes != 1 {
+		t.Fatalf("AppendSteps of 3 entries: %d statements, %d batches, %d socket writes; want one batch", queries, batches, writes)
+	}
+	if appended[0] || !appended[1] || !appended[2] {
+		t.Fatalf("appended = %v, want [false true true]", appended)
+	}
+	if got[0].Seq != first.Seq || got[0].Status != bindings.StepCompleted || got[1].Seq <= first.Seq || got[2].Seq <= got[1].Seq {
+		t.Fatalf("entries %+v", got)
+	}
+	journal, err := s.ReadJournal(ctx, tenant, "r1")
+	if err != nil || len(journal) != 5 {
+		t.Fatalf("journal: %d entries, %v; want 5", len(journal), err)
+	}
+
+	// A stale owner stores none of its entries.
+	_, _, err = s.AppendSteps(ctx, tenant, "r1", "someone-else", []bindings.JournalEntry{{Key: "late", Status: bindings.StepStarted}})
+	if agents.CodeOf(err) != agents.CodeRunBusy {
+		t.Fatalf("stale owner: %v, want run-busy", err)
+	}
+	if journal, _ := s.ReadJournal(ctx, tenant, "r1"); len(journal) != 5 {
+		t.Fatalf("a refused AppendSteps stored entries: %d", len(journal))
+	}
+	if _, _, err := s.AppendSteps(ctx, tenant, "missing", "", entries); agents.CodeOf(err) != agents.CodeRunJournalUnavailable {
+		t.Fatalf("missing run: %v", err)
+	}
+}
