@@ -114,17 +114,24 @@ func BenchmarkTurn(b *testing.B) {
 			name = "full"
 		}
 		b.Run(name, func(b *testing.B) {
-			f := newFixture(b, nil, func(s *agent.Spec) {
+			var f *fixture
+			var bb turn.Bindings
+			fresh := func() {
+				// A fresh store now and then keeps the heap the size of a
+				// working set, not of every turn the benchmark ran.
+				f = newFixture(b, nil, func(s *agent.Spec) {
+					if !full {
+						s.Retrieval, s.Guardrails = nil, nil
+					}
+				})
+				f.provider = scripted.New(searchThenAnswer(), &scripted.Options{Loop: true, DiscardRequests: true})
+				bb = f.bindings()
+				bb.OnEvent = nil
 				if !full {
-					s.Retrieval, s.Guardrails = nil, nil
+					bb.Provenance = bindings.ProvenanceBindings{}
 				}
-			})
-			f.provider = scripted.New(searchThenAnswer(), &scripted.Options{Loop: true, DiscardRequests: true})
-			bb := f.bindings()
-			bb.OnEvent = nil
-			if !full {
-				bb.Provenance = bindings.ProvenanceBindings{}
 			}
+			fresh()
 			ctx := context.Background()
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -132,6 +139,9 @@ func BenchmarkTurn(b *testing.B) {
 			n := 0
 			for b.Loop() {
 				b.StopTimer()
+				if n%500 == 499 {
+					fresh()
+				}
 				conv, err := f.store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, ProjectID: project, AgentID: f.agent.ID, AgentVersion: f.agent.Version})
 				if err != nil {
 					b.Fatal(err)
@@ -168,6 +178,13 @@ func BenchmarkResume(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		b.StopTimer()
+		if n%500 == 499 {
+			f = newFixture(b, nil, func(s *agent.Spec) { s.Retrieval, s.Guardrails = nil, nil })
+			f.provider = scripted.New(emailThenAnswer(), &scripted.Options{Loop: true, DiscardRequests: true})
+			bb = f.bindings()
+			bb.OnEvent = nil
+			bb.Provenance = bindings.ProvenanceBindings{}
+		}
 		res, err := turn.Invoke(ctx, f.input("Send the draft."), bb)
 		if err != nil || res.Status != turn.StatusSuspended {
 			b.Fatalf("Invoke = %+v, %v", res, err)

@@ -1,0 +1,89 @@
+// Package turn runs one turn of a conversation with an agent: Invoke (the
+// spec's invokeAgent) and Resume (resumeAgentTurn). A turn is a journaled
+// run of the flow agent.turn 1.1.0 over the binding interfaces of package
+// bindings; memstore provides all of them in memory, pgstore in
+// PostgreSQL.
+//
+// # The flow
+//
+// The nodes run in this order, each named by a Node constant as it appears
+// in run journals:
+//
+//	setup → render-prompt → persist-user-message → run-retrievals →
+//	build-initial-messages → agent-loop (model-call → dispatch-tools →
+//	budget-check, at most LoopMaxIterations times) → evaluate-guardrails →
+//	persist-final-message → persist-provenance → compose-result
+//
+// setup decides everything a later drive must see identically and
+// journals it: the time, the turn number, the merged tenant policy and
+// budget, the resolved tool versions and guardrails, the routed provider
+// and model, and the effective HITL policy. All the checks that can fail a
+// turn before it costs anything happen there, before any model call.
+//
+// # The journal
+//
+// Before its first side effect a turn writes its run snapshot and starts
+// its run with a lease. Every side effect is then a journal step with a
+// deterministic key — "setup", "agent-loop/2/model-call",
+// "agent-loop/2/dispatch-tools/call_1", "…/call_1/approval", "…/call_1/message"
+// — whose result is stored before the next step starts. A step whose result
+// is in the journal is never run again: its stored result is returned. A
+// model or tool call that started but has no stored result (its driver
+// died) is sent again with the same request id, derived from the run id and
+// the step key. Messages are stored under ids derived the same way, so a
+// retried write stores nothing twice. Only each step's own output is
+// journaled; the turn's state is rebuilt by replaying the steps in order.
+//
+// # Tools and idempotency
+//
+// Every tool call carries its request id (bindings.CallContext.RequestID):
+// a call interrupted by a crash is sent again with the same id, so a tool
+// with side effects must perform them at most once per request id. Tool
+// arguments are checked against the tool's input schema before the call;
+// arguments that do not fit, an unknown tool, and a call the Authorizer
+// denies are reported to the model as a tool error and never run. An error
+// the tool itself returns is reported to the model too; a coded error (the
+// binding failed) or an output that breaks the output schema fails the
+// turn with tool-invocation-failed.
+//
+// # Human approval
+//
+// Gates are decided in code before any call of a model response runs. A
+// call whose gate asks (always_ask, or ask_on_first_use when the
+// conversation has no earlier successful call of that tool) gets its own
+// approval, with an id derived from the run id and the call's step key;
+// every gated call of a response is asked for at once and the turn parks:
+// the run is suspended and Invoke returns StatusSuspended with the approval
+// requests. The calls of that response that need no approval are held too,
+// so that a response's calls run together, in the model's order, once
+// every approval is decided. Resume then runs an approved call once, tells
+// the model about a denied one, fails fast with hitl-required while one is
+// pending (nothing runs), and applies the policy's on-timeout action to an
+// expired one. The session gate (hitl.afterTurns, hitlAfterTurns) parks a
+// turn before it runs anything. A dry run asks nobody.
+//
+// # One driver per run
+//
+// A driver holds a lease on its run (Bindings.LeaseTTL, renewed every third
+// of it while the run goes on) and every journal write names the lease
+// owner, so a driver that lost its lease cannot write. A second Resume of a
+// run another driver holds fails with run-busy and calls nothing. A run
+// whose driver died (status running, lease expired) is continued by Resume
+// — or by Invoke with the same Input.RunID.
+//
+// # Outcomes
+//
+// A failure that is the turn's own outcome — a step failure with its code,
+// a guardrail halt, a cancelled context (turn-aborted, external), the wall
+// budget (turn-aborted, timeout) — is journaled and final: the run's status
+// is failed and every later drive returns the same error. A storage
+// failure or a lost lease (persistence-error, run-busy) is not journaled:
+// the run stays as it was, to be resumed. A finished run re-driven returns
+// its result, folded again from its journal, without calling anything or
+// emitting events; a resumed drive emits only its own events.
+//
+// Wall time (maxWallMs) counts only time spent running: a parked run
+// journals its running time, and a resumed drive gets what is left. Usage
+// and the cost budget count across parks. A conversation policy without a
+// historyLimit loads DefaultHistoryLimit prior messages.
+package turn
