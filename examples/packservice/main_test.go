@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -116,6 +118,17 @@ func TestTokenInvisibleAndMissingEnv(t *testing.T) {
 				env = append(env, "DEMO_REGION="+region)
 			}
 			p := start(t, env)
+			// Not even through the kernel's copy of the start environment.
+			if environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.cmd.Process.Pid)); err == nil {
+				if strings.Contains(string(environ), token) {
+					t.Errorf("/proc/%d/environ still holds the token", p.cmd.Process.Pid)
+				}
+				if region != "" && !strings.Contains(string(environ), "DEMO_REGION="+region) {
+					t.Errorf("/proc/%d/environ lost DEMO_REGION", p.cmd.Process.Pid)
+				}
+			} else if runtime.GOOS == "linux" {
+				t.Errorf("reading the service's environ: %v", err)
+			}
 			r := p.mustInvoke(t, toolCall("demo.env", map[string]any{}))
 			want := fmt.Sprintf(`{"tokenVisible":false,"region":%q}`, region)
 			if r.Kind != "result" || string(r.Output) != want {

@@ -80,7 +80,9 @@
 //   - KINDGI_PACK_SERVICE_TOKEN: the service token, required. It is read
 //     and removed from the process environment first, before any module's
 //     Init runs, so pack code does not find it with os.Getenv and child
-//     processes do not inherit it.
+//     processes do not inherit it. On Linux its value is also overwritten
+//     in the start environment block, so /proc/self/environ does not show
+//     it either.
 //   - PORT: the port (default 8080; 0 picks a free one).
 //   - KINDGI_PACK_SERVICE_MAX_CONCURRENCY: the cap on calls in progress
 //     (unset or 0: no cap).

@@ -76,6 +76,7 @@ func readConfig(args []string) (config, []string) {
 	var cfg config
 	var problems []string
 	cfg.token = os.Getenv(EnvToken)
+	scrubEnvValue(EnvToken)
 	if err := os.Unsetenv(EnvToken); err != nil {
 		problems = append(problems, "removing "+EnvToken+" from the environment: "+err.Error())
 	}
