@@ -153,7 +153,7 @@ func (s *Store) ReadJournal(ctx context.Context, tenantID, runID string) ([]bind
 		return err
 	})
 	if err != nil {
-		return nil, &agents.RunJournalUnavailableError{RunID: runID, Err: err}
+		return nil, err
 	}
 	if !exists {
 		return nil, &agents.RunJournalUnavailableError{RunID: runID}

@@ -36,7 +36,9 @@ var (
 type Options struct {
 	// Now is the clock used for timestamps, lease expiry and approval
 	// expiry; nil means time.Now. Times are stored with microsecond
-	// precision.
+	// precision. Leases compare the clocks of the workers that take them,
+	// so keep the workers' clocks synchronised (NTP) well within the lease
+	// TTL.
 	Now func() time.Time
 	// IDs generates the ids of conversations and messages opened or
 	// appended without one; nil means random 128-bit hex ids.
