@@ -45,7 +45,10 @@
 // Conversations are listed by keyset pagination on (opened_at DESC, id
 // DESC); the last N messages of a conversation are read by walking an
 // index backwards, at a cost that does not grow with the conversation.
-// Times are stored with microsecond precision.
+// Times are stored with microsecond precision. AgentConversationRow,
+// NewAgentConversationRow, AgentRunSnapshotRow and NewAgentRunSnapshotRow
+// mirror the two tables hosts query most (ConversationsTable,
+// RunSnapshotsTable), with db tags for pgx.RowToStructByName.
 //
 // # Row-level security
 //
