@@ -94,7 +94,8 @@ func (c *Clock) Advance(d time.Duration) {
 }
 
 // RunAll runs every suite: conversations, snapshots, the run journal,
-// memory and approvals.
+// memory, approvals and retention (which skips without its optional
+// capabilities).
 func RunAll(t *testing.T, newHarness NewHarness) {
 	t.Helper()
 	t.Run("Conversations", func(t *testing.T) { RunConversationTests(t, newHarness) })
@@ -102,6 +103,7 @@ func RunAll(t *testing.T, newHarness NewHarness) {
 	t.Run("Journal", func(t *testing.T) { RunJournalTests(t, newHarness) })
 	t.Run("Memory", func(t *testing.T) { RunMemoryTests(t, newHarness) })
 	t.Run("Hitl", func(t *testing.T) { RunHitlTests(t, newHarness) })
+	t.Run("Retention", func(t *testing.T) { RunRetentionTests(t, newHarness) })
 }
 
 // testCase is one rule of a suite.
