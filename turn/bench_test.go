@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
@@ -105,8 +104,10 @@ func BenchmarkHistory(b *testing.B) {
 }
 
 // BenchmarkTurn is one full turn: two model calls and one tool call on the
-// scripted provider and memstore. "full" is the contract drafter with its
-// retrieval, guardrail and signed provenance; "core" leaves those out.
+// scripted provider and memstore, each turn the first of its own
+// conversation (opened before the timer starts). "full" is the contract
+// drafter with its retrieval, guardrail and signed provenance; "core"
+// leaves those out.
 func BenchmarkTurn(b *testing.B) {
 	for _, full := range []bool{false, true} {
 		name := "core"
@@ -114,90 +115,73 @@ func BenchmarkTurn(b *testing.B) {
 			name = "full"
 		}
 		b.Run(name, func(b *testing.B) {
-			var f *fixture
-			var bb turn.Bindings
-			fresh := func() {
-				// A fresh store now and then keeps the heap the size of a
-				// working set, not of every turn the benchmark ran.
-				f = newFixture(b, nil, func(s *agent.Spec) {
-					if !full {
-						s.Retrieval, s.Guardrails = nil, nil
-					}
-				})
-				f.provider = scripted.New(searchThenAnswer(), &scripted.Options{Loop: true, DiscardRequests: true})
-				bb = f.bindings()
-				bb.OnEvent = nil
+			f := newFixture(b, nil, func(s *agent.Spec) {
 				if !full {
-					bb.Provenance = bindings.ProvenanceBindings{}
+					s.Retrieval, s.Guardrails = nil, nil
 				}
+			})
+			f.provider = scripted.New(searchThenAnswer(), &scripted.Options{Loop: true, DiscardRequests: true})
+			bb := f.bindings()
+			bb.OnEvent = nil
+			if !full {
+				bb.Provenance = bindings.ProvenanceBindings{}
 			}
-			fresh()
 			ctx := context.Background()
-			b.ReportAllocs()
-			b.ResetTimer()
-			var cpu time.Duration
-			n := 0
-			for b.Loop() {
-				b.StopTimer()
-				if n%500 == 499 {
-					fresh()
-				}
+			inputs := make([]turn.Input, b.N)
+			for i := range inputs {
 				conv, err := f.store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, ProjectID: project, AgentID: f.agent.ID, AgentVersion: f.agent.Version})
 				if err != nil {
 					b.Fatal(err)
 				}
-				in := f.input("Draft a confidentiality clause.")
-				in.ConversationID = conv.ID
-				b.StartTimer()
-				c0 := cpuTime()
-				res, err := turn.Invoke(ctx, in, bb)
-				cpu += cpuTime() - c0
-				n++
+				inputs[i] = f.input("Draft a confidentiality clause.")
+				inputs[i].ConversationID = conv.ID
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := cpuTime()
+			for i := 0; i < b.N; i++ {
+				res, err := turn.Invoke(ctx, inputs[i], bb)
 				if err != nil || res.Usage.ModelCalls != 2 || res.Usage.ToolCalls != 1 {
 					b.Fatalf("turn = %+v, %v", res.Usage, err)
 				}
 			}
-			reportCPU(b, cpuTime()-cpu, n)
+			reportCPU(b, cpu, b.N)
 		})
 	}
 }
 
-// BenchmarkResume resumes a turn parked on one approved send-email call:
-// the replay of the parked journal, the approved tool call and the final
-// model call.
+// BenchmarkResume resumes a turn parked on one approved send-email call
+// (the runs are parked and approved before the timer starts): the replay
+// of the parked journal, the approved tool call and the final model call.
 func BenchmarkResume(b *testing.B) {
 	f := newFixture(b, nil, func(s *agent.Spec) { s.Retrieval, s.Guardrails = nil, nil })
-	f.provider = scripted.New(emailThenAnswer(), &scripted.Options{Loop: true, DiscardRequests: true})
+	script := emailThenAnswer()
+	kp := &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
+		"agent-loop/1/model-call": {ToolCalls: script[0].ToolCalls, Usage: script[0].Usage},
+		"agent-loop/2/model-call": {Text: script[1].Text, Usage: script[1].Usage},
+	}}
 	bb := f.bindings()
+	bb.Providers = bindings.Providers{kp}
 	bb.OnEvent = nil
 	bb.Provenance = bindings.ProvenanceBindings{}
 	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	var cpu time.Duration
-	n := 0
-	for b.Loop() {
-		b.StopTimer()
-		if n%500 == 499 {
-			f = newFixture(b, nil, func(s *agent.Spec) { s.Retrieval, s.Guardrails = nil, nil })
-			f.provider = scripted.New(emailThenAnswer(), &scripted.Options{Loop: true, DiscardRequests: true})
-			bb = f.bindings()
-			bb.OnEvent = nil
-			bb.Provenance = bindings.ProvenanceBindings{}
-		}
+	runs := make([]string, b.N)
+	for i := range runs {
 		res, err := turn.Invoke(ctx, f.input("Send the draft."), bb)
 		if err != nil || res.Status != turn.StatusSuspended {
 			b.Fatalf("Invoke = %+v, %v", res, err)
 		}
 		f.decide(res.Approvals, true)
-		b.StartTimer()
-		c0 := cpuTime()
-		final, err := turn.Resume(ctx, turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, bb)
-		cpu += cpuTime() - c0
-		n++
+		runs[i] = res.RunID
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuTime()
+	for i := 0; i < b.N; i++ {
+		final, err := turn.Resume(ctx, turn.ResumeInput{TenantID: tenant, RunID: runs[i], Agent: f.agent}, bb)
 		if err != nil || final.Status != turn.StatusCompleted {
 			b.Fatalf("Resume = %+v, %v", final, err)
 		}
 	}
-	reportCPU(b, cpuTime()-cpu, n)
+	reportCPU(b, cpu, b.N)
 }
