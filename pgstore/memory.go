@@ -26,7 +26,7 @@ const factCols = `f.tenant_id, f.id, f.type, f.project_id, f.conversation_id, f.
 
 const sqlPutFact = `INSERT INTO agent_memory_facts AS f
 	(tenant_id, id, type, project_id, conversation_id, text, data, embedding, embedding_norm, search, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_tsvector('simple', $6), $10)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, to_tsvector('simple', $11::text), $10)
 	ON CONFLICT (tenant_id, id) DO UPDATE SET
 		type = EXCLUDED.type, project_id = EXCLUDED.project_id, conversation_id = EXCLUDED.conversation_id,
 		text = EXCLUDED.text, data = EXCLUDED.data, embedding = EXCLUDED.embedding,
@@ -142,7 +142,8 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 		norm = &n
 	}
 	err = s.batch(ctx, "put fact", f.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlPutFact, f.TenantID, f.ID, f.Type, f.ProjectID, f.ConversationID, f.Text, jsonArg(data), emb, norm, f.CreatedAt)
+		b.Queue(sqlPutFact, f.TenantID, f.ID, f.Type, f.ProjectID, f.ConversationID, f.Text, jsonArg(data), emb, norm, f.CreatedAt,
+			strings.Join(words(f.Text), " "))
 	}, func(br pgx.BatchResults) error {
 		_, err := br.Exec()
 		return err
@@ -221,16 +222,24 @@ func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindi
 	return out, nil
 }
 
-// tsQuery turns free text into a tsquery matching any of its words:
-// lowercased runs of letters and digits, each quoted, joined by "|". It
-// returns "" when the text has no word.
-func tsQuery(text string) string {
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+// words splits text into lowercased runs of letters and digits: the
+// tokens keyword search matches on. Both the stored search vector (built
+// from the words joined by spaces) and the query use them, so matching
+// does not depend on how PostgreSQL's parser would cut e-mail addresses,
+// URLs or hyphenated words.
+func words(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	})
-	seen := make(map[string]bool, len(words))
+}
+
+// tsQuery turns free text into a tsquery matching any of its words, each
+// quoted, joined by "|". It returns "" when the text has no word.
+func tsQuery(text string) string {
+	ws := words(text)
+	seen := make(map[string]bool, len(ws))
 	var b strings.Builder
-	for _, w := range words {
+	for _, w := range ws {
 		if seen[w] {
 			continue
 		}

@@ -118,3 +118,26 @@ func TestPutFactComputesMissingEmbeddings(t *testing.T) {
 		t.Fatalf("semantic query over the computed embedding: %+v, %v", res, err)
 	}
 }
+
+// TestKeywordWordsMatchMemstoreTokens checks that keyword search matches on
+// runs of letters and digits, as memstore's tokenizer does, where
+// PostgreSQL's parser alone would keep an e-mail address, a URL or a
+// hyphenated word whole.
+func TestKeywordWordsMatchMemstoreTokens(t *testing.T) {
+	s := New(testPool(t), nil)
+	ctx := t.Context()
+	tenant := "words-" + randomID()
+	if _, err := s.PutFact(ctx, bindings.Fact{TenantID: tenant, ID: "f1", Type: "t",
+		Text: "Send it to legal@globex.test, see https://acme.test/nda-v2 (self-executing)."}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"globex", "legal", "acme", "nda", "v2", "executing", "SELF"} {
+		got, err := s.QueryFacts(ctx, bindings.MemoryQuery{TenantID: tenant, Types: []string{"t"}, Scope: "tenant", Mode: "keyword", Query: q})
+		if err != nil || len(got) != 1 {
+			t.Errorf("query %q: %d facts, %v; want the fact", q, len(got), err)
+		}
+	}
+	if got, _ := s.QueryFacts(ctx, bindings.MemoryQuery{TenantID: tenant, Types: []string{"t"}, Scope: "tenant", Mode: "keyword", Query: "legal@globex"}); len(got) != 1 {
+		t.Errorf("query with punctuation: %d facts", len(got))
+	}
+}
