@@ -85,7 +85,7 @@ func (c *call) done() {
 
 // dispatch decodes the request and runs the tool or check.
 func (c *call) dispatch(ctx context.Context, body []byte, timeout time.Duration) any {
-	req, bad := pack.DecodeRequest(body)
+	req, bad := decodeRequest(body)
 	if bad != nil {
 		return bad
 	}
