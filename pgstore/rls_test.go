@@ -212,8 +212,9 @@ func sampleRow(table, tenant string) map[string]any {
 
 // TestTenantScopedTablesHavePoliciesAndTenantLedKeys checks the catalog:
 // every listed table exists, leads its primary key with tenant_id, has
-// row-level security enabled and forced, and has a policy on
-// kindgi.tenant_id; and no table of the schema is missing from the list.
+// row-level security enabled and forced, and has the tenant isolation
+// policy on kindgi.tenant_id for every command; no table of the schema is
+// missing from the list; and no other policy allows a write.
 func TestTenantScopedTablesHavePoliciesAndTenantLedKeys(t *testing.T) {
 	pool := testPool(t)
 	ctx := t.Context()
@@ -240,7 +241,9 @@ func TestTenantScopedTablesHavePoliciesAndTenantLedKeys(t *testing.T) {
 			SELECT c.relrowsecurity, c.relforcerowsecurity,
 			       (SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
 			        WHERE i.indrelid = c.oid AND i.indisprimary),
-			       COALESCE((SELECT p.qual FROM pg_policies p WHERE p.schemaname = 'public' AND p.tablename = c.relname LIMIT 1), '')
+			       COALESCE((SELECT p.qual || ' / ' || p.with_check FROM pg_policies p
+			                 WHERE p.schemaname = 'public' AND p.tablename = c.relname
+			                   AND p.policyname = 'agent_tenant_isolation' AND p.cmd = 'ALL' AND p.permissive = 'PERMISSIVE'), '')
 			FROM pg_class c WHERE c.oid = ('public.' || $1)::regclass`, table).Scan(&enabled, &forced, &firstKey, &policy)
 		if err != nil {
 			t.Fatalf("%s: %v", table, err)
@@ -251,8 +254,19 @@ func TestTenantScopedTablesHavePoliciesAndTenantLedKeys(t *testing.T) {
 		if firstKey != "tenant_id" {
 			t.Errorf("%s: primary key starts with %q, want tenant_id", table, firstKey)
 		}
-		if want := "current_setting('kindgi.tenant_id'::text, true)"; !strings.Contains(policy, want) {
-			t.Errorf("%s: policy %q does not compare with %s", table, policy, want)
+		if want := "(tenant_id = current_setting('kindgi.tenant_id'::text, true))"; strings.Count(policy, want) != 2 {
+			t.Errorf("%s: tenant isolation policy %q does not check %s for reads and writes", table, policy, want)
 		}
+	}
+	// Any other policy may only widen reads (permissive policies are OR'ed):
+	// no write to another tenant's rows can come from one.
+	rows, _ = pool.Query(ctx, `SELECT tablename || '.' || policyname || ' ' || cmd FROM pg_policies
+		WHERE schemaname = 'public' AND policyname <> 'agent_tenant_isolation' AND cmd <> 'SELECT'`)
+	others, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(others) > 0 {
+		t.Errorf("policies beyond tenant isolation that allow writes: %v", others)
 	}
 }
