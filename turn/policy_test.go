@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -318,4 +319,34 @@ type slowProvider struct {
 func (s *slowProvider) Generate(ctx context.Context, req bindings.GenerateRequest) (bindings.GenerateResponse, error) {
 	s.clock.Advance(s.each)
 	return s.Provider.Generate(ctx, req)
+}
+
+// TestToolConfigTypesAreStable: a tool's config reaches it with the same
+// Go types before and after a park (the journaled JSON form).
+func TestToolConfigTypesAreStable(t *testing.T) {
+	f := newFixture(t, []scripted.Response{
+		scripted.Call("c1", "acme.clause-search", map[string]any{"query": "a"}),
+		emailThenAnswer()[0],
+		scripted.Call("c3", "acme.clause-search", map[string]any{"query": "b"}),
+		scripted.Say("done"),
+	}, nil)
+	var types []string
+	if err := f.tools.Add(tenant, bindings.ToolDescriptor{ID: "acme.clause-search", Version: "1.5.0", InputSchema: clauseSchema, Config: map[string]any{"max": 3}},
+		func(_ context.Context, _ json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
+			types = append(types, fmt.Sprintf("%T", call.Config["max"]))
+			return json.RawMessage(`{}`), nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := turn.Invoke(t.Context(), f.input("Go."), f.bindings())
+	if err != nil || res.Status != turn.StatusSuspended {
+		t.Fatalf("Invoke = %+v, %v", res, err)
+	}
+	f.decide(res.Approvals, true)
+	if _, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, f.bindings()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"float64", "float64"}, types); diff != "" {
+		t.Errorf("config value types before and after the park (-want +got):\n%s", diff)
+	}
 }

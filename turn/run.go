@@ -183,9 +183,19 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 
 // flow runs the nodes of agent.turn in order; each side effect is a step.
 func (r *run) flow(ctx context.Context) (Result, error) {
+	prior := r.entries[NodeSetup]
+	ranNow := prior == nil || prior.result == nil
 	s, err := decide(ctx, r, NodeSetup, NodeSetup, r.setup)
 	if err != nil {
 		return Result{}, err
+	}
+	if st := r.entries[NodeSetup]; ranNow && st != nil && st.result != nil {
+		// Work from the journaled form when setup ran in this drive too, so a tool's
+		// config (any JSON) reaches it with the same Go types on every
+		// drive: float64 numbers, map[string]any objects.
+		if s, err = decodeResult[setupState](st.result); err != nil {
+			return Result{}, err
+		}
 	}
 	r.s = s
 	if err := r.bind(); err != nil {
