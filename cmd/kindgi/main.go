@@ -5,6 +5,7 @@
 //	kindgi render FILE [--param name=value]... [--now RFC3339] [--conversation ID] [--turn N]
 //	kindgi migrate --database-url URL
 //	kindgi pack probe --url URL --token TOKEN
+//	kindgi prune --database-url URL --tenant ID [--older-than 720h] [--json]
 //
 // Install it with
 //
@@ -50,6 +51,7 @@ func commands() []command {
 		{"render", "render an agent file's instructions", runRender},
 		{"migrate", "apply pgstore's migrations to a PostgreSQL database", runMigrate},
 		{"pack", "talk to a pack service (pack probe)", runPack},
+		{"prune", "delete a tenant's finished and expired parked runs", runPrune},
 	}
 }
 

@@ -141,7 +141,7 @@ func TestRenderBadCommandLines(t *testing.T) {
 func TestHelpOnEveryCommand(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"validate", "--help"}, {"render", "--help"}, {"migrate", "--help"},
-		{"pack", "--help"}, {"pack", "probe", "--help"},
+		{"pack", "--help"}, {"pack", "probe", "--help"}, {"prune", "--help"},
 	} {
 		r := kindgi(t, args...)
 		if r.code != 0 || !strings.Contains(r.stdout+r.stderr, "usage: kindgi") {
