@@ -326,3 +326,36 @@ func TestHistoryDropsUnansweredCalls(t *testing.T) {
 		t.Errorf("history (-want +got):\n%s", diff)
 	}
 }
+
+// TestToolOutputIsUsedAsJournaled: a tool's output reaches the model and
+// the conversation in the form the journal stores, so a replay after a
+// crash sees the same bytes.
+func TestToolOutputIsUsedAsJournaled(t *testing.T) {
+	f := newFixture(t, searchThenAnswer(), nil)
+	f.addTool("acme.clause-search", "1.6.0", clauseSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
+		return json.RawMessage("{ \"html\" : \"<b>C-7</b>\" }\n"), nil
+	})
+	res, err := turn.Invoke(t.Context(), f.input("Find."), f.bindings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored struct{ Output json.RawMessage }
+	for _, e := range f.journal(res.RunID) {
+		if e.Key == "agent-loop/1/dispatch-tools/call_1" && e.Status == bindings.StepCompleted {
+			if err := json.Unmarshal(e.Output, &stored); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := `{"html":"\u003cb\u003eC-7\u003c/b\u003e"}`
+	if string(stored.Output) != want {
+		t.Fatalf("journaled output = %s", stored.Output)
+	}
+	if got := res.Appended[2].Content; got != want {
+		t.Errorf("stored tool message = %s, want the journaled form %s", got, want)
+	}
+	reqs := f.provider.Requests()
+	if got := reqs[1].Messages[len(reqs[1].Messages)-1].Content; got != want {
+		t.Errorf("the model saw %s, want the journaled form %s", got, want)
+	}
+}

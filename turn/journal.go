@@ -155,6 +155,21 @@ func runStep[T any](ctx context.Context, r *run, key, node string, effect bool, 
 	return out, nil
 }
 
+// journaled returns raw as the journal stores it: encoding/json compacts
+// (and HTML-escapes) a json.RawMessage it encodes. A step's output is used
+// in this form on the drive that produced it too, so a replay sees the very
+// same bytes.
+func journaled(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	out, err := json.Marshal(raw)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
 // fail journals err as the failed outcome of key and returns err.
 func (r *run) fail(ctx context.Context, key, node string, err error) error {
 	se, detail := encodeFailure(err)

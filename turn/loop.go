@@ -115,6 +115,8 @@ func normalizeCalls(i int, calls []bindings.ToolCall) []bindings.ToolCall {
 			c.Arguments = json.RawMessage(`{}`)
 		} else if !json.Valid(c.Arguments) {
 			c.Arguments, _ = json.Marshal(string(c.Arguments))
+		} else {
+			c.Arguments = journaled(c.Arguments)
 		}
 		out[j] = c
 	}

@@ -95,6 +95,7 @@ func RunRetrievals(ctx context.Context, req RetrievalRequest, b RetrievalBinding
 			}
 			seen[f.Fact.ID] = true
 			f.Fact.Embedding = nil
+			f.Fact.Data = journaled(f.Fact.Data)
 			out = append(out, RetrievedFact{Fact: f.Fact, Score: f.Score, Intent: in})
 		}
 	}

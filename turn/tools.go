@@ -203,6 +203,7 @@ func (r *run) invokeTool(ctx context.Context, p callPlan, requestID string) (too
 		r.emit(ctx, ToolFailedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Error: msg})
 		return toolResult{}, &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Message: msg}
 	}
+	out = journaled(out)
 	r.emit(ctx, ToolCompletedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Output: out})
 	return toolResult{Status: toolOK, Output: out}, nil
 }
