@@ -10,6 +10,26 @@ import (
 	"github.com/kindgi/agents/memstore"
 )
 
+// cpuMeter reports the process CPU time per iteration as cpu-ns/op next
+// to ns/op. Start it after the setup, stop it after the loop.
+type cpuMeter struct {
+	b     *testing.B
+	start time.Duration
+	ok    bool
+}
+
+func startCPU(b *testing.B) cpuMeter {
+	start, ok := cpuTime()
+	return cpuMeter{b: b, start: start, ok: ok}
+}
+
+func (m cpuMeter) stop() {
+	end, ok := cpuTime()
+	if m.ok && ok && m.b.N > 0 {
+		m.b.ReportMetric(float64(end-m.start)/float64(m.b.N), "cpu-ns/op")
+	}
+}
+
 // BenchmarkReadMessagesLast20 reads the latest 20 messages of a
 // conversation of 10, 20 and 100,000 messages: the cost should not grow with the
 // conversation.
@@ -29,6 +49,8 @@ func BenchmarkReadMessagesLast20(b *testing.B) {
 			in := bindings.ReadMessagesInput{TenantID: "t", ConversationID: "c", Limit: 20}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := startCPU(b)
+			defer cpu.stop()
 			for b.Loop() {
 				ms, err := s.ReadMessages(ctx, in)
 				if err != nil || len(ms) != min(20, n) {
@@ -55,6 +77,8 @@ func BenchmarkAppendStep(b *testing.B) {
 		Node: "model-call", Status: bindings.StepCompleted, Output: []byte(`{"text":"hello","usage":{"inputTokens":10}}`),
 	}}
 	b.ReportAllocs()
+	cpu := startCPU(b)
+	defer cpu.stop()
 	i := 0
 	for b.Loop() {
 		in.Entry.Key = keys[i%len(keys)]
@@ -91,6 +115,8 @@ func BenchmarkQueryFactsKeyword10k(b *testing.B) {
 	q := bindings.MemoryQuery{TenantID: "t", Types: []string{"clause"}, Scope: agent.ScopeTenant, Mode: agent.ModeKeyword, Query: "late payment penalty", Limit: 10}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU(b)
+	defer cpu.stop()
 	for b.Loop() {
 		res, err := s.QueryFacts(ctx, q)
 		if err != nil || len(res) != 10 {
@@ -116,6 +142,8 @@ func BenchmarkListConversationsPage(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU(b)
+	defer cpu.stop()
 	for b.Loop() {
 		p, err := s.ListConversationsPage(ctx, in)
 		if err != nil || len(p.Conversations) != 20 {
