@@ -3,6 +3,7 @@ package packserver
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/kindgi/agents/pack"
 )
@@ -20,15 +21,17 @@ func decodeRequest(body []byte) (any, *pack.ErrorMessage) {
 	return pack.DecodeRequest(body)
 }
 
-// wireRequest is the union of the two request shapes. Every member is
-// raw, so presence, null and type can be told apart.
+// wireRequest is the union of the two request shapes, decoded in one
+// pass. Scalars and open objects stay raw, so presence, null and type can
+// be told apart; tool, check and ctx are structs (a non-object there fails
+// the decode, and null leaves their required members absent).
 type wireRequest struct {
 	V      json.RawMessage `json:"v"`
 	Kind   json.RawMessage `json:"kind"`
-	Tool   json.RawMessage `json:"tool"`
+	Tool   wireRef         `json:"tool"`
 	Input  json.RawMessage `json:"input"`
-	Ctx    json.RawMessage `json:"ctx"`
-	Check  json.RawMessage `json:"check"`
+	Ctx    wireCtx         `json:"ctx"`
+	Check  wireRef         `json:"check"`
 	Config json.RawMessage `json:"config"`
 	Trace  json.RawMessage `json:"trace"`
 }
@@ -67,20 +70,15 @@ func fastRequest(body []byte) (any, bool) {
 	switch string(w.Kind) {
 	case `"invoke"`:
 		m := &pack.ToolInvoke{V: pack.Version, Kind: pack.KindInvoke, Input: w.Input}
-		var ref wireRef
-		var ctx wireCtx
-		ok := w.Input != nil && isObject(w.Tool) && json.Unmarshal(w.Tool, &ref) == nil &&
-			str(ref.ID, &m.Tool.ID, true) && str(ref.Version, &m.Tool.Version, false) &&
-			isObject(w.Ctx) && json.Unmarshal(w.Ctx, &ctx) == nil &&
-			str(ctx.TenantID, &m.Ctx.TenantID, true) && str(ctx.RunID, &m.Ctx.RunID, true) &&
-			str(ctx.RequestID, &m.Ctx.RequestID, false) && obj(ctx.Env, &m.Ctx.Env) &&
-			obj(ctx.Secrets, &m.Ctx.Secrets) && obj(ctx.Config, &m.Ctx.Config)
+		ok := w.Input != nil &&
+			str(w.Tool.ID, &m.Tool.ID, true) && str(w.Tool.Version, &m.Tool.Version, false) &&
+			str(w.Ctx.TenantID, &m.Ctx.TenantID, true) && str(w.Ctx.RunID, &m.Ctx.RunID, true) &&
+			str(w.Ctx.RequestID, &m.Ctx.RequestID, false) && obj(w.Ctx.Env, &m.Ctx.Env) &&
+			obj(w.Ctx.Secrets, &m.Ctx.Secrets) && obj(w.Ctx.Config, &m.Ctx.Config)
 		return m, ok
 	case `"check-invoke"`:
 		m := &pack.CheckInvoke{V: pack.Version, Kind: pack.KindCheckInvoke, Config: w.Config, Trace: w.Trace}
-		var ref wireRef
-		ok := isObject(w.Check) && json.Unmarshal(w.Check, &ref) == nil && str(ref.ID, &m.Check.ID, true) &&
-			isObject(w.Config) && isObject(w.Trace)
+		ok := str(w.Check.ID, &m.Check.ID, true) && isObject(w.Config) && isObject(w.Trace)
 		return m, ok
 	}
 	return nil, false
@@ -122,11 +120,21 @@ func plainKeys(body []byte) bool {
 }
 
 // str decodes a string member into dst; absent is fine unless required.
+// raw is a JSON value the body's decode already checked, so a string
+// without escapes, in valid UTF-8, is its bytes between the quotes.
 func str(raw json.RawMessage, dst *string, required bool) bool {
 	if raw == nil {
 		return !required
 	}
-	return raw[0] == '"' && json.Unmarshal(raw, dst) == nil
+	if raw[0] != '"' {
+		return false
+	}
+	in := raw[1 : len(raw)-1]
+	if bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		*dst = string(in)
+		return true
+	}
+	return json.Unmarshal(raw, dst) == nil
 }
 
 // obj decodes an optional object member into dst.
