@@ -359,3 +359,37 @@ func TestToolOutputIsUsedAsJournaled(t *testing.T) {
 		t.Errorf("the model saw %s, want the journaled form %s", got, want)
 	}
 }
+
+// TestHaltingGuardrailNeverWritesTheResponse: the run fails with
+// guardrail-violation, the response is not stored, and the failure is
+// final (a re-drive returns it without calling the model).
+func TestHaltingGuardrailNeverWritesTheResponse(t *testing.T) {
+	f := newFixture(t, []scripted.Response{scripted.Say("Mail jane@globex.test.")}, nil)
+	_, err := turn.Invoke(t.Context(), f.input("Who?"), f.bindings())
+	var gv *agents.GuardrailViolationError
+	if !errors.As(err, &gv) || gv.GuardrailID != "acme.no-pii" {
+		t.Fatalf("Invoke = %v, want guardrail-violation of acme.no-pii", err)
+	}
+	msgs := f.messages()
+	if len(msgs) != 1 || msgs[0].Role != bindings.RoleUser {
+		t.Errorf("stored messages = %+v, want only the user's", msgs)
+	}
+	runID := msgs[0].RunID
+	run, _ := f.store.GetRun(t.Context(), tenant, runID)
+	if run.Status != bindings.RunFailed {
+		t.Errorf("run status = %s, want failed", run.Status)
+	}
+	var failed []string
+	for _, e := range f.journal(runID) {
+		if e.Status == bindings.StepFailed {
+			failed = append(failed, e.Key+" "+e.Error.Code)
+		}
+	}
+	if diff := cmp.Diff([]string{"evaluate-guardrails guardrail-violation", "compose-result guardrail-violation"}, failed); diff != "" {
+		t.Errorf("failed entries (-want +got):\n%s", diff)
+	}
+	_, err2 := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: runID, Agent: f.agent}, f.bindings())
+	if !errors.As(err2, &gv) || f.provider.Calls() != 1 {
+		t.Errorf("re-drive = %v after %d model calls", err2, f.provider.Calls())
+	}
+}
