@@ -92,18 +92,20 @@ func (r *run) buildInitialMessages(ctx context.Context) error {
 		if section := FormatRetrievedForPrompt(r.retrieved); section != "" {
 			system += "\n\n" + section
 		}
-		out := make([]bindings.ChatMessage, 1, r.s.HistoryLimit+2)
-		out[0] = bindings.ChatMessage{Role: bindings.ChatSystem, Content: system}
+		var hist []bindings.ConversationMessage
 		if r.s.HistoryLimit > 0 {
-			hist, err := r.b.Conversations.ReadMessages(ctx, bindings.ReadMessagesInput{
+			var err error
+			hist, err = r.b.Conversations.ReadMessages(ctx, bindings.ReadMessagesInput{
 				TenantID: r.tenantID, ConversationID: r.in.ConversationID,
 				Limit: r.s.HistoryLimit, BeforeSeq: r.userMsg.Seq,
 			})
 			if err != nil {
 				return nil, coded(err, "read messages")
 			}
-			out = append(out, historyMessages(hist)...)
 		}
+		out := make([]bindings.ChatMessage, 1, len(hist)+2)
+		out[0] = bindings.ChatMessage{Role: bindings.ChatSystem, Content: system}
+		out = append(out, historyMessages(hist)...)
 		return append(out, bindings.ChatMessage{Role: bindings.ChatUser, Content: r.in.UserMessage}), nil
 	})
 	r.messages = msgs
