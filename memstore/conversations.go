@@ -168,6 +168,7 @@ func (s *Store) ListConversationsPage(ctx context.Context, in bindings.ListConve
 	if in.Cursor != nil {
 		start = tc.after(*in.Cursor)
 	}
+	page.Conversations = make([]bindings.Conversation, 0, min(limit, len(tc.order)-start))
 	for _, r := range tc.order[start:] {
 		if !matches(r.c, in.ListConversationsInput) {
 			continue

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
@@ -184,6 +185,10 @@ func latestPerType(tf *tenantFacts, fl filter, limit int) []scored {
 	return out
 }
 
+// scratch is a reusable score array for bm25, indexed by slot. Entries are
+// zero between uses: bm25 resets the ones it touched.
+var scratch = sync.Pool{New: func() any { return new([]float64) }}
+
 // bm25 scores the facts that share a term with query by Okapi BM25 with
 // the tenant's collection statistics and idf = ln(1 + (N - n + 0.5)/(n +
 // 0.5)). The result is unordered.
@@ -196,21 +201,26 @@ func bm25(tf *tenantFacts, fl filter, query string) []scored {
 	if avgdl == 0 {
 		avgdl = 1
 	}
-	var scores []float64
-	var touched []*factRec
-	seen := map[string]bool{}
+	var terms []string
+	postings := 0
 	for _, t := range Tokenize(query) {
-		if seen[t] {
-			continue
+		if tf.df[t] > 0 && !slices.Contains(terms, t) {
+			terms = append(terms, t)
+			postings += len(tf.postings[t])
 		}
-		seen[t] = true
+	}
+	if len(terms) == 0 {
+		return nil
+	}
+	sp := scratch.Get().(*[]float64)
+	defer scratch.Put(sp)
+	if len(*sp) < len(tf.slots) {
+		*sp = make([]float64, len(tf.slots))
+	}
+	scores := *sp
+	touched := make([]*factRec, 0, min(postings, len(tf.slots)))
+	for _, t := range terms {
 		df := float64(tf.df[t])
-		if df == 0 {
-			continue
-		}
-		if scores == nil {
-			scores = make([]float64, len(tf.slots))
-		}
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		for _, p := range tf.postings[t] {
 			if !fl.match(p.rec) {
@@ -226,6 +236,7 @@ func bm25(tf *tenantFacts, fl filter, query string) []scored {
 	out := make([]scored, len(touched))
 	for i, r := range touched {
 		out[i] = scored{rec: r, score: scores[r.slot]}
+		scores[r.slot] = 0
 	}
 	return out
 }
