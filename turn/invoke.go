@@ -80,6 +80,9 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 			err = checkAgent(snap, in.Agent.ID, in.Agent.Version)
 		}
 		if err == nil {
+			err = checkFlow(snap)
+		}
+		if err == nil {
 			stored, err = decodeSnapshot(snap, in)
 		}
 		if err != nil {
@@ -139,9 +142,9 @@ func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 		release()
 		return Result{}, err
 	}
-	if snap.FlowID != FlowID || snap.FlowVersion != FlowVersion {
+	if err := checkFlow(snap); err != nil {
 		release()
-		return Result{}, &agents.RunJournalUnavailableError{RunID: in.RunID, Err: fmt.Errorf("the run was written by flow %s@%s; this build replays %s@%s", snap.FlowID, snap.FlowVersion, FlowID, FlowVersion)}
+		return Result{}, err
 	}
 	stored, err := decodeSnapshot(snap, Input{Agent: in.Agent})
 	if err != nil {
@@ -186,6 +189,15 @@ func checkAgent(snap bindings.RunSnapshotRecord, id, version string) error {
 			Expected: snap.AgentID + "@" + snap.AgentVersion,
 			Actual:   id + "@" + version,
 		}
+	}
+	return nil
+}
+
+// checkFlow refuses a run of another flow or flow version: its journal's
+// keys and outputs are not this build's.
+func checkFlow(snap bindings.RunSnapshotRecord) error {
+	if snap.FlowID != FlowID || snap.FlowVersion != FlowVersion {
+		return &agents.RunJournalUnavailableError{RunID: snap.RunID, Err: fmt.Errorf("the run was written by flow %s@%s; this build replays %s@%s", snap.FlowID, snap.FlowVersion, FlowID, FlowVersion)}
 	}
 	return nil
 }
