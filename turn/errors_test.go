@@ -267,6 +267,17 @@ func TestResumeErrorCodes(t *testing.T) {
 	if err := resume(f.bindings(), turn.ResumeInput{TenantID: tenant, RunID: "no-snapshot", Agent: f.agent}); agents.CodeOf(err) != agents.CodeRunSnapshotMissing {
 		t.Errorf("no snapshot: %v", err)
 	}
+	if err := f.store.Write(t.Context(), bindings.RunSnapshotWriteInput{TenantID: tenant, RunID: "old-flow", FlowID: turn.FlowID, FlowVersion: "1.0.0",
+		AgentID: f.agent.ID, AgentVersion: f.agent.Version, Input: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.StartRun(t.Context(), bindings.StartRunInput{TenantID: tenant, RunID: "old-flow", Owner: "x", LeaseTTL: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Second)
+	if err := resume(f.bindings(), turn.ResumeInput{TenantID: tenant, RunID: "old-flow", Agent: f.agent}); agents.CodeOf(err) != agents.CodeRunJournalUnavailable {
+		t.Errorf("journal of another flow version: %v", err)
+	}
 	other := f.agent
 	other.Version = "1.0.1"
 	if err := resume(f.bindings(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: other}); agents.CodeOf(err) != agents.CodeAgentVersionMismatch {
