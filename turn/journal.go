@@ -330,6 +330,7 @@ type replayedError struct {
 	code, msg string
 }
 
+// Error returns the recorded message.
 func (e *replayedError) Error() string { return e.msg }
 
 // Code returns the recorded code.

@@ -24,6 +24,7 @@ type Crash struct {
 	Op string
 }
 
+// String names the crashed write.
 func (c Crash) String() string { return "injected crash at " + c.Op }
 
 // Crasher counts writes across the bindings it wraps. Writes are the calls
@@ -133,6 +134,7 @@ type runs struct {
 	b bindings.RunBinding
 }
 
+// StartRun counts the call, then delegates (once crashed, it fails).
 func (r runs) StartRun(ctx context.Context, in bindings.StartRunInput) (bindings.Run, error) {
 	if err := r.c.write("StartRun"); err != nil {
 		return bindings.Run{}, err
@@ -140,6 +142,7 @@ func (r runs) StartRun(ctx context.Context, in bindings.StartRunInput) (bindings
 	return r.b.StartRun(ctx, in)
 }
 
+// GetRun counts the call, then delegates (once crashed, it fails).
 func (r runs) GetRun(ctx context.Context, tenantID, runID string) (bindings.Run, error) {
 	if err := r.c.read("GetRun"); err != nil {
 		return bindings.Run{}, err
@@ -147,6 +150,7 @@ func (r runs) GetRun(ctx context.Context, tenantID, runID string) (bindings.Run,
 	return r.b.GetRun(ctx, tenantID, runID)
 }
 
+// AppendStep counts the call, then delegates (once crashed, it fails).
 func (r runs) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bindings.JournalEntry, bool, error) {
 	if err := r.c.write(fmt.Sprintf("AppendStep %s %s", in.Entry.Key, in.Entry.Status)); err != nil {
 		return bindings.JournalEntry{}, false, err
@@ -154,6 +158,7 @@ func (r runs) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bind
 	return r.b.AppendStep(ctx, in)
 }
 
+// ReadJournal counts the call, then delegates (once crashed, it fails).
 func (r runs) ReadJournal(ctx context.Context, tenantID, runID string) ([]bindings.JournalEntry, error) {
 	if err := r.c.read("ReadJournal"); err != nil {
 		return nil, err
@@ -161,6 +166,7 @@ func (r runs) ReadJournal(ctx context.Context, tenantID, runID string) ([]bindin
 	return r.b.ReadJournal(ctx, tenantID, runID)
 }
 
+// SetRunStatus counts the call, then delegates (once crashed, it fails).
 func (r runs) SetRunStatus(ctx context.Context, tenantID, runID string, status bindings.RunStatus) error {
 	if err := r.c.write("SetRunStatus " + string(status)); err != nil {
 		return err
@@ -168,6 +174,7 @@ func (r runs) SetRunStatus(ctx context.Context, tenantID, runID string, status b
 	return r.b.SetRunStatus(ctx, tenantID, runID, status)
 }
 
+// AcquireLease counts the call, then delegates (once crashed, it fails).
 func (r runs) AcquireLease(ctx context.Context, in bindings.LeaseInput) (bindings.Run, error) {
 	if err := r.c.write("AcquireLease"); err != nil {
 		return bindings.Run{}, err
@@ -175,6 +182,7 @@ func (r runs) AcquireLease(ctx context.Context, in bindings.LeaseInput) (binding
 	return r.b.AcquireLease(ctx, in)
 }
 
+// ReleaseLease counts the call, then delegates (once crashed, it fails).
 func (r runs) ReleaseLease(ctx context.Context, tenantID, runID, owner string) error {
 	if err := r.c.write("ReleaseLease"); err != nil {
 		return err
@@ -187,6 +195,7 @@ type snapshots struct {
 	b bindings.RunSnapshotBinding
 }
 
+// Write counts the call, then delegates (once crashed, it fails).
 func (s snapshots) Write(ctx context.Context, in bindings.RunSnapshotWriteInput) error {
 	if err := s.c.write("WriteSnapshot"); err != nil {
 		return err
@@ -194,6 +203,7 @@ func (s snapshots) Write(ctx context.Context, in bindings.RunSnapshotWriteInput)
 	return s.b.Write(ctx, in)
 }
 
+// Read counts the call, then delegates (once crashed, it fails).
 func (s snapshots) Read(ctx context.Context, tenantID, runID string) (bindings.RunSnapshotRecord, error) {
 	if err := s.c.read("ReadSnapshot"); err != nil {
 		return bindings.RunSnapshotRecord{}, err
@@ -206,6 +216,7 @@ type conversations struct {
 	bindings.ConversationBinding
 }
 
+// GetConversation counts the call, then delegates (once crashed, it fails).
 func (cv conversations) GetConversation(ctx context.Context, tenantID, id string) (bindings.Conversation, error) {
 	if err := cv.c.read("GetConversation"); err != nil {
 		return bindings.Conversation{}, err
@@ -213,6 +224,7 @@ func (cv conversations) GetConversation(ctx context.Context, tenantID, id string
 	return cv.ConversationBinding.GetConversation(ctx, tenantID, id)
 }
 
+// AppendMessage counts the call, then delegates (once crashed, it fails).
 func (cv conversations) AppendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
 	if err := cv.c.write("AppendMessage " + in.ID); err != nil {
 		return bindings.ConversationMessage{}, err
@@ -220,6 +232,7 @@ func (cv conversations) AppendMessage(ctx context.Context, in bindings.AppendMes
 	return cv.ConversationBinding.AppendMessage(ctx, in)
 }
 
+// ReadMessages counts the call, then delegates (once crashed, it fails).
 func (cv conversations) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput) ([]bindings.ConversationMessage, error) {
 	if err := cv.c.read("ReadMessages"); err != nil {
 		return nil, err
@@ -232,6 +245,7 @@ type hitl struct {
 	b bindings.HitlBinding
 }
 
+// RequestApproval counts the call, then delegates (once crashed, it fails).
 func (h hitl) RequestApproval(ctx context.Context, req bindings.ApprovalRequest) (bindings.Approval, error) {
 	if err := h.c.write("RequestApproval " + req.ID); err != nil {
 		return bindings.Approval{}, err
@@ -239,6 +253,7 @@ func (h hitl) RequestApproval(ctx context.Context, req bindings.ApprovalRequest)
 	return h.b.RequestApproval(ctx, req)
 }
 
+// GetApproval counts the call, then delegates (once crashed, it fails).
 func (h hitl) GetApproval(ctx context.Context, tenantID, id string) (bindings.Approval, error) {
 	if err := h.c.read("GetApproval"); err != nil {
 		return bindings.Approval{}, err
@@ -246,6 +261,7 @@ func (h hitl) GetApproval(ctx context.Context, tenantID, id string) (bindings.Ap
 	return h.b.GetApproval(ctx, tenantID, id)
 }
 
+// ResolveApproval counts the call, then delegates (once crashed, it fails).
 func (h hitl) ResolveApproval(ctx context.Context, tenantID, id string, d bindings.ApprovalDecision) (bindings.Approval, error) {
 	if err := h.c.write("ResolveApproval " + id); err != nil {
 		return bindings.Approval{}, err
@@ -258,6 +274,7 @@ type emitter struct {
 	b bindings.ProvenanceEmitter
 }
 
+// Emit counts the call, then delegates (once crashed, it fails).
 func (e emitter) Emit(ctx context.Context, rec bindings.ProvenanceRecord) error {
 	if err := e.c.write("Emit " + rec.RunID); err != nil {
 		return err
