@@ -12,6 +12,7 @@ import (
 	"net/textproto"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	agents "github.com/kindgi/agents"
@@ -42,7 +43,7 @@ func (s *Server) serveInvoke(w http.ResponseWriter, r *http.Request) {
 		transportError(w, http.StatusServiceUnavailable, "not taking calls: "+why)
 		return
 	}
-	c := &call{s: s}
+	c := &call{s: s, w: w, r: r, start: start}
 	defer c.done()
 
 	body, err := readBody(w, r)
@@ -66,21 +67,53 @@ func (s *Server) serveInvoke(w http.ResponseWriter, r *http.Request) {
 		msg = c.dispatch(ctx, body, timeout)
 		cancel()
 	}
-	s.answer(w, r, start, msg)
+	if msg != answered {
+		s.answer(w, r, start, msg)
+	}
 }
 
-// call is one admitted invoke. Its slot is released when the handler
-// returns (even after the answer was sent, for a handler that ignores its
-// context) or, when no handler ran, when serveInvoke returns.
+// answered is what dispatch returns when the answer was already written
+// (by the watchdog of a handler that outlived its context).
+var answered = new(struct{})
+
+// call is one admitted invoke. Its slot is released as soon as the handler
+// returns, before the answer is written, so a caller's next call finds it
+// free; when no handler ran, when serveInvoke returns. The handler runs on
+// the request's goroutine (a hand-off to another goroutine cost a fifth
+// of the throughput); a watchdog answers on time for a handler that does
+// not return when its context ends.
 type call struct {
-	s       *Server
-	started bool // the handler goroutine owns the slot
+	s        *Server
+	w        http.ResponseWriter
+	r        *http.Request
+	start    time.Time
+	released bool
+
+	mu       sync.Mutex // orders the watchdog's answer and the handler's return
+	answered bool       // the watchdog wrote the answer
+	finished bool       // the handler returned: the watchdog must not answer
 }
 
 func (c *call) done() {
-	if !c.started {
+	if !c.released {
+		c.released = true
 		c.s.release()
 	}
+}
+
+// watchdog answers msg for a handler still running when its context ended.
+// The answer closes the connection: the request's goroutine stays in the
+// handler until it returns, so the connection cannot take another request.
+func (c *call) watchdog(msg *pack.ErrorMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.finished {
+		return
+	}
+	c.answered = true
+	c.w.Header().Set("Connection", "close")
+	c.s.answer(c.w, c.r, c.start, msg)
+	_ = http.NewResponseController(c.w).Flush()
 }
 
 // dispatch decodes the request and runs the tool or check.
@@ -118,7 +151,6 @@ func (c *call) tool(ctx context.Context, req *pack.ToolInvoke, timeout time.Dura
 		return bt.handler(ctx, req.Input, req.Ctx)
 	})
 	if fail != nil {
-		fail.ToolID = id
 		return fail
 	}
 	raw, err := encodeOutput(out)
@@ -148,7 +180,6 @@ func (c *call) check(ctx context.Context, req *pack.CheckInvoke, timeout time.Du
 		return h(ctx, req.Config, req.Trace)
 	})
 	if fail != nil {
-		fail.CheckID = id
 		return fail
 	}
 	res := &pack.CheckResult{V: pack.Version, Kind: pack.KindCheckResult, Result: out.(pack.CheckOutcome)}
@@ -162,57 +193,68 @@ func (c *call) check(ctx context.Context, req *pack.CheckInvoke, timeout time.Du
 	return json.RawMessage(raw)
 }
 
-// outcome is what a handler goroutine hands back.
+// outcome is what a handler gave back.
 type outcome struct {
 	out   any
 	err   error
 	cause *pack.Cause // set for a panic
 }
 
-// run runs fn on its own goroutine, which owns the call's slot from then
-// on, and waits for it or for ctx. A handler that ignores ctx is answered
-// deadline-exceeded (or cancelled) on time; its slot is held until it
-// returns, so the cap still bounds the handlers really running.
+// run runs fn on the request's goroutine. Should ctx end first, a
+// watchdog answers deadline-exceeded (or cancelled) on time even if fn
+// ignores ctx; run then returns answered once fn returns. The slot is
+// released when fn returns, so the cap bounds the handlers really running.
 //
 // kind ("tool" or "check") and id name the handler in messages.
-func (c *call) run(ctx context.Context, kind, id string, timeout time.Duration, fn func(context.Context) (any, error)) (any, *pack.ErrorMessage) {
+func (c *call) run(ctx context.Context, kind, id string, timeout time.Duration, fn func(context.Context) (any, error)) (any, any) {
 	if err := ctx.Err(); err != nil {
-		return nil, ctxError(err, kind+" "+id, timeout)
+		m := ctxError(err, kind+" "+id, timeout)
+		setSubject(m, kind, id)
+		return nil, m
 	}
-	done := make(chan outcome, 1)
-	c.started = true
-	go func() {
-		o := safeCall(ctx, fn)
-		c.s.release() // before the answer is sent: a caller's next call finds the slot free
-		done <- o
-	}()
-	var o outcome
-	select {
-	case o = <-done:
-	case <-ctx.Done():
-		select {
-		case o = <-done: // finished at the same moment: keep its answer
-		default:
-			return nil, ctxError(ctx.Err(), kind+" "+id, timeout)
+	stop := context.AfterFunc(ctx, func() {
+		m := ctxError(ctx.Err(), kind+" "+id, timeout)
+		setSubject(m, kind, id)
+		c.watchdog(m)
+	})
+	o := safeCall(ctx, fn)
+	c.done()
+	if !stop() {
+		// The watchdog started: it has answered, or will see finished.
+		c.mu.Lock()
+		c.finished = true
+		late := c.answered
+		c.mu.Unlock()
+		if late {
+			return nil, answered
 		}
 	}
 	if o.cause == nil && o.err == nil {
 		return o.out, nil
 	}
 	what := kind + " " + id
+	var m *pack.ErrorMessage
 	switch {
 	case o.cause != nil:
-		m := pack.NewError(pack.CodeHandlerThrow, fmt.Sprintf("%s panicked: %s", what, o.cause.Message))
+		m = pack.NewError(pack.CodeHandlerThrow, fmt.Sprintf("%s panicked: %s", what, o.cause.Message))
 		m.Cause = o.cause
-		return nil, m
-	case o.err != nil && ctx.Err() != nil:
-		return nil, ctxError(ctx.Err(), what, timeout)
-	case o.err != nil:
-		m := pack.NewError(pack.CodeHandlerThrow, fmt.Sprintf("%s failed: %v", what, o.err))
+	case ctx.Err() != nil:
+		m = ctxError(ctx.Err(), what, timeout)
+	default:
+		m = pack.NewError(pack.CodeHandlerThrow, fmt.Sprintf("%s failed: %v", what, o.err))
 		m.Cause = errorCause(o.err)
-		return nil, m
 	}
-	return o.out, nil
+	setSubject(m, kind, id)
+	return nil, m
+}
+
+// setSubject sets the toolId or checkId of an error message.
+func setSubject(m *pack.ErrorMessage, kind, id string) {
+	if kind == "tool" {
+		m.ToolID = id
+	} else {
+		m.CheckID = id
+	}
 }
 
 // safeCall runs fn, turning a panic into a cause with the stack.
@@ -322,6 +364,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, start time.Time,
 	h["Content-Type"] = jsonContentType
 	h[keyArtifactVersion] = s.artifactHeader
 	h[keyDurationMs] = []string{strconv.FormatInt(ms, 10)}
+	// An explicit length lets a watchdog's flushed answer be complete
+	// while the handler is still running.
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 }
