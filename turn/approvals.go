@@ -148,8 +148,14 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 		if err := json.Unmarshal(e.Output, &pr); err != nil {
 			return approvalOutcome{}, nil, &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 		}
-		r.parkedNow++
 		r.emit(ctx, ApprovalRequestedEvent{RunID: r.id, ApprovalID: pr.Request.ID, ToolCallID: pr.Request.ToolCallID, ToolID: pr.Request.ToolID, ReviewerRole: pr.Request.ReviewerRole})
+		if a.Status != bindings.ApprovalPending {
+			// Decided already (asked by a driver that died before parking):
+			// read the decision as for any parked attempt.
+			attempt--
+			continue
+		}
+		r.parkedNow++
 		return approvalOutcome{}, &pr.Request, nil
 	}
 	return approvalOutcome{}, nil, r.fail(ctx, base, node, &agents.HitlRequiredError{Reason: "the approval expired after every escalation"})
