@@ -393,3 +393,33 @@ func TestHaltingGuardrailNeverWritesTheResponse(t *testing.T) {
 		t.Errorf("re-drive = %v after %d model calls", err2, f.provider.Calls())
 	}
 }
+
+// TestCancelledTurnStaysStopped: cancelling ctx stops the run for good; a
+// later Resume returns the same turn-aborted error and calls nothing.
+func TestCancelledTurnStaysStopped(t *testing.T) {
+	f := newFixture(t, searchThenAnswer(), nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	var runID string
+	f.addTool("acme.clause-search", "1.7.0", clauseSchema, func(_ context.Context, _ json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
+		runID = call.RunID
+		cancel()
+		return json.RawMessage(`{}`), nil
+	})
+	_, err := turn.Invoke(ctx, f.input("Find."), f.bindings())
+	var ta *agents.TurnAbortedError
+	if !errors.As(err, &ta) || ta.Reason != agents.AbortExternal {
+		t.Fatalf("Invoke = %v, want turn-aborted external", err)
+	}
+	run, _ := f.store.GetRun(t.Context(), tenant, runID)
+	if run.Status != bindings.RunFailed || run.LeaseOwner != "" {
+		t.Errorf("run = %+v, want failed and released", run)
+	}
+	calls, tools := f.provider.Calls(), f.log.total()
+	_, err = turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: runID, Agent: f.agent}, f.bindings())
+	if !errors.As(err, &ta) || ta.Reason != agents.AbortExternal {
+		t.Errorf("Resume = %v, want the same turn-aborted", err)
+	}
+	if f.provider.Calls() != calls || f.log.total() != tools {
+		t.Errorf("Resume of a stopped run called the model or a tool")
+	}
+}
