@@ -158,7 +158,7 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 		r.parkedNow++
 		return approvalOutcome{}, &pr.Request, nil
 	}
-	return approvalOutcome{}, nil, r.fail(ctx, base, node, &agents.HitlRequiredError{Reason: "the approval expired after every escalation"})
+	return approvalOutcome{}, nil, r.fail(ctx, base+"/exhausted", node, &agents.HitlRequiredError{Reason: "the approval expired after every escalation"})
 }
 
 // complete journals a decided approval attempt and returns the outcome the

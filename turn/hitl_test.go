@@ -417,3 +417,31 @@ func TestEvaluateSessionGate(t *testing.T) {
 		t.Error("no gate: required")
 	}
 }
+
+// TestEscalationEnds: an approval that keeps expiring is escalated up the
+// ladder a bounded number of times, then fails the turn with hitl-required.
+func TestEscalationEnds(t *testing.T) {
+	f := newFixture(t, emailThenAnswer(), nil)
+	res, err := turn.Invoke(t.Context(), f.input("Send."), f.bindings())
+	if err != nil || res.Status != turn.StatusSuspended {
+		t.Fatalf("Invoke = %+v, %v", res, err)
+	}
+	var roles []string
+	for range 20 {
+		f.clock.Advance(25 * time.Hour)
+		res, err = turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, f.bindings())
+		if err != nil {
+			break
+		}
+		roles = append(roles, res.Approvals[0].ReviewerRole)
+	}
+	if agents.CodeOf(err) != agents.CodeHitlRequired {
+		t.Fatalf("after escalations: %v, want hitl-required", err)
+	}
+	if len(roles) != 7 || roles[0] != turn.RoleSenior || roles[6] != turn.RoleAdmin {
+		t.Errorf("escalated roles = %v", roles)
+	}
+	if f.log.total() != 0 {
+		t.Error("an unapproved call ran")
+	}
+}
