@@ -38,7 +38,8 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
-	if in.RunID == "" {
+	explicit := in.RunID != ""
+	if !explicit {
 		in.RunID = newID(&b)
 	}
 	raw, err := json.Marshal(in)
@@ -73,8 +74,9 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
 		return Result{}, journalError(in.RunID, err)
 	}
-	if len(entries) > 0 {
-		// An existing run: drive it as the snapshot recorded it.
+	if explicit || len(entries) > 0 {
+		// Perhaps an existing run: drive it as the snapshot recorded it
+		// (the first write of a run's snapshot is the one kept).
 		snap, err := b.Snapshots.Read(ctx, in.TenantID, in.RunID)
 		if err == nil {
 			err = checkAgent(snap, in.Agent.ID, in.Agent.Version)
