@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/pgstore"
 )
@@ -21,7 +23,8 @@ approvals all expired and were moved to their timeout outcome. It never
 deletes a running run, a run held by a live lease, or a parked run still
 waiting on an approval. Conversations and their messages are kept. Deletes
 run in batches, each its own transaction; running prune from several
-processes at once is safe. Prints the counts of what it deleted.
+processes at once is safe. Prints the counts of what it deleted. It applies
+no migrations: run kindgi migrate first.
 
 Moving expired parked runs to their timeout outcome (turn.ExpireApprovals)
 needs the agents, model providers and tools, so it runs in the turn workers,
@@ -54,12 +57,22 @@ func runPrune(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 func prune(ctx context.Context, url, tenant string, olderThan time.Duration, asJSON bool, stdout, stderr io.Writer) int {
-	store, err := pgstore.Open(ctx, url, nil)
+	// No migrations here: prune needs no schema rights (run kindgi migrate
+	// first; the indexes of migration 0003 make the deletes cheap).
+	pool, err := pgxpool.New(ctx, url)
+	if err == nil {
+		err = pool.Ping(ctx)
+		if err != nil {
+			pool.Close()
+		}
+	}
 	if err != nil {
+		err = &agents.PersistenceError{Op: "connect", Err: err}
 		fmt.Fprintf(stderr, "kindgi prune: %s: %v\n", agents.CodeOf(err), err)
 		return exitFailure
 	}
-	defer store.Close()
+	defer pool.Close()
+	store := pgstore.New(pool, nil)
 	st, err := store.Prune(ctx, tenant, time.Now().Add(-olderThan))
 	if err != nil {
 		fmt.Fprintf(stderr, "kindgi prune: %s: %v (deleted before the failure: %d runs)\n", agents.CodeOf(err), err, st.Runs)
