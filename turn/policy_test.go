@@ -350,3 +350,26 @@ func TestToolConfigTypesAreStable(t *testing.T) {
 		t.Errorf("config value types before and after the park (-want +got):\n%s", diff)
 	}
 }
+
+// TestWallDeadlineCancelsASlowStep: maxWallMs is also a deadline on the
+// context a step runs under.
+func TestWallDeadlineCancelsASlowStep(t *testing.T) {
+	f := newFixture(t, searchThenAnswer(), func(s *agent.Spec) { w := int64(50); s.Budget.MaxWallMs = &w })
+	f.addTool("acme.clause-search", "1.8.0", clauseSchema, func(ctx context.Context, _ json.RawMessage, _ bindings.CallContext) (json.RawMessage, error) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(5 * time.Second):
+			return json.RawMessage(`{}`), nil
+		}
+	})
+	start := time.Now()
+	_, err := turn.Invoke(t.Context(), f.input("Find."), f.bindings())
+	var ta *agents.TurnAbortedError
+	if !errors.As(err, &ta) || ta.Reason != agents.AbortTimeout {
+		t.Fatalf("Invoke = %v, want turn-aborted timeout", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the turn took %v to stop", d)
+	}
+}
