@@ -47,7 +47,9 @@
 //
 // Schemas must be self-contained (no references to other documents) and
 // are compiled at boot with format assertion on; input and output failures
-// are answered with Ajv-shaped issues.
+// are answered with Ajv-shaped issues. Numbers are validated as float64,
+// like Ajv's JavaScript numbers (a number beyond float64's range is
+// validated exactly).
 //
 // # Transport
 //

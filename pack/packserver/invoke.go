@@ -142,7 +142,7 @@ func (c *call) tool(ctx context.Context, req *pack.ToolInvoke, timeout time.Dura
 		return toolError(pack.CodeToolVersionMismatch, id,
 			fmt.Sprintf("tool %q is indexed at version %s, not %s", id, bt.index.Version, req.Tool.Version))
 	}
-	if issues := bt.input.Validate(req.Input); len(issues) > 0 {
+	if issues := validate(bt.input, req.Input); len(issues) > 0 {
 		m := toolError(pack.CodeInputValidationFailed, id, fmt.Sprintf("input of %q does not match its schema", id))
 		m.Issues = issues
 		return m
@@ -160,7 +160,7 @@ func (c *call) tool(ctx context.Context, req *pack.ToolInvoke, timeout time.Dura
 		return m
 	}
 	// A json.RawMessage output that does not parse gives an issue here too.
-	if issues := bt.output.Validate(json.RawMessage(raw)); len(issues) > 0 {
+	if issues := validate(bt.output, raw); len(issues) > 0 {
 		m := toolError(pack.CodeOutputValidationFailed, id, fmt.Sprintf("output of %q does not match its schema", id))
 		m.Issues = issues
 		return m
@@ -246,6 +246,18 @@ func (c *call) run(ctx context.Context, kind, id string, timeout time.Duration, 
 	}
 	setSubject(m, kind, id)
 	return nil, m
+}
+
+// validate validates raw JSON against sch. It decodes numbers as float64,
+// as Ajv's JavaScript numbers are, which is also the cheaper decode; JSON
+// that does not decode so (bad JSON, a number out of float64's range) is
+// handed to the schema raw, which decodes it exactly or reports it.
+func validate(sch *pack.Schema, raw []byte) []pack.Issue {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return sch.Validate(json.RawMessage(raw))
+	}
+	return sch.Validate(v)
 }
 
 // setSubject sets the toolId or checkId of an error message.
