@@ -47,6 +47,9 @@ func (r *run) keepLease(ctx context.Context, cancel context.CancelCauseFunc) {
 		k.running.Add(1)
 		k.mu.Unlock()
 		defer k.running.Done()
+		if ctx.Err() != nil {
+			return // the drive is over
+		}
 		_, err := r.b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, TTL: ttl})
 		if agents.CodeOf(err) == agents.CodeRunBusy {
 			k.lost.Store(true)

@@ -71,3 +71,37 @@ func TestLostLeaseStopsTheDriver(t *testing.T) {
 		t.Errorf("run = %+v, want running, leased to thief", run)
 	}
 }
+
+// panickingTools panics on Invoke, as a broken binding might.
+type panickingTools struct{ bindings.ToolRegistry }
+
+func (p panickingTools) ForTenant(tenantID string) bindings.TenantTools {
+	return panickingTenant{p.ToolRegistry.ForTenant(tenantID)}
+}
+
+type panickingTenant struct{ bindings.TenantTools }
+
+func (panickingTenant) Invoke(context.Context, bindings.ToolDescriptor, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
+	panic("tool binding bug")
+}
+
+// TestNoRenewalAfterAPanic: a drive that a binding's panic ends stops
+// renewing its lease, so the run can be resumed once the lease expires.
+func TestNoRenewalAfterAPanic(t *testing.T) {
+	f := newFixture(t, searchThenAnswer(), nil)
+	b := f.bindings()
+	runs := &countingRuns{RunBinding: f.store}
+	b.Runs = runs
+	b.Tools = panickingTools{f.tools}
+	b.LeaseTTL = 30 * time.Millisecond
+	func() {
+		defer func() { _ = recover() }()
+		_, _ = turn.Invoke(t.Context(), f.input("Find."), b)
+		t.Error("Invoke did not panic")
+	}()
+	before := runs.acquired.Load()
+	time.Sleep(150 * time.Millisecond)
+	if n := runs.acquired.Load() - before; n != 0 {
+		t.Errorf("the lease was renewed %d times after the drive panicked", n)
+	}
+}

@@ -119,6 +119,7 @@ func (r *run) drive(parent context.Context) (Result, error) {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	r.keepLease(ctx, cancel)
+	defer r.stopLease() // also when a binding panics: never renew for a dead drive
 	r.driveStart = r.now()
 	r.emit(parent, TurnStartedEvent{
 		RunID: r.id, TenantID: r.tenantID, ConversationID: r.in.ConversationID,
