@@ -100,9 +100,9 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 		}
 		return cloneConversation(r.c), nil
 	}
-	id := in.ID
-	for id == "" || tc.byID[id] != nil {
-		id = s.ids()
+	id, err := s.newID(in.ID, func(id string) bool { return tc.byID[id] != nil })
+	if err != nil {
+		return bindings.Conversation{}, err
 	}
 	opened := in.OpenedAt
 	if opened.IsZero() {
@@ -260,9 +260,9 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	if r.c.Status == bindings.ConversationClosed {
 		return bindings.ConversationMessage{}, &agents.ConversationClosedError{ConversationID: in.ConversationID}
 	}
-	id := in.ID
-	for id == "" || hasKey(r.byID, id) {
-		id = s.ids()
+	id, err := s.newID(in.ID, func(id string) bool { return hasKey(r.byID, id) })
+	if err != nil {
+		return bindings.ConversationMessage{}, err
 	}
 	created := in.CreatedAt
 	if created.IsZero() {

@@ -66,9 +66,11 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 		tf = newTenantFacts()
 		s.facts[f.TenantID] = tf
 	}
-	for rec.f.ID == "" || (f.ID == "" && tf.byID[rec.f.ID] != nil) {
-		rec.f.ID = s.ids()
+	id, err := s.newID(rec.f.ID, func(id string) bool { return tf.byID[id] != nil })
+	if err != nil {
+		return bindings.Fact{}, err
 	}
+	rec.f.ID = id
 	tf.put(rec)
 	return cloneFact(rec.f), nil
 }

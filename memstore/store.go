@@ -16,6 +16,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"sync"
 	"time"
 
@@ -118,6 +119,27 @@ func New(opts *Options) *Store {
 
 // key identifies a tenant's record.
 type key struct{ tenant, id string }
+
+// maxIDAttempts bounds the calls to Options.IDs for one new record.
+const maxIDAttempts = 100
+
+// errIDsExhausted is the cause of the error for an Options.IDs that keeps
+// returning empty or taken ids.
+var errIDsExhausted = errors.New("Options.IDs returned no unused id in 100 attempts")
+
+// newID returns id when it is set, or a generated id that taken reports
+// free. The caller holds the lock that guards taken.
+func (s *Store) newID(id string, taken func(string) bool) (string, error) {
+	if id != "" {
+		return id, nil
+	}
+	for range maxIDAttempts {
+		if id = s.ids(); id != "" && !taken(id) {
+			return id, nil
+		}
+	}
+	return "", &agents.PersistenceError{Op: "generate id", Err: errIDsExhausted}
+}
 
 // invalid returns the binding's error for a bad input.
 func invalid(reason string) error { return &agents.InvalidMessageError{Reason: reason} }

@@ -148,3 +148,34 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+func TestOptionsIDs(t *testing.T) {
+	ctx := t.Context()
+	s := memstore.New(&memstore.Options{IDs: func() string { return "fixed" }})
+	open := func() (bindings.Conversation, error) {
+		return s.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t", AgentID: "a", AgentVersion: "1.0.0"})
+	}
+	c, err := open()
+	if err != nil || c.ID != "fixed" {
+		t.Fatalf("first generated id: %q %v", c.ID, err)
+	}
+	if _, err := open(); agents.CodeOf(err) != agents.CodePersistence {
+		t.Fatalf("an IDs func that repeats itself: %v, want persistence-error instead of a hang", err)
+	}
+	if cs, _ := s.ListConversations(ctx, bindings.ListConversationsInput{TenantID: "t"}); len(cs) != 1 {
+		t.Fatalf("%d conversations stored", len(cs))
+	}
+	m, err := s.AppendMessage(ctx, bindings.AppendMessageInput{TenantID: "t", ConversationID: "fixed", Role: bindings.RoleUser, Content: "x"})
+	if err != nil || m.ID != "fixed" {
+		t.Fatalf("generated message id: %q %v", m.ID, err)
+	}
+	if _, err := s.AppendMessage(ctx, bindings.AppendMessageInput{TenantID: "t", ConversationID: "fixed", Role: bindings.RoleUser, Content: "y"}); agents.CodeOf(err) != agents.CodePersistence {
+		t.Fatalf("second generated message id: %v", err)
+	}
+	if _, err := s.PutFact(ctx, bindings.Fact{TenantID: "t", Type: "c", Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutFact(ctx, bindings.Fact{TenantID: "t", Type: "c", Text: "y"}); agents.CodeOf(err) != agents.CodePersistence {
+		t.Fatalf("second generated fact id: %v", err)
+	}
+}
