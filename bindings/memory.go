@@ -50,16 +50,22 @@ type ScoredFact struct {
 // MemoryQueryBinding answers memory queries.
 //
 // Results are ordered best first, ties broken by CreatedAt descending then
-// ID ascending, and at most Limit long (Limit ≤ 0 means 10). A fact matches
-// only when its Type is one of Types and it lies in Scope. Keyword mode
-// returns only facts sharing at least one term with Query; semantic mode
-// only facts with an embedding (an empty QueryEmbedding matches nothing).
+// ID ascending, and at most Limit long (Limit ≤ 0 means 10; in the
+// latest-facts mode the limit applies per type). A fact matches only when
+// its Type is one of Types (empty Types match nothing) and it lies in
+// Scope. Keyword mode returns only facts sharing at least one term with
+// Query; semantic mode only facts with an embedding (an empty
+// QueryEmbedding matches nothing); both mode fuses the two full rankings
+// with score Σ 1/(60 + rank), ranks from 1. An empty tenant, an unknown
+// Mode or an unknown Scope is *agents.InvalidMessageError.
 type MemoryQueryBinding interface {
 	QueryFacts(ctx context.Context, q MemoryQuery) ([]ScoredFact, error)
 }
 
 // MemoryStore is a MemoryQueryBinding that also stores facts. PutFact is
-// idempotent per (tenant, ID): a second put replaces the fact.
+// idempotent per (tenant, ID): a second put replaces the fact. An empty ID
+// gets a generated one and a zero CreatedAt means now; an empty tenant or
+// Type is *agents.InvalidMessageError. PutFact returns the stored fact.
 type MemoryStore interface {
 	MemoryQueryBinding
 	PutFact(ctx context.Context, f Fact) (Fact, error)

@@ -151,7 +151,8 @@ type LeaseInput struct {
 //   - AcquireLease succeeds when the lease is free, expired or already held
 //     by the same owner (renewing it), and is *agents.RunBusyError
 //     otherwise; exactly one of any number of concurrent acquirers of a
-//     free lease wins. ReleaseLease by a non-owner is a no-op.
+//     free lease wins. ReleaseLease by the owner frees the lease
+//     (LeaseOwner becomes ""); by a non-owner it is a no-op.
 //   - A missing run is *agents.RunJournalUnavailableError for every method
 //     but StartRun.
 type RunBinding interface {
