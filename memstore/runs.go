@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	agents "github.com/kindgi/agents"
@@ -71,11 +72,7 @@ func (s *Store) run(tenantID, runID string) (*runRec, error) {
 
 // errUnknownRun is the cause of RunJournalUnavailableError for a run that
 // does not exist (for the tenant).
-var errUnknownRun = unknownRunError{}
-
-type unknownRunError struct{}
-
-func (unknownRunError) Error() string { return "no such run" }
+var errUnknownRun = errors.New("no such run")
 
 // StartRun creates a running run leased to in.Owner, or takes the lease of
 // an existing run whose lease is free, expired or already in.Owner's.
