@@ -10,36 +10,65 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
+// The optional journal capabilities pgstore implements.
+var (
+	_ bindings.StepBatcher = (*Store)(nil)
+	_ bindings.RunFinisher = (*Store)(nil)
+)
+
+// sqlFinishStatus sets the status of a run whose lease $5 (when not empty)
+// still holds at $4.
+const sqlFinishStatus = `UPDATE agent_runs SET status = $3, updated_at = $4
+	WHERE tenant_id = $1 AND id = $2 AND ($5 = '' OR (lease_owner = $5 AND lease_expires_at > $4))`
+
 // AppendStep implements bindings.RunBinding: AppendSteps with one entry.
 func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bindings.JournalEntry, bool, error) {
 	if in.TenantID == "" {
 		return bindings.JournalEntry{}, false, invalid("tenant id is empty")
 	}
-	entries, appended, err := s.AppendSteps(ctx, in.TenantID, in.RunID, in.Owner, []bindings.JournalEntry{in.Entry})
+	entries, appended, err := s.appendSteps(ctx, "append step", bindings.AppendStepsInput{
+		TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: []bindings.JournalEntry{in.Entry},
+	}, "")
 	if err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
 	return entries[0], appended[0], nil
 }
 
-// AppendSteps appends entries to one run's journal, in order, in one
-// round trip and one transaction. Each entry is appended as AppendStep
-// would: idempotent per (key, phase), so for an entry whose key and phase
-// are stored already (or repeated earlier in entries) the stored entry is
-// returned with appended false. owner, when not empty, must hold the run's
-// lease, checked once for all entries: otherwise nothing is stored and the
-// error is *agents.RunBusyError. A missing run is
-// *agents.RunJournalUnavailableError.
-//
-// AppendSteps is not part of bindings.RunBinding: a driver that has several
-// entries to write before its next side effect (the completion of one step
-// and the start of the next) can discover it with a type assertion and
-// save a round trip per entry.
-func (s *Store) AppendSteps(ctx context.Context, tenantID, runID, owner string, entries []bindings.JournalEntry) ([]bindings.JournalEntry, []bool, error) {
+// AppendSteps implements bindings.StepBatcher: the entries are appended to
+// one run's journal, in order, in one round trip and one transaction. Each
+// entry is appended as AppendStep would: idempotent per (key, phase), so
+// for an entry whose key and phase are stored already (or repeated earlier
+// in entries) the stored entry is returned with appended false. The owner,
+// when not empty, must hold the run's lease, checked once for all entries:
+// otherwise nothing is stored and the error is *agents.RunBusyError. A
+// missing run is *agents.RunJournalUnavailableError.
+func (s *Store) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
+	return s.appendSteps(ctx, "append steps", in, "")
+}
+
+// FinishRun implements bindings.RunFinisher: the entries, the status and
+// the release of the owner's lease in one round trip and one transaction.
+func (s *Store) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
+	switch in.Status {
+	case bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
+	default:
+		return nil, nil, invalid("unknown run status " + string(in.Status))
+	}
+	return s.appendSteps(ctx, "finish run", bindings.AppendStepsInput{
+		TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries,
+	}, in.Status)
+}
+
+// appendSteps appends in.Entries and, when status is set, then sets the
+// run's status and releases in.Owner's lease, in one batch. The lease is
+// checked once, under the run's row lock: when in.Owner does not hold it,
+// no statement changes anything and the error is *agents.RunBusyError.
+func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendStepsInput, status bindings.RunStatus) ([]bindings.JournalEntry, []bool, error) {
 	switch {
-	case tenantID == "":
+	case in.TenantID == "":
 		return nil, nil, invalid("tenant id is empty")
-	case runID == "":
+	case in.RunID == "":
 		return nil, nil, invalid("run id is empty")
 	}
 	type row struct {
@@ -47,8 +76,8 @@ func (s *Store) AppendSteps(ctx context.Context, tenantID, runID, owner string, 
 		output, stepErr          any
 		at                       time.Time
 	}
-	rows := make([]row, len(entries))
-	for i, e := range entries {
+	rows := make([]row, len(in.Entries))
+	for i, e := range in.Entries {
 		if e.Key == "" {
 			return nil, nil, invalid("step key is empty")
 		}
@@ -69,21 +98,25 @@ func (s *Store) AppendSteps(ctx context.Context, tenantID, runID, owner string, 
 		}
 		rows[i] = row{e.Key, e.Status.Phase(), e.Node, string(e.Status), jsonArg(output), jsonArg(stepErr), s.stamp(e.At)}
 	}
-	if len(entries) == 0 {
+	if len(rows) == 0 && status == "" {
 		return []bindings.JournalEntry{}, []bool{}, nil
 	}
 	now := s.stamp(time.Time{})
 	var leaseOwner string
 	var expires *time.Time
 	var exists bool
-	out := make([]bindings.JournalEntry, len(entries))
-	appended := make([]bool, len(entries))
-	found := make([]bool, len(entries))
-	err := s.batch(ctx, "append step", tenantID, func(b *pgx.Batch) {
-		b.Queue(sqlLockRun, tenantID, runID)
+	out := make([]bindings.JournalEntry, len(rows))
+	appended := make([]bool, len(rows))
+	found := make([]bool, len(rows))
+	err := s.batch(ctx, op, in.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlLockRun, in.TenantID, in.RunID)
 		for _, r := range rows {
-			b.Queue(sqlAppendStep, tenantID, runID, r.key, r.phase, owner, r.node, r.status, r.output, r.stepErr, r.at, now)
-			b.Queue(sqlGetEntry, tenantID, runID, r.key, r.phase)
+			b.Queue(sqlAppendStep, in.TenantID, in.RunID, r.key, r.phase, in.Owner, r.node, r.status, r.output, r.stepErr, r.at, now)
+			b.Queue(sqlGetEntry, in.TenantID, in.RunID, r.key, r.phase)
+		}
+		if status != "" {
+			b.Queue(sqlFinishStatus, in.TenantID, in.RunID, string(status), now, in.Owner)
+			b.Queue(sqlReleaseLease, in.TenantID, in.RunID, in.Owner, now)
 		}
 	}, func(br pgx.BatchResults) error {
 		switch err := br.QueryRow().Scan(&leaseOwner, &expires); err {
@@ -103,19 +136,26 @@ func (s *Store) AppendSteps(ctx context.Context, tenantID, runID, owner string, 
 				return err
 			}
 		}
+		if status != "" {
+			for range 2 {
+				if _, err := br.Exec(); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	})
 	switch {
 	case err != nil:
 		return nil, nil, err
 	case !exists:
-		return nil, nil, &agents.RunJournalUnavailableError{RunID: runID}
-	case owner != "" && (leaseOwner != owner || expires == nil || !expires.After(now)):
-		return nil, nil, &agents.RunBusyError{RunID: runID, Owner: leaseOwner}
+		return nil, nil, &agents.RunJournalUnavailableError{RunID: in.RunID}
+	case in.Owner != "" && (leaseOwner != in.Owner || expires == nil || !expires.After(now)):
+		return nil, nil, &agents.RunBusyError{RunID: in.RunID, Owner: leaseOwner}
 	}
 	for i := range found {
 		if !found[i] {
-			return nil, nil, &agents.PersistenceError{Op: "append step", Err: pgx.ErrNoRows}
+			return nil, nil, &agents.PersistenceError{Op: op, Err: pgx.ErrNoRows}
 		}
 	}
 	return out, appended, nil

@@ -231,7 +231,7 @@ func TestAppendStepsIsOneRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Warm the statement cache, then count.
-	if _, _, err := s.AppendSteps(ctx, tenant, "r1", "o", []bindings.JournalEntry{{Key: "warm", Status: bindings.StepStarted}, {Key: "warm", Status: bindings.StepCompleted}}); err != nil {
+	if _, _, err := s.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: tenant, RunID: "r1", Owner: "o", Entries: []bindings.JournalEntry{{Key: "warm", Status: bindings.StepStarted}, {Key: "warm", Status: bindings.StepCompleted}}}); err != nil {
 		t.Fatal(err)
 	}
 	rt.reset()
@@ -240,7 +240,7 @@ func TestAppendStepsIsOneRoundTrip(t *testing.T) {
 		{Key: "render-prompt", Node: "render-prompt", Status: bindings.StepCompleted, Output: json.RawMessage(`"text"`)},
 		{Key: "agent-loop/1/model-call", Node: "model-call", Status: bindings.StepStarted},
 	}
-	got, appended, err := s.AppendSteps(ctx, tenant, "r1", "o", entries)
+	got, appended, err := s.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: tenant, RunID: "r1", Owner: "o", Entries: entries})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,14 +259,14 @@ func TestAppendStepsIsOneRoundTrip(t *testing.T) {
 	}
 
 	// A stale owner stores none of its entries.
-	_, _, err = s.AppendSteps(ctx, tenant, "r1", "someone-else", []bindings.JournalEntry{{Key: "late", Status: bindings.StepStarted}})
+	_, _, err = s.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: tenant, RunID: "r1", Owner: "someone-else", Entries: []bindings.JournalEntry{{Key: "late", Status: bindings.StepStarted}}})
 	if agents.CodeOf(err) != agents.CodeRunBusy {
 		t.Fatalf("stale owner: %v, want run-busy", err)
 	}
 	if journal, _ := s.ReadJournal(ctx, tenant, "r1"); len(journal) != 5 {
 		t.Fatalf("a refused AppendSteps stored entries: %d", len(journal))
 	}
-	if _, _, err := s.AppendSteps(ctx, tenant, "missing", "", entries); agents.CodeOf(err) != agents.CodeRunJournalUnavailable {
+	if _, _, err := s.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: tenant, RunID: "missing", Owner: "", Entries: entries}); agents.CodeOf(err) != agents.CodeRunJournalUnavailable {
 		t.Fatalf("missing run: %v", err)
 	}
 }

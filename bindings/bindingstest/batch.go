@@ -1,0 +1,184 @@
+package bindingstest
+
+import (
+	"encoding/json"
+	"testing"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// RunBatchTests checks the optional journal capabilities of a RunBinding:
+// bindings.StepBatcher and bindings.RunFinisher. Each suite skips when the
+// binding lacks its capability. RunJournalTests runs them too.
+func RunBatchTests(t *testing.T, newHarness NewHarness) {
+	t.Helper()
+	runSuite(t, newHarness, "StepBatcher", func(h Harness) bool {
+		_, ok := h.Runs.(bindings.StepBatcher)
+		return ok
+	}, batchCases)
+	runSuite(t, newHarness, "RunFinisher", func(h Harness) bool {
+		_, ok := h.Runs.(bindings.RunFinisher)
+		return ok
+	}, finishCases)
+}
+
+var batchCases = []testCase{
+	{name: "AppendStepsAppendsInOrderIdempotentPerKeyAndPhase", run: testAppendSteps},
+	{name: "AppendStepsByAnotherOwnerIsBusyAndStoresNothing", run: testAppendStepsOwnerGuard},
+	{name: "AppendStepsWithAnInvalidEntryStoresNothing", run: testAppendStepsInvalid},
+	{name: "AppendStepsOfUnknownRunIsJournalUnavailable", run: testAppendStepsUnknown},
+	{name: "AppendStepsOfNoEntriesStoresNothing", run: testAppendStepsEmpty},
+}
+
+var finishCases = []testCase{
+	{name: "FinishRunStoresEntriesStatusAndReleasesTheLease", run: testFinishRun},
+	{name: "FinishRunByAnotherOwnerIsBusyAndChangesNothing", run: testFinishRunOwnerGuard},
+	{name: "FinishRunRejectsUnknownStatus", run: testFinishRunInvalid},
+}
+
+func entry(key string, status bindings.StepStatus) bindings.JournalEntry {
+	return bindings.JournalEntry{Key: key, Node: nodeOf(key), Status: status, Output: json.RawMessage(`{"key":"` + key + `"}`), At: at(2)}
+}
+
+func (f *fixture) appendSteps(t *testing.T, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
+	t.Helper()
+	return f.Runs.(bindings.StepBatcher).AppendSteps(f.ctx, in)
+}
+
+func testAppendSteps(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.startRun(t, a, "run-1", "worker-1")
+	first, _ := f.step(t, a, "run-1", "worker-1", "setup", bindings.StepCompleted)
+	got, appended, err := f.appendSteps(t, bindings.AppendStepsInput{TenantID: a, RunID: "run-1", Owner: "worker-1", Entries: []bindings.JournalEntry{
+		entry("setup", bindings.StepFailed), // setup has a result: the first is kept
+		entry("render-prompt", bindings.StepCompleted),
+		entry("agent-loop/1/model-call", bindings.StepStarted),
+		entry("agent-loop/1/model-call", bindings.StepStarted), // repeated in the call
+		entry("agent-loop/1/model-call", bindings.StepCompleted),
+	}})
+	must(t, "AppendSteps", err)
+	diff(t, "appended", appended, []bool{false, true, true, false, true})
+	if len(got) != 5 {
+		t.Fatalf("AppendSteps returned %d entries, want 5", len(got))
+	}
+	if got[0].Seq != first.Seq || got[0].Status != bindings.StepCompleted || !jsonEqual(got[0].Output, first.Output) {
+		t.Errorf("entry 0 = %+v, want the stored %+v", got[0], first)
+	}
+	if got[3].Seq != got[2].Seq {
+		t.Errorf("a key and phase repeated in one call got seq %d and %d, want the first returned twice", got[2].Seq, got[3].Seq)
+	}
+	if !(first.Seq < got[1].Seq && got[1].Seq < got[2].Seq && got[2].Seq < got[4].Seq) {
+		t.Errorf("seqs %d, %d, %d, %d are not increasing in append order", first.Seq, got[1].Seq, got[2].Seq, got[4].Seq)
+	}
+	if !got[1].At.Equal(at(2)) || !jsonEqual(got[1].Output, json.RawMessage(`{"key":"render-prompt"}`)) {
+		t.Errorf("entry 1 = %+v, want its At and Output stored", got[1])
+	}
+	es := f.journal(t, a, "run-1")
+	diff(t, "journal", journalKeys(es), []string{"setup:completed", "render-prompt:completed", "agent-loop/1/model-call:started", "agent-loop/1/model-call:completed"})
+	diff(t, "entries read back", es[1:], []bindings.JournalEntry{got[1], got[2], got[4]})
+}
+
+func testAppendStepsOwnerGuard(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.startRun(t, a, "run-1", "worker-1")
+	_, _, err := f.appendSteps(t, bindings.AppendStepsInput{TenantID: a, RunID: "run-1", Owner: "worker-2", Entries: []bindings.JournalEntry{
+		entry("setup", bindings.StepCompleted), entry("render-prompt", bindings.StepCompleted),
+	}})
+	wantCode(t, "AppendSteps by worker-2", err, agents.CodeRunBusy)
+	if es := f.journal(t, a, "run-1"); len(es) != 0 {
+		t.Fatalf("a refused AppendSteps stored %d entries", len(es))
+	}
+}
+
+func testAppendStepsInvalid(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.startRun(t, a, "run-1", "worker-1")
+	_, _, err := f.appendSteps(t, bindings.AppendStepsInput{TenantID: a, RunID: "run-1", Owner: "worker-1", Entries: []bindings.JournalEntry{
+		entry("setup", bindings.StepCompleted), entry("", bindings.StepCompleted),
+	}})
+	wantCode(t, "AppendSteps with an empty key", err, agents.CodeInvalidMessage)
+	_, _, err = f.appendSteps(t, bindings.AppendStepsInput{TenantID: a, RunID: "run-1", Owner: "worker-1", Entries: []bindings.JournalEntry{
+		entry("setup", bindings.StepCompleted), entry("render-prompt", "finished"),
+	}})
+	wantCode(t, "AppendSteps with an unknown status", err, agents.CodeInvalidMessage)
+	if es := f.journal(t, a, "run-1"); len(es) != 0 {
+		t.Fatalf("an invalid AppendSteps stored %d entries", len(es))
+	}
+}
+
+func testAppendStepsUnknown(t *testing.T, f *fixture) {
+	_, _, err := f.appendSteps(t, bindings.AppendStepsInput{TenantID: f.tenant("a"), RunID: "missing", Entries: []bindings.JournalEntry{entry("setup", bindings.StepCompleted)}})
+	wantCode(t, "AppendSteps of an unknown run", err, agents.CodeRunJournalUnavailable)
+}
+
+func testAppendStepsEmpty(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.startRun(t, a, "run-1", "worker-1")
+	got, appended, err := f.appendSteps(t, bindings.AppendStepsInput{TenantID: a, RunID: "run-1", Owner: "worker-1"})
+	must(t, "AppendSteps of no entries", err)
+	if len(got) != 0 || len(appended) != 0 {
+		t.Fatalf("AppendSteps of no entries returned %v, %v", got, appended)
+	}
+	if es := f.journal(t, a, "run-1"); len(es) != 0 {
+		t.Fatalf("AppendSteps of no entries stored %d", len(es))
+	}
+}
+
+func (f *fixture) finishRun(in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
+	return f.Runs.(bindings.RunFinisher).FinishRun(f.ctx, in)
+}
+
+func testFinishRun(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.startRun(t, a, "run-1", "worker-1")
+	f.step(t, a, "run-1", "worker-1", "setup", bindings.StepCompleted)
+	got, appended, err := f.finishRun(bindings.FinishRunInput{TenantID: a, RunID: "run-1", Owner: "worker-1", Status: bindings.RunCompleted, Entries: []bindings.JournalEntry{
+		entry("setup", bindings.StepCompleted), entry("compose-result", bindings.StepCompleted),
+	}})
+	must(t, "FinishRun", err)
+	diff(t, "appended", appended, []bool{false, true})
+	if len(got) != 2 || got[1].Key != "compose-result" {
+		t.Fatalf("FinishRun returned %+v", got)
+	}
+	diff(t, "journal", journalKeys(f.journal(t, a, "run-1")), []string{"setup:completed", "compose-result:completed"})
+	r := f.getRun(t, a, "run-1")
+	if r.Status != bindings.RunCompleted || r.LeaseOwner != "" {
+		t.Fatalf("run after FinishRun: status %q, lease owner %q; want completed and no owner", r.Status, r.LeaseOwner)
+	}
+	// Without entries it still sets the status; a free lease is taken at once.
+	_, err = f.Runs.AcquireLease(f.ctx, bindings.LeaseInput{TenantID: a, RunID: "run-1", Owner: "worker-2", TTL: leaseTTL})
+	must(t, "AcquireLease after FinishRun", err)
+	_, _, err = f.finishRun(bindings.FinishRunInput{TenantID: a, RunID: "run-1", Owner: "worker-2", Status: bindings.RunSuspended})
+	must(t, "FinishRun without entries", err)
+	if r := f.getRun(t, a, "run-1"); r.Status != bindings.RunSuspended || r.LeaseOwner != "" {
+		t.Fatalf("run after FinishRun without entries: status %q, lease owner %q", r.Status, r.LeaseOwner)
+	}
+	_, _, err = f.finishRun(bindings.FinishRunInput{TenantID: a, RunID: "missing", Status: bindings.RunCompleted})
+	wantCode(t, "FinishRun of an unknown run", err, agents.CodeRunJournalUnavailable)
+}
+
+func testFinishRunOwnerGuard(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.startRun(t, a, "run-1", "worker-1")
+	_, _, err := f.finishRun(bindings.FinishRunInput{TenantID: a, RunID: "run-1", Owner: "worker-2", Status: bindings.RunCompleted, Entries: []bindings.JournalEntry{
+		entry("compose-result", bindings.StepCompleted),
+	}})
+	wantCode(t, "FinishRun by worker-2", err, agents.CodeRunBusy)
+	if es := f.journal(t, a, "run-1"); len(es) != 0 {
+		t.Fatalf("a refused FinishRun stored %d entries", len(es))
+	}
+	if r := f.getRun(t, a, "run-1"); r.Status != bindings.RunRunning || r.LeaseOwner != "worker-1" {
+		t.Fatalf("a refused FinishRun changed the run: status %q, lease owner %q", r.Status, r.LeaseOwner)
+	}
+}
+
+func testFinishRunInvalid(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.startRun(t, a, "run-1", "worker-1")
+	_, _, err := f.finishRun(bindings.FinishRunInput{TenantID: a, RunID: "run-1", Owner: "worker-1", Status: "done", Entries: []bindings.JournalEntry{entry("compose-result", bindings.StepCompleted)}})
+	wantCode(t, "FinishRun with an unknown status", err, agents.CodeInvalidMessage)
+	if es := f.journal(t, a, "run-1"); len(es) != 0 {
+		t.Fatalf("a refused FinishRun stored %d entries", len(es))
+	}
+}

@@ -1,0 +1,84 @@
+package memstore
+
+import (
+	"context"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// The optional journal capabilities memstore implements.
+var (
+	_ bindings.StepBatcher = (*Store)(nil)
+	_ bindings.RunFinisher = (*Store)(nil)
+)
+
+// AppendSteps implements bindings.StepBatcher: each entry is appended as
+// AppendStep would, in order, under one lock; the owner is checked once
+// and an invalid entry or a refused owner stores none of them.
+func (s *Store) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
+	return s.appendSteps(ctx, in, "")
+}
+
+// FinishRun implements bindings.RunFinisher: the entries, then the status,
+// then the release of the owner's lease, under one lock, all or nothing.
+func (s *Store) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
+	if !validRunStatus(in.Status) {
+		return nil, nil, invalid("unknown run status " + string(in.Status))
+	}
+	return s.appendSteps(ctx, bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries}, in.Status)
+}
+
+// appendSteps appends in.Entries and, when status is set, sets the run's
+// status and releases in.Owner's lease.
+func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, status bindings.RunStatus) ([]bindings.JournalEntry, []bool, error) {
+	if err := alive(ctx); err != nil {
+		return nil, nil, err
+	}
+	if in.TenantID == "" {
+		return nil, nil, invalid("tenant id is empty")
+	}
+	for _, e := range in.Entries {
+		switch {
+		case e.Key == "":
+			return nil, nil, invalid("step key is empty")
+		case !validStepStatus(e.Status):
+			return nil, nil, invalid("unknown step status " + string(e.Status))
+		}
+	}
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	r, err := s.run(in.TenantID, in.RunID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if in.Owner != "" && r.run.LeaseOwner != in.Owner {
+		return nil, nil, &agents.RunBusyError{RunID: in.RunID, Owner: r.run.LeaseOwner}
+	}
+	out := make([]bindings.JournalEntry, len(in.Entries))
+	appended := make([]bool, len(in.Entries))
+	now := s.now()
+	for i, entry := range in.Entries {
+		pk := phaseKey(entry.Key, entry.Status)
+		if j, ok := r.phases[pk]; ok {
+			out[i] = cloneEntry(r.entries[j])
+			continue
+		}
+		e := cloneEntry(entry)
+		e.Seq = int64(len(r.entries) + 1)
+		if e.At.IsZero() {
+			e.At = now
+		}
+		r.phases[pk] = len(r.entries)
+		r.entries = append(r.entries, e)
+		out[i], appended[i] = cloneEntry(e), true
+	}
+	if status != "" {
+		r.run.Status = status
+		r.run.UpdatedAt = now
+		if in.Owner != "" && r.run.LeaseOwner == in.Owner {
+			lease(&r.run, "", 0, now)
+		}
+	}
+	return out, appended, nil
+}
