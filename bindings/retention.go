@@ -90,6 +90,9 @@ type ExpiredApprovalsInput struct {
 // TenantID, ApprovalID); in.After continues it (keyset pagination), so a
 // sweep makes progress past approvals it cannot move. It reveals only
 // references: everything else is read through tenant-scoped calls.
+// pgstore lists across tenants only when connected as a database role
+// that is a member of kindgi_sweeper, or one that bypasses row-level
+// security (see its package doc); for any other role it lists nothing.
 //
 // MarkApprovalExpired records, once the approval's on-timeout action has
 // been applied, that a pending approval past its expiry (by the store's

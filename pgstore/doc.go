@@ -60,6 +60,20 @@
 // INSERT, UPDATE and DELETE on the tables; tenancy is also enforced in
 // every query, so a Store behaves the same either way.
 //
+// The approval sweep (ExpiredApprovals, used by turn.ExpireApprovals) is
+// the one read across tenants. Migration 0003 creates the NOLOGIN role
+// kindgi_sweeper and two FOR SELECT policies for its members alone: in a
+// transaction that sets kindgi.sweep, as ExpiredApprovals does, they show
+// the pending approvals that have an expiry and the suspended runs of
+// every tenant, and allow no write. Grant the role to the login role of
+// the workers that run the sweep (GRANT kindgi_sweeper TO worker_role,
+// with inheritance, the default); for any other role setting kindgi.sweep
+// shows nothing, and ExpiredApprovals lists no approval. If the role that
+// migrates may not create roles and kindgi_sweeper does not exist, the
+// migration creates no sweep policy; create the role (CREATE ROLE
+// kindgi_sweeper NOLOGIN) before migrating, or afterwards and then run
+// migrations/0003_retention.up.sql again by hand.
+//
 // # Payload envelopes
 //
 // JSON payloads (message tool calls and metadata, snapshot inputs, journal

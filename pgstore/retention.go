@@ -92,9 +92,9 @@ func ceilMicro(t time.Time) time.Time {
 	return t
 }
 
-// setSweepSQL admits the sweep's read across tenants (see
-// migrations/0003_retention.up.sql): transaction-local, for the one
-// SELECT that follows it in the same batch.
+// setSweepSQL admits the sweep's read across tenants for a member of
+// kindgi_sweeper (see migrations/0003_retention.up.sql): transaction-local,
+// for the one SELECT that follows it in the same batch.
 const setSweepSQL = `SELECT set_config('kindgi.sweep', 'expired-approvals', true)`
 
 const sqlExpiredApprovalsHead = `SELECT a.tenant_id, a.id, a.run_id, a.expires_at FROM agent_approvals a
@@ -115,9 +115,12 @@ const sqlExpiredApprovalsAfter = sqlExpiredApprovalsHead + `
 
 // ExpiredApprovals implements bindings.ApprovalSweeper. It reads across
 // tenants through the FOR SELECT policies of migration 0003, which admit
-// only pending approvals with an expiry and suspended runs, and only in a
-// transaction that set kindgi.sweep; it returns references only. An
-// approval expires strictly after its ExpiresAt (as GetApproval reports).
+// only pending approvals with an expiry and suspended runs, only to
+// members of the role kindgi_sweeper, and only in a transaction that set
+// kindgi.sweep; it returns references only. Connected as a role subject
+// to row-level security that is not a member of kindgi_sweeper, it lists
+// nothing. An approval expires strictly after its ExpiresAt (as
+// GetApproval reports).
 func (s *Store) ExpiredApprovals(ctx context.Context, in bindings.ExpiredApprovalsInput) ([]bindings.ApprovalRef, error) {
 	if in.Limit < 1 {
 		return nil, invalid("limit must be at least 1")

@@ -123,12 +123,13 @@ func TestRetentionQueriesUseTheirIndexes(t *testing.T) {
 }
 
 // TestSweepAcrossTenantsAsApplicationRole runs the sweep's listing and a
-// Prune as a role subject to row-level security: the listing sees the
-// expired approvals of every tenant through the sweep policies, and
-// nothing else changes: without kindgi.sweep no row is visible, and with
-// it nothing can be changed or deleted.
+// Prune as a role subject to row-level security. Until the role is a
+// member of kindgi_sweeper the listing sees no tenant's approvals; once
+// granted, it sees the expired approvals of every tenant through the sweep
+// policies, and nothing else changes: without kindgi.sweep no row is
+// visible, and with it nothing can be changed or deleted.
 func TestSweepAcrossTenantsAsApplicationRole(t *testing.T) {
-	app := appRolePool(t)
+	app, role := appRolePool(t)
 	ctx := t.Context()
 	clock := bindingstest.NewClock(time.Date(2019, 6, 1, 0, 0, 0, 0, time.UTC))
 	s := New(app, &Options{Now: clock.Now})
@@ -145,16 +146,26 @@ func TestSweepAcrossTenantsAsApplicationRole(t *testing.T) {
 		}
 	}
 	clock.Advance(time.Hour)
-	refs, err := s.ExpiredApprovals(ctx, bindings.ExpiredApprovalsInput{Now: clock.Now(), Limit: 1000})
-	if err != nil {
-		t.Fatalf("ExpiredApprovals as the application role: %v", err)
+	sweptTenants := func() map[string]bool {
+		t.Helper()
+		refs, err := s.ExpiredApprovals(ctx, bindings.ExpiredApprovalsInput{Now: clock.Now(), Limit: 1000})
+		if err != nil {
+			t.Fatalf("ExpiredApprovals as the application role: %v", err)
+		}
+		seen := map[string]bool{}
+		for _, r := range refs {
+			if r.TenantID == a || r.TenantID == b {
+				seen[r.TenantID] = true
+			}
+		}
+		return seen
 	}
-	seen := map[string]bool{}
-	for _, r := range refs {
-		seen[r.TenantID] = true
+	if seen := sweptTenants(); len(seen) != 0 {
+		t.Fatalf("the sweep of a role without %s saw tenants %v, want none", sweeperRole, seen)
 	}
-	if !seen[a] || !seen[b] {
-		t.Fatalf("the sweep saw tenants %v, want both %s and %s", seen, a, b)
+	grantSweeper(t, role)
+	if seen := sweptTenants(); !seen[a] || !seen[b] {
+		t.Fatalf("the sweep of a member of %s saw tenants %v, want both %s and %s", sweeperRole, seen, a, b)
 	}
 	// The application role without the sweep setting sees nothing; with
 	// it, it may read but not write.
@@ -186,6 +197,9 @@ func TestSweepAcrossTenantsAsApplicationRole(t *testing.T) {
 		if tag.RowsAffected() != 0 {
 			t.Fatalf("%s with the sweep setting changed %d rows", q, tag.RowsAffected())
 		}
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
 	}
 	// Marking and pruning are tenant-scoped calls, and work as the role.
 	if ap, err := s.MarkApprovalExpired(ctx, a, "r/a"); err != nil || ap.Status != bindings.ApprovalExpired {
