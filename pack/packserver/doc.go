@@ -69,6 +69,11 @@
 // taken before the body is read. Invoke answers carry kindgi-duration-ms
 // and kindgi-artifact-version.
 //
+// A handler runs on the request's goroutine with a context that ends at
+// the deadline or when the caller goes away. A handler that ignores it is
+// still answered on time (deadline-exceeded, with Connection: close); its
+// slot under the concurrency cap, and a drain, wait until it returns.
+//
 // # Process
 //
 // Main reads:

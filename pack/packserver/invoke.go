@@ -67,14 +67,14 @@ func (s *Server) serveInvoke(w http.ResponseWriter, r *http.Request) {
 		msg = c.dispatch(ctx, body, timeout)
 		cancel()
 	}
-	if msg != answered {
+	if _, done := msg.(alreadyAnswered); !done {
 		s.answer(w, r, start, msg)
 	}
 }
 
-// answered is what dispatch returns when the answer was already written
-// (by the watchdog of a handler that outlived its context).
-var answered = new(struct{})
+// alreadyAnswered is what dispatch returns when the answer was already
+// written (by the watchdog of a handler that outlived its context).
+type alreadyAnswered struct{}
 
 // call is one admitted invoke. Its slot is released as soon as the handler
 // returns, before the answer is written, so a caller's next call finds it
@@ -202,7 +202,7 @@ type outcome struct {
 
 // run runs fn on the request's goroutine. Should ctx end first, a
 // watchdog answers deadline-exceeded (or cancelled) on time even if fn
-// ignores ctx; run then returns answered once fn returns. The slot is
+// ignores ctx; run then returns alreadyAnswered once fn returns. The slot is
 // released when fn returns, so the cap bounds the handlers really running.
 //
 // kind ("tool" or "check") and id name the handler in messages.
@@ -226,7 +226,7 @@ func (c *call) run(ctx context.Context, kind, id string, timeout time.Duration, 
 		late := c.answered
 		c.mu.Unlock()
 		if late {
-			return nil, answered
+			return nil, alreadyAnswered{}
 		}
 	}
 	if o.cause == nil && o.err == nil {
