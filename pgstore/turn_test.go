@@ -99,6 +99,12 @@ func (f *turnFixture) invoke(ctx context.Context, b turn.Bindings, a agent.Agent
 	return turn.Invoke(ctx, turn.Input{TenantID: turnTenant, Agent: a, ConversationID: conv, UserMessage: "What is the answer?"}, b)
 }
 
+// maxTurnRoundTrips bounds the round trips of a turn with one tool call:
+// the decide steps' entries ride along with the next entry written at once
+// (bindings.StepBatcher), and the end of the drive is one call
+// (bindings.RunFinisher).
+const maxTurnRoundTrips = 18
+
 // TestTurnWithOneToolCallRoundTrips runs a turn with one tool call on
 // pgstore and counts its round trips with a pgx tracer and the socket
 // writes: every binding call is one batch, and nothing else reaches the
@@ -122,6 +128,9 @@ func TestTurnWithOneToolCallRoundTrips(t *testing.T) {
 	t.Logf("turn with one tool call: %d round trips (%d batches, %d plain statements, %d socket writes): %v", batches+queries, batches, queries, writes, ops)
 	if queries != 0 {
 		t.Errorf("%d statements outside batches, want every call batched", queries)
+	}
+	if rtrips := batches + queries; rtrips > maxTurnRoundTrips {
+		t.Errorf("%d round trips, want at most %d: batching regressed", rtrips, maxTurnRoundTrips)
 	}
 	if writes != int64(batches) {
 		t.Errorf("%d socket writes for %d batches: some call needed more than one round trip", writes, batches)

@@ -29,7 +29,13 @@ type guardrailOutcome struct {
 // model, which the merged tenant policy allows. A check that cannot run
 // fails the turn closed (guardrail-violation).
 func (r *run) evaluateGuardrails(ctx context.Context) error {
-	outs, err := step(ctx, r, NodeEvaluateGuardrails, NodeEvaluateGuardrails, func(ctx context.Context, requestID string) ([]guardrailOutcome, error) {
+	// With no guardrail to check the node only decides: it needs no
+	// started entry (see bufferEntry).
+	run := step[[]guardrailOutcome]
+	if len(r.s.Guardrails) == 0 {
+		run = decide[[]guardrailOutcome]
+	}
+	outs, err := run(ctx, r, NodeEvaluateGuardrails, NodeEvaluateGuardrails, func(ctx context.Context, requestID string) ([]guardrailOutcome, error) {
 		outs := make([]guardrailOutcome, 0, len(r.s.Guardrails))
 		if len(r.s.Guardrails) == 0 {
 			return outs, nil

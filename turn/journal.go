@@ -53,8 +53,10 @@ func (r *run) record(e bindings.JournalEntry) {
 // retry of the step, in any process.
 func (r *run) requestID(key string) string { return r.id + "/" + key }
 
-// appendEntry writes one journal entry under the driver's lease and indexes
-// what the binding kept (which is the first entry of that key and phase).
+// appendEntry writes one journal entry at once, under the driver's lease,
+// and indexes what the binding kept (the first entry of that key and
+// phase). With a StepBatcher the decide results buffered before it are
+// written in the same call, ahead of it.
 func (r *run) appendEntry(ctx context.Context, key, node string, status bindings.StepStatus, output json.RawMessage, se *bindings.StepError) (bindings.JournalEntry, bool, error) {
 	if r.replaying {
 		return bindings.JournalEntry{}, false, &agents.RunJournalUnavailableError{RunID: r.id, Err: fmt.Errorf("the finished run's journal has no result for step %s", key)}
@@ -62,19 +64,105 @@ func (r *run) appendEntry(ctx context.Context, key, node string, status bindings
 	if err := r.checkLease(); err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
-	e, appended, err := r.b.Runs.AppendStep(ctx, bindings.AppendStepInput{
-		TenantID: r.tenantID,
-		RunID:    r.id,
-		Owner:    r.owner,
-		Entry: bindings.JournalEntry{
-			Key: key, Node: node, Status: status, Output: output, Error: se, At: r.now(),
-		},
-	})
-	if err != nil {
-		return bindings.JournalEntry{}, false, coded(err, "append journal step "+key)
+	e := bindings.JournalEntry{Key: key, Node: node, Status: status, Output: output, Error: se, At: r.now()}
+	if r.batcher == nil {
+		e, appended, err := r.b.Runs.AppendStep(ctx, bindings.AppendStepInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entry: e})
+		if err != nil {
+			return bindings.JournalEntry{}, false, coded(err, "append journal step "+key)
+		}
+		r.record(e)
+		return e, appended, nil
 	}
+	stored, appended, err := r.writeEntries(ctx, append(r.buf, e))
+	if err != nil {
+		return bindings.JournalEntry{}, false, err
+	}
+	last := len(stored) - 1
+	r.record(stored[last])
+	return stored[last], appended[last], nil
+}
+
+// bufferEntry records the completed outcome of a decide step. With a
+// StepBatcher it is only buffered: it is written with the next entry that
+// must be written at once (a started marker, an effect step's result, a
+// park, a failure), by flush before the next external side effect, or by
+// the end of the drive — whichever comes first. Without one it is written
+// at once, as appendEntry does.
+//
+// Why a crash that loses the buffer is safe: a buffered entry is the
+// result of a step that only reads and decides (setup, render-prompt,
+// run-retrievals, build-initial-messages, the dispatch plan, budget-check,
+// compose-result, and evaluate-guardrails with no guardrail to check) or
+// whose effect is idempotent under a deterministic key (a message append,
+// the provenance emit). Nothing outside the run sees a buffered decision
+// before it is stored: every model call, tool call and approval request
+// starts by writing its started entry, which carries the buffer; every
+// message append and provenance emit runs flush first; the run's status
+// changes and the return to the caller come after the buffer is written.
+// So a resumed drive finds those steps without a result and runs them
+// again: a read-and-decide step decides afresh (possibly differently, say
+// a later now, but nothing was done with the lost decision), and an
+// idempotent write stores nothing twice and returns what it stored.
+func (r *run) bufferEntry(ctx context.Context, key, node string, output json.RawMessage) (bindings.JournalEntry, bool, error) {
+	if r.batcher == nil {
+		return r.appendEntry(ctx, key, node, bindings.StepCompleted, output, nil)
+	}
+	if r.replaying {
+		return bindings.JournalEntry{}, false, &agents.RunJournalUnavailableError{RunID: r.id, Err: fmt.Errorf("the finished run's journal has no result for step %s", key)}
+	}
+	if err := r.checkLease(); err != nil {
+		return bindings.JournalEntry{}, false, err
+	}
+	e := bindings.JournalEntry{Key: key, Node: node, Status: bindings.StepCompleted, Output: output, At: r.now()}
+	r.buf = append(r.buf, e)
 	r.record(e)
-	return e, appended, nil
+	return e, true, nil
+}
+
+// flush writes the buffered decide results, if any: it runs before every
+// external side effect of a decide step (a message append, a provenance
+// emit).
+func (r *run) flush(ctx context.Context) error {
+	if len(r.buf) == 0 {
+		return nil
+	}
+	if err := r.checkLease(); err != nil {
+		return err
+	}
+	_, _, err := r.writeEntries(ctx, r.buf)
+	return err
+}
+
+// writeEntries writes entries — the buffer, possibly followed by one more
+// — in one AppendSteps call, empties the buffer and indexes what the
+// binding kept. A buffered entry the binding did not append means another
+// driver wrote that step since this drive read the journal: the decisions
+// this drive made from it are not the run's, so the drive stops with
+// run-busy (the run stays resumable).
+func (r *run) writeEntries(ctx context.Context, entries []bindings.JournalEntry) ([]bindings.JournalEntry, []bool, error) {
+	stored, appended, err := r.batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries})
+	if err != nil {
+		return nil, nil, coded(err, "append journal steps")
+	}
+	if len(stored) != len(entries) || len(appended) != len(entries) {
+		return nil, nil, &agents.PersistenceError{Op: "append journal steps", Err: fmt.Errorf("%d entries written, %d returned", len(entries), len(stored))}
+	}
+	return stored, appended, r.stored(stored[:len(r.buf)], appended)
+}
+
+// stored indexes the written buffer and empties it.
+func (r *run) stored(buffered []bindings.JournalEntry, appended []bool) error {
+	r.buf = r.buf[:0]
+	for i := range buffered {
+		if !appended[i] {
+			return &agents.RunBusyError{RunID: r.id}
+		}
+		e := buffered[i]
+		if st := r.entries[e.Key]; st != nil {
+			st.result = &e
+		}
+	}
+	return nil
 }
 
 // step runs a node's side effect at most once per run: it is the only way
@@ -144,7 +232,13 @@ func runStep[T any](ctx context.Context, r *run, key, node string, effect bool, 
 	if err != nil {
 		return zero, &agents.PersistenceError{Op: "encode step " + key, Err: err}
 	}
-	e, appended, err := r.appendEntry(ctx, key, node, bindings.StepCompleted, raw, nil)
+	var e bindings.JournalEntry
+	var appended bool
+	if effect {
+		e, appended, err = r.appendEntry(ctx, key, node, bindings.StepCompleted, raw, nil)
+	} else {
+		e, appended, err = r.bufferEntry(ctx, key, node, raw)
+	}
 	if err != nil {
 		return zero, err
 	}

@@ -57,6 +57,11 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 				Metadata: in.Metadata,
 			}
 		} else {
+			// The message may depend on decisions still buffered: store
+			// them first.
+			if err := r.flush(ctx); err != nil {
+				return m, err
+			}
 			var err error
 			if m, err = r.b.Conversations.AppendMessage(ctx, in); err != nil {
 				return m, coded(err, "append message")

@@ -28,6 +28,9 @@ func (r *run) persistProvenance(ctx context.Context) error {
 				return nil, err
 			}
 		}
+		if err := r.flush(ctx); err != nil {
+			return nil, err
+		}
 		if err := pb.Emitter.Emit(ctx, rec); err != nil {
 			return nil, coded(err, "emit provenance")
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	agents "github.com/kindgi/agents"
@@ -25,8 +26,14 @@ type run struct {
 	status   bindings.RunStatus // the run's status when this drive took it
 
 	entries map[string]*keyState
-	lease   *leaseKeeper
-	wallCtx context.Context
+	// batcher and finisher are the optional capabilities of b.Runs (nil
+	// without them); buf holds decide results not written yet (see
+	// bufferEntry).
+	batcher  bindings.StepBatcher
+	finisher bindings.RunFinisher
+	buf      []bindings.JournalEntry
+	lease    *leaseKeeper
+	wallCtx  context.Context
 
 	replaying     bool // folding a finished run: nothing may run
 	failed        bool // a failed outcome is journaled: the run is over
@@ -57,6 +64,11 @@ type run struct {
 func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) *run {
 	r := &run{b: b, in: in, agent: a, tenantID: in.TenantID, id: runID, owner: owner, status: status, resumed: len(entries) > 0}
 	r.loadJournal(entries)
+	if sb, ok := b.Runs.(bindings.StepBatcher); ok {
+		r.batcher = sb
+		r.buf = make([]bindings.JournalEntry, 0, 8)
+		r.finisher, _ = b.Runs.(bindings.RunFinisher)
+	}
 	for _, e := range entries {
 		if e.Status != bindings.StepParked {
 			continue
@@ -141,11 +153,9 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 		if res.Status == StatusSuspended {
 			status = bindings.RunSuspended
 		}
-		if serr := r.b.Runs.SetRunStatus(bg, r.tenantID, r.id, status); serr != nil {
-			r.releaseLease(bg)
-			return Result{}, coded(serr, "set run status")
+		if serr := r.end(bg, status, nil); serr != nil {
+			return Result{}, serr
 		}
-		r.releaseLease(bg)
 		if res.Status == StatusSuspended {
 			ids := make([]string, len(res.Approvals))
 			for i, a := range res.Approvals {
@@ -169,17 +179,57 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 		err = &agents.TurnAbortedError{Reason: agents.AbortTimeout, Err: errWallTimeout}
 		terminal = true
 	}
-	if terminal {
+	switch {
+	case terminal:
 		se, detail := encodeFailure(err)
-		if _, _, werr := r.appendEntry(bg, NodeComposeResult, NodeComposeResult, bindings.StepFailed, detail, se); werr == nil {
-			_ = r.b.Runs.SetRunStatus(bg, r.tenantID, r.id, bindings.RunFailed)
-		}
-	} else if r.pending {
-		_ = r.b.Runs.SetRunStatus(bg, r.tenantID, r.id, bindings.RunSuspended)
+		_ = r.end(bg, bindings.RunFailed, &bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se})
+	case r.pending:
+		_ = r.end(bg, bindings.RunSuspended, nil)
+	default:
+		r.releaseLease(bg)
 	}
-	r.releaseLease(bg)
 	r.emit(parent, TurnFailedEvent{RunID: r.id, Code: agents.CodeOf(err), Message: err.Error()})
 	return Result{}, err
+}
+
+// end closes the drive: it writes the buffered decide results and last
+// (when set), then the run's status, then releases the lease — in one
+// call with a RunFinisher. When last or the buffer cannot be written the
+// status is left as it is; the lease is released in any case (best effort:
+// an unreleased lease expires).
+func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings.JournalEntry) error {
+	r.stopLease()
+	entries := r.buf
+	if last != nil {
+		last.At = r.now()
+		entries = append(entries, *last)
+	}
+	if r.finisher != nil {
+		stored, appended, err := r.finisher.FinishRun(ctx, bindings.FinishRunInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries, Status: status})
+		if err == nil && len(stored) != len(entries) {
+			err = &agents.PersistenceError{Op: "finish run", Err: fmt.Errorf("%d entries written, %d returned", len(entries), len(stored))}
+		}
+		if err != nil {
+			r.releaseLease(ctx)
+			return coded(err, "finish run")
+		}
+		err = r.stored(stored[:len(r.buf)], appended)
+		for _, e := range stored[len(r.buf):] {
+			r.record(e)
+		}
+		return err
+	}
+	err := r.flush(ctx)
+	if err == nil && last != nil {
+		_, _, err = r.appendEntry(ctx, last.Key, last.Node, last.Status, last.Output, last.Error)
+	}
+	if err == nil {
+		if serr := r.b.Runs.SetRunStatus(ctx, r.tenantID, r.id, status); serr != nil {
+			err = coded(serr, "set run status")
+		}
+	}
+	r.releaseLease(ctx)
+	return err
 }
 
 // flow runs the nodes of agent.turn in order; each side effect is a step.

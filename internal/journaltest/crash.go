@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	agents "github.com/kindgi/agents"
@@ -108,8 +109,61 @@ func (c *Crasher) read(op string) error {
 	return nil
 }
 
-// Runs wraps a RunBinding.
-func (c *Crasher) Runs(b bindings.RunBinding) bindings.RunBinding { return runs{c, b} }
+// Runs wraps a RunBinding. When b is a bindings.StepBatcher the wrapper is
+// one too, and when b is also a bindings.RunFinisher so is the wrapper:
+// each such call is one write, named after the entries it carries.
+func (c *Crasher) Runs(b bindings.RunBinding) bindings.RunBinding {
+	sb, batches := b.(bindings.StepBatcher)
+	if !batches {
+		return runs{c, b}
+	}
+	if rf, finishes := b.(bindings.RunFinisher); finishes {
+		return finishingRuns{batchingRuns{runs{c, b}, sb}, rf}
+	}
+	return batchingRuns{runs{c, b}, sb}
+}
+
+type batchingRuns struct {
+	runs
+	sb bindings.StepBatcher
+}
+
+// AppendSteps counts the call as one write, then delegates (once crashed,
+// it fails).
+func (r batchingRuns) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
+	if err := r.c.write("AppendSteps " + entryNames(in.Entries)); err != nil {
+		return nil, nil, err
+	}
+	return r.sb.AppendSteps(ctx, in)
+}
+
+type finishingRuns struct {
+	batchingRuns
+	rf bindings.RunFinisher
+}
+
+// FinishRun counts the call as one write, then delegates (once crashed, it
+// fails).
+func (r finishingRuns) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
+	if err := r.c.write("FinishRun " + string(in.Status) + " " + entryNames(in.Entries)); err != nil {
+		return nil, nil, err
+	}
+	return r.rf.FinishRun(ctx, in)
+}
+
+// entryNames lists entries as "[key status, key status]".
+func entryNames(es []bindings.JournalEntry) string {
+	var sb strings.Builder
+	sb.WriteByte('[')
+	for i, e := range es {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(e.Key + " " + string(e.Status))
+	}
+	sb.WriteByte(']')
+	return sb.String()
+}
 
 // Snapshots wraps a RunSnapshotBinding.
 func (c *Crasher) Snapshots(b bindings.RunSnapshotBinding) bindings.RunSnapshotBinding {
