@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -202,6 +203,9 @@ func runStep[T any](ctx context.Context, r *run, key, node string, effect bool, 
 		if err != nil && st.result.Status == bindings.StepFailed {
 			r.failed = true
 		}
+		if r.logger != nil {
+			r.logReplayed(ctx, key, node, string(st.result.Status))
+		}
 		return out, err
 	}
 	if r.replaying {
@@ -218,7 +222,14 @@ func runStep[T any](ctx context.Context, r *run, key, node string, effect bool, 
 	if r.b.OnEvent != nil {
 		r.emit(ctx, NodeStartedEvent{RunID: r.id, Node: node, Key: key})
 	}
+	var start time.Time
+	if r.logger != nil {
+		start = time.Now()
+	}
 	out, err := fn(ctx, r.requestID(key))
+	if r.logger != nil {
+		r.logStep(ctx, key, node, start, out, err)
+	}
 	if r.b.OnEvent != nil {
 		r.emit(ctx, NodeCompletedEvent{RunID: r.id, Node: node, Key: key, Code: agents.CodeOf(err)})
 	}

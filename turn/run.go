@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	agents "github.com/kindgi/agents"
@@ -29,11 +30,13 @@ type run struct {
 	// batcher and finisher are the optional capabilities of b.Runs (nil
 	// without them); buf holds decide results not written yet (see
 	// bufferEntry).
-	batcher  bindings.StepBatcher
-	finisher bindings.RunFinisher
-	buf      []bindings.JournalEntry
-	lease    *leaseKeeper
-	wallCtx  context.Context
+	batcher   bindings.StepBatcher
+	finisher  bindings.RunFinisher
+	buf       []bindings.JournalEntry
+	logger    *slog.Logger // Bindings.Logger with the run's identity; nil: no logging
+	driveWall time.Time    // wall-clock start of the drive, for logged durations
+	lease     *leaseKeeper
+	wallCtx   context.Context
 
 	replaying     bool // folding a finished run: nothing may run
 	failed        bool // a failed outcome is journaled: the run is over
@@ -106,7 +109,12 @@ func (r *run) live(ctx context.Context) error {
 // finished run returns its recorded outcome without calling anything or
 // emitting events.
 func (r *run) drive(parent context.Context) (Result, error) {
+	r.initLog(parent)
+	if r.logger != nil {
+		r.driveWall = time.Now()
+	}
 	if st := r.entries[NodeComposeResult]; st != nil && st.result != nil {
+		r.log(parent, logRunFinished, slog.String("status", string(st.result.Status)))
 		// Finished: make the run's status say so (a driver may have died
 		// between the outcome and the status), then return the outcome.
 		want := bindings.RunCompleted
@@ -133,6 +141,13 @@ func (r *run) drive(parent context.Context) (Result, error) {
 	r.keepLease(ctx, cancel)
 	defer r.stopLease() // also when a binding panics: never renew for a dead drive
 	r.driveStart = r.now()
+	if r.logger != nil {
+		msg := logRunStarted
+		if r.resumed {
+			msg = logRunResumed
+		}
+		r.log(parent, msg, slog.String("conversation_id", r.in.ConversationID), slog.Int("journal_entries", len(r.entries)))
+	}
 	r.emit(parent, TurnStartedEvent{
 		RunID: r.id, TenantID: r.tenantID, ConversationID: r.in.ConversationID,
 		AgentID: r.agent.ID, AgentVersion: r.agent.Version, Resumed: r.resumed,
@@ -154,8 +169,10 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 			status = bindings.RunSuspended
 		}
 		if serr := r.end(bg, status, nil); serr != nil {
+			r.logEnd(parent, Result{}, serr, true)
 			return Result{}, serr
 		}
+		r.logEnd(parent, res, nil, false)
 		if res.Status == StatusSuspended {
 			ids := make([]string, len(res.Approvals))
 			for i, a := range res.Approvals {
@@ -188,6 +205,7 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 	default:
 		r.releaseLease(bg)
 	}
+	r.logEnd(parent, Result{}, err, !terminal)
 	r.emit(parent, TurnFailedEvent{RunID: r.id, Code: agents.CodeOf(err), Message: err.Error()})
 	return Result{}, err
 }

@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/kindgi/agents/agent"
@@ -137,6 +138,19 @@ type Bindings struct {
 	Now func() time.Time
 	// NewID makes run ids and lease owner ids (nil: 128 random bits, hex).
 	NewID func() string
+
+	// Logger, when set, receives the turn's lifecycle at debug level: the
+	// run started, resumed or already finished; each step run (key, node,
+	// duration, error code) or replayed from the journal; and the end —
+	// parked (approval ids), completed (usage) or failed (code, whether
+	// resumable). Every record carries run_id, tenant_id and agent
+	// (id@version). Nil logs nothing.
+	Logger *slog.Logger
+	// LogContent adds what the records leave out by default because it
+	// may be sensitive: step outputs (messages, tool inputs and outputs,
+	// model responses) and error messages. Secrets are never logged (they
+	// reach tools through Secrets, never the journal).
+	LogContent bool
 }
 
 // Response is the turn's answer.
