@@ -165,8 +165,17 @@ func TestConcurrencyCapAndCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := p.invoke(ctx, toolCall("demo.sleep", map[string]any{"ms": 30000}), pack.HeaderRequestID, "leaver")
-		done <- err
+		// The poll below competes for the single slot: a sleeper that
+		// arrives while a poll holds it is refused, so it tries again.
+		for {
+			_, status, err := p.invoke(ctx, toolCall("demo.sleep", map[string]any{"ms": 30000}), pack.HeaderRequestID, "leaver")
+			if err == nil && status == http.StatusServiceUnavailable {
+				time.Sleep(2 * time.Millisecond)
+				continue
+			}
+			done <- err
+			return
+		}
 	}()
 	// Poll until the sleeper holds the slot: the next call is refused.
 	deadline := time.Now().Add(10 * time.Second)
@@ -194,9 +203,26 @@ func TestConcurrencyCapAndCancel(t *testing.T) {
 	if line["toolId"] != "demo.sleep" || line["requestId"] != "leaver" {
 		t.Errorf("cancel log line: %v", line)
 	}
-	// The slot is free again.
-	if r := p.mustInvoke(t, toolCall("demo.echo", map[string]any{"text": "x"})); r.Kind != "result" {
-		t.Errorf("after the cancel: %+v", r)
+	// The slot is free again once the cancelled handler has returned. The
+	// cancel is answered (and logged) by the watchdog as soon as the caller
+	// leaves, while the handler may still be unwinding, and the cap counts
+	// handlers really running: poll for the slot rather than race it.
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		r, status, err := p.invoke(t.Context(), toolCall("demo.echo", map[string]any{"text": "x"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status == http.StatusOK {
+			if r.Kind != "result" {
+				t.Errorf("after the cancel: %+v", r)
+			}
+			break
+		}
+		if status != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("after the cancel: status %d, the slot was never released", status)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
