@@ -2,6 +2,8 @@ package pack
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 )
 
 // DecodeRequest validates body against the request definition and decodes
@@ -19,7 +21,7 @@ func DecodeRequest(body []byte) (any, *ErrorMessage) {
 	if issues := ValidateRequest(body); issues != nil {
 		return nil, invalid("not a valid request message", issues)
 	}
-	body, kind, err := normalized(body)
+	top, kind, err := normalized(body)
 	if err != nil {
 		return nil, invalid("not a valid request message: "+err.Error(), nil)
 	}
@@ -32,7 +34,7 @@ func DecodeRequest(body []byte) (any, *ErrorMessage) {
 	default:
 		return nil, invalid("unknown request kind "+kind, nil)
 	}
-	if err := json.Unmarshal(body, msg); err != nil {
+	if err := decodeExact(top, msg); err != nil {
 		return nil, invalid("not a valid request message: "+err.Error(), nil)
 	}
 	return msg, nil
@@ -50,7 +52,7 @@ func DecodeResponse(body []byte) (any, *ErrorMessage) {
 	if issues := ValidateResponse(body); issues != nil {
 		return nil, invalid("not a valid response message", issues)
 	}
-	body, kind, err := normalized(body)
+	top, kind, err := normalized(body)
 	if err != nil {
 		return nil, invalid("not a valid response message: "+err.Error(), nil)
 	}
@@ -65,16 +67,17 @@ func DecodeResponse(body []byte) (any, *ErrorMessage) {
 	default:
 		return nil, invalid("unknown response kind "+kind, nil)
 	}
-	if err := json.Unmarshal(body, msg); err != nil {
+	if err := decodeExact(top, msg); err != nil {
 		return nil, invalid("not a valid response message: "+err.Error(), nil)
 	}
 	return msg, nil
 }
 
-// normalized rewrites a message the schema accepted so that encoding/json
-// decodes it into the Go types: v becomes 2 however it was written (2.0 and
-// 2e0 are 2 to the schema, not to an int field). It returns the kind.
-func normalized(body []byte) ([]byte, string, error) {
+// normalized parses a message the schema accepted and rewrites v so that
+// encoding/json decodes it into the Go types: v becomes 2 however it was
+// written (2.0 and 2e0 are 2 to the schema, not to an int field). It
+// returns the top-level object and the kind.
+func normalized(body []byte) (rawObject, string, error) {
 	var top rawObject
 	if err := json.Unmarshal(body, &top); err != nil {
 		return nil, "", err
@@ -84,8 +87,85 @@ func normalized(body []byte) ([]byte, string, error) {
 		return nil, "", err
 	}
 	top["v"] = json.RawMessage("2")
+	return top, kind, nil
+}
+
+// decodeExact decodes top into msg with the schema's exact, case-sensitive
+// names. encoding/json matches object keys to struct fields without regard
+// to case, so {"tool":{"id":"a","ID":"b"}} would decode to id "b" while the
+// schema checked "a": keys that differ from a field's name only in case are
+// dropped first, in every nested object that decodes into a struct.
+func decodeExact(top rawObject, msg any) error {
+	exactKeys(reflect.TypeOf(msg).Elem(), top)
 	b, err := json.Marshal(top)
-	return b, kind, err
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, msg)
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// exactKeys removes from obj the case variants of t's JSON field names and
+// recurses into the fields that are structs (or pointers to, or slices of,
+// structs). Types with their own UnmarshalJSON decide their keys themselves.
+func exactKeys(t reflect.Type, obj rawObject) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return
+	}
+	fields := make(map[string]reflect.Type, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields[name] = f.Type
+	}
+	for k, v := range obj {
+		ft, exact := fields[k]
+		if !exact {
+			for name := range fields {
+				if strings.EqualFold(name, k) {
+					delete(obj, k)
+					break
+				}
+			}
+			continue
+		}
+		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
+			ft = ft.Elem()
+		}
+		if ft.Kind() != reflect.Struct {
+			continue
+		}
+		if len(v) > 0 && v[0] == '[' {
+			var items []json.RawMessage
+			if json.Unmarshal(v, &items) != nil {
+				continue
+			}
+			for i, it := range items {
+				var sub rawObject
+				if json.Unmarshal(it, &sub) == nil && sub != nil {
+					exactKeys(ft, sub)
+					items[i], _ = json.Marshal(sub)
+				}
+			}
+			obj[k], _ = json.Marshal(items)
+			continue
+		}
+		var sub rawObject
+		if json.Unmarshal(v, &sub) == nil && sub != nil {
+			exactKeys(ft, sub)
+			obj[k], _ = json.Marshal(sub)
+		}
+	}
 }
 
 // invalid returns an invalid-request error message. A nil issues list gets
