@@ -81,6 +81,7 @@ type Issue struct {
 	Message string `json:"message"`
 }
 
+// String returns "path: message", or the message alone when the path is empty.
 func (i Issue) String() string {
 	if i.Path == "" {
 		return i.Message
@@ -93,6 +94,7 @@ type InvalidAgentError struct {
 	Issues []Issue
 }
 
+// Error implements the error interface.
 func (e *InvalidAgentError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "invalid agent: %d issue", len(e.Issues))
@@ -120,6 +122,7 @@ type AgentNotFoundError struct {
 	Version string
 }
 
+// Error implements the error interface.
 func (e *AgentNotFoundError) Error() string {
 	if e.Version == "" {
 		return fmt.Sprintf("agent %q not found", e.ID)
@@ -137,6 +140,7 @@ type AgentAlreadyRegisteredError struct {
 	Version string
 }
 
+// Error implements the error interface.
 func (e *AgentAlreadyRegisteredError) Error() string {
 	return fmt.Sprintf("agent %s@%s is already registered", e.ID, e.Version)
 }
@@ -156,6 +160,7 @@ type AgentVersionMismatchError struct {
 	Actual string
 }
 
+// Error implements the error interface.
 func (e *AgentVersionMismatchError) Error() string {
 	return fmt.Sprintf("agent version mismatch: %s is pinned to %s, got %s", e.Subject, e.Expected, e.Actual)
 }
@@ -169,6 +174,7 @@ type ConversationNotFoundError struct {
 	ConversationID string
 }
 
+// Error implements the error interface.
 func (e *ConversationNotFoundError) Error() string {
 	return fmt.Sprintf("conversation %q not found", e.ConversationID)
 }
@@ -182,6 +188,7 @@ type ConversationClosedError struct {
 	ConversationID string
 }
 
+// Error implements the error interface.
 func (e *ConversationClosedError) Error() string {
 	return fmt.Sprintf("conversation %q is closed", e.ConversationID)
 }
@@ -195,6 +202,7 @@ type InvalidMessageError struct {
 	Reason string
 }
 
+// Error implements the error interface.
 func (e *InvalidMessageError) Error() string { return "invalid message: " + e.Reason }
 
 // Code returns invalid-message.
@@ -207,6 +215,7 @@ type PersistenceError struct {
 	Err error
 }
 
+// Error implements the error interface.
 func (e *PersistenceError) Error() string {
 	if e.Err == nil {
 		return "persistence error: " + e.Op
@@ -226,6 +235,7 @@ type MissingParameterError struct {
 	Name string
 }
 
+// Error implements the error interface.
 func (e *MissingParameterError) Error() string {
 	return fmt.Sprintf("missing parameter %q", e.Name)
 }
@@ -240,6 +250,7 @@ type RenderFailureError struct {
 	Err    error
 }
 
+// Error implements the error interface.
 func (e *RenderFailureError) Error() string { return "render failure: " + e.Reason }
 
 // Code returns render-failure.
@@ -254,6 +265,7 @@ type UnresolvedToolError struct {
 	ToolID string
 }
 
+// Error implements the error interface.
 func (e *UnresolvedToolError) Error() string {
 	return fmt.Sprintf("tool %q is not registered for this tenant", e.ToolID)
 }
@@ -271,6 +283,7 @@ type ToolVersionUnresolvableError struct {
 	Reason    string
 }
 
+// Error implements the error interface.
 func (e *ToolVersionUnresolvableError) Error() string {
 	name := e.ToolID
 	if name == "" {
@@ -303,6 +316,7 @@ type CapabilityRoutingError struct {
 	Refusals []RoutingRefusal
 }
 
+// Error implements the error interface.
 func (e *CapabilityRoutingError) Error() string {
 	var b strings.Builder
 	b.WriteString("capability routing failed")
@@ -337,6 +351,7 @@ type ModelInvocationError struct {
 	Err      error
 }
 
+// Error implements the error interface.
 func (e *ModelInvocationError) Error() string {
 	msg := e.Message
 	if msg == "" && e.Err != nil {
@@ -364,6 +379,7 @@ type ToolInvocationError struct {
 	Err         error
 }
 
+// Error implements the error interface.
 func (e *ToolInvocationError) Error() string {
 	msg := e.Message
 	if msg == "" && e.Err != nil {
@@ -386,6 +402,7 @@ type BudgetExceededError struct {
 	Used  float64
 }
 
+// Error implements the error interface.
 func (e *BudgetExceededError) Error() string {
 	return fmt.Sprintf("%s budget exceeded: used %g of %g", e.Kind, e.Used, e.Limit)
 }
@@ -400,6 +417,7 @@ type TurnAbortedError struct {
 	Err    error
 }
 
+// Error implements the error interface.
 func (e *TurnAbortedError) Error() string { return "turn aborted: " + e.Reason }
 
 // Code returns turn-aborted.
@@ -417,6 +435,7 @@ type HitlRequiredError struct {
 	Reason     string
 }
 
+// Error implements the error interface.
 func (e *HitlRequiredError) Error() string {
 	s := "human approval required"
 	if e.ToolID != "" {
@@ -438,6 +457,7 @@ type GuardrailViolationError struct {
 	Reason      string
 }
 
+// Error implements the error interface.
 func (e *GuardrailViolationError) Error() string {
 	if e.Reason == "" {
 		return fmt.Sprintf("guardrail %q violated", e.GuardrailID)
@@ -455,6 +475,7 @@ type UnresolvedGuardrailError struct {
 	Reason      string
 }
 
+// Error implements the error interface.
 func (e *UnresolvedGuardrailError) Error() string {
 	s := fmt.Sprintf("guardrail %q could not be resolved", e.GuardrailID)
 	if e.Reason != "" {
@@ -473,6 +494,7 @@ type TenantPolicyUnavailableError struct {
 	Err        error
 }
 
+// Error implements the error interface.
 func (e *TenantPolicyUnavailableError) Error() string {
 	if e.Err == nil {
 		return fmt.Sprintf("tenant policy %q unavailable", e.PolicyKind)
@@ -491,6 +513,7 @@ type RunSnapshotMissingError struct {
 	RunID string
 }
 
+// Error implements the error interface.
 func (e *RunSnapshotMissingError) Error() string {
 	return fmt.Sprintf("run %q has no snapshot", e.RunID)
 }
@@ -505,6 +528,7 @@ type RunJournalUnavailableError struct {
 	Err   error
 }
 
+// Error implements the error interface.
 func (e *RunJournalUnavailableError) Error() string {
 	if e.Err == nil {
 		return fmt.Sprintf("journal of run %q unavailable", e.RunID)
@@ -525,6 +549,7 @@ type RunBusyError struct {
 	Owner string
 }
 
+// Error implements the error interface.
 func (e *RunBusyError) Error() string {
 	return fmt.Sprintf("run %q is being driven by another process", e.RunID)
 }
@@ -545,6 +570,7 @@ type MalformedEnvelopeError struct {
 	Reason string
 }
 
+// Error implements the error interface.
 func (e *MalformedEnvelopeError) Error() string { return "malformed envelope: " + e.Reason }
 
 // Code returns malformed-envelope.
@@ -558,6 +584,7 @@ type UnsupportedPayloadVersionError struct {
 	Supported int
 }
 
+// Error implements the error interface.
 func (e *UnsupportedPayloadVersionError) Error() string {
 	return fmt.Sprintf("unsupported payload version %d (this build reads up to %d)", e.Version, e.Supported)
 }

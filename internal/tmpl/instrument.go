@@ -375,4 +375,5 @@ type UndefinedError struct {
 	Name string
 }
 
+// Error implements the error interface.
 func (e *UndefinedError) Error() string { return fmt.Sprintf("undefined variable %q", e.Name) }

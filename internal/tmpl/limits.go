@@ -42,6 +42,7 @@ type LimitError struct {
 	Max int
 }
 
+// Error implements the error interface.
 func (e *LimitError) Error() string {
 	switch e.Limit {
 	case "output":

@@ -16,6 +16,7 @@ type SyntaxError struct {
 	Message   string
 }
 
+// Error implements the error interface.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("Liquid syntax error (line %d, col %d): %s", e.Line, e.Col, e.Message)
 }

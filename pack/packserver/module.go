@@ -55,6 +55,7 @@ type BootError struct {
 	Problems []string
 }
 
+// Error implements the error interface.
 func (e *BootError) Error() string {
 	return "pack service cannot start: " + strings.Join(e.Problems, "; ")
 }

@@ -85,6 +85,7 @@ type Failure struct {
 	Message string
 }
 
+// Error implements the error interface.
 func (f *Failure) Error() string { return f.Check + ": " + f.Message }
 
 // Code returns pack-conformance-failed.
