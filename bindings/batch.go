@@ -54,3 +54,36 @@ type FinishRunInput struct {
 type RunFinisher interface {
 	FinishRun(ctx context.Context, in FinishRunInput) ([]JournalEntry, []bool, error)
 }
+
+// OpenRunInput is the start of a run's drive: its snapshot and the run.
+// Snapshot and Start name the same tenant and run.
+type OpenRunInput struct {
+	Snapshot RunSnapshotWriteInput `json:"snapshot"`
+	Start    StartRunInput         `json:"start"`
+}
+
+// OpenRunResult is a run OpenRun started.
+type OpenRunResult struct {
+	// Run is the run, leased to Start.Owner.
+	Run Run `json:"run"`
+	// Created reports whether the call created the run (its journal is
+	// then empty).
+	Created bool `json:"created"`
+	// Snapshot is the run's stored snapshot: the first one written for the
+	// run, which may be an earlier call's.
+	Snapshot RunSnapshotRecord `json:"snapshot"`
+	// Journal is the run's journal, in append order, read under the lease
+	// just taken.
+	Journal []JournalEntry `json:"journal"`
+}
+
+// RunOpener is an optional capability of a store that is both a turn's
+// RunSnapshotBinding and its RunBinding: the start of a drive in one call.
+// OpenRun writes the snapshot (RunSnapshotBinding.Write: the first write
+// of a run is kept), starts the run (RunBinding.StartRun, with its
+// *agents.RunBusyError), and reads the stored snapshot and the journal. A
+// driver uses it only when its snapshot and run bindings are the same
+// value, and otherwise calls Write, StartRun, ReadJournal and Read.
+type RunOpener interface {
+	OpenRun(ctx context.Context, in OpenRunInput) (OpenRunResult, error)
+}

@@ -11,6 +11,7 @@ import (
 var (
 	_ bindings.StepBatcher = (*Store)(nil)
 	_ bindings.RunFinisher = (*Store)(nil)
+	_ bindings.RunOpener   = (*Store)(nil)
 )
 
 // AppendSteps implements bindings.StepBatcher: each entry is appended as
@@ -81,4 +82,54 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 		}
 	}
 	return out, appended, nil
+}
+
+// OpenRun implements bindings.RunOpener: Write, then StartRun (taking the
+// run lock once, to tell whether it created the run), then the reads of
+// the stored snapshot and of the journal.
+func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings.OpenRunResult, error) {
+	st := in.Start
+	if in.Snapshot.TenantID != st.TenantID || in.Snapshot.RunID != st.RunID {
+		return bindings.OpenRunResult{}, invalid("the snapshot and the run name different runs")
+	}
+	if err := s.Write(ctx, in.Snapshot); err != nil {
+		return bindings.OpenRunResult{}, err
+	}
+	if st.RunID == "" {
+		return bindings.OpenRunResult{}, invalid("run id is empty")
+	}
+	var out bindings.OpenRunResult
+	s.runMu.Lock()
+	now := s.now()
+	k := key{st.TenantID, st.RunID}
+	r := s.runs[k]
+	switch {
+	case r == nil:
+		r = &runRec{
+			run: bindings.Run{
+				TenantID: st.TenantID, ID: st.RunID, FlowID: st.FlowID, FlowVersion: st.FlowVersion,
+				Status: bindings.RunRunning, CreatedAt: now,
+			},
+			phases: map[string]int{},
+		}
+		s.runs[k] = r
+		out.Created = true
+	case heldByOther(&r.run, st.Owner, now):
+		owner := r.run.LeaseOwner
+		s.runMu.Unlock()
+		return bindings.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: owner}
+	}
+	lease(&r.run, st.Owner, st.LeaseTTL, now)
+	out.Run = r.run
+	out.Journal = make([]bindings.JournalEntry, len(r.entries))
+	for i, e := range r.entries {
+		out.Journal[i] = cloneEntry(e)
+	}
+	s.runMu.Unlock()
+	snap, err := s.Read(ctx, st.TenantID, st.RunID)
+	if err != nil {
+		return bindings.OpenRunResult{}, err
+	}
+	out.Snapshot = snap
+	return out, nil
 }

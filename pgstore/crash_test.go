@@ -127,8 +127,11 @@ func runCrashScenario(t *testing.T, pool DB, allowed int, panics bool) crashOutc
 	}
 	crasher := journaltest.New(allowed, panics)
 	wrapped := fresh
-	wrapped.Runs = crasher.Runs(store)
-	wrapped.Snapshots = crasher.Snapshots(store)
+	// One value for both bindings, as a host binds one Store: the turn
+	// opens the run with OpenRun.
+	both := crasher.Store(store)
+	wrapped.Runs = both
+	wrapped.Snapshots = both
 	wrapped.Conversations = crasher.Conversations(store)
 	wrapped.Hitl = crasher.Hitl(store)
 

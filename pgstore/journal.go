@@ -14,6 +14,7 @@ import (
 var (
 	_ bindings.StepBatcher = (*Store)(nil)
 	_ bindings.RunFinisher = (*Store)(nil)
+	_ bindings.RunOpener   = (*Store)(nil)
 )
 
 // sqlFinishStatus sets the status of a run whose lease $5 (when not empty)
@@ -159,4 +160,100 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 		}
 	}
 	return out, appended, nil
+}
+
+// sqlOpenRun is sqlStartRun that also tells whether it inserted the row.
+const sqlOpenRun = sqlStartRun + `, (xmax = 0)`
+
+// OpenRun implements bindings.RunOpener: the snapshot write, the run start
+// and the reads of the stored snapshot and of the journal in one round
+// trip and one transaction.
+func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings.OpenRunResult, error) {
+	st, sn := in.Start, in.Snapshot
+	switch {
+	case st.TenantID == "":
+		return bindings.OpenRunResult{}, invalid("tenant id is empty")
+	case st.RunID == "":
+		return bindings.OpenRunResult{}, invalid("run id is empty")
+	case sn.TenantID != st.TenantID || sn.RunID != st.RunID:
+		return bindings.OpenRunResult{}, invalid("the snapshot and the run name different runs")
+	}
+	input, err := wrapOpt(sn.Input)
+	if err != nil {
+		return bindings.OpenRunResult{}, err
+	}
+	now := s.stamp(time.Time{})
+	exp := now.Add(st.LeaseTTL).Truncate(time.Microsecond)
+	var out bindings.OpenRunResult
+	var cur bindings.Run
+	var taken, exists, found bool
+	err = s.batch(ctx, "open run", st.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlWriteSnapshot, sn.TenantID, sn.RunID, sn.FlowID, sn.FlowVersion, sn.AgentID, sn.AgentVersion,
+			sn.ConversationID, sn.ProjectID, jsonArg(input), s.stamp(sn.CreatedAt))
+		b.Queue(sqlOpenRun, st.TenantID, st.RunID, st.Owner, exp, now, st.FlowID, st.FlowVersion)
+		b.Queue(sqlGetRun, st.TenantID, st.RunID)
+		b.Queue(sqlReadSnapshot, st.TenantID, st.RunID)
+		b.Queue(sqlReadJournal, st.TenantID, st.RunID)
+	}, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var created bool
+			r, err := scanRunAnd(rows, &created)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			out.Run, out.Created, taken = r, created, true
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if cur, exists, err = collectOne(br, scanRun); err != nil {
+			return err
+		}
+		if out.Snapshot, found, err = collectOne(br, scanSnapshot); err != nil {
+			return err
+		}
+		rows, err = br.Query()
+		if err != nil {
+			return err
+		}
+		out.Journal, err = pgx.CollectRows(rows, scanEntry)
+		return err
+	})
+	switch {
+	case err != nil:
+		return bindings.OpenRunResult{}, err
+	case !taken && exists:
+		return bindings.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: cur.LeaseOwner}
+	case !taken || !found:
+		return bindings.OpenRunResult{}, &agents.PersistenceError{Op: "open run", Err: pgx.ErrNoRows}
+	}
+	if out.Journal == nil {
+		out.Journal = []bindings.JournalEntry{}
+	}
+	return out, nil
+}
+
+// scanRunAnd scans a run row followed by one more column.
+func scanRunAnd(row pgx.Rows, extra any) (bindings.Run, error) {
+	var r bindings.Run
+	var status string
+	var expires *time.Time
+	err := row.Scan(&r.TenantID, &r.ID, &r.FlowID, &r.FlowVersion, &status, &r.LeaseOwner, &expires, &r.CreatedAt, &r.UpdatedAt, extra)
+	if err != nil {
+		return r, err
+	}
+	r.Status = bindings.RunStatus(status)
+	if expires != nil && r.LeaseOwner != "" {
+		r.LeaseExpiresAt = expires.UTC()
+	}
+	r.CreatedAt, r.UpdatedAt = utc(r.CreatedAt), utc(r.UpdatedAt)
+	return r, nil
 }

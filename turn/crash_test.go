@@ -75,8 +75,10 @@ type journalLine struct {
 // (clause-search, then send-email behind always_ask, then an answer),
 // crashing after `allowed` writes (never when negative), then resumes it
 // from fresh bindings — as a new process would, once the dead driver's
-// lease expired — until it completes.
-func runCrashScenario(t *testing.T, allowed int, panics bool) crashOutcome {
+// lease expired — until it completes. With oneStore the run and snapshot
+// bindings are one value (the turn opens the run in one call); otherwise
+// they are wrapped apart (snapshot write and run start are two writes).
+func runCrashScenario(t *testing.T, allowed int, panics, oneStore bool) crashOutcome {
 	t.Helper()
 	f := newFixture(t, nil, nil)
 	kp := crashScenarioProvider()
@@ -102,8 +104,14 @@ func runCrashScenario(t *testing.T, allowed int, panics bool) crashOutcome {
 	fresh.Providers = bindings.Providers{kp}
 	fresh.OnEvent = nil
 	wrapped := fresh
-	wrapped.Runs = crasher.Runs(f.store)
-	wrapped.Snapshots = crasher.Snapshots(f.store)
+	if oneStore {
+		// One value for both bindings: the turn opens the run with OpenRun.
+		both := crasher.Store(f.store)
+		wrapped.Runs, wrapped.Snapshots = both, both
+	} else {
+		wrapped.Runs = crasher.Runs(f.store)
+		wrapped.Snapshots = crasher.Snapshots(f.store)
+	}
 	wrapped.Conversations = crasher.Conversations(f.store)
 	wrapped.Hitl = crasher.Hitl(f.store)
 	wrapped.Provenance.Emitter = crasher.Emitter(f.store)
@@ -228,7 +236,13 @@ func normalizeResult(r turn.Result) turn.Result {
 // uninterrupted one: same conversation, result and journal; no completed
 // tool call run twice; no message stored twice.
 func TestCrashAtEveryWrite(t *testing.T) {
-	base := runCrashScenario(t, -1, false)
+	for _, oneStore := range []bool{false, true} {
+		t.Run(fmt.Sprintf("oneStore=%v", oneStore), func(t *testing.T) { testCrashAtEveryWrite(t, oneStore) })
+	}
+}
+
+func testCrashAtEveryWrite(t *testing.T, oneStore bool) {
+	base := runCrashScenario(t, -1, false, oneStore)
 	if base.result.Status != turn.StatusCompleted || base.drives != 2 {
 		t.Fatalf("baseline: %+v after %d drives", base.result, base.drives)
 	}
@@ -245,7 +259,7 @@ func TestCrashAtEveryWrite(t *testing.T) {
 			mode = "panic"
 		}
 		for n := 0; n < total; n++ {
-			got := runCrashScenario(t, n, panics)
+			got := runCrashScenario(t, n, panics, oneStore)
 			if diff := cmp.Diff(base.messages, got.messages); diff != "" {
 				t.Errorf("%s after %d writes (%s): conversation (-want +got):\n%s", mode, n, got.failedOp, diff)
 			}

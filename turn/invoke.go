@@ -53,39 +53,39 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		return Result{}, &agents.InvalidMessageError{Reason: "turn input does not round-trip through JSON: " + err.Error()}
 	}
 	stored.Agent = in.Agent
-	err = b.Snapshots.Write(ctx, bindings.RunSnapshotWriteInput{
-		TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
-		AgentID: in.Agent.ID, AgentVersion: in.Agent.Version,
-		ConversationID: in.ConversationID, ProjectID: in.ProjectID, Input: raw,
-	})
-	if err != nil {
-		return Result{}, coded(err, "write run snapshot")
-	}
 	owner := newID(&b)
-	started, err := b.Runs.StartRun(ctx, bindings.StartRunInput{
-		TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
-		Owner: owner, LeaseTTL: leaseTTL(&b),
+	started, entries, snap, err := openRun(ctx, &b, bindings.OpenRunInput{
+		Snapshot: bindings.RunSnapshotWriteInput{
+			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
+			AgentID: in.Agent.ID, AgentVersion: in.Agent.Version,
+			ConversationID: in.ConversationID, ProjectID: in.ProjectID, Input: raw,
+		},
+		Start: bindings.StartRunInput{
+			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
+			Owner: owner, LeaseTTL: leaseTTL(&b),
+		},
 	})
 	if err != nil {
-		return Result{}, coded(err, "start run")
-	}
-	entries, err := b.Runs.ReadJournal(ctx, in.TenantID, in.RunID)
-	if err != nil {
-		_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
-		return Result{}, journalError(in.RunID, err)
+		return Result{}, err
 	}
 	if explicit || len(entries) > 0 {
 		// Perhaps an existing run: drive it as the snapshot recorded it
 		// (the first write of a run's snapshot is the one kept).
-		snap, err := b.Snapshots.Read(ctx, in.TenantID, in.RunID)
-		if err == nil {
-			err = checkAgent(snap, in.Agent.ID, in.Agent.Version)
+		var err error
+		if snap == nil {
+			var read bindings.RunSnapshotRecord
+			if read, err = b.Snapshots.Read(ctx, in.TenantID, in.RunID); err == nil {
+				snap = &read
+			}
 		}
 		if err == nil {
-			err = checkFlow(snap)
+			err = checkAgent(*snap, in.Agent.ID, in.Agent.Version)
 		}
 		if err == nil {
-			stored, err = decodeSnapshot(snap, in)
+			err = checkFlow(*snap)
+		}
+		if err == nil {
+			stored, err = decodeSnapshot(*snap, in)
 		}
 		if err != nil {
 			_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
@@ -94,6 +94,42 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	}
 	r := newRun(&b, stored, in.Agent, in.RunID, owner, started.Status, entries)
 	return r.drive(ctx)
+}
+
+// openRun writes the run's snapshot, starts the run under a lease and
+// reads its journal — in one call when the run and snapshot bindings are
+// one store with bindings.RunOpener, which also returns the stored
+// snapshot (snap is nil otherwise).
+func openRun(ctx context.Context, b *Bindings, in bindings.OpenRunInput) (run bindings.Run, entries []bindings.JournalEntry, snap *bindings.RunSnapshotRecord, err error) {
+	if op, ok := b.Runs.(bindings.RunOpener); ok && sameBinding(b.Runs, b.Snapshots) {
+		res, err := op.OpenRun(ctx, in)
+		if err != nil {
+			return bindings.Run{}, nil, nil, coded(err, "open run")
+		}
+		return res.Run, res.Journal, &res.Snapshot, nil
+	}
+	if err := b.Snapshots.Write(ctx, in.Snapshot); err != nil {
+		return bindings.Run{}, nil, nil, coded(err, "write run snapshot")
+	}
+	if run, err = b.Runs.StartRun(ctx, in.Start); err != nil {
+		return bindings.Run{}, nil, nil, coded(err, "start run")
+	}
+	if entries, err = b.Runs.ReadJournal(ctx, in.Start.TenantID, in.Start.RunID); err != nil {
+		_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.Start.TenantID, in.Start.RunID, in.Start.Owner)
+		return bindings.Run{}, nil, nil, journalError(in.Start.RunID, err)
+	}
+	return run, entries, nil, nil
+}
+
+// sameBinding reports whether two bindings are the same value (one store
+// bound twice), without panicking on values that cannot be compared.
+func sameBinding(a, b any) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a != nil && a == b
 }
 
 // Resume continues a run — parked on approvals, or left running by a

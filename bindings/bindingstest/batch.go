@@ -9,7 +9,8 @@ import (
 )
 
 // RunBatchTests checks the optional journal capabilities of a RunBinding:
-// bindings.StepBatcher and bindings.RunFinisher. Each suite skips when the
+// bindings.StepBatcher, bindings.RunFinisher and bindings.RunOpener (whose
+// snapshots Harness.Snapshots reads back). Each suite skips when the
 // binding lacks its capability. RunJournalTests runs them too.
 func RunBatchTests(t *testing.T, newHarness NewHarness) {
 	t.Helper()
@@ -21,6 +22,10 @@ func RunBatchTests(t *testing.T, newHarness NewHarness) {
 		_, ok := h.Runs.(bindings.RunFinisher)
 		return ok
 	}, finishCases)
+	runSuite(t, newHarness, "RunOpener", func(h Harness) bool {
+		_, ok := h.Runs.(bindings.RunOpener)
+		return ok && h.Snapshots != nil
+	}, openCases)
 }
 
 var batchCases = []testCase{
@@ -29,6 +34,13 @@ var batchCases = []testCase{
 	{name: "AppendStepsWithAnInvalidEntryStoresNothing", run: testAppendStepsInvalid},
 	{name: "AppendStepsOfUnknownRunIsJournalUnavailable", run: testAppendStepsUnknown},
 	{name: "AppendStepsOfNoEntriesStoresNothing", run: testAppendStepsEmpty},
+}
+
+var openCases = []testCase{
+	{name: "OpenRunCreatesTheRunAndStoresTheSnapshot", run: testOpenRunCreates},
+	{name: "OpenRunOfAnExistingRunReturnsItsJournalAndFirstSnapshot", run: testOpenRunExisting},
+	{name: "OpenRunOfARunHeldByAnotherIsBusy", run: testOpenRunBusy},
+	{name: "OpenRunOfMismatchedSnapshotAndRunIsInvalid", run: testOpenRunMismatch},
 }
 
 var finishCases = []testCase{
@@ -181,4 +193,74 @@ func testFinishRunInvalid(t *testing.T, f *fixture) {
 	if es := f.journal(t, a, "run-1"); len(es) != 0 {
 		t.Fatalf("a refused FinishRun stored %d entries", len(es))
 	}
+}
+
+func openInput(tenant, run, owner, input string) bindings.OpenRunInput {
+	return bindings.OpenRunInput{
+		Snapshot: bindings.RunSnapshotWriteInput{
+			TenantID: tenant, RunID: run, FlowID: "agent.turn", FlowVersion: "1.1.0",
+			AgentID: "acme.drafter", AgentVersion: "1.0.0", ConversationID: "conv-1",
+			Input: json.RawMessage(input), CreatedAt: at(3),
+		},
+		Start: bindings.StartRunInput{TenantID: tenant, RunID: run, FlowID: "agent.turn", FlowVersion: "1.1.0", Owner: owner, LeaseTTL: leaseTTL},
+	}
+}
+
+func (f *fixture) openRun(in bindings.OpenRunInput) (bindings.OpenRunResult, error) {
+	return f.Runs.(bindings.RunOpener).OpenRun(f.ctx, in)
+}
+
+func testOpenRunCreates(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	res, err := f.openRun(openInput(a, "run-1", "worker-1", `{"userMessage":"first"}`))
+	must(t, "OpenRun", err)
+	if !res.Created || len(res.Journal) != 0 || res.Journal == nil {
+		t.Fatalf("OpenRun of a new run: created %v, journal %v; want created and an empty journal", res.Created, res.Journal)
+	}
+	if res.Run.Status != bindings.RunRunning || res.Run.LeaseOwner != "worker-1" || res.Run.ID != "run-1" {
+		t.Fatalf("run = %+v, want running and leased to worker-1", res.Run)
+	}
+	diff(t, "run", f.getRun(t, a, "run-1"), res.Run)
+	stored, err := f.Snapshots.Read(f.ctx, a, "run-1")
+	must(t, "Read snapshot", err)
+	if !jsonEqual(stored.Input, json.RawMessage(`{"userMessage":"first"}`)) || stored.AgentID != "acme.drafter" || !stored.CreatedAt.Equal(at(3)) {
+		t.Fatalf("stored snapshot %+v", stored)
+	}
+	if !jsonEqual(res.Snapshot.Input, stored.Input) || res.Snapshot.AgentVersion != stored.AgentVersion || res.Snapshot.RunID != "run-1" {
+		t.Fatalf("returned snapshot %+v, want the stored %+v", res.Snapshot, stored)
+	}
+}
+
+func testOpenRunExisting(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	_, err := f.openRun(openInput(a, "run-1", "worker-1", `{"userMessage":"first"}`))
+	must(t, "OpenRun", err)
+	f.step(t, a, "run-1", "worker-1", "setup", bindings.StepCompleted)
+	must(t, "ReleaseLease", f.Runs.ReleaseLease(f.ctx, a, "run-1", "worker-1"))
+	res, err := f.openRun(openInput(a, "run-1", "worker-2", `{"userMessage":"second"}`))
+	must(t, "OpenRun again", err)
+	if res.Created || res.Run.LeaseOwner != "worker-2" {
+		t.Fatalf("OpenRun of an existing run: created %v, lease owner %q; want not created, leased to worker-2", res.Created, res.Run.LeaseOwner)
+	}
+	diff(t, "journal", journalKeys(res.Journal), []string{"setup:completed"})
+	if !jsonEqual(res.Snapshot.Input, json.RawMessage(`{"userMessage":"first"}`)) {
+		t.Fatalf("snapshot input %s, want the first write kept", res.Snapshot.Input)
+	}
+}
+
+func testOpenRunBusy(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.startRun(t, a, "run-1", "worker-1")
+	_, err := f.openRun(openInput(a, "run-1", "worker-2", `{}`))
+	wantCode(t, "OpenRun of a run held by worker-1", err, agents.CodeRunBusy)
+	if r := f.getRun(t, a, "run-1"); r.LeaseOwner != "worker-1" {
+		t.Fatalf("a refused OpenRun moved the lease to %q", r.LeaseOwner)
+	}
+}
+
+func testOpenRunMismatch(t *testing.T, f *fixture) {
+	in := openInput(f.tenant("a"), "run-1", "worker-1", `{}`)
+	in.Snapshot.RunID = "run-2"
+	_, err := f.openRun(in)
+	wantCode(t, "OpenRun of mismatched ids", err, agents.CodeInvalidMessage)
 }

@@ -123,6 +123,39 @@ func (c *Crasher) Runs(b bindings.RunBinding) bindings.RunBinding {
 	return batchingRuns{runs{c, b}, sb}
 }
 
+// Store is a store that is both a turn's RunBinding and its
+// RunSnapshotBinding, with the optional journal capabilities (memstore and
+// pgstore are).
+type Store interface {
+	bindings.RunBinding
+	bindings.RunSnapshotBinding
+	bindings.StepBatcher
+	bindings.RunFinisher
+	bindings.RunOpener
+}
+
+// Store wraps s as one value serving both bindings, so that a driver sees
+// them as one store and uses bindings.RunOpener; its calls count as those
+// of Runs and Snapshots do, and OpenRun is one write.
+func (c *Crasher) Store(s Store) Store {
+	return store{finishingRuns{batchingRuns{runs{c, s}, s}, s}, snapshots{c, s}, s}
+}
+
+type store struct {
+	finishingRuns
+	snapshots
+	o bindings.RunOpener
+}
+
+// OpenRun counts the call as one write, then delegates (once crashed, it
+// fails).
+func (s store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings.OpenRunResult, error) {
+	if err := s.finishingRuns.c.write("OpenRun"); err != nil {
+		return bindings.OpenRunResult{}, err
+	}
+	return s.o.OpenRun(ctx, in)
+}
+
 type batchingRuns struct {
 	runs
 	sb bindings.StepBatcher
