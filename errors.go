@@ -34,6 +34,7 @@ const (
 	CodeRunSnapshotMissing        = "run-snapshot-missing"
 	CodeRunJournalUnavailable     = "run-journal-unavailable"
 	CodeRunBusy                   = "run-busy"
+	CodeConversationBusy          = "conversation-busy"
 	CodeMalformedEnvelope         = "malformed-envelope"
 	CodeUnsupportedPayloadVersion = "unsupported-payload-version"
 )
@@ -556,6 +557,24 @@ func (e *RunBusyError) Error() string {
 
 // Code returns run-busy.
 func (e *RunBusyError) Code() string { return CodeRunBusy }
+
+// ConversationBusyError reports a user message appended under a turn number
+// that another turn of the conversation already holds: two turns invoked at
+// once picked the same number, and the other one stored its user message
+// first. Nothing was stored. Retry the turn: a new Invoke gets the next
+// number.
+type ConversationBusyError struct {
+	ConversationID string
+	TurnNumber     int
+}
+
+// Error implements the error interface.
+func (e *ConversationBusyError) Error() string {
+	return fmt.Sprintf("conversation %q is busy: another turn holds turn number %d", e.ConversationID, e.TurnNumber)
+}
+
+// Code returns conversation-busy.
+func (e *ConversationBusyError) Code() string { return CodeConversationBusy }
 
 // EnvelopeError is implemented by the errors of reading a {v, doc} JSONB
 // envelope: *MalformedEnvelopeError and *UnsupportedPayloadVersionError.
