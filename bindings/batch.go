@@ -87,3 +87,19 @@ type OpenRunResult struct {
 type RunOpener interface {
 	OpenRun(ctx context.Context, in OpenRunInput) (OpenRunResult, error)
 }
+
+// StepMessageAppender is an optional capability of a store that is both a
+// turn's RunBinding and its ConversationBinding: journal entries and the
+// message that follows them in one call (one round trip for a database).
+//
+// AppendStepsAndMessage does what AppendSteps(steps) followed by
+// AppendMessage(msg) would, the message only when the entries were stored:
+// a refused lease (*agents.RunBusyError) or a missing run
+// (*agents.RunJournalUnavailableError) stores neither. When the entries
+// are stored and the message is refused (its conversation is missing or
+// closed), the entries stay, as after the two calls, and the error is the
+// message's. A driver uses it only when its run and conversation bindings
+// are the same value.
+type StepMessageAppender interface {
+	AppendStepsAndMessage(ctx context.Context, steps AppendStepsInput, msg AppendMessageInput) ([]JournalEntry, []bool, ConversationMessage, error)
+}

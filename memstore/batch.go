@@ -12,6 +12,8 @@ var (
 	_ bindings.StepBatcher = (*Store)(nil)
 	_ bindings.RunFinisher = (*Store)(nil)
 	_ bindings.RunOpener   = (*Store)(nil)
+
+	_ bindings.StepMessageAppender = (*Store)(nil)
 )
 
 // AppendSteps implements bindings.StepBatcher: each entry is appended as
@@ -132,4 +134,18 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	}
 	out.Snapshot = snap
 	return out, nil
+}
+
+// AppendStepsAndMessage implements bindings.StepMessageAppender:
+// AppendSteps, then, when it stored the entries, AppendMessage.
+func (s *Store) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
+	if msg.TenantID != steps.TenantID {
+		return nil, nil, bindings.ConversationMessage{}, invalid("the entries and the message are of different tenants")
+	}
+	entries, appended, err := s.AppendSteps(ctx, steps)
+	if err != nil {
+		return nil, nil, bindings.ConversationMessage{}, err
+	}
+	m, err := s.AppendMessage(ctx, msg)
+	return entries, appended, m, err
 }

@@ -245,60 +245,97 @@ func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID
 // conversation row for the length of its one-round-trip transaction, so
 // concurrent appends get distinct, increasing sequence numbers.
 func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
-	switch {
-	case in.TenantID == "":
-		return bindings.ConversationMessage{}, invalid("tenant id is empty")
-	case in.ConversationID == "":
-		return bindings.ConversationMessage{}, invalid("conversation id is empty")
-	case !in.Role.Valid():
-		return bindings.ConversationMessage{}, invalid("unknown role " + string(in.Role))
-	case in.Content == "" && len(in.ToolCalls) == 0:
-		return bindings.ConversationMessage{}, invalid("message has neither content nor tool calls")
-	}
-	id := in.ID
-	if id == "" {
-		id = s.ids()
-	}
-	var toolCalls []byte
-	if len(in.ToolCalls) > 0 {
-		var err error
-		if toolCalls, err = Wrap(in.ToolCalls); err != nil {
-			return bindings.ConversationMessage{}, err
-		}
-	}
-	metadata, err := wrapOpt(in.Metadata)
+	row, err := s.prepareMessage(in)
 	if err != nil {
 		return bindings.ConversationMessage{}, err
 	}
-	at := s.stamp(in.CreatedAt)
-	var status string
-	var m bindings.ConversationMessage
-	var found bool
+	var ma messageAppend
 	err = s.batch(ctx, "append message", in.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlLockConversation, in.TenantID, in.ConversationID)
-		b.Queue(sqlAppendMessage, in.TenantID, in.ConversationID, id, string(in.Role), in.Content,
-			jsonArg(toolCalls), in.ToolCallID, in.TurnNumber, in.RunID, jsonArg(metadata), at)
-		b.Queue(sqlGetMessage, in.TenantID, in.ConversationID, id)
-	}, func(br pgx.BatchResults) error {
-		if err := br.QueryRow().Scan(&status); err != nil && err != pgx.ErrNoRows {
-			return err
-		}
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		var err error
-		m, found, err = collectOne(br, scanMessage)
-		return err
-	})
-	switch {
-	case err != nil:
+		ma.queue(b, row, sqlAppendMessage)
+	}, ma.read)
+	if err != nil {
 		return bindings.ConversationMessage{}, err
-	case status == "":
-		return bindings.ConversationMessage{}, &agents.ConversationNotFoundError{ConversationID: in.ConversationID}
-	case found:
-		return m, nil
+	}
+	return ma.result(in.ConversationID)
+}
+
+// messageRow is a message to append, validated and encoded.
+type messageRow struct {
+	in                  bindings.AppendMessageInput
+	id                  string
+	toolCalls, metadata []byte
+	at                  time.Time
+}
+
+// prepareMessage validates a message to append and encodes its payloads.
+func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, error) {
+	switch {
+	case in.TenantID == "":
+		return messageRow{}, invalid("tenant id is empty")
+	case in.ConversationID == "":
+		return messageRow{}, invalid("conversation id is empty")
+	case !in.Role.Valid():
+		return messageRow{}, invalid("unknown role " + string(in.Role))
+	case in.Content == "" && len(in.ToolCalls) == 0:
+		return messageRow{}, invalid("message has neither content nor tool calls")
+	}
+	row := messageRow{in: in, id: in.ID, at: s.stamp(in.CreatedAt)}
+	if row.id == "" {
+		row.id = s.ids()
+	}
+	var err error
+	if len(in.ToolCalls) > 0 {
+		if row.toolCalls, err = Wrap(in.ToolCalls); err != nil {
+			return messageRow{}, err
+		}
+	}
+	if row.metadata, err = wrapOpt(in.Metadata); err != nil {
+		return messageRow{}, err
+	}
+	return row, nil
+}
+
+// messageAppend is the statements of one message append in a batch and
+// what they read.
+type messageAppend struct {
+	status string
+	m      bindings.ConversationMessage
+	found  bool
+}
+
+// queue queues the append with the insert statement sql (sqlAppendMessage,
+// or a variant taking more arguments, passed in extra).
+func (ma *messageAppend) queue(b *pgx.Batch, row messageRow, sql string, extra ...any) {
+	in := row.in
+	b.Queue(sqlLockConversation, in.TenantID, in.ConversationID)
+	args := []any{in.TenantID, in.ConversationID, row.id, string(in.Role), in.Content,
+		jsonArg(row.toolCalls), in.ToolCallID, in.TurnNumber, in.RunID, jsonArg(row.metadata), row.at}
+	b.Queue(sql, append(args, extra...)...)
+	b.Queue(sqlGetMessage, in.TenantID, in.ConversationID, row.id)
+}
+
+// read reads the results of the statements queue queued.
+func (ma *messageAppend) read(br pgx.BatchResults) error {
+	if err := br.QueryRow().Scan(&ma.status); err != nil && err != pgx.ErrNoRows {
+		return err
+	}
+	if _, err := br.Exec(); err != nil {
+		return err
+	}
+	var err error
+	ma.m, ma.found, err = collectOne(br, scanMessage)
+	return err
+}
+
+// result is the stored message, or why there is none.
+func (ma *messageAppend) result(conversationID string) (bindings.ConversationMessage, error) {
+	switch {
+	case ma.status == "":
+		return bindings.ConversationMessage{}, &agents.ConversationNotFoundError{ConversationID: conversationID}
+	case ma.found:
+		return ma.m, nil
 	default:
-		return bindings.ConversationMessage{}, &agents.ConversationClosedError{ConversationID: in.ConversationID}
+		return bindings.ConversationMessage{}, &agents.ConversationClosedError{ConversationID: conversationID}
 	}
 }
 

@@ -15,7 +15,55 @@ var (
 	_ bindings.StepBatcher = (*Store)(nil)
 	_ bindings.RunFinisher = (*Store)(nil)
 	_ bindings.RunOpener   = (*Store)(nil)
+
+	_ bindings.StepMessageAppender = (*Store)(nil)
 )
+
+// sqlAppendMessageLeased is sqlAppendMessage that stores nothing unless
+// run $13 exists and, when $12 is not empty, $12 holds its lease at $14:
+// the message of AppendStepsAndMessage is stored only with its entries.
+const sqlAppendMessageLeased = `WITH existing AS (
+		SELECT 1 FROM agent_conversation_messages
+		WHERE tenant_id = $1 AND conversation_id = $2 AND id = $3
+	), conv AS (
+		UPDATE agent_conversations
+		SET message_count = message_count + 1,
+		    turn_count = GREATEST(turn_count, $8::integer),
+		    last_activity_at = GREATEST(last_activity_at, $11::timestamptz)
+		WHERE tenant_id = $1 AND id = $2 AND status = 'open' AND NOT EXISTS (SELECT 1 FROM existing)
+		  AND EXISTS (SELECT 1 FROM agent_runs r WHERE r.tenant_id = $1 AND r.id = $13
+		      AND ($12 = '' OR (r.lease_owner = $12 AND r.lease_expires_at > $14)))
+		RETURNING message_count
+	)
+	INSERT INTO agent_conversation_messages
+		(tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id, turn_number, run_id, metadata, created_at)
+	SELECT $1, $2, $3, conv.message_count, $4, $5, $6, $7, $8, $9, $10, $11 FROM conv`
+
+// AppendStepsAndMessage implements bindings.StepMessageAppender: the
+// entries, then the message (stored only when the entries are), in one
+// round trip and one transaction.
+func (s *Store) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
+	if msg.TenantID != steps.TenantID {
+		return nil, nil, bindings.ConversationMessage{}, invalid("the entries and the message are of different tenants")
+	}
+	row, err := s.prepareMessage(msg)
+	if err != nil {
+		return nil, nil, bindings.ConversationMessage{}, err
+	}
+	tail := &messageTail{row: row}
+	entries, appended, err := s.appendSteps(ctx, "append steps and message", steps, "", tail)
+	if err != nil {
+		return nil, nil, bindings.ConversationMessage{}, err
+	}
+	m, err := tail.ma.result(msg.ConversationID)
+	return entries, appended, m, err
+}
+
+// messageTail is a message appended after the entries of appendSteps.
+type messageTail struct {
+	row messageRow
+	ma  messageAppend
+}
 
 // sqlFinishStatus sets the status of a run whose lease $5 (when not empty)
 // still holds at $4.
@@ -29,7 +77,7 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	}
 	entries, appended, err := s.appendSteps(ctx, "append step", bindings.AppendStepsInput{
 		TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: []bindings.JournalEntry{in.Entry},
-	}, "")
+	}, "", nil)
 	if err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
@@ -45,7 +93,7 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 // otherwise nothing is stored and the error is *agents.RunBusyError. A
 // missing run is *agents.RunJournalUnavailableError.
 func (s *Store) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
-	return s.appendSteps(ctx, "append steps", in, "")
+	return s.appendSteps(ctx, "append steps", in, "", nil)
 }
 
 // FinishRun implements bindings.RunFinisher: the entries, the status and
@@ -58,14 +106,14 @@ func (s *Store) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bi
 	}
 	return s.appendSteps(ctx, "finish run", bindings.AppendStepsInput{
 		TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries,
-	}, in.Status)
+	}, in.Status, nil)
 }
 
 // appendSteps appends in.Entries and, when status is set, then sets the
 // run's status and releases in.Owner's lease, in one batch. The lease is
 // checked once, under the run's row lock: when in.Owner does not hold it,
 // no statement changes anything and the error is *agents.RunBusyError.
-func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendStepsInput, status bindings.RunStatus) ([]bindings.JournalEntry, []bool, error) {
+func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendStepsInput, status bindings.RunStatus, tail *messageTail) ([]bindings.JournalEntry, []bool, error) {
 	switch {
 	case in.TenantID == "":
 		return nil, nil, invalid("tenant id is empty")
@@ -99,7 +147,7 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 		}
 		rows[i] = row{e.Key, e.Status.Phase(), e.Node, string(e.Status), jsonArg(output), jsonArg(stepErr), s.stamp(e.At)}
 	}
-	if len(rows) == 0 && status == "" {
+	if len(rows) == 0 && status == "" && tail == nil {
 		return []bindings.JournalEntry{}, []bool{}, nil
 	}
 	now := s.stamp(time.Time{})
@@ -118,6 +166,9 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 		if status != "" {
 			b.Queue(sqlFinishStatus, in.TenantID, in.RunID, string(status), now, in.Owner)
 			b.Queue(sqlReleaseLease, in.TenantID, in.RunID, in.Owner, now)
+		}
+		if tail != nil {
+			tail.ma.queue(b, tail.row, sqlAppendMessageLeased, in.Owner, in.RunID, now)
 		}
 	}, func(br pgx.BatchResults) error {
 		switch err := br.QueryRow().Scan(&leaseOwner, &expires); err {
@@ -143,6 +194,9 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 					return err
 				}
 			}
+		}
+		if tail != nil {
+			return tail.ma.read(br)
 		}
 		return nil
 	})

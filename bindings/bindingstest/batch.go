@@ -9,8 +9,9 @@ import (
 )
 
 // RunBatchTests checks the optional journal capabilities of a RunBinding:
-// bindings.StepBatcher, bindings.RunFinisher and bindings.RunOpener (whose
-// snapshots Harness.Snapshots reads back). Each suite skips when the
+// bindings.StepBatcher, bindings.RunFinisher, bindings.RunOpener (whose
+// snapshots Harness.Snapshots reads back) and bindings.StepMessageAppender
+// (whose messages Harness.Conversations reads back). Each suite skips when the
 // binding lacks its capability. RunJournalTests runs them too.
 func RunBatchTests(t *testing.T, newHarness NewHarness) {
 	t.Helper()
@@ -26,6 +27,10 @@ func RunBatchTests(t *testing.T, newHarness NewHarness) {
 		_, ok := h.Runs.(bindings.RunOpener)
 		return ok && h.Snapshots != nil
 	}, openCases)
+	runSuite(t, newHarness, "StepMessageAppender", func(h Harness) bool {
+		_, ok := h.Runs.(bindings.StepMessageAppender)
+		return ok && h.Conversations != nil
+	}, stepMessageCases)
 }
 
 var batchCases = []testCase{
@@ -41,6 +46,13 @@ var openCases = []testCase{
 	{name: "OpenRunOfAnExistingRunReturnsItsJournalAndFirstSnapshot", run: testOpenRunExisting},
 	{name: "OpenRunOfARunHeldByAnotherIsBusy", run: testOpenRunBusy},
 	{name: "OpenRunOfMismatchedSnapshotAndRunIsInvalid", run: testOpenRunMismatch},
+}
+
+var stepMessageCases = []testCase{
+	{name: "AppendStepsAndMessageStoresBoth", run: testStepsAndMessage},
+	{name: "AppendStepsAndMessageByAnotherOwnerStoresNeither", run: testStepsAndMessageBusy},
+	{name: "AppendStepsAndMessageOfUnknownRunStoresNeither", run: testStepsAndMessageUnknownRun},
+	{name: "AppendStepsAndMessageToAClosedConversationKeepsTheEntries", run: testStepsAndMessageClosed},
 }
 
 var finishCases = []testCase{
@@ -263,4 +275,84 @@ func testOpenRunMismatch(t *testing.T, f *fixture) {
 	in.Snapshot.RunID = "run-2"
 	_, err := f.openRun(in)
 	wantCode(t, "OpenRun of mismatched ids", err, agents.CodeInvalidMessage)
+}
+
+func (f *fixture) stepsAndMessage(steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
+	return f.Runs.(bindings.StepMessageAppender).AppendStepsAndMessage(f.ctx, steps, msg)
+}
+
+func (f *fixture) messageIDs(t *testing.T, tenant, conv string) []string {
+	t.Helper()
+	ms, err := f.Conversations.ReadMessages(f.ctx, bindings.ReadMessagesInput{TenantID: tenant, ConversationID: conv, Limit: -1})
+	must(t, "ReadMessages", err)
+	ids := []string{}
+	for _, m := range ms {
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+func runMessage(tenant, id string) bindings.AppendMessageInput {
+	return bindings.AppendMessageInput{TenantID: tenant, ConversationID: "conv-1", ID: id, Role: bindings.RoleUser, Content: "hello", TurnNumber: 1, RunID: "run-1"}
+}
+
+func testStepsAndMessage(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.open(t, a, "conv-1", at(1))
+	f.startRun(t, a, "run-1", "worker-1")
+	f.step(t, a, "run-1", "worker-1", "setup", bindings.StepCompleted)
+	steps := bindings.AppendStepsInput{TenantID: a, RunID: "run-1", Owner: "worker-1", Entries: []bindings.JournalEntry{
+		entry("setup", bindings.StepCompleted), entry("render-prompt", bindings.StepCompleted),
+	}}
+	got, appended, m, err := f.stepsAndMessage(steps, runMessage(a, "run-1/persist-user-message"))
+	must(t, "AppendStepsAndMessage", err)
+	diff(t, "appended", appended, []bool{false, true})
+	if len(got) != 2 || got[1].Key != "render-prompt" {
+		t.Fatalf("entries %+v", got)
+	}
+	if m.ID != "run-1/persist-user-message" || m.Content != "hello" || m.Seq == 0 || m.RunID != "run-1" {
+		t.Fatalf("message %+v", m)
+	}
+	diff(t, "journal", journalKeys(f.journal(t, a, "run-1")), []string{"setup:completed", "render-prompt:completed"})
+	diff(t, "messages", f.messageIDs(t, a, "conv-1"), []string{"run-1/persist-user-message"})
+	// Again: the message is stored once and returned as stored.
+	_, appended, again, err := f.stepsAndMessage(steps, runMessage(a, "run-1/persist-user-message"))
+	must(t, "AppendStepsAndMessage again", err)
+	diff(t, "appended again", appended, []bool{false, false})
+	diff(t, "message again", again, m)
+	diff(t, "messages after the retry", f.messageIDs(t, a, "conv-1"), []string{"run-1/persist-user-message"})
+}
+
+func testStepsAndMessageBusy(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.open(t, a, "conv-1", at(1))
+	f.startRun(t, a, "run-1", "worker-1")
+	_, _, _, err := f.stepsAndMessage(bindings.AppendStepsInput{TenantID: a, RunID: "run-1", Owner: "worker-2", Entries: []bindings.JournalEntry{entry("setup", bindings.StepCompleted)}},
+		runMessage(a, "m-1"))
+	wantCode(t, "AppendStepsAndMessage by worker-2", err, agents.CodeRunBusy)
+	if es := f.journal(t, a, "run-1"); len(es) != 0 {
+		t.Fatalf("a refused call stored %d entries", len(es))
+	}
+	diff(t, "messages", f.messageIDs(t, a, "conv-1"), []string{})
+}
+
+func testStepsAndMessageUnknownRun(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.open(t, a, "conv-1", at(1))
+	_, _, _, err := f.stepsAndMessage(bindings.AppendStepsInput{TenantID: a, RunID: "missing", Entries: []bindings.JournalEntry{entry("setup", bindings.StepCompleted)}},
+		runMessage(a, "m-1"))
+	wantCode(t, "AppendStepsAndMessage of an unknown run", err, agents.CodeRunJournalUnavailable)
+	diff(t, "messages", f.messageIDs(t, a, "conv-1"), []string{})
+}
+
+func testStepsAndMessageClosed(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.open(t, a, "conv-1", at(1))
+	must(t, "CloseConversation", f.Conversations.CloseConversation(f.ctx, a, "conv-1"))
+	f.startRun(t, a, "run-1", "worker-1")
+	_, _, _, err := f.stepsAndMessage(bindings.AppendStepsInput{TenantID: a, RunID: "run-1", Owner: "worker-1", Entries: []bindings.JournalEntry{entry("setup", bindings.StepCompleted)}},
+		runMessage(a, "m-1"))
+	wantCode(t, "AppendStepsAndMessage to a closed conversation", err, agents.CodeConversationClosed)
+	diff(t, "journal", journalKeys(f.journal(t, a, "run-1")), []string{"setup:completed"})
+	diff(t, "messages", f.messageIDs(t, a, "conv-1"), []string{})
 }
