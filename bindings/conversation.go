@@ -46,7 +46,8 @@ type Conversation struct {
 	ParticipantID string             `json:"participantId,omitempty"`
 	Status        ConversationStatus `json:"status"`
 	// TurnCount is the highest turn number of a message stored in the
-	// conversation (0 before the first turn).
+	// conversation (0 before the first turn). A turn takes TurnCount+1 as
+	// its number; its user message claims it (see AppendMessageInput).
 	TurnCount      int        `json:"turnCount"`
 	MessageCount   int        `json:"messageCount"`
 	OpenedAt       time.Time  `json:"openedAt"`
@@ -124,6 +125,19 @@ type ConversationMessage struct {
 // AppendMessageInput appends one message. ID is the idempotency key: an
 // append whose (tenant, conversation, ID) is already stored returns the
 // stored message and stores nothing; an empty ID gets a generated one.
+//
+// TurnNumber is the turn the message belongs to; 0 means the message is
+// part of no turn. A user message with TurnNumber > 0 opens that turn, and
+// a turn has one user message: appending a user message whose TurnNumber
+// is at most the conversation's TurnCount, under an ID not stored yet, is
+// *agents.ConversationBusyError and stores nothing (another turn holds the
+// number). The check and the append are one atomic step, so of concurrent
+// user messages with the same TurnNumber exactly one is stored. An ID
+// already stored still returns the stored message: an idempotent replay of
+// the user message that won is no conflict. Agent, tool and system messages
+// open no turn and are not checked: those of a turn are appended with its
+// number, which may by then be below TurnCount (a later turn started while
+// this one was parked).
 type AppendMessageInput struct {
 	TenantID       string          `json:"tenantId"`
 	ConversationID string          `json:"conversationId"`
@@ -137,6 +151,22 @@ type AppendMessageInput struct {
 	Metadata       json.RawMessage `json:"metadata,omitempty"`
 	// CreatedAt is the message time; zero means now.
 	CreatedAt time.Time `json:"createdAt,omitzero"`
+}
+
+// OpensTurn reports whether the message opens turn TurnNumber: a user
+// message with TurnNumber > 0. Only such a message is checked against the
+// conversation's TurnCount (see TurnTaken).
+func (in AppendMessageInput) OpensTurn() bool {
+	return in.Role == RoleUser && in.TurnNumber > 0
+}
+
+// TurnTaken reports whether appending in to a conversation whose TurnCount
+// is turnCount would claim a turn number another turn holds: in opens a
+// turn whose number is not above turnCount. A binding refuses such an
+// append with *agents.ConversationBusyError once it knows in.ID is not
+// stored.
+func (in AppendMessageInput) TurnTaken(turnCount int) bool {
+	return in.OpensTurn() && in.TurnNumber <= turnCount
 }
 
 // ReadMessagesInput reads the latest Limit messages of a conversation
@@ -156,6 +186,12 @@ type ReadMessagesInput struct {
 // another tenant). Appending to a closed conversation is
 // *agents.ConversationClosedError; an unknown role or an empty tenant,
 // conversation or content-and-tool-calls is *agents.InvalidMessageError.
+// Appending a user message under a turn number the conversation already
+// has (TurnNumber > 0 and <= TurnCount) is *agents.ConversationBusyError,
+// decided atomically with the append so that it holds across processes:
+// two turns that picked the same number cannot both store their user
+// message. An append whose ID is stored returns the stored message before
+// any of these checks (idempotent replay wins, also once closed).
 // Closing is idempotent; deleting removes the conversation and its messages
 // and is idempotent too (deleting a missing conversation is not an error).
 // ReadMessages must cost O(Limit), not O(conversation length).

@@ -42,7 +42,11 @@ func BenchmarkReadMessagesLast20(b *testing.B) {
 				b.Fatal(err)
 			}
 			for i := range n {
-				if _, err := s.AppendMessage(ctx, bindings.AppendMessageInput{TenantID: "t", ConversationID: "c", ID: fmt.Sprint(i), Role: bindings.RoleUser, Content: "a message of moderate length", TurnNumber: i/2 + 1}); err != nil {
+				role := bindings.RoleUser // a turn: a user message, then the agent's
+				if i%2 == 1 {
+					role = bindings.RoleAgent
+				}
+				if _, err := s.AppendMessage(ctx, bindings.AppendMessageInput{TenantID: "t", ConversationID: "c", ID: fmt.Sprint(i), Role: role, Content: "a message of moderate length", TurnNumber: i/2 + 1}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -233,7 +233,9 @@ func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID
 
 // AppendMessage appends a message; a message id already stored returns the
 // stored message and stores nothing (also once the conversation is
-// closed, so a replayed append stays idempotent).
+// closed, so a replayed append stays idempotent). A user message under a
+// turn number the conversation already has is *agents.ConversationBusyError,
+// checked under the same lock as the append.
 func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
 	if err := alive(ctx); err != nil {
 		return bindings.ConversationMessage{}, err
@@ -259,6 +261,9 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	}
 	if r.c.Status == bindings.ConversationClosed {
 		return bindings.ConversationMessage{}, &agents.ConversationClosedError{ConversationID: in.ConversationID}
+	}
+	if in.TurnTaken(r.c.TurnCount) {
+		return bindings.ConversationMessage{}, &agents.ConversationBusyError{ConversationID: in.ConversationID, TurnNumber: in.TurnNumber}
 	}
 	id, err := s.newID(in.ID, func(id string) bool { return hasKey(r.byID, id) })
 	if err != nil {

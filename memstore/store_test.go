@@ -111,7 +111,7 @@ func TestConcurrentUse(t *testing.T) {
 		wg.Go(func() {
 			for i := range each {
 				id := fmt.Sprintf("w%d-%d", w, i)
-				if _, err := s.AppendMessage(ctx, bindings.AppendMessageInput{TenantID: "t", ConversationID: "c", ID: id, Role: bindings.RoleUser, Content: id, TurnNumber: i}); err != nil {
+				if _, err := s.AppendMessage(ctx, bindings.AppendMessageInput{TenantID: "t", ConversationID: "c", ID: id, Role: bindings.RoleAgent, Content: id, TurnNumber: i}); err != nil {
 					t.Error(err)
 				}
 				if _, err := s.ReadMessages(ctx, bindings.ReadMessagesInput{TenantID: "t", ConversationID: "c", Limit: 5}); err != nil {

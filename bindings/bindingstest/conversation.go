@@ -3,6 +3,7 @@ package bindingstest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,10 +15,11 @@ import (
 // open, get, list, close and delete; keyset pagination by (OpenedAt DESC,
 // ID DESC), stable while rows are inserted; reading the latest N messages in
 // order; idempotent appends per message id; closed conversations; counts;
-// and tenant isolation everywhere.
+// one user message per turn number, also under concurrent appends; and
+// tenant isolation everywhere.
 func RunConversationTests(t *testing.T, newHarness NewHarness) {
 	t.Helper()
-	runSuite(t, newHarness, "ConversationBinding", func(h Harness) bool { return h.Conversations != nil }, conversationCases)
+	runSuite(t, newHarness, "ConversationBinding", func(h Harness) bool { return h.Conversations != nil }, slices.Concat(conversationCases, turnCases))
 }
 
 var conversationCases = []testCase{

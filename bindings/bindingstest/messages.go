@@ -43,7 +43,7 @@ func testAppendSeq(t *testing.T, f *fixture) {
 	f.open(t, a, "conv-1", at(0))
 	var last int64
 	for i := range 5 {
-		m := f.appendMsg(t, a, "conv-1", fmt.Sprintf("m%d", i), "text", 1)
+		m := f.appendMsg(t, a, "conv-1", fmt.Sprintf("m%d", i), "text", i+1)
 		if m.Seq <= last {
 			t.Fatalf("message %d has Seq %d after %d: want strictly increasing", i, m.Seq, last)
 		}
@@ -72,7 +72,7 @@ func testAppendGeneratesID(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.open(t, a, "conv-1", at(0))
 	m1 := f.appendMsg(t, a, "conv-1", "", "one", 1)
-	m2 := f.appendMsg(t, a, "conv-1", "", "two", 1)
+	m2 := f.appendMsg(t, a, "conv-1", "", "two", 2)
 	if m1.ID == "" || m2.ID == "" || m1.ID == m2.ID {
 		t.Fatalf("generated message ids %q and %q: want two distinct non-empty ids", m1.ID, m2.ID)
 	}
@@ -150,9 +150,11 @@ func testCounts(t *testing.T, f *fixture) {
 		t.Fatalf("new conversation: TurnCount %d MessageCount %d, want 0 and 0", c.TurnCount, c.MessageCount)
 	}
 	f.appendMsg(t, a, "conv-1", "m1", "q1", 1)
-	f.appendMsg(t, a, "conv-1", "m2", "a1", 1)
+	_, err := f.appendRole(a, "conv-1", "m2", bindings.RoleAgent, "a1", 1)
+	must(t, "AppendMessage m2", err)
 	f.appendMsg(t, a, "conv-1", "m3", "q2", 2)
-	f.appendMsg(t, a, "conv-1", "m4", "a late note of turn 1", 1)
+	_, err = f.appendRole(a, "conv-1", "m4", bindings.RoleAgent, "a late note of turn 1", 1)
+	must(t, "AppendMessage m4", err)
 	c = f.get(t, a, "conv-1")
 	if c.TurnCount != 2 || c.MessageCount != 4 {
 		t.Fatalf("after four messages over two turns: TurnCount %d MessageCount %d, want the highest turn 2 and 4", c.TurnCount, c.MessageCount)
@@ -168,7 +170,7 @@ func testReadLatest(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.open(t, a, "conv-1", at(0))
 	for i := 1; i <= 7; i++ {
-		f.appendMsg(t, a, "conv-1", fmt.Sprintf("m%d", i), fmt.Sprintf("text %d", i), (i+1)/2)
+		f.appendMsg(t, a, "conv-1", fmt.Sprintf("m%d", i), fmt.Sprintf("text %d", i), i)
 	}
 	ms := f.read(t, a, "conv-1", 3, 0)
 	diff(t, "latest 3", msgIDs(ms), []string{"m5", "m6", "m7"})
@@ -184,7 +186,7 @@ func testReadLimits(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.open(t, a, "conv-1", at(0))
 	for i := 1; i <= 3; i++ {
-		f.appendMsg(t, a, "conv-1", fmt.Sprintf("m%d", i), "x", 1)
+		f.appendMsg(t, a, "conv-1", fmt.Sprintf("m%d", i), "x", i)
 	}
 	if ms := f.read(t, a, "conv-1", 0, 0); len(ms) != 0 {
 		t.Fatalf("Limit 0 read %d messages, want none", len(ms))
@@ -197,7 +199,7 @@ func testReadBeforeSeq(t *testing.T, f *fixture) {
 	f.open(t, a, "conv-1", at(0))
 	var seqs []int64
 	for i := 1; i <= 6; i++ {
-		seqs = append(seqs, f.appendMsg(t, a, "conv-1", fmt.Sprintf("m%d", i), "x", 1).Seq)
+		seqs = append(seqs, f.appendMsg(t, a, "conv-1", fmt.Sprintf("m%d", i), "x", i).Seq)
 	}
 	diff(t, "3 before m5", msgIDs(f.read(t, a, "conv-1", 3, seqs[4])), []string{"m2", "m3", "m4"})
 	diff(t, "all before m3", msgIDs(f.read(t, a, "conv-1", -1, seqs[2])), []string{"m1", "m2"})
