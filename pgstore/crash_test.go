@@ -127,12 +127,11 @@ func runCrashScenario(t *testing.T, pool DB, allowed int, panics bool) crashOutc
 	}
 	crasher := journaltest.New(allowed, panics)
 	wrapped := fresh
-	// One value for both bindings, as a host binds one Store: the turn
-	// opens the run with OpenRun.
-	both := crasher.Store(store)
-	wrapped.Runs = both
-	wrapped.Snapshots = both
-	wrapped.Conversations = crasher.Conversations(store)
+	// One value for the three bindings, as a host binds one Store: the
+	// turn opens the run with OpenRun and appends messages with the
+	// entries before them.
+	one := crasher.Store(store)
+	wrapped.Runs, wrapped.Snapshots, wrapped.Conversations = one, one, one
 	wrapped.Hitl = crasher.Hitl(store)
 
 	in := turn.Input{TenantID: tenant, ProjectID: crashProject, Agent: a, ConversationID: "conv-1",

@@ -102,9 +102,11 @@ func (f *turnFixture) invoke(ctx context.Context, b turn.Bindings, a agent.Agent
 // maxTurnRoundTrips bounds the round trips of a turn with one tool call:
 // the start of the drive is one call (bindings.RunOpener), the decide
 // steps' entries ride along with the next entry written at once
-// (bindings.StepBatcher), and the end of the drive is one call
+// (bindings.StepBatcher) or with the next message append, as does the
+// result of the model or tool call right before it
+// (bindings.StepMessageAppender), and the end of the drive is one call
 // (bindings.RunFinisher).
-const maxTurnRoundTrips = 16
+const maxTurnRoundTrips = 12
 
 // TestTurnWithOneToolCallRoundTrips runs a turn with one tool call on
 // pgstore and counts its round trips with a pgx tracer and the socket

@@ -76,8 +76,9 @@ type journalLine struct {
 // crashing after `allowed` writes (never when negative), then resumes it
 // from fresh bindings — as a new process would, once the dead driver's
 // lease expired — until it completes. With oneStore the run and snapshot
-// bindings are one value (the turn opens the run in one call); otherwise
-// they are wrapped apart (snapshot write and run start are two writes).
+// and conversation bindings are one value (the turn opens the run in one
+// call and appends messages with the entries before them); otherwise they
+// are wrapped apart.
 func runCrashScenario(t *testing.T, allowed int, panics, oneStore bool) crashOutcome {
 	t.Helper()
 	f := newFixture(t, nil, nil)
@@ -105,14 +106,15 @@ func runCrashScenario(t *testing.T, allowed int, panics, oneStore bool) crashOut
 	fresh.OnEvent = nil
 	wrapped := fresh
 	if oneStore {
-		// One value for both bindings: the turn opens the run with OpenRun.
-		both := crasher.Store(f.store)
-		wrapped.Runs, wrapped.Snapshots = both, both
+		// One value for the three bindings: the turn opens the run with
+		// OpenRun and appends messages with the entries before them.
+		one := crasher.Store(f.store)
+		wrapped.Runs, wrapped.Snapshots, wrapped.Conversations = one, one, one
 	} else {
 		wrapped.Runs = crasher.Runs(f.store)
 		wrapped.Snapshots = crasher.Snapshots(f.store)
+		wrapped.Conversations = crasher.Conversations(f.store)
 	}
-	wrapped.Conversations = crasher.Conversations(f.store)
 	wrapped.Hitl = crasher.Hitl(f.store)
 	wrapped.Provenance.Emitter = crasher.Emitter(f.store)
 

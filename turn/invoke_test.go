@@ -294,15 +294,17 @@ func TestSnapshotStoresTheInput(t *testing.T) {
 func TestHistoryDropsUnansweredCalls(t *testing.T) {
 	f := newFixture(t, []scripted.Response{scripted.Say("ok")}, nil)
 	ctx := t.Context()
+	// Turn 1 failed after its call; turn 2 completed. (A user message
+	// opens its turn: one per turn number.)
 	for _, m := range []bindings.AppendMessageInput{
-		{Role: bindings.RoleUser, Content: "first"},
-		{Role: bindings.RoleAgent, ToolCalls: []bindings.ToolCall{{ID: "lost", Name: "acme.clause-search", Arguments: json.RawMessage(`{}`)}}},
-		{Role: bindings.RoleUser, Content: "second"},
-		{Role: bindings.RoleAgent, ToolCalls: []bindings.ToolCall{{ID: "kept", Name: "acme.clause-search", Arguments: json.RawMessage(`{}`)}}},
-		{Role: bindings.RoleTool, ToolCallID: "kept", Content: "{}"},
-		{Role: bindings.RoleAgent, Content: "answer"},
+		{Role: bindings.RoleUser, Content: "first", TurnNumber: 1},
+		{Role: bindings.RoleAgent, ToolCalls: []bindings.ToolCall{{ID: "lost", Name: "acme.clause-search", Arguments: json.RawMessage(`{}`)}}, TurnNumber: 1},
+		{Role: bindings.RoleUser, Content: "second", TurnNumber: 2},
+		{Role: bindings.RoleAgent, ToolCalls: []bindings.ToolCall{{ID: "kept", Name: "acme.clause-search", Arguments: json.RawMessage(`{}`)}}, TurnNumber: 2},
+		{Role: bindings.RoleTool, ToolCallID: "kept", Content: "{}", TurnNumber: 2},
+		{Role: bindings.RoleAgent, Content: "answer", TurnNumber: 2},
 	} {
-		m.TenantID, m.ConversationID, m.TurnNumber = tenant, f.conv.ID, 1
+		m.TenantID, m.ConversationID = tenant, f.conv.ID
 		if _, err := f.store.AppendMessage(ctx, m); err != nil {
 			t.Fatal(err)
 		}

@@ -120,6 +120,58 @@ func (r *run) bufferEntry(ctx context.Context, key, node string, output json.Raw
 	return e, true, nil
 }
 
+// carry buffers the result of an effect step (a model or tool call) when
+// the run and conversation bindings are one store with a
+// StepMessageAppender. It is written by the very next write of the drive:
+// the message append of the step right after it (the assistant message of
+// a model call, the tool message of a tool call), in the same call and
+// transaction, ahead of the message; any other step flushes it before it
+// starts (runStep), and so does every other write. So the result is stored
+// before any other step runs or any other effect happens — as when it is
+// written alone — and a crash that loses it loses the message with it: the
+// call runs again with the same request id, as after a crash at its own
+// write.
+func (r *run) carry(ctx context.Context, key, node string, output json.RawMessage) (bindings.JournalEntry, bool, error) {
+	e, appended, err := r.bufferEntry(ctx, key, node, output)
+	if err == nil {
+		r.carried = true
+	}
+	return e, appended, err
+}
+
+// appendMessage stores a message of the run after the buffered results: in
+// one call with a StepMessageAppender, otherwise as flush then
+// AppendMessage.
+func (r *run) appendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
+	if r.combiner == nil || len(r.buf) == 0 {
+		if err := r.flush(ctx); err != nil {
+			return bindings.ConversationMessage{}, err
+		}
+		m, err := r.b.Conversations.AppendMessage(ctx, in)
+		if err != nil {
+			return m, coded(err, "append message")
+		}
+		return m, nil
+	}
+	if err := r.checkLease(); err != nil {
+		return bindings.ConversationMessage{}, err
+	}
+	stored, appended, m, err := r.combiner.AppendStepsAndMessage(ctx, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: r.buf}, in)
+	if stored != nil {
+		// The entries were stored, whatever became of the message.
+		if len(stored) != len(r.buf) || len(appended) != len(r.buf) {
+			return m, &agents.PersistenceError{Op: "append journal steps", Err: fmt.Errorf("%d entries written, %d returned", len(r.buf), len(stored))}
+		}
+		if serr := r.stored(stored, appended); serr != nil {
+			return m, serr
+		}
+	}
+	if err != nil {
+		return m, coded(err, "append message")
+	}
+	return m, nil
+}
+
 // flush writes the buffered decide results, if any: it runs before every
 // external side effect of a decide step (a message append, a provenance
 // emit).
@@ -154,6 +206,7 @@ func (r *run) writeEntries(ctx context.Context, entries []bindings.JournalEntry)
 // stored indexes the written buffer and empties it.
 func (r *run) stored(buffered []bindings.JournalEntry, appended []bool) error {
 	r.buf = r.buf[:0]
+	r.carried = false
 	for i := range buffered {
 		if !appended[i] {
 			return &agents.RunBusyError{RunID: r.id}
@@ -180,7 +233,7 @@ func (r *run) stored(buffered []bindings.JournalEntry, appended []bool) error {
 // lease, a cancelled context — is returned without being journaled, so the
 // run can continue later from this step.
 func step[T any](ctx context.Context, r *run, key, node string, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
-	return runStep(ctx, r, key, node, true, fn)
+	return runStep(ctx, r, key, node, kindEffect, fn)
 }
 
 // decide is step for a node whose effect is safe to repeat: one that only
@@ -192,10 +245,26 @@ func step[T any](ctx context.Context, r *run, key, node string, fn func(ctx cont
 // guardrail checks (which may ask a model) use step, so a journal shows
 // which of them were in flight when a driver died.
 func decide[T any](ctx context.Context, r *run, key, node string, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
-	return runStep(ctx, r, key, node, false, fn)
+	return runStep(ctx, r, key, node, kindDecide, fn)
 }
 
-func runStep[T any](ctx context.Context, r *run, key, node string, effect bool, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
+// stepKind says how runStep journals a step.
+type stepKind int
+
+const (
+	// kindDecide: no started entry; the result is buffered (bufferEntry).
+	kindDecide stepKind = iota
+	// kindEffect: a started entry first; the result is written at once —
+	// or, with a StepMessageAppender, carried by the message append of the
+	// step right after it (see carry).
+	kindEffect
+	// kindMessage: a decide step whose effect is a message append through
+	// r.appendMessage, which writes the buffer in the same call.
+	kindMessage
+)
+
+func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
+	effect := kind == kindEffect
 	var zero T
 	st := r.entries[key]
 	if st != nil && st.result != nil {
@@ -213,6 +282,13 @@ func runStep[T any](ctx context.Context, r *run, key, node string, effect bool, 
 	}
 	if err := r.live(ctx); err != nil {
 		return zero, err
+	}
+	if r.carried && kind != kindMessage {
+		// An effect's result waits in the buffer for a message append;
+		// this step is not one: write it before the step starts.
+		if err := r.flush(ctx); err != nil {
+			return zero, err
+		}
 	}
 	if effect && (st == nil || st.started == nil) {
 		if _, _, err := r.appendEntry(ctx, key, node, bindings.StepStarted, nil, nil); err != nil {
@@ -245,9 +321,12 @@ func runStep[T any](ctx context.Context, r *run, key, node string, effect bool, 
 	}
 	var e bindings.JournalEntry
 	var appended bool
-	if effect {
+	switch {
+	case effect && r.combiner != nil:
+		e, appended, err = r.carry(ctx, key, node, raw)
+	case effect:
 		e, appended, err = r.appendEntry(ctx, key, node, bindings.StepCompleted, raw, nil)
-	} else {
+	default:
 		e, appended, err = r.bufferEntry(ctx, key, node, raw)
 	}
 	if err != nil {

@@ -43,7 +43,7 @@ func (r *run) messageID(key string) string { return r.id + "/" + key }
 func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendMessageInput, after func(context.Context, bindings.ConversationMessage)) (bindings.ConversationMessage, error) {
 	// The append is idempotent by the message's deterministic id, so the
 	// step needs no started entry: a retry stores nothing twice.
-	m, err := decide(ctx, r, key, node, func(ctx context.Context, _ string) (bindings.ConversationMessage, error) {
+	m, err := runStep(ctx, r, key, node, kindMessage, func(ctx context.Context, _ string) (bindings.ConversationMessage, error) {
 		in.TenantID = r.tenantID
 		in.ConversationID = r.in.ConversationID
 		in.ID = r.messageID(key)
@@ -57,14 +57,11 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 				Metadata: in.Metadata,
 			}
 		} else {
-			// The message may depend on decisions still buffered: store
-			// them first.
-			if err := r.flush(ctx); err != nil {
-				return m, err
-			}
+			// The message may depend on results still buffered: they are
+			// stored first (in the same call when the store can).
 			var err error
-			if m, err = r.b.Conversations.AppendMessage(ctx, in); err != nil {
-				return m, coded(err, "append message")
+			if m, err = r.appendMessage(ctx, in); err != nil {
+				return m, err
 			}
 		}
 		if after != nil {

@@ -32,7 +32,9 @@ type run struct {
 	// bufferEntry).
 	batcher   bindings.StepBatcher
 	finisher  bindings.RunFinisher
+	combiner  bindings.StepMessageAppender // only when Runs and Conversations are one store
 	buf       []bindings.JournalEntry
+	carried   bool         // buf holds an effect step's result (see carry)
 	logger    *slog.Logger // Bindings.Logger with the run's identity; nil: no logging
 	driveWall time.Time    // wall-clock start of the drive, for logged durations
 	lease     *leaseKeeper
@@ -71,6 +73,9 @@ func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, status bi
 		r.batcher = sb
 		r.buf = make([]bindings.JournalEntry, 0, 8)
 		r.finisher, _ = b.Runs.(bindings.RunFinisher)
+		if c, ok := b.Runs.(bindings.StepMessageAppender); ok && sameBinding(b.Runs, b.Conversations) {
+			r.combiner = c
+		}
 	}
 	for _, e := range entries {
 		if e.Status != bindings.StepParked {
@@ -203,6 +208,10 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 	case r.pending:
 		_ = r.end(bg, bindings.RunSuspended, nil)
 	default:
+		if r.carried {
+			// An effect's result is still buffered: try to keep it.
+			_ = r.flush(bg)
+		}
 		r.releaseLease(bg)
 	}
 	r.logEnd(parent, Result{}, err, !terminal)

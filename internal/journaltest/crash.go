@@ -123,28 +123,42 @@ func (c *Crasher) Runs(b bindings.RunBinding) bindings.RunBinding {
 	return batchingRuns{runs{c, b}, sb}
 }
 
-// Store is a store that is both a turn's RunBinding and its
-// RunSnapshotBinding, with the optional journal capabilities (memstore and
-// pgstore are).
+// Store is a store that is a turn's RunBinding, RunSnapshotBinding and
+// ConversationBinding at once, with the optional journal capabilities
+// (memstore and pgstore are).
 type Store interface {
 	bindings.RunBinding
 	bindings.RunSnapshotBinding
+	bindings.ConversationBinding
 	bindings.StepBatcher
 	bindings.RunFinisher
 	bindings.RunOpener
+	bindings.StepMessageAppender
 }
 
-// Store wraps s as one value serving both bindings, so that a driver sees
-// them as one store and uses bindings.RunOpener; its calls count as those
-// of Runs and Snapshots do, and OpenRun is one write.
+// Store wraps s as one value serving the three bindings, so that a driver
+// sees them as one store and uses bindings.RunOpener and
+// bindings.StepMessageAppender; its calls count as those of Runs,
+// Snapshots and Conversations do, and OpenRun and AppendStepsAndMessage
+// are one write each.
 func (c *Crasher) Store(s Store) Store {
-	return store{finishingRuns{batchingRuns{runs{c, s}, s}, s}, snapshots{c, s}, s}
+	return store{finishingRuns{batchingRuns{runs{c, s}, s}, s}, snapshots{c, s}, conversations{c, s}, s}
 }
 
 type store struct {
 	finishingRuns
 	snapshots
-	o bindings.RunOpener
+	conversations
+	s Store
+}
+
+// AppendStepsAndMessage counts the call as one write, then delegates (once
+// crashed, it fails).
+func (s store) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
+	if err := s.finishingRuns.c.write("AppendStepsAndMessage " + msg.ID + " " + entryNames(steps.Entries)); err != nil {
+		return nil, nil, bindings.ConversationMessage{}, err
+	}
+	return s.s.AppendStepsAndMessage(ctx, steps, msg)
 }
 
 // OpenRun counts the call as one write, then delegates (once crashed, it
@@ -153,7 +167,7 @@ func (s store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings.
 	if err := s.finishingRuns.c.write("OpenRun"); err != nil {
 		return bindings.OpenRunResult{}, err
 	}
-	return s.o.OpenRun(ctx, in)
+	return s.s.OpenRun(ctx, in)
 }
 
 type batchingRuns struct {
