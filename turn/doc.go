@@ -34,6 +34,30 @@
 // retried write stores nothing twice. Only each step's own output is
 // journaled; the turn's state is rebuilt by replaying the steps in order.
 //
+// # Fewer writes
+//
+// A step that only decides (setup, render-prompt, retrieval, the dispatch
+// plan, budget-check, compose-result) or whose effect is idempotent under
+// its key (a message, the provenance record) keeps its result in memory
+// until the next write that must happen anyway — a model, tool or approval
+// step's started entry, a message append, the provenance emit, the end of
+// the drive — and is written with it when Runs implements
+// bindings.StepBatcher. Nothing outside the run sees such a result before
+// it is stored, so a crash that loses it only makes the step decide again.
+// When the store also implements bindings.RunOpener, RunFinisher and
+// StepMessageAppender and is bound as Runs, Snapshots and Conversations at
+// once, the drive opens and ends in one call each, and a message append
+// carries the entries before it, including the result of the model or tool
+// call it answers (written with the message or, if another step comes
+// first, before that step starts). On pgstore a turn with one tool call
+// takes 12 round trips.
+//
+// # Logging
+//
+// Bindings.Logger receives the lifecycle at debug level (see Bindings);
+// message content, tool inputs and outputs are logged only with
+// Bindings.LogContent.
+//
 // # Tools and idempotency
 //
 // Every tool call carries its request id (bindings.CallContext.RequestID):
