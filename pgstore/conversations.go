@@ -47,12 +47,20 @@ const sqlCloseConversation = `UPDATE agent_conversations
 const sqlDeleteConversation = `DELETE FROM agent_conversations WHERE tenant_id = $1 AND id = $2`
 
 // sqlLockConversation serialises the appends to one conversation: the
-// statements after it in the same transaction see every earlier append.
-const sqlLockConversation = `SELECT status FROM agent_conversations WHERE tenant_id = $1 AND id = $2 FOR UPDATE`
+// statements after it in the same transaction see every earlier append,
+// and the status and turn count it reads are those the append sees.
+const sqlLockConversation = `SELECT status, turn_count FROM agent_conversations WHERE tenant_id = $1 AND id = $2 FOR UPDATE`
 
-// sqlAppendMessage stores the message unless its id is stored already or
-// the conversation is closed, numbering it with the conversation's new
-// message count.
+// sqlTurnFree is the condition, on the conversation row an append updates,
+// that the message ($4 its role, $8 its turn number) claims no turn number
+// the conversation already has: only a user message with a turn number
+// opens a turn (bindings.AppendMessageInput.TurnTaken).
+const sqlTurnFree = `NOT ($4::text = 'user' AND $8::integer > 0 AND turn_count >= $8::integer)`
+
+// sqlAppendMessage stores the message unless its id is stored already, the
+// conversation is closed or the message is a user message of a turn number
+// the conversation has, numbering it with the conversation's new message
+// count.
 const sqlAppendMessage = `WITH existing AS (
 		SELECT 1 FROM agent_conversation_messages
 		WHERE tenant_id = $1 AND conversation_id = $2 AND id = $3
@@ -62,6 +70,7 @@ const sqlAppendMessage = `WITH existing AS (
 		    turn_count = GREATEST(turn_count, $8::integer),
 		    last_activity_at = GREATEST(last_activity_at, $11::timestamptz)
 		WHERE tenant_id = $1 AND id = $2 AND status = 'open' AND NOT EXISTS (SELECT 1 FROM existing)
+		  AND ` + sqlTurnFree + `
 		RETURNING message_count
 	)
 	INSERT INTO agent_conversation_messages
@@ -243,7 +252,9 @@ func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID
 
 // AppendMessage implements bindings.ConversationBinding. It locks the
 // conversation row for the length of its one-round-trip transaction, so
-// concurrent appends get distinct, increasing sequence numbers.
+// concurrent appends get distinct, increasing sequence numbers, and of
+// concurrent user messages of one turn number exactly one is stored (the
+// others are *agents.ConversationBusyError).
 func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
 	row, err := s.prepareMessage(in)
 	if err != nil {
@@ -256,7 +267,7 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	if err != nil {
 		return bindings.ConversationMessage{}, err
 	}
-	return ma.result(in.ConversationID)
+	return ma.result()
 }
 
 // messageRow is a message to append, validated and encoded.
@@ -298,15 +309,18 @@ func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, erro
 // messageAppend is the statements of one message append in a batch and
 // what they read.
 type messageAppend struct {
-	status string
-	m      bindings.ConversationMessage
-	found  bool
+	in        bindings.AppendMessageInput
+	status    string
+	turnCount int // the conversation's, before the append
+	m         bindings.ConversationMessage
+	found     bool
 }
 
 // queue queues the append with the insert statement sql (sqlAppendMessage,
 // or a variant taking more arguments, passed in extra).
 func (ma *messageAppend) queue(b *pgx.Batch, row messageRow, sql string, extra ...any) {
 	in := row.in
+	ma.in = in
 	b.Queue(sqlLockConversation, in.TenantID, in.ConversationID)
 	args := []any{in.TenantID, in.ConversationID, row.id, string(in.Role), in.Content,
 		jsonArg(row.toolCalls), in.ToolCallID, in.TurnNumber, in.RunID, jsonArg(row.metadata), row.at}
@@ -316,7 +330,7 @@ func (ma *messageAppend) queue(b *pgx.Batch, row messageRow, sql string, extra .
 
 // read reads the results of the statements queue queued.
 func (ma *messageAppend) read(br pgx.BatchResults) error {
-	if err := br.QueryRow().Scan(&ma.status); err != nil && err != pgx.ErrNoRows {
+	if err := br.QueryRow().Scan(&ma.status, &ma.turnCount); err != nil && err != pgx.ErrNoRows {
 		return err
 	}
 	if _, err := br.Exec(); err != nil {
@@ -328,12 +342,15 @@ func (ma *messageAppend) read(br pgx.BatchResults) error {
 }
 
 // result is the stored message, or why there is none.
-func (ma *messageAppend) result(conversationID string) (bindings.ConversationMessage, error) {
+func (ma *messageAppend) result() (bindings.ConversationMessage, error) {
+	conversationID := ma.in.ConversationID
 	switch {
 	case ma.status == "":
 		return bindings.ConversationMessage{}, &agents.ConversationNotFoundError{ConversationID: conversationID}
 	case ma.found:
 		return ma.m, nil
+	case ma.status == string(bindings.ConversationOpen) && ma.in.TurnTaken(ma.turnCount):
+		return bindings.ConversationMessage{}, &agents.ConversationBusyError{ConversationID: conversationID, TurnNumber: ma.in.TurnNumber}
 	default:
 		return bindings.ConversationMessage{}, &agents.ConversationClosedError{ConversationID: conversationID}
 	}

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,22 +23,10 @@ var (
 // sqlAppendMessageLeased is sqlAppendMessage that stores nothing unless
 // run $13 exists and, when $12 is not empty, $12 holds its lease at $14:
 // the message of AppendStepsAndMessage is stored only with its entries.
-const sqlAppendMessageLeased = `WITH existing AS (
-		SELECT 1 FROM agent_conversation_messages
-		WHERE tenant_id = $1 AND conversation_id = $2 AND id = $3
-	), conv AS (
-		UPDATE agent_conversations
-		SET message_count = message_count + 1,
-		    turn_count = GREATEST(turn_count, $8::integer),
-		    last_activity_at = GREATEST(last_activity_at, $11::timestamptz)
-		WHERE tenant_id = $1 AND id = $2 AND status = 'open' AND NOT EXISTS (SELECT 1 FROM existing)
+var sqlAppendMessageLeased = strings.Replace(sqlAppendMessage, "\n\t\tRETURNING message_count", `
 		  AND EXISTS (SELECT 1 FROM agent_runs r WHERE r.tenant_id = $1 AND r.id = $13
 		      AND ($12 = '' OR (r.lease_owner = $12 AND r.lease_expires_at > $14)))
-		RETURNING message_count
-	)
-	INSERT INTO agent_conversation_messages
-		(tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id, turn_number, run_id, metadata, created_at)
-	SELECT $1, $2, $3, conv.message_count, $4, $5, $6, $7, $8, $9, $10, $11 FROM conv`
+		RETURNING message_count`, 1)
 
 // AppendStepsAndMessage implements bindings.StepMessageAppender: the
 // entries, then the message (stored only when the entries are), in one
@@ -55,7 +44,7 @@ func (s *Store) AppendStepsAndMessage(ctx context.Context, steps bindings.Append
 	if err != nil {
 		return nil, nil, bindings.ConversationMessage{}, err
 	}
-	m, err := tail.ma.result(msg.ConversationID)
+	m, err := tail.ma.result()
 	return entries, appended, m, err
 }
 
