@@ -211,9 +211,10 @@ func (r *run) stored(buffered []bindings.JournalEntry, appended []bool) error {
 		if !appended[i] {
 			return &agents.RunBusyError{RunID: r.id}
 		}
-		e := buffered[i]
-		if st := r.entries[e.Key]; st != nil {
-			st.result = &e
+		// Overwrite the provisional entry in place (it gains its Seq): no
+		// allocation per entry.
+		if st := r.entries[buffered[i].Key]; st != nil && st.result != nil {
+			*st.result = buffered[i]
 		}
 	}
 	return nil
