@@ -18,7 +18,9 @@ var (
 
 // AppendSteps implements bindings.StepBatcher: each entry is appended as
 // AppendStep would, in order, under one lock; the owner is checked once
-// and an invalid entry or a refused owner stores none of them.
+// and an invalid entry or a refused owner stores none of them. A returned
+// entry that was appended shares its Output bytes with the input entry
+// (never with the store); one that was stored already is a copy.
 func (s *Store) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
 	return s.appendSteps(ctx, in, "")
 }
@@ -74,7 +76,11 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 		}
 		r.phases[pk] = len(r.entries)
 		r.entries = append(r.entries, e)
-		out[i], appended[i] = cloneEntry(e), true
+		// The caller's own entry is already a copy of what is stored: it
+		// is returned with its Seq and At (sharing its Output with the
+		// input, never with the store), saving a second clone.
+		entry.Seq, entry.At = e.Seq, e.At
+		out[i], appended[i] = entry, true
 	}
 	if status != "" {
 		r.run.Status = status
@@ -112,7 +118,10 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 				TenantID: st.TenantID, ID: st.RunID, FlowID: st.FlowID, FlowVersion: st.FlowVersion,
 				Status: bindings.RunRunning, CreatedAt: now,
 			},
-			phases: map[string]int{},
+			// Sized for a turn's journal: a turn with a tool call writes
+			// about 30 entries.
+			entries: make([]bindings.JournalEntry, 0, 32),
+			phases:  make(map[string]int, 32),
 		}
 		s.runs[k] = r
 		out.Created = true
