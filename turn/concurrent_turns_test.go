@@ -190,8 +190,9 @@ func TestConcurrentTurnsDoNotShareATurnNumber(t *testing.T) {
 
 			// Resuming the loser returns the same failure and writes nothing.
 			_, err = turn.Resume(ctx, turn.ResumeInput{TenantID: tenant, RunID: loser, Agent: f.agent}, b)
-			if got := agents.CodeOf(err); got != agents.CodeConversationBusy {
-				t.Fatalf("Resume of the loser: error %v (code %q), want conversation-busy", err, got)
+			var resumed *agents.ConversationBusyError
+			if got := agents.CodeOf(err); got != agents.CodeConversationBusy || !errors.As(err, &resumed) {
+				t.Fatalf("Resume of the loser: error %v (code %q), want a *ConversationBusyError", err, got)
 			}
 			if d := cmp.Diff(msgs, f.messages()); d != "" {
 				t.Fatalf("Resume of the loser changed the messages (-before +after):\n%s", d)

@@ -478,6 +478,8 @@ func newCoded(code string, cause error) error {
 		return &agents.ConversationNotFoundError{}
 	case agents.CodeConversationClosed:
 		return &agents.ConversationClosedError{}
+	case agents.CodeConversationBusy:
+		return &agents.ConversationBusyError{}
 	case agents.CodeInvalidMessage:
 		return &agents.InvalidMessageError{}
 	case agents.CodeMissingParameter:
