@@ -26,8 +26,9 @@ const schemaURL = "urn:kindgi:pack:schema"
 // Schema is a compiled JSON Schema whose failures are reported as Ajv-shaped
 // issues. It is safe for concurrent use.
 type Schema struct {
-	sch *jsonschema.Schema
-	doc any // the decoded schema document, to read keyword values back
+	sch  *jsonschema.Schema
+	doc  any         // the decoded schema document, to read keyword values back
+	fast *fastSchema // the validity-only check of a simple schema; nil when not simple
 }
 
 // CompileSchema compiles a JSON Schema (draft 2020-12 unless its $schema
@@ -48,7 +49,11 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pack: schema does not compile: %w", err)
 	}
-	return &Schema{sch: sch, doc: doc}, nil
+	fast, simple := compileFast(doc)
+	if !simple {
+		fast = nil
+	}
+	return &Schema{sch: sch, doc: doc, fast: fast}, nil
 }
 
 // noLoader refuses to load any external document.
@@ -64,7 +69,13 @@ func (noLoader) Load(url string) (any, error) {
 // json.Unmarshal into an any gives, with or without UseNumber), or a
 // json.RawMessage or []byte holding JSON; JSON that does not parse gives
 // one issue without a keyword.
+//
+// A decoded value that a simple schema certainly accepts is answered
+// without the full validator (see fastSchema).
 func (s *Schema) Validate(v any) []Issue {
+	if s.fast != nil && s.fast.valid(v) {
+		return nil
+	}
 	inst, issue := instance(v)
 	if issue != nil {
 		return []Issue{*issue}
