@@ -63,19 +63,34 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 	out := make([]bindings.JournalEntry, len(in.Entries))
 	appended := make([]bool, len(in.Entries))
 	now := s.now()
+	// The stored copies of the outputs share one allocation (each capped
+	// at its own length, so none can grow into the next).
+	size := 0
+	for _, e := range in.Entries {
+		size += len(e.Output)
+	}
+	arena := make([]byte, 0, size)
 	for i, entry := range in.Entries {
 		pk := phaseKey(entry.Key, entry.Status)
-		if j, ok := r.phases[pk]; ok {
+		if j, ok := r.find(pk); ok {
 			out[i] = cloneEntry(r.entries[j])
 			continue
 		}
-		e := cloneEntry(entry)
+		e := entry
+		if entry.Output != nil {
+			start := len(arena)
+			arena = append(arena, entry.Output...)
+			e.Output = arena[start:len(arena):len(arena)]
+		}
+		if entry.Error != nil {
+			se := *entry.Error
+			e.Error = &se
+		}
 		e.Seq = int64(len(r.entries) + 1)
 		if e.At.IsZero() {
 			e.At = now
 		}
-		r.phases[pk] = len(r.entries)
-		r.entries = append(r.entries, e)
+		r.add(pk, e)
 		// The caller's own entry is already a copy of what is stored: it
 		// is returned with its Seq and At (sharing its Output with the
 		// input, never with the store), saving a second clone.
@@ -121,7 +136,6 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 			// Sized for a turn's journal: a turn with a tool call writes
 			// about 30 entries.
 			entries: make([]bindings.JournalEntry, 0, 32),
-			phases:  make(map[string]int, 32),
 		}
 		s.runs[k] = r
 		out.Created = true

@@ -9,16 +9,55 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
-// runRec is a run with its journal; phases maps key+"\x00"+phase to the
-// entry that holds it.
+// runRec is a run with its journal; phases maps a step key and phase to
+// the entry that holds it once the journal is longer than scanLimit (a
+// shorter one, a turn's, is scanned instead: no map to build per run).
 type runRec struct {
 	run     bindings.Run
 	entries []bindings.JournalEntry
-	phases  map[string]int
+	phases  map[stepPhase]int
 }
 
-func phaseKey(stepKey string, st bindings.StepStatus) string {
-	return stepKey + "\x00" + st.Phase()
+// scanLimit is the journal length up to which find scans the entries.
+const scanLimit = 48
+
+// find returns the index of the entry holding pk.
+func (r *runRec) find(pk stepPhase) (int, bool) {
+	if r.phases != nil {
+		i, ok := r.phases[pk]
+		return i, ok
+	}
+	for i := range r.entries {
+		if e := &r.entries[i]; e.Key == pk.key && e.Status.Phase() == pk.phase {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// add appends e, which holds pk (find found none).
+func (r *runRec) add(pk stepPhase, e bindings.JournalEntry) {
+	r.entries = append(r.entries, e)
+	switch {
+	case r.phases != nil:
+		r.phases[pk] = len(r.entries) - 1
+	case len(r.entries) > scanLimit:
+		// Entries are unique by key and phase: index them all.
+		r.phases = make(map[stepPhase]int, 2*len(r.entries))
+		for i := range r.entries {
+			r.phases[phaseKey(r.entries[i].Key, r.entries[i].Status)] = i
+		}
+	}
+}
+
+// stepPhase is a step key and one of its phases: the journal's
+// idempotency key (a struct, so looking one up builds no string).
+type stepPhase struct {
+	key, phase string
+}
+
+func phaseKey(stepKey string, st bindings.StepStatus) stepPhase {
+	return stepPhase{stepKey, st.Phase()}
 }
 
 func cloneEntry(e bindings.JournalEntry) bindings.JournalEntry {
@@ -102,7 +141,6 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 			TenantID: in.TenantID, ID: in.RunID, FlowID: in.FlowID, FlowVersion: in.FlowVersion,
 			Status: bindings.RunRunning, CreatedAt: now,
 		},
-		phases: map[string]int{},
 	}
 	lease(&r.run, in.Owner, in.LeaseTTL, now)
 	s.runs[k] = r
@@ -149,7 +187,7 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 		return bindings.JournalEntry{}, false, &agents.RunBusyError{RunID: in.RunID, Owner: r.run.LeaseOwner}
 	}
 	pk := phaseKey(in.Entry.Key, in.Entry.Status)
-	if i, ok := r.phases[pk]; ok {
+	if i, ok := r.find(pk); ok {
 		return cloneEntry(r.entries[i]), false, nil
 	}
 	e := cloneEntry(in.Entry)
@@ -157,8 +195,7 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	if e.At.IsZero() {
 		e.At = s.now()
 	}
-	r.phases[pk] = len(r.entries)
-	r.entries = append(r.entries, e)
+	r.add(pk, e)
 	return cloneEntry(e), true, nil
 }
 
