@@ -21,33 +21,51 @@ type keyState struct {
 // loadJournal indexes a run's entries by key and phase. The first entry of
 // a (key, phase) wins, as the binding's idempotency rule says.
 func (r *run) loadJournal(entries []bindings.JournalEntry) {
-	r.entries = make(map[string]*keyState, len(entries)+16)
+	n := len(entries) + 24 // room for a turn's own entries
+	r.entries = make(map[string]*keyState, n)
+	r.keySlab = make([]keyState, 0, n)
+	r.entrySlab = make([]bindings.JournalEntry, 0, n)
 	for i := range entries {
 		r.record(entries[i])
 	}
 }
 
-// record indexes one entry.
+// record indexes one entry. Key states and entries are carved from slabs
+// (a pointer into a slab stays valid when a full slab is replaced by a
+// new one), one allocation per slab instead of two per entry.
 func (r *run) record(e bindings.JournalEntry) {
 	st := r.entries[e.Key]
 	if st == nil {
-		st = &keyState{}
+		if len(r.keySlab) == cap(r.keySlab) {
+			r.keySlab = make([]keyState, 0, 16)
+		}
+		r.keySlab = append(r.keySlab, keyState{})
+		st = &r.keySlab[len(r.keySlab)-1]
 		r.entries[e.Key] = st
 	}
 	switch e.Status.Phase() {
 	case string(bindings.StepStarted):
 		if st.started == nil {
-			st.started = &e
+			st.started = r.keep(e)
 		}
 	case string(bindings.StepParked):
 		if st.parked == nil {
-			st.parked = &e
+			st.parked = r.keep(e)
 		}
 	default:
 		if st.result == nil {
-			st.result = &e
+			st.result = r.keep(e)
 		}
 	}
+}
+
+// keep stores e in the entry slab and returns its address there.
+func (r *run) keep(e bindings.JournalEntry) *bindings.JournalEntry {
+	if len(r.entrySlab) == cap(r.entrySlab) {
+		r.entrySlab = make([]bindings.JournalEntry, 0, 16)
+	}
+	r.entrySlab = append(r.entrySlab, e)
+	return &r.entrySlab[len(r.entrySlab)-1]
 }
 
 // requestID is the deterministic request id of a step: the same on every

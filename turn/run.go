@@ -27,6 +27,9 @@ type run struct {
 	status   bindings.RunStatus // the run's status when this drive took it
 
 	entries map[string]*keyState
+	// keySlab and entrySlab hold what entries points to (see record).
+	keySlab   []keyState
+	entrySlab []bindings.JournalEntry
 	// batcher and finisher are the optional capabilities of b.Runs (nil
 	// without them); buf holds decide results not written yet (see
 	// bufferEntry).
@@ -271,7 +274,7 @@ func (r *run) flow(ctx context.Context) (Result, error) {
 		// Work from the journaled form when setup ran in this drive too, so a tool's
 		// config (any JSON) reaches it with the same Go types on every
 		// drive: float64 numbers, map[string]any objects.
-		if s, err = decodeResult[setupState](st.result); err != nil {
+		if s, err = normalizeSetup(s, st.result.Output); err != nil {
 			return Result{}, err
 		}
 	}

@@ -1,7 +1,12 @@
 package turn
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	agents "github.com/kindgi/agents"
@@ -107,4 +112,100 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 		s.HistoryLimit = *cp.HistoryLimit
 	}
 	return s, nil
+}
+
+// normalizeSetup returns s as decoding raw — its journaled JSON — would
+// (decodeResult), without decoding it: a drive that ran setup works from
+// the same values as every later drive that replays it. Tool configs (any
+// JSON) go through JSON, so a tool sees float64 numbers and map[string]any
+// objects on every drive; JSON documents are compacted as the journal
+// stores them; empty lists and maps the JSON omits become nil; the maps a
+// step hands out (tool env and config) are the drive's own. A raw with an
+// escaped U+FFFD (the encoder's replacement of invalid UTF-8 in a string)
+// is decoded instead. TestNormalizeSetupIsDecode holds it to decodeResult.
+func normalizeSetup(s setupState, raw []byte) (setupState, error) {
+	if bytes.Contains(raw, []byte(`\ufffd`)) {
+		return decodeResult[setupState](&bindings.JournalEntry{Key: NodeSetup, Status: bindings.StepCompleted, Output: raw})
+	}
+	if s.Tools != nil {
+		tools := make([]bindings.ToolDescriptor, len(s.Tools))
+		for i, d := range s.Tools {
+			d.InputSchema = compactJSON(d.InputSchema)
+			d.OutputSchema = compactJSON(d.OutputSchema)
+			d.Secrets = emptyList(slices.Clone(d.Secrets))
+			d.Env = emptyMap(maps.Clone(d.Env))
+			if len(d.Config) == 0 {
+				d.Config = nil
+			} else {
+				b, err := json.Marshal(d.Config)
+				if err != nil {
+					return setupState{}, &agents.PersistenceError{Op: "encode step " + NodeSetup, Err: err}
+				}
+				d.Config = nil
+				if err := json.Unmarshal(b, &d.Config); err != nil {
+					return setupState{}, &agents.RunJournalUnavailableError{Err: fmt.Errorf("decode step %s: %w", NodeSetup, err)}
+				}
+			}
+			tools[i] = d
+		}
+		s.Tools = tools
+	}
+	if s.Guardrails != nil {
+		gs := make([]bindings.Guardrail, len(s.Guardrails))
+		for i, g := range s.Guardrails {
+			g.Config = compactJSON(g.Config)
+			gs[i] = g
+		}
+		s.Guardrails = gs
+	}
+	p := &s.Policy
+	p.AllowProviders = nilIfNullList(p.AllowProviders)
+	p.AllowModels = nilIfNullList(p.AllowModels)
+	p.DenyProviders = emptyList(p.DenyProviders)
+	p.DenyModels = emptyList(p.DenyModels)
+	if p.Hitl != nil && p.Hitl.ToolFloors != nil && len(p.Hitl.ToolFloors) == 0 {
+		h := *p.Hitl
+		h.ToolFloors = nil
+		p.Hitl = &h
+	}
+	s.Hitl.ToolFloors = emptyMap(s.Hitl.ToolFloors)
+	if g := s.Hitl.ToolGates; g != nil && g.Overrides != nil && len(g.Overrides) == 0 {
+		c := *g
+		c.Overrides = nil
+		s.Hitl.ToolGates = &c
+	}
+	return s, nil
+}
+
+// compactJSON returns a JSON document as the journal stores it (see
+// journaled); an empty one, which the JSON omits, is nil.
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	return journaled(raw)
+}
+
+// emptyList returns nil for an empty list (which the JSON omits).
+func emptyList[E any](v []E) []E {
+	if len(v) == 0 {
+		return nil
+	}
+	return v
+}
+
+// emptyMap returns nil for an empty map (which the JSON omits).
+func emptyMap[K comparable, V any](m map[K]V) map[K]V {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// nilIfNullList returns nil for a pointer to a nil list (JSON null).
+func nilIfNullList(p *[]string) *[]string {
+	if p != nil && *p == nil {
+		return nil
+	}
+	return p
 }
