@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
@@ -22,6 +23,29 @@ import (
 type Tools struct {
 	mu      sync.RWMutex
 	tenants map[string]map[string][]toolEntry // tenant → tool id → versions, highest first
+
+	// ranges caches parsed version ranges (immutable, so shared by every
+	// Resolve): an agent's tool refs name the same few ranges on every
+	// turn. At most maxCachedRanges are kept.
+	ranges  sync.Map // string → semverx.Range
+	nRanges atomic.Int32
+}
+
+// maxCachedRanges bounds Tools.ranges.
+const maxCachedRanges = 1024
+
+// parseRange is semverx.ParseRange, cached.
+func (t *Tools) parseRange(s string) (semverx.Range, error) {
+	if r, ok := t.ranges.Load(s); ok {
+		return r.(semverx.Range), nil
+	}
+	r, err := semverx.ParseRange(s)
+	if err == nil && t.nRanges.Load() < maxCachedRanges {
+		if _, loaded := t.ranges.LoadOrStore(s, r); !loaded {
+			t.nRanges.Add(1)
+		}
+	}
+	return r, err
 }
 
 type toolEntry struct {
@@ -113,7 +137,7 @@ func (tt tenantTools) Resolve(ctx context.Context, ref agent.ToolRef) (bindings.
 	if err := ctx.Err(); err != nil {
 		return bindings.ToolDescriptor{}, err
 	}
-	r, rangeErr := semverx.ParseRange(ref.Version)
+	r, rangeErr := tt.tools.parseRange(ref.Version)
 
 	tt.tools.mu.RLock()
 	defer tt.tools.mu.RUnlock()

@@ -262,7 +262,8 @@ func step[T any](ctx context.Context, r *run, key, node string, fn func(ctx cont
 // journaled the same way, but without a started entry first: running it
 // again after a crash changes nothing. Model calls, tool calls and
 // guardrail checks (which may ask a model) use step, so a journal shows
-// which of them were in flight when a driver died.
+// which of them were in flight when a driver died. A decide step calls
+// nobody, so fn gets an empty request id (none is built for it).
 func decide[T any](ctx context.Context, r *run, key, node string, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
 	return runStep(ctx, r, key, node, kindDecide, fn)
 }
@@ -278,7 +279,8 @@ const (
 	// step right after it (see carry).
 	kindEffect
 	// kindMessage: a decide step whose effect is a message append through
-	// r.appendMessage, which writes the buffer in the same call.
+	// r.appendMessage, which writes the buffer in the same call; its fn
+	// gets the message id as its request id.
 	kindMessage
 )
 
@@ -321,7 +323,14 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	if r.logger != nil {
 		start = time.Now()
 	}
-	out, err := fn(ctx, r.requestID(key))
+	var requestID string
+	switch kind {
+	case kindEffect:
+		requestID = r.requestID(key)
+	case kindMessage:
+		requestID = r.messageID(key) // persist's fn takes it as the message id
+	}
+	out, err := fn(ctx, requestID)
 	if r.logger != nil {
 		r.logStep(ctx, key, node, start, out, err)
 	}
