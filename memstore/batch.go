@@ -133,9 +133,9 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 				TenantID: st.TenantID, ID: st.RunID, FlowID: st.FlowID, FlowVersion: st.FlowVersion,
 				Status: bindings.RunRunning, CreatedAt: now,
 			},
-			// Sized for a turn's journal: a turn with a tool call writes
-			// about 30 entries.
-			entries: make([]bindings.JournalEntry, 0, 32),
+			// Sized for a turn's journal: a turn with one tool call
+			// writes about 20 entries (a longer one grows it once).
+			entries: make([]bindings.JournalEntry, 0, 24),
 		}
 		s.runs[k] = r
 		out.Created = true

@@ -372,7 +372,9 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 // in this form on the drive that produced it too, so a replay sees the very
 // same bytes.
 func journaled(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
+	if len(raw) == 0 || !needsCompact(raw) {
+		// Nothing to remove or escape: the encoder would copy raw as it
+		// is (or, were it not JSON, fail and leave raw as it is).
 		return raw
 	}
 	out, err := json.Marshal(raw)
@@ -380,6 +382,20 @@ func journaled(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return out
+}
+
+// needsCompact reports whether raw holds a byte the encoder's compaction
+// removes or escapes: whitespace, '<', '>', '&', or the first byte of U+2028
+// or U+2029 (0xE2, which also starts other characters: those only cost the
+// slow path).
+func needsCompact(raw []byte) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xE2:
+			return true
+		}
+	}
+	return false
 }
 
 // fail journals err as the failed outcome of key and returns err.

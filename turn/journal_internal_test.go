@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -49,5 +50,32 @@ func TestFailureRoundTrip(t *testing.T) {
 	got := decodeFailure(&bindings.JournalEntry{Key: "k", Status: bindings.StepFailed, Error: &bindings.StepError{Code: "pack-timeout", Message: "pack timed out"}})
 	if agents.CodeOf(got) != "pack-timeout" || got.Error() != "pack timed out" {
 		t.Errorf("unknown code replayed as %v (%s)", got, agents.CodeOf(got))
+	}
+}
+
+// TestJournaledIsMarshal: journaled gives the bytes json.Marshal gives for
+// a RawMessage (raw itself when Marshal refuses it), on its fast path and
+// off it.
+func TestJournaledIsMarshal(t *testing.T) {
+	for _, raw := range []string{
+		`{"a":1,"b":[true,null,"x"]}`,
+		`{ "a" : 1 }`,
+		"{\n\t\"a\":\r\n1}",
+		`{"html":"<b>&</b>"}`,
+		"{\"ls\":\"\u2028\u2029\"}",
+		`{"é":"€"}`,
+		`"plain"`,
+		`{"a":`,
+		`not json`,
+		`{"a":1}{"b":2}`,
+		`  `,
+	} {
+		want, err := json.Marshal(json.RawMessage(raw))
+		if err != nil {
+			want = []byte(raw)
+		}
+		if got := journaled(json.RawMessage(raw)); string(got) != string(want) {
+			t.Errorf("journaled(%q) = %q, want %q", raw, got, want)
+		}
 	}
 }
