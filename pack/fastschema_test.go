@@ -50,12 +50,52 @@ var slowSchemas = []string{
 
 // fastValues are instances tried against every schema.
 var fastValues = []string{
+	` {"text" : "hello, pack service"} `, `{"text":"a\u0062"}`, `{"text":"x","text":"y"}`, `{"ms":1e2}`,
+	`{"ms":123456789012345678}`, `"\""`, `-0`, `[[[]]]`, `{"ms":100,"ms":-1}`,
 	`{"text":"hello"}`, `{"text":1}`, `{"text":"a","x":1}`, `{}`, `{"ms":0}`, `{"ms":-1}`, `{"ms":1.5}`,
 	`{"ms":1.0}`, `{"count":3}`, `{"tokenVisible":true,"region":"eu"}`, `null`, `"ab"`, `"abcd"`, `"a"`,
 	`"日本"`, `-5`, `-6`, `9`, `8.999`, `10`, `[1,2]`, `[]`, `[0]`, `[1,2,3,4]`, `"b"`, `true`, `false`,
 	`"x"`, `{"k":"k"}`, `{"k":"ü","l":"k"}`, `{"k":1}`, `{"user":{"name":"n","age":3},"tags":["a"]}`,
 	`{"user":{"name":""}}`, `{"user":{"name":"n","age":151}}`, `{"user":{"name":"n"},"tags":[1]}`,
 	`9007199254740992`, `9007199254740993`, `1e300`, `-1e300`, `{"a":"x","b":2}`, `{"a":null}`,
+}
+
+// badJSON is not JSON: the raw fast check must refuse it.
+var badJSON = []string{`{"ms":01}`, `[1,]`, `{"a":"x",}`, `{"a" "x"}`, `-`, `1.`, `1e`, `{"text":"a"`, `"a`, ``,
+	`{"text":"a"} x`, "\"\x01\"", `tru`, `{"text":"\xff"}`, `[1 2]`, `{,}`, `{"a":1,}`}
+
+func TestFastSchemaRefusesBadJSON(t *testing.T) {
+	for _, src := range fastSchemas {
+		s, err := CompileSchema(json.RawMessage(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, val := range badJSON {
+			if s.FastAccepts([]byte(val)) {
+				t.Errorf("schema %s: FastAccepts(%q), which is not JSON", src, val)
+			}
+		}
+	}
+}
+
+// TestFastAcceptsDemoValues checks the raw fast check really answers the
+// demo pack's usual values.
+func TestFastAcceptsDemoValues(t *testing.T) {
+	for _, c := range []struct{ schema, value string }{
+		{fastSchemas[0], `{"text":"hello, pack service"}`},
+		{fastSchemas[1], `{"ms": 250}`},
+		{fastSchemas[2], `{"a":[1,{"b":null}],"c":-1.5e3}`},
+		{fastSchemas[4], `{"tokenVisible":false,"region":"eu-west"}`},
+		{fastSchemas[13], `{"user":{"name":"n","age":3},"tags":["a","b"]}`},
+	} {
+		s, err := CompileSchema(json.RawMessage(c.schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.FastAccepts([]byte(c.value)) {
+			t.Errorf("schema %s: FastAccepts(%s) = false, want true", c.schema, c.value)
+		}
+	}
 }
 
 // fullValidate is the full validator alone, without the fast check.
@@ -100,6 +140,17 @@ func TestFastSchemaAgrees(t *testing.T) {
 			if fast := s.fast.valid(v); fast != (full == nil) {
 				t.Errorf("schema %s, value %s: fast valid = %v, full issues %v", src, val, fast, full)
 			}
+			exact, issue := instance(json.RawMessage(val))
+			if issue != nil {
+				t.Fatal(issue.Message)
+			}
+			fullExact := fullValidate(s, exact)
+			if s.FastAccepts([]byte(val)) && (full != nil || fullExact != nil) {
+				t.Errorf("schema %s, raw value %s: FastAccepts, but the full validator rejects it: %v %v", src, val, full, fullExact)
+			}
+			if diff := cmp.Diff(fullExact, s.Validate(json.RawMessage(val))); diff != "" {
+				t.Errorf("schema %s, raw value %s: Validate differs from the full validator (-full +Validate):\n%s", src, val, diff)
+			}
 			if diff := cmp.Diff(full, s.Validate(v)); diff != "" {
 				t.Errorf("schema %s, value %s: Validate differs from the full validator (-full +Validate):\n%s", src, val, diff)
 			}
@@ -128,22 +179,45 @@ func TestFastSchemaLeavesOtherValues(t *testing.T) {
 // full validator rejects, over the table's schemas and fuzzed ones.
 func FuzzFastSchema(f *testing.F) {
 	for _, sch := range append(append([]string{}, fastSchemas...), slowSchemas...) {
-		for _, val := range fastValues {
+		for _, val := range append(append([]string{}, fastValues...), badJSON...) {
 			f.Add(sch, val)
 		}
 	}
 	f.Fuzz(func(t *testing.T, schemaSrc, valueSrc string) {
-		var v any
-		if json.Unmarshal([]byte(valueSrc), &v) != nil {
-			return
-		}
 		s, err := CompileSchema(json.RawMessage(schemaSrc))
 		if err != nil || s.fast == nil {
+			return
+		}
+		var v any
+		if json.Unmarshal([]byte(valueSrc), &v) != nil {
+			if s.fast.validJSON([]byte(valueSrc)) && !json.Valid([]byte(valueSrc)) {
+				t.Fatalf("schema %s: the raw fast check accepted %q, which is not JSON", schemaSrc, valueSrc)
+			}
+			if s.fast.validJSON([]byte(valueSrc)) {
+				// JSON that does not decode to float64 (a number out
+				// of range): the full validator decides from the exact decode.
+				exact, issue := instance(json.RawMessage(valueSrc))
+				if issue != nil || fullValidate(s, exact) != nil {
+					t.Fatalf("schema %s: the raw fast check accepted %q, which the full validator rejects", schemaSrc, valueSrc)
+				}
+			}
 			return
 		}
 		if s.fast.valid(v) {
 			if issues := fullValidate(s, v); issues != nil {
 				t.Fatalf("schema %s: the fast check accepted %s, which the full validator rejects: %v", schemaSrc, valueSrc, issues)
+			}
+		}
+		if s.fast.validJSON([]byte(valueSrc)) {
+			if issues := fullValidate(s, v); issues != nil {
+				t.Fatalf("schema %s: the raw fast check accepted %s, which the full validator rejects (float64 decode): %v", schemaSrc, valueSrc, issues)
+			}
+			exact, issue := instance(json.RawMessage(valueSrc))
+			if issue != nil {
+				t.Fatalf("the raw fast check accepted %q, which does not decode: %v", valueSrc, issue.Message)
+			}
+			if issues := fullValidate(s, exact); issues != nil {
+				t.Fatalf("schema %s: the raw fast check accepted %s, which the full validator rejects (exact decode): %v", schemaSrc, valueSrc, issues)
 			}
 		}
 	})

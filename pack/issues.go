@@ -70,11 +70,24 @@ func (noLoader) Load(url string) (any, error) {
 // json.RawMessage or []byte holding JSON; JSON that does not parse gives
 // one issue without a keyword.
 //
-// A decoded value that a simple schema certainly accepts is answered
-// without the full validator (see fastSchema).
+// A value (decoded or raw) that a simple schema certainly accepts is
+// answered without the full validator (see fastSchema).
 func (s *Schema) Validate(v any) []Issue {
-	if s.fast != nil && s.fast.valid(v) {
-		return nil
+	if s.fast != nil {
+		switch x := v.(type) {
+		case json.RawMessage:
+			if s.fast.validJSON(x) {
+				return nil
+			}
+		case []byte:
+			if s.fast.validJSON(x) {
+				return nil
+			}
+		default:
+			if s.fast.valid(v) {
+				return nil
+			}
+		}
 	}
 	inst, issue := instance(v)
 	if issue != nil {

@@ -252,7 +252,13 @@ func (c *call) run(ctx context.Context, kind, id string, timeout time.Duration, 
 // as Ajv's JavaScript numbers are, which is also the cheaper decode; JSON
 // that does not decode so (bad JSON, a number out of float64's range) is
 // handed to the schema raw, which decodes it exactly or reports it.
+//
+// JSON a simple schema certainly accepts is answered from the bytes, with
+// no decode (pack.Schema.FastAccepts).
 func validate(sch *pack.Schema, raw []byte) []pack.Issue {
+	if sch.FastAccepts(raw) {
+		return nil
+	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return sch.Validate(json.RawMessage(raw))
