@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/internal/journaltest"
@@ -262,36 +261,12 @@ func testCrashAtEveryWrite(t *testing.T, oneStore bool) {
 		}
 		for n := 0; n < total; n++ {
 			got := runCrashScenario(t, n, panics, oneStore)
-			if diff := cmp.Diff(base.messages, got.messages); diff != "" {
-				t.Errorf("%s after %d writes (%s): conversation (-want +got):\n%s", mode, n, got.failedOp, diff)
-			}
-			if diff := cmp.Diff(base.result, got.result); diff != "" {
-				t.Errorf("%s after %d writes (%s): result (-want +got):\n%s", mode, n, got.failedOp, diff)
-			}
-			if diff := cmp.Diff(base.journal, got.journal); diff != "" {
-				t.Errorf("%s after %d writes (%s): journal (-want +got):\n%s", mode, n, got.failedOp, diff)
-			}
-			for id, runs := range got.toolRuns {
-				// Only a call whose completion was the crashed write may run
-				// again, with the same request id.
-				reran := carriesCompletion(got.failedOp, strings.TrimPrefix(id, crashRunID+"/"))
-				if runs != 1 && !(runs == 2 && reran) {
-					t.Errorf("%s after %d writes (%s): %s ran %d times", mode, n, got.failedOp, id, runs)
-				}
-			}
-			if len(got.toolRuns) != len(base.toolRuns) {
-				t.Errorf("%s after %d writes: tool request ids %v, want %v", mode, n, got.toolRuns, base.toolRuns)
-			}
-			t.Logf("crash %-5s after write %2d at %-62s drives %d, tool runs %v", mode, n, got.failedOp, got.drives, got.toolRuns)
+			journaltest.CheckAgainstBaseline(t, mode, n, crashRunID, base.outcome(), got.outcome())
 		}
 	}
 }
 
-// carriesCompletion reports whether the crashed write op would have stored
-// the completed entry of step key: alone (AppendStep) or among others
-// (AppendSteps, FinishRun: "[key status, key status]").
-func carriesCompletion(op, key string) bool {
-	e := key + " completed"
-	return op == "AppendStep "+e || strings.Contains(op, "["+e+"]") || strings.Contains(op, "["+e+", ") ||
-		strings.Contains(op, ", "+e+"]") || strings.Contains(op, ", "+e+", ")
+// outcome is o in the form journaltest compares.
+func (o crashOutcome) outcome() journaltest.Outcome {
+	return journaltest.Outcome{Messages: o.messages, Result: o.result, Journal: o.journal, ToolRuns: o.toolRuns, Drives: o.drives, FailedOp: o.failedOp}
 }
