@@ -136,15 +136,8 @@ func (s *Store) GetConversation(ctx context.Context, tenantID, conversationID st
 	if tenantID == "" {
 		return bindings.Conversation{}, invalid("tenant id is empty")
 	}
-	var c bindings.Conversation
-	var found bool
-	err := s.batch(ctx, "get conversation", tenantID, func(b *pgx.Batch) {
-		b.Queue(sqlGetConversation, tenantID, conversationID)
-	}, func(br pgx.BatchResults) error {
-		var err error
-		c, found, err = collectOne(br, scanConversation)
-		return err
-	})
+	c, found, err := writeThenRead(ctx, s, "get conversation", tenantID, scanConversation,
+		nil, stmt{sqlGetConversation, []any{tenantID, conversationID}})
 	if err != nil {
 		return bindings.Conversation{}, err
 	}
@@ -401,6 +394,34 @@ func (s *Store) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput)
 }
 
 // collectOne reads the next result of br, which holds at most one row.
+// stmt is one SQL statement with its arguments.
+type stmt struct {
+	sql  string
+	args []any
+}
+
+// writeThenRead runs, in one batch under the tenant's setting, the write w
+// when it is not nil (its result discarded) and then r, a query of at most
+// one row, which it scans; found is false when r returned no row.
+func writeThenRead[T any](ctx context.Context, s *Store, op, tenantID string, scan pgx.RowToFunc[T], w *stmt, r stmt) (v T, found bool, err error) {
+	err = s.batch(ctx, op, tenantID, func(b *pgx.Batch) {
+		if w != nil {
+			b.Queue(w.sql, w.args...)
+		}
+		b.Queue(r.sql, r.args...)
+	}, func(br pgx.BatchResults) error {
+		if w != nil {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		var err error
+		v, found, err = collectOne(br, scan)
+		return err
+	})
+	return v, found, err
+}
+
 func collectOne[T any](br pgx.BatchResults, scan pgx.RowToFunc[T]) (T, bool, error) {
 	var zero T
 	rows, err := br.Query()

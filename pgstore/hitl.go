@@ -48,20 +48,10 @@ func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalReques
 		t := req.ExpiresAt.UTC().Truncate(time.Microsecond)
 		expires = &t
 	}
-	var ap bindings.Approval
-	var found bool
-	err = s.batch(ctx, "request approval", req.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlRequestApproval, req.TenantID, req.ID, req.RunID, req.ConversationID, req.ToolCallID, req.ToolID,
-			req.ToolVersion, jsonArg(args), req.ReviewerRole, req.Reason, s.stamp(req.CreatedAt), expires)
-		b.Queue(sqlGetApproval, req.TenantID, req.ID)
-	}, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		var err error
-		ap, found, err = collectOne(br, scanApproval)
-		return err
-	})
+	ap, found, err := writeThenRead(ctx, s, "request approval", req.TenantID, scanApproval,
+		&stmt{sqlRequestApproval, []any{req.TenantID, req.ID, req.RunID, req.ConversationID, req.ToolCallID, req.ToolID,
+			req.ToolVersion, jsonArg(args), req.ReviewerRole, req.Reason, s.stamp(req.CreatedAt), expires}},
+		stmt{sqlGetApproval, []any{req.TenantID, req.ID}})
 	if err != nil {
 		return bindings.Approval{}, err
 	}
@@ -76,15 +66,8 @@ func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (b
 	if tenantID == "" {
 		return bindings.Approval{}, invalid("tenant id is empty")
 	}
-	var ap bindings.Approval
-	var found bool
-	err := s.batch(ctx, "get approval", tenantID, func(b *pgx.Batch) {
-		b.Queue(sqlGetApproval, tenantID, approvalID)
-	}, func(br pgx.BatchResults) error {
-		var err error
-		ap, found, err = collectOne(br, scanApproval)
-		return err
-	})
+	ap, found, err := writeThenRead(ctx, s, "get approval", tenantID, scanApproval,
+		nil, stmt{sqlGetApproval, []any{tenantID, approvalID}})
 	if err != nil {
 		return bindings.Approval{}, err
 	}
@@ -106,19 +89,9 @@ func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string
 		status = bindings.ApprovalApproved
 	}
 	now := s.stamp(time.Time{})
-	var ap bindings.Approval
-	var found bool
-	err := s.batch(ctx, "resolve approval", tenantID, func(b *pgx.Batch) {
-		b.Queue(sqlResolveApproval, tenantID, approvalID, string(status), d.Reviewer, d.Comment, now)
-		b.Queue(sqlGetApproval, tenantID, approvalID)
-	}, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		var err error
-		ap, found, err = collectOne(br, scanApproval)
-		return err
-	})
+	ap, found, err := writeThenRead(ctx, s, "resolve approval", tenantID, scanApproval,
+		&stmt{sqlResolveApproval, []any{tenantID, approvalID, string(status), d.Reviewer, d.Comment, now}},
+		stmt{sqlGetApproval, []any{tenantID, approvalID}})
 	if err != nil {
 		return bindings.Approval{}, err
 	}

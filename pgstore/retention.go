@@ -172,19 +172,9 @@ func (s *Store) MarkApprovalExpired(ctx context.Context, tenantID, approvalID st
 		return bindings.Approval{}, invalid("tenant id is empty")
 	}
 	now := s.stamp(time.Time{})
-	var ap bindings.Approval
-	var found bool
-	err := s.batch(ctx, "mark approval expired", tenantID, func(b *pgx.Batch) {
-		b.Queue(sqlMarkApprovalExpired, tenantID, approvalID, now)
-		b.Queue(sqlGetApproval, tenantID, approvalID)
-	}, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		var err error
-		ap, found, err = collectOne(br, scanApproval)
-		return err
-	})
+	ap, found, err := writeThenRead(ctx, s, "mark approval expired", tenantID, scanApproval,
+		&stmt{sqlMarkApprovalExpired, []any{tenantID, approvalID, now}},
+		stmt{sqlGetApproval, []any{tenantID, approvalID}})
 	if err != nil {
 		return bindings.Approval{}, err
 	}

@@ -83,29 +83,9 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	}
 	now := s.stamp(time.Time{})
 	exp := now.Add(in.LeaseTTL).Truncate(time.Microsecond)
-	var run, cur bindings.Run
-	var taken, exists bool
-	err := s.batch(ctx, "start run", in.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlStartRun, in.TenantID, in.RunID, in.Owner, exp, now, in.FlowID, in.FlowVersion)
-		b.Queue(sqlGetRun, in.TenantID, in.RunID)
-	}, func(br pgx.BatchResults) error {
-		var err error
-		if run, taken, err = collectOne(br, scanRun); err != nil {
-			return err
-		}
-		cur, exists, err = collectOne(br, scanRun)
-		return err
-	})
-	switch {
-	case err != nil:
-		return bindings.Run{}, err
-	case taken:
-		return run, nil
-	case exists:
-		return bindings.Run{}, &agents.RunBusyError{RunID: in.RunID, Owner: cur.LeaseOwner}
-	default:
-		return bindings.Run{}, &agents.PersistenceError{Op: "start run", Err: pgx.ErrNoRows}
-	}
+	return s.takeRun(ctx, "start run", in.TenantID, in.RunID,
+		stmt{sqlStartRun, []any{in.TenantID, in.RunID, in.Owner, exp, now, in.FlowID, in.FlowVersion}},
+		&agents.PersistenceError{Op: "start run", Err: pgx.ErrNoRows})
 }
 
 // GetRun implements bindings.RunBinding.
@@ -113,15 +93,8 @@ func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Ru
 	if tenantID == "" {
 		return bindings.Run{}, invalid("tenant id is empty")
 	}
-	var run bindings.Run
-	var found bool
-	err := s.batch(ctx, "get run", tenantID, func(b *pgx.Batch) {
-		b.Queue(sqlGetRun, tenantID, runID)
-	}, func(br pgx.BatchResults) error {
-		var err error
-		run, found, err = collectOne(br, scanRun)
-		return err
-	})
+	run, found, err := writeThenRead(ctx, s, "get run", tenantID, scanRun,
+		nil, stmt{sqlGetRun, []any{tenantID, runID}})
 	if err != nil {
 		return bindings.Run{}, err
 	}
@@ -201,11 +174,21 @@ func (s *Store) AcquireLease(ctx context.Context, in bindings.LeaseInput) (bindi
 	}
 	now := s.stamp(time.Time{})
 	exp := now.Add(in.TTL).Truncate(time.Microsecond)
+	return s.takeRun(ctx, "acquire lease", in.TenantID, in.RunID,
+		stmt{sqlAcquireLease, []any{in.TenantID, in.RunID, in.Owner, exp, now}},
+		&agents.RunJournalUnavailableError{RunID: in.RunID})
+}
+
+// takeRun runs take, a conditional statement that returns the run's row
+// when it got the lease, and reads the run in the same batch: the run when
+// taken, *agents.RunBusyError naming the holder when the run exists but the
+// lease is held, and missing when there is no such run.
+func (s *Store) takeRun(ctx context.Context, op, tenantID, runID string, take stmt, missing error) (bindings.Run, error) {
 	var run, cur bindings.Run
 	var taken, exists bool
-	err := s.batch(ctx, "acquire lease", in.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlAcquireLease, in.TenantID, in.RunID, in.Owner, exp, now)
-		b.Queue(sqlGetRun, in.TenantID, in.RunID)
+	err := s.batch(ctx, op, tenantID, func(b *pgx.Batch) {
+		b.Queue(take.sql, take.args...)
+		b.Queue(sqlGetRun, tenantID, runID)
 	}, func(br pgx.BatchResults) error {
 		var err error
 		if run, taken, err = collectOne(br, scanRun); err != nil {
@@ -220,9 +203,9 @@ func (s *Store) AcquireLease(ctx context.Context, in bindings.LeaseInput) (bindi
 	case taken:
 		return run, nil
 	case exists:
-		return bindings.Run{}, &agents.RunBusyError{RunID: in.RunID, Owner: cur.LeaseOwner}
+		return bindings.Run{}, &agents.RunBusyError{RunID: runID, Owner: cur.LeaseOwner}
 	default:
-		return bindings.Run{}, &agents.RunJournalUnavailableError{RunID: in.RunID}
+		return bindings.Run{}, missing
 	}
 }
 

@@ -46,15 +46,8 @@ func (s *Store) Read(ctx context.Context, tenantID, runID string) (bindings.RunS
 	if tenantID == "" {
 		return bindings.RunSnapshotRecord{}, invalid("tenant id is empty")
 	}
-	var rec bindings.RunSnapshotRecord
-	var found bool
-	err := s.batch(ctx, "read run snapshot", tenantID, func(b *pgx.Batch) {
-		b.Queue(sqlReadSnapshot, tenantID, runID)
-	}, func(br pgx.BatchResults) error {
-		var err error
-		rec, found, err = collectOne(br, scanSnapshot)
-		return err
-	})
+	rec, found, err := writeThenRead(ctx, s, "read run snapshot", tenantID, scanSnapshot,
+		nil, stmt{sqlReadSnapshot, []any{tenantID, runID}})
 	if err != nil {
 		return bindings.RunSnapshotRecord{}, err
 	}
