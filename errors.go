@@ -37,6 +37,11 @@ const (
 	CodeConversationBusy          = "conversation-busy"
 	CodeMalformedEnvelope         = "malformed-envelope"
 	CodeUnsupportedPayloadVersion = "unsupported-payload-version"
+	CodeRunInputMismatch          = "run-input-mismatch"
+	CodeStepAttemptsExhausted     = "step-attempts-exhausted"
+	CodeApprovalNotFound          = "approval-not-found"
+	CodeInvalidBindings           = "invalid-bindings"
+	CodeInvalidOutput             = "invalid-output"
 )
 
 // Budget kinds carried by BudgetExceededError.Kind.
@@ -211,9 +216,18 @@ func (e *InvalidMessageError) Code() string { return CodeInvalidMessage }
 
 // PersistenceError reports a storage failure. Op names the operation; Err is
 // the cause.
+//
+// Permanent marks a deterministic refusal: the store will refuse the same
+// write every time (a PostgreSQL data exception, a program limit, an
+// integrity violation that is not the store's own idempotency check), so
+// driving the run again cannot help and the turn ends the run as failed.
+// A zero Permanent is a transient failure (a lost connection, a
+// serialization failure, a deadlock, a timeout): the run stays resumable.
+// IsRetryable reads it.
 type PersistenceError struct {
-	Op  string
-	Err error
+	Op        string
+	Err       error
+	Permanent bool
 }
 
 // Error implements the error interface.
@@ -611,3 +625,125 @@ func (e *UnsupportedPayloadVersionError) Error() string {
 // Code returns unsupported-payload-version.
 func (e *UnsupportedPayloadVersionError) Code() string   { return CodeUnsupportedPayloadVersion }
 func (e *UnsupportedPayloadVersionError) envelopeError() {}
+
+// RunInputMismatchError reports an Invoke whose run id an earlier turn used
+// with another input (tenant, project, conversation, agent id@version, user
+// message, parameters or participant): a run id never answers another
+// input. Nothing was stored or called. Field names the first input field
+// that differs.
+type RunInputMismatchError struct {
+	RunID string
+	Field string
+}
+
+// Error implements the error interface.
+func (e *RunInputMismatchError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("run %q was started with another input", e.RunID)
+	}
+	return fmt.Sprintf("run %q was started with another input (%s differs)", e.RunID, e.Field)
+}
+
+// Code returns run-input-mismatch.
+func (e *RunInputMismatchError) Code() string { return CodeRunInputMismatch }
+
+// StepAttemptsExhaustedError reports a model or tool step that was started
+// Attempts times without a stored result: the run is failed instead of
+// calling again, since a failure that recurs on every drive would otherwise
+// call (and bill) the model or tool for ever.
+type StepAttemptsExhaustedError struct {
+	RunID    string
+	StepKey  string
+	Attempts int
+}
+
+// Error implements the error interface.
+func (e *StepAttemptsExhaustedError) Error() string {
+	return fmt.Sprintf("run %q: step %q was started %d times without a stored result", e.RunID, e.StepKey, e.Attempts)
+}
+
+// Code returns step-attempts-exhausted.
+func (e *StepAttemptsExhaustedError) Code() string { return CodeStepAttemptsExhausted }
+
+// ApprovalNotFoundError reports an approval id the tenant has no approval
+// under.
+type ApprovalNotFoundError struct {
+	ApprovalID string
+}
+
+// Error implements the error interface.
+func (e *ApprovalNotFoundError) Error() string {
+	return fmt.Sprintf("approval %q not found", e.ApprovalID)
+}
+
+// Code returns approval-not-found.
+func (e *ApprovalNotFoundError) Code() string { return CodeApprovalNotFound }
+
+// InvalidBindingsError reports bindings that are missing or contradict each
+// other for what the call needs (no run store, an agent with gated tools
+// and no HITL binding, …). It is found before any side effect.
+type InvalidBindingsError struct {
+	Reason string
+}
+
+// Error implements the error interface.
+func (e *InvalidBindingsError) Error() string { return "invalid bindings: " + e.Reason }
+
+// Code returns invalid-bindings.
+func (e *InvalidBindingsError) Code() string { return CodeInvalidBindings }
+
+// InvalidOutputError reports a final answer that is not JSON valid against
+// the agent's output schema, after the model was given one chance to fix
+// it. Issues says what is wrong, with JSON-pointer-like paths.
+type InvalidOutputError struct {
+	Issues []Issue
+}
+
+// Error implements the error interface.
+func (e *InvalidOutputError) Error() string {
+	if len(e.Issues) == 0 {
+		return "invalid output"
+	}
+	var b strings.Builder
+	b.WriteString("invalid output: ")
+	for i, is := range e.Issues {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(is.String())
+	}
+	return b.String()
+}
+
+// Code returns invalid-output.
+func (e *InvalidOutputError) Code() string { return CodeInvalidOutput }
+
+// IsRetryable reports whether driving a run again (Resume, or a worker's
+// next claim) can help after err. It is the one predicate hosts and workers
+// use, in the manner of pgconn.SafeToRetry:
+//
+//   - an error in the chain with a Retryable() bool method decides;
+//   - a *PersistenceError is retryable unless it is Permanent (transient
+//     storage failures: lost connections, serialization failures,
+//     deadlocks, timeouts, cancelled statements);
+//   - run-busy is retryable (another driver holds the run's lease; it may
+//     lapse);
+//   - everything else is not: a coded outcome of the turn (a model or tool
+//     failure after its own retries, a budget, a guardrail, an abort, a
+//     mismatch, exhausted attempts) is final and journaled, and driving the
+//     run again returns it again. A nil error is not retryable.
+func IsRetryable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var r interface{ Retryable() bool }
+	if errors.As(err, &r) {
+		return r.Retryable()
+	}
+	var pe *PersistenceError
+	if errors.As(err, &pe) {
+		return !pe.Permanent
+	}
+	var busy *RunBusyError
+	return errors.As(err, &busy)
+}
