@@ -32,8 +32,8 @@ func (r *run) renderPrompt(ctx context.Context) error {
 }
 
 // messageID is the deterministic id of the message a step stores, so a
-// retried append stores nothing twice.
-func (r *run) messageID(key string) string { return r.id + "/" + key }
+// retried append stores nothing twice (see derivedID).
+func (r *run) messageID(key string) string { return derivedID(r.id, key) }
 
 // persist stores one message of the turn as step key (nothing in a dry
 // run) and folds it into Result.Appended.

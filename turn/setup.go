@@ -107,6 +107,7 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 	s.Hitl = ResolveEffectiveHitlPolicy(p.Hitl, a)
 	s.SessionGate = EvaluateSessionGate(s.Hitl, s.TurnNumber)
 	s.Budget = capsFor(a, p)
+	s.Budget.MaxToolCalls = toolCallsCap(r.b)
 	s.HistoryLimit = DefaultHistoryLimit
 	if cp := a.ConversationPolicy; cp != nil && cp.HistoryLimit != nil {
 		s.HistoryLimit = *cp.HistoryLimit
@@ -139,7 +140,7 @@ func normalizeSetup(s setupState, raw []byte) (setupState, error) {
 			} else {
 				b, err := json.Marshal(d.Config)
 				if err != nil {
-					return setupState{}, &agents.PersistenceError{Op: "encode step " + NodeSetup, Err: err}
+					return setupState{}, &agents.PersistenceError{Op: "encode step " + NodeSetup, Err: err, Permanent: true}
 				}
 				d.Config = nil
 				if err := json.Unmarshal(b, &d.Config); err != nil {
