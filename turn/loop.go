@@ -78,7 +78,7 @@ func (r *run) modelCall(ctx context.Context, i int) (bindings.GenerateResponse, 
 		}
 		r.emit(ctx, ModelCallStartedEvent{RunID: r.id, Iteration: i, Provider: r.s.Route.Provider, Model: r.s.Route.Model, RequestID: requestID})
 		resp, err := r.provider.Generate(ctx, bindings.GenerateRequest{
-			Model: r.s.Route.Model, Messages: slices.Clip(r.messages), Tools: r.toolDefs,
+			Model: r.s.Route.Model, Messages: slices.Clip(wellFormed(r.messages)), Tools: r.toolDefs,
 			RequestID: requestID, TenantID: r.tenantID, RunID: r.id,
 		})
 		if err != nil {
