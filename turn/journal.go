@@ -69,7 +69,14 @@ func (r *run) noteAttempt(ctx context.Context, err error) {
 		msg = msg[:cut] + "…"
 	}
 	n := st.attempts + 1
-	_, _, _ = r.appendEntry(ctx, key+attemptSep+strconv.Itoa(n), node, bindings.StepFailed, nil, &bindings.StepError{Code: agents.CodeOf(err), Message: msg})
+	se := &bindings.StepError{Code: agents.CodeOf(err), Message: msg}
+	if _, _, werr := r.appendEntry(ctx, key+attemptSep+strconv.Itoa(n), node, bindings.StepFailed, nil, se); werr != nil && len(r.buf) > 0 {
+		// The buffer may hold what the store refuses (the step's own
+		// result): drop it, as a crash would (see bufferEntry), and count
+		// the attempt alone.
+		r.buf, r.carried = r.buf[:0], false
+		_, _, _ = r.appendEntry(ctx, key+attemptSep+strconv.Itoa(n), node, bindings.StepFailed, nil, se)
+	}
 }
 
 // loadJournal indexes a run's entries by key and phase. The first entry of
