@@ -551,6 +551,8 @@ func newCoded(code string, cause error) error {
 		return &agents.UnresolvedGuardrailError{}
 	case agents.CodeTenantPolicyUnavailable:
 		return &agents.TenantPolicyUnavailableError{Err: cause}
+	case agents.CodeInvalidOutput:
+		return &agents.InvalidOutputError{}
 	}
 	return nil
 }
