@@ -36,6 +36,9 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	if err := checkInput(in); err != nil {
 		return Result{}, err
 	}
+	if err := checkModelSettings(in); err != nil {
+		return Result{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}

@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -91,6 +92,11 @@ type Input struct {
 	// participant, principal) must pass bindings.CheckID; one that does
 	// not is invalid-message, before anything is stored.
 	RunID string `json:"runId,omitempty"`
+	// ModelSettings override the agent's modelSettings for this turn,
+	// field by field (checked as Define checks the agent's:
+	// invalid-message when out of range). They are part of the run
+	// snapshot, so a resumed run calls the model with them too.
+	ModelSettings *bindings.ModelSettings `json:"modelSettings,omitempty"`
 }
 
 // ResumeInput names a run to continue (the spec's resumeAgentTurn input).
@@ -181,6 +187,9 @@ type Response struct {
 	// a suspended turn).
 	MessageID string `json:"messageId,omitempty"`
 	Content   string `json:"content"`
+	// Output is the answer's JSON, validated against the agent's output
+	// schema (nil for an agent without one). Content keeps the text.
+	Output json.RawMessage `json:"output,omitempty"`
 }
 
 // Usage is what a turn consumed (the spec's AgentTurnUsage), across parks.
