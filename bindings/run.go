@@ -204,9 +204,10 @@ type ClaimRunsInput struct {
 //     pending and unexpired: every approval was decided or is past its
 //     ExpiresAt (by the store's rule for expiry), so driving it goes on.
 //
-// It returns the claimed runs as they are stored after the claim (leased
-// to in.Owner; status unchanged), oldest first, an empty slice when
-// nothing needs a driver. Any number of concurrent claimers never get the
+// A claimed run is stored as running (it has a driver now: a queued or
+// suspended run changes status) and leased to in.Owner; ClaimRuns returns
+// the claimed runs as stored, oldest first, an empty slice when nothing
+// needs a driver. Any number of concurrent claimers never get the
 // same run while the lease lives. A run a claim returned is driven by
 // taking its lease again with the same owner (AcquireLease renews it).
 //
@@ -259,4 +260,34 @@ type RunPage struct {
 // unknown status is *agents.InvalidMessageError.
 type RunLister interface {
 	ListRuns(ctx context.Context, in ListRunsInput) (RunPage, error)
+}
+
+// RunChange tells a watcher that a run may need looking at again.
+type RunChange struct {
+	TenantID string `json:"tenantId"`
+	RunID    string `json:"runId"`
+	// Status is the run's status after the change, "" when the change is
+	// not the run's own (an approval of the run decided).
+	Status RunStatus `json:"status,omitempty"`
+	// Claimable marks a change after which the run may need a driver: it
+	// was submitted, its lease was released while it is not finished, or
+	// one of its approvals was decided.
+	Claimable bool `json:"claimable,omitempty"`
+}
+
+// RunWatcher is an optional capability of a RunBinding, discovered by type
+// assertion: being told when runs change, so that waiters (turn.Wait) and
+// idle workers (turn.Worker) need not poll. pgstore implements it with
+// LISTEN/NOTIFY, memstore in process.
+//
+// WatchRuns delivers a RunChange on the returned channel, until ctx is
+// done (then it closes the channel), after a run is created, changes
+// status or has its lease released, and after an approval of a run is
+// decided. Delivery is best effort: it follows the change's commit, a
+// watcher that falls behind misses changes, and a RunChange with an empty
+// RunID says that changes may have been missed (look at everything
+// again). A watcher therefore still polls, only less often. An error
+// means the store cannot watch (the caller polls).
+type RunWatcher interface {
+	WatchRuns(ctx context.Context) (<-chan RunChange, error)
 }
