@@ -107,6 +107,7 @@ func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string
 	a.Reviewer = d.Reviewer
 	a.Comment = d.Comment
 	a.ResolvedAt = &now
+	s.tell(bindings.RunChange{TenantID: tenantID, RunID: a.Request.RunID, Claimable: true})
 	return cloneApproval(*a), nil
 }
 

@@ -72,6 +72,8 @@ type Store struct {
 	provMu     sync.RWMutex
 	provenance map[key]int
 	provOrder  []bindings.ProvenanceRecord
+
+	watch watchHub // run changes for WatchRuns
 }
 
 var (

@@ -63,6 +63,7 @@ type Store struct {
 	embed   bindings.EmbeddingRegistry
 	model   string
 	closeFn func()
+	listen  listenHub // the LISTEN connection of WatchRuns
 }
 
 var (

@@ -94,8 +94,8 @@ func (c *Clock) Advance(d time.Duration) {
 }
 
 // RunAll runs every suite: conversations, snapshots, the run journal,
-// memory, approvals and retention (which skips without its optional
-// capabilities).
+// memory, approvals, retention and workers (the last two skip without
+// their optional capabilities).
 func RunAll(t *testing.T, newHarness NewHarness) {
 	t.Helper()
 	t.Run("Conversations", func(t *testing.T) { RunConversationTests(t, newHarness) })
@@ -104,6 +104,7 @@ func RunAll(t *testing.T, newHarness NewHarness) {
 	t.Run("Memory", func(t *testing.T) { RunMemoryTests(t, newHarness) })
 	t.Run("Hitl", func(t *testing.T) { RunHitlTests(t, newHarness) })
 	t.Run("Retention", func(t *testing.T) { RunRetentionTests(t, newHarness) })
+	t.Run("Workers", func(t *testing.T) { RunClaimTests(t, newHarness) })
 }
 
 // testCase is one rule of a suite.
