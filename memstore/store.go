@@ -134,11 +134,29 @@ func (s *Store) newID(id string, taken func(string) bool) (string, error) {
 		return id, nil
 	}
 	for range maxIDAttempts {
-		if id = s.ids(); id != "" && !taken(id) {
+		if id = s.ids(); id != "" && !taken(id) && bindings.CheckID("generated id", id) == nil {
 			return id, nil
 		}
 	}
-	return "", &agents.PersistenceError{Op: "generate id", Err: errIDsExhausted}
+	return "", &agents.PersistenceError{Op: "generate id", Err: errIDsExhausted, Permanent: true}
+}
+
+// firstErr returns the first non-nil error of errs: the ids of one call
+// are checked together, each with bindings.CheckID or CheckOptionalID,
+// before anything is stored.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkLookup checks the ids of a call that reads or changes one record
+// by id: the tenant (required) and the record's id (empty finds nothing).
+func checkLookup(tenantID, field, id string) error {
+	return firstErr(bindings.CheckID("tenant id", tenantID), bindings.CheckOptionalID(field, id))
 }
 
 // invalid returns the binding's error for a bad input.
