@@ -90,8 +90,8 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 			e.Output = arena[start:len(arena):len(arena)]
 		}
 		if entry.Error != nil {
-			se := *entry.Error
-			e.Error = &se
+			e.Error = storedStepError(entry.Error)
+			entry.Error = storedStepError(entry.Error)
 		}
 		e.Seq = int64(len(r.entries) + 1)
 		if e.At.IsZero() {

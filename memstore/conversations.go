@@ -300,7 +300,7 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	m := bindings.ConversationMessage{
 		TenantID: in.TenantID, ConversationID: in.ConversationID, ID: id,
 		Seq: int64(len(r.msgs) + 1), Role: in.Role, Content: in.Content,
-		ToolCalls: cloneToolCalls(in.ToolCalls), ToolCallID: in.ToolCallID,
+		ToolCalls: storedToolCalls(in.ToolCalls), ToolCallID: in.ToolCallID,
 		TurnNumber: in.TurnNumber, RunID: in.RunID, Metadata: cloneJSON(in.Metadata),
 		CreatedAt: created,
 	}

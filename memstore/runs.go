@@ -201,6 +201,7 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 		return cloneEntry(r.entries[i]), false, nil
 	}
 	e := cloneEntry(in.Entry)
+	e.Error = storedStepError(in.Entry.Error)
 	e.Seq = int64(len(r.entries) + 1)
 	if e.At.IsZero() {
 		e.At = s.now()

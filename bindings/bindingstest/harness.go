@@ -94,8 +94,9 @@ func (c *Clock) Advance(d time.Duration) {
 }
 
 // RunAll runs every suite: conversations, snapshots, the run journal,
-// memory, approvals and retention (which skips without its optional
-// capabilities).
+// memory, approvals, retention (which skips without its optional
+// capabilities) and the values every binding holds or refuses
+// (RunValueTests).
 func RunAll(t *testing.T, newHarness NewHarness) {
 	t.Helper()
 	t.Run("Conversations", func(t *testing.T) { RunConversationTests(t, newHarness) })
@@ -104,6 +105,7 @@ func RunAll(t *testing.T, newHarness NewHarness) {
 	t.Run("Memory", func(t *testing.T) { RunMemoryTests(t, newHarness) })
 	t.Run("Hitl", func(t *testing.T) { RunHitlTests(t, newHarness) })
 	t.Run("Retention", func(t *testing.T) { RunRetentionTests(t, newHarness) })
+	t.Run("Values", func(t *testing.T) { RunValueTests(t, newHarness) })
 }
 
 // testCase is one rule of a suite.
