@@ -51,11 +51,11 @@ var oddTexts = []string{
 	"a\x00b",
 	"\x00",
 	"\x00\x00 trailing NUL\x00",
-	"\uFDD0",                // the noncharacter pgstore escapes with
+	"\uFDD0",                 // the noncharacter pgstore escapes with
 	"\uFDD00\uFDD0x41\uFDD0", // what looks like such escapes
 	"x\uFDD0\x00\uFDD0\uFDD0",
 	"\uFFFF\uFFFE\uFEFF",               // noncharacters and a BOM
-	"😀 \U0001F468\u200D\U0001F469",    // astral plane, ZWJ sequence
+	"😀 \U0001F468\u200D\U0001F469",     // astral plane, ZWJ sequence
 	"\u2028\u2029 \u202Eright-to-left", // line separators, RTL override
 	"e\u0301\u0308\u20DD",              // combining marks
 	"tab\tnewline\ncr\rdel\x7f c1\u0085\u009f",
