@@ -95,7 +95,8 @@ func (c *Clock) Advance(d time.Duration) {
 
 // RunAll runs every suite: conversations, snapshots, the run journal,
 // memory, approvals, retention and workers (the last two skip without
-// their optional capabilities).
+// their optional capabilities), and the values every binding holds or
+// refuses (RunValueTests).
 func RunAll(t *testing.T, newHarness NewHarness) {
 	t.Helper()
 	t.Run("Conversations", func(t *testing.T) { RunConversationTests(t, newHarness) })
@@ -105,6 +106,7 @@ func RunAll(t *testing.T, newHarness NewHarness) {
 	t.Run("Hitl", func(t *testing.T) { RunHitlTests(t, newHarness) })
 	t.Run("Retention", func(t *testing.T) { RunRetentionTests(t, newHarness) })
 	t.Run("Workers", func(t *testing.T) { RunClaimTests(t, newHarness) })
+	t.Run("Values", func(t *testing.T) { RunValueTests(t, newHarness) })
 }
 
 // testCase is one rule of a suite.
