@@ -12,6 +12,7 @@ import (
 	"net/textproto"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -55,7 +56,7 @@ func (s *Server) serveInvoke(w http.ResponseWriter, r *http.Request) {
 	}
 	timeout, ok := parseTimeout(header(r, keyTimeoutMs))
 	if !ok {
-		s.answer(w, r, start, invalidRequest(pack.HeaderTimeoutMs+" must be a whole number of milliseconds ≥ 0"))
+		s.answer(w, r, start, invalidRequest(pack.HeaderTimeoutMs+" must be a whole number of milliseconds ≥ 0"), false)
 		return
 	}
 	deadline := start.Add(timeout)
@@ -81,7 +82,7 @@ func (s *Server) serveInvoke(w http.ResponseWriter, r *http.Request) {
 			msg = invalidRequest("reading the body: " + err.Error())
 		}
 		w.Header().Set("Connection", "close")
-		s.answer(w, r, start, msg)
+		s.answer(w, r, start, msg, false)
 		return
 	}
 	if why := s.acquire(); why != "" {
@@ -94,7 +95,7 @@ func (s *Server) serveInvoke(w http.ResponseWriter, r *http.Request) {
 	msg := c.dispatch(ctx, body, timeout)
 	cancel()
 	if _, done := msg.(alreadyAnswered); !done {
-		s.answer(w, r, start, msg)
+		s.answer(w, r, start, msg, false)
 	}
 }
 
@@ -143,7 +144,7 @@ func (c *call) watchdog(msg *pack.ErrorMessage) {
 	}
 	c.answered = true
 	c.w.Header().Set("Connection", "close")
-	c.s.answer(c.w, c.r, c.start, msg)
+	c.s.answer(c.w, c.r, c.start, msg, true)
 	_ = http.NewResponseController(c.w).Flush()
 }
 
@@ -367,30 +368,35 @@ func encodeOutput(out any) ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// resultMessage is a ToolResult written out directly: output is compact
-// JSON that was just decoded for validation, so re-encoding would only
-// copy it.
+// resultMessage is a ToolResult written out directly: output is JSON
+// that was just validated, so re-encoding would only copy it. answer
+// writes it in three pieces, with no copy at all.
 type resultMessage []byte
 
+// resultHead and resultTail surround the output of a resultMessage.
+var (
+	resultHead = []byte(`{"v":2,"kind":"result","output":`)
+	resultTail = []byte(`}`)
+)
+
+// MarshalJSON is the message as answer writes it.
 func (r resultMessage) MarshalJSON() ([]byte, error) {
-	const head = `{"v":2,"kind":"result","output":`
-	b := make([]byte, 0, len(head)+len(r)+1)
-	b = append(b, head...)
-	b = append(b, r...)
-	return append(b, '}'), nil
+	return slices.Concat(resultHead, r, resultTail), nil
 }
 
 // answer writes a response message with the invoke headers. An error
 // message is logged first, so a failing logger is a service failure (500)
-// rather than a lost record.
-func (s *Server) answer(w http.ResponseWriter, r *http.Request, start time.Time, msg any) {
-	var body []byte
+// rather than a lost record. flush says the answer is flushed while the
+// handler may still run (the watchdog's).
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, start time.Time, msg any, flush bool) {
+	var body [3][]byte // written one after the other
 	var err error
 	if rm, ok := msg.(resultMessage); ok {
-		body, _ = rm.MarshalJSON()
+		body = [3][]byte{resultHead, rm, resultTail}
 	} else {
-		body, err = json.Marshal(msg)
+		body[0], err = json.Marshal(msg)
 	}
+	size := len(body[0]) + len(body[1]) + len(body[2])
 	if err != nil {
 		transportError(w, http.StatusInternalServerError, "encoding the response: "+err.Error())
 		return
@@ -412,12 +418,42 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, start time.Time,
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
 	h[keyArtifactVersion] = s.artifactHeader
-	h[keyDurationMs] = []string{strconv.FormatInt(ms, 10)}
+	h[keyDurationMs] = durationValue(ms)
 	// An explicit length lets a watchdog's flushed answer be complete
-	// while the handler is still running.
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	// while the handler is still running. net/http sets the length itself
+	// of a body written whole, before the handler returns, within its
+	// chunking buffer: the usual answer needs none.
+	if flush || size > chunkingBuffer {
+		h["Content-Length"] = []string{strconv.Itoa(size)}
+	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
+	for _, b := range body {
+		if len(b) > 0 {
+			_, _ = w.Write(b)
+		}
+	}
+}
+
+// chunkingBuffer is the size of net/http's buffer before chunking: a body
+// written whole within it, before the handler returns, is sent with a
+// Content-Length that net/http computes.
+const chunkingBuffer = 2048
+
+// durationValues are the kindgi-duration-ms header values of the first
+// second, shared by every answer (net/http only reads them).
+var durationValues = func() [][]string {
+	v := make([][]string, 1000)
+	for ms := range v {
+		v[ms] = []string{strconv.Itoa(ms)}
+	}
+	return v
+}()
+
+func durationValue(ms int64) []string {
+	if ms >= 0 && ms < int64(len(durationValues)) {
+		return durationValues[ms]
+	}
+	return []string{strconv.FormatInt(ms, 10)}
 }
 
 // Canonical header keys, computed once: Header.Get and Set canonicalise
@@ -483,7 +519,13 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, start, deadlin
 		// read, and so cancel the handler's context, when it passes.
 		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
-	rd := http.MaxBytesReader(w, r.Body, pack.MaxBodyBytes)
+	// A declared length is already checked against the limit, and
+	// net/http reads no more than it declares; the length check below
+	// holds for a body given to ServeHTTP directly.
+	var rd io.Reader = r.Body
+	if r.ContentLength < 0 {
+		rd = http.MaxBytesReader(w, r.Body, pack.MaxBodyBytes)
+	}
 	size := 512
 	if r.ContentLength > 0 {
 		size = int(min(r.ContentLength+1, firstBodyBuffer)) // +1 so EOF is seen without growing
@@ -498,6 +540,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, start, deadlin
 	for {
 		n, err := rd.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
+		if len(buf) > pack.MaxBodyBytes {
+			return nil, errBodyTooLarge // a body longer than it declared
+		}
 		if err == io.EOF {
 			return buf, nil
 		}

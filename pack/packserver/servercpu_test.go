@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,6 +96,23 @@ func serveBenchChild(which string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	// PACKSERVER_BENCH_CPUPROFILE=dir writes each server's CPU profile to
+	// dir/<handler>.pprof: the server side alone, net/http included.
+	if dir := os.Getenv("PACKSERVER_BENCH_CPUPROFILE"); dir != "" {
+		f, err := os.Create(filepath.Join(dir, which+".pprof"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		}()
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
