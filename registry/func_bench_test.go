@@ -40,7 +40,9 @@ func BenchmarkToolCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	if err := registry.AddFunc(tools, "acme", registry.FuncTool{ID: "func", Version: "1.0.0"},
-		func(_ context.Context, in searchIn, _ bindings.CallContext) (searchOut, error) { return search(in), nil }); err != nil {
+		func(_ context.Context, in searchIn, _ bindings.CallContext) (searchOut, error) {
+			return search(in), nil
+		}); err != nil {
 		b.Fatal(err)
 	}
 	tt := tools.ForTenant("acme")

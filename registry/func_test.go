@@ -52,7 +52,9 @@ type contractHits struct {
 func TestAddFuncSchema(t *testing.T) {
 	tools := registry.NewTools()
 	err := registry.AddFunc(tools, "acme", registry.FuncTool{ID: "acme.contracts", Version: "1.0.0", Description: "Finds contracts"},
-		func(context.Context, contractQuery, bindings.CallContext) (contractHits, error) { return contractHits{}, nil })
+		func(context.Context, contractQuery, bindings.CallContext) (contractHits, error) {
+			return contractHits{}, nil
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +269,9 @@ func TestAddFuncAnyOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := registry.AddFunc(tools, "acme", registry.FuncTool{ID: "any", Version: "1.0.0"},
-		func(_ context.Context, v in, _ bindings.CallContext) (any, error) { return map[string]int{"n": v.N}, nil }); err != nil {
+		func(_ context.Context, v in, _ bindings.CallContext) (any, error) {
+			return map[string]int{"n": v.N}, nil
+		}); err != nil {
 		t.Fatal(err)
 	}
 	tt := tools.ForTenant("acme")
