@@ -111,7 +111,7 @@ func TestDescriptors(t *testing.T) {
 	for _, d := range all {
 		ids = append(ids, d.Ref())
 	}
-	want := []string{"t.block@1.2.0", "t.echo@1.2.0", "t.fail@1.2.0", "t.grow@1.2.0", "t.note@1.2.0", "t.pid@1.2.0", "t.shout@1.2.0", "t.wipe@1.2.0"}
+	want := []string{"t.block@1.2.0", "t.echo@1.2.0", "t.fail@1.2.0", "t.getenv@1.2.0", "t.grow@1.2.0", "t.note@1.2.0", "t.pid@1.2.0", "t.shout@1.2.0", "t.wipe@1.2.0"}
 	if d := cmp.Diff(want, ids); d != "" {
 		t.Errorf("tools (-want +got):\n%s", d)
 	}

@@ -45,6 +45,7 @@ type EchoOut struct {
 //   - fail: isError with the text "fail: " + text;
 //   - wipe (destructive) and note (not read-only, destructiveHint false);
 //   - block: blocks until cancelled (see Config.Dir);
+//   - getenv (read-only): the value of the variable named by text;
 //   - pid: the server's process id as text;
 //   - grow: adds the tool "extra" (the server sends tools/list_changed).
 func NewServer(cfg Config) *sdk.Server {
@@ -83,6 +84,14 @@ func NewServer(cfg Config) *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "note", Description: "Adds a note", Annotations: &sdk.ToolAnnotations{DestructiveHint: &no}},
 		func(_ context.Context, _ *sdk.CallToolRequest, in EchoIn) (*sdk.CallToolResult, EchoOut, error) {
 			return nil, EchoOut{Text: "noted " + in.Text}, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "getenv", Description: "Reads a variable of the server's environment", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(_ context.Context, _ *sdk.CallToolRequest, in EchoIn) (*sdk.CallToolResult, EchoOut, error) {
+			v, ok := os.LookupEnv(in.Text)
+			if !ok {
+				v = "<unset>"
+			}
+			return nil, EchoOut{Text: v}, nil
 		})
 	var once sync.Once
 	sdk.AddTool(s, &sdk.Tool{Name: "block", Description: "Blocks until cancelled", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
