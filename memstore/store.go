@@ -45,7 +45,8 @@ type Options struct {
 }
 
 // Store is an in-memory ConversationBinding, RunSnapshotBinding,
-// RunBinding, MemoryStore, HitlBinding and ProvenanceEmitter. The zero
+// RunBinding, MemoryStore, HitlBinding, ProvenanceEmitter and
+// ComplianceRecorder. The zero
 // Store is not usable; call New.
 type Store struct {
 	now        func() time.Time
@@ -72,6 +73,8 @@ type Store struct {
 	provMu     sync.RWMutex
 	provenance map[key]int
 	provOrder  []bindings.ProvenanceRecord
+
+	compliance complianceLog
 }
 
 var (
