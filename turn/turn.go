@@ -56,7 +56,7 @@ const (
 	StatusSuspended Status = "suspended"
 )
 
-// Input is one turn of a conversation (the spec's InvokeAgentInput).
+// Input is one turn of a conversation (the TypeScript package's InvokeAgentInput).
 //
 // The turn stores Input as the run snapshot (without Agent, which Resume
 // takes again, and without anything that is not data), so Parameters
@@ -99,7 +99,7 @@ type Input struct {
 	ModelSettings *bindings.ModelSettings `json:"modelSettings,omitempty"`
 }
 
-// ResumeInput names a run to continue (the spec's resumeAgentTurn input).
+// ResumeInput names a run to continue (the TypeScript package's resumeAgentTurn input).
 type ResumeInput struct {
 	TenantID string `json:"tenantId"`
 	RunID    string `json:"runId"`
@@ -111,7 +111,7 @@ type ResumeInput struct {
 // that panics is recovered and ignored; a slow handler slows the turn.
 type OnEvent func(ctx context.Context, e Event)
 
-// Bindings are what a turn runs on (the spec's InvokeAgentBindings).
+// Bindings are what a turn runs on (the TypeScript package's InvokeAgentBindings).
 // Conversations, Snapshots, Runs, Providers and Tools are required; Memory
 // is required when the agent has retrieval intents; the rest are optional
 // (nil).
@@ -143,6 +143,10 @@ type Bindings struct {
 	Authz      bindings.Authorizer
 	Guardrails bindings.GuardrailRegistry
 	Checks     bindings.CheckRegistry
+	// Compliance, when set, receives one audit record per guardrail
+	// evaluation (see bindings.ComplianceRecorder): the GuardrailsBindings'
+	// compliance of the TypeScript package.
+	Compliance bindings.ComplianceRecorder
 
 	// MaxToolCallsPerResponse caps the tool calls of one model response
 	// (zero: DefaultMaxToolCallsPerResponse). Calls past the cap never run
@@ -192,7 +196,7 @@ type Response struct {
 	Output json.RawMessage `json:"output,omitempty"`
 }
 
-// Usage is what a turn consumed (the spec's AgentTurnUsage), across parks.
+// Usage is what a turn consumed (the TypeScript package's AgentTurnUsage), across parks.
 type Usage struct {
 	InputTokens  int     `json:"inputTokens"`
 	OutputTokens int     `json:"outputTokens"`
@@ -216,7 +220,7 @@ type Violation struct {
 	Reason      string `json:"reason,omitempty"`
 }
 
-// Result is a turn's outcome (the spec's AgentTurnResult).
+// Result is a turn's outcome (the TypeScript package's AgentTurnResult).
 type Result struct {
 	Status         Status `json:"status"`
 	RunID          string `json:"runId"`
