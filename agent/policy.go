@@ -8,8 +8,8 @@ import (
 )
 
 // conversationPolicy checks the conversation and HITL policy and returns
-// its copy (nil when p is nil). tools are the spec's tool references: a gate
-// override must name one of them.
+// its copy (nil when p is nil). tools are the agent's tool references: a
+// gate override must name one of them.
 func (c *checker) conversationPolicy(p *ConversationPolicy, tools []ToolRef) *ConversationPolicy {
 	if p == nil {
 		return nil

@@ -120,6 +120,10 @@ func (c *checker) instructions(s string) {
 		c.add("instructions", "must be valid UTF-8 text")
 		return
 	}
+	if msg := checkInstructionBounds(s); msg != "" {
+		c.add("instructions", msg)
+		return
+	}
 	if err := checkTemplate(s); err != nil {
 		c.add("instructions", "instructions do not parse as a Liquid template: "+err.Error())
 	}

@@ -46,7 +46,7 @@ type ExpireFailure struct {
 	Err        error
 }
 
-// ExpireApprovals is the spec's ExpireApprovals(ctx, now) sweep: every
+// ExpireApprovals(ctx, now) is the approval-expiry sweep: every
 // parked run whose approval expired is moved to the on-timeout action of
 // its effective HITL policy (escalate: a new approval asked one reviewer
 // role up; deny: the model is told and the turn goes on; fail: the turn

@@ -13,7 +13,7 @@ import (
 )
 
 // Invoke runs one turn of a conversation as a journaled run of the flow
-// agent.turn (the spec's invokeAgent).
+// agent.turn (the TypeScript package's invokeAgent).
 //
 // Before its first side effect the turn writes the run snapshot and starts
 // the run with a lease; every side effect is then a journal step whose
@@ -34,6 +34,9 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		return Result{}, err
 	}
 	if err := checkInput(in); err != nil {
+		return Result{}, err
+	}
+	if err := checkModelSettings(in); err != nil {
 		return Result{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -149,7 +152,7 @@ func sameBinding(a, b any) (same bool) {
 }
 
 // Resume continues a run — parked on approvals, or left running by a
-// driver that died — from the step it stopped at (the spec's
+// driver that died — from the step it stopped at (the TypeScript package's
 // resumeAgentTurn). It takes the run's lease first: while another driver
 // holds it, Resume fails with *agents.RunBusyError and calls nothing else.
 // It then reads the snapshot (run-snapshot-missing), the journal

@@ -650,6 +650,8 @@ func newCoded(code string, cause error) error {
 		return &agents.StepAttemptsExhaustedError{}
 	case agents.CodePersistence:
 		return &agents.PersistenceError{Err: cause}
+	case agents.CodeInvalidOutput:
+		return &agents.InvalidOutputError{}
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"slices"
 	"strconv"
 	"unicode"
 	"unicode/utf8"
@@ -29,6 +28,12 @@ func (r *run) loop(ctx context.Context) (Result, bool, error) {
 		}
 		calls := resp.ToolCalls
 		r.messages = append(r.messages, bindings.ChatMessage{Role: bindings.ChatAssistant, Content: resp.Text, ToolCalls: calls})
+		fix := false // the answer goes back to the model (validateOutput)
+		if len(calls) == 0 && len(r.agent.Output) > 0 && !r.in.DryRun {
+			if fix, err = r.validateOutput(ctx, i, resp.Text); err != nil {
+				return Result{}, false, err
+			}
+		}
 		if len(calls) > 0 {
 			// Past the cap, calls are never run nor stored: the model is
 			// told below, after the results of the calls that ran.
@@ -55,10 +60,10 @@ func (r *run) loop(ctx context.Context) (Result, bool, error) {
 				}
 			}
 		}
-		if err := r.budgetCheck(ctx, i, len(calls) > 0); err != nil {
+		if err := r.budgetCheck(ctx, i, len(calls) > 0 || fix); err != nil {
 			return Result{}, false, err
 		}
-		if len(calls) == 0 {
+		if len(calls) == 0 && !fix {
 			r.final = resp.Text
 			return Result{}, false, nil
 		}
@@ -77,10 +82,7 @@ func (r *run) modelCall(ctx context.Context, i int) (bindings.GenerateResponse, 
 			return bindings.GenerateResponse{Model: r.s.Route.Model, FinishReason: "dry-run"}, nil
 		}
 		r.emit(ctx, ModelCallStartedEvent{RunID: r.id, Iteration: i, Provider: r.s.Route.Provider, Model: r.s.Route.Model, RequestID: requestID})
-		resp, err := r.provider.Generate(ctx, bindings.GenerateRequest{
-			Model: r.s.Route.Model, Messages: slices.Clip(wellFormed(r.messages)), Tools: r.toolDefs,
-			RequestID: requestID, TenantID: r.tenantID, RunID: r.id,
-		})
+		resp, err := r.generate(ctx, i, r.generateRequest(requestID))
 		if err != nil {
 			if agents.CodeOf(err) == "" || ctx.Err() != nil {
 				return resp, &agents.ModelInvocationError{Provider: r.s.Route.Provider, Model: r.s.Route.Model, Err: err}

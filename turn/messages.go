@@ -14,8 +14,8 @@ import (
 // renderPrompt is the render-prompt node: the agent's instructions,
 // rendered strictly with the journaled time and turn number.
 func (r *run) renderPrompt(ctx context.Context) error {
-	text, err := decide(ctx, r, NodeRenderPrompt, NodeRenderPrompt, func(context.Context, string) (string, error) {
-		res, err := prompt.Render(r.agent, prompt.Context{
+	text, err := decide(ctx, r, NodeRenderPrompt, NodeRenderPrompt, func(ctx context.Context, _ string) (string, error) {
+		res, err := prompt.RenderContext(ctx, r.agent, prompt.Context{
 			Parameters:     r.in.Parameters,
 			Now:            r.s.Now,
 			ConversationID: r.in.ConversationID,

@@ -55,21 +55,23 @@ type run struct {
 	elapsedBefore int64 // ms of running time of earlier drives
 
 	// Folded turn state.
-	s          setupState
-	provider   bindings.Provider
-	tools      bindings.TenantTools
-	toolDefs   []bindings.ToolDefinition
-	prompt     string
-	userMsg    bindings.ConversationMessage
-	retrieved  []RetrievedFact
-	messages   []bindings.ChatMessage
-	appended   []bindings.ConversationMessage
-	usage      Usage
-	traceCalls []bindings.TraceToolCall
-	usedTools  map[string]bool
-	final      string
-	outcomes   []guardrailOutcome
-	provenance *bindings.ProvenanceRecord
+	s             setupState
+	provider      bindings.Provider
+	tools         bindings.TenantTools
+	toolDefs      []bindings.ToolDefinition
+	prompt        string
+	userMsg       bindings.ConversationMessage
+	retrieved     []RetrievedFact
+	messages      []bindings.ChatMessage
+	appended      []bindings.ConversationMessage
+	usage         Usage
+	traceCalls    []bindings.TraceToolCall
+	usedTools     map[string]bool
+	final         string
+	output        json.RawMessage // the validated answer (validateOutput)
+	outputRetried bool            // an invalid answer went back to the model
+	outcomes      []guardrailOutcome
+	provenance    *bindings.ProvenanceRecord
 }
 
 // newRun prepares a drive over a run's journal.
@@ -185,14 +187,8 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 			return Result{}, serr
 		}
 		r.logEnd(parent, res, nil, false)
-		if res.Status == StatusSuspended {
-			ids := make([]string, len(res.Approvals))
-			for i, a := range res.Approvals {
-				ids[i] = a.ID
-			}
-			r.emit(parent, TurnSuspendedEvent{RunID: r.id, ApprovalIDs: ids})
-		} else {
-			r.emit(parent, TurnCompletedEvent{RunID: r.id, TurnNumber: res.TurnNumber, Usage: res.Usage})
+		if r.b.OnEvent != nil {
+			r.emitEnd(parent, res)
 		}
 		return res, nil
 	}
@@ -395,7 +391,7 @@ func (r *run) compose(status Status, msgID string, approvals []bindings.Approval
 		Approvals:      nonNil(approvals),
 	}
 	if status == StatusCompleted {
-		res.Response = Response{MessageID: msgID, Content: r.final}
+		res.Response = Response{MessageID: msgID, Content: r.final, Output: r.output}
 		for _, o := range r.outcomes {
 			if !o.Passed && o.Action != bindings.ActionHalt {
 				res.Violations = append(res.Violations, Violation{GuardrailID: o.ID, Kind: o.Kind, Action: o.Action, Reason: o.Reason})

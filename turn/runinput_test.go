@@ -3,6 +3,7 @@ package turn_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +88,7 @@ func TestInvokeRunIDNeverAnswersAnotherInput(t *testing.T) {
 	}
 	// The same input replays the stored result, calling nothing.
 	replay, err := turn.Invoke(t.Context(), in, b)
-	if err != nil || replay.Response != first.Response {
+	if err != nil || !reflect.DeepEqual(replay.Response, first.Response) {
 		t.Fatalf("replay: %+v, %v; want %+v", replay.Response, err, first.Response)
 	}
 	if n := f.provider.Calls(); n != calls {

@@ -140,6 +140,11 @@ func normalizeSetup(s setupState, raw []byte) (setupState, error) {
 			d.OutputSchema = compactJSON(d.OutputSchema)
 			d.Secrets = emptyList(slices.Clone(d.Secrets))
 			d.Env = emptyMap(maps.Clone(d.Env))
+			d.Annotations = d.Annotations.Clone()
+			if d.Gate != nil {
+				g := *d.Gate
+				d.Gate = &g
+			}
 			if len(d.Config) == 0 {
 				d.Config = nil
 			} else {

@@ -108,6 +108,9 @@ func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]cal
 			}
 		}
 		g := r.s.Hitl.Gate(d.ID)
+		if d.Gate != nil {
+			g = stricterGate(g, *d.Gate) // the registry's default gate is a floor
+		}
 		switch g.Mode {
 		case agent.GateAlwaysAsk:
 			p.Action, p.Reason = actionApprove, "tool "+d.ID+" always asks for approval"

@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -55,7 +56,7 @@ const (
 	StatusSuspended Status = "suspended"
 )
 
-// Input is one turn of a conversation (the spec's InvokeAgentInput).
+// Input is one turn of a conversation (the TypeScript package's InvokeAgentInput).
 //
 // The turn stores Input as the run snapshot (without Agent, which Resume
 // takes again, and without anything that is not data), so Parameters
@@ -91,9 +92,14 @@ type Input struct {
 	// participant, principal) must pass bindings.CheckID; one that does
 	// not is invalid-message, before anything is stored.
 	RunID string `json:"runId,omitempty"`
+	// ModelSettings override the agent's modelSettings for this turn,
+	// field by field (checked as Define checks the agent's:
+	// invalid-message when out of range). They are part of the run
+	// snapshot, so a resumed run calls the model with them too.
+	ModelSettings *bindings.ModelSettings `json:"modelSettings,omitempty"`
 }
 
-// ResumeInput names a run to continue (the spec's resumeAgentTurn input).
+// ResumeInput names a run to continue (the TypeScript package's resumeAgentTurn input).
 type ResumeInput struct {
 	TenantID string `json:"tenantId"`
 	RunID    string `json:"runId"`
@@ -105,7 +111,7 @@ type ResumeInput struct {
 // that panics is recovered and ignored; a slow handler slows the turn.
 type OnEvent func(ctx context.Context, e Event)
 
-// Bindings are what a turn runs on (the spec's InvokeAgentBindings).
+// Bindings are what a turn runs on (the TypeScript package's InvokeAgentBindings).
 // Conversations, Snapshots, Runs, Providers and Tools are required; Memory
 // is required when the agent has retrieval intents; the rest are optional
 // (nil).
@@ -137,6 +143,10 @@ type Bindings struct {
 	Authz      bindings.Authorizer
 	Guardrails bindings.GuardrailRegistry
 	Checks     bindings.CheckRegistry
+	// Compliance, when set, receives one audit record per guardrail
+	// evaluation (see bindings.ComplianceRecorder): the GuardrailsBindings'
+	// compliance of the TypeScript package.
+	Compliance bindings.ComplianceRecorder
 
 	// MaxToolCallsPerResponse caps the tool calls of one model response
 	// (zero: DefaultMaxToolCallsPerResponse). Calls past the cap never run
@@ -181,9 +191,12 @@ type Response struct {
 	// a suspended turn).
 	MessageID string `json:"messageId,omitempty"`
 	Content   string `json:"content"`
+	// Output is the answer's JSON, validated against the agent's output
+	// schema (nil for an agent without one). Content keeps the text.
+	Output json.RawMessage `json:"output,omitempty"`
 }
 
-// Usage is what a turn consumed (the spec's AgentTurnUsage), across parks.
+// Usage is what a turn consumed (the TypeScript package's AgentTurnUsage), across parks.
 type Usage struct {
 	InputTokens  int     `json:"inputTokens"`
 	OutputTokens int     `json:"outputTokens"`
@@ -207,7 +220,7 @@ type Violation struct {
 	Reason      string `json:"reason,omitempty"`
 }
 
-// Result is a turn's outcome (the spec's AgentTurnResult).
+// Result is a turn's outcome (the TypeScript package's AgentTurnResult).
 type Result struct {
 	Status         Status `json:"status"`
 	RunID          string `json:"runId"`
