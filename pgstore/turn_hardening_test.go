@@ -41,7 +41,7 @@ func TestTurnRunIDOfAnotherConversation(t *testing.T) {
 		t.Errorf("conversation B holds %d messages (%v)", len(msgs), err)
 	}
 	replay, err := turn.Invoke(t.Context(), in, b)
-	if err != nil || replay.Response != first.Response || p.Calls() != 1 {
+	if err != nil || replay.Response.Content != first.Response.Content || replay.Response.MessageID != first.Response.MessageID || p.Calls() != 1 {
 		t.Errorf("replay: %+v, %v after %d model calls", replay.Response, err, p.Calls())
 	}
 }
