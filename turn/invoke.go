@@ -25,6 +25,14 @@ import (
 // outcome. Cancelling ctx stops the turn for good (turn-aborted, reason
 // external).
 //
+// Every id of in is checked with bindings.CheckID first (invalid-message).
+// With an explicit in.RunID the run's snapshot is read before anything is
+// written: a run started with another input is
+// *agents.RunInputMismatchError, and nothing is stored, leased or called.
+// A drive that ends on a deterministic storage refusal, or on a model or
+// tool step that failed Bindings.MaxStepAttempts times, fails the run for
+// good; agents.IsRetryable tells whether driving it again can help.
+//
 // Tools receive each call's request id (bindings.CallContext.RequestID),
 // which is stable across retries of the call: a call interrupted by a
 // crash is sent again with the same request id, so a tool with side
