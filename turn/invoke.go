@@ -20,9 +20,9 @@ import (
 // result is stored before the next one starts. The turn returns a Result
 // with StatusCompleted, or StatusSuspended when it parked on human
 // approvals: continue it with Resume. Every error carries a code
-// (agents.CodeOf). A storage failure or a lost lease (persistence-error,
-// run-busy) leaves the run resumable; any other error is the run's final
-// outcome. Cancelling ctx stops the turn for good (turn-aborted, reason
+// (agents.CodeOf). A transient storage failure or a lost lease
+// (persistence-error that agents.IsRetryable accepts, run-busy) leaves the
+// run resumable; any other error is the run's final outcome. Cancelling ctx stops the turn for good (turn-aborted, reason
 // external).
 //
 // Every id of in is checked with bindings.CheckID first (invalid-message).
