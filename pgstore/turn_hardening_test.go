@@ -2,9 +2,11 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,5 +110,126 @@ func TestTurnThousandToolCallsAndLongIDs(t *testing.T) {
 		if err := bindings.CheckID("message id", m.ID); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestTurnRecurringFailureEnds: on PostgreSQL, the issue's case — a tool
+// output holding NUL, which jsonb refuses (22P05) unless the store escapes
+// it — never makes the tool run on every drive: the turn completes (the
+// store holds it) or the run ends, failed, after at most
+// DefaultMaxStepAttempts runs of the tool, with IsRetryable false.
+func TestTurnRecurringFailureEnds(t *testing.T) {
+	s := New(testPool(t), nil)
+	f := newTurnFixture(t, s)
+	var runs atomic.Int64
+	err := f.tools.Add(turnTenant, bindings.ToolDescriptor{ID: "acme.lookup", Version: "1.0.1", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
+			runs.Add(1)
+			return json.RawMessage(`{"answer":"4\u00002"}`), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := lookupAgent(t, "")
+	b := f.bindings()
+	in := turn.Input{TenantID: turnTenant, Agent: a, ConversationID: f.open(t, a), UserMessage: "What is the answer?", RunID: "nul-" + t.Name()}
+	_, err = turn.Invoke(t.Context(), in, b)
+	drives := 1
+	for ; agents.IsRetryable(err) && drives < 20; drives++ {
+		_, err = turn.Resume(t.Context(), turn.ResumeInput{TenantID: turnTenant, RunID: in.RunID, Agent: a}, b)
+	}
+	if agents.IsRetryable(err) {
+		t.Fatalf("still retryable after %d drives: %v", drives, err)
+	}
+	if n := runs.Load(); n > turn.DefaultMaxStepAttempts {
+		t.Errorf("the tool ran %d times, want at most %d", n, turn.DefaultMaxStepAttempts)
+	}
+	run, gerr := s.GetRun(t.Context(), turnTenant, in.RunID)
+	if gerr != nil || !run.Status.Terminal() {
+		t.Errorf("run %+v, %v: want it finished", run.Status, gerr)
+	}
+	t.Logf("after %d drives and %d tool runs: %v (run %s)", drives, runs.Load(), err, run.Status)
+}
+
+// refusingStore is a Store that refuses every journal write carrying an
+// entry refuse matches, with err, on every drive.
+type refusingStore struct {
+	*Store
+	refuse func(bindings.JournalEntry) bool
+	err    error
+}
+
+func (s *refusingStore) refused(es ...bindings.JournalEntry) bool {
+	for _, e := range es {
+		if s.refuse(e) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *refusingStore) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bindings.JournalEntry, bool, error) {
+	if s.refused(in.Entry) {
+		return bindings.JournalEntry{}, false, s.err
+	}
+	return s.Store.AppendStep(ctx, in)
+}
+
+func (s *refusingStore) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
+	if s.refused(in.Entries...) {
+		return nil, nil, s.err
+	}
+	return s.Store.AppendSteps(ctx, in)
+}
+
+func (s *refusingStore) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
+	if s.refused(in.Entries...) {
+		return nil, nil, s.err
+	}
+	return s.Store.FinishRun(ctx, in)
+}
+
+func (s *refusingStore) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
+	if s.refused(steps.Entries...) {
+		return nil, nil, bindings.ConversationMessage{}, s.err
+	}
+	return s.Store.AppendStepsAndMessage(ctx, steps, msg)
+}
+
+// TestTurnStepAttemptsHoldAcrossStores: on PostgreSQL, a model call whose
+// result the store refuses transiently on every drive, each drive from a
+// new Store (another process), is called DefaultMaxStepAttempts times, then
+// the run fails with step-attempts-exhausted.
+func TestTurnStepAttemptsHoldAcrossStores(t *testing.T) {
+	pool := testPool(t)
+	f := newTurnFixture(t, New(pool, nil))
+	a := lookupAgent(t, "")
+	p := scripted.New([]scripted.Response{scripted.Say("Refused.")}, &scripted.Options{Loop: true})
+	conv := f.open(t, a)
+	in := turn.Input{TenantID: turnTenant, Agent: a, ConversationID: conv, UserMessage: "Hi", RunID: "attempts-" + t.Name()}
+	process := func() turn.Bindings {
+		s := &refusingStore{Store: New(pool, nil), err: &agents.PersistenceError{Op: "append", Err: errors.New("connection reset by peer")},
+			refuse: func(e bindings.JournalEntry) bool {
+				return e.Key == "agent-loop/1/model-call" && e.Status == bindings.StepCompleted
+			}}
+		b := f.bindings()
+		b.Providers = bindings.Providers{p}
+		b.Runs, b.Snapshots, b.Conversations = s, s, s
+		return b
+	}
+	_, err := turn.Invoke(t.Context(), in, process())
+	drives := 1
+	for ; agents.IsRetryable(err) && drives < 20; drives++ {
+		_, err = turn.Resume(t.Context(), turn.ResumeInput{TenantID: turnTenant, RunID: in.RunID, Agent: a}, process())
+	}
+	var ex *agents.StepAttemptsExhaustedError
+	if !errors.As(err, &ex) || agents.IsRetryable(err) {
+		t.Fatalf("after %d drives: %v, want step-attempts-exhausted", drives, err)
+	}
+	if p.Calls() != turn.DefaultMaxStepAttempts {
+		t.Errorf("%d model calls, want %d", p.Calls(), turn.DefaultMaxStepAttempts)
+	}
+	if run, err := f.store.GetRun(t.Context(), turnTenant, in.RunID); err != nil || run.Status != bindings.RunFailed {
+		t.Errorf("run %+v, %v: want failed", run.Status, err)
 	}
 }
