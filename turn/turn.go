@@ -149,17 +149,20 @@ type Bindings struct {
 	Compliance bindings.ComplianceRecorder
 
 	// MaxToolCallsPerResponse caps the tool calls of one model response
-	// (zero: DefaultMaxToolCallsPerResponse). Calls past the cap never run
-	// and are not stored: the model is told, in the request that follows,
-	// that each of them was ignored. The cap a run's setup saw is
-	// journaled, so every drive of the run applies the same one.
+	// (zero or less: DefaultMaxToolCallsPerResponse). Calls past the cap
+	// never run and are not stored: the model is told, in the request
+	// that follows, that each of them was ignored. The cap a run's setup
+	// saw is journaled, so every drive of the run applies the same one.
 	MaxToolCallsPerResponse int
-	// MaxStepAttempts bounds how many times a model or tool step is
-	// started without a stored result (zero: DefaultMaxStepAttempts). A
-	// step started that often fails the run with
-	// *agents.StepAttemptsExhaustedError instead of calling again: a
-	// failure that recurs on every drive ends the run. The attempts are
-	// counted in the journal, so the bound holds across processes.
+	// MaxStepAttempts bounds the attempts of a model or tool step that end
+	// without a stored result (zero or less: DefaultMaxStepAttempts): a
+	// drive that ends on a retryable error with such a step in flight
+	// journals the failed attempt, and once a step has this many, the next
+	// drive fails the run with *agents.StepAttemptsExhaustedError instead
+	// of calling again. A failure that recurs on every drive thus ends the
+	// run; the count is in the journal, so the bound holds across
+	// processes. (A driver killed mid-step records nothing: a crash is not
+	// counted.)
 	MaxStepAttempts int
 
 	// LeaseTTL is how long a driver's lease on its run lasts; the driver
