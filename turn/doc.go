@@ -115,6 +115,8 @@
 //   - A model or tool step whose drive ends without its result stored,
 //     after a retryable error, journals the failed attempt
 //     ("agent-loop/1/model-call/attempt/2", failed, with the error's code).
+//     A provider, tool or check that panics has its panic counted the same
+//     way (the panic still ends the drive).
 //     Once a step has Bindings.MaxStepAttempts (DefaultMaxStepAttempts)
 //     failed attempts, the next drive fails the run with
 //     step-attempts-exhausted instead of calling again. The count is in
