@@ -179,8 +179,10 @@ type RetrievalIntent struct {
 // ConversationPolicy governs history loading and human approval.
 type ConversationPolicy struct {
 	// HistoryLimit is how many prior messages are loaded into the prompt
-	// (nil: all the binding's default returns; 0: none).
-	HistoryLimit                  *int        `json:"historyLimit,omitempty"`
+	// (nil: all the binding's default returns; 0: none), at most
+	// MaxHistoryLimit.
+	HistoryLimit *int `json:"historyLimit,omitempty"`
+	// AutoCloseAfterInactiveSeconds is 1..MaxAutoCloseSeconds.
 	AutoCloseAfterInactiveSeconds *int        `json:"autoCloseAfterInactiveSeconds,omitempty"`
 	HitlAfterTurns                *int        `json:"hitlAfterTurns,omitempty"`
 	Hitl                          *HitlPolicy `json:"hitl,omitempty"`
