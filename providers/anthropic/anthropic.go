@@ -71,11 +71,15 @@ const (
 )
 
 // DefaultModels is the model table used when Options.Models is empty.
-// Prices are US dollars per million tokens.
+// Prices are US dollars per million tokens (cache writes and reads are
+// priced from the input price, see CacheWritePriceFactor). The features are
+// the ones the provider has: tool use, structured output
+// (output_config.format) and streaming; not vision, as messages carry text
+// only.
 var DefaultModels = []bindings.ModelInfo{
-	{ID: "claude-sonnet-4-5", Features: []string{"tool-use", "json-mode", "vision", "streaming"}, ContextWindow: 200000, InputPricePerMTok: 3.00, OutputPricePerMTok: 15.00},
-	{ID: "claude-haiku-4-5", Features: []string{"tool-use", "json-mode", "vision", "streaming"}, ContextWindow: 200000, InputPricePerMTok: 1.00, OutputPricePerMTok: 5.00},
-	{ID: "claude-opus-4-5", Features: []string{"tool-use", "json-mode", "vision", "streaming"}, ContextWindow: 200000, InputPricePerMTok: 5.00, OutputPricePerMTok: 25.00},
+	{ID: "claude-sonnet-4-5", Features: []string{"tool-use", "json-mode", "streaming"}, ContextWindow: 200000, InputPricePerMTok: 3.00, OutputPricePerMTok: 15.00},
+	{ID: "claude-haiku-4-5", Features: []string{"tool-use", "json-mode", "streaming"}, ContextWindow: 200000, InputPricePerMTok: 1.00, OutputPricePerMTok: 5.00},
+	{ID: "claude-opus-4-5", Features: []string{"tool-use", "json-mode", "streaming"}, ContextWindow: 200000, InputPricePerMTok: 5.00, OutputPricePerMTok: 25.00},
 }
 
 // Options configures a Provider. Every field is optional.

@@ -32,10 +32,12 @@ import (
 const DefaultBaseURL = "https://api.openai.com/v1"
 
 // DefaultModels is the model table used when Options.Models is empty.
-// Prices are US dollars per million tokens.
+// Prices are US dollars per million tokens. The features are the ones the
+// provider has: tool calls, structured output (response_format
+// json_schema) and streaming; not vision, as messages carry text only.
 var DefaultModels = []bindings.ModelInfo{
-	{ID: "gpt-4o-mini", Features: []string{"tool-use", "json-mode", "vision", "streaming"}, ContextWindow: 128000, InputPricePerMTok: 0.15, OutputPricePerMTok: 0.60},
-	{ID: "gpt-4o", Features: []string{"tool-use", "json-mode", "vision", "streaming"}, ContextWindow: 128000, InputPricePerMTok: 2.50, OutputPricePerMTok: 10.00},
+	{ID: "gpt-4o-mini", Features: []string{"tool-use", "json-mode", "streaming"}, ContextWindow: 128000, InputPricePerMTok: 0.15, OutputPricePerMTok: 0.60},
+	{ID: "gpt-4o", Features: []string{"tool-use", "json-mode", "streaming"}, ContextWindow: 128000, InputPricePerMTok: 2.50, OutputPricePerMTok: 10.00},
 }
 
 // Options configures a Provider. Every field is optional.
