@@ -46,7 +46,10 @@ func (s *messagesServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
-	ev := func(name, data string) { io.WriteString(w, "event: "+name+"\ndata: "+data+"\n\n"); w.(http.Flusher).Flush() }
+	ev := func(name, data string) {
+		io.WriteString(w, "event: "+name+"\ndata: "+data+"\n\n")
+		w.(http.Flusher).Flush()
+	}
 	ev("message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"local-claude","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":300,"output_tokens":1}}}`)
 	if answer {
 		ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01","name":"acme_clause-search","input":{}}}`)
