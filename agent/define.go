@@ -24,8 +24,8 @@ import (
 // guardrails are non-nil (they marshal as []), parameters, tags and tool
 // gate overrides are nil when empty (they are omitted from JSON).
 //
-// Besides the rules of the spec, Define requires tags to be non-blank and
-// unique (like guardrails), and every free-text field to be valid UTF-8
+// Besides the rules of the TypeScript package, Define requires tags to be
+// non-blank and unique (like guardrails), and every free-text field to be valid UTF-8
 // (JSON could not carry it unchanged).
 //
 // The kindgi extensions are checked too: modelSettings (temperature 0..2,

@@ -1,6 +1,6 @@
 // Package agent defines agents as versioned data: a Spec is what an author
 // writes, Define validates it (collecting every issue) into an Agent with
-// defaults applied. Agents marshal to JSON with the spec's camelCase names
+// defaults applied. Agents marshal to JSON with the TypeScript package's camelCase names
 // and define again to an equal Agent.
 package agent
 
@@ -68,7 +68,7 @@ func (m GateMode) Strictness() int {
 	return -1
 }
 
-// Spec is the author's definition of an agent (the spec's DefineAgentSpec):
+// Spec is the author's definition of an agent (the TypeScript package's DefineAgentSpec):
 // the fields of Agent except PreferredModel. Load an agent file with
 // json.Unmarshal into a Spec, then Define.
 type Spec struct {

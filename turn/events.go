@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 )
 
-// Event is one event of a turn (the spec's TurnEvent). Events reach
+// Event is one event of a turn (the TypeScript package's TurnEvent). Events reach
 // Bindings.OnEvent in the order things happen. A driver emits only what it
 // does itself: a resumed run never repeats the events of an earlier drive.
 type Event interface {
@@ -57,6 +57,41 @@ type NodeCompletedEvent struct {
 	Node  string `json:"node"`
 	Key   string `json:"key"`
 	Code  string `json:"code,omitempty"`
+}
+
+// MarshalJSON encodes the event with its kind: {"kind":"node.started",
+// "runId":…,"node":…,"key":…}, so a logged event says what it is and
+// which node it is about.
+func (e NodeStartedEvent) MarshalJSON() ([]byte, error) {
+	type plain NodeStartedEvent
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		plain
+	}{KindNodeStarted, plain(e)})
+}
+
+// String returns "node.started NODE (step KEY) run RUNID".
+func (e NodeStartedEvent) String() string {
+	return KindNodeStarted + " " + e.Node + " (step " + e.Key + ") run " + e.RunID
+}
+
+// MarshalJSON encodes the event with its kind, as NodeStartedEvent's.
+func (e NodeCompletedEvent) MarshalJSON() ([]byte, error) {
+	type plain NodeCompletedEvent
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		plain
+	}{KindNodeCompleted, plain(e)})
+}
+
+// String returns "node.completed NODE (step KEY) run RUNID", with
+// "failed: CODE" added when the step failed.
+func (e NodeCompletedEvent) String() string {
+	s := KindNodeCompleted + " " + e.Node + " (step " + e.Key + ") run " + e.RunID
+	if e.Code != "" {
+		s += " failed: " + e.Code
+	}
+	return s
 }
 
 // RetrievalCompletedEvent: run-retrievals fetched its facts.

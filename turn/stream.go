@@ -35,7 +35,7 @@ func (ModelCallDeltaEvent) Kind() string { return KindModelCallDelta }
 // agent's output schema.
 func (r *run) generateRequest(requestID string) bindings.GenerateRequest {
 	req := bindings.GenerateRequest{
-		Model: r.s.Route.Model, Messages: slices.Clip(r.messages), Tools: r.toolDefs,
+		Model: r.s.Route.Model, Messages: slices.Clip(wellFormed(r.messages)), Tools: r.toolDefs,
 		RequestID: requestID, TenantID: r.tenantID, RunID: r.id,
 		Output: r.agent.Output,
 	}
