@@ -26,7 +26,10 @@
 //     max_tokens (required by the API: DefaultMaxTokens when unset) and
 //     stop_sequences; Seed is ignored (the API has none);
 //   - structured output: output_config.format json_schema, the API's
-//     structured outputs.
+//     structured outputs, with the schema adapted as Anthropic's SDKs do
+//     (every object closed with additionalProperties false, constraints the
+//     API does not take moved into descriptions; the turn validates against
+//     the schema as written).
 //
 // Answers 429, 500 and 529 (and every other 5xx) are retried with
 // exponential backoff, honouring retry-after, bounded by the context; a

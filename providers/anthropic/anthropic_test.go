@@ -497,3 +497,19 @@ func TestDefaultModelsClaimOnlyWhatTheProviderHas(t *testing.T) {
 		}
 	}
 }
+
+func TestOutputSchemaIsAdaptedForTheAPI(t *testing.T) {
+	in := json.RawMessage(`{"type":"object","properties":{
+		"title":{"type":"string","maxLength":80,"description":"The title."},
+		"clauses":{"type":"array","minItems":2,"items":{"type":"object","properties":{"id":{"type":"string","pattern":"^C-"}}}},
+		"n":{"type":"integer","minimum":1}},"required":["title"]}`)
+	var got, want any
+	json.Unmarshal(apiSchema(in), &got)
+	json.Unmarshal([]byte(`{"type":"object","additionalProperties":false,"required":["title"],"properties":{
+		"title":{"type":"string","description":"The title. (maxLength: 80)"},
+		"clauses":{"type":"array","description":"(minItems: 2)","items":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","description":"(pattern: \"^C-\")"}}}},
+		"n":{"type":"integer","description":"(minimum: 1)"}}}`), &want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("adapted schema (-want +got):\n%s", diff)
+	}
+}
