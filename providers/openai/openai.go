@@ -8,6 +8,13 @@
 // Retry-After, bounded by the context; every other failure is
 // *agents.ModelInvocationError carrying the HTTP status and the API's error
 // message.
+//
+// The provider is a bindings.StreamingProvider (see GenerateStream).
+// Generation settings map to temperature, top_p, stop, seed and
+// max_completion_tokens (max_tokens with Options.LegacyMaxTokens); none is
+// ignored, though a server may ignore what it does not support (seed,
+// say). An output schema is sent as response_format json_schema, strict
+// when the schema meets strict mode's rules.
 package openai
 
 import (

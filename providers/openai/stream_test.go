@@ -111,6 +111,23 @@ func TestStreamParallelToolCallsSplitMidToken(t *testing.T) {
 	}
 }
 
+func TestGenerateFinishReasons(t *testing.T) {
+	for _, reason := range []string{"stop", "length", "content_filter", "tool_calls"} {
+		t.Run(reason, func(t *testing.T) {
+			body := strings.Replace(string(fixture(t, "parallel_tool_calls.json")), `"finish_reason": "tool_calls"`, `"finish_reason": "`+reason+`"`, 1)
+			api := &fakeAPI{}
+			api.answer = func(_ int, w http.ResponseWriter) { w.Write([]byte(body)) }
+			got, err := newProvider(t, api).Generate(t.Context(), hiRequest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.FinishReason != reason {
+				t.Errorf("finish reason = %q, want %q", got.FinishReason, reason)
+			}
+		})
+	}
+}
+
 func TestStreamFinishReasons(t *testing.T) {
 	for _, reason := range []string{"stop", "length", "content_filter", "tool_calls"} {
 		t.Run(reason, func(t *testing.T) {
