@@ -144,17 +144,25 @@ func Events(ctx context.Context, in Input, b Bindings) iter.Seq2[Event, error] {
 			_, err := Invoke(ctx, in, b)
 			done <- err
 		}()
+		finished := false
+		defer func() {
+			// Left early (or the loop body panicked): stop the turn and
+			// wait for it.
+			if !finished {
+				close(stopped)
+				cancel()
+				<-done
+			}
+		}()
 		for {
 			select {
 			case e := <-events:
 				if !yield(e, nil) {
-					close(stopped)
-					cancel()
-					<-done
 					return
 				}
 				next <- struct{}{}
 			case err := <-done:
+				finished = true
 				if err != nil {
 					yield(nil, err)
 				}

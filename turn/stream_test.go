@@ -526,3 +526,24 @@ func TestAnAgentWithoutTheNewFieldsSendsNone(t *testing.T) {
 		t.Errorf("agent JSON %s", raw)
 	}
 }
+
+func TestAPanicInTheEventsLoopStopsTheTurn(t *testing.T) {
+	f := newFixture(t, searchThenAnswer(), nil)
+	b := f.bindings()
+	b.OnEvent = nil
+	in := f.input("Find a confidentiality clause.")
+	in.RunID = "run-panic"
+	func() {
+		defer func() { _ = recover() }()
+		for e := range turn.Events(t.Context(), in, b) {
+			if e.Kind() == turn.KindModelCallStarted {
+				panic("host bug")
+			}
+		}
+	}()
+	// Events waited for the turn to stop before the panic went on.
+	_, err := turn.Invoke(t.Context(), in, b)
+	if agents.CodeOf(err) != agents.CodeTurnAborted {
+		t.Errorf("the run's outcome is %v, want turn-aborted", err)
+	}
+}

@@ -173,7 +173,7 @@ func (p *Provider) Generate(ctx context.Context, req bindings.GenerateRequest) (
 		return bindings.GenerateResponse{}, p.fail(req.Model, 0, "encoding the request", err)
 	}
 	var out bindings.GenerateResponse
-	err = p.withRetries(ctx, req, body, func(resp *http.Response) (bool, error) {
+	err = p.withRetries(ctx, req, body, false, func(resp *http.Response) (bool, error) {
 		raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
 		if err != nil {
 			if ctx.Err() != nil {
@@ -221,9 +221,9 @@ func (p *Provider) assemble(req bindings.GenerateRequest, names nameMap, c choic
 // withRetries posts body until an attempt succeeds, retrying 429 and 5xx
 // answers (and what read reports as retryable) up to MaxRetries times. A
 // 2xx answer is handed to read, which consumes its body.
-func (p *Provider) withRetries(ctx context.Context, req bindings.GenerateRequest, body []byte, read func(*http.Response) (retryable bool, err error)) error {
+func (p *Provider) withRetries(ctx context.Context, req bindings.GenerateRequest, body []byte, stream bool, read func(*http.Response) (retryable bool, err error)) error {
 	for attempt := 0; ; attempt++ {
-		retryable, retryAfter, err := p.attempt(ctx, req, body, read)
+		retryable, retryAfter, err := p.attempt(ctx, req, body, stream, read)
 		if err == nil {
 			return nil
 		}
@@ -245,13 +245,17 @@ func (p *Provider) withRetries(ctx context.Context, req bindings.GenerateRequest
 }
 
 // attempt sends body once.
-func (p *Provider) attempt(ctx context.Context, req bindings.GenerateRequest, body []byte, read func(*http.Response) (bool, error)) (retryable bool, retryAfter string, err error) {
+func (p *Provider) attempt(ctx context.Context, req bindings.GenerateRequest, body []byte, stream bool, read func(*http.Response) (bool, error)) (retryable bool, retryAfter string, err error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return false, "", p.fail(req.Model, 0, "building the request", err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
+	if stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	} else {
+		hreq.Header.Set("Accept", "application/json")
+	}
 	if p.apiKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+p.apiKey)
 	}

@@ -40,7 +40,7 @@ func (p *Provider) GenerateStream(ctx context.Context, req bindings.GenerateRequ
 		}
 	}
 	var out bindings.GenerateResponse
-	err = p.withRetries(ctx, req, body, func(resp *http.Response) (bool, error) {
+	err = p.withRetries(ctx, req, body, true, func(resp *http.Response) (bool, error) {
 		a := &streamAssembler{names: names, emit: emit}
 		if err := a.read(resp.Body); err != nil {
 			if ctx.Err() != nil {

@@ -72,8 +72,8 @@ func TestStreamTextAssemblesWhatGenerateReturns(t *testing.T) {
 	if so, _ := req["stream_options"].(map[string]any); so["include_usage"] != true {
 		t.Errorf("stream_options = %v, want include_usage true", req["stream_options"])
 	}
-	if api.headers[0].Get("Idempotency-Key") != hiRequest.RequestID {
-		t.Errorf("Idempotency-Key = %q", api.headers[0].Get("Idempotency-Key"))
+	if api.headers[0].Get("Idempotency-Key") != hiRequest.RequestID || api.headers[0].Get("Accept") != "text/event-stream" {
+		t.Errorf("Idempotency-Key = %q, Accept = %q", api.headers[0].Get("Idempotency-Key"), api.headers[0].Get("Accept"))
 	}
 }
 
