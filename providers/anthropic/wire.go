@@ -273,4 +273,3 @@ func adaptNode(v any) any {
 	}
 	return out
 }
-
