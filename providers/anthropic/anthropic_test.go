@@ -513,3 +513,15 @@ func TestOutputSchemaIsAdaptedForTheAPI(t *testing.T) {
 		t.Errorf("adapted schema (-want +got):\n%s", diff)
 	}
 }
+
+func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
+	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_tool_use.json")) }}
+	var deltas []bindings.Delta
+	got, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.ToolCalls) != 2 || len(deltas) != 3 || deltas[0].Text != got.Text || deltas[2].ArgumentsDelta != `{"query":"term of agreement"}` {
+		t.Errorf("response %+v deltas %+v", got, deltas)
+	}
+}

@@ -174,28 +174,35 @@ func (p *Provider) Generate(ctx context.Context, req bindings.GenerateRequest) (
 	}
 	var out bindings.GenerateResponse
 	err = p.withRetries(ctx, req, body, false, func(resp *http.Response) (bool, error) {
-		raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-		if err != nil {
-			if ctx.Err() != nil {
-				return false, p.fail(req.Model, 0, "request cancelled", ctx.Err())
-			}
-			return false, p.fail(req.Model, resp.StatusCode, "reading the response", err)
-		}
-		var cr chatResponse
-		if err := json.Unmarshal(raw, &cr); err != nil {
-			return false, p.fail(req.Model, resp.StatusCode, "decoding the response", err)
-		}
-		if len(cr.Choices) == 0 {
-			return false, p.fail(req.Model, resp.StatusCode, "the response has no choices", nil)
-		}
-		out, err = p.assemble(req, names, cr.Choices[0], cr.Model, cr.Usage)
-		if err != nil {
-			return false, p.fail(req.Model, resp.StatusCode, err.Error(), err)
-		}
-		return false, nil
+		var err error
+		out, err = p.readResponse(ctx, req, names, resp)
+		return false, err
 	})
 	if err != nil {
 		return bindings.GenerateResponse{}, err
+	}
+	return out, nil
+}
+
+// readResponse decodes a non-streamed answer.
+func (p *Provider) readResponse(ctx context.Context, req bindings.GenerateRequest, names nameMap, resp *http.Response) (bindings.GenerateResponse, error) {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		if ctx.Err() != nil {
+			return bindings.GenerateResponse{}, p.fail(req.Model, 0, "request cancelled", ctx.Err())
+		}
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, "reading the response", err)
+	}
+	var cr chatResponse
+	if err := json.Unmarshal(raw, &cr); err != nil {
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, "decoding the response", err)
+	}
+	if len(cr.Choices) == 0 {
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, "the response has no choices", nil)
+	}
+	out, err := p.assemble(req, names, cr.Choices[0], cr.Model, cr.Usage)
+	if err != nil {
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, err.Error(), err)
 	}
 	return out, nil
 }

@@ -337,3 +337,16 @@ func decode(t *testing.T, raw json.RawMessage) any {
 	}
 	return v
 }
+
+func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
+	api := &fakeAPI{}
+	api.answer = func(_ int, w http.ResponseWriter) { w.Write(fixture(t, "final_text.json")) } // application/json
+	var deltas []bindings.Delta
+	got, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(deltas) != 1 || deltas[0].Text != got.Text || got.Text == "" || len(api.requests) != 1 {
+		t.Errorf("response %+v deltas %+v", got, deltas)
+	}
+}
