@@ -11,7 +11,8 @@
 //     (consecutive ones merged) are tool_result blocks of one user message,
 //     and an assistant's tool calls are tool_use blocks; consecutive
 //     messages of one role are merged into one message, as the API wants
-//     roles to alternate;
+//     roles to alternate, and a history that begins with an answer gets
+//     EarlierConversationOmitted as its first user message;
 //   - tool ids (which may contain dots) are encoded into the names the API
 //     allows (^[a-zA-Z0-9_-]{1,64}$) and the model's calls are mapped back;
 //     tool call ids are sanitized the same way (^[a-zA-Z0-9_-]+$);

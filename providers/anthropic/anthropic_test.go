@@ -525,3 +525,20 @@ func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
 		t.Errorf("response %+v deltas %+v", got, deltas)
 	}
 }
+
+func TestAHistoryStartingWithAnAnswerGetsAUserMessageFirst(t *testing.T) {
+	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) }}
+	_, err := newProvider(t, api).Generate(t.Context(), bindings.GenerateRequest{Model: "claude-sonnet-4-5", Messages: []bindings.ChatMessage{
+		{Role: bindings.ChatSystem, Content: "You draft clauses."},
+		{Role: bindings.ChatAssistant, Content: "Here is the clause."},
+		{Role: bindings.ChatUser, Content: "Shorter, please."},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := api.requests[0]["messages"].([]any)
+	first := msgs[0].(map[string]any)
+	if len(msgs) != 3 || first["role"] != "user" || first["content"].([]any)[0].(map[string]any)["text"] != EarlierConversationOmitted {
+		t.Errorf("messages %v", msgs)
+	}
+}

@@ -83,6 +83,11 @@ type apiError struct {
 	Message string `json:"message"`
 }
 
+// EarlierConversationOmitted is the user message put first when a
+// request's messages begin with an assistant message (a history cut by its
+// limit): the API requires the first message to be the user's.
+const EarlierConversationOmitted = "(earlier conversation omitted)"
+
 var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // encoder maps the tool ids of one request to API names and back.
@@ -166,6 +171,11 @@ func (p *Provider) encodeRequest(req bindings.GenerateRequest, enc encoder, stre
 			continue
 		}
 		out.Messages = append(out.Messages, wireMessage{Role: role, Content: blocks})
+	}
+	if len(out.Messages) > 0 && out.Messages[0].Role == "assistant" {
+		// A history cut by its limit may start with an answer; the API
+		// wants the user to speak first.
+		out.Messages = append([]wireMessage{{Role: "user", Content: []contentBlock{{Type: "text", Text: EarlierConversationOmitted}}}}, out.Messages...)
 	}
 	out.System = strings.Join(system, "\n\n")
 	for _, t := range req.Tools {
