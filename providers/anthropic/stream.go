@@ -124,7 +124,7 @@ type blockBuilder struct {
 }
 
 func (a *streamAssembler) read(body io.Reader) error {
-	sse := modelhttp.NewSSEReader(body)
+	sse := modelhttp.NewSSEReader(modelhttp.LimitStream(body))
 	for {
 		ev, err := sse.Next()
 		if err != nil {

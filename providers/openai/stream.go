@@ -118,7 +118,7 @@ var (
 
 // read consumes the SSE body until [DONE].
 func (a *streamAssembler) read(body io.Reader) error {
-	sse := modelhttp.NewSSEReader(body)
+	sse := modelhttp.NewSSEReader(modelhttp.LimitStream(body))
 	for {
 		ev, err := sse.Next()
 		if err != nil {

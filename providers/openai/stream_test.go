@@ -1,10 +1,13 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -349,4 +352,29 @@ func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
 	if len(deltas) != 1 || deltas[0].Text != got.Text || got.Text == "" || len(api.requests) != 1 {
 		t.Errorf("response %+v deltas %+v", got, deltas)
 	}
+}
+
+// FuzzStreamAssembler: any stream body is folded without a panic, and the
+// text deltas always spell the assembled text.
+func FuzzStreamAssembler(f *testing.F) {
+	for _, name := range []string{"stream_text.sse", "stream_parallel_tool_calls.sse", "stream_error.sse"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	p := New(&Options{BaseURL: "http://127.0.0.1:1"})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var text strings.Builder
+		a := &streamAssembler{names: newNameMap([]bindings.ToolDefinition{searchTool}), emit: func(d bindings.Delta) { text.WriteString(d.Text) }}
+		if a.read(bytes.NewReader(body)) != nil {
+			return
+		}
+		c := a.choice()
+		out, err := p.assemble(hiRequest, a.names, c, a.model, a.usage)
+		if err == nil && out.Text != text.String() {
+			t.Fatalf("deltas spell %q, text is %q", text.String(), out.Text)
+		}
+	})
 }
