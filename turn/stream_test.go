@@ -491,7 +491,7 @@ func TestModelSettingsReachTheRequest(t *testing.T) {
 	})
 	in := f.input("Hello.")
 	override := 0.9
-	in.ModelSettings = &bindings.ModelSettings{Temperature: &override, Seed: &seed, TopP: &topP}
+	in.ModelSettings = bindings.ModelSettings{Temperature: &override, Seed: &seed, TopP: &topP}
 	if _, err := turn.Invoke(t.Context(), in, f.bindings()); err != nil {
 		t.Fatal(err)
 	}
@@ -504,7 +504,7 @@ func TestModelSettingsReachTheRequest(t *testing.T) {
 	}
 
 	bad := 3.0
-	in.ModelSettings = &bindings.ModelSettings{Temperature: &bad}
+	in.ModelSettings = bindings.ModelSettings{Temperature: &bad}
 	_, err := turn.Invoke(t.Context(), in, f.bindings())
 	if agents.CodeOf(err) != agents.CodeInvalidMessage || !strings.Contains(err.Error(), "modelSettings.temperature") {
 		t.Errorf("err = %v, want invalid-message naming modelSettings.temperature", err)
@@ -545,5 +545,24 @@ func TestAPanicInTheEventsLoopStopsTheTurn(t *testing.T) {
 	_, err := turn.Invoke(t.Context(), in, b)
 	if agents.CodeOf(err) != agents.CodeTurnAborted {
 		t.Errorf("the run's outcome is %v, want turn-aborted", err)
+	}
+}
+
+func TestTurnSettingsSurviveAPark(t *testing.T) {
+	f := newFixture(t, emailThenAnswer(), nil)
+	in := f.input("Send the draft to Globex.")
+	temp := 0.1
+	in.ModelSettings = bindings.ModelSettings{Temperature: &temp}
+	res, err := turn.Invoke(t.Context(), in, f.bindings())
+	if err != nil || res.Status != turn.StatusSuspended {
+		t.Fatalf("%+v, %v", res.Status, err)
+	}
+	f.decide(res.Approvals, true)
+	if _, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, f.bindings()); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.provider.Requests()
+	if len(reqs) != 2 || reqs[1].Settings.Temperature == nil || *reqs[1].Settings.Temperature != 0.1 {
+		t.Errorf("the resumed call's settings: %+v", reqs[len(reqs)-1].Settings)
 	}
 }
