@@ -93,10 +93,11 @@ type Input struct {
 	// not is invalid-message, before anything is stored.
 	RunID string `json:"runId,omitempty"`
 	// ModelSettings override the agent's modelSettings for this turn,
-	// field by field (checked as Define checks the agent's:
+	// field by field; the zero value overrides nothing (checked as Define
+	// checks the agent's:
 	// invalid-message when out of range). They are part of the run
 	// snapshot, so a resumed run calls the model with them too.
-	ModelSettings *bindings.ModelSettings `json:"modelSettings,omitempty"`
+	ModelSettings bindings.ModelSettings `json:"modelSettings,omitzero"`
 }
 
 // ResumeInput names a run to continue (the TypeScript package's resumeAgentTurn input).
