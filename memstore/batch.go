@@ -43,12 +43,19 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 	if in.TenantID == "" {
 		return nil, nil, invalid("tenant id is empty")
 	}
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("run id", in.RunID),
+		bindings.CheckOptionalID("lease owner", in.Owner)); err != nil {
+		return nil, nil, err
+	}
 	for _, e := range in.Entries {
 		switch {
 		case e.Key == "":
 			return nil, nil, invalid("step key is empty")
 		case !validStepStatus(e.Status):
 			return nil, nil, invalid("unknown step status " + string(e.Status))
+		}
+		if err := checkEntry(e); err != nil {
+			return nil, nil, err
 		}
 	}
 	s.runMu.Lock()
@@ -83,8 +90,8 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 			e.Output = arena[start:len(arena):len(arena)]
 		}
 		if entry.Error != nil {
-			se := *entry.Error
-			e.Error = &se
+			e.Error = storedStepError(entry.Error)
+			entry.Error = storedStepError(entry.Error)
 		}
 		e.Seq = int64(len(r.entries) + 1)
 		if e.At.IsZero() {
@@ -115,6 +122,13 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	st := in.Start
 	if in.Snapshot.TenantID != st.TenantID || in.Snapshot.RunID != st.RunID {
 		return bindings.OpenRunResult{}, invalid("the snapshot and the run name different runs")
+	}
+	if st.RunID != "" {
+		// Write checks the snapshot; a start it would refuse stores no
+		// snapshot either.
+		if err := checkStart(st); err != nil {
+			return bindings.OpenRunResult{}, err
+		}
 	}
 	if err := s.Write(ctx, in.Snapshot); err != nil {
 		return bindings.OpenRunResult{}, err
@@ -172,6 +186,18 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 func (s *Store) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
 	if msg.TenantID != steps.TenantID {
 		return nil, nil, bindings.ConversationMessage{}, invalid("the entries and the message are of different tenants")
+	}
+	// A message that AppendMessage would refuse stores no entry either.
+	switch {
+	case msg.ConversationID == "":
+		return nil, nil, bindings.ConversationMessage{}, invalid("conversation id is empty")
+	case !msg.Role.Valid():
+		return nil, nil, bindings.ConversationMessage{}, invalid("unknown role " + string(msg.Role))
+	case msg.Content == "" && len(msg.ToolCalls) == 0:
+		return nil, nil, bindings.ConversationMessage{}, invalid("message has neither content nor tool calls")
+	}
+	if err := checkMessage(msg); err != nil {
+		return nil, nil, bindings.ConversationMessage{}, err
 	}
 	entries, appended, err := s.AppendSteps(ctx, steps)
 	if err != nil {

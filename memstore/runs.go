@@ -125,6 +125,9 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	case in.RunID == "":
 		return bindings.Run{}, invalid("run id is empty")
 	}
+	if err := checkStart(in); err != nil {
+		return bindings.Run{}, err
+	}
 	status, err := newRunStatus(in.Status)
 	if err != nil {
 		return bindings.Run{}, err
@@ -157,6 +160,9 @@ func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Ru
 	if err := alive(ctx); err != nil {
 		return bindings.Run{}, err
 	}
+	if err := checkLookup(tenantID, "run id", runID); err != nil {
+		return bindings.Run{}, err
+	}
 	s.runMu.RLock()
 	defer s.runMu.RUnlock()
 	r, err := s.run(tenantID, runID)
@@ -181,6 +187,10 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	case !validStepStatus(in.Entry.Status):
 		return bindings.JournalEntry{}, false, invalid("unknown step status " + string(in.Entry.Status))
 	}
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("run id", in.RunID),
+		bindings.CheckOptionalID("lease owner", in.Owner), checkEntry(in.Entry)); err != nil {
+		return bindings.JournalEntry{}, false, err
+	}
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	r, err := s.run(in.TenantID, in.RunID)
@@ -195,6 +205,7 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 		return cloneEntry(r.entries[i]), false, nil
 	}
 	e := cloneEntry(in.Entry)
+	e.Error = storedStepError(in.Entry.Error)
 	e.Seq = int64(len(r.entries) + 1)
 	if e.At.IsZero() {
 		e.At = s.now()
@@ -206,6 +217,9 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 // ReadJournal returns a run's entries in append order.
 func (s *Store) ReadJournal(ctx context.Context, tenantID, runID string) ([]bindings.JournalEntry, error) {
 	if err := alive(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkLookup(tenantID, "run id", runID); err != nil {
 		return nil, err
 	}
 	s.runMu.RLock()
@@ -229,6 +243,9 @@ func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status
 	if !validRunStatus(status) {
 		return invalid("unknown run status " + string(status))
 	}
+	if err := checkLookup(tenantID, "run id", runID); err != nil {
+		return err
+	}
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	r, err := s.run(tenantID, runID)
@@ -248,6 +265,9 @@ func (s *Store) AcquireLease(ctx context.Context, in bindings.LeaseInput) (bindi
 	}
 	if in.Owner == "" {
 		return bindings.Run{}, invalid("lease owner is empty")
+	}
+	if err := firstErr(checkLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
+		return bindings.Run{}, err
 	}
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
@@ -269,6 +289,9 @@ func (s *Store) ReleaseLease(ctx context.Context, tenantID, runID, owner string)
 	if err := alive(ctx); err != nil {
 		return err
 	}
+	if err := firstErr(checkLookup(tenantID, "run id", runID), bindings.CheckOptionalID("lease owner", owner)); err != nil {
+		return err
+	}
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	r, err := s.run(tenantID, runID)
@@ -280,4 +303,17 @@ func (s *Store) ReleaseLease(ctx context.Context, tenantID, runID, owner string)
 		s.changed(&r.run)
 	}
 	return nil
+}
+
+// checkStart checks the ids of a run to start.
+func checkStart(in bindings.StartRunInput) error {
+	return firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
+		bindings.CheckOptionalID("lease owner", in.Owner), bindings.CheckOptionalID("flow id", in.FlowID),
+		bindings.CheckOptionalID("flow version", in.FlowVersion))
+}
+
+// checkEntry checks a journal entry's key, node and output.
+func checkEntry(e bindings.JournalEntry) error {
+	return firstErr(bindings.CheckStepKey(e.Key), bindings.CheckOptionalID("step node", e.Node),
+		bindings.CheckJSON("step output", e.Output))
 }

@@ -109,6 +109,10 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 	case in.RunID == "":
 		return nil, nil, invalid("run id is empty")
 	}
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
+		bindings.CheckOptionalID("lease owner", in.Owner)); err != nil {
+		return nil, nil, err
+	}
 	type row struct {
 		key, phase, node, status string
 		output, stepErr          any
@@ -116,15 +120,15 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 	}
 	rows := make([]row, len(in.Entries))
 	for i, e := range in.Entries {
-		if e.Key == "" {
-			return nil, nil, invalid("step key is empty")
+		if err := firstErr(bindings.CheckStepKey(e.Key), bindings.CheckOptionalID("step node", e.Node)); err != nil {
+			return nil, nil, err
 		}
 		switch e.Status {
 		case bindings.StepStarted, bindings.StepCompleted, bindings.StepFailed, bindings.StepParked:
 		default:
 			return nil, nil, invalid("unknown step status " + string(e.Status))
 		}
-		output, err := wrapOpt(e.Output)
+		output, err := wrapOpt("step output", e.Output)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -221,7 +225,10 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	case sn.TenantID != st.TenantID || sn.RunID != st.RunID:
 		return bindings.OpenRunResult{}, invalid("the snapshot and the run name different runs")
 	}
-	input, err := wrapOpt(sn.Input)
+	if err := firstErr(checkSnapshot(sn), checkStart(st)); err != nil {
+		return bindings.OpenRunResult{}, err
+	}
+	input, err := wrapOpt("snapshot input", sn.Input)
 	if err != nil {
 		return bindings.OpenRunResult{}, err
 	}
