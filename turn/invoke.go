@@ -172,6 +172,15 @@ func sameBinding(a, b any) (same bool) {
 // *agents.HitlRequiredError and nothing runs. A finished run returns its
 // recorded result or error without calling anything.
 func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
+	return resume(ctx, in, b, newID(&b))
+}
+
+// resume is Resume as lease owner owner (a Worker's claim).
+func resume(ctx context.Context, in ResumeInput, b Bindings, owner string) (Result, error) {
+	lookup := in.Agent.ID == "" && in.Agent.Version == ""
+	if lookup && b.Agents == nil {
+		return Result{}, &agents.InvalidBindingsError{Reason: "Resume needs the run's agent: set ResumeInput.Agent or Bindings.Agents"}
+	}
 	if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
 		return Result{}, err
 	}
@@ -187,7 +196,6 @@ func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
-	owner := newID(&b)
 	leased, err := b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(&b)})
 	if err != nil {
 		if agents.CodeOf(err) == agents.CodeRunBusy {
@@ -208,6 +216,16 @@ func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 	if err != nil {
 		release()
 		return Result{}, journalError(in.RunID, err)
+	}
+	if lookup {
+		if in.Agent, err = findAgent(ctx, &b, snap); err != nil {
+			release()
+			return Result{}, err
+		}
+		if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
+			release()
+			return Result{}, err
+		}
 	}
 	if err := checkAgent(snap, in.Agent.ID, in.Agent.Version); err != nil {
 		release()

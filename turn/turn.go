@@ -104,7 +104,9 @@ type Input struct {
 type ResumeInput struct {
 	TenantID string `json:"tenantId"`
 	RunID    string `json:"runId"`
-	// Agent must be the id@version the run started with.
+	// Agent must be the id@version the run started with. It may be left
+	// zero when Bindings.Agents is set: Resume then looks the run's agent
+	// up by the id and version its snapshot recorded.
 	Agent agent.Agent `json:"-"`
 }
 
@@ -165,6 +167,11 @@ type Bindings struct {
 	// processes. (A driver killed mid-step records nothing: a crash is not
 	// counted.)
 	MaxStepAttempts int
+
+	// Agents finds a run's agent by the id and version its snapshot
+	// recorded, so that Resume (and a Worker) can continue any run
+	// without being handed its agent (ResumeInput.Agent left zero).
+	Agents AgentLookup
 
 	// LeaseTTL is how long a driver's lease on its run lasts; the driver
 	// renews it every third of it while it runs. Zero is DefaultLeaseTTL.
