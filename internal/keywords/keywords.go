@@ -39,7 +39,7 @@ const MaxIndexSize = 768 << 10
 // Tokenize splits text into terms: lowercased runs of letters and digits,
 // runs longer than MaxTermBytes left out, in order of occurrence.
 func Tokenize(text string) []string {
-	var out []string
+	out := []string{}
 	eachTerm(text, func(t string) { out = append(out, t) })
 	return out
 }
