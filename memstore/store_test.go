@@ -203,11 +203,11 @@ func TestDeterministicRefusalsAreNotRetryable(t *testing.T) {
 		t.Fatalf("missing secret: %v (retryable %v), want a permanent persistence-error", err, agents.IsRetryable(err))
 	}
 	s := memstore.New(nil)
+	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: "t", RunID: "r", Owner: "w", LeaseTTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
 	for name, call := range map[string]func() error{
 		"a 9,000-byte step key": func() error {
-			if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: "t", RunID: "r", Owner: "w", LeaseTTL: time.Minute}); err != nil {
-				return err
-			}
 			_, _, err := s.AppendStep(ctx, bindings.AppendStepInput{TenantID: "t", RunID: "r", Owner: "w",
 				Entry: bindings.JournalEntry{Key: strings.Repeat("k", 9000), Status: bindings.StepStarted}})
 			return err
