@@ -64,12 +64,12 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 	if err != nil {
 		return nil, nil, err
 	}
-	if in.Owner != "" && r.run.LeaseOwner != in.Owner {
-		return nil, nil, &agents.RunBusyError{RunID: in.RunID, Owner: r.run.LeaseOwner}
+	now := s.now()
+	if in.Owner != "" && !holds(&r.run, in.Owner, now) {
+		return nil, nil, runBusy(&r.run)
 	}
 	out := make([]bindings.JournalEntry, len(in.Entries))
 	appended := make([]bool, len(in.Entries))
-	now := s.now()
 	// The stored copies of the outputs share one allocation (each capped
 	// at its own length, so none can grow into the next).
 	size := 0
@@ -110,6 +110,7 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 		if in.Owner != "" && r.run.LeaseOwner == in.Owner {
 			lease(&r.run, "", 0, now)
 		}
+		s.changed(&r.run)
 	}
 	return out, appended, nil
 }
@@ -135,6 +136,10 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	if st.RunID == "" {
 		return bindings.OpenRunResult{}, invalid("run id is empty")
 	}
+	status, err := newRunStatus(st.Status)
+	if err != nil {
+		return bindings.OpenRunResult{}, err
+	}
 	var out bindings.OpenRunResult
 	s.runMu.Lock()
 	now := s.now()
@@ -145,7 +150,7 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 		r = &runRec{
 			run: bindings.Run{
 				TenantID: st.TenantID, ID: st.RunID, FlowID: st.FlowID, FlowVersion: st.FlowVersion,
-				Status: bindings.RunRunning, CreatedAt: now,
+				Status: status, CreatedAt: now,
 			},
 			// Sized for a turn's journal: a turn with one tool call
 			// writes about 20 entries (a longer one grows it once).
@@ -159,6 +164,9 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 		return bindings.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: owner}
 	}
 	lease(&r.run, st.Owner, st.LeaseTTL, now)
+	if out.Created {
+		s.changed(&r.run)
+	}
 	out.Run = r.run
 	out.Journal = make([]bindings.JournalEntry, len(r.entries))
 	for i, e := range r.entries {

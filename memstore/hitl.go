@@ -67,7 +67,7 @@ func (s *Store) read(a *bindings.Approval, now time.Time) bindings.Approval {
 }
 
 // GetApproval returns an approval in its current state; an unknown id is
-// *agents.HitlRequiredError.
+// *agents.ApprovalNotFoundError.
 func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
 	if err := alive(ctx); err != nil {
 		return bindings.Approval{}, err
@@ -80,13 +80,14 @@ func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (b
 	defer s.hitlMu.Unlock()
 	a := s.approvals[key{tenantID, approvalID}]
 	if a == nil {
-		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "unknown approval"}
+		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
 	return s.read(a, s.now()), nil
 }
 
 // ResolveApproval records the first decision on a pending approval; a
-// decided approval is returned unchanged, an expired one is
+// decided approval is returned unchanged, an unknown one is
+// *agents.ApprovalNotFoundError, an expired one is
 // *agents.HitlRequiredError, and so is a reviewer below the request's role
 // when Options.ReviewerRoles is set.
 func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string, d bindings.ApprovalDecision) (bindings.Approval, error) {
@@ -100,7 +101,7 @@ func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string
 	defer s.hitlMu.Unlock()
 	a := s.approvals[key{tenantID, approvalID}]
 	if a == nil {
-		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "unknown approval"}
+		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
 	now := s.now()
 	cur := s.read(a, now)
@@ -120,6 +121,7 @@ func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string
 	a.Reviewer = d.Reviewer
 	a.Comment = d.Comment
 	a.ResolvedAt = &now
+	s.tell(bindings.RunChange{TenantID: tenantID, RunID: a.Request.RunID, Claimable: true})
 	return cloneApproval(*a), nil
 }
 

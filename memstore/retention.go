@@ -166,7 +166,7 @@ func (s *Store) MarkApprovalExpired(ctx context.Context, tenantID, approvalID st
 	defer s.hitlMu.Unlock()
 	a := s.approvals[key{tenantID, approvalID}]
 	if a == nil {
-		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "unknown approval"}
+		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
 	now := s.now()
 	cur := s.read(a, now) // records the expiry of a pending approval past it

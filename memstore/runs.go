@@ -79,7 +79,7 @@ func validStepStatus(st bindings.StepStatus) bool {
 
 func validRunStatus(st bindings.RunStatus) bool {
 	switch st {
-	case bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
+	case bindings.RunQueued, bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
 		return true
 	}
 	return false
@@ -128,6 +128,10 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	if err := checkStart(in); err != nil {
 		return bindings.Run{}, err
 	}
+	status, err := newRunStatus(in.Status)
+	if err != nil {
+		return bindings.Run{}, err
+	}
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	now := s.now()
@@ -142,11 +146,12 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	r := &runRec{
 		run: bindings.Run{
 			TenantID: in.TenantID, ID: in.RunID, FlowID: in.FlowID, FlowVersion: in.FlowVersion,
-			Status: bindings.RunRunning, CreatedAt: now,
+			Status: status, CreatedAt: now,
 		},
 	}
 	lease(&r.run, in.Owner, in.LeaseTTL, now)
 	s.runs[k] = r
+	s.changed(&r.run)
 	return r.run, nil
 }
 
@@ -169,8 +174,7 @@ func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Ru
 
 // AppendStep appends a journal entry unless one with the same key and
 // phase exists, in which case that one is returned with appended=false.
-// With in.Owner set, the owner must hold the run's lease: the current
-// lease owner, even past expiry, until another owner takes it.
+// With in.Owner set, the owner must hold the run's lease, unexpired.
 func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bindings.JournalEntry, bool, error) {
 	if err := alive(ctx); err != nil {
 		return bindings.JournalEntry{}, false, err
@@ -193,8 +197,8 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	if err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
-	if in.Owner != "" && r.run.LeaseOwner != in.Owner {
-		return bindings.JournalEntry{}, false, &agents.RunBusyError{RunID: in.RunID, Owner: r.run.LeaseOwner}
+	if in.Owner != "" && !holds(&r.run, in.Owner, s.now()) {
+		return bindings.JournalEntry{}, false, runBusy(&r.run)
 	}
 	pk := phaseKey(in.Entry.Key, in.Entry.Status)
 	if i, ok := r.find(pk); ok {
@@ -250,6 +254,7 @@ func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status
 	}
 	r.run.Status = status
 	r.run.UpdatedAt = s.now()
+	s.changed(&r.run)
 	return nil
 }
 
@@ -295,6 +300,7 @@ func (s *Store) ReleaseLease(ctx context.Context, tenantID, runID, owner string)
 	}
 	if owner != "" && r.run.LeaseOwner == owner {
 		lease(&r.run, "", 0, s.now())
+		s.changed(&r.run)
 	}
 	return nil
 }

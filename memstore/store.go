@@ -47,7 +47,8 @@ type Options struct {
 }
 
 // Store is an in-memory ConversationBinding, RunSnapshotBinding,
-// RunBinding, MemoryStore, HitlBinding and ProvenanceEmitter. The zero
+// RunBinding, MemoryStore, HitlBinding, ProvenanceEmitter and
+// ComplianceRecorder. The zero
 // Store is not usable; call New.
 type Store struct {
 	now        func() time.Time
@@ -74,6 +75,10 @@ type Store struct {
 	provMu     sync.RWMutex
 	provenance map[key]int
 	provOrder  []bindings.ProvenanceRecord
+
+	watch watchHub // run changes for WatchRuns
+
+	compliance complianceLog
 }
 
 var (

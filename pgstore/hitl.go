@@ -78,7 +78,7 @@ func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (b
 		return bindings.Approval{}, err
 	}
 	if !found {
-		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "approval not found"}
+		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
 	return s.withExpiry(ap), nil
 }
@@ -102,7 +102,7 @@ func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string
 		return bindings.Approval{}, err
 	}
 	if !found {
-		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "approval not found"}
+		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
 	ap = s.withExpiry(ap)
 	if ap.Status == bindings.ApprovalExpired {

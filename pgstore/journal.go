@@ -232,6 +232,10 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	if err != nil {
 		return bindings.OpenRunResult{}, err
 	}
+	status, err := newRunStatus(st.Status)
+	if err != nil {
+		return bindings.OpenRunResult{}, err
+	}
 	now := s.stamp(time.Time{})
 	exp := now.Add(st.LeaseTTL).Truncate(time.Microsecond)
 	var out bindings.OpenRunResult
@@ -240,7 +244,7 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	err = s.batch(ctx, "open run", st.TenantID, func(b *pgx.Batch) {
 		b.Queue(sqlWriteSnapshot, sn.TenantID, sn.RunID, sn.FlowID, sn.FlowVersion, sn.AgentID, sn.AgentVersion,
 			sn.ConversationID, sn.ProjectID, jsonArg(input), s.stamp(sn.CreatedAt))
-		b.Queue(sqlOpenRun, st.TenantID, st.RunID, st.Owner, exp, now, st.FlowID, st.FlowVersion)
+		b.Queue(sqlOpenRun, st.TenantID, st.RunID, st.Owner, exp, now, st.FlowID, st.FlowVersion, string(status))
 		b.Queue(sqlGetRun, st.TenantID, st.RunID)
 		b.Queue(sqlReadSnapshot, st.TenantID, st.RunID)
 		b.Queue(sqlReadJournal, st.TenantID, st.RunID)

@@ -44,6 +44,7 @@ var TenantScopedTables = []string{
 	"agent_run_journal",
 	"agent_memory_facts",
 	"agent_approvals",
+	"agent_compliance_records",
 }
 
 // VersionTable is the table in which Migrate records applied migrations.

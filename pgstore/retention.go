@@ -182,7 +182,7 @@ func (s *Store) MarkApprovalExpired(ctx context.Context, tenantID, approvalID st
 		return bindings.Approval{}, err
 	}
 	if !found {
-		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "approval not found"}
+		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
 	return s.withExpiry(ap), nil
 }

@@ -23,7 +23,7 @@ const leaseFree = `(agent_runs.lease_owner = '' OR agent_runs.lease_owner = $3
 // lease is free. It returns no row when another owner holds the lease.
 const sqlStartRun = `INSERT INTO agent_runs
 	(tenant_id, id, flow_id, flow_version, status, lease_owner, lease_expires_at, created_at, updated_at)
-	VALUES ($1, $2, $6, $7, 'running', $3, $4, $5, $5)
+	VALUES ($1, $2, $6, $7, $8, $3, $4, $5, $5)
 	ON CONFLICT (tenant_id, id) DO UPDATE
 	SET lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at, updated_at = EXCLUDED.updated_at
 	WHERE ` + leaseFree + `
@@ -84,10 +84,14 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	if err := checkStart(in); err != nil {
 		return bindings.Run{}, err
 	}
+	status, err := newRunStatus(in.Status)
+	if err != nil {
+		return bindings.Run{}, err
+	}
 	now := s.stamp(time.Time{})
 	exp := now.Add(in.LeaseTTL).Truncate(time.Microsecond)
 	return s.takeRun(ctx, "start run", in.TenantID, in.RunID,
-		stmt{sqlStartRun, []any{in.TenantID, in.RunID, in.Owner, exp, now, in.FlowID, in.FlowVersion}},
+		stmt{sqlStartRun, []any{in.TenantID, in.RunID, in.Owner, exp, now, in.FlowID, in.FlowVersion, string(status)}},
 		&agents.PersistenceError{Op: "start run", Err: pgx.ErrNoRows})
 }
 
@@ -146,7 +150,7 @@ func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status
 		return err
 	}
 	switch status {
-	case bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
+	case bindings.RunQueued, bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
 	default:
 		return invalid("unknown run status " + string(status))
 	}

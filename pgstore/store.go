@@ -49,7 +49,8 @@ type Options struct {
 }
 
 // Store implements the storage bindings over PostgreSQL: ConversationBinding,
-// RunSnapshotBinding, RunBinding, MemoryStore and HitlBinding. The schema is
+// RunSnapshotBinding, RunBinding, MemoryStore, HitlBinding and
+// ComplianceRecorder. The schema is
 // the one Migrate applies. Every call runs as one implicit transaction (a
 // pgx batch: one network round trip) that first sets the transaction-local
 // kindgi.tenant_id, so row-level security admits only the caller's tenant.
@@ -62,6 +63,7 @@ type Store struct {
 	embed   bindings.EmbeddingRegistry
 	model   string
 	closeFn func()
+	listen  listenHub // the LISTEN connection of WatchRuns
 }
 
 var (
