@@ -6,7 +6,7 @@ import (
 )
 
 // Table names of the two tables hosts most often query directly (the
-// spec's agentConversations and agentRunSnapshots).
+// TypeScript package's agentConversations and agentRunSnapshots).
 const (
 	ConversationsTable = "agent_conversations"
 	RunSnapshotsTable  = "agent_run_snapshots"

@@ -1,5 +1,5 @@
 // Package turn runs one turn of a conversation with an agent: Invoke (the
-// spec's invokeAgent) and Resume (resumeAgentTurn). A turn is a journaled
+// TypeScript package's invokeAgent) and Resume (resumeAgentTurn). A turn is a journaled
 // run of the flow agent.turn 1.1.0 over the binding interfaces of package
 // bindings; memstore provides all of them in memory, pgstore in
 // PostgreSQL.

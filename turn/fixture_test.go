@@ -127,7 +127,7 @@ func (l *eventLog) reset() {
 var clauseSchema = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","minLength":1}},"required":["query"],"additionalProperties":false}`)
 var emailSchema = json.RawMessage(`{"type":"object","properties":{"to":{"type":"string"},"subject":{"type":"string"},"body":{"type":"string"}},"required":["to","subject","body"]}`)
 
-// drafterSpec is the spec's contract drafter.
+// drafterSpec is the contract drafter of the TypeScript package's example.
 func drafterSpec() agent.Spec {
 	historyLimit := 20
 	maxSteps, maxCost, maxWall := 6, 0.25, int64(60_000)

@@ -111,7 +111,7 @@ func TestNormalizeSetupKnowsEveryField(t *testing.T) {
 		{agent.ToolGates{}, []string{"Default", "Overrides"}},
 		{agent.ToolGate{}, []string{"Mode", "RequiredRole"}},
 		{SessionGateResult{}, []string{"Required", "AfterTurns", "TurnNumber", "Reason"}},
-		{budgetCaps{}, []string{"MaxSteps", "MaxCostUsd", "MaxWallMs"}},
+		{budgetCaps{}, []string{"MaxSteps", "MaxCostUsd", "MaxWallMs", "MaxToolCalls"}},
 		{ProviderRef{}, []string{"Provider", "Model"}},
 	} {
 		typ := reflect.TypeOf(c.v)

@@ -1,4 +1,4 @@
-// Command quickstart runs the spec's contract-drafter agent for one turn,
+// Command quickstart runs the contract-drafter agent of the TypeScript package's example for one turn,
 // end to end, on the in-memory bindings (memstore) and a scripted model:
 // a retrieval of clause facts, an acme.clause-search tool call, and a final
 // answer. It prints the streamed events and the result.
@@ -43,7 +43,7 @@ func main() {
 	}
 }
 
-// drafterSpec is the spec's example agent.
+// drafterSpec is the example agent of the TypeScript package's documentation.
 func drafterSpec() agent.Spec {
 	historyLimit := 20
 	maxSteps, maxCost, maxWall := 6, 0.25, int64(60_000)
