@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -379,5 +380,34 @@ func TestClosed(t *testing.T) {
 	}
 	if err := src.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestConcurrentCalls: calls from many goroutines share one session, each
+// getting its own answer; the first ones connect once.
+func TestConcurrentCalls(t *testing.T) {
+	src := inProcess(t, mcptest.Config{Version: "1.2.0"}, mcp.Options{})
+	tt := src.ForTenant("acme")
+	const n = 16
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			id := "req-" + strconv.Itoa(i)
+			d, err := tt.Resolve(t.Context(), agent.ToolRef{ID: "t.echo", Version: "^1.0.0"})
+			if err != nil {
+				errs <- err
+				return
+			}
+			out, err := tt.Invoke(t.Context(), d, json.RawMessage(`{"text":"`+id+`"}`), bindings.CallContext{RequestID: id})
+			if err == nil && string(out) != `{"requestId":"`+id+`","text":"`+id+`"}` {
+				err = errors.New("call " + id + " got " + string(out))
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
