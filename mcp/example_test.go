@@ -34,12 +34,11 @@ func ExampleToolSource() {
 	defer src.Close()
 	// A stdio server would be mcp.Server{Prefix: "clauses", Command: "clause-server"},
 	// a remote one mcp.Server{Prefix: "clauses", URL: "https://…/mcp"}.
-	err = src.AddServer("acme", mcp.Server{Prefix: "clauses", Transport: func() (sdk.Transport, error) {
-		client, srv := sdk.NewInMemoryTransports()
-		_, err := server.Connect(ctx, srv, nil)
-		return client, err
-	}})
-	if err != nil {
+	client, serverEnd := sdk.NewInMemoryTransports()
+	if _, err := server.Connect(ctx, serverEnd, nil); err != nil {
+		panic(err)
+	}
+	if err := src.AddServer("acme", mcp.Server{Prefix: "clauses", Transport: client}); err != nil {
 		panic(err)
 	}
 

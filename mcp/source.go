@@ -91,10 +91,14 @@ type Server struct {
 	Headers       map[string]string
 	SecretHeaders map[string]string
 
-	// Transport, when set, returns a fresh transport to the server each
-	// time the source connects (for example one of the SDK's
-	// NewInMemoryTransports, for a server in the same process).
-	Transport func() (sdk.Transport, error)
+	// Transport, when set, is the transport to the server, for example
+	// one of the SDK's NewInMemoryTransports for a server in the same
+	// process. The source calls its Connect again after a session ends (the
+	// server closed it, or it broke): a transport that can connect only
+	// once, as the in-memory one, fails then with tool-invocation-failed;
+	// one whose Connect makes a fresh connection each time (a type of your
+	// own) is reconnected like a stdio server is restarted.
+	Transport sdk.Transport
 }
 
 // ToolSource is a bindings.ToolRegistry whose tools are those of MCP

@@ -20,16 +20,19 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// inMemory returns a Server.Transport connecting to srv in this process
-// through the SDK's in-memory transports (a fresh pair per connection).
-func inMemory(srv *sdk.Server) func() (sdk.Transport, error) {
-	return func() (sdk.Transport, error) {
-		client, server := sdk.NewInMemoryTransports()
-		if _, err := srv.Connect(context.Background(), server, nil); err != nil {
-			return nil, err
-		}
-		return client, nil
+// inMemory is a Server.Transport to srv in this process: each Connect
+// makes a fresh pair of the SDK's in-memory transports and connects srv to
+// one end, so the source can connect again after a session ends.
+func inMemory(srv *sdk.Server) sdk.Transport { return memTransport{srv} }
+
+type memTransport struct{ srv *sdk.Server }
+
+func (m memTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	client, server := sdk.NewInMemoryTransports()
+	if _, err := m.srv.Connect(ctx, server, nil); err != nil {
+		return nil, err
 	}
+	return client.Connect(ctx)
 }
 
 // newSource returns a source closed when the test ends.
