@@ -373,6 +373,12 @@ func (c *conn) dropIfBroken(cs *sdk.ClientSession, err error) {
 func (c *conn) close() {
 	c.mu.Lock()
 	c.closed = true
+	c.mu.Unlock()
+	// Wait for a connection being made (bounded by ConnectTimeout): it
+	// sees closed and closes its own session before it releases the lock.
+	c.lock <- struct{}{}
+	c.release()
+	c.mu.Lock()
 	cs := c.sess
 	c.sess, c.cat = nil, nil
 	c.mu.Unlock()
