@@ -139,6 +139,23 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 			idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr})
 			out = append(out, probe(probeOut, idx, n.Token))
 		case *render.TagNode:
+			if n.Name == "echo" {
+				// {% echo x | f %} is {{ x | f }}.
+				if strings.TrimSpace(n.Args) == "" {
+					continue
+				}
+				expr, err := expressions.Parse(n.Args)
+				if err != nil {
+					return nil, parser.WrapError(err, n)
+				}
+				vars, refs, fs := scanExpr(n.Args)
+				if err := checkRefs(vars, fs, n); err != nil {
+					return nil, err
+				}
+				idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr})
+				out = append(out, probe(probeOut, idx, n.Token))
+				continue
+			}
 			vars, refs, fs := tagScan(n.Name, n.Args)
 			if err := checkRefs(vars, fs, n); err != nil {
 				return nil, err
@@ -168,11 +185,13 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 				}
 				body = append([]render.Node{probe(probeTick, 0, n.Token)}, body...)
 			}
-			n.Body = body
+			n.Body = replaceBody(n.Body, body)
 			for _, c := range n.Clauses {
-				if c.Body, err = t.instrument(c.Body); err != nil {
+				cb, err := t.instrument(c.Body)
+				if err != nil {
 					return nil, err
 				}
+				c.Body = replaceBody(c.Body, cb)
 			}
 			idx := t.add(nodeInfo{vars: vars, refs: refs})
 			out = append(out, probe(probeMark, idx, n.Token), n)
@@ -187,6 +206,23 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 		}
 	}
 	return out, nil
+}
+
+// replaceBody returns body, the instrumented nodes, as the body of a block
+// whose compiled body was old. Tag compilers keep a copy of the block they
+// compiled (if and unless render their first branch from it), and that copy
+// shares old's array: so the instrumented nodes are written into that
+// array, as one sequence in its first element, the other elements emptied.
+// Only an empty old body, which no copy can render, is replaced.
+func replaceBody(old, body []render.Node) []render.Node {
+	if len(old) == 0 {
+		return body
+	}
+	old[0] = &render.SeqNode{Children: body}
+	for i := 1; i < len(old); i++ {
+		old[i] = &render.SeqNode{}
+	}
+	return old
 }
 
 var (

@@ -86,8 +86,11 @@ type state struct {
 	failure    error // the first limit hit; it wins over the error that unwinds the render
 	current    int   // index of the tag node being rendered, in t.infos; -1 none
 	scope      map[string]any
-	ctx        context.Context // nil: no deadline
-	nextPoll   int             // work at which ctx is looked at next
+	ctx        context.Context    // nil: no deadline
+	nextPoll   int                // work at which ctx is looked at next
+	env        map[string]any     // the render's own variables (what increment starts from)
+	counters   map[string]float64 // increment and decrement, by name
+	cycles     map[string]int     // cycle positions, by group and candidates
 }
 
 // pollEvery is how much work may be done between two looks at the render's
@@ -339,6 +342,7 @@ func newInstance() *instance {
 	for _, name := range removedTags {
 		in.cfg.UnregisterTag(name)
 	}
+	addLiquidJSTags(&in.cfg)
 	in.cfg.TemplateStore = nil
 	in.cfg.StrictVariables = true
 	for _, f := range standardFilters {

@@ -32,14 +32,15 @@ func (t *Template) RenderContext(ctx context.Context, vars map[string]any) (out 
 	}
 	in := instances.Get().(*instance)
 	st := in.st
-	*st = state{t: t, current: -1, ctx: ctx, nextPoll: pollEvery}
+	*st = state{t: t, current: -1, ctx: ctx, nextPoll: pollEvery, env: vars}
 	defer func() {
 		*st = state{}
 		instances.Put(in)
 	}()
 
-	bindings := make(map[string]any, len(vars)+1)
+	bindings := make(map[string]any, len(vars)+len(literalBindings)+1)
 	maps.Copy(bindings, vars)
+	maps.Copy(bindings, literalBindings)
 	bindings[stateKey] = st
 	w := &cappedWriter{st: st}
 
