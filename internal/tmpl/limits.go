@@ -26,12 +26,12 @@ import (
 //     without bound through assign, capture or filter chains
 //     (`| append: s`, `| escape`, `| concat`);
 //   - MaxWork: every operation of a render is charged to one work budget:
-//     NodeCost for every tag, output and text node run and every loop
-//     iteration; the bytes every text, raw or output node writes (into the
+//     NodeCost for every tag, output and text node run, TickCost for
+//     every loop iteration; the bytes every text, raw or output node writes (into the
 //     output or into a {% capture %}); the size of every value a tag or
-//     output reads through a variable, once per occurrence of the variable
-//     in its expression (what a comparison, contains or case/when can
-//     touch); the size of every filter's input, arguments and output, the
+//     output reads through a variable, plus 64 per item of a list or map,
+//     once per occurrence of the variable in its expression (what a
+//     comparison, contains or case/when can touch); the size of every filter's input, arguments and output, the
 //     sorting filters (sort, sort_natural) times log2 of the list's length
 //     and uniq of lists holding lists or maps times their count (its
 //     quadratic case). Work that is repeated by loops or hidden in captures
@@ -51,8 +51,10 @@ const (
 	MaxIterations = 100_000
 	MaxValue      = 1 << 20
 	MaxWork       = 16 << 20
-	// NodeCost is the work charged for every node run and loop iteration.
-	NodeCost = 64
+	// NodeCost is the work charged for every node run; TickCost for every
+	// loop iteration.
+	NodeCost = 96
+	TickCost = 32
 )
 
 // LimitError reports a render stopped by one of the bounds.
@@ -116,7 +118,10 @@ func (st *state) tick() error {
 	if st.iterations > MaxIterations {
 		return st.fail(&LimitError{Limit: "iterations", Max: MaxIterations})
 	}
-	return st.node()
+	if err := st.charge(TickCost); err != nil {
+		return err
+	}
+	return st.poll()
 }
 
 // node charges one node run and looks at the render's context.
@@ -186,11 +191,29 @@ func (st *state) chargeRefs(refs [][]string, scope map[string]any) error {
 			}
 			v = e
 		}
-		if err := st.charge(sizeOf(v, st.left()+1)); err != nil {
+		if err := st.charge(refCost(v, st.left()+1)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// refEntryCost is what chargeRefs charges per item of a list or map a tag
+// reads, besides its size: comparing two items through reflection, as a
+// comparison, contains or case/when does, costs about as much as copying
+// a few hundred bytes.
+const refEntryCost = 64
+
+// refCost is the size of v plus refEntryCost for each item of a list or
+// map, measured up to budget.
+func refCost(v any, budget int) int {
+	n := sizeOf(v, budget)
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Array, reflect.Map:
+		n += rv.Len() * refEntryCost
+	}
+	return n
 }
 
 // Sizes of the parts of a value (see MaxValue).
