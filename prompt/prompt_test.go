@@ -176,7 +176,7 @@ func TestRenderMissingParameter(t *testing.T) {
 		{"index", "{{ list[key] }}", nil, map[string]any{"list": []any{1}}, "key"},
 		{"after assign in branch", "{% if false %}{% assign later = 1 %}{% endif %}{{ later }}", nil, nil, "later"},
 		{"range bound", "{% for i in (1..top) %}{% endfor %}", nil, nil, "top"},
-		{"property of nil", "{{ nick.first }}", []agent.PromptParameter{{Name: "nick", Type: "object", Optional: true}}, nil, "nick.first"},
+		{"property of nil in a tag", "{% if nick.first %}x{% endif %}", []agent.PromptParameter{{Name: "nick", Type: "object", Optional: true}}, nil, "nick.first"},
 		{"later when", `{% case 2 %}{% when 1 %}{{ "a" }}{% when other %}b{% endcase %}`, nil, nil, "other"},
 	}
 	for _, tt := range tests {

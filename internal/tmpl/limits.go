@@ -2,12 +2,14 @@ package tmpl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/bits"
 	"reflect"
 	"strings"
 	"sync"
 
+	"github.com/osteele/liquid/expressions"
 	"github.com/osteele/liquid/filters"
 	"github.com/osteele/liquid/render"
 	"github.com/osteele/liquid/tags"
@@ -93,6 +95,7 @@ type state struct {
 	env        map[string]any     // the render's own variables (what increment starts from)
 	counters   map[string]float64 // increment and decrement, by name
 	cycles     map[string]int     // cycle positions, by group and candidates
+	lenient    expressions.Config // the instance's filters, variables not strict
 }
 
 // pollEvery is how much work may be done between two looks at the render's
@@ -340,11 +343,21 @@ func knownFilter(name string) bool {
 	return ok
 }
 
+// goOnlyFilters are osteele/liquid filters LiquidJS does not have: a
+// template using one would not render there, so it is refused here too.
+var goOnlyFilters = map[string]bool{"handleize": true, "handle": true, "pluralize": true, "type": true}
+
 var filterNames = func() map[string]struct{} {
-	m := make(map[string]struct{}, len(standardFilters))
+	m := make(map[string]struct{}, len(standardFilters)+len(jsFilters)+1)
 	for _, f := range standardFilters {
-		m[f.name] = struct{}{}
+		if !goOnlyFilters[f.name] {
+			m[f.name] = struct{}{}
+		}
 	}
+	for name := range jsFilters {
+		m[name] = struct{}{}
+	}
+	m["jsonify"] = struct{}{}
 	return m
 }()
 
@@ -352,8 +365,9 @@ var filterNames = func() map[string]struct{} {
 // own state. Instances are pooled: a render takes one, resets its state and
 // gives it back, so renders run in parallel without sharing a meter.
 type instance struct {
-	cfg render.Config
-	st  *state
+	cfg     render.Config
+	st      *state
+	lenient expressions.Config
 }
 
 var instances = sync.Pool{New: func() any { return newInstance() }}
@@ -369,8 +383,23 @@ func newInstance() *instance {
 	in.cfg.TemplateStore = nil
 	in.cfg.StrictVariables = true
 	for _, f := range standardFilters {
-		in.cfg.AddFilter(f.name, meteredFilter(f.name, f.fn, in.st))
+		if goOnlyFilters[f.name] {
+			continue
+		}
+		fn := f.fn
+		call := func(in any, args []any) (any, error) {
+			return values.Call(fn, append([]any{in}, args...))
+		}
+		in.cfg.AddFilter(f.name, meteredFilter(f.name, call, in.st))
+		if f.name == "json" {
+			in.cfg.AddFilter("jsonify", meteredFilter(f.name, call, in.st))
+		}
 	}
+	for name, f := range jsFilters {
+		in.cfg.AddFilter(name, meteredFilter(name, f, in.st))
+	}
+	in.lenient = in.cfg.Config.Config
+	in.lenient.StrictVariables = false
 	return in
 }
 
@@ -380,7 +409,7 @@ func newInstance() *instance {
 // (filterWork), and the size of its result after. The wrapper takes its
 // arguments untyped and lets values.Call convert them for fn exactly as
 // osteele/liquid would have.
-func meteredFilter(name string, fn reflect.Value, st *state) func(any, ...any) (any, error) {
+func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any, error) {
 	return func(in any, args ...any) (any, error) {
 		if err := st.chargeValue(in); err != nil {
 			return nil, err
@@ -393,11 +422,14 @@ func meteredFilter(name string, fn reflect.Value, st *state) func(any, ...any) (
 		if err := st.charge(filterWork(name, in, st.left()+1)); err != nil {
 			return nil, err
 		}
-		all := make([]any, 0, 1+len(args))
-		all = append(all, in)
-		all = append(all, args...)
-		out, err := values.Call(fn, all)
+		out, err := call(in, args)
 		if err != nil {
+			var ue *UndefinedError
+			if errors.As(err, &ue) {
+				// Kept as the render's error: osteele/liquid reports a
+				// filter's error as text.
+				return nil, st.fail(ue)
+			}
 			return nil, err
 		}
 		if err := st.chargeValue(out); err != nil {

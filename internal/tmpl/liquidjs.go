@@ -84,9 +84,9 @@ func (d emptyDrop) Equal(other values.Value) bool {
 // rewritten in every output and tag. Line breaks are kept, so error
 // positions stay right. An unclosed delimiter is left for normalize to
 // report.
-func expand(src string) string {
+func expand(src string) (string, error) {
 	if !strings.Contains(src, "{") {
-		return src
+		return src, nil
 	}
 	var b strings.Builder
 	last, i := 0, 0
@@ -142,13 +142,15 @@ func expand(src string) string {
 			i = k
 		case name == "comment":
 			// Leave the comment's body alone, up to its end tag.
-			if k := strings.Index(src[i:], "endcomment"); k >= 0 {
-				if open := strings.LastIndex(src[i:i+k], "{%"); open >= 0 {
-					i += open
-				}
+			k := strings.Index(src[i:], "endcomment")
+			if k < 0 {
+				return "", syntaxErr(src, j, fmt.Sprintf("tag %q not closed", excerpt(src[j:])))
+			}
+			if open := strings.LastIndex(src[i:i+k], "{%"); open >= 0 {
+				i += open
 			}
 		default:
-			if r := rewriteLiterals(content); r != content {
+			if r := rewriteContent(content); r != content {
 				b.WriteString(src[last : j+2])
 				b.WriteString(r)
 				last = end
@@ -156,10 +158,10 @@ func expand(src string) string {
 		}
 	}
 	if last == 0 {
-		return src
+		return src, nil
 	}
 	b.WriteString(src[last:])
-	return b.String()
+	return b.String(), nil
 }
 
 func tagOpen(trim bool) string {
@@ -207,7 +209,7 @@ func expandLiquid(body string, ltrim, rtrim bool) string {
 		case inComment > 0:
 			continue
 		}
-		tags = append(tags, rewriteLiterals(t))
+		tags = append(tags, rewriteContent(t))
 		breaks = append(breaks, 0)
 	}
 	if len(tags) == 0 {
@@ -229,6 +231,90 @@ func expandLiquid(body string, ltrim, rtrim bool) string {
 		}
 	}
 	return b.String()
+}
+
+// rewriteContent rewrites the content of an output or tag: the literals
+// (rewriteLiterals), and in the condition of an if, elsif or unless the
+// operator <> as != and the grouping of and and or, which LiquidJS reads
+// from the right (`a and b or c` is `a and (b or c)`) and osteele/liquid
+// from the left: parentheses are added where the operator changes.
+func rewriteContent(content string) string {
+	content = rewriteLiterals(content)
+	lead, body, trail := splitTrim(content)
+	trimmed := strings.TrimLeft(body, " \t\r\n")
+	n := 0
+	for n < len(trimmed) && isWordByte(trimmed[n]) {
+		n++
+	}
+	switch trimmed[:n] {
+	case "if", "elsif", "unless":
+	default:
+		return content
+	}
+	cond := trimmed[n:]
+	if !strings.Contains(cond, "<>") && !(strings.Contains(cond, "and") && strings.Contains(cond, "or")) {
+		return content
+	}
+	return lead + " " + trimmed[:n] + " " + regroup(cond) + " " + trail
+}
+
+func splitTrim(content string) (lead, body, trail string) {
+	body = content
+	if strings.HasPrefix(body, "-") {
+		lead, body = "-", body[1:]
+	}
+	if strings.HasSuffix(body, "-") {
+		trail, body = "-", body[:len(body)-1]
+	}
+	return lead, body, trail
+}
+
+// regroup writes a condition with <> as != and parentheses that make
+// osteele/liquid group and/or from the right: built from the right, a group
+// opens where the operator changes.
+func regroup(cond string) string {
+	var segs []string
+	var ops []string
+	cur := []string{}
+	depth := 0
+	for _, t := range exprTokens(cond) {
+		if t == "<>" {
+			t = "!="
+		}
+		depth += strings.Count(t, "(") + strings.Count(t, "[") - strings.Count(t, ")") - strings.Count(t, "]")
+		if depth == 0 && (t == "and" || t == "or") {
+			segs = append(segs, strings.Join(cur, " "))
+			ops = append(ops, t)
+			cur = []string{}
+			continue
+		}
+		cur = append(cur, t)
+	}
+	segs = append(segs, strings.Join(cur, " "))
+	acc := segs[len(segs)-1]
+	for i := len(ops) - 1; i >= 0; i-- {
+		if i == len(ops)-1 || ops[i] == ops[i+1] {
+			acc = segs[i] + " " + ops[i] + " " + acc
+		} else {
+			acc = segs[i] + " " + ops[i] + " (" + acc + ")"
+		}
+	}
+	return acc
+}
+
+// alternations counts the changes between and and or in a condition: the
+// groups regroup opens.
+func alternations(cond string) int {
+	n, prev := 0, ""
+	for _, t := range exprTokens(cond) {
+		if t == "and" || t == "or" {
+			if prev != "" && t != prev {
+				n++
+			}
+			prev = t
+		}
+	}
+	return n
 }
 
 // rewriteLiterals rewrites the LiquidJS literals in the content of an
@@ -471,6 +557,9 @@ func counterTag(step float64) func(string) (func(io.Writer, render.Context) erro
 // sameScalar reports whether a and b are the same nil, boolean, number or
 // string.
 func sameScalar(a, b any) bool {
+	if isNumber(a) && isNumber(b) {
+		return number(a) == number(b)
+	}
 	switch a.(type) {
 	case nil, bool, int, int64, float64, string:
 		switch b.(type) {

@@ -86,7 +86,11 @@ func Check(source string) error {
 
 // compile normalizes and parses source into osteele/liquid's render tree.
 func compile(source string) (render.Node, error) {
-	norm, err := normalize(expand(source))
+	expanded, err := expand(source)
+	if err != nil {
+		return nil, err
+	}
+	norm, err := normalize(expanded)
 	if err != nil {
 		return nil, err
 	}
