@@ -19,7 +19,7 @@ const conversationCols = `tenant_id, id, project_id, agent_id, agent_version, ti
 	status, turn_count, message_count, opened_at, last_activity_at, closed_at`
 
 const messageCols = `tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id,
-	turn_number, run_id, metadata, created_at`
+	turn_number, run_id, metadata, created_at, participant_id`
 
 const sqlOpenConversation = `INSERT INTO agent_conversations
 	(tenant_id, id, project_id, agent_id, agent_version, title, participant_id, status, opened_at, last_activity_at)
@@ -74,8 +74,8 @@ const sqlAppendMessage = `WITH existing AS (
 		RETURNING message_count
 	)
 	INSERT INTO agent_conversation_messages
-		(tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id, turn_number, run_id, metadata, created_at)
-	SELECT $1, $2, $3, conv.message_count, $4, $5, $6, $7, $8, $9, $10, $11 FROM conv`
+		(tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id, turn_number, run_id, metadata, created_at, participant_id)
+	SELECT $1, $2, $3, conv.message_count, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM conv`
 
 const sqlGetMessage = `SELECT ` + messageCols + ` FROM agent_conversation_messages
 	WHERE tenant_id = $1 AND conversation_id = $2 AND id = $3`
@@ -283,6 +283,9 @@ func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, erro
 	case in.Content == "" && len(in.ToolCalls) == 0:
 		return messageRow{}, invalid("message has neither content nor tool calls")
 	}
+	if err := bindings.CheckOptionalID("participant id", in.ParticipantID); err != nil {
+		return messageRow{}, err
+	}
 	row := messageRow{in: in, id: in.ID, at: s.stamp(in.CreatedAt)}
 	if row.id == "" {
 		row.id = s.ids()
@@ -316,7 +319,7 @@ func (ma *messageAppend) queue(b *pgx.Batch, row messageRow, sql string, extra .
 	ma.in = in
 	b.Queue(sqlLockConversation, in.TenantID, in.ConversationID)
 	args := []any{in.TenantID, in.ConversationID, row.id, string(in.Role), in.Content,
-		jsonArg(row.toolCalls), in.ToolCallID, in.TurnNumber, in.RunID, jsonArg(row.metadata), row.at}
+		jsonArg(row.toolCalls), in.ToolCallID, in.TurnNumber, in.RunID, jsonArg(row.metadata), row.at, in.ParticipantID}
 	b.Queue(sql, append(args, extra...)...)
 	b.Queue(sqlGetMessage, in.TenantID, in.ConversationID, row.id)
 }
@@ -457,7 +460,7 @@ func scanMessage(row pgx.CollectableRow) (bindings.ConversationMessage, error) {
 	var role string
 	var toolCalls, metadata []byte
 	err := row.Scan(&m.TenantID, &m.ConversationID, &m.ID, &m.Seq, &role, &m.Content, &toolCalls, &m.ToolCallID,
-		&m.TurnNumber, &m.RunID, &metadata, &m.CreatedAt)
+		&m.TurnNumber, &m.RunID, &metadata, &m.CreatedAt, &m.ParticipantID)
 	if err != nil {
 		return m, err
 	}
