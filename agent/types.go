@@ -86,6 +86,16 @@ type Spec struct {
 	ConversationPolicy *ConversationPolicy `json:"conversationPolicy,omitempty"`
 	Budget             *TurnBudget         `json:"budget,omitempty"`
 	Tags               []string            `json:"tags,omitempty"`
+	// ModelSettings (modelSettings) are the generation settings of the
+	// agent's model calls; a turn's Input.ModelSettings overrides them
+	// field by field. A kindgi extension of the TypeScript Agent.
+	ModelSettings *ModelSettings `json:"modelSettings,omitempty"`
+	// Output (output) is a JSON Schema for an object: when set, the final
+	// answer of every turn must be JSON valid against it (the provider is
+	// asked natively, the turn validates, and gives the model one chance
+	// to fix an invalid answer before failing with invalid-output). A
+	// kindgi extension of the TypeScript Agent.
+	Output json.RawMessage `json:"output,omitempty"`
 }
 
 // Agent is a validated agent definition with defaults applied: Budget is
@@ -108,6 +118,16 @@ type Agent struct {
 	ConversationPolicy *ConversationPolicy `json:"conversationPolicy,omitempty"`
 	Budget             *TurnBudget         `json:"budget,omitempty"`
 	Tags               []string            `json:"tags,omitempty"`
+	// ModelSettings (modelSettings) are the generation settings of the
+	// agent's model calls; a turn's Input.ModelSettings overrides them
+	// field by field. A kindgi extension of the TypeScript Agent.
+	ModelSettings *ModelSettings `json:"modelSettings,omitempty"`
+	// Output (output) is a JSON Schema for an object: when set, the final
+	// answer of every turn must be JSON valid against it (the provider is
+	// asked natively, the turn validates, and gives the model one chance
+	// to fix an invalid answer before failing with invalid-output). A
+	// kindgi extension of the TypeScript Agent.
+	Output json.RawMessage `json:"output,omitempty"`
 }
 
 // Ref returns "id@version".

@@ -25,8 +25,8 @@ func (s *Store) Prune(ctx context.Context, tenantID string, olderThan time.Time)
 	if err := alive(ctx); err != nil {
 		return st, err
 	}
-	if tenantID == "" {
-		return st, invalid("tenant id is empty")
+	if err := bindings.CheckID("tenant id", tenantID); err != nil {
+		return st, err
 	}
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
@@ -106,6 +106,9 @@ func (s *Store) ExpiredApprovals(ctx context.Context, in bindings.ExpiredApprova
 	if in.Limit < 1 {
 		return nil, invalid("limit must be at least 1")
 	}
+	if err := firstErr(bindings.CheckOptionalID("after tenant id", in.After.TenantID), bindings.CheckOptionalID("after approval id", in.After.ApprovalID)); err != nil {
+		return nil, err
+	}
 	var refs []bindings.ApprovalRef
 	s.hitlMu.RLock()
 	for k, a := range s.approvals {
@@ -154,6 +157,9 @@ func (s *Store) ExpiredApprovals(ctx context.Context, in bindings.ExpiredApprova
 // with ResolvedAt now.
 func (s *Store) MarkApprovalExpired(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
 	if err := alive(ctx); err != nil {
+		return bindings.Approval{}, err
+	}
+	if err := checkLookup(tenantID, "approval id", approvalID); err != nil {
 		return bindings.Approval{}, err
 	}
 	s.hitlMu.Lock()

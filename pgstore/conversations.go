@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -97,6 +98,11 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 	case in.AgentID == "" || in.AgentVersion == "":
 		return bindings.Conversation{}, invalid("agent id and version are required")
 	}
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("conversation id", in.ID),
+		bindings.CheckOptionalID("project id", in.ProjectID), bindings.CheckID("agent id", in.AgentID),
+		bindings.CheckID("agent version", in.AgentVersion), bindings.CheckOptionalID("participant id", in.ParticipantID)); err != nil {
+		return bindings.Conversation{}, err
+	}
 	id := in.ID
 	if id == "" {
 		id = s.ids()
@@ -105,7 +111,7 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 	var c bindings.Conversation
 	var found bool
 	err := s.batch(ctx, "open conversation", in.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlOpenConversation, in.TenantID, id, in.ProjectID, in.AgentID, in.AgentVersion, in.Title, in.ParticipantID, at)
+		b.Queue(sqlOpenConversation, in.TenantID, id, in.ProjectID, in.AgentID, in.AgentVersion, encodeText(in.Title), in.ParticipantID, at)
 		b.Queue(sqlGetConversation, in.TenantID, id)
 	}, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
@@ -133,8 +139,8 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 
 // GetConversation implements bindings.ConversationBinding.
 func (s *Store) GetConversation(ctx context.Context, tenantID, conversationID string) (bindings.Conversation, error) {
-	if tenantID == "" {
-		return bindings.Conversation{}, invalid("tenant id is empty")
+	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+		return bindings.Conversation{}, err
 	}
 	c, found, err := writeThenRead(ctx, s, "get conversation", tenantID, scanConversation,
 		nil, stmt{sqlGetConversation, []any{tenantID, conversationID}})
@@ -165,8 +171,14 @@ func (s *Store) ListConversationsPage(ctx context.Context, in bindings.ListConve
 }
 
 func (s *Store) listConversations(ctx context.Context, in bindings.ListConversationsPageInput, paged bool) (bindings.ConversationPage, error) {
-	if in.TenantID == "" {
-		return bindings.ConversationPage{}, invalid("tenant id is empty")
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("project id", in.ProjectID),
+		bindings.CheckOptionalID("agent id", in.AgentID)); err != nil {
+		return bindings.ConversationPage{}, err
+	}
+	if in.Cursor != nil {
+		if err := bindings.CheckOptionalID("cursor id", in.Cursor.ID); err != nil {
+			return bindings.ConversationPage{}, err
+		}
 	}
 	limit := in.Limit
 	if limit <= 0 {
@@ -210,8 +222,8 @@ func (s *Store) listConversations(ctx context.Context, in bindings.ListConversat
 
 // CloseConversation implements bindings.ConversationBinding.
 func (s *Store) CloseConversation(ctx context.Context, tenantID, conversationID string) error {
-	if tenantID == "" {
-		return invalid("tenant id is empty")
+	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+		return err
 	}
 	var n int64
 	err := s.batch(ctx, "close conversation", tenantID, func(b *pgx.Batch) {
@@ -232,8 +244,8 @@ func (s *Store) CloseConversation(ctx context.Context, tenantID, conversationID 
 
 // DeleteConversation implements bindings.ConversationBinding.
 func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID string) error {
-	if tenantID == "" {
-		return invalid("tenant id is empty")
+	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+		return err
 	}
 	return s.batch(ctx, "delete conversation", tenantID, func(b *pgx.Batch) {
 		b.Queue(sqlDeleteConversation, tenantID, conversationID)
@@ -283,8 +295,15 @@ func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, erro
 	case in.Content == "" && len(in.ToolCalls) == 0:
 		return messageRow{}, invalid("message has neither content nor tool calls")
 	}
-	if err := bindings.CheckOptionalID("participant id", in.ParticipantID); err != nil {
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("conversation id", in.ConversationID),
+		bindings.CheckOptionalID("message id", in.ID), bindings.CheckOptionalID("tool call id", in.ToolCallID),
+		bindings.CheckOptionalID("run id", in.RunID), bindings.CheckOptionalID("participant id", in.ParticipantID)); err != nil {
 		return messageRow{}, err
+	}
+	for i, tc := range in.ToolCalls {
+		if err := bindings.CheckJSON(fmt.Sprintf("tool call %d arguments", i), tc.Arguments); err != nil {
+			return messageRow{}, err
+		}
 	}
 	row := messageRow{in: in, id: in.ID, at: s.stamp(in.CreatedAt)}
 	if row.id == "" {
@@ -296,7 +315,7 @@ func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, erro
 			return messageRow{}, err
 		}
 	}
-	if row.metadata, err = wrapOpt(in.Metadata); err != nil {
+	if row.metadata, err = wrapOpt("message metadata", in.Metadata); err != nil {
 		return messageRow{}, err
 	}
 	return row, nil
@@ -318,7 +337,7 @@ func (ma *messageAppend) queue(b *pgx.Batch, row messageRow, sql string, extra .
 	in := row.in
 	ma.in = in
 	b.Queue(sqlLockConversation, in.TenantID, in.ConversationID)
-	args := []any{in.TenantID, in.ConversationID, row.id, string(in.Role), in.Content,
+	args := []any{in.TenantID, in.ConversationID, row.id, string(in.Role), encodeText(in.Content),
 		jsonArg(row.toolCalls), in.ToolCallID, in.TurnNumber, in.RunID, jsonArg(row.metadata), row.at, in.ParticipantID}
 	b.Queue(sql, append(args, extra...)...)
 	b.Queue(sqlGetMessage, in.TenantID, in.ConversationID, row.id)
@@ -355,8 +374,8 @@ func (ma *messageAppend) result() (bindings.ConversationMessage, error) {
 // ReadMessages implements bindings.ConversationBinding: one backward index
 // scan of at most Limit rows.
 func (s *Store) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput) ([]bindings.ConversationMessage, error) {
-	if in.TenantID == "" {
-		return nil, invalid("tenant id is empty")
+	if err := checkLookup(in.TenantID, "conversation id", in.ConversationID); err != nil {
+		return nil, err
 	}
 	before := int64(math.MaxInt64)
 	if in.BeforeSeq > 0 {
@@ -447,6 +466,7 @@ func scanConversation(row pgx.CollectableRow) (bindings.Conversation, error) {
 		return c, err
 	}
 	c.Status = bindings.ConversationStatus(status)
+	c.Title = decodeText(c.Title)
 	c.OpenedAt, c.LastActivityAt = utc(c.OpenedAt), utc(c.LastActivityAt)
 	if c.ClosedAt != nil {
 		t := utc(*c.ClosedAt)
@@ -465,6 +485,7 @@ func scanMessage(row pgx.CollectableRow) (bindings.ConversationMessage, error) {
 		return m, err
 	}
 	m.Role = bindings.MessageRole(role)
+	m.Content = decodeText(m.Content)
 	m.CreatedAt = utc(m.CreatedAt)
 	if toolCalls != nil {
 		if err := UnwrapInto(toolCalls, &m.ToolCalls); err != nil {

@@ -35,13 +35,27 @@
 //
 // # Bounds
 //
+// Instructions are at most 128 KiB, with blocks nested at most 32 deep and
+// brackets at most 8 deep in one expression (agent.MaxInstructionsBytes,
+// MaxInstructionsDepth, MaxInstructionsBrackets): agent.Define refuses
+// more before parsing, and so does Render.
+//
 // Rendering is metered (see internal/tmpl): the text may not exceed 1 MiB,
 // all loops of a render together may not run more than 100000 iterations,
-// no value may grow past 1 MiB, and the bytes written (into the text or a
-// capture) plus the sizes of filter inputs and outputs may not exceed 16 Mi.
-// Past a bound the render stops with render-failure. A 200-million-item loop,
-// with or without a body, fails after 100000 iterations: tens to a few
+// no value may grow past 1 MiB (its approximate memory), and every
+// operation is charged to a work budget of 16 Mi units: each node run, the
+// bytes written (into the text or a capture), the size of every value a
+// tag or output reads (what its comparisons, contains and case/when can
+// touch) and of every filter's input and output (sorts times log2 of the
+// length). Past a bound the render stops with render-failure. So any
+// template Define accepts renders or fails within about a second and
+// 64 MiB allocated, parse included (FuzzRenderBounded checks it); a
+// 200-million-item loop fails after 100000 iterations in tens to a few
 // hundred milliseconds on a 2-core machine.
+//
+// RenderContext also stops when its context is done, with the context's
+// error. A panic inside the engine is recovered into a render-failure whose
+// message is the panic's alone, without a stack trace.
 //
 // # Compatibility with LiquidJS
 //
@@ -67,6 +81,7 @@
 package prompt
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -105,6 +120,25 @@ type Result struct {
 // for the variables, strictness and bounds. Errors are
 // *agents.MissingParameterError and *agents.RenderFailureError.
 func Render(a agent.Agent, c Context) (Result, error) {
+	return render(nil, a, c)
+}
+
+// RenderContext is Render that stops when ctx is done: before parsing, and
+// during the render at the next node, loop iteration or filter (or within
+// 64 Ki units of work, see the package documentation). A render stopped so
+// fails with ctx.Err() itself — context.Canceled or
+// context.DeadlineExceeded, whose agents.CodeOf is turn-aborted — never
+// with a render-failure: the template did not fail, its caller gave up, and
+// a turn maps the error to turn-aborted (external, or timeout when its
+// maxWallMs ran out) without journaling a failure.
+func RenderContext(ctx context.Context, a agent.Agent, c Context) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	return render(ctx, a, c)
+}
+
+func render(ctx context.Context, a agent.Agent, c Context) (Result, error) {
 	vars, err := bindings(a, c)
 	if err != nil {
 		return Result{}, err
@@ -113,8 +147,11 @@ func Render(a agent.Agent, c Context) (Result, error) {
 	if err != nil {
 		return Result{}, &agents.RenderFailureError{Reason: err.Error(), Err: err}
 	}
-	text, err := t.Render(vars)
+	text, err := t.RenderContext(ctx, vars)
 	if err != nil {
+		if ctx != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			return Result{}, err
+		}
 		var ue *tmpl.UndefinedError
 		if errors.As(err, &ue) {
 			return Result{}, &agents.MissingParameterError{Name: ue.Name}

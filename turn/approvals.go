@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
-	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -131,14 +130,14 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 		req.TenantID, req.RunID, req.ID = r.tenantID, r.id, r.requestID(key)
 		req.ReviewerRole = role
 		req.CreatedAt = now
-		req.ExpiresAt = now.Add(time.Duration(r.s.Hitl.TimeoutMs) * time.Millisecond)
+		req.ExpiresAt = now.Add(msDuration(r.s.Hitl.TimeoutMs))
 		a, err := r.b.Hitl.RequestApproval(ctx, req)
 		if err != nil {
 			return approvalOutcome{}, nil, coded(err, "request approval")
 		}
 		raw, err := json.Marshal(parkRecord{Request: a.Request, ElapsedMs: r.elapsedMs()})
 		if err != nil {
-			return approvalOutcome{}, nil, &agents.PersistenceError{Op: "encode approval", Err: err}
+			return approvalOutcome{}, nil, &agents.PersistenceError{Op: "encode approval", Err: err, Permanent: true}
 		}
 		e, _, err := r.appendEntry(ctx, key, node, bindings.StepParked, raw, nil)
 		if err != nil {
@@ -166,7 +165,7 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 func (r *run) complete(ctx context.Context, key, node string, o approvalOutcome) (approvalOutcome, error) {
 	raw, err := json.Marshal(o)
 	if err != nil {
-		return o, &agents.PersistenceError{Op: "encode approval outcome", Err: err}
+		return o, &agents.PersistenceError{Op: "encode approval outcome", Err: err, Permanent: true}
 	}
 	e, appended, err := r.appendEntry(ctx, key, node, bindings.StepCompleted, raw, nil)
 	if err != nil {

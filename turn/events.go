@@ -107,6 +107,9 @@ type ModelCallStartedEvent struct {
 	Provider  string `json:"provider"`
 	Model     string `json:"model"`
 	RequestID string `json:"requestId"`
+	// Attempt is 2 when the turn sends the call again after a stream that
+	// failed part-way (see ModelCallDeltaEvent); 0 otherwise.
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // ModelCallCompletedEvent: a model call answered.
@@ -188,6 +191,9 @@ type ApprovalRequestedEvent struct {
 type TurnSuspendedEvent struct {
 	RunID       string   `json:"runId"`
 	ApprovalIDs []string `json:"approvalIds"`
+	// Result is the turn's result (what Invoke or Resume returns); it is
+	// not part of the event's JSON.
+	Result *Result `json:"-"`
 }
 
 // TurnCompletedEvent: the turn finished.
@@ -195,6 +201,9 @@ type TurnCompletedEvent struct {
 	RunID      string `json:"runId"`
 	TurnNumber int    `json:"turnNumber"`
 	Usage      Usage  `json:"usage"`
+	// Result is the turn's result (what Invoke or Resume returns); it is
+	// not part of the event's JSON.
+	Result *Result `json:"-"`
 }
 
 // TurnFailedEvent: the turn failed with the coded error Code.

@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -35,6 +36,9 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	if err := checkInput(in); err != nil {
 		return Result{}, err
 	}
+	if err := checkModelSettings(in); err != nil {
+		return Result{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
@@ -53,6 +57,20 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		return Result{}, &agents.InvalidMessageError{Reason: "turn input does not round-trip through JSON: " + err.Error()}
 	}
 	stored.Agent = in.Agent
+	if explicit {
+		// A run id never answers another input: an existing run is
+		// compared with this input before anything is stored, leased or
+		// called.
+		prior, err := b.Snapshots.Read(ctx, in.TenantID, in.RunID)
+		switch {
+		case err == nil:
+			if err := checkSameInput(prior, stored); err != nil {
+				return Result{}, err
+			}
+		case agents.CodeOf(err) != agents.CodeRunSnapshotMissing:
+			return Result{}, coded(err, "read run snapshot")
+		}
+	}
 	owner := newID(&b)
 	started, entries, snap, err := openRun(ctx, &b, bindings.OpenRunInput{
 		Snapshot: bindings.RunSnapshotWriteInput{
@@ -79,7 +97,8 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 			}
 		}
 		if err == nil {
-			err = checkAgent(*snap, in.Agent.ID, in.Agent.Version)
+			// Another Invoke may have opened the run since the check above.
+			err = checkSameInput(*snap, stored)
 		}
 		if err == nil {
 			err = checkFlow(*snap)
@@ -151,6 +170,12 @@ func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 	if strings.TrimSpace(in.TenantID) == "" || strings.TrimSpace(in.RunID) == "" {
 		return Result{}, &agents.InvalidMessageError{Reason: "resume needs a tenant id and a run id"}
 	}
+	if err := bindings.CheckID("tenant id", in.TenantID); err != nil {
+		return Result{}, err
+	}
+	if err := bindings.CheckID("run id", in.RunID); err != nil {
+		return Result{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
@@ -217,6 +242,49 @@ func (r *run) recheckRoute(ctx context.Context) error {
 	}
 	_, _, err = checkRoute(r.agent, r.b.Providers, p, s.Route)
 	return err
+}
+
+// checkSameInput reports a run snapshot written for another input than in
+// (in as the snapshot would store it): *agents.RunInputMismatchError naming
+// the first field that differs, or nil when the input is the same and
+// Invoke may replay the run.
+func checkSameInput(snap bindings.RunSnapshotRecord, in Input) error {
+	mismatch := func(field string) error { return &agents.RunInputMismatchError{RunID: snap.RunID, Field: field} }
+	if snap.TenantID != in.TenantID {
+		return mismatch("tenantId")
+	}
+	if snap.AgentID != in.Agent.ID || snap.AgentVersion != in.Agent.Version {
+		return mismatch("agent")
+	}
+	var prior Input
+	if err := json.Unmarshal(snap.Input, &prior); err != nil {
+		return &agents.RunSnapshotMissingError{RunID: snap.RunID}
+	}
+	switch {
+	case prior.ProjectID != in.ProjectID || snap.ProjectID != in.ProjectID:
+		return mismatch("projectId")
+	case prior.ConversationID != in.ConversationID || snap.ConversationID != in.ConversationID:
+		return mismatch("conversationId")
+	case prior.UserMessage != in.UserMessage:
+		return mismatch("userMessage")
+	case !sameJSON(prior.Parameters, in.Parameters):
+		return mismatch("parameters")
+	case prior.ParticipantID != in.ParticipantID:
+		return mismatch("participantId")
+	case prior.DryRun != in.DryRun:
+		return mismatch("dryRun")
+	case !sameJSON(prior.Principal, in.Principal):
+		return mismatch("principal")
+	}
+	return nil
+}
+
+// sameJSON reports whether a and b encode to the same JSON (maps encode
+// with sorted keys, so equal values encode alike).
+func sameJSON(a, b any) bool {
+	ra, errA := json.Marshal(a)
+	rb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ra, rb)
 }
 
 // checkAgent compares the agent passed with the run's.
@@ -294,7 +362,10 @@ func checkBindings(b *Bindings, needMemory bool) error {
 	return nil
 }
 
-// checkInput reports an input the turn cannot run.
+// checkInput reports an input the turn cannot run, before any side
+// effect: every id must pass bindings.CheckID (at most
+// bindings.MaxIDLength bytes of UTF-8 without control characters), so that
+// nothing a store would refuse reaches one.
 func checkInput(in Input) error {
 	switch {
 	case strings.TrimSpace(in.TenantID) == "":
@@ -305,6 +376,20 @@ func checkInput(in Input) error {
 		return &agents.InvalidMessageError{Reason: "user message is empty"}
 	case in.Agent.ID == "" || in.Agent.Version == "":
 		return &agents.InvalidMessageError{Reason: "agent is required (define it with agent.Define)"}
+	}
+	ids := [...]struct{ field, id string }{
+		{"tenant id", in.TenantID}, {"conversation id", in.ConversationID},
+		{"project id", in.ProjectID}, {"run id", in.RunID}, {"participant id", in.ParticipantID},
+	}
+	for _, f := range ids {
+		if err := bindings.CheckOptionalID(f.field, f.id); err != nil {
+			return err
+		}
+	}
+	if in.Principal != nil {
+		if err := bindings.CheckID("principal id", in.Principal.ID); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -108,7 +108,7 @@ func SignProvenance(ctx context.Context, rec *bindings.ProvenanceRecord, keys bi
 	rec.KeyID = keyID
 	msg, err := signedBytes(*rec)
 	if err != nil {
-		return &agents.PersistenceError{Op: "encode provenance", Err: err}
+		return &agents.PersistenceError{Op: "encode provenance", Err: err, Permanent: true}
 	}
 	rec.Signature = ed25519.Sign(key, msg)
 	return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -44,6 +45,10 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, a.ID, bindings.PolicyKindModel, bindings.PolicyKindHitl)
 	if err != nil {
 		return s, err
+	}
+	if c := p.MaxCostUsd; c != nil && (math.IsNaN(*c) || math.IsInf(*c, 0) || *c < 0) {
+		// Not a cap the turn can apply (nor journal): the policy is broken.
+		return s, &agents.TenantPolicyUnavailableError{PolicyKind: bindings.PolicyKindModel, Err: fmt.Errorf("maxCostUsd %v is not a finite amount of 0 or more", *c)}
 	}
 	s.Policy = p
 
@@ -107,6 +112,7 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 	s.Hitl = ResolveEffectiveHitlPolicy(p.Hitl, a)
 	s.SessionGate = EvaluateSessionGate(s.Hitl, s.TurnNumber)
 	s.Budget = capsFor(a, p)
+	s.Budget.MaxToolCalls = toolCallsCap(r.b)
 	s.HistoryLimit = DefaultHistoryLimit
 	if cp := a.ConversationPolicy; cp != nil && cp.HistoryLimit != nil {
 		s.HistoryLimit = *cp.HistoryLimit
@@ -134,12 +140,17 @@ func normalizeSetup(s setupState, raw []byte) (setupState, error) {
 			d.OutputSchema = compactJSON(d.OutputSchema)
 			d.Secrets = emptyList(slices.Clone(d.Secrets))
 			d.Env = emptyMap(maps.Clone(d.Env))
+			d.Annotations = d.Annotations.Clone()
+			if d.Gate != nil {
+				g := *d.Gate
+				d.Gate = &g
+			}
 			if len(d.Config) == 0 {
 				d.Config = nil
 			} else {
 				b, err := json.Marshal(d.Config)
 				if err != nil {
-					return setupState{}, &agents.PersistenceError{Op: "encode step " + NodeSetup, Err: err}
+					return setupState{}, &agents.PersistenceError{Op: "encode step " + NodeSetup, Err: err, Permanent: true}
 				}
 				d.Config = nil
 				if err := json.Unmarshal(b, &d.Config); err != nil {

@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -79,10 +80,23 @@ type Input struct {
 	// tool call is authorized for it first; a denied call never runs.
 	Principal *bindings.Principal `json:"principal,omitempty"`
 	// RunID is optional: empty gets a fresh run id. Invoking again with the
-	// run id of an existing run drives that run (as Resume does): a
-	// finished run returns its stored result without calling anything, so
-	// a host may retry an Invoke safely with the same RunID.
+	// run id of an existing run and the same input drives that run (as
+	// Resume does): a finished run returns its stored result without
+	// calling anything, so a host may retry an Invoke safely with the same
+	// RunID. With another input (tenant, project, conversation, agent
+	// id@version, user message, parameters, participant, principal or dry
+	// run) the Invoke fails with *agents.RunInputMismatchError and stores
+	// and calls nothing: a run id never answers another input.
+	//
+	// Every id of the input (tenant, project, conversation, run,
+	// participant, principal) must pass bindings.CheckID; one that does
+	// not is invalid-message, before anything is stored.
 	RunID string `json:"runId,omitempty"`
+	// ModelSettings override the agent's modelSettings for this turn,
+	// field by field (checked as Define checks the agent's:
+	// invalid-message when out of range). They are part of the run
+	// snapshot, so a resumed run calls the model with them too.
+	ModelSettings *bindings.ModelSettings `json:"modelSettings,omitempty"`
 }
 
 // ResumeInput names a run to continue (the TypeScript package's resumeAgentTurn input).
@@ -134,6 +148,20 @@ type Bindings struct {
 	// compliance of the TypeScript package.
 	Compliance bindings.ComplianceRecorder
 
+	// MaxToolCallsPerResponse caps the tool calls of one model response
+	// (zero: DefaultMaxToolCallsPerResponse). Calls past the cap never run
+	// and are not stored: the model is told, in the request that follows,
+	// that each of them was ignored. The cap a run's setup saw is
+	// journaled, so every drive of the run applies the same one.
+	MaxToolCallsPerResponse int
+	// MaxStepAttempts bounds how many times a model or tool step is
+	// started without a stored result (zero: DefaultMaxStepAttempts). A
+	// step started that often fails the run with
+	// *agents.StepAttemptsExhaustedError instead of calling again: a
+	// failure that recurs on every drive ends the run. The attempts are
+	// counted in the journal, so the bound holds across processes.
+	MaxStepAttempts int
+
 	// LeaseTTL is how long a driver's lease on its run lasts; the driver
 	// renews it every third of it while it runs. Zero is DefaultLeaseTTL.
 	LeaseTTL time.Duration
@@ -163,6 +191,9 @@ type Response struct {
 	// a suspended turn).
 	MessageID string `json:"messageId,omitempty"`
 	Content   string `json:"content"`
+	// Output is the answer's JSON, validated against the agent's output
+	// schema (nil for an agent without one). Content keeps the text.
+	Output json.RawMessage `json:"output,omitempty"`
 }
 
 // Usage is what a turn consumed (the TypeScript package's AgentTurnUsage), across parks.

@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -89,9 +90,9 @@ func run(ctx context.Context, provider bindings.Provider) error {
 	}
 
 	tools := registry.NewTools()
-	if err := tools.Add(tenantID, bindings.ToolDescriptor{
+	// A typed Go tool: its input and output schemas come from the types.
+	if err := registry.AddFunc(tools, tenantID, registry.FuncTool{
 		ID: "acme.clause-search", Version: "1.2.0", Description: "Search the firm's clause library.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","minLength":1}},"required":["query"],"additionalProperties":false}`),
 	}, clauseSearch); err != nil {
 		return err
 	}
@@ -164,20 +165,32 @@ func run(ctx context.Context, provider bindings.Provider) error {
 	return nil
 }
 
+// clauseSearchInput is the input of acme.clause-search.
+type clauseSearchInput struct {
+	Query string `json:"query" jsonschema:"what the clause is about"`
+}
+
+// clause is one clause of the library.
+type clause struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Text  string `json:"text"`
+}
+
+// clauseSearchOutput is the output of acme.clause-search.
+type clauseSearchOutput struct {
+	Query   string   `json:"query"`
+	Clauses []clause `json:"clauses"`
+}
+
 // clauseSearch is the acme.clause-search tool.
-func clauseSearch(_ context.Context, input json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
-	var in struct {
-		Query string `json:"query"`
+func clauseSearch(_ context.Context, in clauseSearchInput, _ bindings.CallContext) (clauseSearchOutput, error) {
+	if strings.TrimSpace(in.Query) == "" {
+		return clauseSearchOutput{}, errors.New("query is empty: say what the clause is about")
 	}
-	if err := json.Unmarshal(input, &in); err != nil {
-		return nil, err
-	}
-	return json.Marshal(map[string]any{
-		"query": in.Query,
-		"clauses": []map[string]string{
-			{"id": "C-7", "title": "Mutual confidentiality", "text": "Each party shall hold the other's Confidential Information in confidence for three years."},
-		},
-	})
+	return clauseSearchOutput{Query: in.Query, Clauses: []clause{
+		{ID: "C-7", Title: "Mutual confidentiality", Text: "Each party shall hold the other's Confidential Information in confidence for three years."},
+	}}, nil
 }
 
 var piiPattern = regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b|[\w.+-]+@[\w-]+\.[\w.]+`)

@@ -19,6 +19,9 @@ import (
 type nodeInfo struct {
 	// vars are the variable paths the site reads, in source order.
 	vars [][]string
+	// refs are the paths of every occurrence of a variable in the site's
+	// expressions (duplicates included): what the work meter charges.
+	refs [][]string
 	// expr is the compiled expression of an output site.
 	expr expressions.Expression
 	// text is what a text or raw site writes.
@@ -37,51 +40,71 @@ const (
 
 var probeConfig = func() *render.Config {
 	cfg := render.NewConfig()
-	cfg.AddTag(probeMark, func(args string) (func(io.Writer, render.Context) error, error) {
-		idx, err := strconv.Atoi(args)
+	cfg.AddTag(probeMark, func(string) (func(io.Writer, render.Context) error, error) {
 		return func(_ io.Writer, ctx render.Context) error {
 			st := stateOf(ctx)
+			idx := siteOf(ctx)
 			st.current = idx
 			st.scope = ctx.Bindings()
-			return nil
-		}, err
+			if err := st.node(); err != nil {
+				return err
+			}
+			return st.chargeRefs(st.t.infos[idx].refs, st.scope)
+		}, nil
 	})
 	cfg.AddTag(probeTick, func(string) (func(io.Writer, render.Context) error, error) {
 		return func(_ io.Writer, ctx render.Context) error {
 			return stateOf(ctx).tick()
 		}, nil
 	})
-	cfg.AddTag(probeOut, func(args string) (func(io.Writer, render.Context) error, error) {
-		idx, err := strconv.Atoi(args)
+	cfg.AddTag(probeOut, func(string) (func(io.Writer, render.Context) error, error) {
 		return func(w io.Writer, ctx render.Context) error {
-			return renderOutput(w, ctx, idx)
-		}, err
+			return renderOutput(w, ctx, siteOf(ctx))
+		}, nil
 	})
-	cfg.AddTag(probeText, func(args string) (func(io.Writer, render.Context) error, error) {
-		idx, err := strconv.Atoi(args)
+	cfg.AddTag(probeText, func(string) (func(io.Writer, render.Context) error, error) {
 		return func(w io.Writer, ctx render.Context) error {
 			st := stateOf(ctx)
-			s := st.t.infos[idx].text
+			s := st.t.infos[siteOf(ctx)].text
+			if err := st.node(); err != nil {
+				return err
+			}
 			if err := st.charge(len(s)); err != nil {
 				return err
 			}
 			_, err := io.WriteString(w, s)
 			return err
-		}, err
+		}, nil
 	})
 	return &cfg
 }()
 
-// probe compiles one probe tag into a TagNode carrying tok as its source
-// (so errors point at the template's own text).
-func probe(name string, idx int, tok parser.Token) *render.TagNode {
-	src := "{% " + name + " " + strconv.Itoa(idx) + " %}"
-	root, err := probeConfig.Compile(src, parser.SourceLoc{})
-	if err != nil {
-		panic(fmt.Sprintf("tmpl: probe %s: %v", name, err))
+// probes are the probe tags compiled once; probe copies them.
+var probes = func() map[string]render.TagNode {
+	m := map[string]render.TagNode{}
+	for _, name := range []string{probeMark, probeTick, probeOut, probeText} {
+		root, err := probeConfig.Compile("{% "+name+" %}", parser.SourceLoc{})
+		if err != nil {
+			panic(fmt.Sprintf("tmpl: probe %s: %v", name, err))
+		}
+		m[name] = *root.(*render.SeqNode).Children[0].(*render.TagNode)
 	}
-	n := *root.(*render.SeqNode).Children[0].(*render.TagNode)
+	return m
+}()
+
+// siteOf returns the index of the site a probe stands for: its arguments.
+func siteOf(ctx render.Context) int {
+	idx, _ := strconv.Atoi(ctx.TagArgs())
+	return idx
+}
+
+// probe returns a probe tag for site idx carrying tok's source and
+// location (so errors point at the template's own text) and the site's
+// index as its arguments.
+func probe(name string, idx int, tok parser.Token) *render.TagNode {
+	n := probes[name]
 	n.Token = tok
+	n.Args = strconv.Itoa(idx)
 	return &n
 }
 
@@ -109,30 +132,31 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 			if err != nil {
 				return nil, parser.WrapError(err, n)
 			}
-			vars, fs := exprRefs(n.Args)
+			vars, refs, fs := scanExpr(n.Args)
 			if err := checkRefs(vars, fs, n); err != nil {
 				return nil, err
 			}
-			idx := t.add(nodeInfo{vars: vars, expr: expr})
+			idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr})
 			out = append(out, probe(probeOut, idx, n.Token))
 		case *render.TagNode:
-			vars, fs := tagRefs(n.Name, n.Args)
+			vars, refs, fs := tagScan(n.Name, n.Args)
 			if err := checkRefs(vars, fs, n); err != nil {
 				return nil, err
 			}
-			idx := t.add(nodeInfo{vars: vars})
+			idx := t.add(nodeInfo{vars: vars, refs: refs})
 			out = append(out, probe(probeMark, idx, n.Token), n)
 		case *render.BlockNode:
-			vars, fs := tagRefs(n.Name, n.Args)
+			vars, refs, fs := tagScan(n.Name, n.Args)
 			if err := checkRefs(vars, fs, n); err != nil {
 				return nil, err
 			}
 			for _, c := range n.Clauses {
-				cv, cf := tagRefs(c.Name, c.Args)
+				cv, cr, cf := tagScan(c.Name, c.Args)
 				if err := checkRefs(cv, cf, c); err != nil {
 					return nil, err
 				}
 				vars = appendNew(vars, cv...)
+				refs = append(refs, cr...)
 			}
 			body, err := t.instrument(n.Body)
 			if err != nil {
@@ -150,7 +174,7 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 					return nil, err
 				}
 			}
-			idx := t.add(nodeInfo{vars: vars})
+			idx := t.add(nodeInfo{vars: vars, refs: refs})
 			out = append(out, probe(probeMark, idx, n.Token), n)
 		case *render.SeqNode:
 			children, err := t.instrument(n.Children)
@@ -224,6 +248,12 @@ func renderOutput(w io.Writer, ctx render.Context, idx int) error {
 	info := &st.t.infos[idx]
 	st.current = idx
 	st.scope = ctx.Bindings()
+	if err := st.node(); err != nil {
+		return err
+	}
+	if err := st.chargeRefs(info.refs, st.scope); err != nil {
+		return err
+	}
 	v, err := ctx.Evaluate(info.expr)
 	if err != nil {
 		if isUndefined(err) {

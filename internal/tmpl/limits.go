@@ -1,7 +1,9 @@
 package tmpl
 
 import (
+	"context"
 	"fmt"
+	"math/bits"
 	"reflect"
 	"strings"
 	"sync"
@@ -19,19 +21,38 @@ import (
 //   - MaxIterations: all loop iterations of one render ({% for %},
 //     {% tablerow %}, nested or not, empty bodies included) count against
 //     one budget, checked at the start of each iteration;
-//   - MaxValue: no filter may take or return a value larger than 1 MiB
-//     (a string's bytes; a list's or map's entries plus the size of their
-//     items; a range's length), so values cannot grow without bound through
-//     assign, capture or filter chains (`| append: s`, `| escape`, `| concat`);
-//   - MaxWork: every byte a text, raw or output node writes (into the
-//     output or into a {% capture %}) and the size of every filter's input
-//     and output is charged to one work budget, so work that is repeated by
-//     loops or hidden in captures is bounded too.
+//   - MaxValue: no filter may take or return a value larger than 1 MiB,
+//     measured as its approximate memory (see below), so values cannot grow
+//     without bound through assign, capture or filter chains
+//     (`| append: s`, `| escape`, `| concat`);
+//   - MaxWork: every operation of a render is charged to one work budget:
+//     NodeCost for every tag, output and text node run and every loop
+//     iteration; the bytes every text, raw or output node writes (into the
+//     output or into a {% capture %}); the size of every value a tag or
+//     output reads through a variable, once per occurrence of the variable
+//     in its expression (what a comparison, contains or case/when can
+//     touch); the size of every filter's input, arguments and output, the
+//     sorting filters (sort, sort_natural) times log2 of the list's length
+//     and uniq of lists holding lists or maps times their count (its
+//     quadratic case). Work that is repeated by loops or hidden in captures
+//     is bounded too.
+//
+// A value's size is its approximate memory in bytes: a string's length, 16
+// per list item plus the item's size, 16 per map entry plus the sizes of
+// its key and value, 8 for a number, boolean or other scalar, 24 per item
+// of a range (what expanding it allocates). Sizes are measured only up to
+// the budget left, so measuring is bounded by the budget too.
+//
+// With these bounds any template the engine accepts (see CheckSource)
+// renders or fails within about a second and 64 MiB allocated on a 2-core
+// machine; FuzzRenderBounded checks it.
 const (
 	MaxOutput     = 1 << 20
 	MaxIterations = 100_000
 	MaxValue      = 1 << 20
 	MaxWork       = 16 << 20
+	// NodeCost is the work charged for every node run and loop iteration.
+	NodeCost = 64
 )
 
 // LimitError reports a render stopped by one of the bounds.
@@ -65,7 +86,13 @@ type state struct {
 	failure    error // the first limit hit; it wins over the error that unwinds the render
 	current    int   // index of the tag node being rendered, in t.infos; -1 none
 	scope      map[string]any
+	ctx        context.Context // nil: no deadline
+	nextPoll   int             // work at which ctx is looked at next
 }
+
+// pollEvery is how much work may be done between two looks at the render's
+// context (besides the look at every node).
+const pollEvery = 1 << 16
 
 const stateKey = "\x00kindgi.render"
 
@@ -86,29 +113,90 @@ func (st *state) tick() error {
 	if st.iterations > MaxIterations {
 		return st.fail(&LimitError{Limit: "iterations", Max: MaxIterations})
 	}
-	return nil
+	return st.node()
+}
+
+// node charges one node run and looks at the render's context.
+func (st *state) node() error {
+	if err := st.charge(NodeCost); err != nil {
+		return err
+	}
+	return st.poll()
+}
+
+// poll fails the render when its context is done.
+func (st *state) poll() error {
+	if st.ctx == nil {
+		return nil
+	}
+	select {
+	case <-st.ctx.Done():
+		return st.fail(st.ctx.Err())
+	default:
+		return nil
+	}
 }
 
 func (st *state) charge(n int) error {
 	st.work += n
-	if st.work > MaxWork {
+	if st.work > MaxWork || st.work < 0 {
 		return st.fail(&LimitError{Limit: "work", Max: MaxWork})
+	}
+	if st.work >= st.nextPoll {
+		st.nextPoll = st.work + pollEvery
+		return st.poll()
 	}
 	return nil
 }
 
+// left is the work budget left, at least 0.
+func (st *state) left() int { return max(MaxWork-st.work, 0) }
+
 // chargeValue charges the size of v and rejects a value past MaxValue.
 func (st *state) chargeValue(v any) error {
-	n := sizeOf(v, MaxValue+1)
+	n := sizeOf(v, min(MaxValue, st.left())+1)
 	if n > MaxValue {
 		return st.fail(&LimitError{Limit: "value", Max: MaxValue})
 	}
 	return st.charge(n)
 }
 
-// sizeOf measures v, stopping once the size passes budget: the bytes of a
-// string, and for lists and maps one unit per entry plus the size of keys
-// and items. Other scalars count 1.
+// chargeRefs charges, before a tag or output runs, the size of every value
+// its expression reads through a variable: what a comparison, contains or
+// case/when of the values can touch. A path is followed through maps as
+// far as it resolves (firm.name charges the name, not the firm); past an
+// index or a property of something else the whole value is charged.
+func (st *state) chargeRefs(refs [][]string, scope map[string]any) error {
+	for _, p := range refs {
+		v, ok := scope[p[0]]
+		if !ok {
+			continue
+		}
+		for _, k := range p[1:] {
+			m, ok := v.(map[string]any)
+			if !ok {
+				break
+			}
+			e, ok := m[k]
+			if !ok {
+				break
+			}
+			v = e
+		}
+		if err := st.charge(sizeOf(v, st.left()+1)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Sizes of the parts of a value (see MaxValue).
+const (
+	entrySize  = 16
+	scalarSize = 8
+)
+
+// sizeOf measures v (see MaxValue), stopping once the size passes budget.
 func sizeOf(v any, budget int) int {
 	switch v := v.(type) {
 	case nil:
@@ -118,9 +206,13 @@ func sizeOf(v any, budget int) int {
 	case []byte:
 		return len(v)
 	case values.Range:
-		return max(v.Len(), 0)
+		n := max(v.Len(), 0)
+		if n > budget/entrySize {
+			return budget + 1
+		}
+		return n * (entrySize + scalarSize)
 	case []any:
-		n := len(v)
+		n := len(v) * entrySize
 		for _, e := range v {
 			if n > budget {
 				break
@@ -128,8 +220,17 @@ func sizeOf(v any, budget int) int {
 			n += sizeOf(e, budget-n)
 		}
 		return n
+	case []string:
+		n := len(v) * entrySize
+		for _, e := range v {
+			if n > budget {
+				break
+			}
+			n += len(e)
+		}
+		return n
 	case map[string]any:
-		n := len(v)
+		n := len(v) * entrySize
 		for k, e := range v {
 			if n > budget {
 				break
@@ -138,18 +239,18 @@ func sizeOf(v any, budget int) int {
 		}
 		return n
 	case bool, int, int64, float64:
-		return 1
+		return scalarSize
 	}
 	rv := reflect.ValueOf(v)
 	switch rv.Kind() {
 	case reflect.Slice, reflect.Array:
-		n := rv.Len()
+		n := rv.Len() * entrySize
 		for i := 0; i < rv.Len() && n <= budget; i++ {
 			n += sizeOf(rv.Index(i).Interface(), budget-n)
 		}
 		return n
 	case reflect.Map:
-		n := rv.Len()
+		n := rv.Len() * entrySize
 		it := rv.MapRange()
 		for n <= budget && it.Next() {
 			n += sizeOf(it.Key().Interface(), budget-n) + sizeOf(it.Value().Interface(), budget-n)
@@ -163,7 +264,7 @@ func sizeOf(v any, budget int) int {
 		}
 		return sizeOf(rv.Elem().Interface(), budget)
 	}
-	return 1
+	return scalarSize
 }
 
 // cappedWriter collects the rendered text and fails past MaxOutput.
@@ -241,16 +342,18 @@ func newInstance() *instance {
 	in.cfg.TemplateStore = nil
 	in.cfg.StrictVariables = true
 	for _, f := range standardFilters {
-		in.cfg.AddFilter(f.name, meteredFilter(f.fn, in.st))
+		in.cfg.AddFilter(f.name, meteredFilter(f.name, f.fn, in.st))
 	}
 	return in
 }
 
 // meteredFilter wraps a standard filter: it charges the size of the input
-// and arguments before calling it (a range is measured, not expanded) and
-// of its result after. The wrapper takes its arguments untyped and lets
-// values.Call convert them for fn exactly as osteele/liquid would have.
-func meteredFilter(fn reflect.Value, st *state) func(any, ...any) (any, error) {
+// and arguments before calling it (a range is measured, not expanded),
+// the extra work of the filters that do more than a pass over their input
+// (filterWork), and the size of its result after. The wrapper takes its
+// arguments untyped and lets values.Call convert them for fn exactly as
+// osteele/liquid would have.
+func meteredFilter(name string, fn reflect.Value, st *state) func(any, ...any) (any, error) {
 	return func(in any, args ...any) (any, error) {
 		if err := st.chargeValue(in); err != nil {
 			return nil, err
@@ -259,6 +362,9 @@ func meteredFilter(fn reflect.Value, st *state) func(any, ...any) (any, error) {
 			if err := st.chargeValue(a); err != nil {
 				return nil, err
 			}
+		}
+		if err := st.charge(filterWork(name, in, st.left()+1)); err != nil {
+			return nil, err
 		}
 		all := make([]any, 0, 1+len(args))
 		all = append(all, in)
@@ -272,4 +378,39 @@ func meteredFilter(fn reflect.Value, st *state) func(any, ...any) (any, error) {
 		}
 		return out, nil
 	}
+}
+
+// filterWork is the work of a filter beyond one pass over its input: a
+// sort compares about n·log2(n) pairs, so it is charged the input's size
+// times log2(n); uniq compares each list or map item with every item kept
+// (its other items are hashed into a set, 32 per item), so it is charged
+// the input's size for each such item.
+func filterWork(name string, in any, budget int) int {
+	rv := reflect.ValueOf(in)
+	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
+		return 0
+	}
+	n := rv.Len()
+	switch name {
+	case "sort", "sort_natural":
+		return sizeOf(in, budget) * bits.Len(uint(n))
+	case "uniq":
+		k := 0
+		for i := range n {
+			switch reflect.ValueOf(rv.Index(i).Interface()).Kind() {
+			case reflect.Slice, reflect.Array, reflect.Map:
+				k++
+			}
+		}
+		set := n * 2 * entrySize
+		if k == 0 {
+			return set
+		}
+		size := sizeOf(in, budget) + n
+		if size > budget/k {
+			return budget + 1
+		}
+		return size*k + set
+	}
+	return 0
 }

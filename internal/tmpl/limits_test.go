@@ -16,12 +16,13 @@ func TestSizeOf(t *testing.T) {
 	}{
 		{"nil", nil, 0},
 		{"string", "abcd", 4},
-		{"int", 7, 1},
-		{"list", []any{"ab", "c"}, 2 + 3},
-		{"typed list", []string{"ab", "c"}, 2 + 3},
-		{"map", map[string]any{"k": "vv"}, 1 + 1 + 2},
-		{"range", values.NewRange(1, 10), 10},
-		{"huge range is not expanded", values.NewRange(1, 2_000_000_000), 2_000_000_000},
+		{"int", 7, 8},
+		{"list", []any{"ab", "c"}, 2*16 + 3},
+		{"typed list", []string{"ab", "c"}, 2*16 + 3},
+		{"reflected list", []int{1, 2}, 2*16 + 2*8},
+		{"map", map[string]any{"k": "vv"}, 16 + 1 + 2},
+		{"range", values.NewRange(1, 10), 10 * 24},
+		{"huge range is not expanded", values.NewRange(1, 2_000_000_000), 2_000_000_000 * 24},
 	}
 	for _, tt := range tests {
 		if got := sizeOf(tt.v, 1<<40); got != tt.want {
@@ -33,8 +34,8 @@ func TestSizeOf(t *testing.T) {
 	for i := range big {
 		big[i] = strings.Repeat("x", 100)
 	}
-	if got := sizeOf(big, 500); got > 1000+200 {
-		t.Errorf("sizeOf with budget 500 = %d, want it to stop early", got)
+	if got := sizeOf(big, 20000); got > 20000+100 {
+		t.Errorf("sizeOf with budget 20000 = %d, want it to stop early", got)
 	}
 }
 

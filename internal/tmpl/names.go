@@ -23,6 +23,13 @@ var unsupportedLiterals = map[string]string{
 // "."), keyword arguments ("limit: 2", "allow_false: true") and the
 // keywords of the language.
 func exprRefs(expr string) (vars [][]string, filterNames []string) {
+	vars, _, filterNames = scanExpr(expr)
+	return vars, filterNames
+}
+
+// scanExpr is exprRefs that also returns every occurrence of a variable
+// (all, duplicates included): what the work meter charges.
+func scanExpr(expr string) (vars, all [][]string, filterNames []string) {
 	seen := map[string]bool{}
 	prev := byte(0) // the last significant character or token class
 	for i := 0; i < len(expr); {
@@ -33,7 +40,7 @@ func exprRefs(expr string) (vars [][]string, filterNames []string) {
 		case c == '"' || c == '\'':
 			j := strings.IndexByte(expr[i+1:], c)
 			if j < 0 {
-				return vars, filterNames
+				return vars, all, filterNames
 			}
 			i += j + 2
 			prev = 's'
@@ -75,6 +82,7 @@ func exprRefs(expr string) (vars [][]string, filterNames []string) {
 					path = append(path, expr[j+1:k])
 					j = k
 				}
+				all = append(all, path)
 				if key := strings.Join(path, "."); !seen[key] {
 					seen[key] = true
 					vars = append(vars, path)
@@ -95,7 +103,7 @@ func exprRefs(expr string) (vars [][]string, filterNames []string) {
 			prev = c
 		}
 	}
-	return vars, filterNames
+	return vars, all, filterNames
 }
 
 func isIdentStart(c byte) bool {
@@ -104,9 +112,15 @@ func isIdentStart(c byte) bool {
 
 // tagRefs returns the variables and filters a tag's arguments read.
 func tagRefs(name, args string) (vars [][]string, filterNames []string) {
+	vars, _, filterNames = tagScan(name, args)
+	return vars, filterNames
+}
+
+// tagScan is tagRefs that also returns every occurrence of a variable.
+func tagScan(name, args string) (vars, all [][]string, filterNames []string) {
 	switch name {
-	case "if", "elsif", "unless", "case", "when":
-		return exprRefs(args)
+	case "if", "elsif", "unless", "case", "when", "echo":
+		return scanExpr(args)
 	case "for", "tablerow":
 		// "item in collection …": skip the loop variable and "in".
 		rest := strings.TrimLeft(args, " \t\r\n")
@@ -114,11 +128,11 @@ func tagRefs(name, args string) (vars [][]string, filterNames []string) {
 		for n < len(rest) && (isWordByte(rest[n]) || rest[n] == '-') {
 			n++
 		}
-		return exprRefs(rest[n:])
+		return scanExpr(rest[n:])
 	case "assign":
 		if i := strings.IndexByte(args, '='); i >= 0 {
-			return exprRefs(args[i+1:])
+			return scanExpr(args[i+1:])
 		}
 	}
-	return nil, nil
+	return nil, nil, nil
 }

@@ -1,9 +1,11 @@
 package tmpl
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/osteele/liquid/render"
 )
@@ -15,9 +17,22 @@ import (
 // property of a map) that nothing binds, a *LimitError when a bound was hit,
 // and otherwise the engine's error (a type error, a bad filter argument, …).
 func (t *Template) Render(vars map[string]any) (out string, err error) {
+	return t.RenderContext(nil, vars)
+}
+
+// RenderContext is Render that also stops when ctx is done: at the next
+// node, loop iteration or filter, or after at most 64 Ki units of work
+// (see MaxWork), whichever comes first. The error is then ctx.Err(). A nil
+// ctx never stops the render.
+func (t *Template) RenderContext(ctx context.Context, vars map[string]any) (out string, err error) {
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+	}
 	in := instances.Get().(*instance)
 	st := in.st
-	*st = state{t: t, current: -1}
+	*st = state{t: t, current: -1, ctx: ctx, nextPoll: pollEvery}
 	defer func() {
 		*st = state{}
 		instances.Put(in)
@@ -34,7 +49,7 @@ func (t *Template) Render(vars map[string]any) (out string, err error) {
 				out, err = "", st.failure
 				return
 			}
-			out, err = "", fmt.Errorf("template panicked: %v", r)
+			out, err = "", &PanicError{Message: panicMessage(r)}
 		}
 	}()
 	if rerr := render.Render(t.root, w, bindings, in.cfg); rerr != nil {
@@ -79,4 +94,39 @@ func (st *state) undefinedName() string {
 		}
 	}
 	return "unknown"
+}
+
+// PanicError reports a panic of the engine that a render recovered from.
+// Its message is the panic's value alone: never a stack trace, which would
+// end up in an error message or a journal.
+type PanicError struct {
+	Message string
+}
+
+// Error implements the error interface.
+func (e *PanicError) Error() string { return "template engine failed: " + e.Message }
+
+// panicMessage returns the text of a recovered panic value without the
+// stack trace osteele/liquid attaches to an error it re-panics with (its
+// rethrownError prints "cause\nOriginal stacktrace:\n…"): the cause's
+// message when the value has one, else its first line.
+func panicMessage(r any) string {
+	var msg string
+	switch v := r.(type) {
+	case interface{ Cause() error }:
+		if c := v.Cause(); c != nil {
+			msg = c.Error()
+		}
+	case error:
+		msg = v.Error()
+	default:
+		msg = fmt.Sprint(v)
+	}
+	if i := strings.Index(msg, "\nOriginal stacktrace:"); i >= 0 {
+		msg = msg[:i]
+	}
+	if i := strings.Index(msg, "\ngoroutine "); i >= 0 {
+		msg = msg[:i]
+	}
+	return strings.TrimSpace(msg)
 }

@@ -44,7 +44,8 @@ type Template struct {
 	infos []nodeInfo
 }
 
-// Parse parses source with the prompt engine's configuration: LiquidJS
+// Parse parses source with the prompt engine's configuration, once it
+// passed CheckSource (a *SourceError otherwise): LiquidJS
 // syntax checks (an unclosed "{{" or "{%" is an error), the standard tags
 // except include, render and cycle, the standard filters (an unknown filter
 // is a parse error), and strict variables.
@@ -54,9 +55,12 @@ func Parse(source string) (t *Template, err error) {
 	// syntax error it is.
 	defer func() {
 		if r := recover(); r != nil {
-			t, err = nil, fmt.Errorf("Liquid syntax error: %v", r)
+			t, err = nil, fmt.Errorf("Liquid syntax error: %s", panicMessage(r))
 		}
 	}()
+	if err := CheckSource(source); err != nil {
+		return nil, err
+	}
 	root, err := compile(source)
 	if err != nil {
 		return nil, err

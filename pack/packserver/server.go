@@ -1,6 +1,7 @@
 package packserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -14,6 +15,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/kindgi/agents/pack"
 )
@@ -36,7 +39,17 @@ type Options struct {
 	// Logger, when set, receives one record per invoke that ends in an
 	// error message (code, tool or check id, duration).
 	Logger *slog.Logger
+	// BodyTimeout bounds how long a caller may take to send its request
+	// body, counted from the request's arrival; the call's own deadline
+	// (kindgi-timeout-ms) bounds it too, whichever is first. A caller past
+	// it is answered invalid-request and the connection closed. 0 means
+	// DefaultBodyTimeout.
+	BodyTimeout time.Duration
 }
+
+// DefaultBodyTimeout is the body timeout of a Server whose Options set
+// none: 10 MiB at 350 KB/s.
+const DefaultBodyTimeout = 30 * time.Second
 
 // Server is a pack service as an http.Handler: POST /v1/invoke, GET
 // /v1/info, GET /healthz and GET /readyz. It is safe for concurrent use.
@@ -52,6 +65,13 @@ type Server struct {
 	// notReady is why the service is not ready ("" when it is), apart
 	// from draining: the strict env check.
 	notReady string
+
+	bodyTimeout time.Duration
+	// bodyBudget bounds the bytes buffered for bodies still being read
+	// (not yet admitted): MaxConcurrency × (MaxBodyBytes+1), the bound the
+	// admitted calls' bodies have; 0 (no cap) means unbounded.
+	bodyBudget int64
+	bodyBytes  atomic.Int64
 
 	mu       sync.Mutex
 	cap      int
@@ -82,6 +102,9 @@ func New(ctx context.Context, idx *Index, modules []Module, opts *Options) (*Ser
 	if opts.MaxConcurrency < 0 {
 		problems = append(problems, "max concurrency must not be negative")
 	}
+	if opts.BodyTimeout < 0 {
+		problems = append(problems, "body timeout must not be negative")
+	}
 	if p := idx.check(); len(p) > 0 {
 		return nil, &BootError{Problems: append(problems, p...)}
 	}
@@ -106,6 +129,9 @@ func New(ctx context.Context, idx *Index, modules []Module, opts *Options) (*Ser
 		logger:    opts.Logger,
 		cap:       opts.MaxConcurrency,
 		drained:   make(chan struct{}),
+
+		bodyTimeout: cmp.Or(opts.BodyTimeout, DefaultBodyTimeout),
+		bodyBudget:  int64(opts.MaxConcurrency) * (pack.MaxBodyBytes + 1),
 
 		artifactHeader: []string{idx.ArtifactVersion},
 	}
@@ -183,6 +209,22 @@ func (s *Server) InFlight() int {
 func (s *Server) acquire() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if why := s.refusal(); why != "" {
+		return why
+	}
+	s.inflight++
+	return ""
+}
+
+// admissible returns why a call could not be admitted now, or "".
+func (s *Server) admissible() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refusal()
+}
+
+// refusal is why a call cannot run now; s.mu must be held.
+func (s *Server) refusal() string {
 	switch {
 	case s.draining:
 		return "draining"
@@ -191,8 +233,26 @@ func (s *Server) acquire() string {
 	case s.cap > 0 && s.inflight >= s.cap:
 		return "at the concurrency cap"
 	}
-	s.inflight++
 	return ""
+}
+
+// reserve takes n bytes from the budget for bodies in transit; false when
+// that would exceed it.
+func (s *Server) reserve(n int64) bool {
+	if s.bodyBudget == 0 {
+		return true
+	}
+	if s.bodyBytes.Add(n) > s.bodyBudget {
+		s.bodyBytes.Add(-n)
+		return false
+	}
+	return true
+}
+
+func (s *Server) unreserve(n int64) {
+	if s.bodyBudget != 0 {
+		s.bodyBytes.Add(-n)
+	}
 }
 
 func (s *Server) release() {
@@ -322,3 +382,7 @@ func methodNotAllowed(w http.ResponseWriter, allow string) {
 
 // errBodyTooLarge is returned by readBody for a body over the limit.
 var errBodyTooLarge = errors.New("body too large")
+
+// errBodyBudget is returned by readBody when the budget for bodies in
+// transit is spent.
+var errBodyBudget = errors.New("no budget for the body")

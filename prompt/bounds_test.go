@@ -1,0 +1,154 @@
+package prompt_test
+
+import (
+	"context"
+	"errors"
+	"runtime/metrics"
+	"strings"
+	"testing"
+	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/prompt"
+)
+
+// Bounds of one render of any template agent.Define accepts (issue 10,
+// point 4): FuzzRenderBounded fails past them.
+const (
+	boundTime  = time.Second
+	boundBytes = 64 << 20
+)
+
+// boundedVars are the values the fuzzed templates can read: a string, a
+// long string, a list of 40,000 strings and a list of 5,000 maps.
+var boundedVars = func() map[string]any {
+	long := strings.Repeat("ab", 20_000)
+	recs := make([]any, 5000)
+	for i := range recs {
+		recs[i] = map[string]any{"k": "v", "n": i, "tags": []any{"a", "b"}}
+	}
+	return map[string]any{"long": long, "list": strings.Split(long, ""), "recs": recs}
+}()
+
+var allocsMetric = []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+
+func allocatedBytes() uint64 {
+	metrics.Read(allocsMetric)
+	return allocsMetric[0].Value.Uint64()
+}
+
+// FuzzRenderBounded: any template that agent.Define accepts renders, or
+// fails with render-failure or missing-parameter, within one second and
+// 64 MiB allocated — parse included (every fuzzed template misses the
+// cache). Seeds are the shapes that used to run for hours or parse into
+// hundreds of MiB.
+func FuzzRenderBounded(f *testing.F) {
+	seeds := []string{
+		`{% for i in (1..100000) %}{% if list == list %}{% endif %}{% endfor %}`,
+		`{% for i in (1..100000) %}{% if list contains "z" %}{% endif %}{% endfor %}`,
+		`{% for i in (1..100000) %}{% case list %}{% when list %}{% endcase %}{% endfor %}`,
+		`{% for i in (1..100000) %}{% assign b = list | sort | uniq | join: "," | split: "," %}{% endfor %}`,
+		`{% for i in (1..100000) %}{% assign b = recs | where: "k", "v" | map: "n" %}{% endfor %}`,
+		`{% for i in (1..100000) %}{% assign b = recs | uniq %}{% endfor %}`,
+		`{% for i in (1..100000) %}{% capture c %}{{ long }}{{ long | append: p }}{% endcapture %}{% endfor %}`,
+		`{% for i in (1..1000) %}{% for j in (1..1000) %}{{ p }}{% endfor %}{% endfor %}`,
+		`{% assign a = long | split: "" %}{% for i in (1..100000) %}{% if a == a and a == a %}{% endif %}{% endfor %}`,
+		`{{ ((((((((p)))))))) }}`,
+		`{{ "abc" | slice: 1, -5 }}`,
+		`{% for r in recs %}{{ r.tags | join: p }}{% endfor %}`,
+		strings.Repeat(`{% if p %}`, 32) + strings.Repeat(`{% endif %}`, 32),
+		strings.Repeat(`{{ p }}`, 2000),
+	}
+	for _, s := range seeds {
+		f.Add(s, "x")
+	}
+	f.Fuzz(func(t *testing.T, instructions, p string) {
+		spec := agent.Spec{
+			ID: "fuzz.bounded", Version: "1.0.0", Name: "Fuzz", Instructions: instructions,
+			Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "chat"}}}},
+			Parameters:   []agent.PromptParameter{{Name: "p", Type: "string"}},
+		}
+		a, err := agent.Define(spec)
+		if err != nil {
+			return // Define refused it: nothing to bound
+		}
+		params := map[string]any{"p": p}
+		for k, v := range boundedVars {
+			params[k] = v
+		}
+		before := allocatedBytes()
+		start := time.Now()
+		_, err = prompt.Render(a, prompt.Context{Parameters: params, Now: fixedNow})
+		elapsed := time.Since(start)
+		allocated := allocatedBytes() - before
+		if elapsed > boundTime {
+			t.Errorf("render took %v (bound %v): %.200q", elapsed, boundTime, instructions)
+		}
+		if allocated > boundBytes {
+			t.Errorf("render allocated %d MiB (bound 64 MiB): %.200q", allocated>>20, instructions)
+		}
+		switch agents.CodeOf(err) {
+		case "", agents.CodeRenderFailure, agents.CodeMissingParameter:
+		default:
+			t.Fatalf("error %T %v: want render-failure or missing-parameter", err, err)
+		}
+		if err != nil && (strings.Contains(err.Error(), "goroutine ") || strings.Contains(err.Error(), "stacktrace")) {
+			t.Fatalf("error carries a stack trace: %.300q", err.Error())
+		}
+	})
+}
+
+// TestRenderContextStops: RenderContext stops a render when its context is
+// done, with the context's error (turn-aborted by agents.CodeOf), never a
+// render-failure; Render of the same template is unchanged.
+func TestRenderContextStops(t *testing.T) {
+	a := testAgent(`{% for i in (1..100000) %}{% for j in (1..100000) %}{% endfor %}{% endfor %}`)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := prompt.RenderContext(ctx, a, prompt.Context{Now: fixedNow})
+	if !errors.Is(err, context.Canceled) || agents.CodeOf(err) != agents.CodeTurnAborted {
+		t.Fatalf("RenderContext(cancelled) = %v (code %q); want context.Canceled, turn-aborted", err, agents.CodeOf(err))
+	}
+
+	dctx, dcancel := context.WithTimeout(t.Context(), 5*time.Millisecond)
+	defer dcancel()
+	start := time.Now()
+	_, err = prompt.RenderContext(dctx, a, prompt.Context{Now: fixedNow})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("RenderContext(deadline) = %v; want context.DeadlineExceeded", err)
+	}
+	var rf *agents.RenderFailureError
+	if errors.As(err, &rf) {
+		t.Fatalf("a stopped render is a render-failure: %v", err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("the render took %v to stop after its 5ms deadline", d)
+	}
+
+	// With a live context the result is Render's.
+	b := testAgent(`{{ p | upcase }}`, agent.PromptParameter{Name: "p", Type: "string"})
+	c := prompt.Context{Parameters: map[string]any{"p": "x"}, Now: fixedNow}
+	got, err := prompt.RenderContext(t.Context(), b, c)
+	want, werr := prompt.Render(b, c)
+	if err != nil || werr != nil || got.Text != want.Text || got.Text != "X" {
+		t.Fatalf("RenderContext = %q, %v; Render = %q, %v", got.Text, err, want.Text, werr)
+	}
+}
+
+// TestRenderPanicIsClean: a panic inside the engine (osteele/liquid's slice
+// filter with a negative length) is a render-failure whose message, the one
+// a journal keeps, has no Go stack trace.
+func TestRenderPanicIsClean(t *testing.T) {
+	_, err := prompt.Render(testAgent(`{{ "abc" | slice: 1, -5 }}`), prompt.Context{Now: fixedNow})
+	var rf *agents.RenderFailureError
+	if !errors.As(err, &rf) {
+		t.Fatalf("Render = %v; want render-failure", err)
+	}
+	for _, s := range []string{"goroutine", "stacktrace", ".go:", "\n"} {
+		if strings.Contains(err.Error(), s) {
+			t.Fatalf("the error holds %q: %q", s, err.Error())
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package turn_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/prompt"
+	"github.com/kindgi/agents/turn"
+)
+
+// slowInstructions render for a few hundred milliseconds before they hit
+// the work bound: 100,000 comparisons of a 40,000-item list.
+var slowInstructions = `{% assign a = "` + strings.Repeat("ab", 20_000) + `" | split: "" %}` +
+	`{% for i in (1..100000) %}{% if a == a %}{% endif %}{% endfor %}For {{ firmName }}.`
+
+// TestDeadlineStopsARender: the render-prompt step renders with the turn's
+// context, so maxWallMs and the caller's cancellation stop a render that
+// is under way: the turn is aborted (timeout, external) in a fraction of
+// the render's own time, no render-failure is journaled and the model is
+// never called.
+func TestDeadlineStopsARender(t *testing.T) {
+	probe := newFixture(t, nil, func(s *agent.Spec) { s.Instructions = slowInstructions })
+	start := time.Now()
+	if _, err := prompt.Render(probe.agent, prompt.Context{Parameters: map[string]any{"firmName": "x"}}); agents.CodeOf(err) != agents.CodeRenderFailure {
+		t.Fatalf("Render = %v, want the work bound", err)
+	}
+	full := time.Since(start)
+	tests := []struct {
+		name   string
+		wallMs int64
+		parent time.Duration
+		reason string
+	}{
+		{"maxWallMs", 15, 0, agents.AbortTimeout},
+		{"cancellation", 60_000, 15 * time.Millisecond, agents.AbortExternal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, searchThenAnswer(), func(s *agent.Spec) {
+				s.Instructions = slowInstructions
+				s.Budget.MaxWallMs = &tt.wallMs
+			})
+			ctx := t.Context()
+			if tt.parent > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.parent)
+				defer cancel()
+			}
+			start := time.Now()
+			res, err := turn.Invoke(ctx, f.input("Draft."), f.bindings())
+			var ta *agents.TurnAbortedError
+			if !errors.As(err, &ta) || ta.Reason != tt.reason {
+				t.Fatalf("Invoke = %v, want turn-aborted %s", err, tt.reason)
+			}
+			if d := time.Since(start); d > full/2 {
+				t.Errorf("the turn took %v to stop; the whole render takes %v", d, full)
+			}
+			if n := f.provider.Calls(); n != 0 {
+				t.Errorf("the model was called %d times", n)
+			}
+			if res.RunID == "" {
+				return
+			}
+			for _, e := range f.journal(res.RunID) {
+				if e.Node == turn.NodeRenderPrompt && e.Status == bindings.StepFailed {
+					t.Errorf("render-prompt journaled as failed: %+v", e.Error)
+				}
+			}
+		})
+	}
+}
