@@ -52,7 +52,7 @@ func TestInvokeErrorCodes(t *testing.T) {
 		},
 		{
 			name: "conversation idle past autoCloseAfterInactiveSeconds", code: agents.CodeConversationClosed, script: answer,
-			spec: func(s *agent.Spec) { s.ConversationPolicy.AutoCloseAfterInactiveSeconds = new(60) },
+			spec:  func(s *agent.Spec) { s.ConversationPolicy.AutoCloseAfterInactiveSeconds = new(60) },
 			setup: func(_ *testing.T, f *fixture, _ *turn.Input, _ *turn.Bindings) { f.clock.Advance(2 * time.Hour) },
 			after: func(t *testing.T, f *fixture) {
 				c, err := f.store.GetConversation(t.Context(), tenant, f.conv.ID)
