@@ -44,6 +44,7 @@ func (r *run) persistProvenance(ctx context.Context) error {
 func (r *run) provenanceRecord() bindings.ProvenanceRecord {
 	rec := bindings.ProvenanceRecord{
 		TenantID: r.tenantID, RunID: r.id, ConversationID: r.in.ConversationID, TurnNumber: r.s.TurnNumber,
+		ParticipantID: r.in.ParticipantID,
 		AgentID: r.agent.ID, AgentVersion: r.agent.Version, FlowID: FlowID, FlowVersion: FlowVersion,
 		Provider: r.s.Route.Provider, Model: r.s.Route.Model,
 		PromptHash:     hashString(r.prompt),
