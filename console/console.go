@@ -141,11 +141,11 @@ func New(opts Options) (http.Handler, error) {
 		mux.Handle("/login", h.opts.Login)
 	}
 	mux.HandleFunc("GET /{$}", h.auth(h.approvals))
-	mux.HandleFunc("POST /approvals/{tenant}/{id}", h.auth(h.decide))
+	mux.HandleFunc("POST /approvals/{tenant}/{id...}", h.auth(h.decide))
 	mux.HandleFunc("GET /runs", h.auth(h.runs))
-	mux.HandleFunc("GET /runs/{tenant}/{id}", h.auth(h.run))
+	mux.HandleFunc("GET /runs/{tenant}/{id...}", h.auth(h.run))
 	mux.HandleFunc("GET /conversations", h.auth(h.conversations))
-	mux.HandleFunc("GET /conversations/{tenant}/{id}", h.auth(h.conversation))
+	mux.HandleFunc("GET /conversations/{tenant}/{id...}", h.auth(h.conversation))
 	h.mux = mux
 	return h, nil
 }
