@@ -327,3 +327,92 @@ func TestNewChecksOptions(t *testing.T) {
 		t.Error("New without Authenticate succeeded")
 	}
 }
+
+func TestRunsFilterAndConversationPage(t *testing.T) {
+	ctx := context.Background()
+	s := memstore.New(nil)
+	park(t, s, "acme", "run-1", "standard")
+	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: "acme", RunID: "run-2", FlowID: "turn", FlowVersion: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(ctx, bindings.RunSnapshotWriteInput{TenantID: "acme", RunID: "run-2", FlowID: "turn", FlowVersion: "1",
+		AgentID: "acme.researcher", AgentVersion: "1.0.0", Input: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetRunStatus(ctx, "acme", "run-2", bindings.RunCompleted); err != nil {
+		t.Fatal(err)
+	}
+	h := newConsole(t, s)
+	body := do(h, "GET", "/runs?status=suspended", alice, nil).Body.String()
+	if !strings.Contains(body, "run-1") || strings.Contains(body, "run-2") {
+		t.Errorf("status filter: want run-1 only")
+	}
+	body = do(h, "GET", "/runs?agent=acme.researcher", alice, nil).Body.String()
+	if strings.Contains(body, ">run-1<") || !strings.Contains(body, ">run-2<") {
+		t.Errorf("agent filter: want run-2 only:\n%s", body)
+	}
+	if w := do(h, "GET", "/runs?status=bogus", alice, nil); w.Code != http.StatusBadRequest {
+		t.Errorf("unknown status = %d, want 400", w.Code)
+	}
+	if body := do(h, "GET", "/runs?status=failed", alice, nil).Body.String(); !strings.Contains(body, "No run matches") {
+		t.Errorf("no empty state for an empty filter")
+	}
+
+	conv, err := s.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "acme", ProjectID: "p", AgentID: "acme.mailer", AgentVersion: "1.0.0", Title: "NDA"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendMessage(ctx, bindings.AppendMessageInput{TenantID: "acme", ConversationID: conv.ID, Role: bindings.RoleUser, Content: "Send the draft.", TurnNumber: 1, RunID: "run-1"}); err != nil {
+		t.Fatal(err)
+	}
+	body = do(h, "GET", "/conversations", alice, nil).Body.String()
+	if !strings.Contains(body, "/conversations/acme/"+conv.ID) {
+		t.Errorf("conversations page lacks the conversation:\n%s", body)
+	}
+	body = do(h, "GET", "/conversations/acme/"+conv.ID, alice, nil).Body.String()
+	if !strings.Contains(body, "Send the draft.") || !strings.Contains(body, `href="/runs/acme/run-1"`) {
+		t.Errorf("conversation page lacks the message or the run that wrote it:\n%s", body)
+	}
+	if w := do(h, "GET", "/conversations/acme/"+conv.ID, eve, nil); w.Code != http.StatusNotFound {
+		t.Errorf("another tenant's conversation = %d, want 404", w.Code)
+	}
+	body = do(h, "GET", "/runs/acme/run-1", alice, nil).Body.String()
+	if !strings.Contains(body, "acme.mailer@1.0.0") || !strings.Contains(body, "No provenance record") {
+		t.Errorf("run page:\n%s", body)
+	}
+}
+
+func TestExpiredApprovalIsInTheDecidedTab(t *testing.T) {
+	now := time.Now()
+	clock := func() time.Time { return now }
+	s := memstore.New(&memstore.Options{Now: func() time.Time { return clock() }})
+	park(t, s, "acme", "run-1", "standard")
+	h := newConsole(t, s)
+	token := csrfOf(t, do(h, "GET", "/", alice, nil).Body.String())
+	now = now.Add(2 * time.Hour) // past the approval's hour
+	if body := do(h, "GET", "/", alice, nil).Body.String(); strings.Contains(body, "ap-run-1") {
+		t.Errorf("an expired approval is listed as pending")
+	}
+	body := do(h, "GET", "/?tab=decided", alice, nil).Body.String()
+	if !strings.Contains(body, "ap-run-1") || !strings.Contains(body, "expired") || strings.Contains(body, `value="approve"`) {
+		t.Errorf("decided tab should show the expired approval without buttons:\n%s", body)
+	}
+	if w := do(h, "POST", "/approvals/acme/ap-run-1", alice, url.Values{"decision": {"approve"}, "csrf": {token}}); w.Code != http.StatusConflict {
+		t.Errorf("deciding an expired approval = %d, want 409", w.Code)
+	}
+}
+
+func TestMayDecide(t *testing.T) {
+	for _, c := range []struct {
+		role, required string
+		want           bool
+	}{
+		{"standard", "", true}, {"standard", "standard", true}, {"standard", "senior", false},
+		{"senior", "standard", true}, {"admin", "senior", true}, {"senior", "admin", false},
+		{"legal", "legal", true}, {"legal", "standard", false}, {"admin", "legal", false}, {"", "standard", false},
+	} {
+		if got := console.MayDecide(c.role, c.required); got != c.want {
+			t.Errorf("MayDecide(%q, %q) = %v, want %v", c.role, c.required, got, c.want)
+		}
+	}
+}
