@@ -164,11 +164,12 @@ func sameBinding(a, b any) (same bool) {
 // *agents.HitlRequiredError and nothing runs. A finished run returns its
 // recorded result or error without calling anything.
 func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
-	return resume(ctx, in, b, newID(&b))
+	return resume(ctx, in, b, newID(&b), nil)
 }
 
-// resume is Resume as lease owner owner (a Worker's claim).
-func resume(ctx context.Context, in ResumeInput, b Bindings, owner string) (Result, error) {
+// resume is Resume as lease owner owner. claimed, when set, is the run as
+// a Worker's claim just leased it to owner: its lease is not taken again.
+func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claimed *bindings.Run) (Result, error) {
 	lookup := in.Agent.ID == "" && in.Agent.Version == ""
 	if lookup && b.Agents == nil {
 		return Result{}, &agents.InvalidBindingsError{Reason: "Resume needs the run's agent: set ResumeInput.Agent or Bindings.Agents"}
@@ -188,7 +189,13 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string) (Resu
 	if err := ctx.Err(); err != nil {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
-	leased, err := b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(&b)})
+	var leased bindings.Run
+	var err error
+	if claimed != nil {
+		leased = *claimed
+	} else {
+		leased, err = b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(&b)})
+	}
 	if err != nil {
 		if agents.CodeOf(err) == agents.CodeRunBusy {
 			return Result{}, err
