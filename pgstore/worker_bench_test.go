@@ -181,7 +181,7 @@ func benchmarkApprovalContinued(b *testing.B, syncCommit string) {
 		if err != nil || res.Status != turn.StatusSuspended {
 			b.Fatalf("Wait = %+v, %v", res, err)
 		}
-		<-w.expect(id) // the parking drive
+		<-w.expect(id)                   // the parking drive
 		time.Sleep(5 * time.Millisecond) // let the worker go idle
 		b.StartTimer()
 		start := time.Now()
