@@ -43,49 +43,9 @@ import (
 // crash is sent again with the same request id, so a tool with side
 // effects must treat it as an idempotency key.
 func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
-	if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
-		return Result{}, err
-	}
-	if err := checkHitlBinding(&b, in.Agent); err != nil {
-		return Result{}, err
-	}
-	if err := checkInput(in); err != nil {
-		return Result{}, err
-	}
-	if err := checkModelSettings(in); err != nil {
-		return Result{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
-	}
-	explicit := in.RunID != ""
-	if !explicit {
-		in.RunID = newID(&b)
-	}
-	raw, err := json.Marshal(in)
+	in, raw, stored, explicit, err := prepare(ctx, in, &b)
 	if err != nil {
-		return Result{}, &agents.InvalidMessageError{Reason: "turn input is not JSON: " + err.Error()}
-	}
-	// The turn works on the input as the snapshot stores it, so that a
-	// resumed run sees exactly what this drive saw.
-	var stored Input
-	if err := json.Unmarshal(raw, &stored); err != nil {
-		return Result{}, &agents.InvalidMessageError{Reason: "turn input does not round-trip through JSON: " + err.Error()}
-	}
-	stored.Agent = in.Agent
-	if explicit {
-		// A run id never answers another input: an existing run is
-		// compared with this input before anything is stored, leased or
-		// called.
-		prior, err := b.Snapshots.Read(ctx, in.TenantID, in.RunID)
-		switch {
-		case err == nil:
-			if err := checkSameInput(prior, stored); err != nil {
-				return Result{}, err
-			}
-		case agents.CodeOf(err) != agents.CodeRunSnapshotMissing:
-			return Result{}, coded(err, "read run snapshot")
-		}
+		return Result{}, err
 	}
 	owner := newID(&b)
 	started, entries, snap, err := openRun(ctx, &b, bindings.OpenRunInput{
