@@ -151,15 +151,15 @@ func TestTurnRecurringFailureEnds(t *testing.T) {
 	t.Logf("after %d drives and %d tool runs: %v (run %s)", drives, runs.Load(), err, run.Status)
 }
 
-// refusingStore is a Store that refuses every journal write carrying an
+// refusingTurnStore is a Store that refuses every journal write carrying an
 // entry refuse matches, with err, on every drive.
-type refusingStore struct {
+type refusingTurnStore struct {
 	*Store
 	refuse func(bindings.JournalEntry) bool
 	err    error
 }
 
-func (s *refusingStore) refused(es ...bindings.JournalEntry) bool {
+func (s *refusingTurnStore) refused(es ...bindings.JournalEntry) bool {
 	for _, e := range es {
 		if s.refuse(e) {
 			return true
@@ -168,28 +168,28 @@ func (s *refusingStore) refused(es ...bindings.JournalEntry) bool {
 	return false
 }
 
-func (s *refusingStore) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bindings.JournalEntry, bool, error) {
+func (s *refusingTurnStore) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bindings.JournalEntry, bool, error) {
 	if s.refused(in.Entry) {
 		return bindings.JournalEntry{}, false, s.err
 	}
 	return s.Store.AppendStep(ctx, in)
 }
 
-func (s *refusingStore) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
+func (s *refusingTurnStore) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
 	if s.refused(in.Entries...) {
 		return nil, nil, s.err
 	}
 	return s.Store.AppendSteps(ctx, in)
 }
 
-func (s *refusingStore) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
+func (s *refusingTurnStore) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
 	if s.refused(in.Entries...) {
 		return nil, nil, s.err
 	}
 	return s.Store.FinishRun(ctx, in)
 }
 
-func (s *refusingStore) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
+func (s *refusingTurnStore) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
 	if s.refused(steps.Entries...) {
 		return nil, nil, bindings.ConversationMessage{}, s.err
 	}
@@ -208,7 +208,7 @@ func TestTurnStepAttemptsHoldAcrossStores(t *testing.T) {
 	conv := f.open(t, a)
 	in := turn.Input{TenantID: turnTenant, Agent: a, ConversationID: conv, UserMessage: "Hi", RunID: "attempts-" + t.Name()}
 	process := func() turn.Bindings {
-		s := &refusingStore{Store: New(pool, nil), err: &agents.PersistenceError{Op: "append", Err: errors.New("connection reset by peer")},
+		s := &refusingTurnStore{Store: New(pool, nil), err: &agents.PersistenceError{Op: "append", Err: errors.New("connection reset by peer")},
 			refuse: func(e bindings.JournalEntry) bool {
 				return e.Key == "agent-loop/1/model-call" && e.Status == bindings.StepCompleted
 			}}

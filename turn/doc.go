@@ -70,6 +70,26 @@
 // binding failed) or an output that breaks the output schema fails the
 // turn with tool-invocation-failed.
 //
+// # Streaming, settings and structured output
+//
+// When the routed provider is a bindings.StreamingProvider the model call
+// streams: each piece of the answer is a ModelCallDeltaEvent
+// (model.call.delta) between model.call.started and model.call.completed.
+// Deltas are never journaled — the journal stores the assembled response,
+// the same as without streaming — so a replayed call emits none, and a call
+// cut by a crash is streamed again by Resume under the same request id. A
+// stream that fails after delivering deltas is sent once more (a second
+// model.call.started, Attempt 2). Events yields a turn's events to a range
+// loop.
+//
+// Each request carries the agent's modelSettings, overridden field by field
+// by Input.ModelSettings, and the agent's output schema. With a schema, the
+// final answer is checked by a validate-output step
+// ("agent-loop/3/validate-output"): valid JSON becomes Response.Output; the
+// first invalid answer goes back to the model with its issues (another
+// model call, counted by maxSteps); a second one fails the turn with
+// invalid-output. An agent without these fields runs as it always did.
+//
 // # Human approval
 //
 // Gates are decided in code before any call of a model response runs. A

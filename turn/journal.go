@@ -683,6 +683,10 @@ func newCoded(code string, cause error) error {
 		return &agents.PersistenceError{Err: cause}
 	case agents.CodeInvalidOutput:
 		return &agents.InvalidOutputError{}
+	case agents.CodeInvalidBindings:
+		return &agents.InvalidBindingsError{}
+	case agents.CodeApprovalNotFound:
+		return &agents.ApprovalNotFoundError{}
 	}
 	return nil
 }

@@ -195,6 +195,11 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 	}
 	terminal := r.failed
 	switch {
+	case parent.Err() != nil && !r.failed && errors.Is(context.Cause(parent), errWorkerStopped):
+		// A stopping Worker cancelled the drive: not the turn's outcome.
+		// The run is left as it is, its lease released below, for another
+		// worker to claim at once.
+		err = &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: errWorkerStopped}
 	case parent.Err() != nil:
 		err = &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: parent.Err()}
 		terminal = true

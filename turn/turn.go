@@ -93,17 +93,20 @@ type Input struct {
 	// not is invalid-message, before anything is stored.
 	RunID string `json:"runId,omitempty"`
 	// ModelSettings override the agent's modelSettings for this turn,
-	// field by field (checked as Define checks the agent's:
+	// field by field; the zero value overrides nothing (checked as Define
+	// checks the agent's:
 	// invalid-message when out of range). They are part of the run
 	// snapshot, so a resumed run calls the model with them too.
-	ModelSettings *bindings.ModelSettings `json:"modelSettings,omitempty"`
+	ModelSettings bindings.ModelSettings `json:"modelSettings,omitzero"`
 }
 
 // ResumeInput names a run to continue (the TypeScript package's resumeAgentTurn input).
 type ResumeInput struct {
 	TenantID string `json:"tenantId"`
 	RunID    string `json:"runId"`
-	// Agent must be the id@version the run started with.
+	// Agent must be the id@version the run started with. It may be left
+	// zero when Bindings.Agents is set: Resume then looks the run's agent
+	// up by the id and version its snapshot recorded.
 	Agent agent.Agent `json:"-"`
 }
 
@@ -164,6 +167,11 @@ type Bindings struct {
 	// processes. (A driver killed mid-step records nothing: a crash is not
 	// counted.)
 	MaxStepAttempts int
+
+	// Agents finds a run's agent by the id and version its snapshot
+	// recorded, so that Resume (and a Worker) can continue any run
+	// without being handed its agent (ResumeInput.Agent left zero).
+	Agents AgentLookup
 
 	// LeaseTTL is how long a driver's lease on its run lasts; the driver
 	// renews it every third of it while it runs. Zero is DefaultLeaseTTL.
