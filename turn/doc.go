@@ -135,6 +135,8 @@
 //   - A model or tool step whose drive ends without its result stored,
 //     after a retryable error, journals the failed attempt
 //     ("agent-loop/1/model-call/attempt/2", failed, with the error's code).
+//     A provider, tool or check that panics has its panic counted the same
+//     way (the panic still ends the drive).
 //     Once a step has Bindings.MaxStepAttempts (DefaultMaxStepAttempts)
 //     failed attempts, the next drive fails the run with
 //     step-attempts-exhausted instead of calling again. The count is in
@@ -142,8 +144,6 @@
 //     cannot write its attempt (the crash tests hold the journal of a run
 //     resumed after a crash equal to an uninterrupted run's), so a crash is
 //     not counted: its resumed drive calls again with the same request id.
-//     A panic in a provider, tool or check propagates like a crash and is
-//     not counted either.
 //   - A usage that is not a finite cost of 0 or more, or a negative token
 //     count, is model-invocation-failed, journaled.
 //   - A step output that does not encode as JSON is a permanent

@@ -164,8 +164,8 @@ type Bindings struct {
 	// drive fails the run with *agents.StepAttemptsExhaustedError instead
 	// of calling again. A failure that recurs on every drive thus ends the
 	// run; the count is in the journal, so the bound holds across
-	// processes. (A driver killed mid-step, or a step that panics,
-	// records nothing: a crash is not counted.)
+	// processes. (A driver killed mid-step records nothing: a crash is not
+	// counted.)
 	MaxStepAttempts int
 
 	// Agents finds a run's agent by the id and version its snapshot
