@@ -1,6 +1,7 @@
 package memstore_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -177,5 +178,22 @@ func TestOptionsIDs(t *testing.T) {
 	}
 	if _, err := s.PutFact(ctx, bindings.Fact{TenantID: "t", Type: "c", Text: "y"}); agents.CodeOf(err) != agents.CodePersistence {
 		t.Fatalf("second generated fact id: %v", err)
+	}
+}
+
+// TestStoredProvenanceVerifies: a signed record with empty lists reads
+// back with the same JSON, so its signature still verifies.
+func TestStoredProvenanceVerifies(t *testing.T) {
+	s := memstore.New(nil)
+	rec := bindings.ProvenanceRecord{TenantID: "t", RunID: "r", MessageHashes: []string{}, ToolCalls: []bindings.ProvenanceToolCall{},
+		RetrievedFacts: []string{}, Guardrails: []bindings.ProvenanceGuardrail{}, Signature: []byte{1}}
+	if err := s.Emit(t.Context(), rec); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.Provenance("t", "r")
+	a, _ := json.Marshal(rec)
+	b, _ := json.Marshal(got)
+	if string(a) != string(b) {
+		t.Errorf("stored record encodes as\n%s\nwant\n%s", b, a)
 	}
 }
