@@ -179,12 +179,13 @@ type RetrievalIntent struct {
 // ConversationPolicy governs history loading and human approval.
 type ConversationPolicy struct {
 	// HistoryLimit is how many prior messages are loaded into the prompt
-	// (nil: all the binding's default returns; 0: none).
+	// (nil: all the binding's default returns; 0: none), at most
+	// MaxHistoryLimit.
 	HistoryLimit *int `json:"historyLimit,omitempty"`
-	// AutoCloseAfterInactiveSeconds closes a conversation idle (no message
-	// since the last one's time) for longer than this: a turn on it closes
-	// it and fails with conversation-closed, and turn.CloseInactive sweeps
-	// the rest.
+	// AutoCloseAfterInactiveSeconds (1..MaxAutoCloseSeconds) closes a
+	// conversation idle (no message since the last one's time) for longer
+	// than this: a turn on it closes it and fails with conversation-closed,
+	// and turn.CloseInactive sweeps the rest.
 	AutoCloseAfterInactiveSeconds *int `json:"autoCloseAfterInactiveSeconds,omitempty"`
 	// HitlAfterTurns is a session gate like Hitl.AfterTurns (the earlier
 	// of the two applies).

@@ -326,8 +326,9 @@ func checkMessage(in bindings.AppendMessageInput) error {
 		return err
 	}
 	for i, tc := range in.ToolCalls {
-		if err := bindings.CheckJSON(fmt.Sprintf("tool call %d arguments", i), tc.Arguments); err != nil {
-			return err
+		if bindings.CheckJSON("tool call arguments", tc.Arguments) != nil {
+			// The field's name is formatted only for the refusal.
+			return invalid(fmt.Sprintf("tool call %d arguments are not valid JSON", i))
 		}
 	}
 	return nil

@@ -57,7 +57,7 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 			return bindings.Fact{}, &agents.PersistenceError{Op: "embed fact", Err: err}
 		}
 		if len(vs) != 1 {
-			return bindings.Fact{}, &agents.PersistenceError{Op: "embed fact: the registry returned no vector"}
+			return bindings.Fact{}, &agents.PersistenceError{Op: "embed fact: the registry returned no vector", Permanent: true}
 		}
 		f.Embedding = append([]float32(nil), vs[0]...)
 		if err := bindings.CheckEmbedding("computed fact embedding", f.Embedding); err != nil {

@@ -301,8 +301,9 @@ func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, erro
 		return messageRow{}, err
 	}
 	for i, tc := range in.ToolCalls {
-		if err := bindings.CheckJSON(fmt.Sprintf("tool call %d arguments", i), tc.Arguments); err != nil {
-			return messageRow{}, err
+		if bindings.CheckJSON("tool call arguments", tc.Arguments) != nil {
+			// The field's name is formatted only for the refusal.
+			return messageRow{}, invalid(fmt.Sprintf("tool call %d arguments are not valid JSON", i))
 		}
 	}
 	row := messageRow{in: in, id: in.ID, at: s.stamp(in.CreatedAt)}

@@ -168,8 +168,8 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 
 // QueryFacts implements bindings.MemoryQueryBinding. Keyword mode matches
 // with PostgreSQL full-text search (the "simple" configuration: lowercased
-// words, no stemming) for any of the query's words and ranks by
-// ts_rank_cd; semantic mode ranks facts that have an embedding of the
+// words, no stemming) for any of the query's terms (at most 64, the most
+// distinctive: keywords.QueryTerms) and ranks by ts_rank_cd; semantic mode ranks facts that have an embedding of the
 // query's dimension by cosine similarity; both fuses the two full rankings
 // by reciprocal rank (k = 60); the empty mode lists the latest facts of
 // each type. Each query is one statement.

@@ -23,10 +23,20 @@ import (
 // approvals: continue it with Resume. Every error carries a code
 // (agents.CodeOf); once the run is created (its snapshot written and the
 // run started), a failed Invoke still returns its Result.RunID (and
-// ConversationID), so the host can inspect or resume the run. A storage failure or a lost lease (persistence-error,
-// run-busy) leaves the run resumable; any other error is the run's final
-// outcome. Cancelling ctx stops the turn for good (turn-aborted, reason
+// ConversationID), so the host can inspect or resume the run. A transient
+// storage failure or a lost lease (persistence-error that
+// agents.IsRetryable accepts, run-busy) leaves the run resumable; any
+// other error is the run's final outcome. Cancelling ctx stops the turn
+// for good (turn-aborted, reason
 // external).
+//
+// Every id of in is checked with bindings.CheckID first (invalid-message).
+// With an explicit in.RunID the run's snapshot is read before anything is
+// written: a run started with another input is
+// *agents.RunInputMismatchError, and nothing is stored, leased or called.
+// A drive that ends on a deterministic storage refusal, or on a model or
+// tool step that failed Bindings.MaxStepAttempts times, fails the run for
+// good; agents.IsRetryable tells whether driving it again can help.
 //
 // Tools receive each call's request id (bindings.CallContext.RequestID),
 // which is stable across retries of the call: a call interrupted by a
@@ -181,6 +191,15 @@ func sameBinding(a, b any) (same bool) {
 // *agents.HitlRequiredError and nothing runs. A finished run returns its
 // recorded result or error without calling anything.
 func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
+	return resume(ctx, in, b, newID(&b))
+}
+
+// resume is Resume as lease owner owner (a Worker's claim).
+func resume(ctx context.Context, in ResumeInput, b Bindings, owner string) (Result, error) {
+	lookup := in.Agent.ID == "" && in.Agent.Version == ""
+	if lookup && b.Agents == nil {
+		return Result{}, &agents.InvalidBindingsError{Reason: "Resume needs the run's agent: set ResumeInput.Agent or Bindings.Agents"}
+	}
 	if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
 		return Result{}, err
 	}
@@ -209,7 +228,6 @@ func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 		}
 		return Result{}, err
 	}
-	owner := newID(&b)
 	leased, err := b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(&b)})
 	if err != nil {
 		if agents.CodeOf(err) == agents.CodeRunBusy {
@@ -222,6 +240,16 @@ func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 	if err != nil {
 		release()
 		return Result{}, journalError(in.RunID, err)
+	}
+	if lookup {
+		if in.Agent, err = findAgent(ctx, &b, snap); err != nil {
+			release()
+			return Result{}, err
+		}
+		if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
+			release()
+			return Result{}, err
+		}
 	}
 	if err := checkAgent(snap, in.Agent.ID, in.Agent.Version); err != nil {
 		release()

@@ -39,11 +39,51 @@ const MaxIndexSize = 768 << 10
 // Tokenize splits text into terms: lowercased runs of letters and digits,
 // runs longer than MaxTermBytes left out, in order of occurrence.
 func Tokenize(text string) []string {
-	ws := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	return slices.DeleteFunc(ws, func(w string) bool { return len(w) > MaxTermBytes })
+	out := []string{}
+	eachTerm(text, func(t string) { out = append(out, t) })
+	return out
 }
+
+// eachTerm calls fn with each term of text, in order: the runs of
+// strings.FieldsFunc(strings.ToLower(text), not a letter or digit) of at
+// most MaxTermBytes, found without copying the text (a run is lowercased
+// on its own, which copies only a run that has upper case).
+func eachTerm(text string, fn func(string)) {
+	emit := func(run string) {
+		lower := strings.ToLower(run)
+		if lower != run && strings.IndexFunc(lower, notTermRune) >= 0 {
+			// Lower case made a separator (İ is i and a combining dot):
+			// split as the lowercased text would be.
+			for _, w := range strings.FieldsFunc(lower, notTermRune) {
+				if len(w) <= MaxTermBytes {
+					fn(w)
+				}
+			}
+			return
+		}
+		if len(lower) <= MaxTermBytes {
+			fn(lower)
+		}
+	}
+	start := -1
+	for i, r := range text {
+		if !notTermRune(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			emit(text[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		emit(text[start:])
+	}
+}
+
+func notTermRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 
 // indexCost is what a term seen n times costs in a tsvector: its entry (4
 // bytes), its text, a 2-byte alignment pad at most, the position count and
@@ -100,17 +140,18 @@ func QueryTerms(text string) []string {
 		runes, count int
 		first        int
 	}
-	toks := Tokenize(text)
-	index := make(map[string]int, min(len(toks), 1024))
+	index := map[string]int{}
 	var terms []term
-	for i, t := range toks {
+	i := 0
+	eachTerm(text, func(t string) {
+		defer func() { i++ }()
 		if j, ok := index[t]; ok {
 			terms[j].count++
-			continue
+			return
 		}
 		index[t] = len(terms)
 		terms = append(terms, term{text: t, runes: utf8.RuneCountInString(t), count: 1, first: i})
-	}
+	})
 	if len(terms) > MaxQueryTerms {
 		slices.SortFunc(terms, func(a, b term) int {
 			if c := cmp.Compare(b.runes, a.runes); c != 0 {

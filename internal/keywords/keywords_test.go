@@ -102,3 +102,22 @@ func TestIndexTermsBounded(t *testing.T) {
 		t.Fatalf("bounded index: %d terms, %d bytes (max %d), first %q", len(got), size, MaxIndexSize, got[0])
 	}
 }
+
+func TestTokenizeIsFieldsOfTheLowercasedText(t *testing.T) {
+	for _, text := range []string{"İstanbul ÀÉÎ straße ǅemal", "Ⅻ Ⓐbc ΣΑΣ", "a\xffB\xc3", "x" + strings.Repeat("É", 200) + " y"} {
+		want := slices.DeleteFunc(strings.FieldsFunc(strings.ToLower(text), notTermRune), func(w string) bool { return len(w) > MaxTermBytes })
+		if got := Tokenize(text); !slices.Equal(got, want) {
+			t.Errorf("Tokenize(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+func FuzzTokenize(f *testing.F) {
+	f.Add("İstanbul ÀÉÎ straße")
+	f.Fuzz(func(t *testing.T, text string) {
+		want := slices.DeleteFunc(strings.FieldsFunc(strings.ToLower(text), notTermRune), func(w string) bool { return len(w) > MaxTermBytes })
+		if got := Tokenize(text); !slices.Equal(got, want) {
+			t.Fatalf("Tokenize(%q) = %q, want %q", text, got, want)
+		}
+	})
+}
