@@ -90,7 +90,7 @@ func compile(source string) (render.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	norm, err := normalize(expanded)
+	norm, err := normalize(applyTrim(expanded))
 	if err != nil {
 		return nil, err
 	}
