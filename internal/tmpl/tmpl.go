@@ -46,10 +46,11 @@ type Template struct {
 }
 
 // Parse parses source with the prompt engine's configuration, once it
-// passed CheckSource (a *SourceError otherwise): LiquidJS
-// syntax checks (an unclosed "{{" or "{%" is an error), the standard tags
-// except include, render and cycle, the standard filters (an unknown filter
-// is a parse error), and strict variables.
+// passed CheckSource (a *SourceError otherwise): LiquidJS syntax checks (an
+// unclosed "{{" or "{%" is an error), the standard tags except include and
+// render, LiquidJS's echo, liquid, increment, decrement, cycle and inline
+// comments (liquidjs.go), the standard filters with LiquidJS's semantics
+// (jsfilters.go; an unknown filter is a parse error), and strict variables.
 func Parse(source string) (t *Template, err error) {
 	// osteele/liquid's expression lexer panics on some input (a non-ASCII
 	// letter in an identifier, found by FuzzRender); report it as the
