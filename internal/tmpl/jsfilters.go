@@ -769,6 +769,7 @@ func addJSFilters(jsFilters map[string]jsFilter) {
 	for _, name := range []string{"sort", "sort_natural", "uniq"} {
 		jsFilters[name] = onArray(standard(name))
 	}
+	jsFilters["default"] = defaultFilter
 	jsFilters["map"] = mapFilter
 	jsFilters["slice"] = slice
 	jsFilters["json"] = jsonFilter
@@ -960,4 +961,29 @@ func jsonFilter(in any, args []any) (any, error) {
 		return nil, err
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// defaultFilter is LiquidJS's default: an empty string or list, nil and
+// false give the default (false stays with allow_false: true); anything
+// else, an empty map included, is kept.
+func defaultFilter(in any, args []any) (any, error) {
+	v := values.ToLiquid(in)
+	def := arg(args, 0)
+	switch rv := reflect.ValueOf(v); {
+	case v == nil:
+		return def, nil
+	case rv.Kind() == reflect.String || rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array:
+		if rv.Len() > 0 {
+			return in, nil
+		}
+		return def, nil
+	case v == false:
+		for _, a := range args[min(1, len(args)):] {
+			if kw, ok := a.(map[string]any); ok && jsTruthy(kw["allow_false"]) {
+				return false, nil
+			}
+		}
+		return def, nil
+	}
+	return in, nil
 }

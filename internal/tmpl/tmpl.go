@@ -43,6 +43,9 @@ func newConfig() *render.Config {
 type Template struct {
 	root  render.Node
 	infos []nodeInfo
+	// plain is set for a source without markup: its text is the output.
+	plain bool
+	text  string
 }
 
 // Parse parses source with the prompt engine's configuration, once it
@@ -62,6 +65,10 @@ func Parse(source string) (t *Template, err error) {
 	}()
 	if err := CheckSource(source); err != nil {
 		return nil, err
+	}
+	if !strings.Contains(source, "{{") && !strings.Contains(source, "{%") && len(source) <= MaxOutput {
+		// No markup: LiquidJS renders the text as it is.
+		return &Template{plain: true, text: source}, nil
 	}
 	root, err := compile(source)
 	if err != nil {
