@@ -6,7 +6,7 @@ import (
 	"github.com/kindgi/agents/agent"
 )
 
-// BenchmarkDefine defines the spec's example agent (acme.contract-drafter).
+// BenchmarkDefine defines the example agent of the TypeScript package's documentation (acme.contract-drafter).
 func BenchmarkDefine(b *testing.B) {
 	s := exampleSpec()
 	b.ReportAllocs()

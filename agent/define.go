@@ -24,9 +24,14 @@ import (
 // guardrails are non-nil (they marshal as []), parameters, tags and tool
 // gate overrides are nil when empty (they are omitted from JSON).
 //
-// Besides the rules of the spec, Define requires tags to be non-blank and
-// unique (like guardrails), and every free-text field to be valid UTF-8
+// Besides the rules of the TypeScript package, Define requires tags to be
+// non-blank and unique (like guardrails), and every free-text field to be valid UTF-8
 // (JSON could not carry it unchanged).
+//
+// The kindgi extensions are checked too: modelSettings (temperature 0..2,
+// topP 0..1, maxOutputTokens at least 1, at most 4 non-empty stop
+// sequences; empty settings become nil) and output (a self-contained JSON
+// Schema for an object that compiles; stored compacted).
 func Define(spec Spec) (Agent, error) {
 	var c checker
 	c.id("id", spec.ID)
@@ -43,6 +48,8 @@ func Define(spec Spec) (Agent, error) {
 	policy := c.conversationPolicy(spec.ConversationPolicy, spec.Tools)
 	budget := c.budget(spec.Budget)
 	tags := c.uniqueStrings("tags", spec.Tags, "tag")
+	settings := c.modelSettings("modelSettings", spec.ModelSettings)
+	output := c.output(spec.Output)
 
 	if len(c.issues) > 0 {
 		return Agent{}, &agents.InvalidAgentError{Issues: c.issues}
@@ -68,6 +75,8 @@ func Define(spec Spec) (Agent, error) {
 		ConversationPolicy: policy,
 		Budget:             budget,
 		Tags:               tags,
+		ModelSettings:      settings,
+		Output:             output,
 	}, nil
 }
 

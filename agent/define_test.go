@@ -14,7 +14,7 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-// exampleSpec is the acme.contract-drafter agent of the spec's example,
+// exampleSpec is the acme.contract-drafter agent of the TypeScript package's example,
 // freshly built on every call so tests can mutate it.
 func exampleSpec() agent.Spec {
 	return agent.Spec{

@@ -9,7 +9,7 @@ import (
 	"github.com/kindgi/agents/agent"
 )
 
-// The spec's example agent: Define validates it and applies defaults.
+// The example agent of the TypeScript package's documentation: Define validates it and applies defaults.
 func ExampleDefine() {
 	limit := 5
 	steps, cost, wall := 6, 0.25, int64(60_000)

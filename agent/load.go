@@ -45,16 +45,22 @@ func Parse(data []byte) (Agent, error) {
 // fields and type errors are an *agents.InvalidAgentError.
 func ParseSpec(data []byte) (Spec, error) {
 	js := bytes.TrimSpace(data)
+	format := "JSON"
 	if len(js) == 0 || js[0] != '{' {
+		// YAML (JSON is YAML too, but a file not starting with '{' is
+		// reported as YAML): its messages speak of YAML, not of the JSON it
+		// is converted to.
+		format = "YAML"
 		var err error
 		js, err = yaml.YAMLToJSON(data)
 		if err != nil {
-			return Spec{}, &agents.InvalidAgentError{Issues: []agents.Issue{{Message: "not valid YAML or JSON: " + err.Error()}}}
+			msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+			return Spec{}, &agents.InvalidAgentError{Issues: []agents.Issue{{Message: "not valid YAML: " + msg}}}
 		}
 	}
 	var raw any
 	if err := json.Unmarshal(js, &raw); err != nil {
-		return Spec{}, &agents.InvalidAgentError{Issues: []agents.Issue{{Message: "not valid JSON: " + err.Error()}}}
+		return Spec{}, &agents.InvalidAgentError{Issues: []agents.Issue{{Message: "not valid " + format + ": " + err.Error()}}}
 	}
 	if _, ok := raw.(map[string]any); !ok {
 		return Spec{}, &agents.InvalidAgentError{Issues: []agents.Issue{{Message: "an agent definition must be an object"}}}
@@ -63,7 +69,7 @@ func ParseSpec(data []byte) (Spec, error) {
 	unknownFields(reflect.TypeOf(Spec{}), raw, "", &issues)
 	var spec Spec
 	if err := json.Unmarshal(js, &spec); err != nil {
-		issues = append(issues, decodeIssue(err))
+		issues = append(issues, decodeIssue(err, format))
 	}
 	if len(issues) > 0 {
 		// Report what Define finds in the parts that did decode too, so one
@@ -93,11 +99,21 @@ func filterDuplicatePaths(defined, decoded []agents.Issue) []agents.Issue {
 	return out
 }
 
-func decodeIssue(err error) agents.Issue {
+// decodeIssue turns a decode error of a file in format (JSON or YAML)
+// into an issue. A YAML value is named by its kind alone ("not a
+// number"): the file never was JSON.
+func decodeIssue(err error, format string) agents.Issue {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		path := te.Field
-		return agents.Issue{Path: path, Message: fmt.Sprintf("must be %s, not a JSON %s", jsonKind(te.Type), te.Value)}
+		kind := "a JSON " + te.Value
+		if format != "JSON" {
+			kind = "a " + te.Value
+			if strings.ContainsRune("aeiou", rune(te.Value[0])) {
+				kind = "an " + te.Value
+			}
+		}
+		return agents.Issue{Path: path, Message: fmt.Sprintf("must be %s, not %s", jsonKind(te.Type), kind)}
 	}
 	return agents.Issue{Message: err.Error()}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -85,5 +86,32 @@ func TestNullGateIsAnIssueNotADecodeError(t *testing.T) {
 	var inv *agents.InvalidAgentError
 	if !errors.As(err, &inv) || len(inv.Issues) != 1 || inv.Issues[0].Path != "conversationPolicy.hitl.tools.overrides.t" {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestYAMLIssuesDoNotSpeakOfJSON(t *testing.T) {
+	for name, src := range map[string]string{
+		"syntax": "id: a\n  version: [1.0.0\n",
+		"type":   "id: a\nversion: 1.0.0\nname: [1, 2]\ninstructions: hi\ncapabilities: []\ntools: []\nretrieval: []\nguardrails: []\n",
+		"array":  "id: a\nversion: 1.0.0\nname: A\ninstructions: hi\ncapabilities: []\ntools: {}\nretrieval: []\nguardrails: []\n",
+	} {
+		_, err := agent.Parse([]byte(src))
+		var inv *agents.InvalidAgentError
+		if !errors.As(err, &inv) || len(inv.Issues) == 0 {
+			t.Fatalf("%s: err = %v, want invalid-agent issues", name, err)
+		}
+		for _, is := range inv.Issues {
+			if strings.Contains(is.Message, "JSON") {
+				t.Errorf("%s: YAML issue %q speaks of JSON", name, is.Message)
+			}
+		}
+		if name == "syntax" && !strings.HasPrefix(inv.Issues[0].Message, "not valid YAML: ") {
+			t.Errorf("syntax: %q does not say the YAML is not valid", inv.Issues[0].Message)
+		}
+	}
+	// JSON files keep naming JSON.
+	_, err := agent.Parse([]byte(`{"id":"a","version":"1.0.0","name":[1]}`))
+	if err == nil || !strings.Contains(err.Error(), "not a JSON array") {
+		t.Errorf("JSON type issue = %v, want it to say \"not a JSON array\"", err)
 	}
 }

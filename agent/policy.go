@@ -8,17 +8,20 @@ import (
 )
 
 // conversationPolicy checks the conversation and HITL policy and returns
-// its copy (nil when p is nil). tools are the spec's tool references: a gate
-// override must name one of them.
+// its copy (nil when p is nil). tools are the agent's tool references: a
+// gate override must name one of them.
 func (c *checker) conversationPolicy(p *ConversationPolicy, tools []ToolRef) *ConversationPolicy {
 	if p == nil {
 		return nil
 	}
 	const base = "conversationPolicy"
-	if p.HistoryLimit != nil && *p.HistoryLimit < 0 {
-		c.add(base+".historyLimit", fmt.Sprintf("historyLimit %d is negative: use 0 for no history, a positive number of prior messages, or omit it", *p.HistoryLimit))
+	switch {
+	case p.HistoryLimit != nil && *p.HistoryLimit < 0:
+		c.add(base+".historyLimit", fmt.Sprintf("historyLimit %d is negative: use 0 for no history, a positive number of prior messages up to %d, or omit it", *p.HistoryLimit, MaxHistoryLimit))
+	case p.HistoryLimit != nil && *p.HistoryLimit > MaxHistoryLimit:
+		c.add(base+".historyLimit", fmt.Sprintf("historyLimit %d is out of range: use 0 to %d prior messages, or omit it", *p.HistoryLimit, MaxHistoryLimit))
 	}
-	c.positive(base+".autoCloseAfterInactiveSeconds", p.AutoCloseAfterInactiveSeconds)
+	c.inRange(base+".autoCloseAfterInactiveSeconds", p.AutoCloseAfterInactiveSeconds, MaxAutoCloseSeconds)
 	c.positive(base+".hitlAfterTurns", p.HitlAfterTurns)
 	return &ConversationPolicy{
 		HistoryLimit:                  intPtr(p.HistoryLimit),
@@ -33,6 +36,14 @@ func (c *checker) positive(path string, v *int) {
 	if v != nil && *v <= 0 {
 		name := path[strings.LastIndexByte(path, '.')+1:]
 		c.add(path, fmt.Sprintf("%s %d is not allowed: use a number greater than 0, or omit it", name, *v))
+	}
+}
+
+// inRange reports an optional count that is set but not within 1..max.
+func (c *checker) inRange(path string, v *int, max int) {
+	if v != nil && (*v <= 0 || *v > max) {
+		name := path[strings.LastIndexByte(path, '.')+1:]
+		c.add(path, fmt.Sprintf("%s %d is out of range: use a number greater than 0 and at most %d, or omit it", name, *v, max))
 	}
 }
 
@@ -139,7 +150,7 @@ func (c *checker) budget(b *TurnBudget) *TurnBudget {
 	if b.MaxWallMs != nil {
 		wall = *b.MaxWallMs
 		if wall <= 0 {
-			c.add("budget.maxWallMs", fmt.Sprintf("maxWallMs %d is not allowed: use a number of milliseconds greater than 0, or omit it for %d", wall, DefaultMaxWallMs))
+			c.add("budget.maxWallMs", fmt.Sprintf("maxWallMs %d is not allowed: use a number of milliseconds greater than 0 (any int64 up to %d; past about 292 years there is no practical limit), or omit it for %d", wall, int64(math.MaxInt64), DefaultMaxWallMs))
 		}
 	}
 	return out

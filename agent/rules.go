@@ -24,6 +24,20 @@ var identPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // a parameter cannot take them.
 var reservedNames = []string{"today", "now", "agent", "conversation"}
 
+// Ranges of the numeric fields Define checks that have no other bound
+// (maxSteps, limit and the rest are bounded next to their defaults). Every
+// value Define accepts works in a turn: maxWallMs and hitl.timeoutMs take
+// any positive int64 (the turn saturates durations at about 292 years),
+// afterTurns and hitlAfterTurns any positive int.
+const (
+	// MaxHistoryLimit is the largest historyLimit: prior messages loaded
+	// into one prompt.
+	MaxHistoryLimit = 10000
+	// MaxAutoCloseSeconds is the largest autoCloseAfterInactiveSeconds:
+	// 100 years, so that it fits a time.Duration.
+	MaxAutoCloseSeconds = 100 * 365 * 24 * 60 * 60
+)
+
 const idSyntax = "lowercase letters, digits, '.', '_' and '-', starting with a letter or digit, at most 128 characters"
 
 // quote quotes s for a message, shortened to 64 runes so that a long value

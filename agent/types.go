@@ -1,6 +1,6 @@
 // Package agent defines agents as versioned data: a Spec is what an author
 // writes, Define validates it (collecting every issue) into an Agent with
-// defaults applied. Agents marshal to JSON with the spec's camelCase names
+// defaults applied. Agents marshal to JSON with the TypeScript package's camelCase names
 // and define again to an equal Agent.
 package agent
 
@@ -68,7 +68,7 @@ func (m GateMode) Strictness() int {
 	return -1
 }
 
-// Spec is the author's definition of an agent (the spec's DefineAgentSpec):
+// Spec is the author's definition of an agent (the TypeScript package's DefineAgentSpec):
 // the fields of Agent except PreferredModel. Load an agent file with
 // json.Unmarshal into a Spec, then Define.
 type Spec struct {
@@ -86,6 +86,16 @@ type Spec struct {
 	ConversationPolicy *ConversationPolicy `json:"conversationPolicy,omitempty"`
 	Budget             *TurnBudget         `json:"budget,omitempty"`
 	Tags               []string            `json:"tags,omitempty"`
+	// ModelSettings (modelSettings) are the generation settings of the
+	// agent's model calls; a turn's Input.ModelSettings overrides them
+	// field by field. A kindgi extension of the TypeScript Agent.
+	ModelSettings *ModelSettings `json:"modelSettings,omitempty"`
+	// Output (output) is a JSON Schema for an object: when set, the final
+	// answer of every turn must be JSON valid against it (the provider is
+	// asked natively, the turn validates, and gives the model one chance
+	// to fix an invalid answer before failing with invalid-output). A
+	// kindgi extension of the TypeScript Agent.
+	Output json.RawMessage `json:"output,omitempty"`
 }
 
 // Agent is a validated agent definition with defaults applied: Budget is
@@ -108,6 +118,16 @@ type Agent struct {
 	ConversationPolicy *ConversationPolicy `json:"conversationPolicy,omitempty"`
 	Budget             *TurnBudget         `json:"budget,omitempty"`
 	Tags               []string            `json:"tags,omitempty"`
+	// ModelSettings (modelSettings) are the generation settings of the
+	// agent's model calls; a turn's Input.ModelSettings overrides them
+	// field by field. A kindgi extension of the TypeScript Agent.
+	ModelSettings *ModelSettings `json:"modelSettings,omitempty"`
+	// Output (output) is a JSON Schema for an object: when set, the final
+	// answer of every turn must be JSON valid against it (the provider is
+	// asked natively, the turn validates, and gives the model one chance
+	// to fix an invalid answer before failing with invalid-output). A
+	// kindgi extension of the TypeScript Agent.
+	Output json.RawMessage `json:"output,omitempty"`
 }
 
 // Ref returns "id@version".
@@ -159,17 +179,25 @@ type RetrievalIntent struct {
 // ConversationPolicy governs history loading and human approval.
 type ConversationPolicy struct {
 	// HistoryLimit is how many prior messages are loaded into the prompt
-	// (nil: all the binding's default returns; 0: none).
-	HistoryLimit                  *int        `json:"historyLimit,omitempty"`
-	AutoCloseAfterInactiveSeconds *int        `json:"autoCloseAfterInactiveSeconds,omitempty"`
-	HitlAfterTurns                *int        `json:"hitlAfterTurns,omitempty"`
-	Hitl                          *HitlPolicy `json:"hitl,omitempty"`
+	// (nil: all the binding's default returns; 0: none), at most
+	// MaxHistoryLimit.
+	HistoryLimit *int `json:"historyLimit,omitempty"`
+	// AutoCloseAfterInactiveSeconds (1..MaxAutoCloseSeconds) closes a
+	// conversation idle (no message since the last one's time) for longer
+	// than this: a turn on it closes it and fails with conversation-closed,
+	// and turn.CloseInactive sweeps the rest.
+	AutoCloseAfterInactiveSeconds *int `json:"autoCloseAfterInactiveSeconds,omitempty"`
+	// HitlAfterTurns is a session gate like Hitl.AfterTurns (the earlier
+	// of the two applies).
+	HitlAfterTurns *int        `json:"hitlAfterTurns,omitempty"`
+	Hitl           *HitlPolicy `json:"hitl,omitempty"`
 }
 
 // HitlPolicy is the agent's human-in-the-loop policy.
 type HitlPolicy struct {
-	// AfterTurns is the session gate: ask for approval once the
-	// conversation has run this many turns.
+	// AfterTurns is the session gate: once the conversation has run this
+	// many turns, every later turn asks for approval before it runs (each
+	// turn past it asks again; see turn.EvaluateSessionGate for why).
 	AfterTurns *int `json:"afterTurns,omitempty"`
 	// Tools holds the per-tool gates; they apply only when it is set.
 	Tools               *ToolGates `json:"tools,omitempty"`

@@ -57,11 +57,13 @@ type ApprovalDecision struct {
 // HitlBinding stores approvals.
 //
 // RequestApproval is idempotent per (tenant, ID): asking again returns the
-// stored approval unchanged. GetApproval of an unknown id is
-// *agents.HitlRequiredError; a pending approval past ExpiresAt reads as
-// ApprovalExpired. ResolveApproval decides a pending approval once: the
-// first decision wins, deciding again returns the stored approval
-// unchanged, deciding an expired one is *agents.HitlRequiredError.
+// stored approval unchanged. GetApproval or ResolveApproval of an unknown
+// id (or of another tenant's approval) is *agents.ApprovalNotFoundError
+// (approval-not-found: the id names nothing, which is not a request for
+// approval); a pending approval past ExpiresAt reads as ApprovalExpired.
+// ResolveApproval decides a pending approval once: the first decision
+// wins, deciding again returns the stored approval unchanged, deciding an
+// expired one is *agents.HitlRequiredError.
 type HitlBinding interface {
 	RequestApproval(ctx context.Context, req ApprovalRequest) (Approval, error)
 	GetApproval(ctx context.Context, tenantID, approvalID string) (Approval, error)

@@ -26,3 +26,18 @@ func TestCheckID(t *testing.T) {
 		t.Errorf("CheckOptionalID(\"\") = %v", err)
 	}
 }
+
+func TestCheckStepKey(t *testing.T) {
+	ok := []string{"setup", "agent-loop/2/dispatch-tools/" + strings.Repeat("x", bindings.MaxIDLength) + "/approval", strings.Repeat("k", bindings.MaxStepKeyLength)}
+	for _, k := range ok {
+		if err := bindings.CheckStepKey(k); err != nil {
+			t.Errorf("CheckStepKey(%.40q) = %v, want nil", k, err)
+		}
+	}
+	bad := []string{"", strings.Repeat("k", bindings.MaxStepKeyLength+1), "a\x00b", "a\nb", "\xff"}
+	for _, k := range bad {
+		if err := bindings.CheckStepKey(k); agents.CodeOf(err) != agents.CodeInvalidMessage {
+			t.Errorf("CheckStepKey(%.40q) = %v, want invalid-message", k, err)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package bindings
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/kindgi/agents/agent"
 )
 
 // ModelInfo describes a model a provider serves.
@@ -81,7 +83,22 @@ type GenerateRequest struct {
 	RequestID string `json:"requestId,omitempty"`
 	TenantID  string `json:"tenantId,omitempty"`
 	RunID     string `json:"runId,omitempty"`
+	// Settings are the generation settings (the agent's modelSettings
+	// overridden by the turn's). A provider maps what its API supports and
+	// documents what it ignores; the zero value leaves every default.
+	Settings ModelSettings `json:"settings,omitzero"`
+	// Output, when set, is the JSON Schema (for an object) the final answer
+	// must fit: the provider asks for it natively (a JSON-schema response
+	// format), and the answer's Text is that JSON. The turn validates it
+	// whatever the provider did.
+	Output json.RawMessage `json:"output,omitempty"`
 }
+
+// ModelSettings are generation settings: Temperature, TopP,
+// MaxOutputTokens, Stop and Seed, each optional (nil or empty: the
+// provider's default). It is the type of an agent's modelSettings, so an
+// agent's settings pass to a request unchanged.
+type ModelSettings = agent.ModelSettings
 
 // Usage is what a call consumed. CostUsd is the provider-reported cost.
 type Usage struct {
@@ -113,6 +130,38 @@ type Provider interface {
 	ID() string
 	Models() []ModelInfo
 	Generate(ctx context.Context, req GenerateRequest) (GenerateResponse, error)
+}
+
+// Delta is one piece of a streamed answer. A text delta has Text; a tool
+// call delta has ToolCallIndex, the call's position in the response's
+// ToolCalls, and carries the call's ToolCallID and ToolName on its first
+// delta and a piece of its JSON arguments in ArgumentsDelta (pieces are
+// split anywhere in the JSON text, even inside a token or a string).
+// Concatenating a call's ArgumentsDelta in order gives its arguments as the
+// API sent them. ToolName is the tool id (decoded as in the response).
+type Delta struct {
+	Text           string `json:"text,omitempty"`
+	ToolCallIndex  int    `json:"toolCallIndex"`
+	ToolCallID     string `json:"toolCallId,omitempty"`
+	ToolName       string `json:"toolName,omitempty"`
+	ArgumentsDelta string `json:"argumentsDelta,omitempty"`
+}
+
+// StreamingProvider is a Provider that can stream its answer. A turn uses
+// it whenever its provider has it.
+//
+// GenerateStream sends req like Generate, calls onDelta for each piece of
+// the answer as it arrives (synchronously, in order, from the calling
+// goroutine, never after it returns), and returns the assembled response:
+// exactly what Generate would have returned for the same answer. A stream
+// that breaks or reports an error part-way fails with
+// *agents.ModelInvocationError (the deltas already delivered are not
+// taken back: the caller discards them); cancelling ctx stops it at once.
+// A provider retries a failed attempt only while nothing has been
+// delivered to onDelta.
+type StreamingProvider interface {
+	Provider
+	GenerateStream(ctx context.Context, req GenerateRequest, onDelta func(Delta)) (GenerateResponse, error)
 }
 
 // ProviderRegistry lists the providers a turn may route to. Providers

@@ -100,7 +100,7 @@ type ExpiredApprovalsInput struct {
 // the time it was marked, and ExpiredApprovals no longer lists it. It
 // returns the approval as stored: a decided, already marked or not yet
 // expired approval is returned unchanged. An unknown approval (or one of
-// another tenant) is *agents.HitlRequiredError.
+// another tenant) is *agents.ApprovalNotFoundError.
 type ApprovalSweeper interface {
 	ExpiredApprovals(ctx context.Context, in ExpiredApprovalsInput) ([]ApprovalRef, error)
 	MarkApprovalExpired(ctx context.Context, tenantID, approvalID string) (Approval, error)

@@ -38,8 +38,11 @@ type RunSnapshotBinding interface {
 // RunStatus is the state of a run.
 type RunStatus string
 
-// Run states.
+// Run states. A queued run was submitted (turn.Submit) and waits for a
+// worker to claim it (RunClaimer); a running run has, or had, a driver; a
+// suspended run waits on approvals; completed and failed are final.
 const (
+	RunQueued    RunStatus = "queued"
 	RunRunning   RunStatus = "running"
 	RunSuspended RunStatus = "suspended"
 	RunCompleted RunStatus = "completed"
@@ -64,8 +67,8 @@ type Run struct {
 	UpdatedAt      time.Time `json:"updatedAt"`
 }
 
-// StartRunInput creates a run in status running, leased to Owner for
-// LeaseTTL.
+// StartRunInput creates a run in status running (or Status), leased to
+// Owner for LeaseTTL (an empty Owner leaves the lease free).
 type StartRunInput struct {
 	TenantID    string        `json:"tenantId"`
 	RunID       string        `json:"runId"`
@@ -73,6 +76,10 @@ type StartRunInput struct {
 	FlowVersion string        `json:"flowVersion"`
 	Owner       string        `json:"owner"`
 	LeaseTTL    time.Duration `json:"leaseTtl"`
+	// Status is the status of a run this call creates: empty is
+	// RunRunning; RunQueued creates a run for a worker to claim (submit it
+	// with an empty Owner). An existing run keeps its status.
+	Status RunStatus `json:"status,omitempty"`
 }
 
 // StepStatus is the state a journal entry records for its step.
@@ -123,8 +130,10 @@ type JournalEntry struct {
 type AppendStepInput struct {
 	TenantID string `json:"tenantId"`
 	RunID    string `json:"runId"`
-	// Owner, when set, must hold the run's lease: an append by anyone else
-	// fails with *agents.RunBusyError and stores nothing.
+	// Owner, when set, must hold the run's lease, unexpired by the store's
+	// clock: an append by anyone else, or by the owner once its lease
+	// expired (even while nobody else took it), fails with
+	// *agents.RunBusyError and stores nothing.
 	Owner string       `json:"owner,omitempty"`
 	Entry JournalEntry `json:"entry"`
 }
@@ -163,4 +172,122 @@ type RunBinding interface {
 	SetRunStatus(ctx context.Context, tenantID, runID string, status RunStatus) error
 	AcquireLease(ctx context.Context, in LeaseInput) (Run, error)
 	ReleaseLease(ctx context.Context, tenantID, runID, owner string) error
+}
+
+// ClaimRunsInput asks a RunClaimer for runs to drive.
+type ClaimRunsInput struct {
+	// Owner is the lease owner the claimed runs are leased to (required).
+	Owner string `json:"owner"`
+	// LeaseTTL is how long the claimed leases last (required, positive).
+	LeaseTTL time.Duration `json:"leaseTtl"`
+	// Limit caps how many runs one call claims (at least 1; a store may
+	// cap it further).
+	Limit int `json:"limit"`
+	// TenantIDs restricts the claim to these tenants; empty means every
+	// tenant the store's connection may see.
+	TenantIDs []string `json:"tenantIds,omitempty"`
+}
+
+// RunClaimer is an optional capability of a RunBinding, discovered by type
+// assertion: finding and leasing the runs that need a driver, for workers
+// (turn.Worker). The store that implements it also holds the runs'
+// approvals (memstore and pgstore do).
+//
+// ClaimRuns atomically takes the lease, for in.Owner and in.LeaseTTL, on
+// up to in.Limit runs that need a driver and are not held by a live lease
+// (no owner, or a lease expired by the store's clock), oldest first (by
+// CreatedAt, then TenantID, then ID):
+//
+//   - queued: submitted and never driven (or its claimer died);
+//   - running with a free or expired lease: its driver died or gave up;
+//   - suspended, with at least one approval, none of which is still
+//     pending and unexpired: every approval was decided or is past its
+//     ExpiresAt (by the store's rule for expiry), so driving it goes on.
+//
+// A claimed run is stored as running (it has a driver now: a queued or
+// suspended run changes status) and leased to in.Owner; ClaimRuns returns
+// the claimed runs as stored, oldest first, an empty slice when nothing
+// needs a driver. Any number of concurrent claimers never get the
+// same run while the lease lives. A run a claim returned is driven by
+// taking its lease again with the same owner (AcquireLease renews it).
+//
+// Claiming is tenant-scoped like every binding call when in.TenantIDs is
+// set. With in.TenantIDs empty it looks across tenants: pgstore does so
+// only for a database role that is a member of kindgi_worker (or that
+// bypasses row-level security; see its package doc), and for any other
+// role it claims nothing. A claim reveals only references and leases:
+// everything else about a run is read through tenant-scoped calls.
+type RunClaimer interface {
+	ClaimRuns(ctx context.Context, in ClaimRunsInput) ([]Run, error)
+}
+
+// ListRunsInput asks for one page of a tenant's runs, newest first.
+type ListRunsInput struct {
+	TenantID string `json:"tenantId"`
+	// Statuses keeps the runs in one of these statuses; empty keeps all.
+	Statuses []RunStatus `json:"statuses,omitempty"`
+	// After, when set, is the ID of the last run of the previous page
+	// (RunPage.Next): the page starts after it. A run id the tenant has no
+	// run of is *agents.InvalidMessageError.
+	After string `json:"after,omitempty"`
+	// Limit caps the page: 0 is DefaultRunPageLimit, and a store caps it
+	// at MaxRunPageLimit.
+	Limit int `json:"limit,omitempty"`
+}
+
+// Page sizes of ListRuns.
+const (
+	DefaultRunPageLimit = 50
+	MaxRunPageLimit     = 1000
+)
+
+// RunPage is one page of runs, newest first.
+type RunPage struct {
+	Runs []Run `json:"runs"`
+	// Next is the After of the next page: the ID of the page's last run
+	// when more runs may follow, "" on the last page.
+	Next string `json:"next,omitempty"`
+}
+
+// RunLister is an optional capability of a RunBinding, for operators
+// (kindgi runs list): the runs of one tenant, a keyset page at a time.
+//
+// ListRuns returns up to in.Limit of the tenant's runs whose status is in
+// in.Statuses (all when empty), ordered by CreatedAt descending, then ID
+// descending, starting after the run in.After names. Pages do not skip or
+// repeat a run that existed when paging began, whatever is created
+// meanwhile (new runs sort before the first page). A negative Limit or an
+// unknown status is *agents.InvalidMessageError.
+type RunLister interface {
+	ListRuns(ctx context.Context, in ListRunsInput) (RunPage, error)
+}
+
+// RunChange tells a watcher that a run may need looking at again.
+type RunChange struct {
+	TenantID string `json:"tenantId"`
+	RunID    string `json:"runId"`
+	// Status is the run's status after the change, "" when the change is
+	// not the run's own (an approval of the run decided).
+	Status RunStatus `json:"status,omitempty"`
+	// Claimable marks a change after which the run may need a driver: it
+	// was submitted, its lease was released while it is not finished, or
+	// one of its approvals was decided.
+	Claimable bool `json:"claimable,omitempty"`
+}
+
+// RunWatcher is an optional capability of a RunBinding, discovered by type
+// assertion: being told when runs change, so that waiters (turn.Wait) and
+// idle workers (turn.Worker) need not poll. pgstore implements it with
+// LISTEN/NOTIFY, memstore in process.
+//
+// WatchRuns delivers a RunChange on the returned channel, until ctx is
+// done (then it closes the channel), after a run is created, changes
+// status or has its lease released, and after an approval of a run is
+// decided. Delivery is best effort: it follows the change's commit, a
+// watcher that falls behind misses changes, and a RunChange with an empty
+// RunID says that changes may have been missed (look at everything
+// again). A watcher therefore still polls, only less often. An error
+// means the store cannot watch (the caller polls).
+type RunWatcher interface {
+	WatchRuns(ctx context.Context) (<-chan RunChange, error)
 }

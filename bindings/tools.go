@@ -22,6 +22,63 @@ type ToolDescriptor struct {
 	// Env and Config are passed to every call of the tool.
 	Env    map[string]string `json:"env,omitempty"`
 	Config map[string]any    `json:"config,omitempty"`
+	// Annotations are hints about the tool's behaviour, as an MCP server
+	// describes its tools (nil: none given).
+	Annotations *ToolAnnotations `json:"annotations,omitempty"`
+	// Gate, when set, is a gate the tool's registry asks for by default
+	// (an MCP source can gate the tools its server marks destructive). It
+	// is a floor: the turn applies the stricter of it and the gate the
+	// agent's policy and the tenant's floors give the tool.
+	Gate *agent.ToolGate `json:"gate,omitempty"`
+}
+
+// ToolAnnotations are hints about what a tool does, with the meaning of
+// MCP's tool annotations. They are hints, not guarantees: a host trusts
+// them only as far as it trusts the tool's source.
+type ToolAnnotations struct {
+	// Title is a human-readable name of the tool.
+	Title string `json:"title,omitempty"`
+	// ReadOnlyHint reports that the tool does not change its environment.
+	ReadOnlyHint bool `json:"readOnlyHint,omitempty"`
+	// DestructiveHint reports, for a tool that is not read-only, whether it
+	// may destroy or overwrite things (true) or only adds (false); nil
+	// means not said, which MCP reads as true.
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	// IdempotentHint reports that calling the tool again with the same
+	// arguments has no further effect.
+	IdempotentHint bool `json:"idempotentHint,omitempty"`
+	// OpenWorldHint reports whether the tool reaches outside entities (the
+	// web, other systems); nil means not said, which MCP reads as true.
+	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
+}
+
+// Clone returns a deep copy of a (nil for nil).
+func (a *ToolAnnotations) Clone() *ToolAnnotations {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	if a.DestructiveHint != nil {
+		v := *a.DestructiveHint
+		c.DestructiveHint = &v
+	}
+	if a.OpenWorldHint != nil {
+		v := *a.OpenWorldHint
+		c.OpenWorldHint = &v
+	}
+	return &c
+}
+
+// Destructive reports whether a tool with these annotations may destroy
+// or overwrite things, with MCP's defaults: a tool not marked read-only is
+// destructive unless its DestructiveHint says false. Nil annotations (none
+// given) are not destructive: only a source that gives annotations makes
+// that claim.
+func (a *ToolAnnotations) Destructive() bool {
+	if a == nil || a.ReadOnlyHint {
+		return false
+	}
+	return a.DestructiveHint == nil || *a.DestructiveHint
 }
 
 // Ref returns "id@version".

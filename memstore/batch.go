@@ -43,12 +43,19 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 	if in.TenantID == "" {
 		return nil, nil, invalid("tenant id is empty")
 	}
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("run id", in.RunID),
+		bindings.CheckOptionalID("lease owner", in.Owner)); err != nil {
+		return nil, nil, err
+	}
 	for _, e := range in.Entries {
 		switch {
 		case e.Key == "":
 			return nil, nil, invalid("step key is empty")
 		case !validStepStatus(e.Status):
 			return nil, nil, invalid("unknown step status " + string(e.Status))
+		}
+		if err := checkEntry(e); err != nil {
+			return nil, nil, err
 		}
 	}
 	s.runMu.Lock()
@@ -57,12 +64,12 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 	if err != nil {
 		return nil, nil, err
 	}
-	if in.Owner != "" && r.run.LeaseOwner != in.Owner {
-		return nil, nil, &agents.RunBusyError{RunID: in.RunID, Owner: r.run.LeaseOwner}
+	now := s.now()
+	if in.Owner != "" && !holds(&r.run, in.Owner, now) {
+		return nil, nil, runBusy(&r.run)
 	}
 	out := make([]bindings.JournalEntry, len(in.Entries))
 	appended := make([]bool, len(in.Entries))
-	now := s.now()
 	// The stored copies of the outputs share one allocation (each capped
 	// at its own length, so none can grow into the next).
 	size := 0
@@ -83,8 +90,8 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 			e.Output = arena[start:len(arena):len(arena)]
 		}
 		if entry.Error != nil {
-			se := *entry.Error
-			e.Error = &se
+			e.Error = storedStepError(entry.Error)
+			entry.Error = storedStepError(entry.Error)
 		}
 		e.Seq = int64(len(r.entries) + 1)
 		if e.At.IsZero() {
@@ -103,6 +110,7 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 		if in.Owner != "" && r.run.LeaseOwner == in.Owner {
 			lease(&r.run, "", 0, now)
 		}
+		s.changed(&r.run)
 	}
 	return out, appended, nil
 }
@@ -115,11 +123,22 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	if in.Snapshot.TenantID != st.TenantID || in.Snapshot.RunID != st.RunID {
 		return bindings.OpenRunResult{}, invalid("the snapshot and the run name different runs")
 	}
+	if st.RunID != "" {
+		// Write checks the snapshot; a start it would refuse stores no
+		// snapshot either.
+		if err := checkStart(st); err != nil {
+			return bindings.OpenRunResult{}, err
+		}
+	}
 	if err := s.Write(ctx, in.Snapshot); err != nil {
 		return bindings.OpenRunResult{}, err
 	}
 	if st.RunID == "" {
 		return bindings.OpenRunResult{}, invalid("run id is empty")
+	}
+	status, err := newRunStatus(st.Status)
+	if err != nil {
+		return bindings.OpenRunResult{}, err
 	}
 	var out bindings.OpenRunResult
 	s.runMu.Lock()
@@ -131,7 +150,7 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 		r = &runRec{
 			run: bindings.Run{
 				TenantID: st.TenantID, ID: st.RunID, FlowID: st.FlowID, FlowVersion: st.FlowVersion,
-				Status: bindings.RunRunning, CreatedAt: now,
+				Status: status, CreatedAt: now,
 			},
 			// Sized for a turn's journal: a turn with one tool call
 			// writes about 20 entries (a longer one grows it once).
@@ -145,6 +164,9 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 		return bindings.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: owner}
 	}
 	lease(&r.run, st.Owner, st.LeaseTTL, now)
+	if out.Created {
+		s.changed(&r.run)
+	}
 	out.Run = r.run
 	out.Journal = make([]bindings.JournalEntry, len(r.entries))
 	for i, e := range r.entries {
@@ -164,6 +186,18 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 func (s *Store) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
 	if msg.TenantID != steps.TenantID {
 		return nil, nil, bindings.ConversationMessage{}, invalid("the entries and the message are of different tenants")
+	}
+	// A message that AppendMessage would refuse stores no entry either.
+	switch {
+	case msg.ConversationID == "":
+		return nil, nil, bindings.ConversationMessage{}, invalid("conversation id is empty")
+	case !msg.Role.Valid():
+		return nil, nil, bindings.ConversationMessage{}, invalid("unknown role " + string(msg.Role))
+	case msg.Content == "" && len(msg.ToolCalls) == 0:
+		return nil, nil, bindings.ConversationMessage{}, invalid("message has neither content nor tool calls")
+	}
+	if err := checkMessage(msg); err != nil {
+		return nil, nil, bindings.ConversationMessage{}, err
 	}
 	entries, appended, err := s.AppendSteps(ctx, steps)
 	if err != nil {

@@ -2,6 +2,7 @@ package memstore_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,6 +153,41 @@ func BenchmarkListConversationsPage(b *testing.B) {
 		p, err := s.ListConversationsPage(ctx, in)
 		if err != nil || len(p.Conversations) != 20 {
 			b.Fatalf("%d conversations, %v", len(p.Conversations), err)
+		}
+	}
+}
+
+// hugeQuery is a 1.2 MiB message with 20,000 distinct words.
+func hugeQuery() string {
+	var b strings.Builder
+	for i := 0; b.Len() < 1200<<10; i++ {
+		fmt.Fprintf(&b, "word%d ", i%20000)
+	}
+	return b.String()
+}
+
+// BenchmarkQueryFactsHugeQuery ranks the 10,000 facts of
+// BenchmarkQueryFactsKeyword10k, each holding some of the query's words,
+// for a 1.2 MiB query of 20,000 distinct words: the store searches for its
+// 64 most distinctive terms.
+func BenchmarkQueryFactsHugeQuery(b *testing.B) {
+	ctx := b.Context()
+	s := memstore.New(nil)
+	for i := range 10_000 {
+		text := fmt.Sprintf("word%d word%d word%d clause", i, i+10000, (i*7)%20000)
+		if _, err := s.PutFact(ctx, bindings.Fact{TenantID: "t", ID: fmt.Sprint(i), Type: "clause", Text: text, CreatedAt: time.Unix(int64(i), 0)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	q := bindings.MemoryQuery{TenantID: "t", Types: []string{"clause"}, Scope: agent.ScopeTenant, Mode: agent.ModeKeyword, Query: hugeQuery(), Limit: 10}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU(b)
+	defer cpu.stop()
+	for b.Loop() {
+		res, err := s.QueryFacts(ctx, q)
+		if err != nil || len(res) != 10 {
+			b.Fatalf("%d results, %v", len(res), err)
 		}
 	}
 }

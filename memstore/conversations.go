@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 
@@ -83,6 +84,11 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 	case in.AgentID == "" || in.AgentVersion == "":
 		return bindings.Conversation{}, invalid("agent id and version are required")
 	}
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("conversation id", in.ID),
+		bindings.CheckOptionalID("project id", in.ProjectID), bindings.CheckID("agent id", in.AgentID),
+		bindings.CheckID("agent version", in.AgentVersion), bindings.CheckOptionalID("participant id", in.ParticipantID)); err != nil {
+		return bindings.Conversation{}, err
+	}
 	s.convMu.Lock()
 	defer s.convMu.Unlock()
 	tc := s.convs[in.TenantID]
@@ -128,6 +134,9 @@ func (s *Store) GetConversation(ctx context.Context, tenantID, conversationID st
 	if err := alive(ctx); err != nil {
 		return bindings.Conversation{}, err
 	}
+	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+		return bindings.Conversation{}, err
+	}
 	s.convMu.RLock()
 	defer s.convMu.RUnlock()
 	r, err := s.conv(tenantID, conversationID)
@@ -150,8 +159,14 @@ func (s *Store) ListConversationsPage(ctx context.Context, in bindings.ListConve
 	if err := alive(ctx); err != nil {
 		return bindings.ConversationPage{}, err
 	}
-	if in.TenantID == "" {
-		return bindings.ConversationPage{}, invalid("tenant id is empty")
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("project id", in.ProjectID),
+		bindings.CheckOptionalID("agent id", in.AgentID)); err != nil {
+		return bindings.ConversationPage{}, err
+	}
+	if in.Cursor != nil {
+		if err := bindings.CheckOptionalID("cursor id", in.Cursor.ID); err != nil {
+			return bindings.ConversationPage{}, err
+		}
 	}
 	limit := in.Limit
 	if limit <= 0 {
@@ -194,6 +209,9 @@ func (s *Store) CloseConversation(ctx context.Context, tenantID, conversationID 
 	if err := alive(ctx); err != nil {
 		return err
 	}
+	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+		return err
+	}
 	s.convMu.Lock()
 	defer s.convMu.Unlock()
 	r, err := s.conv(tenantID, conversationID)
@@ -212,6 +230,9 @@ func (s *Store) CloseConversation(ctx context.Context, tenantID, conversationID 
 // missing one is a no-op.
 func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID string) error {
 	if err := alive(ctx); err != nil {
+		return err
+	}
+	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
 		return err
 	}
 	s.convMu.Lock()
@@ -250,6 +271,12 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	case in.Content == "" && len(in.ToolCalls) == 0:
 		return bindings.ConversationMessage{}, invalid("message has neither content nor tool calls")
 	}
+	if err := checkMessage(in); err != nil {
+		return bindings.ConversationMessage{}, err
+	}
+	if err := bindings.CheckOptionalID("participant id", in.ParticipantID); err != nil {
+		return bindings.ConversationMessage{}, err
+	}
 	s.convMu.Lock()
 	defer s.convMu.Unlock()
 	r, err := s.conv(in.TenantID, in.ConversationID)
@@ -276,8 +303,8 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	m := bindings.ConversationMessage{
 		TenantID: in.TenantID, ConversationID: in.ConversationID, ID: id,
 		Seq: int64(len(r.msgs) + 1), Role: in.Role, Content: in.Content,
-		ToolCalls: cloneToolCalls(in.ToolCalls), ToolCallID: in.ToolCallID,
-		TurnNumber: in.TurnNumber, RunID: in.RunID, Metadata: cloneJSON(in.Metadata),
+		ToolCalls: storedToolCalls(in.ToolCalls), ToolCallID: in.ToolCallID,
+		TurnNumber: in.TurnNumber, RunID: in.RunID, ParticipantID: in.ParticipantID, Metadata: cloneJSON(in.Metadata),
 		CreatedAt: created,
 	}
 	r.byID[id] = len(r.msgs)
@@ -290,6 +317,23 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	return cloneMessage(m), nil
 }
 
+// checkMessage checks the ids and JSON payloads of a message to append.
+func checkMessage(in bindings.AppendMessageInput) error {
+	err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("conversation id", in.ConversationID),
+		bindings.CheckOptionalID("message id", in.ID), bindings.CheckOptionalID("tool call id", in.ToolCallID),
+		bindings.CheckOptionalID("run id", in.RunID), bindings.CheckJSON("message metadata", in.Metadata))
+	if err != nil {
+		return err
+	}
+	for i, tc := range in.ToolCalls {
+		if bindings.CheckJSON("tool call arguments", tc.Arguments) != nil {
+			// The field's name is formatted only for the refusal.
+			return invalid(fmt.Sprintf("tool call %d arguments are not valid JSON", i))
+		}
+	}
+	return nil
+}
+
 func hasKey[V any](m map[string]V, k string) bool {
 	_, ok := m[k]
 	return ok
@@ -299,6 +343,9 @@ func hasKey[V any](m map[string]V, k string) bool {
 // append order, in O(Limit).
 func (s *Store) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput) ([]bindings.ConversationMessage, error) {
 	if err := alive(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkLookup(in.TenantID, "conversation id", in.ConversationID); err != nil {
 		return nil, err
 	}
 	s.convMu.RLock()

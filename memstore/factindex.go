@@ -2,19 +2,17 @@ package memstore
 
 import (
 	"math"
-	"strings"
-	"unicode"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/keywords"
 )
 
 // Tokenize is the keyword tokenizer: lower case, split on every rune that
-// is not a letter or a digit.
-func Tokenize(text string) []string {
-	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-}
+// is not a letter or a digit, runs longer than 255 bytes left out (they
+// are no term in either reference store). A keyword query searches for at
+// most 64 of a query's distinct terms, the most distinctive (longest)
+// ones; pgstore does the same.
+func Tokenize(text string) []string { return keywords.Tokenize(text) }
 
 // factRec is a stored fact with what ranking needs: its distinct terms
 // with their frequencies, its length in terms, its embedding norm, and its
@@ -59,7 +57,10 @@ func newTenantFacts() *tenantFacts {
 
 // newFactRec prepares a record for f (outside any lock).
 func newFactRec(f bindings.Fact) *factRec {
-	toks := Tokenize(f.Text)
+	// The terms pgstore indexes too: all of them, or for a text of
+	// hundreds of KiB of distinct words each distinct term once, while
+	// they fit an index of keywords.MaxIndexSize.
+	toks := keywords.IndexTerms(f.Text)
 	counts := make(map[string]int, len(toks))
 	var terms []termFreq
 	for _, t := range toks {

@@ -34,6 +34,13 @@ func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalReques
 	case req.ID == "":
 		return bindings.Approval{}, invalid("approval id is empty")
 	}
+	if err := firstErr(bindings.CheckID("tenant id", req.TenantID), bindings.CheckID("approval id", req.ID),
+		bindings.CheckOptionalID("run id", req.RunID), bindings.CheckOptionalID("conversation id", req.ConversationID),
+		bindings.CheckOptionalID("tool call id", req.ToolCallID), bindings.CheckOptionalID("tool id", req.ToolID),
+		bindings.CheckOptionalID("tool version", req.ToolVersion), bindings.CheckOptionalID("reviewer role", req.ReviewerRole),
+		bindings.CheckJSON("approval arguments", req.Arguments)); err != nil {
+		return bindings.Approval{}, err
+	}
 	s.hitlMu.Lock()
 	defer s.hitlMu.Unlock()
 	now := s.now()
@@ -60,9 +67,12 @@ func (s *Store) read(a *bindings.Approval, now time.Time) bindings.Approval {
 }
 
 // GetApproval returns an approval in its current state; an unknown id is
-// *agents.HitlRequiredError.
+// *agents.ApprovalNotFoundError.
 func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
 	if err := alive(ctx); err != nil {
+		return bindings.Approval{}, err
+	}
+	if err := checkLookup(tenantID, "approval id", approvalID); err != nil {
 		return bindings.Approval{}, err
 	}
 	// A write lock: reading may record the expiry.
@@ -70,24 +80,28 @@ func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (b
 	defer s.hitlMu.Unlock()
 	a := s.approvals[key{tenantID, approvalID}]
 	if a == nil {
-		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "unknown approval"}
+		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
 	return s.read(a, s.now()), nil
 }
 
 // ResolveApproval records the first decision on a pending approval; a
-// decided approval is returned unchanged, an expired one is
+// decided approval is returned unchanged, an unknown one is
+// *agents.ApprovalNotFoundError, an expired one is
 // *agents.HitlRequiredError, and so is a reviewer below the request's role
 // when Options.ReviewerRoles is set.
 func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string, d bindings.ApprovalDecision) (bindings.Approval, error) {
 	if err := alive(ctx); err != nil {
 		return bindings.Approval{}, err
 	}
+	if err := firstErr(checkLookup(tenantID, "approval id", approvalID), bindings.CheckOptionalID("reviewer", d.Reviewer)); err != nil {
+		return bindings.Approval{}, err
+	}
 	s.hitlMu.Lock()
 	defer s.hitlMu.Unlock()
 	a := s.approvals[key{tenantID, approvalID}]
 	if a == nil {
-		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "unknown approval"}
+		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
 	now := s.now()
 	cur := s.read(a, now)
@@ -107,6 +121,7 @@ func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string
 	a.Reviewer = d.Reviewer
 	a.Comment = d.Comment
 	a.ResolvedAt = &now
+	s.tell(bindings.RunChange{TenantID: tenantID, RunID: a.Request.RunID, Claimable: true})
 	return cloneApproval(*a), nil
 }
 

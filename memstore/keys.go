@@ -77,7 +77,8 @@ func (k *Keys) SigningKey(ctx context.Context, tenantID string) (string, ed25519
 }
 
 // PublicKey returns the public key of a key id SigningKey handed out; an
-// unknown id is *agents.PersistenceError wrapping ErrUnknownKey.
+// unknown id is *agents.PersistenceError wrapping ErrUnknownKey, marked
+// Permanent (asking again cannot help).
 func (k *Keys) PublicKey(ctx context.Context, keyID string) (ed25519.PublicKey, error) {
 	if err := alive(ctx); err != nil {
 		return nil, err
@@ -86,7 +87,7 @@ func (k *Keys) PublicKey(ctx context.Context, keyID string) (ed25519.PublicKey, 
 	defer k.mu.Unlock()
 	priv, ok := k.byID[keyID]
 	if !ok {
-		return nil, &agents.PersistenceError{Op: "public key " + keyID, Err: ErrUnknownKey}
+		return nil, &agents.PersistenceError{Op: "public key " + keyID, Err: ErrUnknownKey, Permanent: true}
 	}
 	return append(ed25519.PublicKey(nil), priv.Public().(ed25519.PublicKey)...), nil
 }

@@ -10,6 +10,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/keywords"
 )
 
 // Retrieval constants: BM25's k1 and b, and the reciprocal-rank-fusion k.
@@ -43,6 +44,12 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 	case f.Type == "":
 		return bindings.Fact{}, invalid("fact type is empty")
 	}
+	if err := firstErr(bindings.CheckID("tenant id", f.TenantID), bindings.CheckOptionalID("fact id", f.ID),
+		bindings.CheckID("fact type", f.Type), bindings.CheckOptionalID("project id", f.ProjectID),
+		bindings.CheckOptionalID("conversation id", f.ConversationID), bindings.CheckJSON("fact data", f.Data),
+		bindings.CheckEmbedding("fact embedding", f.Embedding)); err != nil {
+		return bindings.Fact{}, err
+	}
 	f = cloneFact(f)
 	if len(f.Embedding) == 0 && f.Text != "" && s.embeddings != nil {
 		vs, err := s.embeddings.Embed(ctx, s.embedModel, []string{f.Text})
@@ -50,9 +57,12 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 			return bindings.Fact{}, &agents.PersistenceError{Op: "embed fact", Err: err}
 		}
 		if len(vs) != 1 {
-			return bindings.Fact{}, &agents.PersistenceError{Op: "embed fact: the registry returned no vector"}
+			return bindings.Fact{}, &agents.PersistenceError{Op: "embed fact: the registry returned no vector", Permanent: true}
 		}
 		f.Embedding = append([]float32(nil), vs[0]...)
+		if err := bindings.CheckEmbedding("computed fact embedding", f.Embedding); err != nil {
+			return bindings.Fact{}, err
+		}
 	}
 	if f.CreatedAt.IsZero() {
 		f.CreatedAt = s.now()
@@ -127,6 +137,15 @@ func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindi
 	}
 	if q.TenantID == "" {
 		return nil, invalid("tenant id is empty")
+	}
+	if err := firstErr(bindings.CheckID("tenant id", q.TenantID), bindings.CheckOptionalID("project id", q.ProjectID),
+		bindings.CheckOptionalID("conversation id", q.ConversationID), bindings.CheckEmbedding("query embedding", q.QueryEmbedding)); err != nil {
+		return nil, err
+	}
+	for _, t := range q.Types {
+		if err := bindings.CheckOptionalID("retrieval type", t); err != nil {
+			return nil, err
+		}
 	}
 	switch q.Scope {
 	case agent.ScopeSameConversation, agent.ScopeSameProject, agent.ScopeTenant:
@@ -203,10 +222,12 @@ func bm25(tf *tenantFacts, fl filter, query string) []scored {
 	if avgdl == 0 {
 		avgdl = 1
 	}
+	// At most keywords.MaxQueryTerms distinct terms, the most distinctive
+	// of the query, whatever its size: bounded time.
 	var terms []string
 	postings := 0
-	for _, t := range Tokenize(query) {
-		if tf.df[t] > 0 && !slices.Contains(terms, t) {
+	for _, t := range keywords.QueryTerms(query) {
+		if tf.df[t] > 0 {
 			terms = append(terms, t)
 			postings += len(tf.postings[t])
 		}

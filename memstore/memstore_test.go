@@ -12,7 +12,7 @@ import (
 func newHarness(t *testing.T) bindingstest.Harness {
 	clock := bindingstest.NewClock(time.Time{})
 	s := memstore.New(&memstore.Options{Now: clock.Now})
-	return bindingstest.Harness{Conversations: s, Snapshots: s, Runs: s, Memory: s, Hitl: s, Clock: clock}
+	return bindingstest.Harness{Conversations: s, Snapshots: s, Runs: s, Memory: s, Hitl: s, Compliance: s, Clock: clock}
 }
 
 func TestConformance(t *testing.T) {
@@ -25,7 +25,7 @@ func TestConformance(t *testing.T) {
 func TestConformanceOnTheWallClock(t *testing.T) {
 	bindingstest.RunAll(t, func(t *testing.T) bindingstest.Harness {
 		s := memstore.New(nil)
-		return bindingstest.Harness{Conversations: s, Snapshots: s, Runs: s, Memory: s, Hitl: s}
+		return bindingstest.Harness{Conversations: s, Snapshots: s, Runs: s, Memory: s, Hitl: s, Compliance: s}
 	})
 }
 

@@ -33,6 +33,10 @@ func (s *Store) Emit(ctx context.Context, rec bindings.ProvenanceRecord) error {
 	case rec.RunID == "":
 		return invalid("run id is empty")
 	}
+	if err := firstErr(bindings.CheckID("tenant id", rec.TenantID), bindings.CheckID("run id", rec.RunID),
+		bindings.CheckOptionalID("conversation id", rec.ConversationID)); err != nil {
+		return err
+	}
 	s.provMu.Lock()
 	defer s.provMu.Unlock()
 	k := key{rec.TenantID, rec.RunID}

@@ -112,14 +112,14 @@ type Secrets map[string]map[string]string
 var _ bindings.SecretResolver = Secrets{}
 
 // ResolveSecret returns the tenant's secret; a missing one is
-// *agents.PersistenceError wrapping ErrSecretNotFound.
+// *agents.PersistenceError wrapping ErrSecretNotFound, marked Permanent.
 func (s Secrets) ResolveSecret(ctx context.Context, tenantID, name string) (string, error) {
 	if err := alive(ctx); err != nil {
 		return "", err
 	}
 	v, ok := s[tenantID][name]
 	if !ok {
-		return "", &agents.PersistenceError{Op: "resolve secret " + name, Err: ErrSecretNotFound}
+		return "", &agents.PersistenceError{Op: "resolve secret " + name, Err: ErrSecretNotFound, Permanent: true}
 	}
 	return v, nil
 }

@@ -25,8 +25,8 @@ func (s *Store) Prune(ctx context.Context, tenantID string, olderThan time.Time)
 	if err := alive(ctx); err != nil {
 		return st, err
 	}
-	if tenantID == "" {
-		return st, invalid("tenant id is empty")
+	if err := bindings.CheckID("tenant id", tenantID); err != nil {
+		return st, err
 	}
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
@@ -106,6 +106,9 @@ func (s *Store) ExpiredApprovals(ctx context.Context, in bindings.ExpiredApprova
 	if in.Limit < 1 {
 		return nil, invalid("limit must be at least 1")
 	}
+	if err := firstErr(bindings.CheckOptionalID("after tenant id", in.After.TenantID), bindings.CheckOptionalID("after approval id", in.After.ApprovalID)); err != nil {
+		return nil, err
+	}
 	var refs []bindings.ApprovalRef
 	s.hitlMu.RLock()
 	for k, a := range s.approvals {
@@ -156,11 +159,14 @@ func (s *Store) MarkApprovalExpired(ctx context.Context, tenantID, approvalID st
 	if err := alive(ctx); err != nil {
 		return bindings.Approval{}, err
 	}
+	if err := checkLookup(tenantID, "approval id", approvalID); err != nil {
+		return bindings.Approval{}, err
+	}
 	s.hitlMu.Lock()
 	defer s.hitlMu.Unlock()
 	a := s.approvals[key{tenantID, approvalID}]
 	if a == nil {
-		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "unknown approval"}
+		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
 	now := s.now()
 	cur := s.read(a, now) // records the expiry of a pending approval past it

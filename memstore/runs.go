@@ -79,7 +79,7 @@ func validStepStatus(st bindings.StepStatus) bool {
 
 func validRunStatus(st bindings.RunStatus) bool {
 	switch st {
-	case bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
+	case bindings.RunQueued, bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
 		return true
 	}
 	return false
@@ -125,6 +125,13 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	case in.RunID == "":
 		return bindings.Run{}, invalid("run id is empty")
 	}
+	if err := checkStart(in); err != nil {
+		return bindings.Run{}, err
+	}
+	status, err := newRunStatus(in.Status)
+	if err != nil {
+		return bindings.Run{}, err
+	}
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	now := s.now()
@@ -139,17 +146,21 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	r := &runRec{
 		run: bindings.Run{
 			TenantID: in.TenantID, ID: in.RunID, FlowID: in.FlowID, FlowVersion: in.FlowVersion,
-			Status: bindings.RunRunning, CreatedAt: now,
+			Status: status, CreatedAt: now,
 		},
 	}
 	lease(&r.run, in.Owner, in.LeaseTTL, now)
 	s.runs[k] = r
+	s.changed(&r.run)
 	return r.run, nil
 }
 
 // GetRun returns a run.
 func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Run, error) {
 	if err := alive(ctx); err != nil {
+		return bindings.Run{}, err
+	}
+	if err := checkLookup(tenantID, "run id", runID); err != nil {
 		return bindings.Run{}, err
 	}
 	s.runMu.RLock()
@@ -163,8 +174,7 @@ func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Ru
 
 // AppendStep appends a journal entry unless one with the same key and
 // phase exists, in which case that one is returned with appended=false.
-// With in.Owner set, the owner must hold the run's lease: the current
-// lease owner, even past expiry, until another owner takes it.
+// With in.Owner set, the owner must hold the run's lease, unexpired.
 func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bindings.JournalEntry, bool, error) {
 	if err := alive(ctx); err != nil {
 		return bindings.JournalEntry{}, false, err
@@ -177,20 +187,25 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	case !validStepStatus(in.Entry.Status):
 		return bindings.JournalEntry{}, false, invalid("unknown step status " + string(in.Entry.Status))
 	}
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("run id", in.RunID),
+		bindings.CheckOptionalID("lease owner", in.Owner), checkEntry(in.Entry)); err != nil {
+		return bindings.JournalEntry{}, false, err
+	}
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	r, err := s.run(in.TenantID, in.RunID)
 	if err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
-	if in.Owner != "" && r.run.LeaseOwner != in.Owner {
-		return bindings.JournalEntry{}, false, &agents.RunBusyError{RunID: in.RunID, Owner: r.run.LeaseOwner}
+	if in.Owner != "" && !holds(&r.run, in.Owner, s.now()) {
+		return bindings.JournalEntry{}, false, runBusy(&r.run)
 	}
 	pk := phaseKey(in.Entry.Key, in.Entry.Status)
 	if i, ok := r.find(pk); ok {
 		return cloneEntry(r.entries[i]), false, nil
 	}
 	e := cloneEntry(in.Entry)
+	e.Error = storedStepError(in.Entry.Error)
 	e.Seq = int64(len(r.entries) + 1)
 	if e.At.IsZero() {
 		e.At = s.now()
@@ -202,6 +217,9 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 // ReadJournal returns a run's entries in append order.
 func (s *Store) ReadJournal(ctx context.Context, tenantID, runID string) ([]bindings.JournalEntry, error) {
 	if err := alive(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkLookup(tenantID, "run id", runID); err != nil {
 		return nil, err
 	}
 	s.runMu.RLock()
@@ -225,6 +243,9 @@ func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status
 	if !validRunStatus(status) {
 		return invalid("unknown run status " + string(status))
 	}
+	if err := checkLookup(tenantID, "run id", runID); err != nil {
+		return err
+	}
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	r, err := s.run(tenantID, runID)
@@ -233,6 +254,7 @@ func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status
 	}
 	r.run.Status = status
 	r.run.UpdatedAt = s.now()
+	s.changed(&r.run)
 	return nil
 }
 
@@ -243,6 +265,9 @@ func (s *Store) AcquireLease(ctx context.Context, in bindings.LeaseInput) (bindi
 	}
 	if in.Owner == "" {
 		return bindings.Run{}, invalid("lease owner is empty")
+	}
+	if err := firstErr(checkLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
+		return bindings.Run{}, err
 	}
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
@@ -264,6 +289,9 @@ func (s *Store) ReleaseLease(ctx context.Context, tenantID, runID, owner string)
 	if err := alive(ctx); err != nil {
 		return err
 	}
+	if err := firstErr(checkLookup(tenantID, "run id", runID), bindings.CheckOptionalID("lease owner", owner)); err != nil {
+		return err
+	}
 	s.runMu.Lock()
 	defer s.runMu.Unlock()
 	r, err := s.run(tenantID, runID)
@@ -272,6 +300,20 @@ func (s *Store) ReleaseLease(ctx context.Context, tenantID, runID, owner string)
 	}
 	if owner != "" && r.run.LeaseOwner == owner {
 		lease(&r.run, "", 0, s.now())
+		s.changed(&r.run)
 	}
 	return nil
+}
+
+// checkStart checks the ids of a run to start.
+func checkStart(in bindings.StartRunInput) error {
+	return firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
+		bindings.CheckOptionalID("lease owner", in.Owner), bindings.CheckOptionalID("flow id", in.FlowID),
+		bindings.CheckOptionalID("flow version", in.FlowVersion))
+}
+
+// checkEntry checks a journal entry's key, node and output.
+func checkEntry(e bindings.JournalEntry) error {
+	return firstErr(bindings.CheckStepKey(e.Key), bindings.CheckOptionalID("step node", e.Node),
+		bindings.CheckJSON("step output", e.Output))
 }

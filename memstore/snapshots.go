@@ -19,6 +19,13 @@ func (s *Store) Write(ctx context.Context, in bindings.RunSnapshotWriteInput) er
 	case in.RunID == "":
 		return invalid("run id is empty")
 	}
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
+		bindings.CheckOptionalID("flow id", in.FlowID), bindings.CheckOptionalID("flow version", in.FlowVersion),
+		bindings.CheckOptionalID("agent id", in.AgentID), bindings.CheckOptionalID("agent version", in.AgentVersion),
+		bindings.CheckOptionalID("conversation id", in.ConversationID), bindings.CheckOptionalID("project id", in.ProjectID),
+		bindings.CheckJSON("snapshot input", in.Input)); err != nil {
+		return err
+	}
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	k := key{in.TenantID, in.RunID}
@@ -36,6 +43,9 @@ func (s *Store) Write(ctx context.Context, in bindings.RunSnapshotWriteInput) er
 // Read returns a run's snapshot, or *agents.RunSnapshotMissingError.
 func (s *Store) Read(ctx context.Context, tenantID, runID string) (bindings.RunSnapshotRecord, error) {
 	if err := alive(ctx); err != nil {
+		return bindings.RunSnapshotRecord{}, err
+	}
+	if err := checkLookup(tenantID, "run id", runID); err != nil {
 		return bindings.RunSnapshotRecord{}, err
 	}
 	s.snapMu.RLock()

@@ -17,8 +17,10 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -45,7 +47,8 @@ type Options struct {
 }
 
 // Store is an in-memory ConversationBinding, RunSnapshotBinding,
-// RunBinding, MemoryStore, HitlBinding and ProvenanceEmitter. The zero
+// RunBinding, MemoryStore, HitlBinding, ProvenanceEmitter and
+// ComplianceRecorder. The zero
 // Store is not usable; call New.
 type Store struct {
 	now        func() time.Time
@@ -72,6 +75,10 @@ type Store struct {
 	provMu     sync.RWMutex
 	provenance map[key]int
 	provOrder  []bindings.ProvenanceRecord
+
+	watch watchHub // run changes for WatchRuns
+
+	compliance complianceLog
 }
 
 var (
@@ -134,11 +141,29 @@ func (s *Store) newID(id string, taken func(string) bool) (string, error) {
 		return id, nil
 	}
 	for range maxIDAttempts {
-		if id = s.ids(); id != "" && !taken(id) {
+		if id = s.ids(); id != "" && !taken(id) && bindings.CheckID("generated id", id) == nil {
 			return id, nil
 		}
 	}
-	return "", &agents.PersistenceError{Op: "generate id", Err: errIDsExhausted}
+	return "", &agents.PersistenceError{Op: "generate id", Err: errIDsExhausted, Permanent: true}
+}
+
+// firstErr returns the first non-nil error of errs: the ids of one call
+// are checked together, each with bindings.CheckID or CheckOptionalID,
+// before anything is stored.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkLookup checks the ids of a call that reads or changes one record
+// by id: the tenant (required) and the record's id (empty finds nothing).
+func checkLookup(tenantID, field, id string) error {
+	return firstErr(bindings.CheckID("tenant id", tenantID), bindings.CheckOptionalID(field, id))
 }
 
 // invalid returns the binding's error for a bad input.
@@ -162,6 +187,44 @@ func cloneTime(t *time.Time) *time.Time {
 	}
 	c := *t
 	return &c
+}
+
+// jsonText is s as it reads back from a JSON string: each byte that is
+// not UTF-8 becomes U+FFFD, as encoding/json writes it. The parts of a
+// record that a database stores as JSON (a tool call's id and name, a step
+// error) go through it, so memstore returns what pgstore returns.
+func jsonText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// storedToolCalls is a copy of tcs as a store holds them.
+func storedToolCalls(tcs []bindings.ToolCall) []bindings.ToolCall {
+	out := cloneToolCalls(tcs)
+	for i := range out {
+		out[i].ID, out[i].Name = jsonText(out[i].ID), jsonText(out[i].Name)
+	}
+	return out
+}
+
+// storedStepError is a copy of se as a store holds it (nil stays nil).
+func storedStepError(se *bindings.StepError) *bindings.StepError {
+	if se == nil {
+		return nil
+	}
+	return &bindings.StepError{Code: jsonText(se.Code), Message: jsonText(se.Message)}
 }
 
 func cloneToolCalls(tcs []bindings.ToolCall) []bindings.ToolCall {

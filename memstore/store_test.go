@@ -1,7 +1,9 @@
 package memstore_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -177,5 +179,48 @@ func TestOptionsIDs(t *testing.T) {
 	}
 	if _, err := s.PutFact(ctx, bindings.Fact{TenantID: "t", Type: "c", Text: "y"}); agents.CodeOf(err) != agents.CodePersistence {
 		t.Fatalf("second generated fact id: %v", err)
+	}
+}
+
+// TestDeterministicRefusalsAreNotRetryable checks that what memstore will
+// refuse again on every call is never reported as retryable.
+func TestDeterministicRefusalsAreNotRetryable(t *testing.T) {
+	ctx := t.Context()
+	taken := memstore.New(&memstore.Options{IDs: func() string { return "same" }})
+	if _, err := taken.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t", AgentID: "a", AgentVersion: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := taken.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t", AgentID: "a", AgentVersion: "1"})
+	if agents.CodeOf(err) != agents.CodePersistence || agents.IsRetryable(err) {
+		t.Fatalf("ids exhausted: %v (retryable %v), want a permanent persistence-error", err, agents.IsRetryable(err))
+	}
+	_, err = memstore.NewKeys(nil).PublicKey(ctx, "nobody:0")
+	if agents.CodeOf(err) != agents.CodePersistence || agents.IsRetryable(err) {
+		t.Fatalf("unknown key: %v (retryable %v), want a permanent persistence-error", err, agents.IsRetryable(err))
+	}
+	_, err = memstore.Secrets{}.ResolveSecret(ctx, "t", "missing")
+	if agents.CodeOf(err) != agents.CodePersistence || agents.IsRetryable(err) {
+		t.Fatalf("missing secret: %v (retryable %v), want a permanent persistence-error", err, agents.IsRetryable(err))
+	}
+	s := memstore.New(nil)
+	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: "t", RunID: "r", Owner: "w", LeaseTTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func() error{
+		"a 9,000-byte step key": func() error {
+			_, _, err := s.AppendStep(ctx, bindings.AppendStepInput{TenantID: "t", RunID: "r", Owner: "w",
+				Entry: bindings.JournalEntry{Key: strings.Repeat("k", 9000), Status: bindings.StepStarted}})
+			return err
+		},
+		"a NaN output": func() error {
+			_, _, err := s.AppendStep(ctx, bindings.AppendStepInput{TenantID: "t", RunID: "r", Owner: "w",
+				Entry: bindings.JournalEntry{Key: "agent-loop/1/model-call", Status: bindings.StepCompleted, Output: json.RawMessage(`{"costUsd":NaN}`)}})
+			return err
+		},
+	} {
+		err := call()
+		if agents.CodeOf(err) != agents.CodeInvalidMessage || agents.IsRetryable(err) {
+			t.Fatalf("%s: %v (retryable %v), want a non-retryable invalid-message", name, err, agents.IsRetryable(err))
+		}
 	}
 }

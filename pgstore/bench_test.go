@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -153,6 +154,42 @@ func BenchmarkQueryFactsKeyword(b *testing.B) {
 		got, err := s.QueryFacts(ctx, q)
 		if err != nil || len(got) != 10 {
 			b.Fatalf("%d facts, %v", len(got), err)
+		}
+	}
+}
+
+// BenchmarkQueryFactsHugeQuery ranks 10,000 facts, each holding some of
+// the query's words, for a 1.2 MiB query of 20,000 distinct words (which
+// failed with "tsquery too big" or exhausted the server's stack when every
+// word was searched for): pgstore searches for its 64 most distinctive
+// terms, one statement.
+func BenchmarkQueryFactsHugeQuery(b *testing.B) {
+	pool := testPool(b)
+	ctx := b.Context()
+	s := New(pool, nil)
+	tenant := "bench-huge-" + randomID()
+	for i := range 10_000 {
+		text := fmt.Sprintf("word%d word%d word%d clause", i, i+10000, (i*7)%20000)
+		if _, err := s.PutFact(ctx, bindings.Fact{TenantID: tenant, ID: fmt.Sprint(i), Type: "clause", Text: text, CreatedAt: time.Unix(int64(i), 0)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// As autovacuum would: the planner then scans the 10,000 facts once
+	// rather than through the type index with a stale estimate.
+	if _, err := pool.Exec(ctx, "ANALYZE agent_memory_facts"); err != nil {
+		b.Fatal(err)
+	}
+	var q strings.Builder
+	for i := 0; q.Len() < 1200<<10; i++ {
+		fmt.Fprintf(&q, "word%d ", i%20000)
+	}
+	mq := bindings.MemoryQuery{TenantID: tenant, Types: []string{"clause"}, Scope: agent.ScopeTenant, Mode: agent.ModeKeyword, Query: q.String(), Limit: 10}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := s.QueryFacts(ctx, mq)
+		if err != nil || len(res) != 10 {
+			b.Fatalf("%d results, %v", len(res), err)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -19,7 +20,7 @@ const conversationCols = `tenant_id, id, project_id, agent_id, agent_version, ti
 	status, turn_count, message_count, opened_at, last_activity_at, closed_at`
 
 const messageCols = `tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id,
-	turn_number, run_id, metadata, created_at`
+	turn_number, run_id, metadata, created_at, participant_id`
 
 const sqlOpenConversation = `INSERT INTO agent_conversations
 	(tenant_id, id, project_id, agent_id, agent_version, title, participant_id, status, opened_at, last_activity_at)
@@ -74,8 +75,8 @@ const sqlAppendMessage = `WITH existing AS (
 		RETURNING message_count
 	)
 	INSERT INTO agent_conversation_messages
-		(tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id, turn_number, run_id, metadata, created_at)
-	SELECT $1, $2, $3, conv.message_count, $4, $5, $6, $7, $8, $9, $10, $11 FROM conv`
+		(tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id, turn_number, run_id, metadata, created_at, participant_id)
+	SELECT $1, $2, $3, conv.message_count, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM conv`
 
 const sqlGetMessage = `SELECT ` + messageCols + ` FROM agent_conversation_messages
 	WHERE tenant_id = $1 AND conversation_id = $2 AND id = $3`
@@ -97,6 +98,11 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 	case in.AgentID == "" || in.AgentVersion == "":
 		return bindings.Conversation{}, invalid("agent id and version are required")
 	}
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("conversation id", in.ID),
+		bindings.CheckOptionalID("project id", in.ProjectID), bindings.CheckID("agent id", in.AgentID),
+		bindings.CheckID("agent version", in.AgentVersion), bindings.CheckOptionalID("participant id", in.ParticipantID)); err != nil {
+		return bindings.Conversation{}, err
+	}
 	id := in.ID
 	if id == "" {
 		id = s.ids()
@@ -105,7 +111,7 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 	var c bindings.Conversation
 	var found bool
 	err := s.batch(ctx, "open conversation", in.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlOpenConversation, in.TenantID, id, in.ProjectID, in.AgentID, in.AgentVersion, in.Title, in.ParticipantID, at)
+		b.Queue(sqlOpenConversation, in.TenantID, id, in.ProjectID, in.AgentID, in.AgentVersion, encodeText(in.Title), in.ParticipantID, at)
 		b.Queue(sqlGetConversation, in.TenantID, id)
 	}, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
@@ -133,8 +139,8 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 
 // GetConversation implements bindings.ConversationBinding.
 func (s *Store) GetConversation(ctx context.Context, tenantID, conversationID string) (bindings.Conversation, error) {
-	if tenantID == "" {
-		return bindings.Conversation{}, invalid("tenant id is empty")
+	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+		return bindings.Conversation{}, err
 	}
 	c, found, err := writeThenRead(ctx, s, "get conversation", tenantID, scanConversation,
 		nil, stmt{sqlGetConversation, []any{tenantID, conversationID}})
@@ -165,8 +171,14 @@ func (s *Store) ListConversationsPage(ctx context.Context, in bindings.ListConve
 }
 
 func (s *Store) listConversations(ctx context.Context, in bindings.ListConversationsPageInput, paged bool) (bindings.ConversationPage, error) {
-	if in.TenantID == "" {
-		return bindings.ConversationPage{}, invalid("tenant id is empty")
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("project id", in.ProjectID),
+		bindings.CheckOptionalID("agent id", in.AgentID)); err != nil {
+		return bindings.ConversationPage{}, err
+	}
+	if in.Cursor != nil {
+		if err := bindings.CheckOptionalID("cursor id", in.Cursor.ID); err != nil {
+			return bindings.ConversationPage{}, err
+		}
 	}
 	limit := in.Limit
 	if limit <= 0 {
@@ -210,8 +222,8 @@ func (s *Store) listConversations(ctx context.Context, in bindings.ListConversat
 
 // CloseConversation implements bindings.ConversationBinding.
 func (s *Store) CloseConversation(ctx context.Context, tenantID, conversationID string) error {
-	if tenantID == "" {
-		return invalid("tenant id is empty")
+	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+		return err
 	}
 	var n int64
 	err := s.batch(ctx, "close conversation", tenantID, func(b *pgx.Batch) {
@@ -232,8 +244,8 @@ func (s *Store) CloseConversation(ctx context.Context, tenantID, conversationID 
 
 // DeleteConversation implements bindings.ConversationBinding.
 func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID string) error {
-	if tenantID == "" {
-		return invalid("tenant id is empty")
+	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+		return err
 	}
 	return s.batch(ctx, "delete conversation", tenantID, func(b *pgx.Batch) {
 		b.Queue(sqlDeleteConversation, tenantID, conversationID)
@@ -283,6 +295,17 @@ func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, erro
 	case in.Content == "" && len(in.ToolCalls) == 0:
 		return messageRow{}, invalid("message has neither content nor tool calls")
 	}
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("conversation id", in.ConversationID),
+		bindings.CheckOptionalID("message id", in.ID), bindings.CheckOptionalID("tool call id", in.ToolCallID),
+		bindings.CheckOptionalID("run id", in.RunID), bindings.CheckOptionalID("participant id", in.ParticipantID)); err != nil {
+		return messageRow{}, err
+	}
+	for i, tc := range in.ToolCalls {
+		if bindings.CheckJSON("tool call arguments", tc.Arguments) != nil {
+			// The field's name is formatted only for the refusal.
+			return messageRow{}, invalid(fmt.Sprintf("tool call %d arguments are not valid JSON", i))
+		}
+	}
 	row := messageRow{in: in, id: in.ID, at: s.stamp(in.CreatedAt)}
 	if row.id == "" {
 		row.id = s.ids()
@@ -293,7 +316,7 @@ func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, erro
 			return messageRow{}, err
 		}
 	}
-	if row.metadata, err = wrapOpt(in.Metadata); err != nil {
+	if row.metadata, err = wrapOpt("message metadata", in.Metadata); err != nil {
 		return messageRow{}, err
 	}
 	return row, nil
@@ -315,8 +338,8 @@ func (ma *messageAppend) queue(b *pgx.Batch, row messageRow, sql string, extra .
 	in := row.in
 	ma.in = in
 	b.Queue(sqlLockConversation, in.TenantID, in.ConversationID)
-	args := []any{in.TenantID, in.ConversationID, row.id, string(in.Role), in.Content,
-		jsonArg(row.toolCalls), in.ToolCallID, in.TurnNumber, in.RunID, jsonArg(row.metadata), row.at}
+	args := []any{in.TenantID, in.ConversationID, row.id, string(in.Role), encodeText(in.Content),
+		jsonArg(row.toolCalls), in.ToolCallID, in.TurnNumber, in.RunID, jsonArg(row.metadata), row.at, in.ParticipantID}
 	b.Queue(sql, append(args, extra...)...)
 	b.Queue(sqlGetMessage, in.TenantID, in.ConversationID, row.id)
 }
@@ -352,8 +375,8 @@ func (ma *messageAppend) result() (bindings.ConversationMessage, error) {
 // ReadMessages implements bindings.ConversationBinding: one backward index
 // scan of at most Limit rows.
 func (s *Store) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput) ([]bindings.ConversationMessage, error) {
-	if in.TenantID == "" {
-		return nil, invalid("tenant id is empty")
+	if err := checkLookup(in.TenantID, "conversation id", in.ConversationID); err != nil {
+		return nil, err
 	}
 	before := int64(math.MaxInt64)
 	if in.BeforeSeq > 0 {
@@ -444,6 +467,7 @@ func scanConversation(row pgx.CollectableRow) (bindings.Conversation, error) {
 		return c, err
 	}
 	c.Status = bindings.ConversationStatus(status)
+	c.Title = decodeText(c.Title)
 	c.OpenedAt, c.LastActivityAt = utc(c.OpenedAt), utc(c.LastActivityAt)
 	if c.ClosedAt != nil {
 		t := utc(*c.ClosedAt)
@@ -457,11 +481,12 @@ func scanMessage(row pgx.CollectableRow) (bindings.ConversationMessage, error) {
 	var role string
 	var toolCalls, metadata []byte
 	err := row.Scan(&m.TenantID, &m.ConversationID, &m.ID, &m.Seq, &role, &m.Content, &toolCalls, &m.ToolCallID,
-		&m.TurnNumber, &m.RunID, &metadata, &m.CreatedAt)
+		&m.TurnNumber, &m.RunID, &metadata, &m.CreatedAt, &m.ParticipantID)
 	if err != nil {
 		return m, err
 	}
 	m.Role = bindings.MessageRole(role)
+	m.Content = decodeText(m.Content)
 	m.CreatedAt = utc(m.CreatedAt)
 	if toolCalls != nil {
 		if err := UnwrapInto(toolCalls, &m.ToolCalls); err != nil {

@@ -86,12 +86,55 @@
 // normalises documents: whitespace and the order of object keys are not
 // kept.
 //
+// # Values PostgreSQL refuses
+//
+// A Store holds every value memstore holds (bindingstest.RunValueTests
+// checks it). jsonb refuses some valid JSON: a "\u0000" escape (SQLSTATE
+// 22P05), a lone surrogate escape such as "\ud800", a number beyond
+// numeric's range (1e200000), nesting deep enough to exhaust the server's
+// stack. Wrap stores such a document as its JSON text in the envelope,
+// {"v": 1, "json": "<the document as JSON text>"}, which jsonb always
+// holds and Unwrap reads back as the same document; every other document
+// is stored as jsonb as before, so SQL that reads fields of stored
+// payloads keeps working for them. PostgreSQL's text refuses NUL bytes
+// (22021) and bytes that are not UTF-8: free text (message content,
+// conversation titles, fact text, approval reasons and comments) is
+// stored with such characters escaped by the noncharacter U+FDD0 (NUL as
+// U+FDD0 '0', a byte b that is not UTF-8 as U+FDD0 'x' and b in two hex
+// digits, U+FDD0 itself doubled) and read back exactly; text without them
+// is stored as it is. Ids are at most bindings.MaxIDLength bytes and step
+// keys at most bindings.MaxStepKeyLength bytes, refused up front beyond
+// that, so every index holds them (a btree entry holds about 2,700 bytes:
+// a journal key of 1,024 bytes with a tenant and a run id of 256 each
+// fits).
+//
+// # Errors
+//
+// A storage failure is *agents.PersistenceError. It is Permanent (a
+// refusal the server repeats for the same input, so that
+// agents.IsRetryable is false and the turn ends the run) for SQLSTATE
+// classes 21, 22 (data exceptions), 23 (integrity violations: pgstore's
+// own idempotency never raises one), 42 (syntax and access rules: a role
+// without privileges, a schema not migrated), 0A, 44 and 54 (program
+// limits). Everything else is transient and leaves the run resumable:
+// lost connections and every error without a SQLSTATE, serialization
+// failures and deadlocks, cancelled statements and timeouts, shutdowns,
+// insufficient resources, unavailable locks, a read-only transaction
+// after a failover.
+//
 // # Memory
 //
 // Keyword queries use PostgreSQL full-text search (the "simple"
-// configuration: lowercased words, no stemming), matching facts that share
-// any word with the query and ranking them with ts_rank_cd. Embeddings are
-// stored as real[] with their norm; semantic queries compute cosine
+// configuration over the terms of internal/keywords, which memstore uses
+// too: lowercased runs of letters and digits of at most 255 bytes),
+// matching facts that share any term with the query and ranking them with
+// ts_rank_cd. A query searches for at most 64 of its distinct terms, the
+// most distinctive ones (the longest, then the rarest in the query), so
+// that a query of any size costs bounded time and never fails on size; a
+// fact is indexed under all its terms, or, for a text of hundreds of KiB
+// of distinct words, under each distinct term once as long as they fit an
+// index of 768 KiB (PostgreSQL refuses a tsvector over 1 MiB). Embeddings
+// are stored as real[] with their norm; semantic queries compute cosine
 // similarity in SQL, so pgvector is not needed (nor used: every fact in
 // scope with an embedding is scored, which suits tenants with thousands of
 // facts rather than millions). Mode both fuses the two full rankings by

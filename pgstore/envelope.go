@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
 )
 
 // CurrentPayloadVersion is the envelope version this build writes, and the
@@ -34,8 +36,15 @@ type (
 )
 
 // Wrap returns the envelope {"v": CurrentPayloadVersion, "doc": doc} as
-// JSON. A json.RawMessage doc is embedded as is (it must be valid JSON);
-// anything else is marshalled.
+// JSON. A json.RawMessage doc is embedded as is (it must be valid JSON in
+// UTF-8); anything else is marshalled. A document that jsonb cannot hold
+// although it is valid JSON (a "\u0000" or lone surrogate escape in a
+// string, a number beyond numeric's range, nesting deeper than 512) is
+// wrapped as its JSON text instead: {"v": CurrentPayloadVersion, "json":
+// "<doc as JSON text>"}, which any jsonb column holds and Unwrap reads
+// back as the same document. A doc that is not valid JSON, or does not
+// marshal (a NaN), is a *agents.PersistenceError marked Permanent: storing
+// it again fails again.
 func Wrap(doc any) (json.RawMessage, error) {
 	var raw json.RawMessage
 	switch d := doc.(type) {
@@ -44,21 +53,37 @@ func Wrap(doc any) (json.RawMessage, error) {
 	default:
 		b, err := json.Marshal(doc)
 		if err != nil {
-			return nil, &agents.PersistenceError{Op: "wrap payload", Err: err}
+			return nil, &agents.PersistenceError{Op: "wrap payload", Err: err, Permanent: true}
 		}
 		raw = b
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("null")
 	}
-	if !json.Valid(raw) {
-		return nil, &agents.PersistenceError{Op: "wrap payload", Err: fmt.Errorf("document is not valid JSON")}
+	if !utf8.Valid(raw) || !json.Valid(raw) {
+		return nil, &agents.PersistenceError{Op: "wrap payload", Err: fmt.Errorf("document is not valid JSON"), Permanent: true}
+	}
+	if !jsonbSafe(raw) {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			return nil, &agents.PersistenceError{Op: "wrap payload", Err: err, Permanent: true}
+		}
+		return json.Marshal(textEnvelope{V: CurrentPayloadVersion, JSON: buf.String()})
 	}
 	return json.Marshal(Envelope{V: CurrentPayloadVersion, Doc: raw})
 }
 
+// textEnvelope is the envelope of a document jsonb cannot hold: its JSON
+// text as a string.
+type textEnvelope struct {
+	V    int    `json:"v"`
+	JSON string `json:"json"`
+}
+
 // Unwrap reads an envelope. It fails with *MalformedEnvelopeError when raw
-// is not a JSON object with an integer "v" and a "doc", and with
+// is not a JSON object with an integer "v" and a "doc" (or, for a document
+// Wrap stored as JSON text, a "json" string holding a valid document), and
+// with
 // *UnsupportedPayloadVersionError when v is below 1 or above
 // CurrentPayloadVersion. The document comes back compacted.
 func Unwrap(raw []byte) (Envelope, error) {
@@ -72,7 +97,15 @@ func Unwrap(raw []byte) (Envelope, error) {
 	}
 	doc, ok := fields["doc"]
 	if !ok {
-		return Envelope{}, &MalformedEnvelopeError{Reason: `missing "doc"`}
+		text, isText := fields["json"]
+		if !isText {
+			return Envelope{}, &MalformedEnvelopeError{Reason: `missing "doc"`}
+		}
+		var s string
+		if err := json.Unmarshal(text, &s); err != nil {
+			return Envelope{}, &MalformedEnvelopeError{Reason: `"json" is not a string`}
+		}
+		doc = json.RawMessage(s)
 	}
 	var v int
 	if err := json.Unmarshal(vRaw, &v); err != nil {
@@ -83,7 +116,7 @@ func Unwrap(raw []byte) (Envelope, error) {
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, doc); err != nil {
-		return Envelope{}, &MalformedEnvelopeError{Reason: `"doc" is not valid JSON`}
+		return Envelope{}, &MalformedEnvelopeError{Reason: "the document is not valid JSON"}
 	}
 	return Envelope{V: v, Doc: buf.Bytes()}, nil
 }
@@ -113,11 +146,15 @@ func MustUnwrap(raw []byte) json.RawMessage {
 	return env.Doc
 }
 
-// wrapOpt wraps a payload for a nullable JSONB column: an empty payload is
-// stored as NULL.
-func wrapOpt(doc json.RawMessage) ([]byte, error) {
+// wrapOpt wraps the payload field for a nullable JSONB column: an empty
+// payload is stored as NULL, one that is not valid JSON is refused with
+// *agents.InvalidMessageError (bindings.CheckJSON).
+func wrapOpt(field string, doc json.RawMessage) ([]byte, error) {
 	if len(bytes.TrimSpace(doc)) == 0 {
 		return nil, nil
+	}
+	if err := bindings.CheckJSON(field, doc); err != nil {
+		return nil, err
 	}
 	return Wrap(doc)
 }

@@ -39,7 +39,13 @@ func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalReques
 	case req.ID == "":
 		return bindings.Approval{}, invalid("approval id is empty")
 	}
-	args, err := wrapOpt(req.Arguments)
+	if err := firstErr(bindings.CheckID("tenant id", req.TenantID), bindings.CheckID("approval id", req.ID),
+		bindings.CheckOptionalID("run id", req.RunID), bindings.CheckOptionalID("conversation id", req.ConversationID),
+		bindings.CheckOptionalID("tool call id", req.ToolCallID), bindings.CheckOptionalID("tool id", req.ToolID),
+		bindings.CheckOptionalID("tool version", req.ToolVersion), bindings.CheckOptionalID("reviewer role", req.ReviewerRole)); err != nil {
+		return bindings.Approval{}, err
+	}
+	args, err := wrapOpt("approval arguments", req.Arguments)
 	if err != nil {
 		return bindings.Approval{}, err
 	}
@@ -50,7 +56,7 @@ func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalReques
 	}
 	ap, found, err := writeThenRead(ctx, s, "request approval", req.TenantID, scanApproval,
 		&stmt{sqlRequestApproval, []any{req.TenantID, req.ID, req.RunID, req.ConversationID, req.ToolCallID, req.ToolID,
-			req.ToolVersion, jsonArg(args), req.ReviewerRole, req.Reason, s.stamp(req.CreatedAt), expires}},
+			req.ToolVersion, jsonArg(args), req.ReviewerRole, encodeText(req.Reason), s.stamp(req.CreatedAt), expires}},
 		stmt{sqlGetApproval, []any{req.TenantID, req.ID}})
 	if err != nil {
 		return bindings.Approval{}, err
@@ -63,8 +69,8 @@ func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalReques
 
 // GetApproval implements bindings.HitlBinding.
 func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
-	if tenantID == "" {
-		return bindings.Approval{}, invalid("tenant id is empty")
+	if err := checkLookup(tenantID, "approval id", approvalID); err != nil {
+		return bindings.Approval{}, err
 	}
 	ap, found, err := writeThenRead(ctx, s, "get approval", tenantID, scanApproval,
 		nil, stmt{sqlGetApproval, []any{tenantID, approvalID}})
@@ -72,7 +78,7 @@ func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (b
 		return bindings.Approval{}, err
 	}
 	if !found {
-		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "approval not found"}
+		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
 	return s.withExpiry(ap), nil
 }
@@ -81,8 +87,8 @@ func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (b
 // UPDATE: the first decision wins, a later one returns the stored approval.
 // The binding knows no role ladder, so it does not check ReviewerRoles.
 func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string, d bindings.ApprovalDecision) (bindings.Approval, error) {
-	if tenantID == "" {
-		return bindings.Approval{}, invalid("tenant id is empty")
+	if err := firstErr(checkLookup(tenantID, "approval id", approvalID), bindings.CheckOptionalID("reviewer", d.Reviewer)); err != nil {
+		return bindings.Approval{}, err
 	}
 	status := bindings.ApprovalDenied
 	if d.Approved {
@@ -90,13 +96,13 @@ func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string
 	}
 	now := s.stamp(time.Time{})
 	ap, found, err := writeThenRead(ctx, s, "resolve approval", tenantID, scanApproval,
-		&stmt{sqlResolveApproval, []any{tenantID, approvalID, string(status), d.Reviewer, d.Comment, now}},
+		&stmt{sqlResolveApproval, []any{tenantID, approvalID, string(status), d.Reviewer, encodeText(d.Comment), now}},
 		stmt{sqlGetApproval, []any{tenantID, approvalID}})
 	if err != nil {
 		return bindings.Approval{}, err
 	}
 	if !found {
-		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "approval not found"}
+		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
 	ap = s.withExpiry(ap)
 	if ap.Status == bindings.ApprovalExpired {
@@ -109,8 +115,8 @@ func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string
 // with pending ones past their expiry reported as expired: what a reviewer
 // tool shows for a parked run. It is not part of bindings.HitlBinding.
 func (s *Store) ListApprovals(ctx context.Context, tenantID, runID string) ([]bindings.Approval, error) {
-	if tenantID == "" {
-		return nil, invalid("tenant id is empty")
+	if err := checkLookup(tenantID, "run id", runID); err != nil {
+		return nil, err
 	}
 	var list []bindings.Approval
 	err := s.batch(ctx, "list approvals", tenantID, func(b *pgx.Batch) {
@@ -155,6 +161,7 @@ func scanApproval(row pgx.CollectableRow) (bindings.Approval, error) {
 		return ap, err
 	}
 	ap.Status = bindings.ApprovalStatus(status)
+	r.Reason, ap.Comment = decodeText(r.Reason), decodeText(ap.Comment)
 	r.CreatedAt = utc(r.CreatedAt)
 	if expires != nil {
 		r.ExpiresAt = expires.UTC()

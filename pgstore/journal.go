@@ -21,11 +21,11 @@ var (
 )
 
 // sqlAppendMessageLeased is sqlAppendMessage that stores nothing unless
-// run $13 exists and, when $12 is not empty, $12 holds its lease at $14:
+// run $14 exists and, when $13 is not empty, $13 holds its lease at $15:
 // the message of AppendStepsAndMessage is stored only with its entries.
 var sqlAppendMessageLeased = strings.Replace(sqlAppendMessage, "\n\t\tRETURNING message_count", `
-		  AND EXISTS (SELECT 1 FROM agent_runs r WHERE r.tenant_id = $1 AND r.id = $13
-		      AND ($12 = '' OR (r.lease_owner = $12 AND r.lease_expires_at > $14)))
+		  AND EXISTS (SELECT 1 FROM agent_runs r WHERE r.tenant_id = $1 AND r.id = $14
+		      AND ($13 = '' OR (r.lease_owner = $13 AND r.lease_expires_at > $15)))
 		RETURNING message_count`, 1)
 
 // AppendStepsAndMessage implements bindings.StepMessageAppender: the
@@ -109,6 +109,10 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 	case in.RunID == "":
 		return nil, nil, invalid("run id is empty")
 	}
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
+		bindings.CheckOptionalID("lease owner", in.Owner)); err != nil {
+		return nil, nil, err
+	}
 	type row struct {
 		key, phase, node, status string
 		output, stepErr          any
@@ -116,15 +120,15 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 	}
 	rows := make([]row, len(in.Entries))
 	for i, e := range in.Entries {
-		if e.Key == "" {
-			return nil, nil, invalid("step key is empty")
+		if err := firstErr(bindings.CheckStepKey(e.Key), bindings.CheckOptionalID("step node", e.Node)); err != nil {
+			return nil, nil, err
 		}
 		switch e.Status {
 		case bindings.StepStarted, bindings.StepCompleted, bindings.StepFailed, bindings.StepParked:
 		default:
 			return nil, nil, invalid("unknown step status " + string(e.Status))
 		}
-		output, err := wrapOpt(e.Output)
+		output, err := wrapOpt("step output", e.Output)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -221,7 +225,14 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	case sn.TenantID != st.TenantID || sn.RunID != st.RunID:
 		return bindings.OpenRunResult{}, invalid("the snapshot and the run name different runs")
 	}
-	input, err := wrapOpt(sn.Input)
+	if err := firstErr(checkSnapshot(sn), checkStart(st)); err != nil {
+		return bindings.OpenRunResult{}, err
+	}
+	input, err := wrapOpt("snapshot input", sn.Input)
+	if err != nil {
+		return bindings.OpenRunResult{}, err
+	}
+	status, err := newRunStatus(st.Status)
 	if err != nil {
 		return bindings.OpenRunResult{}, err
 	}
@@ -233,7 +244,7 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	err = s.batch(ctx, "open run", st.TenantID, func(b *pgx.Batch) {
 		b.Queue(sqlWriteSnapshot, sn.TenantID, sn.RunID, sn.FlowID, sn.FlowVersion, sn.AgentID, sn.AgentVersion,
 			sn.ConversationID, sn.ProjectID, jsonArg(input), s.stamp(sn.CreatedAt))
-		b.Queue(sqlOpenRun, st.TenantID, st.RunID, st.Owner, exp, now, st.FlowID, st.FlowVersion)
+		b.Queue(sqlOpenRun, st.TenantID, st.RunID, st.Owner, exp, now, st.FlowID, st.FlowVersion, string(status))
 		b.Queue(sqlGetRun, st.TenantID, st.RunID)
 		b.Queue(sqlReadSnapshot, st.TenantID, st.RunID)
 		b.Queue(sqlReadJournal, st.TenantID, st.RunID)

@@ -7,12 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/keywords"
 )
 
 // defaultFactLimit is the result size of a query with Limit ≤ 0.
@@ -115,6 +115,12 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 	case f.Type == "":
 		return bindings.Fact{}, invalid("fact type is empty")
 	}
+	if err := firstErr(bindings.CheckID("tenant id", f.TenantID), bindings.CheckOptionalID("fact id", f.ID),
+		bindings.CheckID("fact type", f.Type), bindings.CheckOptionalID("project id", f.ProjectID),
+		bindings.CheckOptionalID("conversation id", f.ConversationID), bindings.CheckJSON("fact data", f.Data),
+		bindings.CheckEmbedding("fact embedding", f.Embedding)); err != nil {
+		return bindings.Fact{}, err
+	}
 	if f.ID == "" {
 		f.ID = s.ids()
 	}
@@ -129,8 +135,11 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 		if len(vecs) == 1 {
 			f.Embedding = slices.Clone(vecs[0])
 		}
+		if err := bindings.CheckEmbedding("computed fact embedding", f.Embedding); err != nil {
+			return bindings.Fact{}, err
+		}
 	}
-	data, err := wrapOpt(f.Data)
+	data, err := wrapOpt("fact data", f.Data)
 	if err != nil {
 		return bindings.Fact{}, err
 	}
@@ -142,8 +151,8 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 		norm = &n
 	}
 	err = s.batch(ctx, "put fact", f.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlPutFact, f.TenantID, f.ID, f.Type, f.ProjectID, f.ConversationID, f.Text, jsonArg(data), emb, norm, f.CreatedAt,
-			strings.Join(words(f.Text), " "))
+		b.Queue(sqlPutFact, f.TenantID, f.ID, f.Type, f.ProjectID, f.ConversationID, encodeText(f.Text), jsonArg(data), emb, norm, f.CreatedAt,
+			strings.Join(keywords.IndexTerms(f.Text), " "))
 	}, func(br pgx.BatchResults) error {
 		_, err := br.Exec()
 		return err
@@ -159,14 +168,23 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 
 // QueryFacts implements bindings.MemoryQueryBinding. Keyword mode matches
 // with PostgreSQL full-text search (the "simple" configuration: lowercased
-// words, no stemming) for any of the query's words and ranks by
-// ts_rank_cd; semantic mode ranks facts that have an embedding of the
+// words, no stemming) for any of the query's terms (at most 64, the most
+// distinctive: keywords.QueryTerms) and ranks by ts_rank_cd; semantic mode ranks facts that have an embedding of the
 // query's dimension by cosine similarity; both fuses the two full rankings
 // by reciprocal rank (k = 60); the empty mode lists the latest facts of
 // each type. Each query is one statement.
 func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindings.ScoredFact, error) {
 	if q.TenantID == "" {
 		return nil, invalid("tenant id is empty")
+	}
+	if err := firstErr(bindings.CheckID("tenant id", q.TenantID), bindings.CheckOptionalID("project id", q.ProjectID),
+		bindings.CheckOptionalID("conversation id", q.ConversationID), bindings.CheckEmbedding("query embedding", q.QueryEmbedding)); err != nil {
+		return nil, err
+	}
+	for _, t := range q.Types {
+		if err := bindings.CheckOptionalID("retrieval type", t); err != nil {
+			return nil, err
+		}
 	}
 	switch q.Scope {
 	case agent.ScopeTenant, "", agent.ScopeSameConversation, agent.ScopeSameProject:
@@ -222,28 +240,13 @@ func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindi
 	return out, nil
 }
 
-// words splits text into lowercased runs of letters and digits: the
-// tokens keyword search matches on. Both the stored search vector (built
-// from the words joined by spaces) and the query use them, so matching
-// does not depend on how PostgreSQL's parser would cut e-mail addresses,
-// URLs or hyphenated words.
-func words(text string) []string {
-	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-}
-
-// tsQuery turns free text into a tsquery matching any of its words, each
-// quoted, joined by "|". It returns "" when the text has no word.
+// tsQuery turns a query text into a tsquery matching any of its terms
+// (keywords.QueryTerms: at most 64 distinct terms, the most distinctive
+// ones, so that the query is bounded in size and time for any text), each
+// quoted, joined by "|". It returns "" when the text has no term.
 func tsQuery(text string) string {
-	ws := words(text)
-	seen := make(map[string]bool, len(ws))
 	var b strings.Builder
-	for _, w := range ws {
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
+	for _, w := range keywords.QueryTerms(text) {
 		if b.Len() > 0 {
 			b.WriteString(" | ")
 		}
@@ -271,6 +274,7 @@ func scanScoredFact(row pgx.CollectableRow) (bindings.ScoredFact, error) {
 		return sf, err
 	}
 	f.CreatedAt = utc(createdAt)
+	f.Text = decodeText(f.Text)
 	f.Data, err = unwrapOpt(data)
 	return sf, err
 }

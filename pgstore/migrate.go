@@ -44,6 +44,7 @@ var TenantScopedTables = []string{
 	"agent_run_journal",
 	"agent_memory_facts",
 	"agent_approvals",
+	"agent_compliance_records",
 }
 
 // VersionTable is the table in which Migrate records applied migrations.
@@ -68,7 +69,7 @@ type Migration struct {
 func ListMigrations() ([]Migration, error) {
 	entries, err := fs.ReadDir(Migrations, "migrations")
 	if err != nil {
-		return nil, &agents.PersistenceError{Op: "list migrations", Err: err}
+		return nil, &agents.PersistenceError{Op: "list migrations", Err: err, Permanent: true}
 	}
 	var out []Migration
 	for _, e := range entries {
@@ -78,22 +79,22 @@ func ListMigrations() ([]Migration, error) {
 		}
 		prefix, _, ok := strings.Cut(name, "_")
 		if !ok {
-			return nil, &agents.PersistenceError{Op: "list migrations", Err: errors.New("migration " + name + " has no NNNN_ prefix")}
+			return nil, &agents.PersistenceError{Op: "list migrations", Err: errors.New("migration " + name + " has no NNNN_ prefix"), Permanent: true}
 		}
 		v, err := strconv.ParseInt(prefix, 10, 64)
 		if err != nil {
-			return nil, &agents.PersistenceError{Op: "list migrations", Err: errors.New("migration " + name + " has no numeric prefix")}
+			return nil, &agents.PersistenceError{Op: "list migrations", Err: errors.New("migration " + name + " has no numeric prefix"), Permanent: true}
 		}
 		b, err := fs.ReadFile(Migrations, path.Join("migrations", name))
 		if err != nil {
-			return nil, &agents.PersistenceError{Op: "list migrations", Err: err}
+			return nil, &agents.PersistenceError{Op: "list migrations", Err: err, Permanent: true}
 		}
 		out = append(out, Migration{Version: v, Name: name, SQL: string(b)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	for i := 1; i < len(out); i++ {
 		if out[i].Version == out[i-1].Version {
-			return nil, &agents.PersistenceError{Op: "list migrations", Err: errors.New("two migrations share version " + strconv.FormatInt(out[i].Version, 10))}
+			return nil, &agents.PersistenceError{Op: "list migrations", Err: errors.New("two migrations share version " + strconv.FormatInt(out[i].Version, 10)), Permanent: true}
 		}
 	}
 	return out, nil

@@ -60,8 +60,8 @@ func (s *Store) Prune(ctx context.Context, tenantID string, olderThan time.Time)
 
 func (s *Store) prune(ctx context.Context, tenantID string, olderThan time.Time, batch int) (bindings.PruneStats, error) {
 	var total bindings.PruneStats
-	if tenantID == "" {
-		return total, invalid("tenant id is empty")
+	if err := bindings.CheckID("tenant id", tenantID); err != nil {
+		return total, err
 	}
 	cutoff := ceilMicro(olderThan)
 	for {
@@ -125,6 +125,9 @@ func (s *Store) ExpiredApprovals(ctx context.Context, in bindings.ExpiredApprova
 	if in.Limit < 1 {
 		return nil, invalid("limit must be at least 1")
 	}
+	if err := firstErr(bindings.CheckOptionalID("after tenant id", in.After.TenantID), bindings.CheckOptionalID("after approval id", in.After.ApprovalID)); err != nil {
+		return nil, err
+	}
 	now := ceilMicro(in.Now)
 	var refs []bindings.ApprovalRef
 	err := s.batch(ctx, "list expired approvals", "", func(b *pgx.Batch) {
@@ -168,8 +171,8 @@ const sqlMarkApprovalExpired = `UPDATE agent_approvals SET status = 'expired', r
 // conditional UPDATE: only a pending approval past its expiry by the
 // store's clock changes; the approval is returned as stored.
 func (s *Store) MarkApprovalExpired(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
-	if tenantID == "" {
-		return bindings.Approval{}, invalid("tenant id is empty")
+	if err := checkLookup(tenantID, "approval id", approvalID); err != nil {
+		return bindings.Approval{}, err
 	}
 	now := s.stamp(time.Time{})
 	ap, found, err := writeThenRead(ctx, s, "mark approval expired", tenantID, scanApproval,
@@ -179,7 +182,7 @@ func (s *Store) MarkApprovalExpired(ctx context.Context, tenantID, approvalID st
 		return bindings.Approval{}, err
 	}
 	if !found {
-		return bindings.Approval{}, &agents.HitlRequiredError{ApprovalID: approvalID, Reason: "approval not found"}
+		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
 	return s.withExpiry(ap), nil
 }

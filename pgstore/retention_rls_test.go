@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,10 +26,11 @@ func grantSweeper(t *testing.T, role string) {
 	}
 }
 
-// sweepPolicies are the policies migration 0003 adds when kindgi_sweeper
-// exists, as policiesBeyondTenantIsolation describes them.
+// sweepPolicies are the policies migrations 0003 (expired approvals) and
+// 0005 (idle conversations) add when kindgi_sweeper exists, as policiesBeyondTenantIsolation describes them.
 var sweepPolicies = []string{
 	"agent_approvals.agent_expiry_sweep PERMISSIVE SELECT TO {kindgi_sweeper} USING ((current_setting('kindgi.sweep'::text, true) = 'expired-approvals'::text) AND (status = 'pending'::text) AND (expires_at IS NOT NULL)) CHECK ",
+	"agent_conversations.agent_idle_sweep PERMISSIVE SELECT TO {kindgi_sweeper} USING ((current_setting('kindgi.sweep'::text, true) = 'inactive-conversations'::text) AND (status = 'open'::text)) CHECK ",
 	"agent_runs.agent_expiry_sweep PERMISSIVE SELECT TO {kindgi_sweeper} USING ((current_setting('kindgi.sweep'::text, true) = 'expired-approvals'::text) AND (status = 'suspended'::text)) CHECK ",
 }
 
@@ -153,8 +155,16 @@ func TestSweeperRoleCreatedByRacingMigrations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sweepSQL string
+	// The migration that creates the role races; those before it are
+	// applied first, those after it (which only name the role) once both
+	// have committed, all with the role renamed.
+	k := slices.IndexFunc(migs, func(m Migration) bool { return strings.Contains(m.SQL, "CREATE ROLE "+sweeperRole) })
+	if k < 0 {
+		t.Fatalf("no migration creates %s", sweeperRole)
+	}
+	sweepSQL := strings.ReplaceAll(migs[k].SQL, sweeperRole, role)
 	txs := make([]pgx.Tx, len(schemas))
+	pools := make([]*pgxpool.Pool, len(schemas))
 	for i, schema := range schemas {
 		if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 			t.Fatal(err)
@@ -166,22 +176,16 @@ func TestSweeperRoleCreatedByRacingMigrations(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(pool.Close)
-		for _, m := range migs {
-			if !strings.Contains(m.SQL, sweeperRole) {
-				if _, err := pool.Exec(ctx, m.SQL, pgx.QueryExecModeSimpleProtocol); err != nil {
-					t.Fatalf("%s in %s: %v", m.Name, schema, err)
-				}
-				continue
+		pools[i] = pool
+		for _, m := range migs[:k] {
+			if _, err := pool.Exec(ctx, m.SQL, pgx.QueryExecModeSimpleProtocol); err != nil {
+				t.Fatalf("%s in %s: %v", m.Name, schema, err)
 			}
-			sweepSQL = strings.ReplaceAll(m.SQL, sweeperRole, role)
 		}
 		if txs[i], err = pool.Begin(ctx); err != nil {
 			t.Fatal(err)
 		}
 		defer func() { _ = txs[i].Rollback(context.Background()) }()
-	}
-	if sweepSQL == "" {
-		t.Fatalf("no migration names %s", sweeperRole)
 	}
 	// The first creates the role and holds it uncommitted.
 	if _, err := txs[0].Exec(ctx, sweepSQL, pgx.QueryExecModeSimpleProtocol); err != nil {
@@ -215,6 +219,13 @@ func TestSweeperRoleCreatedByRacingMigrations(t *testing.T) {
 	}
 	if err := txs[1].Commit(ctx); err != nil {
 		t.Fatal(err)
+	}
+	for i, pool := range pools {
+		for _, m := range migs[k+1:] {
+			if _, err := pool.Exec(ctx, strings.ReplaceAll(m.SQL, sweeperRole, role), pgx.QueryExecModeSimpleProtocol); err != nil {
+				t.Fatalf("%s in %s: %v", m.Name, schemas[i], err)
+			}
+		}
 	}
 	want := make([]string, len(sweepPolicies))
 	for i, p := range sweepPolicies {

@@ -205,7 +205,7 @@ func TestSweepAcrossTenantsAsApplicationRole(t *testing.T) {
 	if ap, err := s.MarkApprovalExpired(ctx, a, "r/a"); err != nil || ap.Status != bindings.ApprovalExpired {
 		t.Fatalf("MarkApprovalExpired as the application role: %+v, %v", ap, err)
 	}
-	if _, err := s.MarkApprovalExpired(ctx, b, "r/b"); agents.CodeOf(err) != agents.CodeHitlRequired {
+	if _, err := s.MarkApprovalExpired(ctx, b, "r/b"); agents.CodeOf(err) != agents.CodeApprovalNotFound {
 		t.Fatalf("MarkApprovalExpired of an unknown approval: %v", err)
 	}
 	clock.Advance(time.Hour)

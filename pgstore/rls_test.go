@@ -153,6 +153,9 @@ func TestRowLevelSecurityWithNonOwnerRole(t *testing.T) {
 	if _, err := s.PutFact(ctx, bindings.Fact{TenantID: a, ID: "f1", Type: "acme.clause", Text: "payment terms"}); err != nil {
 		t.Fatalf("PutFact: %v", err)
 	}
+	if err := s.RecordCompliance(ctx, bindings.ComplianceRecord{TenantID: a, RunID: "r1", Key: "evaluate-guardrails/0", GuardrailID: "g", Passed: true}); err != nil {
+		t.Fatalf("RecordCompliance: %v", err)
+	}
 	if _, err := s.RequestApproval(ctx, bindings.ApprovalRequest{TenantID: a, ID: "ap1", RunID: "r1", Arguments: json.RawMessage(`{"secret":"tool arguments"}`), ExpiresAt: time.Now().Add(-time.Minute)}); err != nil {
 		t.Fatalf("RequestApproval: %v", err)
 	}
@@ -280,6 +283,9 @@ func sampleRow(table, tenant string) map[string]any {
 			row[c] = ""
 		}
 		row["status"] = "pending"
+	case "agent_compliance_records":
+		row["run_id"], row["key"], row["guardrail_id"], row["passed"] = "r1", "k", "g", true
+		row["evaluated_at"] = "2026-01-01T00:00:00Z"
 	}
 	return row
 }

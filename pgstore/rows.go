@@ -6,7 +6,7 @@ import (
 )
 
 // Table names of the two tables hosts most often query directly (the
-// spec's agentConversations and agentRunSnapshots).
+// TypeScript package's agentConversations and agentRunSnapshots).
 const (
 	ConversationsTable = "agent_conversations"
 	RunSnapshotsTable  = "agent_run_snapshots"
@@ -15,6 +15,9 @@ const (
 // AgentConversationRow is a row of agent_conversations, for hosts that
 // query the table directly: scan it with pgx.RowToStructByName. Reading
 // through RLS needs kindgi.tenant_id set in the transaction.
+// Title is free text as pgstore stores it: a title holding a NUL, a byte
+// that is not UTF-8 or U+FDD0 is escaped with U+FDD0 (see the package
+// documentation, "Values PostgreSQL refuses"); any other is as written.
 type AgentConversationRow struct {
 	TenantID       string     `db:"tenant_id"`
 	ID             string     `db:"id"`

@@ -23,7 +23,7 @@ const leaseFree = `(agent_runs.lease_owner = '' OR agent_runs.lease_owner = $3
 // lease is free. It returns no row when another owner holds the lease.
 const sqlStartRun = `INSERT INTO agent_runs
 	(tenant_id, id, flow_id, flow_version, status, lease_owner, lease_expires_at, created_at, updated_at)
-	VALUES ($1, $2, $6, $7, 'running', $3, $4, $5, $5)
+	VALUES ($1, $2, $6, $7, $8, $3, $4, $5, $5)
 	ON CONFLICT (tenant_id, id) DO UPDATE
 	SET lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at, updated_at = EXCLUDED.updated_at
 	WHERE ` + leaseFree + `
@@ -81,17 +81,24 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	case in.RunID == "":
 		return bindings.Run{}, invalid("run id is empty")
 	}
+	if err := checkStart(in); err != nil {
+		return bindings.Run{}, err
+	}
+	status, err := newRunStatus(in.Status)
+	if err != nil {
+		return bindings.Run{}, err
+	}
 	now := s.stamp(time.Time{})
 	exp := now.Add(in.LeaseTTL).Truncate(time.Microsecond)
 	return s.takeRun(ctx, "start run", in.TenantID, in.RunID,
-		stmt{sqlStartRun, []any{in.TenantID, in.RunID, in.Owner, exp, now, in.FlowID, in.FlowVersion}},
+		stmt{sqlStartRun, []any{in.TenantID, in.RunID, in.Owner, exp, now, in.FlowID, in.FlowVersion, string(status)}},
 		&agents.PersistenceError{Op: "start run", Err: pgx.ErrNoRows})
 }
 
 // GetRun implements bindings.RunBinding.
 func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Run, error) {
-	if tenantID == "" {
-		return bindings.Run{}, invalid("tenant id is empty")
+	if err := checkLookup(tenantID, "run id", runID); err != nil {
+		return bindings.Run{}, err
 	}
 	run, found, err := writeThenRead(ctx, s, "get run", tenantID, scanRun,
 		nil, stmt{sqlGetRun, []any{tenantID, runID}})
@@ -106,8 +113,8 @@ func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Ru
 
 // ReadJournal implements bindings.RunBinding.
 func (s *Store) ReadJournal(ctx context.Context, tenantID, runID string) ([]bindings.JournalEntry, error) {
-	if tenantID == "" {
-		return nil, invalid("tenant id is empty")
+	if err := checkLookup(tenantID, "run id", runID); err != nil {
+		return nil, err
 	}
 	var exists bool
 	var entries []bindings.JournalEntry
@@ -139,11 +146,11 @@ func (s *Store) ReadJournal(ctx context.Context, tenantID, runID string) ([]bind
 
 // SetRunStatus implements bindings.RunBinding.
 func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status bindings.RunStatus) error {
-	if tenantID == "" {
-		return invalid("tenant id is empty")
+	if err := checkLookup(tenantID, "run id", runID); err != nil {
+		return err
 	}
 	switch status {
-	case bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
+	case bindings.RunQueued, bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
 	default:
 		return invalid("unknown run status " + string(status))
 	}
@@ -171,6 +178,9 @@ func (s *Store) AcquireLease(ctx context.Context, in bindings.LeaseInput) (bindi
 		return bindings.Run{}, invalid("tenant id is empty")
 	case in.Owner == "":
 		return bindings.Run{}, invalid("lease owner is empty")
+	}
+	if err := firstErr(checkLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
+		return bindings.Run{}, err
 	}
 	now := s.stamp(time.Time{})
 	exp := now.Add(in.TTL).Truncate(time.Microsecond)
@@ -211,8 +221,8 @@ func (s *Store) takeRun(ctx context.Context, op, tenantID, runID string, take st
 
 // ReleaseLease implements bindings.RunBinding.
 func (s *Store) ReleaseLease(ctx context.Context, tenantID, runID, owner string) error {
-	if tenantID == "" {
-		return invalid("tenant id is empty")
+	if err := firstErr(checkLookup(tenantID, "run id", runID), bindings.CheckOptionalID("lease owner", owner)); err != nil {
+		return err
 	}
 	var exists bool
 	err := s.batch(ctx, "release lease", tenantID, func(b *pgx.Batch) {
@@ -270,4 +280,11 @@ func scanEntry(row pgx.CollectableRow) (bindings.JournalEntry, error) {
 		e.Error = &se
 	}
 	return e, nil
+}
+
+// checkStart checks the ids of a run to start.
+func checkStart(in bindings.StartRunInput) error {
+	return firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
+		bindings.CheckOptionalID("lease owner", in.Owner), bindings.CheckOptionalID("flow id", in.FlowID),
+		bindings.CheckOptionalID("flow version", in.FlowVersion))
 }

@@ -27,7 +27,10 @@ func (s *Store) Write(ctx context.Context, in bindings.RunSnapshotWriteInput) er
 	case in.RunID == "":
 		return invalid("run id is empty")
 	}
-	input, err := wrapOpt(in.Input)
+	if err := checkSnapshot(in); err != nil {
+		return err
+	}
+	input, err := wrapOpt("snapshot input", in.Input)
 	if err != nil {
 		return err
 	}
@@ -43,8 +46,8 @@ func (s *Store) Write(ctx context.Context, in bindings.RunSnapshotWriteInput) er
 
 // Read implements bindings.RunSnapshotBinding.
 func (s *Store) Read(ctx context.Context, tenantID, runID string) (bindings.RunSnapshotRecord, error) {
-	if tenantID == "" {
-		return bindings.RunSnapshotRecord{}, invalid("tenant id is empty")
+	if err := checkLookup(tenantID, "run id", runID); err != nil {
+		return bindings.RunSnapshotRecord{}, err
 	}
 	rec, found, err := writeThenRead(ctx, s, "read run snapshot", tenantID, scanSnapshot,
 		nil, stmt{sqlReadSnapshot, []any{tenantID, runID}})
@@ -68,4 +71,12 @@ func scanSnapshot(row pgx.CollectableRow) (bindings.RunSnapshotRecord, error) {
 	r.CreatedAt = utc(r.CreatedAt)
 	r.Input, err = unwrapOpt(input)
 	return r, err
+}
+
+// checkSnapshot checks the ids of a snapshot to write.
+func checkSnapshot(in bindings.RunSnapshotWriteInput) error {
+	return firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
+		bindings.CheckOptionalID("flow id", in.FlowID), bindings.CheckOptionalID("flow version", in.FlowVersion),
+		bindings.CheckOptionalID("agent id", in.AgentID), bindings.CheckOptionalID("agent version", in.AgentVersion),
+		bindings.CheckOptionalID("conversation id", in.ConversationID), bindings.CheckOptionalID("project id", in.ProjectID))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -50,7 +49,8 @@ type Options struct {
 }
 
 // Store implements the storage bindings over PostgreSQL: ConversationBinding,
-// RunSnapshotBinding, RunBinding, MemoryStore and HitlBinding. The schema is
+// RunSnapshotBinding, RunBinding, MemoryStore, HitlBinding and
+// ComplianceRecorder. The schema is
 // the one Migrate applies. Every call runs as one implicit transaction (a
 // pgx batch: one network round trip) that first sets the transaction-local
 // kindgi.tenant_id, so row-level security admits only the caller's tenant.
@@ -63,6 +63,7 @@ type Store struct {
 	embed   bindings.EmbeddingRegistry
 	model   string
 	closeFn func()
+	listen  listenHub // the LISTEN connection of WatchRuns
 }
 
 var (
@@ -145,19 +146,6 @@ func (s *Store) batch(ctx context.Context, op, tenantID string, queue func(b *pg
 		return persistErr(ctx, op, err)
 	}
 	return nil
-}
-
-// persistErr wraps a storage failure once: coded errors pass through, a
-// context error keeps its cause, anything else is a PersistenceError.
-func persistErr(ctx context.Context, op string, err error) error {
-	var c agents.Coder
-	if errors.As(err, &c) {
-		return err
-	}
-	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
-		err = errors.Join(ctxErr, err)
-	}
-	return &agents.PersistenceError{Op: op, Err: err}
 }
 
 // stamp returns t, or the clock's now when t is zero, in UTC with the

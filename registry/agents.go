@@ -11,7 +11,7 @@ import (
 )
 
 // Agents is an in-memory catalog of agent definitions keyed by (id,
-// version), the spec's createAgentRegistry. It has no notion of tenants:
+// version), the TypeScript package's createAgentRegistry. It has no notion of tenants:
 // keep one per tenant, or layer isolation on top. It is safe for concurrent
 // use.
 //

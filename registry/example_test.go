@@ -77,3 +77,33 @@ func ExampleTools() {
 	// {"hits":[]}
 	// tenant-b: unresolved-tool
 }
+
+func ExampleAddFunc() {
+	type searchArgs struct {
+		Query string `json:"query" jsonschema:"what to look for"`
+		Limit int    `json:"limit,omitempty" jsonschema:"at most this many hits"`
+	}
+	type searchResult struct {
+		Hits []string `json:"hits"`
+	}
+	tools := registry.NewTools()
+	err := registry.AddFunc(tools, "acme", registry.FuncTool{ID: "acme.clause-search", Version: "1.4.2", Description: "Search clauses"},
+		func(_ context.Context, in searchArgs, call bindings.CallContext) (searchResult, error) {
+			return searchResult{Hits: []string{"12.3 Limitation of liability: " + in.Query}}, nil
+		})
+	if err != nil {
+		panic(err)
+	}
+	tt := tools.ForTenant("acme")
+	d, _ := tt.Resolve(context.Background(), agent.ToolRef{ID: "acme.clause-search", Version: "^1.0.0"})
+	fmt.Println(string(d.InputSchema))
+
+	out, err := tt.Invoke(context.Background(), d, json.RawMessage(`{"query":"cap"}`), bindings.CallContext{TenantID: "acme", RequestID: "r1"})
+	fmt.Println(string(out), err)
+	_, err = tt.Invoke(context.Background(), d, json.RawMessage(`{"limit":"ten"}`), bindings.CallContext{TenantID: "acme", RequestID: "r2"})
+	fmt.Println(err != nil, agents.CodeOf(err) == "")
+	// Output:
+	// {"type":"object","properties":{"query":{"type":"string","description":"what to look for"},"limit":{"type":"integer","description":"at most this many hits"}},"required":["query"],"additionalProperties":false}
+	// {"hits":["12.3 Limitation of liability: cap"]} <nil>
+	// true true
+}

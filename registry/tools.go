@@ -211,6 +211,11 @@ func copyDescriptor(d bindings.ToolDescriptor) bindings.ToolDescriptor {
 	d.OutputSchema = slices.Clone(d.OutputSchema)
 	d.Secrets = slices.Clone(d.Secrets)
 	d.Env = maps.Clone(d.Env)
+	d.Annotations = d.Annotations.Clone()
+	if d.Gate != nil {
+		g := *d.Gate
+		d.Gate = &g
+	}
 	if d.Config != nil {
 		d.Config = copyValue(d.Config).(map[string]any)
 	}

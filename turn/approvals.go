@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
-	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -72,6 +71,11 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 			}
 			return o, nil, nil
 		}
+		if r.replaying && st != nil && st.parked != nil {
+			// Folding a parked run for Wait: it waits on this approval
+			// unless the approval was decided since.
+			return r.foldParked(ctx, st.parked)
+		}
 		if r.b.Hitl == nil {
 			if st != nil && st.parked != nil {
 				// Asked by an earlier drive: a later drive with a HITL
@@ -131,14 +135,14 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 		req.TenantID, req.RunID, req.ID = r.tenantID, r.id, r.requestID(key)
 		req.ReviewerRole = role
 		req.CreatedAt = now
-		req.ExpiresAt = now.Add(time.Duration(r.s.Hitl.TimeoutMs) * time.Millisecond)
+		req.ExpiresAt = now.Add(msDuration(r.s.Hitl.TimeoutMs))
 		a, err := r.b.Hitl.RequestApproval(ctx, req)
 		if err != nil {
 			return approvalOutcome{}, nil, coded(err, "request approval")
 		}
 		raw, err := json.Marshal(parkRecord{Request: a.Request, ElapsedMs: r.elapsedMs()})
 		if err != nil {
-			return approvalOutcome{}, nil, &agents.PersistenceError{Op: "encode approval", Err: err}
+			return approvalOutcome{}, nil, &agents.PersistenceError{Op: "encode approval", Err: err, Permanent: true}
 		}
 		e, _, err := r.appendEntry(ctx, key, node, bindings.StepParked, raw, nil)
 		if err != nil {
@@ -161,12 +165,33 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 	return approvalOutcome{}, nil, r.fail(ctx, base+"/exhausted", node, &agents.HitlRequiredError{Reason: "the approval expired after every escalation"})
 }
 
+// foldParked is a parked approval step of a run folded for Wait: the
+// request it waits on, or errNotParked once the approval is decided or
+// expired (a driver is about to move the run on).
+func (r *run) foldParked(ctx context.Context, parked *bindings.JournalEntry) (approvalOutcome, *bindings.ApprovalRequest, error) {
+	var pr parkRecord
+	if err := json.Unmarshal(parked.Output, &pr); err != nil {
+		return approvalOutcome{}, nil, &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
+	}
+	if r.b.Hitl != nil {
+		a, err := r.b.Hitl.GetApproval(ctx, r.tenantID, pr.Request.ID)
+		if err != nil {
+			return approvalOutcome{}, nil, coded(err, "get approval")
+		}
+		if a.Status != bindings.ApprovalPending {
+			return approvalOutcome{}, nil, errNotParked
+		}
+	}
+	r.parkedNow++
+	return approvalOutcome{}, &pr.Request, nil
+}
+
 // complete journals a decided approval attempt and returns the outcome the
 // journal keeps (the first one recorded).
 func (r *run) complete(ctx context.Context, key, node string, o approvalOutcome) (approvalOutcome, error) {
 	raw, err := json.Marshal(o)
 	if err != nil {
-		return o, &agents.PersistenceError{Op: "encode approval outcome", Err: err}
+		return o, &agents.PersistenceError{Op: "encode approval outcome", Err: err, Permanent: true}
 	}
 	e, appended, err := r.appendEntry(ctx, key, node, bindings.StepCompleted, raw, nil)
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 )
 
-// Event is one event of a turn (the spec's TurnEvent). Events reach
+// Event is one event of a turn (the TypeScript package's TurnEvent). Events reach
 // Bindings.OnEvent in the order things happen. A driver emits only what it
 // does itself: a resumed run never repeats the events of an earlier drive.
 type Event interface {
@@ -59,6 +59,41 @@ type NodeCompletedEvent struct {
 	Code  string `json:"code,omitempty"`
 }
 
+// MarshalJSON encodes the event with its kind: {"kind":"node.started",
+// "runId":…,"node":…,"key":…}, so a logged event says what it is and
+// which node it is about.
+func (e NodeStartedEvent) MarshalJSON() ([]byte, error) {
+	type plain NodeStartedEvent
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		plain
+	}{KindNodeStarted, plain(e)})
+}
+
+// String returns "node.started NODE (step KEY) run RUNID".
+func (e NodeStartedEvent) String() string {
+	return KindNodeStarted + " " + e.Node + " (step " + e.Key + ") run " + e.RunID
+}
+
+// MarshalJSON encodes the event with its kind, as NodeStartedEvent's.
+func (e NodeCompletedEvent) MarshalJSON() ([]byte, error) {
+	type plain NodeCompletedEvent
+	return json.Marshal(struct {
+		Kind string `json:"kind"`
+		plain
+	}{KindNodeCompleted, plain(e)})
+}
+
+// String returns "node.completed NODE (step KEY) run RUNID", with
+// "failed: CODE" added when the step failed.
+func (e NodeCompletedEvent) String() string {
+	s := KindNodeCompleted + " " + e.Node + " (step " + e.Key + ") run " + e.RunID
+	if e.Code != "" {
+		s += " failed: " + e.Code
+	}
+	return s
+}
+
 // RetrievalCompletedEvent: run-retrievals fetched its facts.
 type RetrievalCompletedEvent struct {
 	RunID   string   `json:"runId"`
@@ -72,6 +107,9 @@ type ModelCallStartedEvent struct {
 	Provider  string `json:"provider"`
 	Model     string `json:"model"`
 	RequestID string `json:"requestId"`
+	// Attempt is 2 when the turn sends the call again after a stream that
+	// failed part-way (see ModelCallDeltaEvent); 0 otherwise.
+	Attempt int `json:"attempt,omitempty"`
 }
 
 // ModelCallCompletedEvent: a model call answered.
@@ -153,6 +191,9 @@ type ApprovalRequestedEvent struct {
 type TurnSuspendedEvent struct {
 	RunID       string   `json:"runId"`
 	ApprovalIDs []string `json:"approvalIds"`
+	// Result is the turn's result (what Invoke or Resume returns); it is
+	// not part of the event's JSON.
+	Result *Result `json:"-"`
 }
 
 // TurnCompletedEvent: the turn finished.
@@ -160,6 +201,9 @@ type TurnCompletedEvent struct {
 	RunID      string `json:"runId"`
 	TurnNumber int    `json:"turnNumber"`
 	Usage      Usage  `json:"usage"`
+	// Result is the turn's result (what Invoke or Resume returns); it is
+	// not part of the event's JSON.
+	Result *Result `json:"-"`
 }
 
 // TurnFailedEvent: the turn failed with the coded error Code.

@@ -46,7 +46,7 @@ type ExpireFailure struct {
 	Err        error
 }
 
-// ExpireApprovals is the spec's ExpireApprovals(ctx, now) sweep: every
+// ExpireApprovals(ctx, now) is the approval-expiry sweep: every
 // parked run whose approval expired is moved to the on-timeout action of
 // its effective HITL policy (escalate: a new approval asked one reviewer
 // role up; deny: the model is told and the turn goes on; fail: the turn
@@ -77,11 +77,11 @@ func ExpireApprovals(ctx context.Context, b Bindings, lookup AgentLookup, now ti
 		return st, err
 	}
 	if lookup == nil {
-		return st, &agents.InvalidMessageError{Reason: "ExpireApprovals needs an agent lookup"}
+		return st, &agents.InvalidBindingsError{Reason: "ExpireApprovals needs an agent lookup"}
 	}
 	sweeper, ok := b.Hitl.(bindings.ApprovalSweeper)
 	if !ok {
-		return st, &agents.InvalidMessageError{Reason: "ExpireApprovals needs a HITL binding that implements bindings.ApprovalSweeper"}
+		return st, &agents.InvalidBindingsError{Reason: "ExpireApprovals needs a HITL binding that implements bindings.ApprovalSweeper"}
 	}
 	s := &sweep{b: b, lookup: lookup, sweeper: sweeper, runs: map[runRef]*sweptRun{}}
 	in := bindings.ExpiredApprovalsInput{Now: now, Limit: expirePage}
@@ -120,8 +120,8 @@ type sweptRun struct {
 	busy     bool
 	failure  error           // the run could not be driven to an outcome
 	err      error           // the drive's own outcome (nil, hitl-required, a turn failure)
-	appended map[string]bool // approval steps whose result this drive journaled
-	resolved map[string]bool // steps with a result in the journal after the drive
+	appended map[string]bool // derived ids (derivedID) of the steps whose result this drive journaled
+	resolved map[string]bool // derived ids of the steps with a result in the journal after the drive
 }
 
 // expire handles one listed approval; it returns an error only when the
@@ -132,9 +132,9 @@ func (s *sweep) expire(ctx context.Context, ref bindings.ApprovalRef, st *Expire
 		st.Failed++
 		st.Failures = append(st.Failures, ExpireFailure{TenantID: ref.TenantID, RunID: ref.RunID, ApprovalID: ref.ApprovalID, Err: err})
 	}
-	// The turn derives an approval's id from its run id and step key.
-	key, ok := strings.CutPrefix(ref.ApprovalID, ref.RunID+"/")
-	if !ok {
+	// The turn derives an approval's id from its run id and step key
+	// (derivedID): the drive below finds the key whose id it is.
+	if !strings.HasPrefix(ref.ApprovalID, idPrefix(ref.RunID)) {
 		fail(&agents.InvalidMessageError{Reason: "approval " + ref.ApprovalID + " was not asked for by a turn of run " + ref.RunID})
 		return nil
 	}
@@ -152,7 +152,7 @@ func (s *sweep) expire(ctx context.Context, ref bindings.ApprovalRef, st *Expire
 		st.Skipped++
 	case r.failure != nil:
 		fail(r.failure)
-	case r.resolved[key]:
+	case r.resolved[ref.ApprovalID]:
 		if _, err := s.sweeper.MarkApprovalExpired(ctx, ref.TenantID, ref.ApprovalID); err != nil {
 			if ctx.Err() != nil {
 				return &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: ctx.Err()}
@@ -160,7 +160,7 @@ func (s *sweep) expire(ctx context.Context, ref bindings.ApprovalRef, st *Expire
 			fail(coded(err, "mark approval expired"))
 			return nil
 		}
-		if r.appended[key] {
+		if r.appended[ref.ApprovalID] {
 			st.Moved++
 		} else {
 			st.Skipped++
@@ -211,7 +211,10 @@ func (s *sweep) drive(ctx context.Context, ref bindings.ApprovalRef) (*sweptRun,
 		}
 	}
 	r.err = err
-	r.appended = rec.keys()
+	r.appended = map[string]bool{}
+	for k := range rec.keys() {
+		r.appended[derivedID(ref.RunID, k)] = true
+	}
 	entries, jerr := s.b.Runs.ReadJournal(ctx, ref.TenantID, ref.RunID)
 	if jerr != nil {
 		r.failure = journalError(ref.RunID, jerr)
@@ -220,7 +223,7 @@ func (s *sweep) drive(ctx context.Context, ref bindings.ApprovalRef) (*sweptRun,
 	r.resolved = make(map[string]bool, len(entries))
 	for _, e := range entries {
 		if e.Status.Phase() == "result" {
-			r.resolved[e.Key] = true
+			r.resolved[derivedID(ref.RunID, e.Key)] = true
 		}
 	}
 	return r, nil

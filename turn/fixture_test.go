@@ -23,8 +23,9 @@ const (
 
 // clock is a settable clock shared by the store and the turn.
 type clock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu   sync.Mutex
+	t    time.Time
+	wall bool // read the wall clock instead (worker tests)
 }
 
 func newClock() *clock { return &clock{t: time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)} }
@@ -32,6 +33,9 @@ func newClock() *clock { return &clock{t: time.Date(2026, 3, 14, 9, 0, 0, 0, tim
 func (c *clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.wall {
+		return time.Now()
+	}
 	return c.t
 }
 
@@ -127,7 +131,7 @@ func (l *eventLog) reset() {
 var clauseSchema = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","minLength":1}},"required":["query"],"additionalProperties":false}`)
 var emailSchema = json.RawMessage(`{"type":"object","properties":{"to":{"type":"string"},"subject":{"type":"string"},"body":{"type":"string"}},"required":["to","subject","body"]}`)
 
-// drafterSpec is the spec's contract drafter.
+// drafterSpec is the contract drafter of the TypeScript package's example.
 func drafterSpec() agent.Spec {
 	historyLimit := 20
 	maxSteps, maxCost, maxWall := 6, 0.25, int64(60_000)

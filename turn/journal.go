@@ -5,17 +5,78 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 )
 
-// keyState holds the journal entries of one step key, one per phase.
+// keyState holds the journal entries of one step key, one per phase, and
+// for a model or tool step the number of its attempts that ended without a
+// stored result (see noteAttempt).
 type keyState struct {
-	started *bindings.JournalEntry
-	parked  *bindings.JournalEntry
-	result  *bindings.JournalEntry
+	started  *bindings.JournalEntry
+	parked   *bindings.JournalEntry
+	result   *bindings.JournalEntry
+	attempts int
+}
+
+// attemptSep joins a step key and an attempt number into the key of the
+// entry recording that attempt's failure: "agent-loop/1/model-call/attempt/2".
+// No step key contains it (tool call ids in keys are path-escaped).
+const attemptSep = "/attempt/"
+
+// DefaultMaxStepAttempts is Bindings.MaxStepAttempts when it is zero.
+const DefaultMaxStepAttempts = 5
+
+// maxAttempts is Bindings.MaxStepAttempts or its default.
+func (r *run) maxAttempts() int {
+	if r.b.MaxStepAttempts > 0 {
+		return r.b.MaxStepAttempts
+	}
+	return DefaultMaxStepAttempts
+}
+
+// maxAttemptMessage bounds the error message an attempt entry records.
+const maxAttemptMessage = 1024
+
+// noteAttempt journals that the model or tool step in flight (r.inflight)
+// ends this drive without a stored result, after err, which leaves the run
+// resumable: a failed entry under the step key, attemptSep and the attempt
+// number, with err's code and (shortened) message. It is best effort: when
+// even this write fails, as after a crash, the attempt is not counted.
+//
+// Counting in the journal makes the bound of Bindings.MaxStepAttempts hold
+// across processes; counting the attempts that failed, rather than writing
+// one entry per start, keeps the journal of a run resumed after a crash
+// the same as that of an uninterrupted run (the crash tests hold it so).
+func (r *run) noteAttempt(ctx context.Context, err error) {
+	key, node := r.inflight, r.inflightNode
+	r.inflight = ""
+	st := r.entries[key]
+	if key == "" || st == nil || (st.result != nil && st.result.Seq != 0) {
+		return
+	}
+	msg := err.Error()
+	if len(msg) > maxAttemptMessage {
+		cut := maxAttemptMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	n := st.attempts + 1
+	se := &bindings.StepError{Code: agents.CodeOf(err), Message: msg}
+	if _, _, werr := r.appendEntry(ctx, key+attemptSep+strconv.Itoa(n), node, bindings.StepFailed, nil, se); werr != nil && len(r.buf) > 0 {
+		// The buffer may hold what the store refuses (the step's own
+		// result): drop it, as a crash would (see bufferEntry), and count
+		// the attempt alone.
+		r.buf, r.carried = r.buf[:0], false
+		_, _, _ = r.appendEntry(ctx, key+attemptSep+strconv.Itoa(n), node, bindings.StepFailed, nil, se)
+	}
 }
 
 // loadJournal indexes a run's entries by key and phase. The first entry of
@@ -34,15 +95,17 @@ func (r *run) loadJournal(entries []bindings.JournalEntry) {
 // (a pointer into a slab stays valid when a full slab is replaced by a
 // new one), one allocation per slab instead of two per entry.
 func (r *run) record(e bindings.JournalEntry) {
-	st := r.entries[e.Key]
-	if st == nil {
-		if len(r.keySlab) == cap(r.keySlab) {
-			r.keySlab = make([]keyState, 0, 16)
+	if e.Status == bindings.StepFailed {
+		if i := strings.LastIndex(e.Key, attemptSep); i >= 0 {
+			if n, err := strconv.Atoi(e.Key[i+len(attemptSep):]); err == nil {
+				// A failed attempt of step e.Key[:i] (noteAttempt).
+				st := r.state(e.Key[:i])
+				st.attempts = max(st.attempts, n)
+				return
+			}
 		}
-		r.keySlab = append(r.keySlab, keyState{})
-		st = &r.keySlab[len(r.keySlab)-1]
-		r.entries[e.Key] = st
 	}
+	st := r.state(e.Key)
 	switch e.Status.Phase() {
 	case string(bindings.StepStarted):
 		if st.started == nil {
@@ -59,6 +122,20 @@ func (r *run) record(e bindings.JournalEntry) {
 	}
 }
 
+// state returns the key state of key, made on first use.
+func (r *run) state(key string) *keyState {
+	st := r.entries[key]
+	if st == nil {
+		if len(r.keySlab) == cap(r.keySlab) {
+			r.keySlab = make([]keyState, 0, 16)
+		}
+		r.keySlab = append(r.keySlab, keyState{})
+		st = &r.keySlab[len(r.keySlab)-1]
+		r.entries[key] = st
+	}
+	return st
+}
+
 // keep stores e in the entry slab and returns its address there.
 func (r *run) keep(e bindings.JournalEntry) *bindings.JournalEntry {
 	if len(r.entrySlab) == cap(r.entrySlab) {
@@ -69,8 +146,8 @@ func (r *run) keep(e bindings.JournalEntry) *bindings.JournalEntry {
 }
 
 // requestID is the deterministic request id of a step: the same on every
-// retry of the step, in any process.
-func (r *run) requestID(key string) string { return r.id + "/" + key }
+// retry of the step, in any process (see derivedID).
+func (r *run) requestID(key string) string { return derivedID(r.id, key) }
 
 // appendEntry writes one journal entry at once, under the driver's lease,
 // and indexes what the binding kept (the first entry of that key and
@@ -224,6 +301,9 @@ func (r *run) writeEntries(ctx context.Context, entries []bindings.JournalEntry)
 // stored indexes the written buffer and empties it.
 func (r *run) stored(buffered []bindings.JournalEntry, appended []bool) error {
 	r.buf = r.buf[:0]
+	if r.carried {
+		r.inflight = "" // the carried result of the step in flight is stored
+	}
 	r.carried = false
 	for i := range buffered {
 		if !appended[i] {
@@ -311,10 +391,17 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 			return zero, err
 		}
 	}
-	if effect && (st == nil || st.started == nil) {
-		if _, _, err := r.appendEntry(ctx, key, node, bindings.StepStarted, nil, nil); err != nil {
-			return zero, err
+	if effect {
+		if st == nil || st.started == nil {
+			if _, _, err := r.appendEntry(ctx, key, node, bindings.StepStarted, nil, nil); err != nil {
+				return zero, err
+			}
+		} else if n := st.attempts; n >= r.maxAttempts() {
+			// The step failed this often without a result: the failure
+			// recurs, and calling again would only repeat (and bill) it.
+			return zero, r.fail(ctx, key, node, &agents.StepAttemptsExhaustedError{RunID: r.id, StepKey: key, Attempts: n})
 		}
+		r.inflight, r.inflightNode = key, node
 	}
 	if r.b.OnEvent != nil {
 		r.emit(ctx, NodeStartedEvent{RunID: r.id, Node: node, Key: key})
@@ -330,7 +417,13 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	case kindMessage:
 		requestID = r.messageID(key) // persist's fn takes it as the message id
 	}
-	out, err := fn(ctx, requestID)
+	var out T
+	var err error
+	if effect {
+		out, err = callEffect(ctx, r, node, requestID, fn)
+	} else {
+		out, err = fn(ctx, requestID)
+	}
 	if r.logger != nil {
 		r.logStep(ctx, key, node, start, out, err)
 	}
@@ -345,7 +438,7 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	}
 	raw, err := json.Marshal(out)
 	if err != nil {
-		return zero, &agents.PersistenceError{Op: "encode step " + key, Err: err}
+		return zero, &agents.PersistenceError{Op: "encode step " + key, Err: err, Permanent: true}
 	}
 	var e bindings.JournalEntry
 	var appended bool
@@ -354,6 +447,9 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 		e, appended, err = r.carry(ctx, key, node, raw)
 	case effect:
 		e, appended, err = r.appendEntry(ctx, key, node, bindings.StepCompleted, raw, nil)
+		if err == nil {
+			r.inflight = ""
+		}
 	default:
 		e, appended, err = r.bufferEntry(ctx, key, node, raw)
 	}
@@ -365,6 +461,31 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 		return decodeResult[T](&e)
 	}
 	return out, nil
+}
+
+// callEffect runs the body of a model or tool step. A panic in it (a
+// provider, tool or check that panics) is counted as a failed attempt of
+// the step (noteAttempt) and goes on: the drive still ends with the panic,
+// but a step that panics on every drive ends the run after
+// Bindings.MaxStepAttempts drives, as any recurring failure does.
+func callEffect[T any](ctx context.Context, r *run, node, requestID string, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
+	defer func() {
+		if p := recover(); p != nil {
+			msg := fmt.Sprintf("the step panicked: %v", p)
+			var err error
+			switch node {
+			case NodeModelCall:
+				err = &agents.ModelInvocationError{Provider: r.s.Route.Provider, Model: r.s.Route.Model, Message: msg}
+			case NodeEvaluateGuardrails:
+				err = &agents.GuardrailViolationError{Reason: msg}
+			default:
+				err = &agents.ToolInvocationError{Message: msg}
+			}
+			r.noteAttempt(context.WithoutCancel(ctx), err)
+			panic(p)
+		}
+	}()
+	return fn(ctx, requestID)
 }
 
 // journaled returns raw as the journal stores it: encoding/json compacts
@@ -404,6 +525,9 @@ func (r *run) fail(ctx context.Context, key, node string, err error) error {
 	e, appended, werr := r.appendEntry(context.WithoutCancel(ctx), key, node, bindings.StepFailed, detail, se)
 	if werr != nil {
 		return werr
+	}
+	if r.inflight == key {
+		r.inflight = ""
 	}
 	r.failed = true
 	if !appended && e.Status == bindings.StepFailed {
@@ -551,6 +675,18 @@ func newCoded(code string, cause error) error {
 		return &agents.UnresolvedGuardrailError{}
 	case agents.CodeTenantPolicyUnavailable:
 		return &agents.TenantPolicyUnavailableError{Err: cause}
+	case agents.CodeRunInputMismatch:
+		return &agents.RunInputMismatchError{}
+	case agents.CodeStepAttemptsExhausted:
+		return &agents.StepAttemptsExhaustedError{}
+	case agents.CodePersistence:
+		return &agents.PersistenceError{Err: cause}
+	case agents.CodeInvalidOutput:
+		return &agents.InvalidOutputError{}
+	case agents.CodeInvalidBindings:
+		return &agents.InvalidBindingsError{}
+	case agents.CodeApprovalNotFound:
+		return &agents.ApprovalNotFoundError{}
 	}
 	return nil
 }

@@ -3,9 +3,12 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"net/url"
-	"slices"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -25,24 +28,42 @@ func (r *run) loop(ctx context.Context) (Result, bool, error) {
 		}
 		calls := resp.ToolCalls
 		r.messages = append(r.messages, bindings.ChatMessage{Role: bindings.ChatAssistant, Content: resp.Text, ToolCalls: calls})
+		fix := false // the answer goes back to the model (validateOutput)
+		if len(calls) == 0 && len(r.agent.Output) > 0 && !r.in.DryRun {
+			if fix, err = r.validateOutput(ctx, i, resp.Text); err != nil {
+				return Result{}, false, err
+			}
+		}
 		if len(calls) > 0 {
+			// Past the cap, calls are never run nor stored: the model is
+			// told below, after the results of the calls that ran.
+			run, over := calls, []bindings.ToolCall(nil)
+			if limit := r.maxToolCalls(); len(calls) > limit {
+				run, over = calls[:limit:limit], calls[limit:]
+			}
 			if _, err := r.persist(ctx, loopKey(i)+"/"+NodeModelCall+"/message", NodeModelCall, bindings.AppendMessageInput{
-				Role: bindings.RoleAgent, Content: resp.Text, ToolCalls: calls,
+				Role: bindings.RoleAgent, Content: resp.Text, ToolCalls: run,
 			}, nil); err != nil {
 				return Result{}, false, err
 			}
-			approvals, err := r.dispatch(ctx, i, calls)
+			approvals, err := r.dispatch(ctx, i, run)
 			if err != nil {
 				return Result{}, false, err
 			}
 			if approvals != nil {
 				return r.compose(StatusSuspended, "", approvals), true, nil
 			}
+			if len(over) > 0 {
+				content := errorContent(fmt.Sprintf("not run: a response may make at most %d tool calls; this call was number %d or later, so it was ignored. Make fewer calls at once.", len(run), len(run)+1))
+				for _, c := range over {
+					r.messages = append(r.messages, bindings.ChatMessage{Role: bindings.ChatTool, Content: content, ToolCallID: c.ID})
+				}
+			}
 		}
-		if err := r.budgetCheck(ctx, i, len(calls) > 0); err != nil {
+		if err := r.budgetCheck(ctx, i, len(calls) > 0 || fix); err != nil {
 			return Result{}, false, err
 		}
-		if len(calls) == 0 {
+		if len(calls) == 0 && !fix {
 			r.final = resp.Text
 			return Result{}, false, nil
 		}
@@ -61,10 +82,7 @@ func (r *run) modelCall(ctx context.Context, i int) (bindings.GenerateResponse, 
 			return bindings.GenerateResponse{Model: r.s.Route.Model, FinishReason: "dry-run"}, nil
 		}
 		r.emit(ctx, ModelCallStartedEvent{RunID: r.id, Iteration: i, Provider: r.s.Route.Provider, Model: r.s.Route.Model, RequestID: requestID})
-		resp, err := r.provider.Generate(ctx, bindings.GenerateRequest{
-			Model: r.s.Route.Model, Messages: slices.Clip(r.messages), Tools: r.toolDefs,
-			RequestID: requestID, TenantID: r.tenantID, RunID: r.id,
-		})
+		resp, err := r.generate(ctx, i, r.generateRequest(requestID))
 		if err != nil {
 			if agents.CodeOf(err) == "" || ctx.Err() != nil {
 				return resp, &agents.ModelInvocationError{Provider: r.s.Route.Provider, Model: r.s.Route.Model, Err: err}
@@ -73,6 +91,11 @@ func (r *run) modelCall(ctx context.Context, i int) (bindings.GenerateResponse, 
 		}
 		if resp.Usage.CostUsd == 0 {
 			resp.Usage.CostUsd = r.s.Model.Cost(resp.Usage.InputTokens, resp.Usage.OutputTokens)
+		}
+		if msg := badUsage(resp.Usage); msg != "" {
+			// Final: the same response would break the budget (and the
+			// journal) on every drive.
+			return bindings.GenerateResponse{}, &agents.ModelInvocationError{Provider: r.s.Route.Provider, Model: r.s.Route.Model, Message: msg}
 		}
 		resp.ToolCalls = normalizeCalls(i, resp.ToolCalls)
 		r.emit(ctx, ModelCallCompletedEvent{
@@ -93,10 +116,82 @@ func (r *run) modelCall(ctx context.Context, i int) (bindings.GenerateResponse, 
 	return resp, nil
 }
 
-// normalizeCalls gives every tool call of a response a unique, non-empty
-// id (a parallel call's approval and result must never be confused with
-// another's) and valid JSON arguments (malformed arguments become a JSON
-// string, which the input schema then refuses).
+// Limits on what a model's response may hold.
+const (
+	// MaxToolCallIDLength is the longest tool call id, in bytes, the turn
+	// keeps as the model gave it. An id that is empty, longer, not valid
+	// UTF-8, holds a control character, or repeats an earlier id of the
+	// same response is replaced by "call-<iteration>-<position>" (1-based;
+	// "x" is appended while that is taken), deterministically, before the
+	// response is journaled: the journal, the stored messages and every
+	// later request use the replacement.
+	MaxToolCallIDLength = 64
+	// MaxToolNameLength is the longest tool name, in bytes, of a call the
+	// turn considers (an agent's tool ids are at most agent.MaxIDLength).
+	// A name that is empty, longer, not valid UTF-8 or holds a control
+	// character is replaced by InvalidToolName; such a call never runs and
+	// is answered to the model with an error.
+	MaxToolNameLength = 128
+	// InvalidToolName stands for a tool name that broke MaxToolNameLength's
+	// rules. No agent tool can have it (tool ids start with a letter or
+	// digit).
+	InvalidToolName = "_invalid_tool_name"
+	// DefaultMaxToolCallsPerResponse is Bindings.MaxToolCallsPerResponse
+	// when it is zero.
+	DefaultMaxToolCallsPerResponse = 64
+)
+
+// maxToolCalls is the run's cap on the tool calls of one response: the
+// one setup journaled, so every drive caps alike.
+func (r *run) maxToolCalls() int {
+	if r.s.Budget.MaxToolCalls > 0 {
+		return r.s.Budget.MaxToolCalls
+	}
+	return toolCallsCap(r.b)
+}
+
+// toolCallsCap is Bindings.MaxToolCallsPerResponse or its default.
+func toolCallsCap(b *Bindings) int {
+	if b.MaxToolCallsPerResponse > 0 {
+		return b.MaxToolCallsPerResponse
+	}
+	return DefaultMaxToolCallsPerResponse
+}
+
+// badUsage says what is wrong with the usage a provider reported: a cost
+// that is not a finite number of 0 or more, or a negative token count. It
+// returns "" for a usage the turn can count.
+func badUsage(u bindings.Usage) string {
+	switch {
+	case math.IsNaN(u.CostUsd) || math.IsInf(u.CostUsd, 0):
+		return fmt.Sprintf("the provider reported a cost of %v US dollars, which is not a finite number", u.CostUsd)
+	case u.CostUsd < 0:
+		return fmt.Sprintf("the provider reported a negative cost (%v US dollars)", u.CostUsd)
+	case u.InputTokens < 0 || u.OutputTokens < 0:
+		return fmt.Sprintf("the provider reported a negative token count (%d input, %d output)", u.InputTokens, u.OutputTokens)
+	}
+	return ""
+}
+
+// validCallText reports whether s is a usable tool call id or name: 1 to
+// max bytes of UTF-8 without control characters.
+func validCallText(s string, max int) bool {
+	if s == "" || len(s) > max || !utf8.ValidString(s) {
+		return false
+	}
+	for _, c := range s {
+		if unicode.IsControl(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// normalizeCalls gives every tool call of a response a unique, valid id (a
+// parallel call's approval and result must never be confused with
+// another's; see MaxToolCallIDLength), a valid name (MaxToolNameLength)
+// and valid JSON arguments (malformed arguments become a JSON string,
+// which the input schema then refuses).
 func normalizeCalls(i int, calls []bindings.ToolCall) []bindings.ToolCall {
 	if len(calls) == 0 {
 		return nil
@@ -104,13 +199,16 @@ func normalizeCalls(i int, calls []bindings.ToolCall) []bindings.ToolCall {
 	out := make([]bindings.ToolCall, len(calls))
 	seen := make(map[string]bool, len(calls))
 	for j, c := range calls {
-		if c.ID == "" || seen[c.ID] {
+		if !validCallText(c.ID, MaxToolCallIDLength) || seen[c.ID] {
 			c.ID = "call-" + strconv.Itoa(i) + "-" + strconv.Itoa(j+1)
 			for seen[c.ID] {
 				c.ID += "x"
 			}
 		}
 		seen[c.ID] = true
+		if !validCallText(c.Name, MaxToolNameLength) {
+			c.Name = InvalidToolName
+		}
 		if len(c.Arguments) == 0 {
 			c.Arguments = json.RawMessage(`{}`)
 		} else if !json.Valid(c.Arguments) {

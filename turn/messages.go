@@ -3,6 +3,8 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strconv"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -32,8 +34,8 @@ func (r *run) renderPrompt(ctx context.Context) error {
 }
 
 // messageID is the deterministic id of the message a step stores, so a
-// retried append stores nothing twice.
-func (r *run) messageID(key string) string { return r.id + "/" + key }
+// retried append stores nothing twice (see derivedID).
+func (r *run) messageID(key string) string { return derivedID(r.id, key) }
 
 // persist stores one message of the turn as step key (nothing in a dry
 // run) and folds it into Result.Appended.
@@ -54,7 +56,7 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 			m = bindings.ConversationMessage{
 				TenantID: in.TenantID, ConversationID: in.ConversationID, Role: in.Role, Content: in.Content,
 				ToolCalls: in.ToolCalls, ToolCallID: in.ToolCallID, TurnNumber: in.TurnNumber, RunID: in.RunID,
-				Metadata: in.Metadata,
+				ParticipantID: in.ParticipantID, Metadata: in.Metadata,
 			}
 		} else {
 			// The message may depend on results still buffered: they are
@@ -78,7 +80,7 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 // persistUserMessage is the persist-user-message node.
 func (r *run) persistUserMessage(ctx context.Context) error {
 	m, err := r.persist(ctx, NodePersistUserMessage, NodePersistUserMessage, bindings.AppendMessageInput{
-		Role: bindings.RoleUser, Content: r.in.UserMessage,
+		Role: bindings.RoleUser, Content: r.in.UserMessage, ParticipantID: r.in.ParticipantID,
 	}, nil)
 	r.userMsg = m
 	return err
@@ -114,20 +116,12 @@ func (r *run) buildInitialMessages(ctx context.Context) error {
 	return err
 }
 
-// historyMessages turns stored messages into model messages. A model API
-// rejects a tool message that answers no call, and a call no tool message
-// answers, so both are dropped: a tool result whose call fell outside the
-// window, and a call of an earlier turn that never got its result (that
-// turn failed mid-way).
+// historyMessages turns stored messages into model messages, made well
+// formed (wellFormed): a tool result whose call fell outside the window,
+// and a call of an earlier turn that never got its result (that turn
+// failed, was cancelled or halted mid-way), are left out.
 func historyMessages(hist []bindings.ConversationMessage) []bindings.ChatMessage {
-	answered := map[string]bool{}
-	for _, m := range hist {
-		if m.Role == bindings.RoleTool {
-			answered[m.ToolCallID] = true
-		}
-	}
 	out := make([]bindings.ChatMessage, 0, len(hist))
-	calls := map[string]bool{}
 	for _, m := range hist {
 		switch m.Role {
 		case bindings.RoleUser:
@@ -135,24 +129,162 @@ func historyMessages(hist []bindings.ConversationMessage) []bindings.ChatMessage
 		case bindings.RoleSystem:
 			out = append(out, bindings.ChatMessage{Role: bindings.ChatSystem, Content: m.Content})
 		case bindings.RoleAgent:
-			var tcs []bindings.ToolCall
-			for _, c := range m.ToolCalls {
-				if answered[c.ID] {
-					calls[c.ID] = true
-					tcs = append(tcs, c)
-				}
-			}
-			if len(tcs) == 0 && m.Content == "" {
-				continue
-			}
-			out = append(out, bindings.ChatMessage{Role: bindings.ChatAssistant, Content: m.Content, ToolCalls: tcs})
+			out = append(out, bindings.ChatMessage{Role: bindings.ChatAssistant, Content: m.Content, ToolCalls: m.ToolCalls})
 		case bindings.RoleTool:
-			if calls[m.ToolCallID] {
-				out = append(out, bindings.ChatMessage{Role: bindings.ChatTool, Content: m.Content, ToolCallID: m.ToolCallID})
-			}
+			out = append(out, bindings.ChatMessage{Role: bindings.ChatTool, Content: m.Content, ToolCallID: m.ToolCallID})
 		}
 	}
+	return wellFormed(out)
+}
+
+// wellFormed returns msgs as model APIs (Chat Completions, Anthropic)
+// accept them, which is msgs itself when it already is:
+//
+//   - every tool call of an assistant message is answered by a tool
+//     message among those right after it (before the next message of
+//     another role); a call with no answer there is left out, and so is
+//     an assistant message left with neither calls nor text;
+//   - every tool message answers a call of the assistant message it
+//     follows; one that answers none (its call fell outside the history
+//     window, or was answered already) is left out;
+//   - tool call ids are unique within msgs: a call whose id an answered
+//     call of a later assistant message also has (a provider that gives
+//     no ids gets call-1-1 in every turn) is renamed, with its answer, to
+//     "call-h<message>-<position>" ("x" appended while that is taken), so
+//     the latest calls keep the ids the model gave them.
+//
+// Matching is per assistant message, so per turn and per loop iteration:
+// an answer never pairs with a call of another turn.
+func wellFormed(msgs []bindings.ChatMessage) []bindings.ChatMessage {
+	if isWellFormed(msgs) {
+		return msgs
+	}
+	type group struct {
+		at      int // index in out of the assistant message
+		answers []int
+	}
+	out := make([]bindings.ChatMessage, 0, len(msgs))
+	var groups []group
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		switch {
+		case m.Role == bindings.ChatTool:
+			continue // answers no call of the message it follows
+		case m.Role != bindings.ChatAssistant || len(m.ToolCalls) == 0:
+			out = append(out, m)
+			continue
+		}
+		end := i + 1
+		for end < len(msgs) && msgs[end].Role == bindings.ChatTool {
+			end++
+		}
+		var calls []bindings.ToolCall
+		var answers []bindings.ChatMessage
+		for _, c := range m.ToolCalls {
+			if slices.ContainsFunc(calls, func(k bindings.ToolCall) bool { return k.ID == c.ID }) {
+				continue // a second call with the id: its answer is the first's
+			}
+			for k := i + 1; k < end; k++ {
+				if msgs[k].ToolCallID == c.ID {
+					calls = append(calls, c)
+					answers = append(answers, msgs[k])
+					break
+				}
+			}
+		}
+		i = end - 1
+		if len(calls) == 0 {
+			if m.Content != "" {
+				out = append(out, bindings.ChatMessage{Role: m.Role, Content: m.Content})
+			}
+			continue
+		}
+		m.ToolCalls = calls
+		g := group{at: len(out)}
+		out = append(out, m)
+		for _, a := range answers {
+			g.answers = append(g.answers, len(out))
+			out = append(out, a)
+		}
+		groups = append(groups, g)
+	}
+	taken := map[string]bool{}
+	for _, g := range groups {
+		for _, c := range out[g.at].ToolCalls {
+			taken[c.ID] = true
+		}
+	}
+	assigned := make(map[string]bool, len(taken))
+	for gi := len(groups) - 1; gi >= 0; gi-- {
+		g := groups[gi]
+		calls := out[g.at].ToolCalls
+		renamed := false
+		for j, c := range calls {
+			if !assigned[c.ID] {
+				assigned[c.ID] = true
+				continue
+			}
+			id := "call-h" + strconv.Itoa(gi+1) + "-" + strconv.Itoa(j+1)
+			for taken[id] || assigned[id] {
+				id += "x"
+			}
+			assigned[id] = true
+			if !renamed {
+				calls = slices.Clone(calls)
+				renamed = true
+			}
+			calls[j].ID = id
+			// The answers follow the calls' order (see above).
+			out[g.answers[j]].ToolCallID = id
+		}
+		out[g.at].ToolCalls = calls
+	}
 	return out
+}
+
+// isWellFormed reports whether msgs already meets wellFormed's rules.
+func isWellFormed(msgs []bindings.ChatMessage) bool {
+	var ids []string // every call id so far
+	var seen map[string]bool
+	const scan = 16 // ids checked by scanning up to this many
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		if m.Role == bindings.ChatTool {
+			return false // not right after its call's message
+		}
+		if m.Role != bindings.ChatAssistant || len(m.ToolCalls) == 0 {
+			continue
+		}
+		end := i + 1
+		for end < len(msgs) && msgs[end].Role == bindings.ChatTool {
+			end++
+		}
+		if end-(i+1) != len(m.ToolCalls) {
+			return false
+		}
+		for j, c := range m.ToolCalls {
+			if msgs[i+1+j].ToolCallID != c.ID {
+				return false // answers in the calls' order, one each
+			}
+			if seen == nil && len(ids) == scan {
+				seen = make(map[string]bool, 2*scan)
+				for _, id := range ids {
+					seen[id] = true
+				}
+			}
+			if seen != nil {
+				if seen[c.ID] {
+					return false
+				}
+				seen[c.ID] = true
+			} else if slices.Contains(ids, c.ID) {
+				return false
+			}
+			ids = append(ids, c.ID)
+		}
+		i = end - 1
+	}
+	return true
 }
 
 // persistFinalMessage is the persist-final-message node: the response,

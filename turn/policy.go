@@ -178,6 +178,9 @@ type budgetCaps struct {
 	MaxSteps   int      `json:"maxSteps"`
 	MaxCostUsd *float64 `json:"maxCostUsd,omitempty"`
 	MaxWallMs  int64    `json:"maxWallMs"`
+	// MaxToolCalls is Bindings.MaxToolCallsPerResponse as setup saw it (0
+	// in runs journaled before it existed: the binding's value then).
+	MaxToolCalls int `json:"maxToolCalls,omitempty"`
 }
 
 func capsFor(a agent.Agent, p Policy) budgetCaps {

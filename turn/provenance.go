@@ -44,7 +44,8 @@ func (r *run) persistProvenance(ctx context.Context) error {
 func (r *run) provenanceRecord() bindings.ProvenanceRecord {
 	rec := bindings.ProvenanceRecord{
 		TenantID: r.tenantID, RunID: r.id, ConversationID: r.in.ConversationID, TurnNumber: r.s.TurnNumber,
-		AgentID: r.agent.ID, AgentVersion: r.agent.Version, FlowID: FlowID, FlowVersion: FlowVersion,
+		ParticipantID: r.in.ParticipantID,
+		AgentID:       r.agent.ID, AgentVersion: r.agent.Version, FlowID: FlowID, FlowVersion: FlowVersion,
 		Provider: r.s.Route.Provider, Model: r.s.Route.Model,
 		PromptHash:     hashString(r.prompt),
 		MessageHashes:  make([]string, 0, len(r.messages)),
@@ -108,7 +109,7 @@ func SignProvenance(ctx context.Context, rec *bindings.ProvenanceRecord, keys bi
 	rec.KeyID = keyID
 	msg, err := signedBytes(*rec)
 	if err != nil {
-		return &agents.PersistenceError{Op: "encode provenance", Err: err}
+		return &agents.PersistenceError{Op: "encode provenance", Err: err, Permanent: true}
 	}
 	rec.Signature = ed25519.Sign(key, msg)
 	return nil

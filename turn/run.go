@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	agents "github.com/kindgi/agents"
@@ -43,6 +44,10 @@ type run struct {
 	lease     *leaseKeeper
 	wallCtx   context.Context
 
+	// inflight is the key (and node) of the model or tool step started in
+	// this drive whose result is not stored yet ("" when none).
+	inflight, inflightNode string
+
 	replaying     bool // folding a finished run: nothing may run
 	failed        bool // a failed outcome is journaled: the run is over
 	pending       bool // waiting on approvals asked by an earlier drive
@@ -51,21 +56,23 @@ type run struct {
 	elapsedBefore int64 // ms of running time of earlier drives
 
 	// Folded turn state.
-	s          setupState
-	provider   bindings.Provider
-	tools      bindings.TenantTools
-	toolDefs   []bindings.ToolDefinition
-	prompt     string
-	userMsg    bindings.ConversationMessage
-	retrieved  []RetrievedFact
-	messages   []bindings.ChatMessage
-	appended   []bindings.ConversationMessage
-	usage      Usage
-	traceCalls []bindings.TraceToolCall
-	usedTools  map[string]bool
-	final      string
-	outcomes   []guardrailOutcome
-	provenance *bindings.ProvenanceRecord
+	s             setupState
+	provider      bindings.Provider
+	tools         bindings.TenantTools
+	toolDefs      []bindings.ToolDefinition
+	prompt        string
+	userMsg       bindings.ConversationMessage
+	retrieved     []RetrievedFact
+	messages      []bindings.ChatMessage
+	appended      []bindings.ConversationMessage
+	usage         Usage
+	traceCalls    []bindings.TraceToolCall
+	usedTools     map[string]bool
+	final         string
+	output        json.RawMessage // the validated answer (validateOutput)
+	outputRetried bool            // an invalid answer went back to the model
+	outcomes      []guardrailOutcome
+	provenance    *bindings.ProvenanceRecord
 }
 
 // newRun prepares a drive over a run's journal.
@@ -181,19 +188,18 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 			return Result{}, serr
 		}
 		r.logEnd(parent, res, nil, false)
-		if res.Status == StatusSuspended {
-			ids := make([]string, len(res.Approvals))
-			for i, a := range res.Approvals {
-				ids[i] = a.ID
-			}
-			r.emit(parent, TurnSuspendedEvent{RunID: r.id, ApprovalIDs: ids})
-		} else {
-			r.emit(parent, TurnCompletedEvent{RunID: r.id, TurnNumber: res.TurnNumber, Usage: res.Usage})
+		if r.b.OnEvent != nil {
+			r.emitEnd(parent, res)
 		}
 		return res, nil
 	}
 	terminal := r.failed
 	switch {
+	case parent.Err() != nil && !r.failed && errors.Is(context.Cause(parent), errWorkerStopped):
+		// A stopping Worker cancelled the drive: not the turn's outcome.
+		// The run is left as it is, its lease released below, for another
+		// worker to claim at once.
+		err = &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: errWorkerStopped}
 	case parent.Err() != nil:
 		err = &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: parent.Err()}
 		terminal = true
@@ -203,9 +209,20 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 	case r.wallCtx != nil && errors.Is(context.Cause(r.wallCtx), errWallTimeout):
 		err = &agents.TurnAbortedError{Reason: agents.AbortTimeout, Err: errWallTimeout}
 		terminal = true
+	case agents.CodeOf(err) == agents.CodePersistence && !agents.IsRetryable(err):
+		// A deterministic storage refusal (a value the store will refuse on
+		// every drive): driving the run again cannot help, so the refusal
+		// is the run's outcome.
+		terminal = true
 	}
 	switch {
 	case terminal:
+		if agents.CodeOf(err) == agents.CodePersistence {
+			// The store refused a write for good, perhaps of a buffered
+			// result: write the failure without the buffer (a failed run
+			// replays its error without folding the journal).
+			r.buf, r.carried = r.buf[:0], false
+		}
 		se, detail := encodeFailure(err)
 		_ = r.end(bg, bindings.RunFailed, &bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se})
 	case r.pending:
@@ -214,6 +231,11 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 		if r.carried {
 			// An effect's result is still buffered: try to keep it.
 			_ = r.flush(bg)
+		}
+		if r.inflight != "" && agents.CodeOf(err) != agents.CodeRunBusy {
+			// A model or tool step ends without a result: count the
+			// attempt (Bindings.MaxStepAttempts).
+			r.noteAttempt(bg, err)
 		}
 		r.releaseLease(bg)
 	}
@@ -290,7 +312,7 @@ func (r *run) flow(ctx context.Context) (Result, error) {
 		r.failed = true // the budget is spent: the outcome is final
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortTimeout, Err: errWallTimeout}
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, time.Duration(remaining)*time.Millisecond, errWallTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, msDuration(remaining), errWallTimeout)
 	defer cancel()
 	r.wallCtx = ctx
 
@@ -375,7 +397,7 @@ func (r *run) compose(status Status, msgID string, approvals []bindings.Approval
 		Approvals:      nonNil(approvals),
 	}
 	if status == StatusCompleted {
-		res.Response = Response{MessageID: msgID, Content: r.final}
+		res.Response = Response{MessageID: msgID, Content: r.final, Output: r.output}
 		for _, o := range r.outcomes {
 			if !o.Passed && o.Action != bindings.ActionHalt {
 				res.Violations = append(res.Violations, Violation{GuardrailID: o.ID, Kind: o.Kind, Action: o.Action, Reason: o.Reason})
@@ -390,4 +412,15 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// msDuration converts a positive number of milliseconds to a Duration,
+// saturating at the longest Duration (about 292 years) instead of
+// overflowing: a maxWallMs or approval timeout of math.MaxInt64 is "no
+// practical limit", never a negative, already expired one.
+func msDuration(ms int64) time.Duration {
+	if ms > int64(math.MaxInt64/time.Millisecond) {
+		return math.MaxInt64
+	}
+	return time.Duration(ms) * time.Millisecond
 }

@@ -17,6 +17,7 @@ import (
 func TestNormalizeSetupIsDecode(t *testing.T) {
 	cost, wall, afterTurns, timeout := 0.25, int64(60000), 3, int64(1000)
 	noList, list := []string(nil), []string{}
+	yes, no := true, false
 	schema := json.RawMessage("{ \"type\": \"object\",\n \"description\": \"a <b> & c\" }")
 	for name, s := range map[string]setupState{
 		"zero": {},
@@ -37,7 +38,9 @@ func TestNormalizeSetupIsDecode(t *testing.T) {
 					Secrets: []string{"key"}, Env: map[string]string{"REGION": "eu"},
 					Config: map[string]any{"limit": 5, "ratio": float32(0.5), "nested": map[string]int{"a": 1}, "list": []int{1, 2}, "s": "x", "nil": nil},
 				},
-				{ID: "acme.mail", Version: "2.1.3"},
+				{ID: "acme.mail", Version: "2.1.3", Annotations: &bindings.ToolAnnotations{Title: "Mail", DestructiveHint: &yes, OpenWorldHint: &no},
+					Gate: &agent.ToolGate{Mode: "always_ask", RequiredRole: "senior"}},
+				{ID: "acme.read", Version: "1.0.0", Annotations: &bindings.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}},
 			},
 			Guardrails: []bindings.Guardrail{{ID: "g", Kind: "output", CheckID: "pii", Action: "block", Config: json.RawMessage(`{ "k" : [ 1 ] }`)}},
 			Policy: Policy{AllowProviders: &[]string{"p"}, DenyModels: []string{"m"}, MaxCostUsd: &cost, MaxWallMs: &wall,
@@ -98,7 +101,8 @@ func TestNormalizeSetupKnowsEveryField(t *testing.T) {
 		want []string
 	}{
 		{setupState{}, []string{"Now", "TurnNumber", "Tools", "Guardrails", "Policy", "Route", "Model", "Hitl", "SessionGate", "Budget", "HistoryLimit"}},
-		{bindings.ToolDescriptor{}, []string{"ID", "Version", "Description", "InputSchema", "OutputSchema", "Secrets", "Env", "Config"}},
+		{bindings.ToolDescriptor{}, []string{"ID", "Version", "Description", "InputSchema", "OutputSchema", "Secrets", "Env", "Config", "Annotations", "Gate"}},
+		{bindings.ToolAnnotations{}, []string{"Title", "ReadOnlyHint", "DestructiveHint", "IdempotentHint", "OpenWorldHint"}},
 		{bindings.Guardrail{}, []string{"ID", "Kind", "CheckID", "Action", "Config"}},
 		{Policy{}, []string{"AllowProviders", "DenyProviders", "AllowModels", "DenyModels", "MaxCostUsd", "MaxSteps", "MaxWallMs", "Hitl"}},
 		{bindings.HitlSpec{}, []string{"MaxTimeoutMs", "MinReviewerRole", "ToolFloors", "OnTimeout", "AfterTurns"}},
@@ -107,7 +111,7 @@ func TestNormalizeSetupKnowsEveryField(t *testing.T) {
 		{agent.ToolGates{}, []string{"Default", "Overrides"}},
 		{agent.ToolGate{}, []string{"Mode", "RequiredRole"}},
 		{SessionGateResult{}, []string{"Required", "AfterTurns", "TurnNumber", "Reason"}},
-		{budgetCaps{}, []string{"MaxSteps", "MaxCostUsd", "MaxWallMs"}},
+		{budgetCaps{}, []string{"MaxSteps", "MaxCostUsd", "MaxWallMs", "MaxToolCalls"}},
 		{ProviderRef{}, []string{"Provider", "Model"}},
 	} {
 		typ := reflect.TypeOf(c.v)

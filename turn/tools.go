@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -74,6 +75,9 @@ func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]cal
 		d, ok := r.tool(c.Name)
 		if !ok {
 			p.Action, p.Status, p.Message = actionRefuse, toolUnknown, "tool "+c.Name+" is not available to this agent"
+			if c.Name == InvalidToolName {
+				p.Message = fmt.Sprintf("the tool name of this call was not valid (empty, longer than %d bytes, or holding control characters): call one of the tools listed", MaxToolNameLength)
+			}
 			plans[j] = p
 			continue
 		}
@@ -104,6 +108,9 @@ func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]cal
 			}
 		}
 		g := r.s.Hitl.Gate(d.ID)
+		if d.Gate != nil {
+			g = stricterGate(g, *d.Gate) // the registry's default gate is a floor
+		}
 		switch g.Mode {
 		case agent.GateAlwaysAsk:
 			p.Action, p.Reason = actionApprove, "tool "+d.ID+" always asks for approval"

@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -55,7 +56,7 @@ const (
 	StatusSuspended Status = "suspended"
 )
 
-// Input is one turn of a conversation (the spec's InvokeAgentInput).
+// Input is one turn of a conversation (the TypeScript package's InvokeAgentInput).
 //
 // The turn stores Input as the run snapshot (without Agent, which Resume
 // takes again, and without anything that is not data), so Parameters
@@ -79,17 +80,33 @@ type Input struct {
 	// tool call is authorized for it first; a denied call never runs.
 	Principal *bindings.Principal `json:"principal,omitempty"`
 	// RunID is optional: empty gets a fresh run id. Invoking again with the
-	// run id of an existing run drives that run (as Resume does): a
-	// finished run returns its stored result without calling anything, so
-	// a host may retry an Invoke safely with the same RunID.
+	// run id of an existing run and the same input drives that run (as
+	// Resume does): a finished run returns its stored result without
+	// calling anything, so a host may retry an Invoke safely with the same
+	// RunID. With another input (tenant, project, conversation, agent
+	// id@version, user message, parameters, participant, principal or dry
+	// run) the Invoke fails with *agents.RunInputMismatchError and stores
+	// and calls nothing: a run id never answers another input.
+	//
+	// Every id of the input (tenant, project, conversation, run,
+	// participant, principal) must pass bindings.CheckID; one that does
+	// not is invalid-message, before anything is stored.
 	RunID string `json:"runId,omitempty"`
+	// ModelSettings override the agent's modelSettings for this turn,
+	// field by field; the zero value overrides nothing (checked as Define
+	// checks the agent's:
+	// invalid-message when out of range). They are part of the run
+	// snapshot, so a resumed run calls the model with them too.
+	ModelSettings bindings.ModelSettings `json:"modelSettings,omitzero"`
 }
 
-// ResumeInput names a run to continue (the spec's resumeAgentTurn input).
+// ResumeInput names a run to continue (the TypeScript package's resumeAgentTurn input).
 type ResumeInput struct {
 	TenantID string `json:"tenantId"`
 	RunID    string `json:"runId"`
-	// Agent must be the id@version the run started with.
+	// Agent must be the id@version the run started with. It may be left
+	// zero when Bindings.Agents is set: Resume then looks the run's agent
+	// up by the id and version its snapshot recorded.
 	Agent agent.Agent `json:"-"`
 }
 
@@ -97,7 +114,7 @@ type ResumeInput struct {
 // that panics is recovered and ignored; a slow handler slows the turn.
 type OnEvent func(ctx context.Context, e Event)
 
-// Bindings are what a turn runs on (the spec's InvokeAgentBindings).
+// Bindings are what a turn runs on (the TypeScript package's InvokeAgentBindings).
 // Conversations, Snapshots, Runs, Providers and Tools are required; Memory
 // is required when the agent has retrieval intents; the rest are optional
 // (nil).
@@ -129,6 +146,32 @@ type Bindings struct {
 	Authz      bindings.Authorizer
 	Guardrails bindings.GuardrailRegistry
 	Checks     bindings.CheckRegistry
+	// Compliance, when set, receives one audit record per guardrail
+	// evaluation (see bindings.ComplianceRecorder): the GuardrailsBindings'
+	// compliance of the TypeScript package.
+	Compliance bindings.ComplianceRecorder
+
+	// MaxToolCallsPerResponse caps the tool calls of one model response
+	// (zero or less: DefaultMaxToolCallsPerResponse). Calls past the cap
+	// never run and are not stored: the model is told, in the request
+	// that follows, that each of them was ignored. The cap a run's setup
+	// saw is journaled, so every drive of the run applies the same one.
+	MaxToolCallsPerResponse int
+	// MaxStepAttempts bounds the attempts of a model or tool step that end
+	// without a stored result (zero or less: DefaultMaxStepAttempts): a
+	// drive that ends on a retryable error with such a step in flight
+	// journals the failed attempt, and once a step has this many, the next
+	// drive fails the run with *agents.StepAttemptsExhaustedError instead
+	// of calling again. A failure that recurs on every drive thus ends the
+	// run; the count is in the journal, so the bound holds across
+	// processes. (A driver killed mid-step records nothing: a crash is not
+	// counted.)
+	MaxStepAttempts int
+
+	// Agents finds a run's agent by the id and version its snapshot
+	// recorded, so that Resume (and a Worker) can continue any run
+	// without being handed its agent (ResumeInput.Agent left zero).
+	Agents AgentLookup
 
 	// LeaseTTL is how long a driver's lease on its run lasts; the driver
 	// renews it every third of it while it runs. Zero is DefaultLeaseTTL.
@@ -159,9 +202,12 @@ type Response struct {
 	// a suspended turn).
 	MessageID string `json:"messageId,omitempty"`
 	Content   string `json:"content"`
+	// Output is the answer's JSON, validated against the agent's output
+	// schema (nil for an agent without one). Content keeps the text.
+	Output json.RawMessage `json:"output,omitempty"`
 }
 
-// Usage is what a turn consumed (the spec's AgentTurnUsage), across parks.
+// Usage is what a turn consumed (the TypeScript package's AgentTurnUsage), across parks.
 type Usage struct {
 	InputTokens  int     `json:"inputTokens"`
 	OutputTokens int     `json:"outputTokens"`
@@ -185,7 +231,7 @@ type Violation struct {
 	Reason      string `json:"reason,omitempty"`
 }
 
-// Result is a turn's outcome (the spec's AgentTurnResult).
+// Result is a turn's outcome (the TypeScript package's AgentTurnResult).
 type Result struct {
 	Status         Status `json:"status"`
 	RunID          string `json:"runId"`

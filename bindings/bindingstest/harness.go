@@ -49,6 +49,9 @@ type Harness struct {
 	Runs          bindings.RunBinding
 	Memory        bindings.MemoryStore
 	Hitl          bindings.HitlBinding
+	// Compliance is the audit sink of guardrail evaluations (nil: its
+	// suite skips).
+	Compliance bindings.ComplianceRecorder
 	// Clock is the clock the bindings above read the current time from
 	// (memstore.Options.Now, pgstore's Now option): cases where time must
 	// pass (lease and approval expiry) or where "zero means now" advance and
@@ -94,8 +97,9 @@ func (c *Clock) Advance(d time.Duration) {
 }
 
 // RunAll runs every suite: conversations, snapshots, the run journal,
-// memory, approvals and retention (which skips without its optional
-// capabilities).
+// memory, approvals, compliance records, retention, idle conversations
+// and workers (the last three skip without their optional capabilities),
+// and the values every binding holds or refuses (RunValueTests).
 func RunAll(t *testing.T, newHarness NewHarness) {
 	t.Helper()
 	t.Run("Conversations", func(t *testing.T) { RunConversationTests(t, newHarness) })
@@ -104,6 +108,10 @@ func RunAll(t *testing.T, newHarness NewHarness) {
 	t.Run("Memory", func(t *testing.T) { RunMemoryTests(t, newHarness) })
 	t.Run("Hitl", func(t *testing.T) { RunHitlTests(t, newHarness) })
 	t.Run("Retention", func(t *testing.T) { RunRetentionTests(t, newHarness) })
+	t.Run("Workers", func(t *testing.T) { RunClaimTests(t, newHarness) })
+	t.Run("Values", func(t *testing.T) { RunValueTests(t, newHarness) })
+	t.Run("Compliance", func(t *testing.T) { RunComplianceTests(t, newHarness) })
+	t.Run("InactiveConversations", func(t *testing.T) { RunInactiveConversationTests(t, newHarness) })
 }
 
 // testCase is one rule of a suite.

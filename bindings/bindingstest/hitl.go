@@ -2,6 +2,7 @@ package bindingstest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -14,7 +15,7 @@ import (
 // RunHitlTests checks a HitlBinding: requests are idempotent per (tenant,
 // id), a decision is taken once (the first wins, also under concurrency), a
 // pending approval past its expiry reads expired and can no longer be
-// decided, and unknown or foreign approvals are hitl-required.
+// decided, and unknown or foreign approvals are approval-not-found.
 func RunHitlTests(t *testing.T, newHarness NewHarness) {
 	t.Helper()
 	runSuite(t, newHarness, "HitlBinding", func(h Harness) bool { return h.Hitl != nil }, hitlCases)
@@ -25,11 +26,11 @@ var hitlCases = []testCase{
 	{name: "RequestIsIdempotentPerID", run: testRequestIdempotent},
 	{name: "RequestWithZeroCreatedAtUsesNow", clock: true, run: testRequestNow},
 	{name: "RequestRequiresTenantAndID", run: testRequestValidates},
-	{name: "GetUnknownIsHitlRequired", run: testGetApprovalUnknown},
+	{name: "GetUnknownIsApprovalNotFound", run: testGetApprovalUnknown},
 	{name: "ResolveDecidesOnceFirstDecisionWins", run: testResolveOnce},
 	{name: "ConcurrentResolvesAgreeOnOneDecision", run: testResolveConcurrent},
 	{name: "DenyIsStoredAsDenied", run: testResolveDeny},
-	{name: "ResolveUnknownIsHitlRequired", run: testResolveUnknown},
+	{name: "ResolveUnknownIsApprovalNotFound", run: testResolveUnknown},
 	{name: "PendingPastExpiryReadsExpired", clock: true, run: testApprovalExpires},
 	{name: "ResolveOfExpiredIsHitlRequired", clock: true, run: testResolveExpired},
 	{name: "DecisionBeforeExpiryStaysAfterIt", clock: true, run: testResolvedDoesNotExpire},
@@ -122,7 +123,11 @@ func testRequestValidates(t *testing.T, f *fixture) {
 
 func testGetApprovalUnknown(t *testing.T, f *fixture) {
 	_, err := f.Hitl.GetApproval(f.ctx, f.tenant("a"), "missing")
-	wantCode(t, "GetApproval", err, agents.CodeHitlRequired)
+	wantCode(t, "GetApproval", err, agents.CodeApprovalNotFound)
+	var nf *agents.ApprovalNotFoundError
+	if !errors.As(err, &nf) || nf.ApprovalID != "missing" {
+		t.Fatalf("GetApproval: %v is not an *agents.ApprovalNotFoundError naming %q", err, "missing")
+	}
 }
 
 func testResolveOnce(t *testing.T, f *fixture) {
@@ -179,7 +184,7 @@ func testResolveDeny(t *testing.T, f *fixture) {
 
 func testResolveUnknown(t *testing.T, f *fixture) {
 	_, err := f.Hitl.ResolveApproval(f.ctx, f.tenant("a"), "missing", approve("rev-1"))
-	wantCode(t, "ResolveApproval", err, agents.CodeHitlRequired)
+	wantCode(t, "ResolveApproval", err, agents.CodeApprovalNotFound)
 }
 
 func testApprovalExpires(t *testing.T, f *fixture) {
@@ -221,9 +226,9 @@ func testHitlTenantIsolation(t *testing.T, f *fixture) {
 	a, b := f.tenant("a"), f.tenant("b")
 	f.request(t, approvalRequest(a, "ap-1"))
 	_, err := f.Hitl.GetApproval(f.ctx, b, "ap-1")
-	wantCode(t, "get as b", err, agents.CodeHitlRequired)
+	wantCode(t, "get as b", err, agents.CodeApprovalNotFound)
 	_, err = f.Hitl.ResolveApproval(f.ctx, b, "ap-1", approve("intruder"))
-	wantCode(t, "resolve as b", err, agents.CodeHitlRequired)
+	wantCode(t, "resolve as b", err, agents.CodeApprovalNotFound)
 	if got := f.approval(t, a, "ap-1").Status; got != bindings.ApprovalPending {
 		t.Fatalf("b's decision changed a's approval to %q", got)
 	}

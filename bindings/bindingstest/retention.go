@@ -112,7 +112,7 @@ func (f *fixture) gone(t *testing.T, tenant, run string, approvals int) {
 	wantCode(t, "snapshot Read of a pruned run", err, agents.CodeRunSnapshotMissing)
 	for i := range approvals {
 		_, err = f.Hitl.GetApproval(f.ctx, tenant, fmt.Sprintf("%s/a%d", run, i))
-		wantCode(t, "GetApproval of a pruned run's approval", err, agents.CodeHitlRequired)
+		wantCode(t, "GetApproval of a pruned run's approval", err, agents.CodeApprovalNotFound)
 	}
 }
 
@@ -420,12 +420,12 @@ func testSweepMarkOthers(t *testing.T, f *fixture) {
 	ap, err = f.sweeper().MarkApprovalExpired(f.ctx, a, "parked/a1")
 	must(t, "MarkApprovalExpired of a decided approval", err)
 	diff(t, "decided approval after a mark", ap, decided)
-	// Unknown, or another tenant's: hitl-required.
+	// Unknown, or another tenant's: approval-not-found.
 	_, err = f.sweeper().MarkApprovalExpired(f.ctx, a, "nope")
-	wantCode(t, "MarkApprovalExpired of an unknown approval", err, agents.CodeHitlRequired)
+	wantCode(t, "MarkApprovalExpired of an unknown approval", err, agents.CodeApprovalNotFound)
 	f.Clock.Advance(time.Hour)
 	_, err = f.sweeper().MarkApprovalExpired(f.ctx, b, "parked/a0")
-	wantCode(t, "MarkApprovalExpired of another tenant's approval", err, agents.CodeHitlRequired)
+	wantCode(t, "MarkApprovalExpired of another tenant's approval", err, agents.CodeApprovalNotFound)
 	if got := refIDs(f.sweep(t, f.Clock.Now(), 100, a, b)); !slices.Equal(got, []string{a + ":parked/a0"}) {
 		t.Fatalf("listed %v after the foreign mark", got)
 	}

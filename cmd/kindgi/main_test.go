@@ -61,7 +61,7 @@ const example = "../../examples/agents/contract-drafter.yaml"
 
 func TestValidateExampleExitsZero(t *testing.T) {
 	r := kindgi(t, "validate", example)
-	if r.code != 0 || r.stdout != "" {
+	if r.code != 0 || r.stdout != example+": ok\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
@@ -73,9 +73,10 @@ func TestValidateFiveProblemsPrintsFiveLines(t *testing.T) {
 		t.Fatalf("exit %d, want 1; stderr %q", r.code, r.stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if len(lines) != 5 {
-		t.Fatalf("%d lines, want 5:\n%s", len(lines), r.stdout)
+	if len(lines) != 6 || lines[5] != example+": ok" {
+		t.Fatalf("%d lines, want 5 issues and %q:\n%s", len(lines), example+": ok", r.stdout)
 	}
+	lines = lines[:5]
 	wantPaths := []string{"id", "version", "capabilities", "tools[0].version", "budget.maxSteps"}
 	for i, l := range lines {
 		prefix := file + ": " + wantPaths[i] + ": "
@@ -123,6 +124,20 @@ func TestRenderMissingParameterIsCoded(t *testing.T) {
 	r := kindgi(t, "render", example, "--now", "2026-11-29T10:00:00Z")
 	if r.code != 1 || !strings.Contains(r.stderr, "missing-parameter") || !strings.Contains(r.stderr, "firmName") || r.stdout != "" {
 		t.Errorf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestRenderUndeclaredParamIsAnError(t *testing.T) {
+	r := kindgi(t, "render", example, "--param", "firmName=Acme LLP", "--param", "frimName=typo", "--now", "2026-11-29T10:00:00Z")
+	if r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, `no parameter "frimName"`) || !strings.Contains(r.stderr, "firmName") {
+		t.Errorf("exit %d stdout %q stderr %q, want 2 naming the undeclared and the declared parameters", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestErrorsPrintTheirCodeOnce(t *testing.T) {
+	if r := kindgi(t, "migrate", "--database-url", "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"); r.code != 1 ||
+		!strings.HasPrefix(r.stderr, "kindgi migrate: persistence-error: ") || strings.Contains(r.stderr, "persistence error") {
+		t.Errorf("unreachable database: exit %d stderr %q, want \"kindgi migrate: persistence-error: …\" once", r.code, r.stderr)
 	}
 }
 
@@ -229,8 +244,12 @@ func TestPackProbe(t *testing.T) {
 		t.Errorf("output:\n%s", r.stdout)
 	}
 	bad := kindgi(t, "pack", "probe", "--url", url, "--token", "wrong-token")
-	if bad.code != 1 || !strings.Contains(bad.stdout, "FAIL ") {
-		t.Errorf("wrong token: exit %d\n%s", bad.code, bad.stdout)
+	if bad.code != 1 || bad.stdout != "" || strings.Count(bad.stderr, "\n") != 1 || !strings.Contains(bad.stderr, "refused the token") {
+		t.Errorf("wrong token: exit %d, want 1 and one line on stderr\nstdout %q\nstderr %q", bad.code, bad.stdout, bad.stderr)
+	}
+	down := kindgi(t, "pack", "probe", "--url", "http://127.0.0.1:1", "--token", "probe-token")
+	if down.code != 1 || down.stdout != "" || strings.Count(down.stderr, "\n") != 1 || !strings.Contains(down.stderr, "cannot connect") {
+		t.Errorf("unreachable service: exit %d, want 1 and one line on stderr\nstdout %q\nstderr %q", down.code, down.stdout, down.stderr)
 	}
 	if r := kindgi(t, "pack", "probe", "--url", url); r.code != 2 {
 		t.Errorf("missing token: exit %d", r.code)

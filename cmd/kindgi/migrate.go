@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 
-	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/pgstore"
 )
 
@@ -24,12 +23,12 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	store, err := pgstore.Open(ctx, *url, nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "kindgi migrate: %s: %v\n", agents.CodeOf(err), err)
+		fmt.Fprintf(stderr, "kindgi migrate: %s\n", errLine(err))
 		return exitFailure
 	}
 	defer store.Close()
 	if err := pgstore.Migrate(ctx, store.DB()); err != nil {
-		fmt.Fprintf(stderr, "kindgi migrate: %s: %v\n", agents.CodeOf(err), err)
+		fmt.Fprintf(stderr, "kindgi migrate: %s\n", errLine(err))
 		return exitFailure
 	}
 	var version int64

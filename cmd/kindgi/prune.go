@@ -68,14 +68,14 @@ func prune(ctx context.Context, url, tenant string, olderThan time.Duration, asJ
 	}
 	if err != nil {
 		err = &agents.PersistenceError{Op: "connect", Err: err}
-		fmt.Fprintf(stderr, "kindgi prune: %s: %v\n", agents.CodeOf(err), err)
+		fmt.Fprintf(stderr, "kindgi prune: %s\n", errLine(err))
 		return exitFailure
 	}
 	defer pool.Close()
 	store := pgstore.New(pool, nil)
 	st, err := store.Prune(ctx, tenant, time.Now().Add(-olderThan))
 	if err != nil {
-		fmt.Fprintf(stderr, "kindgi prune: %s: %v (deleted before the failure: %d runs)\n", agents.CodeOf(err), err, st.Runs)
+		fmt.Fprintf(stderr, "kindgi prune: %s (deleted before the failure: %d runs)\n", errLine(err), st.Runs)
 		return exitFailure
 	}
 	if asJSON {

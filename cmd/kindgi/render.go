@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/prompt"
 )
@@ -47,7 +46,7 @@ func runRender(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	a, err := agent.Load(files[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "kindgi render: %s: %s: %v\n", files[0], agents.CodeOf(err), err)
+		fmt.Fprintf(stderr, "kindgi render: %s: %s\n", files[0], errLine(err))
 		return exitFailure
 	}
 	c.Parameters, err = parseParams(a, params)
@@ -57,7 +56,7 @@ func runRender(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := prompt.Render(a, c)
 	if err != nil {
-		fmt.Fprintf(stderr, "kindgi render: %s: %v\n", agents.CodeOf(err), err)
+		fmt.Fprintf(stderr, "kindgi render: %s\n", errLine(err))
 		return exitFailure
 	}
 	fmt.Fprintln(stdout, res.Text)
@@ -65,11 +64,14 @@ func runRender(_ context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // parseParams converts name=value pairs to the declared parameter types.
-// Undeclared names are passed as strings (or JSON, when they parse as it).
+// A name the agent does not declare is an error naming the declared ones:
+// the template could not see it (a typo would otherwise pass silently).
 func parseParams(a agent.Agent, pairs []string) (map[string]any, error) {
 	types := make(map[string]string, len(a.Parameters))
-	for _, p := range a.Parameters {
+	names := make([]string, len(a.Parameters))
+	for i, p := range a.Parameters {
 		types[p.Name] = p.Type
+		names[i] = p.Name
 	}
 	out := make(map[string]any, len(pairs))
 	for _, pair := range pairs {
@@ -77,7 +79,14 @@ func parseParams(a agent.Agent, pairs []string) (map[string]any, error) {
 		if !ok || name == "" {
 			return nil, fmt.Errorf("--param %q: want name=value", pair)
 		}
-		v, err := convertParam(types[name], value)
+		typ, declared := types[name]
+		if !declared {
+			if len(names) == 0 {
+				return nil, fmt.Errorf("--param %s: the agent declares no parameters", name)
+			}
+			return nil, fmt.Errorf("--param %s: the agent declares no parameter %q (declared: %s)", name, name, strings.Join(names, ", "))
+		}
+		v, err := convertParam(typ, value)
 		if err != nil {
 			return nil, fmt.Errorf("--param %s: %v", name, err)
 		}

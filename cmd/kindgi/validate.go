@@ -19,7 +19,7 @@ type fileIssue struct {
 }
 
 func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("validate", "validate [--json] FILE...\n\nChecks agent files (JSON or YAML) and prints every issue as FILE: PATH: MESSAGE.\nExits 1 when any file is invalid.", stderr)
+	fs := newFlags("validate", "validate [--json] FILE...\n\nChecks agent files (JSON or YAML) and prints every issue as FILE: PATH: MESSAGE,\nor FILE: ok for a valid file. Exits 1 when any file is invalid.", stderr)
 	asJSON := fs.Bool("json", false, "print the issues as a JSON array of {file, path, message}")
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -31,8 +31,10 @@ func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	issues := []fileIssue{}
-	for _, f := range files {
+	valid := make([]bool, len(files))
+	for i, f := range files {
 		_, err := agent.Load(f)
+		valid[i] = err == nil
 		var inv *agents.InvalidAgentError
 		switch {
 		case err == nil:
@@ -52,12 +54,22 @@ func runValidate(_ context.Context, args []string, stdout, stderr io.Writer) int
 			return exitFailure
 		}
 	} else {
-		for _, is := range issues {
-			path := is.Path
-			if path == "" {
-				path = "(file)"
+		// In the order of the files: a valid one is "FILE: ok", an invalid
+		// one is its issues.
+		next := 0
+		for i, f := range files {
+			if valid[i] {
+				fmt.Fprintf(stdout, "%s: ok\n", f)
+				continue
 			}
-			fmt.Fprintf(stdout, "%s: %s: %s\n", is.File, path, is.Message)
+			for ; next < len(issues) && issues[next].File == f; next++ {
+				is := issues[next]
+				path := is.Path
+				if path == "" {
+					path = "(file)"
+				}
+				fmt.Fprintf(stdout, "%s: %s: %s\n", is.File, path, is.Message)
+			}
 		}
 	}
 	if len(issues) > 0 {

@@ -32,7 +32,7 @@ func main() {
 	}
 }
 
-// drafter is the spec's contract drafter (without retrieval and
+// drafter is the contract drafter of the TypeScript package's example (without retrieval and
 // guardrails, which the quickstart shows).
 func drafter() (agent.Agent, error) {
 	historyLimit := 20

@@ -1,14 +1,17 @@
-// Command quickstart runs the spec's contract-drafter agent for one turn,
+// Command quickstart runs the contract-drafter agent of the TypeScript package's example for one turn,
 // end to end, on the in-memory bindings (memstore) and a scripted model:
 // a retrieval of clause facts, an acme.clause-search tool call, and a final
 // answer. It prints the streamed events and the result.
 //
 //	go run ./examples/quickstart
+//	go run ./examples/quickstart -provider openai -model gpt-4o-mini -stream
+//	go run ./examples/quickstart -provider anthropic -model claude-sonnet-4-5 -stream
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -30,8 +33,9 @@ const (
 
 func main() {
 	var cfg config
-	flag.StringVar(&cfg.provider, "provider", "scripted", "model provider: scripted (no network) or openai")
-	flag.StringVar(&cfg.model, "model", "", "model id for -provider openai (default gpt-4o-mini)")
+	flag.StringVar(&cfg.provider, "provider", "scripted", "model provider: scripted (no network), openai or anthropic")
+	flag.StringVar(&cfg.model, "model", "", "model id for -provider openai (default gpt-4o-mini) or anthropic (default claude-sonnet-4-5)")
+	flag.BoolVar(&cfg.stream, "stream", false, "stream the model's answers and print them as they arrive (openai, anthropic)")
 	flag.Parse()
 	provider, err := chooseProvider(cfg)
 	if err != nil {
@@ -42,7 +46,7 @@ func main() {
 	}
 }
 
-// drafterSpec is the spec's example agent.
+// drafterSpec is the example agent of the TypeScript package's documentation.
 func drafterSpec() agent.Spec {
 	historyLimit := 20
 	maxSteps, maxCost, maxWall := 6, 0.25, int64(60_000)
@@ -89,9 +93,9 @@ func run(ctx context.Context, provider bindings.Provider) error {
 	}
 
 	tools := registry.NewTools()
-	if err := tools.Add(tenantID, bindings.ToolDescriptor{
+	// A typed Go tool: its input and output schemas come from the types.
+	if err := registry.AddFunc(tools, tenantID, registry.FuncTool{
 		ID: "acme.clause-search", Version: "1.2.0", Description: "Search the firm's clause library.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","minLength":1}},"required":["query"],"additionalProperties":false}`),
 	}, clauseSearch); err != nil {
 		return err
 	}
@@ -135,6 +139,9 @@ func run(ctx context.Context, provider bindings.Provider) error {
 		}},
 		Checks: memstore.Checks{"no-pii": bindings.CheckFunc(noPII)},
 		OnEvent: func(_ context.Context, e turn.Event) {
+			if printDelta(e) {
+				return // -stream: the answer as it arrives
+			}
 			if strings.HasPrefix(e.Kind(), "node.") {
 				return // one event per journal step: too chatty for a demo
 			}
@@ -164,20 +171,32 @@ func run(ctx context.Context, provider bindings.Provider) error {
 	return nil
 }
 
+// clauseSearchInput is the input of acme.clause-search.
+type clauseSearchInput struct {
+	Query string `json:"query" jsonschema:"what the clause is about"`
+}
+
+// clause is one clause of the library.
+type clause struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Text  string `json:"text"`
+}
+
+// clauseSearchOutput is the output of acme.clause-search.
+type clauseSearchOutput struct {
+	Query   string   `json:"query"`
+	Clauses []clause `json:"clauses"`
+}
+
 // clauseSearch is the acme.clause-search tool.
-func clauseSearch(_ context.Context, input json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
-	var in struct {
-		Query string `json:"query"`
+func clauseSearch(_ context.Context, in clauseSearchInput, _ bindings.CallContext) (clauseSearchOutput, error) {
+	if strings.TrimSpace(in.Query) == "" {
+		return clauseSearchOutput{}, errors.New("query is empty: say what the clause is about")
 	}
-	if err := json.Unmarshal(input, &in); err != nil {
-		return nil, err
-	}
-	return json.Marshal(map[string]any{
-		"query": in.Query,
-		"clauses": []map[string]string{
-			{"id": "C-7", "title": "Mutual confidentiality", "text": "Each party shall hold the other's Confidential Information in confidence for three years."},
-		},
-	})
+	return clauseSearchOutput{Query: in.Query, Clauses: []clause{
+		{ID: "C-7", Title: "Mutual confidentiality", Text: "Each party shall hold the other's Confidential Information in confidence for three years."},
+	}}, nil
 }
 
 var piiPattern = regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b|[\w.+-]+@[\w-]+\.[\w.]+`)

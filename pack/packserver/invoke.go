@@ -10,7 +10,9 @@ import (
 	"math"
 	"net/http"
 	"net/textproto"
+	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -21,9 +23,17 @@ import (
 
 // serveInvoke answers POST /v1/invoke. Transport checks come first, in this
 // order: token (401), media type (415), declared length (413), admission
-// (503: draining, not ready, at the cap). Only an admitted call reads its
-// body, so a 503 proves the call did not run. Every outcome of running pack
+// (503: draining, not ready, at the cap). Every outcome of running pack
 // code is then a 200 with a response message.
+//
+// The body is read before the call takes its slot, under a read deadline:
+// the call's own (kindgi-timeout-ms from the request's arrival) or the
+// body timeout, whichever is first. So a caller that stalls part-way
+// through its body holds no slot, and is answered (deadline-exceeded, or
+// invalid-request for the body timeout, with Connection: close) when its
+// time is up; other callers are served meanwhile. A call answered 503 did
+// not run: it is admitted, or refused, only once its body is in, and
+// refused ones are never decoded.
 func (s *Server) serveInvoke(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	if !s.authorized(r) {
@@ -38,38 +48,60 @@ func (s *Server) serveInvoke(w http.ResponseWriter, r *http.Request) {
 		transportError(w, http.StatusRequestEntityTooLarge, "the body is over 10 MiB")
 		return
 	}
+	// Shed load before reading anything when the call cannot be admitted
+	// now; admission proper comes once the body is in.
+	if why := s.admissible(); why != "" {
+		unavailable(w, why)
+		return
+	}
+	timeout, ok := parseTimeout(header(r, keyTimeoutMs))
+	if !ok {
+		s.answer(w, r, start, invalidRequest(pack.HeaderTimeoutMs+" must be a whole number of milliseconds ≥ 0"), false)
+		return
+	}
+	deadline := start.Add(timeout)
+	body, err := s.readBody(w, r, start, deadline)
+	switch {
+	case err == nil:
+	case errors.Is(err, errBodyTooLarge):
+		transportError(w, http.StatusRequestEntityTooLarge, "the body is over 10 MiB")
+		return
+	case errors.Is(err, errBodyBudget):
+		unavailable(w, "at the concurrency cap (request bodies in transit)")
+		return
+	default:
+		var msg *pack.ErrorMessage
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(deadline):
+			msg = pack.NewError(pack.CodeDeadlineExceeded, fmt.Sprintf("the request body did not arrive within %d ms", timeout.Milliseconds()))
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			msg = invalidRequest(fmt.Sprintf("the request body did not arrive within %d ms", s.bodyTimeout.Milliseconds()))
+		case r.Context().Err() != nil:
+			msg = pack.NewError(pack.CodeCancelled, "the caller closed the connection while sending the request")
+		default:
+			msg = invalidRequest("reading the body: " + err.Error())
+		}
+		w.Header().Set("Connection", "close")
+		s.answer(w, r, start, msg, false)
+		return
+	}
 	if why := s.acquire(); why != "" {
-		w.Header().Set("Retry-After", RetryAfterSeconds)
-		transportError(w, http.StatusServiceUnavailable, "not taking calls: "+why)
+		unavailable(w, why)
 		return
 	}
 	c := &call{s: s, w: w, r: r, start: start}
 	defer c.done()
-
-	body, err := readBody(w, r)
-	if errors.Is(err, errBodyTooLarge) {
-		transportError(w, http.StatusRequestEntityTooLarge, "the body is over 10 MiB")
-		return
-	}
-	var msg any
-	switch {
-	case err != nil && r.Context().Err() != nil:
-		msg = pack.NewError(pack.CodeCancelled, "the caller closed the connection while sending the request")
-	case err != nil:
-		msg = invalidRequest("reading the body: " + err.Error())
-	default:
-		timeout, ok := parseTimeout(header(r, keyTimeoutMs))
-		if !ok {
-			msg = invalidRequest(pack.HeaderTimeoutMs + " must be a whole number of milliseconds ≥ 0")
-			break
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), timeout)
-		msg = c.dispatch(ctx, body, timeout)
-		cancel()
-	}
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
+	msg := c.dispatch(ctx, body, timeout)
+	cancel()
 	if _, done := msg.(alreadyAnswered); !done {
-		s.answer(w, r, start, msg)
+		s.answer(w, r, start, msg, false)
 	}
+}
+
+func unavailable(w http.ResponseWriter, why string) {
+	w.Header().Set("Retry-After", RetryAfterSeconds)
+	transportError(w, http.StatusServiceUnavailable, "not taking calls: "+why)
 }
 
 // alreadyAnswered is what dispatch returns when the answer was already
@@ -112,7 +144,7 @@ func (c *call) watchdog(msg *pack.ErrorMessage) {
 	}
 	c.answered = true
 	c.w.Header().Set("Connection", "close")
-	c.s.answer(c.w, c.r, c.start, msg)
+	c.s.answer(c.w, c.r, c.start, msg, true)
 	_ = http.NewResponseController(c.w).Flush()
 }
 
@@ -336,30 +368,35 @@ func encodeOutput(out any) ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// resultMessage is a ToolResult written out directly: output is compact
-// JSON that was just decoded for validation, so re-encoding would only
-// copy it.
+// resultMessage is a ToolResult written out directly: output is JSON
+// that was just validated, so re-encoding would only copy it. answer
+// writes it in three pieces, with no copy at all.
 type resultMessage []byte
 
+// resultHead and resultTail surround the output of a resultMessage.
+var (
+	resultHead = []byte(`{"v":2,"kind":"result","output":`)
+	resultTail = []byte(`}`)
+)
+
+// MarshalJSON is the message as answer writes it.
 func (r resultMessage) MarshalJSON() ([]byte, error) {
-	const head = `{"v":2,"kind":"result","output":`
-	b := make([]byte, 0, len(head)+len(r)+1)
-	b = append(b, head...)
-	b = append(b, r...)
-	return append(b, '}'), nil
+	return slices.Concat(resultHead, r, resultTail), nil
 }
 
 // answer writes a response message with the invoke headers. An error
 // message is logged first, so a failing logger is a service failure (500)
-// rather than a lost record.
-func (s *Server) answer(w http.ResponseWriter, r *http.Request, start time.Time, msg any) {
-	var body []byte
+// rather than a lost record. flush says the answer is flushed while the
+// handler may still run (the watchdog's).
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, start time.Time, msg any, flush bool) {
+	var body [3][]byte // written one after the other
 	var err error
 	if rm, ok := msg.(resultMessage); ok {
-		body, _ = rm.MarshalJSON()
+		body = [3][]byte{resultHead, rm, resultTail}
 	} else {
-		body, err = json.Marshal(msg)
+		body[0], err = json.Marshal(msg)
 	}
+	size := len(body[0]) + len(body[1]) + len(body[2])
 	if err != nil {
 		transportError(w, http.StatusInternalServerError, "encoding the response: "+err.Error())
 		return
@@ -381,12 +418,42 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, start time.Time,
 	h := w.Header()
 	h["Content-Type"] = jsonContentType
 	h[keyArtifactVersion] = s.artifactHeader
-	h[keyDurationMs] = []string{strconv.FormatInt(ms, 10)}
+	h[keyDurationMs] = durationValue(ms)
 	// An explicit length lets a watchdog's flushed answer be complete
-	// while the handler is still running.
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	// while the handler is still running. net/http sets the length itself
+	// of a body written whole, before the handler returns, within its
+	// chunking buffer: the usual answer needs none.
+	if flush || size > chunkingBuffer {
+		h["Content-Length"] = []string{strconv.Itoa(size)}
+	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
+	for _, b := range body {
+		if len(b) > 0 {
+			_, _ = w.Write(b)
+		}
+	}
+}
+
+// chunkingBuffer is the size of net/http's buffer before chunking: a body
+// written whole within it, before the handler returns, is sent with a
+// Content-Length that net/http computes.
+const chunkingBuffer = 2048
+
+// durationValues are the kindgi-duration-ms header values of the first
+// second, shared by every answer (net/http only reads them).
+var durationValues = func() [][]string {
+	v := make([][]string, 1000)
+	for ms := range v {
+		v[ms] = []string{strconv.Itoa(ms)}
+	}
+	return v
+}()
+
+func durationValue(ms int64) []string {
+	if ms >= 0 && ms < int64(len(durationValues)) {
+		return durationValues[ms]
+	}
+	return []string{strconv.FormatInt(ms, 10)}
 }
 
 // Canonical header keys, computed once: Header.Get and Set canonicalise
@@ -408,12 +475,19 @@ func header(r *http.Request, key string) string {
 	return ""
 }
 
-// parseTimeout reads kindgi-timeout-ms: absent is DefaultTimeoutMs.
+// parseTimeout reads kindgi-timeout-ms: absent is DefaultTimeoutMs. The
+// value is a whole number of milliseconds ≥ 0 in decimal digits (an
+// optional leading +, as strconv reads it); every value past what a
+// time.Duration holds (about 292 years), however many digits it has, is
+// clamped to that.
 func parseTimeout(v string) (time.Duration, bool) {
 	if v == "" {
 		return pack.DefaultTimeoutMs * time.Millisecond, true
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && n == math.MaxInt64 {
+		err = nil // all digits, too many of them: clamped below
+	}
 	if err != nil || n < 0 {
 		return 0, false
 	}
@@ -423,17 +497,52 @@ func parseTimeout(v string) (time.Duration, bool) {
 	return time.Duration(n) * time.Millisecond, true
 }
 
-// readBody reads the whole body, at most MaxBodyBytes.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	rd := http.MaxBytesReader(w, r.Body, pack.MaxBodyBytes)
+// firstBodyBuffer is the most readBody allocates before any of the body
+// has arrived; the buffer grows with what does.
+const firstBodyBuffer = 64 << 10
+
+// readBody reads the whole body, at most MaxBodyBytes, under a read
+// deadline: deadline (the call's) or the body timeout from start,
+// whichever is first. Its buffer is reserved from the server's budget for
+// bodies in transit as it grows (errBodyBudget when the budget is spent)
+// and released when readBody returns: a caller holds memory for what it
+// has sent, not for what it declared.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, start, deadline time.Time) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	if bd := start.Add(s.bodyTimeout); bd.Before(deadline) {
+		deadline = bd
+	}
+	// Not every ResponseWriter supports deadlines (a recorder does not);
+	// then the server's own timeouts are all there is.
+	if rc.SetReadDeadline(deadline) == nil {
+		// A deadline left in place would end the connection's background
+		// read, and so cancel the handler's context, when it passes.
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	}
+	// A declared length is already checked against the limit, and
+	// net/http reads no more than it declares; the length check below
+	// holds for a body given to ServeHTTP directly.
+	var rd io.Reader = r.Body
+	if r.ContentLength < 0 {
+		rd = http.MaxBytesReader(w, r.Body, pack.MaxBodyBytes)
+	}
 	size := 512
 	if r.ContentLength > 0 {
-		size = int(r.ContentLength) + 1 // +1 so EOF is seen without growing
+		size = int(min(r.ContentLength+1, firstBodyBuffer)) // +1 so EOF is seen without growing
 	}
+	var reserved int64
+	defer func() { s.unreserve(reserved) }()
+	if !s.reserve(int64(size)) {
+		return nil, errBodyBudget
+	}
+	reserved = int64(size)
 	buf := make([]byte, 0, size)
 	for {
 		n, err := rd.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
+		if len(buf) > pack.MaxBodyBytes {
+			return nil, errBodyTooLarge // a body longer than it declared
+		}
 		if err == io.EOF {
 			return buf, nil
 		}
@@ -445,7 +554,14 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 			return nil, err
 		}
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			// Doubling, but never past the most a body can need, so
+			// what a body reserves is bounded by MaxBodyBytes+1.
+			next := max(min(2*cap(buf), pack.MaxBodyBytes+1), cap(buf)+1)
+			if !s.reserve(int64(next) - reserved) {
+				return nil, errBodyBudget
+			}
+			reserved = int64(next)
+			buf = append(make([]byte, 0, next), buf...)
 		}
 	}
 }

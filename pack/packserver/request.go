@@ -3,17 +3,19 @@ package packserver
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/kindgi/agents/pack"
 )
 
 // decodeRequest is pack.DecodeRequest with a cheaper fast path in front:
-// profiling demo.echo showed pack's map-based fast path to be half the
-// service's own cost per call. fastRequest decodes straight into structs
-// and accepts only bodies the protocol schema certainly accepts; anything
-// else, and every invalid body, is decided by pack.DecodeRequest.
-// TestFastRequestAgreesWithPack and FuzzFastRequest check the agreement.
+// profiling demo.echo showed request decoding to be the largest part of
+// the service's own cost per call. fastRequest reads the envelope straight
+// from the bytes, with no reflection, and accepts only bodies the protocol
+// schema certainly accepts; anything else, and every invalid body, is
+// decided by pack.DecodeRequest. TestFastRequestAgreesWithPack and
+// FuzzFastRequest check the agreement.
 func decodeRequest(body []byte) (any, *pack.ErrorMessage) {
 	if msg, ok := fastRequest(body); ok {
 		return msg, nil
@@ -21,125 +23,436 @@ func decodeRequest(body []byte) (any, *pack.ErrorMessage) {
 	return pack.DecodeRequest(body)
 }
 
-// wireRequest is the union of the two request shapes, decoded in one
-// pass. Scalars and open objects stay raw, so presence, null and type can
-// be told apart; tool, check and ctx are structs (a non-object there fails
-// the decode, and null leaves their required members absent).
-type wireRequest struct {
-	V      json.RawMessage `json:"v"`
-	Kind   json.RawMessage `json:"kind"`
-	Tool   wireRef         `json:"tool"`
-	Input  json.RawMessage `json:"input"`
-	Ctx    wireCtx         `json:"ctx"`
-	Check  wireRef         `json:"check"`
-	Config json.RawMessage `json:"config"`
-	Trace  json.RawMessage `json:"trace"`
+// envelope holds the raw values of the members fastRequest reads, nil when
+// absent. Member names are matched exactly, as the schema matches them.
+type envelope struct {
+	v, kind, tool, input, ctx, check, config, trace []byte
 }
-
-type wireRef struct {
-	ID      json.RawMessage `json:"id"`
-	Version json.RawMessage `json:"version"`
-}
-
-type wireCtx struct {
-	TenantID  json.RawMessage `json:"tenantId"`
-	RunID     json.RawMessage `json:"runId"`
-	RequestID json.RawMessage `json:"requestId"`
-	Env       json.RawMessage `json:"env"`
-	Secrets   json.RawMessage `json:"secrets"`
-	Config    json.RawMessage `json:"config"`
-}
-
-// memberNames are every member name the wire structs read. encoding/json
-// matches names case-insensitively (with Unicode simple folding), so a key
-// such as "Tool" next to "tool" would override the member the schema
-// checks; bodies with such a key take the schema path.
-var memberNames = []string{"v", "kind", "tool", "input", "ctx", "check", "config", "trace",
-	"id", "version", "tenantId", "runId", "requestId", "env", "secrets"}
 
 // fastRequest returns a *pack.ToolInvoke or *pack.CheckInvoke for a body
 // the request schema plainly accepts, or false.
+//
+// A member named twice in the envelope, in tool, check or ctx makes it
+// false: the protocol schema check decodes with encoding/json into a map,
+// where the last occurrence replaces the earlier ones whole, and the
+// decode after it does the same, so the full path decides such a body as
+// if only the last occurrence were there. Leaving duplicates to it keeps
+// both paths on one rule. Keys with escapes (which may decode to a member
+// name) are left to it too.
 func fastRequest(body []byte) (any, bool) {
-	if !plainKeys(body) {
+	p := parser{b: body}
+	p.ws()
+	var e envelope
+	ok := p.object(func(key, val []byte) bool {
+		var slot *[]byte
+		switch string(key) {
+		case "v":
+			slot = &e.v
+		case "kind":
+			slot = &e.kind
+		case "tool":
+			slot = &e.tool
+		case "input":
+			slot = &e.input
+		case "ctx":
+			slot = &e.ctx
+		case "check":
+			slot = &e.check
+		case "config":
+			slot = &e.config
+		case "trace":
+			slot = &e.trace
+		default:
+			return true // another member: the schema allows it
+		}
+		if *slot != nil {
+			return false // a duplicate: the full path decides
+		}
+		*slot = val
+		return true
+	})
+	if !ok {
 		return nil, false
 	}
-	var w wireRequest
-	if json.Unmarshal(body, &w) != nil || string(w.V) != "2" { // null leaves V nil
+	p.ws()
+	if p.i != len(p.b) || string(e.v) != "2" {
 		return nil, false
 	}
-	switch string(w.Kind) {
+	switch string(e.kind) {
 	case `"invoke"`:
-		m := &pack.ToolInvoke{V: pack.Version, Kind: pack.KindInvoke, Input: w.Input}
-		ok := w.Input != nil &&
-			str(w.Tool.ID, &m.Tool.ID, true) && str(w.Tool.Version, &m.Tool.Version, false) &&
-			str(w.Ctx.TenantID, &m.Ctx.TenantID, true) && str(w.Ctx.RunID, &m.Ctx.RunID, true) &&
-			str(w.Ctx.RequestID, &m.Ctx.RequestID, false) && obj(w.Ctx.Env, &m.Ctx.Env) &&
-			obj(w.Ctx.Secrets, &m.Ctx.Secrets) && obj(w.Ctx.Config, &m.Ctx.Config)
-		return m, ok
+		return fastInvoke(&e)
 	case `"check-invoke"`:
-		m := &pack.CheckInvoke{V: pack.Version, Kind: pack.KindCheckInvoke, Config: w.Config, Trace: w.Trace}
-		ok := str(w.Check.ID, &m.Check.ID, true) && isObject(w.Config) && isObject(w.Trace)
-		return m, ok
+		return fastCheckInvoke(&e)
 	}
 	return nil, false
 }
 
-// plainKeys reports whether body certainly has no key that encoding/json
-// would fold onto a member name without being it. It is conservative: a
-// \u escape, a rune folding to an ASCII letter (the Kelvin sign, the long
-// s), or any quoted string equal to a member name but for case, even a
-// value, makes it false.
-func plainKeys(body []byte) bool {
-	if bytes.Contains(body, []byte(`\u`)) || bytes.Contains(body, []byte("\u212a")) || bytes.Contains(body, []byte("\u017f")) {
-		return false
+// Member names of tool, ctx and check, in the order of their values in
+// fields' result.
+var (
+	toolNames  = []string{"id", "version"}
+	ctxNames   = []string{"tenantId", "runId", "requestId", "env", "secrets", "config"}
+	checkNames = []string{"id"}
+)
+
+func fastInvoke(e *envelope) (any, bool) {
+	if e.input == nil || !isObject(e.tool) || !isObject(e.ctx) {
+		return nil, false
 	}
-	for i := 0; i < len(body); i++ {
-		if body[i] != '"' {
-			continue
-		}
-		// A string: find its closing quote, skipping escapes.
-		j := i + 1
-		for j < len(body) && body[j] != '"' {
-			if body[j] == '\\' {
-				j++
-			}
-			j++
-		}
-		if j >= len(body) {
-			return true // unterminated: json.Unmarshal refuses the body anyway
-		}
-		s := body[i+1 : j]
-		for _, name := range memberNames {
-			if len(s) == len(name) && string(s) != name && bytes.EqualFold(s, []byte(name)) {
-				return false
-			}
-		}
-		i = j
+	var tool [2][]byte
+	var ctx [6][]byte
+	if !fields(e.tool, toolNames, tool[:]) || !fields(e.ctx, ctxNames, ctx[:]) ||
+		tool[0] == nil || ctx[0] == nil || ctx[1] == nil {
+		return nil, false
 	}
-	return true
+	m := &pack.ToolInvoke{V: pack.Version, Kind: pack.KindInvoke, Input: e.input}
+	var s strs
+	ok := s.add(tool[0], &m.Tool.ID) && s.add(tool[1], &m.Tool.Version) &&
+		s.add(ctx[0], &m.Ctx.TenantID) && s.add(ctx[1], &m.Ctx.RunID) && s.add(ctx[2], &m.Ctx.RequestID) &&
+		obj(ctx[3], &m.Ctx.Env) && obj(ctx[4], &m.Ctx.Secrets) && obj(ctx[5], &m.Ctx.Config)
+	if !ok {
+		return nil, false
+	}
+	s.finish()
+	return m, true
 }
 
-// str decodes a string member into dst; absent is fine unless required.
-// raw is a JSON value the body's decode already checked, so a string
-// without escapes, in valid UTF-8, is its bytes between the quotes.
-func str(raw json.RawMessage, dst *string, required bool) bool {
+func fastCheckInvoke(e *envelope) (any, bool) {
+	if !isObject(e.check) || !isObject(e.config) || !isObject(e.trace) {
+		return nil, false
+	}
+	var check [1][]byte
+	if !fields(e.check, checkNames, check[:]) || check[0] == nil {
+		return nil, false
+	}
+	m := &pack.CheckInvoke{V: pack.Version, Kind: pack.KindCheckInvoke, Config: e.config, Trace: e.trace}
+	var s strs
+	if !s.add(check[0], &m.Check.ID) {
+		return nil, false
+	}
+	s.finish()
+	return m, true
+}
+
+// fields reads the members of the object raw (already checked by the
+// envelope's parse): the value of names[k] goes to vals[k] (nil when
+// absent); other members are skipped. A name given twice gives false.
+func fields(raw []byte, names []string, vals [][]byte) bool {
+	p := parser{b: raw}
+	return p.object(func(key, val []byte) bool {
+		for k, name := range names {
+			if string(key) == name {
+				if vals[k] != nil {
+					return false // a duplicate: the full path decides
+				}
+				vals[k] = val
+				return true
+			}
+		}
+		return true
+	})
+}
+
+// strs builds the plain strings of a message in one allocation: add
+// schedules each, finish copies them all into one string and points the
+// message's fields at slices of it.
+type strs struct {
+	in   [5][]byte
+	dsts [5]*string
+	n    int
+	size int
+}
+
+// add schedules the JSON string raw (nil: absent, left "") for dst. A
+// string with an escape or invalid UTF-8 is decoded by encoding/json
+// (rare) straight into dst. Anything but a string gives false.
+func (s *strs) add(raw []byte, dst *string) bool {
 	if raw == nil {
-		return !required
+		return true
 	}
 	if raw[0] != '"' {
 		return false
 	}
 	in := raw[1 : len(raw)-1]
-	if bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
-		*dst = string(in)
-		return true
+	if bytes.IndexByte(in, '\\') >= 0 || !utf8.Valid(in) {
+		return json.Unmarshal(raw, dst) == nil
 	}
-	return json.Unmarshal(raw, dst) == nil
+	s.in[s.n], s.dsts[s.n] = in, dst
+	s.n++
+	s.size += len(in)
+	return true
+}
+
+// finish sets every scheduled string.
+func (s *strs) finish() {
+	var b strings.Builder
+	b.Grow(s.size)
+	for _, in := range s.in[:s.n] {
+		b.Write(in)
+	}
+	all := b.String()
+	for k, in := range s.in[:s.n] {
+		*s.dsts[k] = all[:len(in)]
+		all = all[len(in):]
+	}
 }
 
 // obj decodes an optional object member into dst.
-func obj(raw json.RawMessage, dst *map[string]any) bool {
+func obj(raw []byte, dst *map[string]any) bool {
 	return raw == nil || (isObject(raw) && json.Unmarshal(raw, dst) == nil)
 }
 
-func isObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
+func isObject(raw []byte) bool { return len(raw) > 0 && raw[0] == '{' }
+
+// maxDepth bounds the nesting parser follows; deeper bodies are left to
+// pack (encoding/json itself refuses nesting past 10000).
+const maxDepth = 256
+
+// parser reads strict JSON (RFC 8259, as encoding/json accepts it)
+// straight from the bytes.
+type parser struct {
+	b     []byte
+	i     int
+	depth int
+}
+
+func (p *parser) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// object parses the object at p.i and calls member with each key (a
+// string without escapes) and the bytes of its value (valid JSON, no
+// surrounding whitespace); member returning false stops with false, as
+// does anything that is not such an object.
+func (p *parser) object(member func(key, val []byte) bool) bool {
+	if p.i >= len(p.b) || p.b[p.i] != '{' {
+		return false
+	}
+	p.i++
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == '}' {
+		p.i++
+		return true
+	}
+	for {
+		p.ws()
+		key, ok := p.plainKey()
+		if !ok {
+			return false
+		}
+		p.ws()
+		if p.i >= len(p.b) || p.b[p.i] != ':' {
+			return false
+		}
+		p.i++
+		p.ws()
+		start := p.i
+		if !p.value() || !member(key, p.b[start:p.i]) {
+			return false
+		}
+		p.ws()
+		if p.i >= len(p.b) {
+			return false
+		}
+		c := p.b[p.i]
+		p.i++
+		if c == '}' {
+			return true
+		}
+		if c != ',' {
+			return false
+		}
+	}
+}
+
+// plainKey parses a key without escapes and returns its bytes.
+func (p *parser) plainKey() ([]byte, bool) {
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return nil, false
+	}
+	start := p.i + 1
+	j := start
+	for j < len(p.b) && plainByte[p.b[j]] {
+		j++
+	}
+	if j >= len(p.b) || p.b[j] != '"' {
+		return nil, false // an escape, a control character, or the end
+	}
+	p.i = j + 1
+	return p.b[start:j], true
+}
+
+// plainByte says which bytes stand for themselves inside a JSON string:
+// all but the quote, the backslash and the control characters.
+var plainByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// value skips one JSON value at p.i, checking its syntax.
+func (p *parser) value() bool {
+	if p.i >= len(p.b) {
+		return false
+	}
+	switch p.b[p.i] {
+	case '{':
+		if p.depth >= maxDepth {
+			return false
+		}
+		p.depth++
+		ok := p.object(func(_, _ []byte) bool { return true })
+		p.depth--
+		return ok
+	case '[':
+		if p.depth >= maxDepth {
+			return false
+		}
+		p.depth++
+		ok := p.array()
+		p.depth--
+		return ok
+	case '"':
+		return p.str()
+	case 't':
+		return p.literal("true")
+	case 'f':
+		return p.literal("false")
+	case 'n':
+		return p.literal("null")
+	}
+	return p.number()
+}
+
+func (p *parser) array() bool {
+	p.i++ // [
+	p.ws()
+	if p.i < len(p.b) && p.b[p.i] == ']' {
+		p.i++
+		return true
+	}
+	for {
+		p.ws()
+		if !p.value() {
+			return false
+		}
+		p.ws()
+		if p.i >= len(p.b) {
+			return false
+		}
+		c := p.b[p.i]
+		p.i++
+		if c == ']' {
+			return true
+		}
+		if c != ',' {
+			return false
+		}
+	}
+}
+
+func (p *parser) literal(lit string) bool {
+	if len(p.b)-p.i < len(lit) || string(p.b[p.i:p.i+len(lit)]) != lit {
+		return false
+	}
+	p.i += len(lit)
+	return true
+}
+
+// str skips a string, escapes included. Invalid UTF-8 is allowed, as
+// encoding/json allows it (it decodes to U+FFFD).
+func (p *parser) str() bool {
+	j := p.i + 1
+	for {
+		for j < len(p.b) && plainByte[p.b[j]] {
+			j++
+		}
+		if j >= len(p.b) {
+			return false
+		}
+		switch p.b[j] {
+		case '"':
+			p.i = j + 1
+			return true
+		case '\\':
+			j++
+			if j >= len(p.b) {
+				return false
+			}
+			switch p.b[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j++
+			case 'u':
+				if j+4 >= len(p.b) {
+					return false
+				}
+				for _, h := range p.b[j+1 : j+5] {
+					if !isHex(h) {
+						return false
+					}
+				}
+				j += 5
+			default:
+				return false
+			}
+		default:
+			return false // a control character
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// number skips a JSON number.
+func (p *parser) number() bool {
+	j := p.i
+	if j < len(p.b) && p.b[j] == '-' {
+		j++
+	}
+	switch {
+	case j < len(p.b) && p.b[j] == '0':
+		j++
+	case j < len(p.b) && p.b[j] >= '1' && p.b[j] <= '9':
+		for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
+			j++
+		}
+	default:
+		return false
+	}
+	if j < len(p.b) && p.b[j] == '.' {
+		j++
+		if !digits(p.b, &j) {
+			return false
+		}
+	}
+	if j < len(p.b) && (p.b[j] == 'e' || p.b[j] == 'E') {
+		j++
+		if j < len(p.b) && (p.b[j] == '+' || p.b[j] == '-') {
+			j++
+		}
+		if !digits(p.b, &j) {
+			return false
+		}
+	}
+	p.i = j
+	return true
+}
+
+// digits advances *j over one or more digits.
+func digits(b []byte, j *int) bool {
+	k := *j
+	for *j < len(b) && b[*j] >= '0' && b[*j] <= '9' {
+		*j++
+	}
+	return *j > k
+}

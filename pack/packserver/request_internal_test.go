@@ -41,6 +41,16 @@ var requestCorpus = []string{
 	`{"v":3,"v":2,"kind":"invoke","tool":{"id":"a"},"input":{},"ctx":{"tenantId":"t","runId":"r"}}`,
 	`{"v":2,"kind":"invoke","tool":{"id":"a"},"input":{},"ctx":{"tenantId":"t","runId":"r"}} {}`,
 	`{"v":2,"kind":"invoke","tool":{"id":"a"},"ctx":{"tenantId":"t","runId":"r"}}`,
+	// Members named twice: the schema check keeps the last, whole.
+	`{"v":2,"kind":"invoke","tool":{"id":"a"},"tool":{"version":"1"},"input":{},"ctx":{"tenantId":"t","runId":"r"}}`,
+	`{"v":2,"kind":"invoke","tool":{"id":"a"},"tool":null,"input":{},"ctx":{"tenantId":"t","runId":"r"}}`,
+	`{"v":2,"kind":"invoke","tool":{"version":"1"},"tool":{"id":"a"},"input":{},"ctx":{"tenantId":"t","runId":"r"}}`,
+	`{"v":2,"kind":"invoke","tool":{"id":"a"},"input":{},"ctx":{"tenantId":"t","runId":"r"},"ctx":{"tenantId":"t"}}`,
+	`{"v":2,"kind":"invoke","tool":{"id":"a"},"input":{},"ctx":{"runId":"r"},"ctx":{"tenantId":"t","runId":"r"}}`,
+	`{"v":2,"kind":"invoke","tool":{"id":"a","id":1},"input":{},"ctx":{"tenantId":"t","runId":"r","runId":"s"}}`,
+	`{"v":2,"kind":"invoke","tool":{"id":"a"},"input":{},"input":[1],"ctx":{"tenantId":"t","runId":"r","env":{"a":1},"env":{"b":2}}}`,
+	`{"v":2,"kind":"invoke","kind":"check-invoke","check":{"id":"c"},"check":{"id":"d"},"config":{},"trace":{},"trace":[]}`,
+	`{"v":2,"kind":"invoke","tool":{"id":"a"},"t\u006fol":{"version":"1"},"input":{},"ctx":{"tenantId":"t","runId":"r"}}`,
 	`{"v":3,"kind":"invoke"}`,
 	`{"v":2,"kind":"nope"}`,
 	`[]`,
@@ -98,4 +108,28 @@ func compareDecoders(t *testing.T, body []byte) bool {
 		t.Fatalf("%s: (-pack +fast):\n%s", body, diff)
 	}
 	return true
+}
+
+func TestTokenEqual(t *testing.T) {
+	want := []byte("abab-token")
+	for _, tt := range []struct {
+		got string
+		ok  bool
+	}{
+		{"abab-token", true},
+		{"", false},
+		{"abab-toke", false},
+		{"abab-tokenx", false},
+		{"abab-tokenabab-token", false},
+		{"ab", false},
+		{"abab-tokeN", false},
+		{"xbab-token", false},
+	} {
+		if got := tokenEqual(tt.got, want); got != tt.ok {
+			t.Errorf("tokenEqual(%q) = %v, want %v", tt.got, got, tt.ok)
+		}
+	}
+	if tokenEqual("x", nil) {
+		t.Error("an empty expected token matched")
+	}
 }

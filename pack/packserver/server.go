@@ -1,19 +1,22 @@
 package packserver
 
 import (
+	"cmp"
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"os"
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/kindgi/agents/pack"
 )
@@ -36,22 +39,39 @@ type Options struct {
 	// Logger, when set, receives one record per invoke that ends in an
 	// error message (code, tool or check id, duration).
 	Logger *slog.Logger
+	// BodyTimeout bounds how long a caller may take to send its request
+	// body, counted from the request's arrival; the call's own deadline
+	// (kindgi-timeout-ms) bounds it too, whichever is first. A caller past
+	// it is answered invalid-request and the connection closed. 0 means
+	// DefaultBodyTimeout.
+	BodyTimeout time.Duration
 }
+
+// DefaultBodyTimeout is the body timeout of a Server whose Options set
+// none: 10 MiB at 350 KB/s.
+const DefaultBodyTimeout = 30 * time.Second
 
 // Server is a pack service as an http.Handler: POST /v1/invoke, GET
 // /v1/info, GET /healthz and GET /readyz. It is safe for concurrent use.
 type Server struct {
-	index     *Index
-	bound     *bound
-	tokenHash [sha256.Size]byte
-	logger    *slog.Logger
-	infoJSON  []byte
+	index    *Index
+	bound    *bound
+	token    []byte
+	logger   *slog.Logger
+	infoJSON []byte
 	// artifactHeader is the kindgi-artifact-version header value, shared
 	// by every answer (net/http only reads it).
 	artifactHeader []string
 	// notReady is why the service is not ready ("" when it is), apart
 	// from draining: the strict env check.
 	notReady string
+
+	bodyTimeout time.Duration
+	// bodyBudget bounds the bytes buffered for bodies still being read
+	// (not yet admitted): MaxConcurrency × (MaxBodyBytes+1), the bound the
+	// admitted calls' bodies have; 0 (no cap) means unbounded.
+	bodyBudget int64
+	bodyBytes  atomic.Int64
 
 	mu       sync.Mutex
 	cap      int
@@ -82,6 +102,9 @@ func New(ctx context.Context, idx *Index, modules []Module, opts *Options) (*Ser
 	if opts.MaxConcurrency < 0 {
 		problems = append(problems, "max concurrency must not be negative")
 	}
+	if opts.BodyTimeout < 0 {
+		problems = append(problems, "body timeout must not be negative")
+	}
 	if p := idx.check(); len(p) > 0 {
 		return nil, &BootError{Problems: append(problems, p...)}
 	}
@@ -100,12 +123,15 @@ func New(ctx context.Context, idx *Index, modules []Module, opts *Options) (*Ser
 		lookup = os.LookupEnv
 	}
 	s := &Server{
-		index:     idx,
-		bound:     b,
-		tokenHash: sha256.Sum256([]byte(opts.Token)),
-		logger:    opts.Logger,
-		cap:       opts.MaxConcurrency,
-		drained:   make(chan struct{}),
+		index:   idx,
+		bound:   b,
+		token:   []byte(opts.Token),
+		logger:  opts.Logger,
+		cap:     opts.MaxConcurrency,
+		drained: make(chan struct{}),
+
+		bodyTimeout: cmp.Or(opts.BodyTimeout, DefaultBodyTimeout),
+		bodyBudget:  int64(opts.MaxConcurrency) * (pack.MaxBodyBytes + 1),
 
 		artifactHeader: []string{idx.ArtifactVersion},
 	}
@@ -183,6 +209,22 @@ func (s *Server) InFlight() int {
 func (s *Server) acquire() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if why := s.refusal(); why != "" {
+		return why
+	}
+	s.inflight++
+	return ""
+}
+
+// admissible returns why a call could not be admitted now, or "".
+func (s *Server) admissible() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refusal()
+}
+
+// refusal is why a call cannot run now; s.mu must be held.
+func (s *Server) refusal() string {
 	switch {
 	case s.draining:
 		return "draining"
@@ -191,8 +233,26 @@ func (s *Server) acquire() string {
 	case s.cap > 0 && s.inflight >= s.cap:
 		return "at the concurrency cap"
 	}
-	s.inflight++
 	return ""
+}
+
+// reserve takes n bytes from the budget for bodies in transit; false when
+// that would exceed it.
+func (s *Server) reserve(n int64) bool {
+	if s.bodyBudget == 0 {
+		return true
+	}
+	if s.bodyBytes.Add(n) > s.bodyBudget {
+		s.bodyBytes.Add(-n)
+		return false
+	}
+	return true
+}
+
+func (s *Server) unreserve(n int64) {
+	if s.bodyBudget != 0 {
+		s.bodyBytes.Add(-n)
+	}
 }
 
 func (s *Server) release() {
@@ -273,16 +333,28 @@ func (s *Server) logFailure(v any, stack []byte) {
 	s.logger.Error("pack service failed", "panic", fmt.Sprint(v), "stack", string(stack))
 }
 
-// authorized compares the token in constant time: both sides are hashed
-// first so neither the content nor the length of the expected token leaks
-// through timing. Authorization is deliberately ignored.
+// authorized compares the token in constant time: the time taken
+// depends on the length of the expected token only, never on the bytes
+// or the length of the one sent (so neither the content nor the length of
+// the expected token leaks through timing). Authorization is deliberately
+// ignored.
 func (s *Server) authorized(r *http.Request) bool {
-	got := header(r, keyToken)
-	if got == "" {
+	return tokenEqual(header(r, keyToken), s.token)
+}
+
+// tokenEqual reports whether got equals want, in time that depends only on
+// len(want): every byte of want is compared with a byte of got (cycling
+// through got when it is shorter), and the lengths are compared last.
+func tokenEqual(got string, want []byte) bool {
+	if got == "" || len(want) == 0 {
 		return false
 	}
-	h := sha256.Sum256([]byte(got))
-	return subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) == 1
+	var diff byte
+	for i, c := range want {
+		diff |= c ^ got[i%len(got)]
+	}
+	sameLen := subtle.ConstantTimeEq(int32(min(len(got), math.MaxInt32)), int32(len(want)))
+	return subtle.ConstantTimeByteEq(diff, 0)&sameLen == 1
 }
 
 func isGet(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
@@ -322,3 +394,7 @@ func methodNotAllowed(w http.ResponseWriter, allow string) {
 
 // errBodyTooLarge is returned by readBody for a body over the limit.
 var errBodyTooLarge = errors.New("body too large")
+
+// errBodyBudget is returned by readBody when the budget for bodies in
+// transit is spent.
+var errBodyBudget = errors.New("no budget for the body")

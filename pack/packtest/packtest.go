@@ -73,7 +73,7 @@ type Case struct {
 type Check struct {
 	// Name is short and stable, e.g. "info-requires-token".
 	Name string
-	// Rule says what the check verifies, in the spec's words.
+	// Rule says what the check verifies, in the words of spec/pack-protocol.md.
 	Rule string
 	// Run returns nil when the service passes, else a *Failure.
 	Run func(ctx context.Context, target Target) error

@@ -8,6 +8,13 @@
 // Retry-After, bounded by the context; every other failure is
 // *agents.ModelInvocationError carrying the HTTP status and the API's error
 // message.
+//
+// The provider is a bindings.StreamingProvider (see GenerateStream).
+// Generation settings map to temperature, top_p, stop, seed and
+// max_completion_tokens (max_tokens with Options.LegacyMaxTokens); none is
+// ignored, though a server may ignore what it does not support (seed,
+// say). An output schema is sent as response_format json_schema, strict
+// when the schema meets strict mode's rules.
 package openai
 
 import (
@@ -17,15 +24,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/modelhttp"
 )
 
 // DefaultBaseURL is used when neither Options.BaseURL nor OPENAI_BASE_URL
@@ -33,10 +39,12 @@ import (
 const DefaultBaseURL = "https://api.openai.com/v1"
 
 // DefaultModels is the model table used when Options.Models is empty.
-// Prices are US dollars per million tokens.
+// Prices are US dollars per million tokens. The features are the ones the
+// provider has: tool calls, structured output (response_format
+// json_schema) and streaming; not vision, as messages carry text only.
 var DefaultModels = []bindings.ModelInfo{
-	{ID: "gpt-4o-mini", Features: []string{"tool-use", "json-mode", "vision", "streaming"}, ContextWindow: 128000, InputPricePerMTok: 0.15, OutputPricePerMTok: 0.60},
-	{ID: "gpt-4o", Features: []string{"tool-use", "json-mode", "vision", "streaming"}, ContextWindow: 128000, InputPricePerMTok: 2.50, OutputPricePerMTok: 10.00},
+	{ID: "gpt-4o-mini", Features: []string{"tool-use", "json-mode", "streaming"}, ContextWindow: 128000, InputPricePerMTok: 0.15, OutputPricePerMTok: 0.60},
+	{ID: "gpt-4o", Features: []string{"tool-use", "json-mode", "streaming"}, ContextWindow: 128000, InputPricePerMTok: 2.50, OutputPricePerMTok: 10.00},
 }
 
 // Options configures a Provider. Every field is optional.
@@ -62,6 +70,10 @@ type Options struct {
 	MinBackoff, MaxBackoff time.Duration
 	// Organization, when set, is sent as OpenAI-Organization.
 	Organization string
+	// LegacyMaxTokens sends ModelSettings.MaxOutputTokens as max_tokens
+	// (what older servers know) instead of max_completion_tokens (what the
+	// API documents, and what its reasoning models require).
+	LegacyMaxTokens bool
 }
 
 // Provider talks to a Chat Completions endpoint. It is safe for concurrent
@@ -76,9 +88,11 @@ type Provider struct {
 	maxRetries int
 	minBackoff time.Duration
 	maxBackoff time.Duration
+
+	legacyMaxTokens bool
 }
 
-var _ bindings.Provider = (*Provider)(nil)
+var _ bindings.StreamingProvider = (*Provider)(nil)
 
 // New returns a Provider. A nil opts is the zero Options.
 func New(opts *Options) *Provider {
@@ -95,6 +109,8 @@ func New(opts *Options) *Provider {
 		maxRetries: o.MaxRetries,
 		minBackoff: o.MinBackoff,
 		maxBackoff: o.MaxBackoff,
+
+		legacyMaxTokens: o.LegacyMaxTokens,
 	}
 	if p.id == "" {
 		p.id = "openai"
@@ -152,112 +168,134 @@ func (p *Provider) model(id string) (bindings.ModelInfo, bool) {
 // tool calls and usage, with the cost priced from the model table.
 func (p *Provider) Generate(ctx context.Context, req bindings.GenerateRequest) (bindings.GenerateResponse, error) {
 	names := newNameMap(req.Tools)
-	body, err := json.Marshal(encodeRequest(req, names))
+	body, err := json.Marshal(p.encodeRequest(req, names, false))
 	if err != nil {
 		return bindings.GenerateResponse{}, p.fail(req.Model, 0, "encoding the request", err)
 	}
-	raw, status, err := p.send(ctx, req, body)
+	var out bindings.GenerateResponse
+	err = p.withRetries(ctx, req, body, false, func(resp *http.Response) (bool, error) {
+		var err error
+		out, err = p.readResponse(ctx, req, names, resp)
+		return false, err
+	})
 	if err != nil {
 		return bindings.GenerateResponse{}, err
 	}
+	return out, nil
+}
+
+// readResponse decodes a non-streamed answer.
+func (p *Provider) readResponse(ctx context.Context, req bindings.GenerateRequest, names nameMap, resp *http.Response) (bindings.GenerateResponse, error) {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		if ctx.Err() != nil {
+			return bindings.GenerateResponse{}, p.fail(req.Model, 0, "request cancelled", ctx.Err())
+		}
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, "reading the response", err)
+	}
 	var cr chatResponse
 	if err := json.Unmarshal(raw, &cr); err != nil {
-		return bindings.GenerateResponse{}, p.fail(req.Model, status, "decoding the response", err)
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, "decoding the response", err)
 	}
 	if len(cr.Choices) == 0 {
-		return bindings.GenerateResponse{}, p.fail(req.Model, status, "the response has no choices", nil)
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, "the response has no choices", nil)
 	}
-	out, err := decodeChoice(cr.Choices[0], names)
+	out, err := p.assemble(req, names, cr.Choices[0], cr.Model, cr.Usage)
 	if err != nil {
-		return bindings.GenerateResponse{}, p.fail(req.Model, status, err.Error(), err)
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, err.Error(), err)
 	}
-	out.Model = cr.Model
+	return out, nil
+}
+
+// assemble turns a choice into the response Generate and GenerateStream
+// return.
+func (p *Provider) assemble(req bindings.GenerateRequest, names nameMap, c choice, model string, u usage) (bindings.GenerateResponse, error) {
+	out, err := decodeChoice(c, names)
+	if err != nil {
+		return out, err
+	}
+	out.Model = model
 	if out.Model == "" {
 		out.Model = req.Model
 	}
-	out.Usage = bindings.Usage{InputTokens: cr.Usage.PromptTokens, OutputTokens: cr.Usage.CompletionTokens}
+	out.Usage = bindings.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
 	if m, ok := p.model(req.Model); ok {
 		out.Usage.CostUsd = m.Cost(out.Usage.InputTokens, out.Usage.OutputTokens)
 	}
 	return out, nil
 }
 
-// send posts body, retrying 429 and 5xx answers. It returns the body of the
-// 2xx answer.
-func (p *Provider) send(ctx context.Context, req bindings.GenerateRequest, body []byte) ([]byte, int, error) {
+// withRetries posts body until an attempt succeeds, retrying 429 and 5xx
+// answers (and what read reports as retryable) up to MaxRetries times. A
+// 2xx answer is handed to read, which consumes its body.
+func (p *Provider) withRetries(ctx context.Context, req bindings.GenerateRequest, body []byte, stream bool, read func(*http.Response) (retryable bool, err error)) error {
 	for attempt := 0; ; attempt++ {
-		hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
-		if err != nil {
-			return nil, 0, p.fail(req.Model, 0, "building the request", err)
+		retryable, retryAfter, err := p.attempt(ctx, req, body, stream, read)
+		if err == nil {
+			return nil
 		}
-		hreq.Header.Set("Content-Type", "application/json")
-		hreq.Header.Set("Accept", "application/json")
-		if p.apiKey != "" {
-			hreq.Header.Set("Authorization", "Bearer "+p.apiKey)
+		if !retryable || attempt >= p.maxRetries || ctx.Err() != nil {
+			return err
 		}
-		if p.org != "" {
-			hreq.Header.Set("OpenAI-Organization", p.org)
-		}
-		if req.RequestID != "" {
-			// Servers that support it use this to deduplicate retries.
-			hreq.Header.Set("Idempotency-Key", req.RequestID)
-		}
-		resp, err := p.client.Do(hreq)
-		if err != nil {
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return nil, 0, p.fail(req.Model, 0, "request cancelled", ctxErr)
-			}
-			return nil, 0, p.fail(req.Model, 0, "sending the request", err)
-		}
-		raw, readErr := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-		resp.Body.Close()
-		if readErr != nil {
-			return nil, resp.StatusCode, p.fail(req.Model, resp.StatusCode, "reading the response", readErr)
-		}
-		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-			return raw, resp.StatusCode, nil
-		}
-		retryable := resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-		if !retryable || attempt >= p.maxRetries {
-			return nil, resp.StatusCode, p.fail(req.Model, resp.StatusCode, apiErrorMessage(raw, resp.Status), nil)
-		}
-		wait := p.backoff(attempt, resp.Header.Get("Retry-After"))
-		t := time.NewTimer(wait)
+		t := time.NewTimer(modelhttp.Backoff(attempt, retryAfter, p.minBackoff, p.maxBackoff))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, resp.StatusCode, p.fail(req.Model, resp.StatusCode, apiErrorMessage(raw, resp.Status)+" (retry cancelled)", ctx.Err())
+			var mi *agents.ModelInvocationError
+			if errors.As(err, &mi) {
+				return p.fail(req.Model, mi.Status, mi.Message+" (retry cancelled)", ctx.Err())
+			}
+			return p.fail(req.Model, 0, "retry cancelled", ctx.Err())
 		case <-t.C:
 		}
 	}
 }
 
-// backoff is the wait before retry attempt+1: Retry-After when the answer
-// has one (seconds or an HTTP date, capped at MaxBackoff), else exponential
-// with full jitter between MinBackoff and MaxBackoff.
-func (p *Provider) backoff(attempt int, retryAfter string) time.Duration {
-	if d, ok := parseRetryAfter(retryAfter, time.Now()); ok {
-		return min(d, p.maxBackoff)
+// attempt sends body once.
+func (p *Provider) attempt(ctx context.Context, req bindings.GenerateRequest, body []byte, stream bool, read func(*http.Response) (bool, error)) (retryable bool, retryAfter string, err error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return false, "", p.fail(req.Model, 0, "building the request", err)
 	}
-	d := p.minBackoff << attempt
-	if d <= 0 || d > p.maxBackoff {
-		d = p.maxBackoff
+	hreq.Header.Set("Content-Type", "application/json")
+	if stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	} else {
+		hreq.Header.Set("Accept", "application/json")
 	}
-	return p.minBackoff/2 + time.Duration(rand.Int64N(int64(d)))
+	if p.apiKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+p.apiKey)
+	}
+	if p.org != "" {
+		hreq.Header.Set("OpenAI-Organization", p.org)
+	}
+	if req.RequestID != "" {
+		// Servers that support it use this to deduplicate retries.
+		hreq.Header.Set("Idempotency-Key", req.RequestID)
+	}
+	resp, err := p.client.Do(hreq)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return false, "", p.fail(req.Model, 0, "request cancelled", ctxErr)
+		}
+		return false, "", p.fail(req.Model, 0, "sending the request", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		retryable, err := read(resp)
+		return retryable, "", err
+	}
+	raw, readErr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if readErr != nil && ctx.Err() != nil {
+		return false, "", p.fail(req.Model, resp.StatusCode, "request cancelled", ctx.Err())
+	}
+	retryable = resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
+	return retryable, resp.Header.Get("Retry-After"), p.fail(req.Model, resp.StatusCode, apiErrorMessage(raw, resp.Status), nil)
 }
 
+// parseRetryAfter reads a Retry-After header.
 func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
-		return time.Duration(secs * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
+	return modelhttp.ParseRetryAfter(v, now)
 }
 
 func (p *Provider) fail(model string, status int, msg string, cause error) error {
@@ -268,11 +306,7 @@ func (p *Provider) fail(model string, status int, msg string, cause error) error
 // back to the status line and a prefix of the body.
 func apiErrorMessage(raw []byte, status string) string {
 	var e struct {
-		Error *struct {
-			Message string `json:"message"`
-			Type    string `json:"type"`
-			Code    any    `json:"code"`
-		} `json:"error"`
+		Error *apiError `json:"error"`
 	}
 	if json.Unmarshal(raw, &e) == nil && e.Error != nil && e.Error.Message != "" {
 		return e.Error.Message

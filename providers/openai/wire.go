@@ -2,10 +2,9 @@ package openai
 
 import (
 	"encoding/json"
-	"strconv"
-	"strings"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/modelhttp"
 )
 
 // The Chat Completions wire format, as much of it as the provider uses.
@@ -14,6 +13,38 @@ type chatRequest struct {
 	Model    string        `json:"model"`
 	Messages []chatMessage `json:"messages"`
 	Tools    []chatTool    `json:"tools,omitempty"`
+
+	Temperature         *float64        `json:"temperature,omitempty"`
+	TopP                *float64        `json:"top_p,omitempty"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens,omitempty"`
+	MaxTokens           *int            `json:"max_tokens,omitempty"`
+	Stop                []string        `json:"stop,omitempty"`
+	Seed                *int64          `json:"seed,omitempty"`
+	ResponseFormat      *responseFormat `json:"response_format,omitempty"`
+
+	Stream        bool           `json:"stream,omitempty"`
+	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type responseFormat struct {
+	Type       string      `json:"type"`
+	JSONSchema *jsonSchema `json:"json_schema,omitempty"`
+}
+
+type jsonSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict"`
+}
+
+type apiError struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Code    any    `json:"code"`
 }
 
 type chatMessage struct {
@@ -52,11 +83,47 @@ type chatResponse struct {
 	Object  string   `json:"object"`
 	Model   string   `json:"model"`
 	Choices []choice `json:"choices"`
-	Usage   struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-		TotalTokens      int `json:"total_tokens"`
-	} `json:"usage"`
+	Usage   usage    `json:"usage"`
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// chatChunk is one event of a streamed answer (object
+// "chat.completion.chunk"). The last chunk, with stream_options
+// include_usage, has no choices and the usage; an error mid-stream comes as
+// a chunk with error set.
+type chatChunk struct {
+	ID      string        `json:"id"`
+	Object  string        `json:"object"`
+	Model   string        `json:"model"`
+	Choices []chunkChoice `json:"choices"`
+	Usage   *usage        `json:"usage"`
+	Error   *apiError     `json:"error"`
+}
+
+type chunkChoice struct {
+	Index int `json:"index"`
+	Delta struct {
+		Role      string          `json:"role"`
+		Content   *string         `json:"content"`
+		Refusal   *string         `json:"refusal"`
+		ToolCalls []toolCallDelta `json:"tool_calls"`
+	} `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+type toolCallDelta struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 type choice struct {
@@ -67,8 +134,28 @@ type choice struct {
 
 var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-func encodeRequest(req bindings.GenerateRequest, names nameMap) chatRequest {
+// encodeRequest maps req onto the wire. Settings: temperature, top_p,
+// stop and seed as they are, MaxOutputTokens as max_completion_tokens (or
+// max_tokens with Options.LegacyMaxTokens). Output: response_format
+// json_schema, strict when the schema meets strict mode's rules.
+func (p *Provider) encodeRequest(req bindings.GenerateRequest, names nameMap, stream bool) chatRequest {
 	out := chatRequest{Model: req.Model, Messages: make([]chatMessage, 0, len(req.Messages))}
+	st := req.Settings
+	out.Temperature, out.TopP, out.Stop, out.Seed = st.Temperature, st.TopP, st.Stop, st.Seed
+	if p.legacyMaxTokens {
+		out.MaxTokens = st.MaxOutputTokens
+	} else {
+		out.MaxCompletionTokens = st.MaxOutputTokens
+	}
+	if len(req.Output) > 0 {
+		out.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchema{
+			Name: "output", Schema: req.Output, Strict: strictSchema(req.Output),
+		}}
+	}
+	if stream {
+		out.Stream = true
+		out.StreamOptions = &streamOptions{IncludeUsage: true}
+	}
 	for _, m := range req.Messages {
 		cm := chatMessage{Role: string(m.Role), ToolCallID: m.ToolCallID}
 		if cm.Role == "agent" {
@@ -102,80 +189,72 @@ func encodeRequest(req bindings.GenerateRequest, names nameMap) chatRequest {
 	return out
 }
 
-// nameMap maps tool ids to function names the API accepts and back. The
-// mapping is built per request from the offered tools, so it is reversible
-// even when two ids encode to the same name.
-type nameMap struct {
-	toWire map[string]string
-	toID   map[string]string
-}
+// nameMap maps tool ids to function names the API accepts and back (see
+// modelhttp.NameMap).
+type nameMap struct{ modelhttp.NameMap }
 
 func newNameMap(tools []bindings.ToolDefinition) nameMap {
-	m := nameMap{toWire: make(map[string]string, len(tools)), toID: make(map[string]string, len(tools))}
-	for _, t := range tools {
-		m.add(t.Name)
+	ids := make([]string, len(tools))
+	for i, t := range tools {
+		ids[i] = t.Name
 	}
-	return m
+	return nameMap{modelhttp.NewNameMap(ids)}
 }
 
-func (m nameMap) add(id string) string {
-	if w, ok := m.toWire[id]; ok {
-		return w
+func (m nameMap) encode(id string) string   { return m.Encode(id) }
+func (m nameMap) decode(wire string) string { return m.Decode(wire) }
+
+// strictSchema reports whether a schema meets the rules of the API's strict
+// structured outputs as far as they concern the schema's shape: every
+// object lists all its properties in required and sets
+// additionalProperties to false. A schema that does not is sent with strict
+// false (the API would refuse it with strict true); the turn validates the
+// answer either way.
+func strictSchema(raw json.RawMessage) bool {
+	var doc any
+	if json.Unmarshal(raw, &doc) != nil {
+		return false
 	}
-	base := sanitize(id)
-	w := base
-	for n := 2; ; n++ {
-		if _, taken := m.toID[w]; !taken {
-			break
-		}
-		suffix := "_" + strconv.Itoa(n)
-		w = base
-		if len(w)+len(suffix) > 64 {
-			w = w[:64-len(suffix)]
-		}
-		w += suffix
-	}
-	m.toWire[id], m.toID[w] = w, id
-	return w
+	return strictNode(doc)
 }
 
-func (m nameMap) encode(id string) string {
-	if w, ok := m.toWire[id]; ok {
-		return w
-	}
-	// A tool call in the history to a tool no longer offered: encode it
-	// the same way so the model sees a consistent name.
-	return m.add(id)
-}
-
-func (m nameMap) decode(wire string) string {
-	if id, ok := m.toID[wire]; ok {
-		return id
-	}
-	return wire
-}
-
-// sanitize replaces every character outside [a-zA-Z0-9_-] with '_' and
-// truncates to 64 characters.
-func sanitize(id string) string {
-	var b strings.Builder
-	for _, r := range id {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
+func strictNode(v any) bool {
+	switch n := v.(type) {
+	case []any:
+		for _, e := range n {
+			if !strictNode(e) {
+				return false
+			}
 		}
-		if b.Len() >= 64 {
-			break
+		return true
+	case map[string]any:
+		props, hasProps := n["properties"].(map[string]any)
+		if n["type"] == "object" || hasProps {
+			if n["additionalProperties"] != false {
+				return false
+			}
+			req, _ := n["required"].([]any)
+			listed := make(map[string]bool, len(req))
+			for _, r := range req {
+				if s, ok := r.(string); ok {
+					listed[s] = true
+				}
+			}
+			for k := range props {
+				if !listed[k] {
+					return false
+				}
+			}
 		}
+		for k, e := range n {
+			if k == "enum" || k == "const" || k == "default" || k == "examples" {
+				continue
+			}
+			if !strictNode(e) {
+				return false
+			}
+		}
+		return true
 	}
-	s := b.String()
-	if len(s) > 64 {
-		s = s[:64]
-	}
-	if s == "" {
-		s = "tool"
-	}
-	return s
+	return true
 }

@@ -2,6 +2,7 @@ package otelturn
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -125,12 +126,27 @@ func (o *Observer) stepStarted(ev turn.NodeStartedEvent) {
 		if n := len(r.stack); n > 0 {
 			parent = r.steps[r.stack[n-1]]
 		}
-		ctx, span := o.tracer.Start(parent.ctx, ev.Node, trace.WithTimestamp(now),
+		ctx, span := o.tracer.Start(parent.ctx, stepSpanName(ev), trace.WithTimestamp(now),
 			trace.WithAttributes(AttrNode.String(ev.Node), attribute.String("kindgi.step.key", ev.Key), AttrRunID.String(ev.RunID)))
 		r.steps[ev.Key] = &timedSpan{span: span, ctx: ctx, start: now}
 		r.stack = append(r.stack, ev.Key)
 	})
 }
+
+// stepSpanName names a step's span after its node, except a step that
+// stores the message of a model call or a tool call (key ".../message"):
+// it is "NODE/message", so an iteration's model-call step and the step
+// that stores its answer read apart ("model-call", "model-call/message").
+func stepSpanName(ev turn.NodeStartedEvent) string {
+	if strings.HasSuffix(ev.Key, "/"+messageSuffix) {
+		return ev.Node + "/" + messageSuffix
+	}
+	return ev.Node
+}
+
+// messageSuffix is the last segment of the key of a step that stores a
+// message inside the agent loop.
+const messageSuffix = "message"
 
 func (o *Observer) stepCompleted(ev turn.NodeCompletedEvent) {
 	now := o.now()

@@ -128,13 +128,19 @@ func TestSpanTreeOfATurnWithOneToolCall(t *testing.T) {
 	if count["chat scripted-1"] != 2 || count["execute_tool acme.search"] != 1 {
 		t.Fatalf("model/tool spans: %v", count)
 	}
+	// Two iterations, two model-call steps; the first answer (its tool
+	// call) is stored by a second step of that iteration, whose span has
+	// a name of its own, and so has the tool result's.
+	if count[turn.NodeModelCall] != 2 || count[turn.NodeModelCall+"/message"] != 1 || count[turn.NodeDispatchTools+"/message"] != 1 {
+		t.Errorf("step spans of the loop: %v, want 2 model-call, 1 model-call/message, 1 dispatch-tools/message", count)
+	}
 	for _, s := range spans {
 		switch s.Name() {
 		case turn.NodeSetup, turn.NodeRenderPrompt, turn.NodeAgentLoop, turn.NodePersistFinalMessage:
 			if parentName(s) != root.Name() {
 				t.Errorf("%s's parent = %q, want the turn", s.Name(), parentName(s))
 			}
-		case turn.NodeModelCall, turn.NodeDispatchTools:
+		case turn.NodeModelCall, turn.NodeDispatchTools, turn.NodeModelCall + "/message":
 			if parentName(s) != turn.NodeAgentLoop {
 				t.Errorf("%s's parent = %q, want agent-loop", s.Name(), parentName(s))
 			}

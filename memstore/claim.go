@@ -1,0 +1,261 @@
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+var (
+	_ bindings.RunClaimer = (*Store)(nil)
+	_ bindings.RunLister  = (*Store)(nil)
+	_ bindings.RunWatcher = (*Store)(nil)
+)
+
+// newRunStatus is the status of a run StartRun creates: running unless
+// in asks for queued.
+func newRunStatus(st bindings.RunStatus) (bindings.RunStatus, error) {
+	switch st {
+	case "", bindings.RunRunning:
+		return bindings.RunRunning, nil
+	case bindings.RunQueued:
+		return bindings.RunQueued, nil
+	}
+	return "", invalid("a run starts running or queued, not " + string(st))
+}
+
+// holds reports whether owner holds an unexpired lease on r at now: the
+// one lease rule for writes (an expired lease cannot write, even while
+// nobody else took it).
+func holds(r *bindings.Run, owner string, now time.Time) bool {
+	return r.LeaseOwner == owner && now.Before(r.LeaseExpiresAt)
+}
+
+// ClaimRuns implements bindings.RunClaimer: under the run and approval
+// locks it picks the runs that need a driver (queued; running with a
+// free or expired lease; suspended with approvals that are all decided
+// or expired), oldest first, and leases up to in.Limit of them to
+// in.Owner, as running.
+func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bindings.Run, error) {
+	if err := alive(ctx); err != nil {
+		return nil, err
+	}
+	switch {
+	case in.Owner == "":
+		return nil, invalid("claim owner is empty")
+	case in.LeaseTTL <= 0:
+		return nil, invalid("claim lease TTL must be positive")
+	case in.Limit < 1:
+		return nil, invalid("claim limit must be at least 1")
+	}
+	var tenants map[string]bool
+	if len(in.TenantIDs) > 0 {
+		tenants = make(map[string]bool, len(in.TenantIDs))
+		for _, t := range in.TenantIDs {
+			tenants[t] = true
+		}
+	}
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	s.hitlMu.RLock()
+	defer s.hitlMu.RUnlock()
+	now := s.now()
+
+	// Whether each suspended run waits: it has an approval, and one of
+	// them is pending and unexpired.
+	type waitState struct{ any, waiting bool }
+	var waits map[key]*waitState
+	var picked []*runRec
+	for k, r := range s.runs {
+		if tenants != nil && !tenants[k.tenant] {
+			continue
+		}
+		if heldByOther(&r.run, "", now) {
+			continue // a live lease: somebody drives it
+		}
+		switch r.run.Status {
+		case bindings.RunQueued, bindings.RunRunning:
+			picked = append(picked, r)
+		case bindings.RunSuspended:
+			if waits == nil {
+				waits = map[key]*waitState{}
+				for ak, a := range s.approvals {
+					if tenants != nil && !tenants[ak.tenant] {
+						continue
+					}
+					rk := key{ak.tenant, a.Request.RunID}
+					w := waits[rk]
+					if w == nil {
+						w = &waitState{}
+						waits[rk] = w
+					}
+					w.any = true
+					if a.Status == bindings.ApprovalPending && !expired(a, now) {
+						w.waiting = true
+					}
+				}
+			}
+			if w := waits[k]; w != nil && w.any && !w.waiting {
+				picked = append(picked, r)
+			}
+		}
+	}
+	slices.SortFunc(picked, func(a, b *runRec) int {
+		return cmp.Or(a.run.CreatedAt.Compare(b.run.CreatedAt),
+			cmp.Compare(a.run.TenantID, b.run.TenantID), cmp.Compare(a.run.ID, b.run.ID))
+	})
+	if len(picked) > in.Limit {
+		picked = picked[:in.Limit]
+	}
+	out := make([]bindings.Run, len(picked))
+	for i, r := range picked {
+		r.run.Status = bindings.RunRunning // it has a driver now
+		lease(&r.run, in.Owner, in.LeaseTTL, now)
+		out[i] = r.run
+	}
+	return out, nil
+}
+
+// ListRuns implements bindings.RunLister: the tenant's runs in the order
+// (CreatedAt, ID) descending, after in.After.
+func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindings.RunPage, error) {
+	if err := alive(ctx); err != nil {
+		return bindings.RunPage{}, err
+	}
+	limit, err := pageLimit(in)
+	if err != nil {
+		return bindings.RunPage{}, err
+	}
+	s.runMu.RLock()
+	defer s.runMu.RUnlock()
+	var after *bindings.Run
+	if in.After != "" {
+		r := s.runs[key{in.TenantID, in.After}]
+		if r == nil {
+			return bindings.RunPage{}, invalid("after names no run of the tenant: " + in.After)
+		}
+		after = &r.run
+	}
+	newer := func(a, b *bindings.Run) int { // descending
+		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(b.ID, a.ID))
+	}
+	var runs []bindings.Run
+	for k, r := range s.runs {
+		if k.tenant != in.TenantID || (len(in.Statuses) > 0 && !slices.Contains(in.Statuses, r.run.Status)) {
+			continue
+		}
+		if after != nil && newer(&r.run, after) <= 0 {
+			continue
+		}
+		runs = append(runs, r.run)
+	}
+	slices.SortFunc(runs, func(a, b bindings.Run) int { return newer(&a, &b) })
+	page := bindings.RunPage{Runs: runs}
+	if len(runs) > limit {
+		page.Runs = runs[:limit]
+		page.Next = runs[limit-1].ID
+	}
+	if page.Runs == nil {
+		page.Runs = []bindings.Run{}
+	}
+	return page, nil
+}
+
+// pageLimit checks a ListRuns input and returns its page size.
+func pageLimit(in bindings.ListRunsInput) (int, error) {
+	if in.TenantID == "" {
+		return 0, invalid("tenant id is empty")
+	}
+	for _, st := range in.Statuses {
+		if !validRunStatus(st) {
+			return 0, invalid("unknown run status " + string(st))
+		}
+	}
+	switch {
+	case in.Limit < 0:
+		return 0, invalid("limit must not be negative")
+	case in.Limit == 0:
+		return bindings.DefaultRunPageLimit, nil
+	case in.Limit > bindings.MaxRunPageLimit:
+		return bindings.MaxRunPageLimit, nil
+	}
+	return in.Limit, nil
+}
+
+// watchHub fans run changes out to the Store's watchers, in process. Its
+// zero value is ready to use.
+type watchHub struct {
+	mu   sync.Mutex
+	subs map[chan bindings.RunChange]bool // true: it missed a change
+}
+
+// watchBuffer is how many changes a watcher may fall behind by before it
+// misses one (and is then told so).
+const watchBuffer = 64
+
+// WatchRuns implements bindings.RunWatcher: every change to a run of the
+// Store (created, status changed, lease released, approval decided) is
+// delivered to the channel without blocking the change; a watcher more
+// than 64 changes behind gets a RunChange with an empty RunID once it
+// catches up. The channel is closed once ctx is done.
+func (s *Store) WatchRuns(ctx context.Context) (<-chan bindings.RunChange, error) {
+	if err := alive(ctx); err != nil {
+		return nil, err
+	}
+	h := &s.watch
+	ch := make(chan bindings.RunChange, watchBuffer)
+	h.mu.Lock()
+	if h.subs == nil {
+		h.subs = map[chan bindings.RunChange]bool{}
+	}
+	h.subs[ch] = false
+	h.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		h.mu.Lock()
+		delete(h.subs, ch)
+		h.mu.Unlock()
+		close(ch)
+	})
+	return ch, nil
+}
+
+// changed tells the watchers about a change to run r.
+func (s *Store) changed(r *bindings.Run) {
+	free := r.LeaseOwner == "" && (r.Status == bindings.RunQueued || r.Status == bindings.RunRunning)
+	s.tell(bindings.RunChange{TenantID: r.TenantID, RunID: r.ID, Status: r.Status, Claimable: free})
+}
+
+// tell delivers c to every watcher without blocking; a watcher whose
+// buffer is full misses it and gets an empty RunChange once it has room.
+func (s *Store) tell(c bindings.RunChange) {
+	h := &s.watch
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch, missed := range h.subs {
+		if missed {
+			select {
+			case ch <- bindings.RunChange{}:
+				missed = false
+			default:
+				continue
+			}
+		}
+		select {
+		case ch <- c:
+		default:
+			missed = true
+		}
+		h.subs[ch] = missed
+	}
+}
+
+// runBusy is the error of a write refused because owner does not hold the
+// run's lease.
+func runBusy(r *bindings.Run) error {
+	return &agents.RunBusyError{RunID: r.ID, Owner: r.LeaseOwner}
+}

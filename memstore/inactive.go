@@ -1,0 +1,77 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/kindgi/agents/bindings"
+)
+
+var _ bindings.InactiveConversationLister = (*Store)(nil)
+
+// ListInactiveConversations implements bindings.InactiveConversationLister:
+// the open conversations of every tenant idle since before in.IdleBefore,
+// oldest activity first. It scans every conversation (memstore holds what
+// one process holds).
+func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.InactiveConversationsInput) ([]bindings.InactiveConversationRef, error) {
+	if err := alive(ctx); err != nil {
+		return nil, err
+	}
+	if in.Limit < 1 {
+		return nil, invalid("limit must be at least 1")
+	}
+	refs := []bindings.InactiveConversationRef{}
+	s.convMu.RLock()
+	for tenant, tc := range s.convs {
+		for id, r := range tc.byID {
+			c := &r.c
+			if c.Status != bindings.ConversationOpen || !c.LastActivityAt.Before(in.IdleBefore) {
+				continue
+			}
+			ref := bindings.InactiveConversationRef{
+				TenantID: tenant, ConversationID: id, AgentID: c.AgentID, AgentVersion: c.AgentVersion,
+				LastActivityAt: c.LastActivityAt,
+			}
+			if in.After.ConversationID != "" && !bindings.InactiveConversationRefLess(in.After, ref) {
+				continue
+			}
+			refs = append(refs, ref)
+		}
+	}
+	s.convMu.RUnlock()
+	slices.SortFunc(refs, func(a, b bindings.InactiveConversationRef) int {
+		switch {
+		case bindings.InactiveConversationRefLess(a, b):
+			return -1
+		case bindings.InactiveConversationRefLess(b, a):
+			return 1
+		}
+		return 0
+	})
+	if len(refs) > in.Limit {
+		refs = refs[:in.Limit]
+	}
+	return refs, nil
+}
+
+// CloseIfInactive implements bindings.InactiveConversationLister under the
+// lock AppendMessage takes, so a close and an append never interleave.
+func (s *Store) CloseIfInactive(ctx context.Context, tenantID, conversationID string, idleBefore time.Time) (bool, error) {
+	if err := alive(ctx); err != nil {
+		return false, err
+	}
+	s.convMu.Lock()
+	defer s.convMu.Unlock()
+	r, err := s.conv(tenantID, conversationID)
+	if err != nil {
+		return false, err
+	}
+	if r.c.Status != bindings.ConversationOpen || !r.c.LastActivityAt.Before(idleBefore) {
+		return false, nil
+	}
+	now := s.now()
+	r.c.Status = bindings.ConversationClosed
+	r.c.ClosedAt = &now
+	return true, nil
+}

@@ -1,0 +1,380 @@
+package pgstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+var (
+	_ bindings.RunClaimer = (*Store)(nil)
+	_ bindings.RunLister  = (*Store)(nil)
+	_ bindings.RunWatcher = (*Store)(nil)
+)
+
+// WorkerRole is the database role whose members may claim runs across
+// tenants (migration 0004 creates it when it may): grant it to the login
+// role of the workers.
+const WorkerRole = "kindgi_worker"
+
+// NotifyChannel is the LISTEN/NOTIFY channel on which the schema's
+// triggers announce run changes (see migrations/0004_workers.up.sql).
+const NotifyChannel = "kindgi_runs"
+
+// maxClaim caps the runs one ClaimRuns call leases.
+const maxClaim = 1000
+
+// setClaimSQL admits the claim's read and lease across tenants for a
+// member of kindgi_worker (migration 0004): transaction-local, for the
+// claim that follows it in the same batch.
+const setClaimSQL = `SELECT set_config('kindgi.claim', 'runs', true)`
+
+// sqlClaimRuns leases ($1 owner, $2 expiry, $3 now) up to $4 runs that
+// need a driver, of the tenants $5 (NULL: all the connection sees),
+// oldest first. The runs are locked FOR UPDATE SKIP LOCKED along
+// agent_runs_claim_idx, so concurrent claimers take disjoint runs; a
+// queued or suspended run becomes running (it has a driver now). A
+// pending approval expires strictly after expires_at (as GetApproval
+// reports).
+const sqlClaimRuns = `WITH picked AS (
+		SELECT r.tenant_id, r.id FROM agent_runs r
+		WHERE r.status IN ('queued', 'running', 'suspended')
+		  AND (r.lease_owner = '' OR r.lease_expires_at IS NULL OR r.lease_expires_at <= $3)
+		  AND ($5::text[] IS NULL OR r.tenant_id = ANY($5::text[]))
+		  AND (r.status <> 'suspended' OR (
+		    EXISTS (SELECT 1 FROM agent_approvals a WHERE a.tenant_id = r.tenant_id AND a.run_id = r.id)
+		    AND NOT EXISTS (SELECT 1 FROM agent_approvals a WHERE a.tenant_id = r.tenant_id AND a.run_id = r.id
+		      AND a.status = 'pending' AND (a.expires_at IS NULL OR a.expires_at >= $3))))
+		ORDER BY r.created_at, r.tenant_id COLLATE "C", r.id COLLATE "C"
+		LIMIT $4
+		FOR UPDATE OF r SKIP LOCKED
+	)
+	UPDATE agent_runs r SET lease_owner = $1, lease_expires_at = $2, updated_at = $3, status = 'running'
+	FROM picked p WHERE r.tenant_id = p.tenant_id AND r.id = p.id
+	RETURNING ` + qualifiedRunCols
+
+// qualifiedRunCols is runCols of the table aliased r.
+const qualifiedRunCols = `r.tenant_id, r.id, r.flow_id, r.flow_version, r.status, r.lease_owner, r.lease_expires_at, r.created_at, r.updated_at`
+
+// ClaimRuns implements bindings.RunClaimer with one UPDATE over rows
+// locked FOR UPDATE SKIP LOCKED. With in.TenantIDs empty it claims across
+// tenants, which row-level security admits only for members of
+// kindgi_worker (WorkerRole) or roles that bypass it; any other role
+// claims nothing. With one tenant it claims as that tenant (any role);
+// with several, tenant by tenant in the order given, oldest first within
+// each. A claimed queued or suspended run is stored as running.
+func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bindings.Run, error) {
+	switch {
+	case in.Owner == "":
+		return nil, invalid("claim owner is empty")
+	case in.LeaseTTL <= 0:
+		return nil, invalid("claim lease TTL must be positive")
+	case in.Limit < 1:
+		return nil, invalid("claim limit must be at least 1")
+	}
+	limit := min(in.Limit, maxClaim)
+	if len(in.TenantIDs) == 0 {
+		return s.claim(ctx, "", nil, in, limit)
+	}
+	var out []bindings.Run
+	for _, t := range in.TenantIDs {
+		if t == "" {
+			return nil, invalid("tenant id is empty")
+		}
+		runs, err := s.claim(ctx, t, []string{t}, in, limit-len(out))
+		if err != nil {
+			return nil, err
+		}
+		if out = append(out, runs...); len(out) >= limit {
+			break
+		}
+	}
+	if out == nil {
+		out = []bindings.Run{}
+	}
+	return out, nil
+}
+
+// claim runs one claim as tenantID ("" for across tenants).
+func (s *Store) claim(ctx context.Context, tenantID string, tenants []string, in bindings.ClaimRunsInput, limit int) ([]bindings.Run, error) {
+	now := s.stamp(time.Time{})
+	exp := now.Add(in.LeaseTTL).Truncate(time.Microsecond)
+	var runs []bindings.Run
+	err := s.batch(ctx, "claim runs", tenantID, func(b *pgx.Batch) {
+		b.Queue(setClaimSQL)
+		b.Queue(sqlClaimRuns, in.Owner, exp, now, limit, tenants)
+	}, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		runs, err = pgx.CollectRows(rows, scanRun)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(runs, func(a, b bindings.Run) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.TenantID, b.TenantID), cmp.Compare(a.ID, b.ID))
+	})
+	if runs == nil {
+		runs = []bindings.Run{}
+	}
+	return runs, nil
+}
+
+const sqlListRuns = `SELECT ` + runCols + ` FROM agent_runs
+	WHERE tenant_id = $1 AND ($2::text[] IS NULL OR status = ANY($2::text[]))
+	ORDER BY created_at DESC, id COLLATE "C" DESC
+	LIMIT $3`
+
+// sqlListRunsAfter continues after run $4 of the tenant.
+const sqlListRunsAfter = `SELECT ` + runCols + ` FROM agent_runs
+	WHERE tenant_id = $1 AND ($2::text[] IS NULL OR status = ANY($2::text[]))
+	  AND (created_at, id COLLATE "C") < (SELECT a.created_at, a.id COLLATE "C" FROM agent_runs a WHERE a.tenant_id = $1 AND a.id = $4)
+	ORDER BY created_at DESC, id COLLATE "C" DESC
+	LIMIT $3`
+
+// ListRuns implements bindings.RunLister: a keyset page along
+// agent_runs_created_idx, newest first.
+func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindings.RunPage, error) {
+	if in.TenantID == "" {
+		return bindings.RunPage{}, invalid("tenant id is empty")
+	}
+	var statuses []string
+	for _, st := range in.Statuses {
+		switch st {
+		case bindings.RunQueued, bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
+		default:
+			return bindings.RunPage{}, invalid("unknown run status " + string(st))
+		}
+		statuses = append(statuses, string(st))
+	}
+	limit := in.Limit
+	switch {
+	case limit < 0:
+		return bindings.RunPage{}, invalid("limit must not be negative")
+	case limit == 0:
+		limit = bindings.DefaultRunPageLimit
+	case limit > bindings.MaxRunPageLimit:
+		limit = bindings.MaxRunPageLimit
+	}
+	var runs []bindings.Run
+	afterExists := true
+	err := s.batch(ctx, "list runs", in.TenantID, func(b *pgx.Batch) {
+		if in.After == "" {
+			b.Queue(sqlListRuns, in.TenantID, statuses, limit+1)
+			return
+		}
+		b.Queue(sqlRunExists, in.TenantID, in.After)
+		b.Queue(sqlListRunsAfter, in.TenantID, statuses, limit+1, in.After)
+	}, func(br pgx.BatchResults) error {
+		if in.After != "" {
+			if err := br.QueryRow().Scan(&afterExists); err != nil {
+				return err
+			}
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		runs, err = pgx.CollectRows(rows, scanRun)
+		return err
+	})
+	if err != nil {
+		return bindings.RunPage{}, err
+	}
+	if !afterExists {
+		return bindings.RunPage{}, invalid("after names no run of the tenant: " + in.After)
+	}
+	page := bindings.RunPage{Runs: runs}
+	if len(runs) > limit {
+		page.Runs = runs[:limit]
+		page.Next = runs[limit-1].ID
+	}
+	if page.Runs == nil {
+		page.Runs = []bindings.Run{}
+	}
+	return page, nil
+}
+
+// acquirer is what WatchRuns needs of the Store's DB: a pool to take the
+// LISTEN connection from.
+type acquirer interface {
+	Acquire(ctx context.Context) (*pgxpool.Conn, error)
+}
+
+// listenHub shares one LISTEN connection among a Store's watchers: it is
+// taken when the first watcher arrives and given up when the last leaves.
+// Its zero value is ready to use.
+type listenHub struct {
+	mu     sync.Mutex
+	subs   map[chan bindings.RunChange]bool // true: it missed a change
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// watchBuffer is how many changes a watcher may fall behind by before it
+// misses one (and is then told so).
+const watchBuffer = 64
+
+// WatchRuns implements bindings.RunWatcher with LISTEN on NotifyChannel:
+// one connection taken out of the Store's pool (the DB must be a
+// *pgxpool.Pool) serves every watcher of the Store; it reconnects after a
+// failure, then sends every watcher a RunChange with an empty RunID
+// (changes may have been missed meanwhile). A notification arrives when
+// the change commits. The channel is closed once ctx is done; when the
+// last watcher leaves, the connection is closed first.
+//
+// The LISTEN connection needs a direct session: behind PgBouncer in
+// transaction mode, point the Store at the server itself (or accept
+// polling).
+func (s *Store) WatchRuns(ctx context.Context) (<-chan bindings.RunChange, error) {
+	pool, ok := s.db.(acquirer)
+	if !ok {
+		return nil, &agents.PersistenceError{Op: "watch runs", Err: errors.New("the store's DB is not a pool: it cannot LISTEN"), Permanent: true}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	h := &s.listen
+	ch := make(chan bindings.RunChange, watchBuffer)
+	h.mu.Lock()
+	if h.subs == nil {
+		h.subs = map[chan bindings.RunChange]bool{}
+	}
+	h.subs[ch] = false
+	if h.done == nil {
+		lctx, cancel := context.WithCancel(context.Background())
+		h.cancel, h.done = cancel, make(chan struct{})
+		go h.listen(lctx, pool, h.done)
+	}
+	h.mu.Unlock()
+	context.AfterFunc(ctx, func() {
+		h.mu.Lock()
+		delete(h.subs, ch)
+		var cancel context.CancelFunc
+		var done chan struct{}
+		if len(h.subs) == 0 && h.done != nil {
+			cancel, done = h.cancel, h.done
+			h.cancel, h.done = nil, nil
+		}
+		h.mu.Unlock()
+		if cancel != nil {
+			cancel()
+			<-done
+		}
+		close(ch)
+	})
+	return ch, nil
+}
+
+// listen holds the LISTEN connection until ctx is done, reconnecting with
+// backoff after a failure.
+func (h *listenHub) listen(ctx context.Context, pool acquirer, done chan struct{}) {
+	defer close(done)
+	backoff := 50 * time.Millisecond
+	for first := true; ctx.Err() == nil; first = false {
+		err := h.session(ctx, pool, !first)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			t := time.NewTimer(backoff + rand.N(backoff))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			backoff = min(2*backoff, 5*time.Second)
+		}
+	}
+}
+
+// session is one LISTEN connection's life: it announces a resync once
+// listening when resync is set, then fans notifications out.
+func (h *listenHub) session(ctx context.Context, pool acquirer, resync bool) error {
+	pc, err := pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	conn := pc.Hijack() // never back to the pool: it stays LISTENing
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+NotifyChannel); err != nil {
+		return err
+	}
+	if resync {
+		h.fanout(bindings.RunChange{})
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		h.fanout(parseNotification(n.Payload))
+	}
+}
+
+// parseNotification reads a payload of the schema's triggers: tenant, run
+// id, status and 'claimable' (or ”), tab-separated.
+func parseNotification(payload string) bindings.RunChange {
+	parts := strings.SplitN(payload, "\t", 4)
+	if len(parts) < 3 {
+		return bindings.RunChange{} // not ours: look at everything
+	}
+	c := bindings.RunChange{TenantID: parts[0], RunID: parts[1], Status: bindings.RunStatus(parts[2])}
+	if len(parts) == 4 {
+		c.Claimable = parts[3] == "claimable"
+	}
+	return c
+}
+
+// fanout delivers c to every watcher without blocking; a watcher whose
+// buffer is full misses it and gets an empty RunChange once it has room.
+func (h *listenHub) fanout(c bindings.RunChange) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch, missed := range h.subs {
+		if missed {
+			select {
+			case ch <- bindings.RunChange{}:
+				missed = false
+			default:
+				continue
+			}
+		}
+		select {
+		case ch <- c:
+		default:
+			missed = true
+		}
+		h.subs[ch] = missed
+	}
+}
+
+// newRunStatus is the status of a run StartRun creates: running unless
+// the input asks for queued.
+func newRunStatus(st bindings.RunStatus) (bindings.RunStatus, error) {
+	switch st {
+	case "", bindings.RunRunning:
+		return bindings.RunRunning, nil
+	case bindings.RunQueued:
+		return bindings.RunQueued, nil
+	}
+	return "", invalid("a run starts running or queued, not " + string(st))
+}

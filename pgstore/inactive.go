@@ -1,0 +1,102 @@
+package pgstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+var _ bindings.InactiveConversationLister = (*Store)(nil)
+
+// setIdleSweepSQL admits the auto-close sweep's read across tenants for a
+// member of kindgi_sweeper (see migrations/0005_compliance_and_auto_close.up.sql),
+// transaction-local, for the one SELECT that follows it in the batch.
+const setIdleSweepSQL = `SELECT set_config('kindgi.sweep', 'inactive-conversations', true)`
+
+// sqlInactiveConversations lists open conversations idle since before $1,
+// after ($3, $4, $5) when $2, in the order of agent_conversations_idle_idx.
+const sqlInactiveConversations = `SELECT tenant_id, id, agent_id, agent_version, last_activity_at
+	FROM agent_conversations
+	WHERE status = 'open' AND last_activity_at < $1
+	  AND (NOT $2 OR (last_activity_at, tenant_id COLLATE "C", id COLLATE "C") > ($3::timestamptz, $4::text COLLATE "C", $5::text COLLATE "C"))
+	ORDER BY last_activity_at, tenant_id COLLATE "C", id COLLATE "C"
+	LIMIT $6`
+
+// sqlCloseIfInactive closes an open conversation whose last activity is
+// before $3 ($4 is now). The row lock it takes is the one an append's
+// sqlLockConversation takes, so a close and an append are serialised.
+const sqlCloseIfInactive = `UPDATE agent_conversations
+	SET status = 'closed', closed_at = $4
+	WHERE tenant_id = $1 AND id = $2 AND status = 'open' AND last_activity_at < $3`
+
+// ListInactiveConversations implements bindings.InactiveConversationLister.
+// It reads across tenants through the FOR SELECT policy of migration 0005,
+// which admits only open conversations, only to members of kindgi_sweeper,
+// only in a transaction that set kindgi.sweep; it returns references only.
+func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.InactiveConversationsInput) ([]bindings.InactiveConversationRef, error) {
+	if in.Limit < 1 {
+		return nil, invalid("limit must be at least 1")
+	}
+	// Stored times are whole microseconds: one is before IdleBefore
+	// exactly when it is before IdleBefore rounded up to the microsecond.
+	before := ceilMicro(in.IdleBefore)
+	var refs []bindings.InactiveConversationRef
+	err := s.batch(ctx, "list inactive conversations", "", func(b *pgx.Batch) {
+		b.Queue(setIdleSweepSQL)
+		b.Queue(sqlInactiveConversations, before, in.After.ConversationID != "", in.After.LastActivityAt.UTC(), in.After.TenantID, in.After.ConversationID, in.Limit)
+	}, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		refs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (bindings.InactiveConversationRef, error) {
+			var r bindings.InactiveConversationRef
+			err := row.Scan(&r.TenantID, &r.ConversationID, &r.AgentID, &r.AgentVersion, &r.LastActivityAt)
+			r.LastActivityAt = utc(r.LastActivityAt)
+			return r, err
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if refs == nil {
+		refs = []bindings.InactiveConversationRef{}
+	}
+	return refs, nil
+}
+
+// CloseIfInactive implements bindings.InactiveConversationLister with a
+// conditional UPDATE, then tells a missing conversation from one that was
+// not closed, in the same transaction.
+func (s *Store) CloseIfInactive(ctx context.Context, tenantID, conversationID string, idleBefore time.Time) (bool, error) {
+	if tenantID == "" {
+		return false, invalid("tenant id is empty")
+	}
+	var closed, found bool
+	err := s.batch(ctx, "close inactive conversation", tenantID, func(b *pgx.Batch) {
+		b.Queue(sqlCloseIfInactive, tenantID, conversationID, ceilMicro(idleBefore), s.stamp(time.Time{}))
+		b.Queue(sqlConversationExists, tenantID, conversationID)
+	}, func(br pgx.BatchResults) error {
+		tag, err := br.Exec()
+		if err != nil {
+			return err
+		}
+		closed = tag.RowsAffected() == 1
+		return br.QueryRow().Scan(&found)
+	})
+	if err != nil {
+		return false, err
+	}
+	if !found {
+		return false, &agents.ConversationNotFoundError{ConversationID: conversationID}
+	}
+	return closed, nil
+}

@@ -1,0 +1,544 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+func fixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// fakeAPI answers like the Messages API and records the requests.
+type fakeAPI struct {
+	mu       sync.Mutex
+	requests []map[string]any
+	headers  []http.Header
+	answer   func(n int, w http.ResponseWriter, r *http.Request)
+}
+
+func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
+		w.WriteHeader(http.StatusNotFound)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var req map[string]any
+	if err := json.Unmarshal(body, &req); err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	f.requests = append(f.requests, req)
+	f.headers = append(f.headers, r.Header.Clone())
+	n := len(f.requests)
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	f.answer(n, w, r)
+}
+
+func (f *fakeAPI) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.requests)
+}
+
+func newProvider(t *testing.T, h http.Handler) *Provider {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return New(&Options{BaseURL: srv.URL, APIKey: "sk-ant-test", MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+}
+
+func sse(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Write(body)
+	w.(http.Flusher).Flush()
+}
+
+var searchTool = bindings.ToolDefinition{
+	Name:        "acme.clause-search",
+	Description: "Search the clause library.",
+	InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`),
+}
+
+var ndaRequest = bindings.GenerateRequest{
+	Model: "claude-sonnet-4-5",
+	Messages: []bindings.ChatMessage{
+		{Role: bindings.ChatSystem, Content: "You draft clauses."},
+		{Role: bindings.ChatUser, Content: "Draft an NDA."},
+	},
+	Tools: []bindings.ToolDefinition{searchTool},
+}
+
+// both runs fn once over Generate and once over GenerateStream.
+func both(t *testing.T, fn func(t *testing.T, stream bool)) {
+	t.Run("generate", func(t *testing.T) { fn(t, false) })
+	t.Run("stream", func(t *testing.T) { fn(t, true) })
+}
+
+func call(ctx context.Context, p *Provider, stream bool, req bindings.GenerateRequest, onDelta func(bindings.Delta)) (bindings.GenerateResponse, error) {
+	if stream {
+		return p.GenerateStream(ctx, req, onDelta)
+	}
+	return p.Generate(ctx, req)
+}
+
+func TestTextWithCacheUsage(t *testing.T) {
+	both(t, func(t *testing.T, stream bool) {
+		api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			if stream {
+				sse(w, fixture(t, "stream_text.sse"))
+				return
+			}
+			w.Write(fixture(t, "message_text.json"))
+		}}
+		got, err := call(t.Context(), newProvider(t, api), stream, ndaRequest, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 530 uncached + 100 written to the cache + 2000 read from it.
+		cost := ((530+1.25*100+0.1*2000)*3.00 + 12*15.00) / 1e6
+		want := bindings.GenerateResponse{
+			Text: "Here is a mutual confidentiality clause for Acme LLP.", FinishReason: "stop",
+			Model: "claude-sonnet-4-5-20250929",
+			Usage: bindings.Usage{InputTokens: 2630, OutputTokens: 12, CostUsd: cost},
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+			t.Errorf("response (-want +got):\n%s", diff)
+		}
+		h, req := api.headers[0], api.requests[0]
+		if h.Get("x-api-key") != "sk-ant-test" || h.Get("anthropic-version") != "2023-06-01" {
+			t.Errorf("headers x-api-key %q anthropic-version %q", h.Get("x-api-key"), h.Get("anthropic-version"))
+		}
+		if req["system"] != "You draft clauses." || req["max_tokens"] != float64(DefaultMaxTokens) {
+			t.Errorf("system %v max_tokens %v", req["system"], req["max_tokens"])
+		}
+		if s, present := req["stream"]; stream != (s == true) || (!stream && present) {
+			t.Errorf("stream = %v (present %v)", s, present)
+		}
+		msgs := req["messages"].([]any)
+		if len(msgs) != 1 || msgs[0].(map[string]any)["role"] != "user" {
+			t.Errorf("messages = %v, want the user message alone (system is top-level)", msgs)
+		}
+		tool := req["tools"].([]any)[0].(map[string]any)
+		if tool["name"] != "acme_clause-search" || tool["input_schema"].(map[string]any)["type"] != "object" {
+			t.Errorf("tool = %v", tool)
+		}
+	})
+}
+
+func TestStreamAssemblesWhatGenerateReturns(t *testing.T) {
+	for _, tc := range []struct{ sse, json string }{
+		{"stream_text.sse", "message_text.json"},
+		{"stream_tool_use.sse", "message_tool_use.json"},
+	} {
+		t.Run(tc.sse, func(t *testing.T) {
+			sapi := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, tc.sse)) }}
+			var deltas []bindings.Delta
+			streamed, err := newProvider(t, sapi).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			gapi := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, tc.json)) }}
+			generated, err := newProvider(t, gapi).Generate(t.Context(), ndaRequest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(generated, streamed); diff != "" {
+				t.Errorf("streamed differs from generated (-generate +stream):\n%s", diff)
+			}
+			var text strings.Builder
+			args := map[int]string{}
+			for _, d := range deltas {
+				text.WriteString(d.Text)
+				args[d.ToolCallIndex] += d.ArgumentsDelta
+			}
+			if text.String() != streamed.Text {
+				t.Errorf("text deltas give %q, response has %q", text.String(), streamed.Text)
+			}
+			for i, c := range streamed.ToolCalls {
+				if got := compact(json.RawMessage(args[i])); string(got) != string(c.Arguments) {
+					t.Errorf("call %d: deltas give %s, response has %s", i, args[i], c.Arguments)
+				}
+			}
+		})
+	}
+}
+
+func TestParallelToolUseSplitMidToken(t *testing.T) {
+	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, "stream_tool_use.sse")) }}
+	var deltas []bindings.Delta
+	got, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []bindings.ToolCall{
+		{ID: "toolu_01A09q90qw90lq917835lq9", Name: "acme.clause-search", Arguments: json.RawMessage(`{"query":"confidentiality"}`)},
+		{ID: "toolu_01B7Hcdfz3bTw9X2kq8mAa4", Name: "acme.clause-search", Arguments: json.RawMessage(`{"query":"term of agreement"}`)},
+	}
+	if diff := cmp.Diff(want, got.ToolCalls); diff != "" {
+		t.Errorf("tool calls (-want +got):\n%s", diff)
+	}
+	if got.FinishReason != "tool_calls" || got.Text != "I'll search the clause library for both." {
+		t.Errorf("finish %q text %q", got.FinishReason, got.Text)
+	}
+	wantDeltas := []bindings.Delta{
+		{Text: "I'll search the clause"}, {Text: " library for both."},
+		{ToolCallIndex: 0, ToolCallID: "toolu_01A09q90qw90lq917835lq9", ToolName: "acme.clause-search"},
+		{ToolCallIndex: 0, ArgumentsDelta: `{"qu`}, {ToolCallIndex: 0, ArgumentsDelta: `ery": "confid`}, {ToolCallIndex: 0, ArgumentsDelta: `entiality"}`},
+		{ToolCallIndex: 1, ToolCallID: "toolu_01B7Hcdfz3bTw9X2kq8mAa4", ToolName: "acme.clause-search"},
+		{ToolCallIndex: 1, ArgumentsDelta: `{"query": "te`}, {ToolCallIndex: 1, ArgumentsDelta: `rm of agreement"}`},
+	}
+	if diff := cmp.Diff(wantDeltas, deltas); diff != "" {
+		t.Errorf("deltas (-want +got):\n%s", diff)
+	}
+}
+
+func TestStopReasons(t *testing.T) {
+	for stop, want := range map[string]string{
+		"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls",
+		"refusal": "content_filter", "model_context_window_exceeded": "length", "pause_turn": "pause_turn",
+	} {
+		t.Run(stop, func(t *testing.T) {
+			both(t, func(t *testing.T, stream bool) {
+				api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) {
+					if stream {
+						sse(w, []byte(strings.Replace(string(fixture(t, "stream_text.sse")), `"stop_reason":"end_turn"`, `"stop_reason":"`+stop+`"`, 1)))
+						return
+					}
+					w.Write([]byte(strings.Replace(string(fixture(t, "message_text.json")), `"stop_reason": "end_turn"`, `"stop_reason": "`+stop+`"`, 1)))
+				}}
+				got, err := call(t.Context(), newProvider(t, api), stream, ndaRequest, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.FinishReason != want {
+					t.Errorf("finish reason = %q, want %q", got.FinishReason, want)
+				}
+			})
+		})
+	}
+}
+
+func TestStreamErrorMidStream(t *testing.T) {
+	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, "stream_error.sse")) }}
+	var deltas []bindings.Delta
+	_, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	var mi *agents.ModelInvocationError
+	if !errors.As(err, &mi) || mi.Message != "Overloaded" || mi.Provider != "anthropic" {
+		t.Fatalf("err = %v, want the error event as *agents.ModelInvocationError", err)
+	}
+	if api.count() != 1 || len(deltas) != 1 {
+		t.Errorf("requests %d deltas %d: a stream that delivered must not be retried", api.count(), len(deltas))
+	}
+}
+
+func TestStreamCutBeforeAnyDeltaIsRetried(t *testing.T) {
+	api := &fakeAPI{answer: func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 1 {
+			// message_start, then the connection drops.
+			blocks := strings.SplitAfter(string(fixture(t, "stream_text.sse")), "\n\n")
+			sse(w, []byte(blocks[0]))
+			panic(http.ErrAbortHandler)
+		}
+		sse(w, fixture(t, "stream_text.sse"))
+	}}
+	got, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if api.count() != 2 || got.Text == "" {
+		t.Errorf("requests %d text %q", api.count(), got.Text)
+	}
+}
+
+func TestStreamCutMidStreamFails(t *testing.T) {
+	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) {
+		blocks := strings.SplitAfter(string(fixture(t, "stream_text.sse")), "\n\n")
+		sse(w, []byte(strings.Join(blocks[:4], "")))
+	}}
+	_, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(bindings.Delta) {})
+	if agents.CodeOf(err) != agents.CodeModelInvocationFailed || !strings.Contains(err.Error(), "message_stop") {
+		t.Fatalf("err = %v", err)
+	}
+	if api.count() != 1 {
+		t.Errorf("requests = %d", api.count())
+	}
+}
+
+func TestRetries429And529ThenSucceeds(t *testing.T) {
+	both(t, func(t *testing.T, stream bool) {
+		api := &fakeAPI{answer: func(n int, w http.ResponseWriter, _ *http.Request) {
+			switch n {
+			case 1:
+				w.Header().Set("retry-after", "0")
+				w.WriteHeader(http.StatusTooManyRequests)
+				w.Write(fixture(t, "error_429.json"))
+			case 2:
+				w.WriteHeader(529)
+				w.Write(fixture(t, "error_529.json"))
+			default:
+				if stream {
+					sse(w, fixture(t, "stream_text.sse"))
+					return
+				}
+				w.Write(fixture(t, "message_text.json"))
+			}
+		}}
+		got, err := call(t.Context(), newProvider(t, api), stream, ndaRequest, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if api.count() != 3 || got.Text == "" {
+			t.Errorf("requests %d text %q", api.count(), got.Text)
+		}
+	})
+}
+
+func TestRetryAfterIsHonouredAndBoundedByTheContext(t *testing.T) {
+	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("retry-after", "30")
+		w.WriteHeader(http.StatusTooManyRequests)
+		w.Write(fixture(t, "error_429.json"))
+	}}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	p := New(&Options{BaseURL: srv.URL, MaxBackoff: time.Minute})
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := p.Generate(ctx, ndaRequest)
+	var mi *agents.ModelInvocationError
+	if !errors.As(err, &mi) || mi.Status != 429 || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v", err)
+	}
+	if time.Since(start) > 5*time.Second || api.count() != 1 {
+		t.Errorf("waited %v, requests %d", time.Since(start), api.count())
+	}
+}
+
+func TestBadRequestIsNotRetried(t *testing.T) {
+	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write(fixture(t, "error_400.json"))
+	}}
+	_, err := newProvider(t, api).Generate(t.Context(), ndaRequest)
+	var mi *agents.ModelInvocationError
+	if !errors.As(err, &mi) || mi.Status != 400 || !strings.HasPrefix(mi.Message, "messages.1.content.0") {
+		t.Fatalf("err = %v", err)
+	}
+	if api.count() != 1 {
+		t.Errorf("requests = %d", api.count())
+	}
+}
+
+func TestStreamCancelClosesTheConnection(t *testing.T) {
+	closed := make(chan time.Time, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		blocks := strings.SplitAfter(string(fixture(t, "stream_text.sse")), "\n\n")
+		sse(w, []byte(strings.Join(blocks[:4], "")))
+		select {
+		case <-r.Context().Done():
+			closed <- time.Now()
+		case <-time.After(10 * time.Second):
+		}
+	})
+	p := newProvider(t, h)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var cancelledAt time.Time
+	_, err := p.GenerateStream(ctx, ndaRequest, func(bindings.Delta) {
+		if cancelledAt.IsZero() {
+			cancelledAt = time.Now()
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || agents.CodeOf(err) != agents.CodeModelInvocationFailed {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(cancelledAt); d > 2*time.Second {
+		t.Errorf("returned %v after the cancel", d)
+	}
+	select {
+	case at := <-closed:
+		if d := at.Sub(cancelledAt); d > 2*time.Second {
+			t.Errorf("the server saw the close %v after the cancel", d)
+		}
+	case <-time.After(3 * time.Second):
+		t.Error("the server never saw the connection close")
+	}
+}
+
+func TestRequestMapping(t *testing.T) {
+	temp, topP, maxTok, seed := 1.5, 0.9, 300, int64(7)
+	schema := json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"],"additionalProperties":false}`)
+	req := bindings.GenerateRequest{
+		Model: "claude-sonnet-4-5",
+		Messages: []bindings.ChatMessage{
+			{Role: bindings.ChatSystem, Content: "You draft clauses."},
+			{Role: bindings.ChatSystem, Content: "Relevant facts: none."},
+			{Role: bindings.ChatUser, Content: "Draft an NDA."},
+			{Role: bindings.ChatAssistant, Content: "Searching.", ToolCalls: []bindings.ToolCall{
+				{ID: "call-1-1", Name: "acme.clause-search", Arguments: json.RawMessage(`{"query":"nda"}`)},
+				{ID: "call.1.2", Name: "acme.clause-search", Arguments: json.RawMessage(`{"query":"term"}`)},
+			}},
+			{Role: bindings.ChatTool, ToolCallID: "call-1-1", Content: `{"clauses":["c1"]}`},
+			{Role: bindings.ChatTool, ToolCallID: "call.1.2", Content: `{"clauses":["c2"]}`},
+		},
+		Tools:    []bindings.ToolDefinition{searchTool},
+		Settings: bindings.ModelSettings{Temperature: &temp, TopP: &topP, MaxOutputTokens: &maxTok, Stop: []string{"END"}, Seed: &seed},
+		Output:   schema,
+	}
+	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) }}
+	if _, err := newProvider(t, api).Generate(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	got := api.requests[0]
+	var wantMsgs any
+	json.Unmarshal([]byte(`[
+		{"role":"user","content":[{"type":"text","text":"Draft an NDA."}]},
+		{"role":"assistant","content":[
+			{"type":"text","text":"Searching."},
+			{"type":"tool_use","id":"call-1-1","name":"acme_clause-search","input":{"query":"nda"}},
+			{"type":"tool_use","id":"call_1_2","name":"acme_clause-search","input":{"query":"term"}}]},
+		{"role":"user","content":[
+			{"type":"tool_result","tool_use_id":"call-1-1","content":"{\"clauses\":[\"c1\"]}"},
+			{"type":"tool_result","tool_use_id":"call_1_2","content":"{\"clauses\":[\"c2\"]}"}]}
+	]`), &wantMsgs)
+	if diff := cmp.Diff(wantMsgs, got["messages"]); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	if got["system"] != "You draft clauses.\n\nRelevant facts: none." {
+		t.Errorf("system = %q", got["system"])
+	}
+	if got["temperature"] != 1.0 || got["top_p"] != 0.9 || got["max_tokens"] != 300.0 {
+		t.Errorf("temperature %v (want capped at 1) top_p %v max_tokens %v", got["temperature"], got["top_p"], got["max_tokens"])
+	}
+	if diff := cmp.Diff([]any{"END"}, got["stop_sequences"]); diff != "" {
+		t.Errorf("stop_sequences: %s", diff)
+	}
+	if _, ok := got["seed"]; ok {
+		t.Error("seed sent: the API has none")
+	}
+	var wantOutput any
+	json.Unmarshal([]byte(`{"format":{"type":"json_schema","schema":`+string(schema)+`}}`), &wantOutput)
+	if diff := cmp.Diff(wantOutput, got["output_config"]); diff != "" {
+		t.Errorf("output_config (-want +got):\n%s", diff)
+	}
+}
+
+func TestNoSettingsSendsOnlyTheBasics(t *testing.T) {
+	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) }}
+	if _, err := newProvider(t, api).Generate(t.Context(), bindings.GenerateRequest{Model: "m", Messages: []bindings.ChatMessage{{Role: bindings.ChatUser, Content: "hi"}}}); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range api.requests[0] {
+		keys = append(keys, k)
+	}
+	if diff := cmp.Diff([]string{"max_tokens", "messages", "model"}, keys, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("request keys (-want +got):\n%s", diff)
+	}
+}
+
+func TestEnvironmentFillsEmptyOptions(t *testing.T) {
+	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) }}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	t.Setenv("ANTHROPIC_BASE_URL", srv.URL+"/v1/")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-env")
+	p := New(nil)
+	if _, err := p.Generate(t.Context(), ndaRequest); err != nil {
+		t.Fatal(err)
+	}
+	if api.headers[0].Get("x-api-key") != "sk-ant-env" {
+		t.Errorf("x-api-key = %q", api.headers[0].Get("x-api-key"))
+	}
+	if p.ID() != "anthropic" || len(p.Models()) != len(DefaultModels) {
+		t.Errorf("id %q models %d", p.ID(), len(p.Models()))
+	}
+}
+
+// TestDefaultModelsClaimOnlyWhatTheProviderHas: a model's features are the
+// ones the provider implements (tool calls, structured output, streaming);
+// vision is not one (messages carry text only).
+func TestDefaultModelsClaimOnlyWhatTheProviderHas(t *testing.T) {
+	has := map[string]bool{"tool-use": true, "json-mode": true, "streaming": true}
+	var _ bindings.StreamingProvider = New(nil)
+	for _, m := range DefaultModels {
+		for _, f := range m.Features {
+			if !has[f] {
+				t.Errorf("%s claims %q", m.ID, f)
+			}
+		}
+		if m.InputPricePerMTok <= 0 || m.OutputPricePerMTok <= 0 {
+			t.Errorf("%s has no price", m.ID)
+		}
+	}
+}
+
+func TestOutputSchemaIsAdaptedForTheAPI(t *testing.T) {
+	in := json.RawMessage(`{"type":"object","properties":{
+		"title":{"type":"string","maxLength":80,"description":"The title."},
+		"clauses":{"type":"array","minItems":2,"items":{"type":"object","properties":{"id":{"type":"string","pattern":"^C-"}}}},
+		"n":{"type":"integer","minimum":1}},"required":["title"]}`)
+	var got, want any
+	json.Unmarshal(apiSchema(in), &got)
+	json.Unmarshal([]byte(`{"type":"object","additionalProperties":false,"required":["title"],"properties":{
+		"title":{"type":"string","description":"The title. (maxLength: 80)"},
+		"clauses":{"type":"array","description":"(minItems: 2)","items":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","description":"(pattern: \"^C-\")"}}}},
+		"n":{"type":"integer","description":"(minimum: 1)"}}}`), &want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("adapted schema (-want +got):\n%s", diff)
+	}
+}
+
+func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
+	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_tool_use.json")) }}
+	var deltas []bindings.Delta
+	got, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.ToolCalls) != 2 || len(deltas) != 3 || deltas[0].Text != got.Text || deltas[2].ArgumentsDelta != `{"query":"term of agreement"}` {
+		t.Errorf("response %+v deltas %+v", got, deltas)
+	}
+}
+
+func TestAHistoryStartingWithAnAnswerGetsAUserMessageFirst(t *testing.T) {
+	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) }}
+	_, err := newProvider(t, api).Generate(t.Context(), bindings.GenerateRequest{Model: "claude-sonnet-4-5", Messages: []bindings.ChatMessage{
+		{Role: bindings.ChatSystem, Content: "You draft clauses."},
+		{Role: bindings.ChatAssistant, Content: "Here is the clause."},
+		{Role: bindings.ChatUser, Content: "Shorter, please."},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := api.requests[0]["messages"].([]any)
+	first := msgs[0].(map[string]any)
+	if len(msgs) != 3 || first["role"] != "user" || first["content"].([]any)[0].(map[string]any)["text"] != EarlierConversationOmitted {
+		t.Errorf("messages %v", msgs)
+	}
+}

@@ -1,0 +1,380 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// sse writes a stream fixture as the API does: text/event-stream, flushed.
+func sse(w http.ResponseWriter, body []byte) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Write(body)
+	w.(http.Flusher).Flush()
+}
+
+var hiRequest = bindings.GenerateRequest{
+	Model: "gpt-4o-mini",
+	Messages: []bindings.ChatMessage{
+		{Role: bindings.ChatSystem, Content: "You draft clauses."},
+		{Role: bindings.ChatUser, Content: "Draft an NDA."},
+	},
+	Tools:     []bindings.ToolDefinition{searchTool},
+	RequestID: "run-1/agent-loop/1/model-call",
+}
+
+// streamAndGenerate runs the same request streamed (over the SSE fixture)
+// and not (over the JSON fixture) and returns both responses and the
+// deltas.
+func streamAndGenerate(t *testing.T, sseFixture, jsonFixture string) (streamed, generated bindings.GenerateResponse, deltas []bindings.Delta, api *fakeAPI) {
+	t.Helper()
+	api = &fakeAPI{}
+	api.answer = func(_ int, w http.ResponseWriter) { sse(w, fixture(t, sseFixture)) }
+	p := newProvider(t, api)
+	streamed, err := p.GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := &fakeAPI{}
+	plain.answer = func(_ int, w http.ResponseWriter) { w.Write(fixture(t, jsonFixture)) }
+	generated, err = newProvider(t, plain).Generate(t.Context(), hiRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return streamed, generated, deltas, api
+}
+
+func TestStreamTextAssemblesWhatGenerateReturns(t *testing.T) {
+	streamed, generated, deltas, api := streamAndGenerate(t, "stream_text.sse", "final_text.json")
+	if diff := cmp.Diff(generated, streamed); diff != "" {
+		t.Errorf("streamed response differs from Generate's (-generate +stream):\n%s", diff)
+	}
+	want := []bindings.Delta{{Text: "Here is a mutual"}, {Text: " confidentiality clause"}, {Text: " for Acme LLP."}}
+	if diff := cmp.Diff(want, deltas); diff != "" {
+		t.Errorf("deltas (-want +got):\n%s", diff)
+	}
+	if streamed.Usage.InputTokens != 530 || streamed.Usage.OutputTokens != 12 || streamed.Usage.CostUsd == 0 {
+		t.Errorf("usage = %+v, want the final usage chunk's, priced", streamed.Usage)
+	}
+	req := api.requests[0]
+	if req["stream"] != true {
+		t.Errorf("stream = %v, want true", req["stream"])
+	}
+	if so, _ := req["stream_options"].(map[string]any); so["include_usage"] != true {
+		t.Errorf("stream_options = %v, want include_usage true", req["stream_options"])
+	}
+	if api.headers[0].Get("Idempotency-Key") != hiRequest.RequestID || api.headers[0].Get("Accept") != "text/event-stream" {
+		t.Errorf("Idempotency-Key = %q, Accept = %q", api.headers[0].Get("Idempotency-Key"), api.headers[0].Get("Accept"))
+	}
+}
+
+func TestStreamParallelToolCallsSplitMidToken(t *testing.T) {
+	streamed, generated, deltas, _ := streamAndGenerate(t, "stream_parallel_tool_calls.sse", "parallel_tool_calls.json")
+	if diff := cmp.Diff(generated, streamed); diff != "" {
+		t.Errorf("streamed response differs from Generate's (-generate +stream):\n%s", diff)
+	}
+	if len(streamed.ToolCalls) != 2 || streamed.FinishReason != "tool_calls" {
+		t.Fatalf("response = %+v", streamed)
+	}
+	args := map[int]string{}
+	for _, d := range deltas {
+		if d.Text != "" {
+			t.Errorf("text delta %q in a tool-call answer", d.Text)
+		}
+		args[d.ToolCallIndex] += d.ArgumentsDelta
+	}
+	for i, c := range streamed.ToolCalls {
+		if args[i] != string(c.Arguments) {
+			t.Errorf("call %d: deltas give %s, response has %s", i, args[i], c.Arguments)
+		}
+	}
+	// The first delta of each call names it, with the tool id decoded.
+	firsts := []bindings.Delta{deltas[0], deltas[4]}
+	want := []bindings.Delta{
+		{ToolCallIndex: 0, ToolCallID: "call_9pWbqTMKr1Kx0Lw5", ToolName: "acme.clause-search"},
+		{ToolCallIndex: 1, ToolCallID: "call_4HfQ2zNn8sYd7Ua1", ToolName: "acme.clause-search"},
+	}
+	if diff := cmp.Diff(want, firsts); diff != "" {
+		t.Errorf("first deltas (-want +got):\n%s", diff)
+	}
+	if deltas[1].ArgumentsDelta != `{"qu` || deltas[1].ToolCallID != "" {
+		t.Errorf("second delta = %+v, want a bare piece of arguments", deltas[1])
+	}
+}
+
+func TestGenerateFinishReasons(t *testing.T) {
+	for _, reason := range []string{"stop", "length", "content_filter", "tool_calls"} {
+		t.Run(reason, func(t *testing.T) {
+			body := strings.Replace(string(fixture(t, "parallel_tool_calls.json")), `"finish_reason": "tool_calls"`, `"finish_reason": "`+reason+`"`, 1)
+			api := &fakeAPI{}
+			api.answer = func(_ int, w http.ResponseWriter) { w.Write([]byte(body)) }
+			got, err := newProvider(t, api).Generate(t.Context(), hiRequest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.FinishReason != reason {
+				t.Errorf("finish reason = %q, want %q", got.FinishReason, reason)
+			}
+		})
+	}
+}
+
+func TestStreamFinishReasons(t *testing.T) {
+	for _, reason := range []string{"stop", "length", "content_filter", "tool_calls"} {
+		t.Run(reason, func(t *testing.T) {
+			fix := fixture(t, "stream_parallel_tool_calls.sse")
+			body := strings.Replace(string(fix), `"finish_reason":"tool_calls"`, `"finish_reason":"`+reason+`"`, 1)
+			api := &fakeAPI{}
+			api.answer = func(_ int, w http.ResponseWriter) { sse(w, []byte(body)) }
+			got, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.FinishReason != reason {
+				t.Errorf("finish reason = %q, want %q", got.FinishReason, reason)
+			}
+		})
+	}
+}
+
+func TestStreamErrorMidStreamFailsWithoutRetry(t *testing.T) {
+	api := &fakeAPI{}
+	api.answer = func(_ int, w http.ResponseWriter) { sse(w, fixture(t, "stream_error.sse")) }
+	var deltas []bindings.Delta
+	_, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	var mi *agents.ModelInvocationError
+	if !errors.As(err, &mi) || !strings.Contains(mi.Message, "The server had an error") {
+		t.Fatalf("err = %v, want the stream's error as *agents.ModelInvocationError", err)
+	}
+	if len(api.requests) != 1 {
+		t.Errorf("requests = %d: a stream that delivered deltas must not be retried", len(api.requests))
+	}
+	if len(deltas) != 1 || deltas[0].Text != "Here is" {
+		t.Errorf("deltas = %+v", deltas)
+	}
+}
+
+func TestStreamFailureBeforeAnyDeltaIsRetried(t *testing.T) {
+	api := &fakeAPI{}
+	api.answer = func(n int, w http.ResponseWriter) {
+		if n == 1 {
+			sse(w, []byte(`data: {"error":{"message":"overloaded","type":"server_error","param":null,"code":null}}`+"\n\n"))
+			return
+		}
+		sse(w, fixture(t, "stream_text.sse"))
+	}
+	got, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(api.requests) != 2 || got.Text != "Here is a mutual confidentiality clause for Acme LLP." {
+		t.Errorf("requests %d, text %q", len(api.requests), got.Text)
+	}
+	if api.headers[1].Get("Idempotency-Key") != hiRequest.RequestID {
+		t.Error("the retry must carry the same idempotency key")
+	}
+}
+
+func TestStreamBrokenConnectionMidStream(t *testing.T) {
+	api := &fakeAPI{}
+	api.answer = func(_ int, w http.ResponseWriter) {
+		// Two chunks, then the connection drops: no finish reason, no [DONE].
+		lines := strings.SplitAfter(string(fixture(t, "stream_text.sse")), "\n\n")
+		sse(w, []byte(lines[0]+lines[1]+lines[2]))
+		panic(http.ErrAbortHandler)
+	}
+	_, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, func(bindings.Delta) {})
+	if agents.CodeOf(err) != agents.CodeModelInvocationFailed {
+		t.Fatalf("err = %v, want model-invocation-failed", err)
+	}
+	if len(api.requests) != 1 {
+		t.Errorf("requests = %d, want 1 (deltas were delivered)", len(api.requests))
+	}
+}
+
+func TestStream429ThenSuccess(t *testing.T) {
+	api := &fakeAPI{}
+	api.answer = func(n int, w http.ResponseWriter) {
+		if n == 1 {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusTooManyRequests)
+			w.Write(fixture(t, "error_429.json"))
+			return
+		}
+		sse(w, fixture(t, "stream_text.sse"))
+	}
+	var text strings.Builder
+	got, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { text.WriteString(d.Text) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(api.requests) != 2 || got.Text != text.String() {
+		t.Errorf("requests %d, text %q, deltas %q", len(api.requests), got.Text, text.String())
+	}
+}
+
+func TestStreamCancelClosesTheConnection(t *testing.T) {
+	closed := make(chan time.Time, 1)
+	api := &fakeAPI{}
+	api.answer = func(_ int, w http.ResponseWriter) {}
+	srvHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lines := strings.SplitAfter(string(fixture(t, "stream_text.sse")), "\n\n")
+		sse(w, []byte(lines[0]+lines[1]+lines[2]))
+		select {
+		case <-r.Context().Done():
+			closed <- time.Now()
+		case <-time.After(10 * time.Second):
+		}
+	})
+	p := newProvider(t, srvHandler)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var cancelledAt time.Time
+	_, err := p.GenerateStream(ctx, hiRequest, func(d bindings.Delta) {
+		if cancelledAt.IsZero() {
+			cancelledAt = time.Now()
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || agents.CodeOf(err) != agents.CodeModelInvocationFailed {
+		t.Fatalf("err = %v, want a model-invocation-failed wrapping context.Canceled", err)
+	}
+	if d := time.Since(cancelledAt); d > 2*time.Second {
+		t.Errorf("GenerateStream returned %v after the cancel", d)
+	}
+	select {
+	case at := <-closed:
+		if d := at.Sub(cancelledAt); d > 2*time.Second {
+			t.Errorf("the server saw the connection close %v after the cancel", d)
+		}
+	case <-time.After(3 * time.Second):
+		t.Error("the server never saw the connection close")
+	}
+}
+
+func TestSettingsAndOutputMapToTheRequest(t *testing.T) {
+	temp, topP, maxTok, seed := 0.0, 0.9, 256, int64(7)
+	strictSchemaDoc := json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}},"required":["title","tags"],"additionalProperties":false}`)
+	looseSchema := json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}}}`)
+	for _, tc := range []struct {
+		name       string
+		req        bindings.GenerateRequest
+		opts       Options
+		want       map[string]any
+		wantAbsent []string
+	}{
+		{
+			name:       "none",
+			req:        bindings.GenerateRequest{Model: "gpt-4o-mini", Messages: hiRequest.Messages},
+			wantAbsent: []string{"temperature", "top_p", "max_completion_tokens", "max_tokens", "stop", "seed", "response_format", "stream", "stream_options", "tools"},
+		},
+		{
+			name: "settings",
+			req: bindings.GenerateRequest{Model: "gpt-4o-mini", Messages: hiRequest.Messages, Settings: bindings.ModelSettings{
+				Temperature: &temp, TopP: &topP, MaxOutputTokens: &maxTok, Stop: []string{"END"}, Seed: &seed,
+			}},
+			want: map[string]any{"temperature": 0.0, "top_p": 0.9, "max_completion_tokens": 256.0, "stop": []any{"END"}, "seed": 7.0},
+		},
+		{
+			name: "legacy max tokens",
+			req:  bindings.GenerateRequest{Model: "gpt-4o-mini", Messages: hiRequest.Messages, Settings: bindings.ModelSettings{MaxOutputTokens: &maxTok}},
+			opts: Options{LegacyMaxTokens: true},
+			want: map[string]any{"max_tokens": 256.0}, wantAbsent: []string{"max_completion_tokens"},
+		},
+		{
+			name: "strict output",
+			req:  bindings.GenerateRequest{Model: "gpt-4o-mini", Messages: hiRequest.Messages, Output: strictSchemaDoc},
+			want: map[string]any{"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{
+				"name": "output", "strict": true, "schema": decode(t, strictSchemaDoc),
+			}}},
+		},
+		{
+			name: "loose output",
+			req:  bindings.GenerateRequest{Model: "gpt-4o-mini", Messages: hiRequest.Messages, Output: looseSchema},
+			want: map[string]any{"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{
+				"name": "output", "strict": false, "schema": decode(t, looseSchema),
+			}}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := &fakeAPI{}
+			api.answer = func(_ int, w http.ResponseWriter) { w.Write(fixture(t, "final_text.json")) }
+			srv := newProvider(t, api)
+			opts := tc.opts
+			opts.BaseURL, opts.APIKey = srv.endpoint[:len(srv.endpoint)-len("/chat/completions")], "sk"
+			if _, err := New(&opts).Generate(t.Context(), tc.req); err != nil {
+				t.Fatal(err)
+			}
+			got := api.requests[0]
+			for k, v := range tc.want {
+				if diff := cmp.Diff(v, got[k], cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", k, diff)
+				}
+			}
+			for _, k := range tc.wantAbsent {
+				if v, ok := got[k]; ok {
+					t.Errorf("%s = %v, want it absent", k, v)
+				}
+			}
+		})
+	}
+}
+
+func decode(t *testing.T, raw json.RawMessage) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
+	api := &fakeAPI{}
+	api.answer = func(_ int, w http.ResponseWriter) { w.Write(fixture(t, "final_text.json")) } // application/json
+	var deltas []bindings.Delta
+	got, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(deltas) != 1 || deltas[0].Text != got.Text || got.Text == "" || len(api.requests) != 1 {
+		t.Errorf("response %+v deltas %+v", got, deltas)
+	}
+}
+
+// FuzzStreamAssembler: any stream body is folded without a panic, and the
+// text deltas always spell the assembled text.
+func FuzzStreamAssembler(f *testing.F) {
+	for _, name := range []string{"stream_text.sse", "stream_parallel_tool_calls.sse", "stream_error.sse"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	p := New(&Options{BaseURL: "http://127.0.0.1:1"})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var text strings.Builder
+		a := &streamAssembler{names: newNameMap([]bindings.ToolDefinition{searchTool}), emit: func(d bindings.Delta) { text.WriteString(d.Text) }}
+		if a.read(bytes.NewReader(body)) != nil {
+			return
+		}
+		c := a.choice()
+		out, err := p.assemble(hiRequest, a.names, c, a.model, a.usage)
+		if err == nil && out.Text != text.String() {
+			t.Fatalf("deltas spell %q, text is %q", text.String(), out.Text)
+		}
+	})
+}

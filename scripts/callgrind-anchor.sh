@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Instructions per turn of a benchmark, counted by callgrind: the benchmark
+# runs at two iteration counts and the difference of the totals, divided by
+# the difference of the counts, cancels start-up. Repeatable whatever else
+# the machine is doing (it counts instructions, not seconds).
+#
+#   scripts/callgrind-anchor.sh                       # BenchmarkAnchorTurn in ./turn
+#   scripts/callgrind-anchor.sh ./turn BenchmarkResume 200 1200
+#
+# Needs valgrind (apt-get install -y valgrind).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pkg=${1:-./turn}
+bench=${2:-BenchmarkAnchorTurn}
+n1=${3:-500}
+n2=${4:-2500}
+command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+go test -c -o "$dir/bench.test" "$pkg"
+count() {
+  GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 valgrind --tool=callgrind --callgrind-out-file="$dir/cg.$1" \
+    "$dir/bench.test" -test.run '^$' -test.bench "^$bench\$" -test.benchtime "${1}x" -test.benchmem >"$dir/out.$1" 2>"$dir/err.$1"
+  grep -E '^(summary|totals):' "$dir/cg.$1" | head -1 | awk '{print $2}'
+}
+i1=$(count "$n1")
+i2=$(count "$n2")
+allocs=$(grep -Eo '[0-9]+ allocs/op' "$dir/out.$n2" | head -1)
+per=$(( (i2 - i1) / (n2 - n1) ))
+echo "$bench ($pkg): $per instructions per op (Ir at ${n1}x = $i1, at ${n2}x = $i2), $allocs"

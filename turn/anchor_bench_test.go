@@ -1,0 +1,160 @@
+package turn_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/memstore"
+	"github.com/kindgi/agents/registry"
+	"github.com/kindgi/agents/turn"
+)
+
+// The anchor workload of the performance issue, the same for every
+// framework it is compared with: a 315-character system instruction, one
+// tool clause_search (typed {query} → {clauses: [...]} behind a JSON
+// boundary), a fake model that decides from the last message (a tool
+// result → the answer "Here is the clause."; otherwise it asks for
+// clause_search with {"query":"nda"}), one turn = 2 model calls + 1 tool
+// call, a fresh conversation per turn. scripts/callgrind-anchor.sh counts
+// its instructions.
+
+// anchorInstruction is 315 characters of plain text (no template tags).
+var anchorInstruction = func() string {
+	s := "You are a contract assistant for a law firm. You search the clause library before you answer, " +
+		"you cite the clauses you found by their identifiers, and you never invent a clause that the " +
+		"library does not hold. Keep answers short, precise and in plain English; say so when nothing " +
+		"in the library fits the request. "
+	for len(s) < 315 {
+		s += "."
+	}
+	return s[:315]
+}()
+
+type anchorQuery struct {
+	Query string `json:"query"`
+}
+
+type anchorClause struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+type anchorClauses struct {
+	Clauses []anchorClause `json:"clauses"`
+}
+
+// anchorModel decides from the last message: a tool result gets the
+// answer, anything else a clause_search call.
+type anchorModel struct{}
+
+func (anchorModel) ID() string { return "fake" }
+
+func (anchorModel) Models() []bindings.ModelInfo {
+	return []bindings.ModelInfo{{ID: "fake-1", Features: []string{"tool-use"}}}
+}
+
+var anchorArgs = json.RawMessage(`{"query":"nda"}`)
+
+func (anchorModel) Generate(_ context.Context, req bindings.GenerateRequest) (bindings.GenerateResponse, error) {
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == bindings.ChatTool {
+		return bindings.GenerateResponse{Text: "Here is the clause.", FinishReason: "stop", Usage: bindings.Usage{InputTokens: 120, OutputTokens: 6}}, nil
+	}
+	return bindings.GenerateResponse{
+		ToolCalls:    []bindings.ToolCall{{ID: "call-1", Name: req.Tools[0].Name, Arguments: anchorArgs}},
+		FinishReason: "tool_calls",
+		Usage:        bindings.Usage{InputTokens: 100, OutputTokens: 12},
+	}, nil
+}
+
+func anchorFixture(tb testing.TB) (agent.Agent, *memstore.Store, turn.Bindings) {
+	tb.Helper()
+	a, err := agent.Define(agent.Spec{
+		ID: "bench.anchor", Version: "1.0.0", Name: "Anchor",
+		Instructions: anchorInstruction,
+		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
+		Tools:        []agent.ToolRef{{ID: "clause_search", Version: "^1.0.0"}},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tools := registry.NewTools()
+	err = tools.Add("t1", bindings.ToolDescriptor{
+		ID: "clause_search", Version: "1.0.0", Description: "Search the clause library.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`),
+	}, func(_ context.Context, in json.RawMessage, _ bindings.CallContext) (json.RawMessage, error) {
+		var q anchorQuery
+		if err := json.Unmarshal(in, &q); err != nil {
+			return nil, err
+		}
+		return json.Marshal(anchorClauses{Clauses: []anchorClause{{ID: "C-7", Title: "Mutual confidentiality (" + q.Query + ")"}}})
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	store := memstore.New(nil)
+	b := turn.Bindings{
+		Providers:     bindings.Providers{anchorModel{}},
+		Tools:         tools,
+		Conversations: store,
+		Snapshots:     store,
+		Runs:          store,
+	}
+	return a, store, b
+}
+
+// TestAnchorTurn checks the anchor workload does what it says, so its
+// benchmark measures the turn it claims to.
+func TestAnchorTurn(t *testing.T) {
+	if len(anchorInstruction) != 315 || strings.Contains(anchorInstruction, "{") {
+		t.Fatalf("instruction is %d characters", len(anchorInstruction))
+	}
+	a, store, b := anchorFixture(t)
+	conv, err := store.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := turn.Invoke(t.Context(), turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Response.Content != "Here is the clause." || res.Usage.ModelCalls != 2 || res.Usage.ToolCalls != 1 {
+		t.Fatalf("result = %+v", res)
+	}
+	ms, err := store.ReadMessages(t.Context(), bindings.ReadMessagesInput{TenantID: "t1", ConversationID: conv.ID, Limit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var toolOut string
+	for _, m := range ms {
+		if m.Role == bindings.RoleTool {
+			toolOut = m.Content
+		}
+	}
+	if !strings.Contains(toolOut, `"C-7"`) || !strings.Contains(toolOut, "(nda)") {
+		t.Errorf("tool message = %q, want the typed handler's output", toolOut)
+	}
+}
+
+// BenchmarkAnchorTurn is the anchor workload on memstore, journaled: one
+// turn per iteration, each on a fresh conversation (opened inside the loop,
+// as every peer's figure includes its session creation).
+func BenchmarkAnchorTurn(b *testing.B) {
+	a, store, bb := anchorFixture(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := turn.Invoke(ctx, turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, bb)
+		if err != nil || res.Usage.ToolCalls != 1 {
+			b.Fatalf("turn = %+v, %v", res.Usage, err)
+		}
+	}
+}
