@@ -55,13 +55,18 @@ func Example_tour() {
 	}
 
 	// Tools are registered per tenant, by exact version; agents pin ranges.
+	// A typed Go function is a tool: its schemas come from its types.
+	type searchArgs struct {
+		Query string `json:"query" jsonschema:"what the clause is about"`
+	}
+	type searchResult struct {
+		Clauses []string `json:"clauses"`
+	}
 	tools := registry.NewTools()
-	_ = tools.Add("acme", bindings.ToolDescriptor{
-		ID: "acme.clause-search", Version: "1.2.0",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`),
-	}, func(ctx context.Context, in json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
-		return json.RawMessage(`{"clauses":["C-7"]}`), nil
-	})
+	_ = registry.AddFunc(tools, "acme", registry.FuncTool{ID: "acme.clause-search", Version: "1.2.0", Description: "Search clauses"},
+		func(ctx context.Context, in searchArgs, call bindings.CallContext) (searchResult, error) {
+			return searchResult{Clauses: []string{"C-7"}}, nil
+		})
 	_ = tools.Add("acme", bindings.ToolDescriptor{ID: "acme.send-email", Version: "2.1.3"},
 		func(ctx context.Context, in json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
 			fmt.Println("email sent:", string(in))

@@ -179,17 +179,25 @@ type RetrievalIntent struct {
 // ConversationPolicy governs history loading and human approval.
 type ConversationPolicy struct {
 	// HistoryLimit is how many prior messages are loaded into the prompt
-	// (nil: all the binding's default returns; 0: none).
-	HistoryLimit                  *int        `json:"historyLimit,omitempty"`
-	AutoCloseAfterInactiveSeconds *int        `json:"autoCloseAfterInactiveSeconds,omitempty"`
-	HitlAfterTurns                *int        `json:"hitlAfterTurns,omitempty"`
-	Hitl                          *HitlPolicy `json:"hitl,omitempty"`
+	// (nil: all the binding's default returns; 0: none), at most
+	// MaxHistoryLimit.
+	HistoryLimit *int `json:"historyLimit,omitempty"`
+	// AutoCloseAfterInactiveSeconds (1..MaxAutoCloseSeconds) closes a
+	// conversation idle (no message since the last one's time) for longer
+	// than this: a turn on it closes it and fails with conversation-closed,
+	// and turn.CloseInactive sweeps the rest.
+	AutoCloseAfterInactiveSeconds *int `json:"autoCloseAfterInactiveSeconds,omitempty"`
+	// HitlAfterTurns is a session gate like Hitl.AfterTurns (the earlier
+	// of the two applies).
+	HitlAfterTurns *int        `json:"hitlAfterTurns,omitempty"`
+	Hitl           *HitlPolicy `json:"hitl,omitempty"`
 }
 
 // HitlPolicy is the agent's human-in-the-loop policy.
 type HitlPolicy struct {
-	// AfterTurns is the session gate: ask for approval once the
-	// conversation has run this many turns.
+	// AfterTurns is the session gate: once the conversation has run this
+	// many turns, every later turn asks for approval before it runs (each
+	// turn past it asks again; see turn.EvaluateSessionGate for why).
 	AfterTurns *int `json:"afterTurns,omitempty"`
 	// Tools holds the per-tool gates; they apply only when it is set.
 	Tools               *ToolGates `json:"tools,omitempty"`

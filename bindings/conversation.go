@@ -117,6 +117,9 @@ type ConversationMessage struct {
 	ToolCallID string      `json:"toolCallId,omitempty"`
 	TurnNumber int         `json:"turnNumber"`
 	RunID      string      `json:"runId,omitempty"`
+	// ParticipantID is who wrote the message: the turn records
+	// Input.ParticipantID on its user message ("" when unknown).
+	ParticipantID string `json:"participantId,omitempty"`
 	// Metadata is open JSON the writer attaches (tool id and version, …).
 	Metadata  json.RawMessage `json:"metadata,omitempty"`
 	CreatedAt time.Time       `json:"createdAt"`
@@ -139,16 +142,19 @@ type ConversationMessage struct {
 // number, which may by then be below TurnCount (a later turn started while
 // this one was parked).
 type AppendMessageInput struct {
-	TenantID       string          `json:"tenantId"`
-	ConversationID string          `json:"conversationId"`
-	ID             string          `json:"id,omitempty"`
-	Role           MessageRole     `json:"role"`
-	Content        string          `json:"content"`
-	ToolCalls      []ToolCall      `json:"toolCalls,omitempty"`
-	ToolCallID     string          `json:"toolCallId,omitempty"`
-	TurnNumber     int             `json:"turnNumber"`
-	RunID          string          `json:"runId,omitempty"`
-	Metadata       json.RawMessage `json:"metadata,omitempty"`
+	TenantID       string      `json:"tenantId"`
+	ConversationID string      `json:"conversationId"`
+	ID             string      `json:"id,omitempty"`
+	Role           MessageRole `json:"role"`
+	Content        string      `json:"content"`
+	ToolCalls      []ToolCall  `json:"toolCalls,omitempty"`
+	ToolCallID     string      `json:"toolCallId,omitempty"`
+	TurnNumber     int         `json:"turnNumber"`
+	RunID          string      `json:"runId,omitempty"`
+	// ParticipantID is who wrote the message (optional; an id under the
+	// rules of CheckID).
+	ParticipantID string          `json:"participantId,omitempty"`
+	Metadata      json.RawMessage `json:"metadata,omitempty"`
 	// CreatedAt is the message time; zero means now.
 	CreatedAt time.Time `json:"createdAt,omitzero"`
 }

@@ -28,10 +28,13 @@ type ProvenanceGuardrail struct {
 // ProvenanceRecord says what produced a turn's response. The turn signs
 // the canonical JSON of the record without Signature (Ed25519).
 type ProvenanceRecord struct {
-	TenantID       string                `json:"tenantId"`
-	RunID          string                `json:"runId"`
-	ConversationID string                `json:"conversationId,omitempty"`
-	TurnNumber     int                   `json:"turnNumber"`
+	TenantID       string `json:"tenantId"`
+	RunID          string `json:"runId"`
+	ConversationID string `json:"conversationId,omitempty"`
+	TurnNumber     int    `json:"turnNumber"`
+	// ParticipantID is who the turn answered (Input.ParticipantID; omitted
+	// when empty, so records without one sign as before).
+	ParticipantID  string                `json:"participantId,omitempty"`
 	AgentID        string                `json:"agentId"`
 	AgentVersion   string                `json:"agentVersion"`
 	FlowID         string                `json:"flowId"`

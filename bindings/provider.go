@@ -135,8 +135,8 @@ type Provider interface {
 // Delta is one piece of a streamed answer. A text delta has Text; a tool
 // call delta has ToolCallIndex, the call's position in the response's
 // ToolCalls, and carries the call's ToolCallID and ToolName on its first
-// delta and a piece of its JSON arguments in ArgumentsDelta (pieces split
-// anywhere, even inside a token or a UTF-8 sequence of the JSON text).
+// delta and a piece of its JSON arguments in ArgumentsDelta (pieces are
+// split anywhere in the JSON text, even inside a token or a string).
 // Concatenating a call's ArgumentsDelta in order gives its arguments as the
 // API sent them. ToolName is the tool id (decoded as in the response).
 type Delta struct {

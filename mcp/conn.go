@@ -106,11 +106,17 @@ func (c *conn) session(ctx context.Context) (*sdk.ClientSession, string, error) 
 		return cs, v, nil
 	}
 
-	t, err := c.transport(ctx)
+	cctx, cancel := context.WithTimeout(ctx, c.src.opts.ConnectTimeout)
+	defer cancel()
+	t, err := c.transport(cctx)
 	if err != nil {
 		return nil, "", err
 	}
-	cs, err = c.client.Connect(ctx, t, nil)
+	var sessOpts *sdk.ClientSessionOptions
+	if v := c.src.opts.ProtocolVersion; v != "" {
+		sessOpts = &sdk.ClientSessionOptions{ProtocolVersion: v}
+	}
+	cs, err = c.client.Connect(cctx, t, sessOpts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, "", ctx.Err()
@@ -215,8 +221,10 @@ func (c *conn) list(ctx context.Context, cs *sdk.ClientSession, version string) 
 	if cached != nil && !c.isLost(cs) {
 		return cached, nil
 	}
+	lctx, cancel := context.WithTimeout(ctx, c.src.opts.ConnectTimeout)
+	defer cancel()
 	cat := &catalog{tools: map[string]bindings.ToolDescriptor{}}
-	for tool, err := range cs.Tools(ctx, nil) {
+	for tool, err := range cs.Tools(lctx, nil) {
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -365,6 +373,12 @@ func (c *conn) dropIfBroken(cs *sdk.ClientSession, err error) {
 func (c *conn) close() {
 	c.mu.Lock()
 	c.closed = true
+	c.mu.Unlock()
+	// Wait for a connection being made (bounded by ConnectTimeout): it
+	// sees closed and closes its own session before it releases the lock.
+	c.lock <- struct{}{}
+	c.release()
+	c.mu.Lock()
 	cs := c.sess
 	c.sess, c.cat = nil, nil
 	c.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
@@ -45,7 +46,20 @@ type Options struct {
 	Stderr io.Writer
 	// Logger receives the MCP client's log (nil: none).
 	Logger *slog.Logger
+	// ConnectTimeout bounds connecting to a server (starting a stdio
+	// server included) and listing its tools, within the caller's ctx
+	// (0: DefaultConnectTimeout).
+	ConnectTimeout time.Duration
+	// ProtocolVersion is the MCP protocol version the client asks for (""
+	// is the SDK's newest; a server that supports only older versions
+	// negotiates one of them). Set it, for example to "2025-11-25", for a
+	// server that mishandles the newer handshake.
+	ProtocolVersion string
 }
+
+// DefaultConnectTimeout is the connect and list bound when
+// Options.ConnectTimeout is zero.
+const DefaultConnectTimeout = 30 * time.Second
 
 // Server describes one MCP server of a tenant: the prefix of its tools'
 // ids and exactly one transport — a command over stdio (Command, Args,
@@ -77,10 +91,14 @@ type Server struct {
 	Headers       map[string]string
 	SecretHeaders map[string]string
 
-	// Transport, when set, returns a fresh transport to the server each
-	// time the source connects (for example one of the SDK's
-	// NewInMemoryTransports, for a server in the same process).
-	Transport func() (sdk.Transport, error)
+	// Transport, when set, is the transport to the server, for example
+	// one of the SDK's NewInMemoryTransports for a server in the same
+	// process. The source calls its Connect again after a session ends (the
+	// server closed it, or it broke): a transport that can connect only
+	// once, as the in-memory one, fails then with tool-invocation-failed;
+	// one whose Connect makes a fresh connection each time (a type of your
+	// own) is reconnected like a stdio server is restarted.
+	Transport sdk.Transport
 }
 
 // ToolSource is a bindings.ToolRegistry whose tools are those of MCP
@@ -105,6 +123,12 @@ func NewToolSource(opts Options) (*ToolSource, error) {
 		}
 		c := *g
 		opts.DestructiveGate = &c
+	}
+	if opts.ConnectTimeout < 0 {
+		return nil, &agents.InvalidBindingsError{Reason: "mcp: ConnectTimeout is negative"}
+	}
+	if opts.ConnectTimeout == 0 {
+		opts.ConnectTimeout = DefaultConnectTimeout
 	}
 	return &ToolSource{opts: opts, tenants: make(map[string]map[string]*conn)}, nil
 }

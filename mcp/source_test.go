@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,16 +20,19 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// inMemory returns a Server.Transport connecting to srv in this process
-// through the SDK's in-memory transports (a fresh pair per connection).
-func inMemory(srv *sdk.Server) func() (sdk.Transport, error) {
-	return func() (sdk.Transport, error) {
-		client, server := sdk.NewInMemoryTransports()
-		if _, err := srv.Connect(context.Background(), server, nil); err != nil {
-			return nil, err
-		}
-		return client, nil
+// inMemory is a Server.Transport to srv in this process: each Connect
+// makes a fresh pair of the SDK's in-memory transports and connects srv to
+// one end, so the source can connect again after a session ends.
+func inMemory(srv *sdk.Server) sdk.Transport { return memTransport{srv} }
+
+type memTransport struct{ srv *sdk.Server }
+
+func (m memTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	client, server := sdk.NewInMemoryTransports()
+	if _, err := m.srv.Connect(ctx, server, nil); err != nil {
+		return nil, err
 	}
+	return client.Connect(ctx)
 }
 
 // newSource returns a source closed when the test ends.
@@ -379,5 +383,34 @@ func TestClosed(t *testing.T) {
 	}
 	if err := src.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestConcurrentCalls: calls from many goroutines share one session, each
+// getting its own answer; the first ones connect once.
+func TestConcurrentCalls(t *testing.T) {
+	src := inProcess(t, mcptest.Config{Version: "1.2.0"}, mcp.Options{})
+	tt := src.ForTenant("acme")
+	const n = 16
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			id := "req-" + strconv.Itoa(i)
+			d, err := tt.Resolve(t.Context(), agent.ToolRef{ID: "t.echo", Version: "^1.0.0"})
+			if err != nil {
+				errs <- err
+				return
+			}
+			out, err := tt.Invoke(t.Context(), d, json.RawMessage(`{"text":"`+id+`"}`), bindings.CallContext{RequestID: id})
+			if err == nil && string(out) != `{"requestId":"`+id+`","text":"`+id+`"}` {
+				err = errors.New("call " + id + " got " + string(out))
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -169,3 +169,25 @@ func TestStdioCannotStart(t *testing.T) {
 		t.Errorf("invoke: %v, want tool-invocation-failed naming s.echo@1.0.0", err)
 	}
 }
+
+// TestConnectTimeout: a command that never answers the handshake fails
+// resolution with tool-invocation-failed within Options.ConnectTimeout
+// (plus the time to stop it), not never.
+func TestConnectTimeout(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep command")
+	}
+	src := newSource(t, mcp.Options{ConnectTimeout: 200 * time.Millisecond})
+	if err := src.AddServer("acme", mcp.Server{Prefix: "s", Command: sleep, Args: []string{"30"}, Version: "1.0.0"}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = src.ForTenant("acme").Resolve(t.Context(), agentRef("s.echo"))
+	if agents.CodeOf(err) != agents.CodeToolInvocationFailed {
+		t.Errorf("resolve against a silent server: %v, want tool-invocation-failed", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("resolve took %v", d)
+	}
+}

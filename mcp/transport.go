@@ -24,11 +24,7 @@ func (c *conn) transport(ctx context.Context) (sdk.Transport, error) {
 	s := c.cfg
 	switch {
 	case s.Transport != nil:
-		t, err := s.Transport()
-		if err != nil {
-			return nil, c.failure("transport", err)
-		}
-		return t, nil
+		return s.Transport, nil
 	case s.Command != "":
 		cmd := exec.Command(s.Command, s.Args...)
 		cmd.Dir = s.Dir

@@ -274,6 +274,9 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	if err := checkMessage(in); err != nil {
 		return bindings.ConversationMessage{}, err
 	}
+	if err := bindings.CheckOptionalID("participant id", in.ParticipantID); err != nil {
+		return bindings.ConversationMessage{}, err
+	}
 	s.convMu.Lock()
 	defer s.convMu.Unlock()
 	r, err := s.conv(in.TenantID, in.ConversationID)
@@ -301,7 +304,7 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 		TenantID: in.TenantID, ConversationID: in.ConversationID, ID: id,
 		Seq: int64(len(r.msgs) + 1), Role: in.Role, Content: in.Content,
 		ToolCalls: storedToolCalls(in.ToolCalls), ToolCallID: in.ToolCallID,
-		TurnNumber: in.TurnNumber, RunID: in.RunID, Metadata: cloneJSON(in.Metadata),
+		TurnNumber: in.TurnNumber, RunID: in.RunID, ParticipantID: in.ParticipantID, Metadata: cloneJSON(in.Metadata),
 		CreatedAt: created,
 	}
 	r.byID[id] = len(r.msgs)

@@ -105,18 +105,26 @@ func (p *rawParser) literal(lit string) bool {
 // str parses a string without escapes and returns its bytes.
 func (p *rawParser) str() ([]byte, bool) {
 	start := p.i + 1
-	for j := start; j < len(p.b); j++ {
-		switch c := p.b[j]; {
-		case c == '"':
-			p.i = j + 1
-			s := p.b[start:j]
-			return s, utf8.Valid(s)
-		case c == '\\' || c < 0x20:
-			return nil, false
-		}
+	j := start
+	for j < len(p.b) && plainByte[p.b[j]] {
+		j++
 	}
-	return nil, false
+	if j >= len(p.b) || p.b[j] != '"' {
+		return nil, false // an escape, a control character, or the end
+	}
+	p.i = j + 1
+	s := p.b[start:j]
+	return s, utf8.Valid(s)
 }
+
+// plainByte says which bytes stand for themselves inside a JSON string:
+// all but the quote, the backslash and the control characters.
+var plainByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // number parses a JSON number and checks it against f.
 func (p *rawParser) number(f *fastSchema) bool {

@@ -20,7 +20,7 @@ const conversationCols = `tenant_id, id, project_id, agent_id, agent_version, ti
 	status, turn_count, message_count, opened_at, last_activity_at, closed_at`
 
 const messageCols = `tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id,
-	turn_number, run_id, metadata, created_at`
+	turn_number, run_id, metadata, created_at, participant_id`
 
 const sqlOpenConversation = `INSERT INTO agent_conversations
 	(tenant_id, id, project_id, agent_id, agent_version, title, participant_id, status, opened_at, last_activity_at)
@@ -75,8 +75,8 @@ const sqlAppendMessage = `WITH existing AS (
 		RETURNING message_count
 	)
 	INSERT INTO agent_conversation_messages
-		(tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id, turn_number, run_id, metadata, created_at)
-	SELECT $1, $2, $3, conv.message_count, $4, $5, $6, $7, $8, $9, $10, $11 FROM conv`
+		(tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id, turn_number, run_id, metadata, created_at, participant_id)
+	SELECT $1, $2, $3, conv.message_count, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM conv`
 
 const sqlGetMessage = `SELECT ` + messageCols + ` FROM agent_conversation_messages
 	WHERE tenant_id = $1 AND conversation_id = $2 AND id = $3`
@@ -297,7 +297,7 @@ func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, erro
 	}
 	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("conversation id", in.ConversationID),
 		bindings.CheckOptionalID("message id", in.ID), bindings.CheckOptionalID("tool call id", in.ToolCallID),
-		bindings.CheckOptionalID("run id", in.RunID)); err != nil {
+		bindings.CheckOptionalID("run id", in.RunID), bindings.CheckOptionalID("participant id", in.ParticipantID)); err != nil {
 		return messageRow{}, err
 	}
 	for i, tc := range in.ToolCalls {
@@ -339,7 +339,7 @@ func (ma *messageAppend) queue(b *pgx.Batch, row messageRow, sql string, extra .
 	ma.in = in
 	b.Queue(sqlLockConversation, in.TenantID, in.ConversationID)
 	args := []any{in.TenantID, in.ConversationID, row.id, string(in.Role), encodeText(in.Content),
-		jsonArg(row.toolCalls), in.ToolCallID, in.TurnNumber, in.RunID, jsonArg(row.metadata), row.at}
+		jsonArg(row.toolCalls), in.ToolCallID, in.TurnNumber, in.RunID, jsonArg(row.metadata), row.at, in.ParticipantID}
 	b.Queue(sql, append(args, extra...)...)
 	b.Queue(sqlGetMessage, in.TenantID, in.ConversationID, row.id)
 }
@@ -481,7 +481,7 @@ func scanMessage(row pgx.CollectableRow) (bindings.ConversationMessage, error) {
 	var role string
 	var toolCalls, metadata []byte
 	err := row.Scan(&m.TenantID, &m.ConversationID, &m.ID, &m.Seq, &role, &m.Content, &toolCalls, &m.ToolCallID,
-		&m.TurnNumber, &m.RunID, &metadata, &m.CreatedAt)
+		&m.TurnNumber, &m.RunID, &metadata, &m.CreatedAt, &m.ParticipantID)
 	if err != nil {
 		return m, err
 	}

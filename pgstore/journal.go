@@ -21,11 +21,11 @@ var (
 )
 
 // sqlAppendMessageLeased is sqlAppendMessage that stores nothing unless
-// run $13 exists and, when $12 is not empty, $12 holds its lease at $14:
+// run $14 exists and, when $13 is not empty, $13 holds its lease at $15:
 // the message of AppendStepsAndMessage is stored only with its entries.
 var sqlAppendMessageLeased = strings.Replace(sqlAppendMessage, "\n\t\tRETURNING message_count", `
-		  AND EXISTS (SELECT 1 FROM agent_runs r WHERE r.tenant_id = $1 AND r.id = $13
-		      AND ($12 = '' OR (r.lease_owner = $12 AND r.lease_expires_at > $14)))
+		  AND EXISTS (SELECT 1 FROM agent_runs r WHERE r.tenant_id = $1 AND r.id = $14
+		      AND ($13 = '' OR (r.lease_owner = $13 AND r.lease_expires_at > $15)))
 		RETURNING message_count`, 1)
 
 // AppendStepsAndMessage implements bindings.StepMessageAppender: the

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	agents "github.com/kindgi/agents"
@@ -32,7 +31,8 @@ type FuncTool struct {
 //   - a jsonschema:"…" tag is the field's description;
 //   - structs are closed (additionalProperties false), slices and
 //     pointers also admit null, maps are objects of their element type;
-//   - time.Time is a string of format date-time, json.RawMessage any JSON.
+//   - time.Time is a string (as the MCP SDK infers it), json.RawMessage
+//     any JSON.
 //
 // In must be a struct or a map with string keys (a tool's arguments are a
 // JSON object). Each call checks the arguments against the input schema
@@ -108,10 +108,12 @@ type argumentsError struct{ msg string }
 
 func (e *argumentsError) Error() string { return "invalid arguments: " + e.msg }
 
-// schemaTypes are the inferred schemas of types jsonschema-go describes
-// from their Go shape alone.
+// schemaTypes overrides jsonschema-go's inference for a few types.
+// The MCP SDK infers its tools' schemas with the same defaults, so a
+// typed kindgi tool and an MCP tool of the same types have the same
+// schemas; only json.RawMessage, which jsonschema-go would describe as an
+// array of bytes, is taken as what it is: any JSON.
 var schemaTypes = map[reflect.Type]*jsonschema.Schema{
-	reflect.TypeFor[time.Time]():       {Type: "string", Format: "date-time"},
 	reflect.TypeFor[json.RawMessage](): {},
 }
 

@@ -89,8 +89,8 @@ func TestAddFuncSchema(t *testing.T) {
 			"parties": {"type": ["null", "array"], "items": {"type": "object", ` + partyProps + `}},
 			"labels": {"type": "object", "additionalProperties": {"type": "integer"}},
 			"notes": {"type": "object", "additionalProperties": {"type": "string"}},
-			"since": {"type": "string", "format": "date-time"},
-			"until": {"type": ["null", "string"], "format": "date-time"},
+			"since": {"type": "string"},
+			"until": {"type": ["null", "string"]},
 			"owner": {"type": ["null", "object"], ` + partyProps + `},
 			"limit": {"type": "integer", "description": "at most this many hits"}
 		},

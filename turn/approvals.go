@@ -71,6 +71,11 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 			}
 			return o, nil, nil
 		}
+		if r.replaying && st != nil && st.parked != nil {
+			// Folding a parked run for Wait: it waits on this approval
+			// unless the approval was decided since.
+			return r.foldParked(ctx, st.parked)
+		}
 		if r.b.Hitl == nil {
 			if st != nil && st.parked != nil {
 				// Asked by an earlier drive: a later drive with a HITL
@@ -158,6 +163,27 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 		return approvalOutcome{}, &pr.Request, nil
 	}
 	return approvalOutcome{}, nil, r.fail(ctx, base+"/exhausted", node, &agents.HitlRequiredError{Reason: "the approval expired after every escalation"})
+}
+
+// foldParked is a parked approval step of a run folded for Wait: the
+// request it waits on, or errNotParked once the approval is decided or
+// expired (a driver is about to move the run on).
+func (r *run) foldParked(ctx context.Context, parked *bindings.JournalEntry) (approvalOutcome, *bindings.ApprovalRequest, error) {
+	var pr parkRecord
+	if err := json.Unmarshal(parked.Output, &pr); err != nil {
+		return approvalOutcome{}, nil, &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
+	}
+	if r.b.Hitl != nil {
+		a, err := r.b.Hitl.GetApproval(ctx, r.tenantID, pr.Request.ID)
+		if err != nil {
+			return approvalOutcome{}, nil, coded(err, "get approval")
+		}
+		if a.Status != bindings.ApprovalPending {
+			return approvalOutcome{}, nil, errNotParked
+		}
+	}
+	r.parkedNow++
+	return approvalOutcome{}, &pr.Request, nil
 }
 
 // complete journals a decided approval attempt and returns the outcome the

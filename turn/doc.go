@@ -70,6 +70,26 @@
 // binding failed) or an output that breaks the output schema fails the
 // turn with tool-invocation-failed.
 //
+// # Streaming, settings and structured output
+//
+// When the routed provider is a bindings.StreamingProvider the model call
+// streams: each piece of the answer is a ModelCallDeltaEvent
+// (model.call.delta) between model.call.started and model.call.completed.
+// Deltas are never journaled — the journal stores the assembled response,
+// the same as without streaming — so a replayed call emits none, and a call
+// cut by a crash is streamed again by Resume under the same request id. A
+// stream that fails after delivering deltas is sent once more (a second
+// model.call.started, Attempt 2). Events yields a turn's events to a range
+// loop.
+//
+// Each request carries the agent's modelSettings, overridden field by field
+// by Input.ModelSettings, and the agent's output schema. With a schema, the
+// final answer is checked by a validate-output step
+// ("agent-loop/3/validate-output"): valid JSON becomes Response.Output; the
+// first invalid answer goes back to the model with its issues (another
+// model call, counted by maxSteps); a second one fails the turn with
+// invalid-output. An agent without these fields runs as it always did.
+//
 // # Human approval
 //
 // Gates are decided in code before any call of a model response runs. A
@@ -99,12 +119,79 @@
 //
 // A failure that is the turn's own outcome — a step failure with its code,
 // a guardrail halt, a cancelled context (turn-aborted, external), the wall
-// budget (turn-aborted, timeout) — is journaled and final: the run's status
-// is failed and every later drive returns the same error. A storage
-// failure or a lost lease (persistence-error, run-busy) is not journaled:
-// the run stays as it was, to be resumed. A finished run re-driven returns
+// budget (turn-aborted, timeout), a deterministic storage refusal
+// (persistence-error with Permanent set) — is journaled and final: the
+// run's status is failed and every later drive returns the same error. A
+// transient storage failure or a lost lease (persistence-error, run-busy)
+// is not journaled: the run stays as it was, to be resumed.
+// agents.IsRetryable tells the two apart. A finished run re-driven returns
 // its result, folded again from its journal, without calling anything or
 // emitting events; a resumed drive emits only its own events.
+//
+// # Failures that recur
+//
+// No run loops on a failure that comes back on every drive:
+//
+//   - A model or tool step whose drive ends without its result stored,
+//     after a retryable error, journals the failed attempt
+//     ("agent-loop/1/model-call/attempt/2", failed, with the error's code).
+//     A provider, tool or check that panics has its panic counted the same
+//     way (the panic still ends the drive).
+//     Once a step has Bindings.MaxStepAttempts (DefaultMaxStepAttempts)
+//     failed attempts, the next drive fails the run with
+//     step-attempts-exhausted instead of calling again. The count is in
+//     the journal, so it holds across processes. A driver killed mid-step
+//     cannot write its attempt (the crash tests hold the journal of a run
+//     resumed after a crash equal to an uninterrupted run's), so a crash is
+//     not counted: its resumed drive calls again with the same request id.
+//   - A usage that is not a finite cost of 0 or more, or a negative token
+//     count, is model-invocation-failed, journaled.
+//   - A step output that does not encode as JSON is a permanent
+//     persistence-error: the run ends.
+//
+// # Limits
+//
+// What no store should hold is refused or replaced before any side effect:
+//
+//   - every id of Input (tenant, project, conversation, run, participant,
+//     principal) and of ResumeInput must pass bindings.CheckID
+//     (bindings.MaxIDLength bytes of UTF-8, no control characters):
+//     invalid-message otherwise;
+//   - ids the turn derives from the run id and a step key (message,
+//     approval and request ids: RUN/agent-loop/1/model-call/message) are
+//     that string when it fits bindings.MaxIDLength, and otherwise the
+//     run id's longest fitting prefix, "/~" and 40 hex digits of the
+//     SHA-256 of the whole;
+//   - a model's tool call id that is empty, longer than
+//     MaxToolCallIDLength, not UTF-8, holds a control character or repeats
+//     an earlier id of the response becomes call-<iteration>-<position>; a
+//     tool name that breaks MaxToolNameLength's rules becomes
+//     InvalidToolName, and the call is answered to the model as an error;
+//   - a response's tool calls past Bindings.MaxToolCallsPerResponse
+//     (DefaultMaxToolCallsPerResponse) never run and are not stored; the
+//     next request answers each with an error (the cap is journaled by
+//     setup);
+//   - durations saturate: a maxWallMs or approval timeout of
+//     math.MaxInt64 is no practical limit, not an overflow.
+//
+// # Run ids
+//
+// An Invoke with the run id of an existing run replays that run only when
+// its input is the same (tenant, project, conversation, agent id@version,
+// user message, parameters, participant, principal, dry run); otherwise it
+// fails with run-input-mismatch before anything is stored or called.
+//
+// # The history sent to a model
+//
+// Every request is well formed for Chat Completions and Anthropic alike:
+// the tool calls of an assistant message are followed by their results
+// right after it; a call without its result (its turn failed, was
+// cancelled or halted mid-way, or its result fell outside historyLimit's
+// window) is left out together with anything answering it, and a result
+// without its call is left out; tool call ids are unique within the
+// request (an earlier call whose id a later one reuses is renamed with its
+// result, call-h<n>-<position>). Calls and results are matched per
+// assistant message, so never across turns.
 //
 // Wall time (maxWallMs) counts only time spent running: a parked run
 // journals its running time, and a resumed drive gets what is left. Usage

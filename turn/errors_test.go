@@ -36,14 +36,33 @@ func TestInvokeErrorCodes(t *testing.T) {
 		setup  func(t *testing.T, f *fixture, in *turn.Input, b *turn.Bindings)
 		// check, when set, inspects the error further.
 		check func(t *testing.T, err error)
+		// noRun marks a failure before the run is created: the Result
+		// names no run. Every other failure's Result names the run.
+		noRun bool
+		// after, when set, inspects the fixture after the failure.
+		after func(t *testing.T, f *fixture)
 	}{
 		{
-			name: "empty user message", code: agents.CodeInvalidMessage, script: answer,
+			name: "empty user message", code: agents.CodeInvalidMessage, script: answer, noRun: true,
 			setup: func(_ *testing.T, _ *fixture, in *turn.Input, _ *turn.Bindings) { in.UserMessage = " " },
 		},
 		{
-			name: "missing required binding", code: agents.CodeInvalidMessage, script: answer,
+			name: "missing required binding", code: agents.CodeInvalidBindings, script: answer, noRun: true,
 			setup: func(_ *testing.T, _ *fixture, _ *turn.Input, b *turn.Bindings) { b.Runs = nil },
+		},
+		{
+			name: "conversation idle past autoCloseAfterInactiveSeconds", code: agents.CodeConversationClosed, script: answer,
+			spec:  func(s *agent.Spec) { s.ConversationPolicy.AutoCloseAfterInactiveSeconds = new(60) },
+			setup: func(_ *testing.T, f *fixture, _ *turn.Input, _ *turn.Bindings) { f.clock.Advance(2 * time.Hour) },
+			after: func(t *testing.T, f *fixture) {
+				c, err := f.store.GetConversation(t.Context(), tenant, f.conv.ID)
+				if err != nil || c.Status != bindings.ConversationClosed || c.MessageCount != 0 {
+					t.Errorf("conversation after the turn: %+v, %v; want closed with no message", c, err)
+				}
+				if f.provider.Calls() != 0 {
+					t.Errorf("the model was called %d times", f.provider.Calls())
+				}
+			},
 		},
 		{
 			name: "conversation not found", code: agents.CodeConversationNotFound, script: answer,
@@ -170,8 +189,26 @@ func TestInvokeErrorCodes(t *testing.T) {
 			},
 		},
 		{
-			name: "approval needed without a HITL binding", code: agents.CodeHitlRequired, script: emailThenAnswer(),
+			name: "gated tool without a HITL binding", code: agents.CodeInvalidBindings, script: emailThenAnswer(), noRun: true,
 			setup: func(_ *testing.T, _ *fixture, _ *turn.Input, b *turn.Bindings) { b.Hitl = nil },
+			after: func(t *testing.T, f *fixture) {
+				if f.provider.Calls() != 0 || f.log.total() != 0 {
+					t.Errorf("the model was called %d times, tools %d times; want neither", f.provider.Calls(), f.log.total())
+				}
+			},
+		},
+		{
+			name: "tool gated by the tenant's floor without a HITL binding", code: agents.CodeInvalidBindings, script: answer,
+			spec: func(s *agent.Spec) { s.ConversationPolicy.Hitl = nil },
+			setup: func(_ *testing.T, _ *fixture, _ *turn.Input, b *turn.Bindings) {
+				b.Hitl = nil
+				b.TenantPolicy = &bindings.TenantPolicy{Hitl: &bindings.HitlSpec{ToolFloors: map[string]agent.ToolGate{"acme.clause-search": {Mode: agent.GateAlwaysAsk}}}}
+			},
+			after: func(t *testing.T, f *fixture) {
+				if f.provider.Calls() != 0 {
+					t.Errorf("the model was called %d times; want none", f.provider.Calls())
+				}
+			},
 		},
 		{
 			name: "halting guardrail", code: agents.CodeGuardrailViolation,
@@ -199,7 +236,9 @@ func TestInvokeErrorCodes(t *testing.T) {
 			},
 		},
 		{
-			name: "run leased by another driver", code: agents.CodeRunBusy, script: answer,
+			// The run is another Invoke's (this one created nothing; the
+			// caller named it): noRun.
+			name: "run leased by another driver", code: agents.CodeRunBusy, script: answer, noRun: true,
 			setup: func(t *testing.T, f *fixture, in *turn.Input, _ *turn.Bindings) {
 				in.RunID = "run-held"
 				if _, err := f.store.StartRun(t.Context(), bindings.StartRunInput{TenantID: tenant, RunID: in.RunID, Owner: "someone-else", LeaseTTL: time.Hour}); err != nil {
@@ -231,6 +270,20 @@ func TestInvokeErrorCodes(t *testing.T) {
 			if tt.check != nil {
 				tt.check(t, err)
 			}
+			if tt.after != nil {
+				tt.after(t, f)
+			}
+			switch {
+			case tt.noRun && res.RunID != "":
+				t.Errorf("a failure before the run was created names run %q", res.RunID)
+			case !tt.noRun && res.RunID == "":
+				t.Errorf("the failed Invoke's Result names no run")
+			case !tt.noRun && in.RunID == "":
+				// A run this Invoke created: the host can look it up.
+				if _, err := f.store.GetRun(t.Context(), tenant, res.RunID); err != nil {
+					t.Errorf("Result.RunID %q: %v", res.RunID, err)
+				}
+			}
 		})
 	}
 }
@@ -257,8 +310,13 @@ func TestResumeErrorCodes(t *testing.T) {
 	}
 	ok := turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}
 
-	if err := resume(f.bindings(), turn.ResumeInput{TenantID: tenant, RunID: "no-such-run", Agent: f.agent}); agents.CodeOf(err) != agents.CodeRunJournalUnavailable {
-		t.Errorf("unknown run: %v", err)
+	if err := resume(f.bindings(), turn.ResumeInput{TenantID: tenant, RunID: "no-such-run", Agent: f.agent}); agents.CodeOf(err) != agents.CodeRunSnapshotMissing {
+		t.Errorf("unknown run: %v, want run-snapshot-missing", err)
+	}
+	noHitl := f.bindings()
+	noHitl.Hitl = nil
+	if err := resume(noHitl, ok); agents.CodeOf(err) != agents.CodeInvalidBindings {
+		t.Errorf("resume of a gated agent without a HITL binding: %v, want invalid-bindings", err)
 	}
 	if _, err := f.store.StartRun(t.Context(), bindings.StartRunInput{TenantID: tenant, RunID: "no-snapshot", Owner: "x", LeaseTTL: time.Millisecond}); err != nil {
 		t.Fatal(err)
@@ -295,6 +353,16 @@ func TestResumeErrorCodes(t *testing.T) {
 	}
 	if err := resume(f.bindings(), ok); agents.CodeOf(err) != agents.CodeHitlRequired {
 		t.Errorf("approval pending: %v", err)
+	}
+	// A HITL binding that lost the run's approval: approval-not-found, and
+	// the run stays parked for the right binding.
+	lost := f.bindings()
+	lost.Hitl = memstore.New(nil)
+	if err := resume(lost, ok); agents.CodeOf(err) != agents.CodeApprovalNotFound {
+		t.Errorf("approval unknown to the HITL binding: %v, want approval-not-found", err)
+	}
+	if err := resume(f.bindings(), ok); agents.CodeOf(err) != agents.CodeHitlRequired {
+		t.Errorf("approval pending, after the lost binding: %v", err)
 	}
 	if _, err := f.store.AcquireLease(t.Context(), bindings.LeaseInput{TenantID: tenant, RunID: res.RunID, Owner: "other", TTL: time.Hour}); err != nil {
 		t.Fatal(err)

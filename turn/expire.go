@@ -77,11 +77,11 @@ func ExpireApprovals(ctx context.Context, b Bindings, lookup AgentLookup, now ti
 		return st, err
 	}
 	if lookup == nil {
-		return st, &agents.InvalidMessageError{Reason: "ExpireApprovals needs an agent lookup"}
+		return st, &agents.InvalidBindingsError{Reason: "ExpireApprovals needs an agent lookup"}
 	}
 	sweeper, ok := b.Hitl.(bindings.ApprovalSweeper)
 	if !ok {
-		return st, &agents.InvalidMessageError{Reason: "ExpireApprovals needs a HITL binding that implements bindings.ApprovalSweeper"}
+		return st, &agents.InvalidBindingsError{Reason: "ExpireApprovals needs a HITL binding that implements bindings.ApprovalSweeper"}
 	}
 	s := &sweep{b: b, lookup: lookup, sweeper: sweeper, runs: map[runRef]*sweptRun{}}
 	in := bindings.ExpiredApprovalsInput{Now: now, Limit: expirePage}

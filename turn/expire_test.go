@@ -332,11 +332,11 @@ func TestExpireApprovalsNeedsASweeperAndALookup(t *testing.T) {
 	b := f.bindings()
 	b.Hitl = struct{ bindings.HitlBinding }{f.store} // hides the sweeper
 	_, err := turn.ExpireApprovals(t.Context(), b, f.lookup, f.clock.Now())
-	if code := agents.CodeOf(err); code != agents.CodeInvalidMessage {
+	if code := agents.CodeOf(err); code != agents.CodeInvalidBindings {
 		t.Errorf("without a sweeper: %v (code %q)", err, code)
 	}
 	_, err = turn.ExpireApprovals(t.Context(), f.bindings(), nil, f.clock.Now())
-	if code := agents.CodeOf(err); code != agents.CodeInvalidMessage {
+	if code := agents.CodeOf(err); code != agents.CodeInvalidBindings {
 		t.Errorf("without a lookup: %v (code %q)", err, code)
 	}
 	ctx, cancel := context.WithCancel(t.Context())

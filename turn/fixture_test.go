@@ -23,8 +23,9 @@ const (
 
 // clock is a settable clock shared by the store and the turn.
 type clock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu   sync.Mutex
+	t    time.Time
+	wall bool // read the wall clock instead (worker tests)
 }
 
 func newClock() *clock { return &clock{t: time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)} }
@@ -32,6 +33,9 @@ func newClock() *clock { return &clock{t: time.Date(2026, 3, 14, 9, 0, 0, 0, tim
 func (c *clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.wall {
+		return time.Now()
+	}
 	return c.t
 }
 

@@ -238,6 +238,18 @@ type SessionGateResult struct {
 // EvaluateSessionGate decides the session gate (hitl.afterTurns,
 // hitlAfterTurns, and the tenant's cap) for turn number turn (1-based): a
 // turn numbered above the gate needs a reviewer's approval before it runs.
+//
+// The gate asks at every turn past N, not once per conversation: an
+// approval of turn N+1 lets that turn run, and turn N+2 asks again. The
+// reasons: the TypeScript package's evaluateSessionGate is this same pure
+// function of the policy and the turn number, with no approval history
+// as input, so agents shared with the TypeScript runtime gate the same
+// turns in both; an approval is of one run (its request names the run and
+// the turn a reviewer looked at, and the expiry sweep moves it by its run),
+// and nothing a reviewer saw covers the turns that come after; and a
+// tenant's afterTurns cap can only tighten, which it would not if one
+// approval opened the rest of a conversation. An agent that wants a
+// single check-in raises afterTurns instead, or gates tools.
 func EvaluateSessionGate(p EffectiveHitlPolicy, turn int) SessionGateResult {
 	r := SessionGateResult{TurnNumber: turn}
 	if p.AfterTurns == nil {

@@ -445,3 +445,37 @@ func TestEscalationEnds(t *testing.T) {
 		t.Error("an unapproved call ran")
 	}
 }
+
+// TestSessionGateAsksAtEveryTurnPastN pins the decision documented on
+// EvaluateSessionGate: past hitlAfterTurns every turn asks, also after an
+// earlier turn's gate was approved, each with an approval of its own run.
+func TestSessionGateAsksAtEveryTurnPastN(t *testing.T) {
+	f := newFixture(t, []scripted.Response{scripted.Say("one"), scripted.Say("two"), scripted.Say("three")}, func(s *agent.Spec) {
+		one := 1
+		s.ConversationPolicy.HitlAfterTurns = &one
+	})
+	if _, err := turn.Invoke(t.Context(), f.input("First."), f.bindings()); err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	for i, msg := range []string{"Second.", "Third."} {
+		res, err := turn.Invoke(t.Context(), f.input(msg), f.bindings())
+		if err != nil || res.Status != turn.StatusSuspended || len(res.Approvals) != 1 || res.Approvals[0].ToolID != "" {
+			t.Fatalf("turn %d = %+v, %v; want a session-gate park", i+2, res, err)
+		}
+		if res.Approvals[0].RunID != res.RunID {
+			t.Errorf("turn %d's gate approval names run %q, want its own %q", i+2, res.Approvals[0].RunID, res.RunID)
+		}
+		asked = append(asked, res.Approvals[0].ID)
+		f.decide(res.Approvals, true)
+		if final, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, f.bindings()); err != nil || final.Status != turn.StatusCompleted {
+			t.Fatalf("turn %d after approval = %+v, %v", i+2, final, err)
+		}
+	}
+	if asked[0] == asked[1] {
+		t.Errorf("turns 2 and 3 shared the approval %q", asked[0])
+	}
+	if f.provider.Calls() != 3 {
+		t.Errorf("model calls %d, want 3", f.provider.Calls())
+	}
+}

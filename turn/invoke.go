@@ -9,6 +9,7 @@ import (
 	"time"
 
 	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 )
 
@@ -20,10 +21,22 @@ import (
 // result is stored before the next one starts. The turn returns a Result
 // with StatusCompleted, or StatusSuspended when it parked on human
 // approvals: continue it with Resume. Every error carries a code
-// (agents.CodeOf). A storage failure or a lost lease (persistence-error,
-// run-busy) leaves the run resumable; any other error is the run's final
-// outcome. Cancelling ctx stops the turn for good (turn-aborted, reason
+// (agents.CodeOf); once the run is created (its snapshot written and the
+// run started), a failed Invoke still returns its Result.RunID (and
+// ConversationID), so the host can inspect or resume the run. A transient
+// storage failure or a lost lease (persistence-error that
+// agents.IsRetryable accepts, run-busy) leaves the run resumable; any
+// other error is the run's final outcome. Cancelling ctx stops the turn
+// for good (turn-aborted, reason
 // external).
+//
+// Every id of in is checked with bindings.CheckID first (invalid-message).
+// With an explicit in.RunID the run's snapshot is read before anything is
+// written: a run started with another input is
+// *agents.RunInputMismatchError, and nothing is stored, leased or called.
+// A drive that ends on a deterministic storage refusal, or on a model or
+// tool step that failed Bindings.MaxStepAttempts times, fails the run for
+// good; agents.IsRetryable tells whether driving it again can help.
 //
 // Tools receive each call's request id (bindings.CallContext.RequestID),
 // which is stable across retries of the call: a call interrupted by a
@@ -31,6 +44,9 @@ import (
 // effects must treat it as an idempotency key.
 func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
+		return Result{}, err
+	}
+	if err := checkHitlBinding(&b, in.Agent); err != nil {
 		return Result{}, err
 	}
 	if err := checkInput(in); err != nil {
@@ -108,11 +124,21 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		}
 		if err != nil {
 			_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
-			return Result{}, coded(err, "read run snapshot")
+			return Result{RunID: in.RunID, ConversationID: in.ConversationID}, coded(err, "read run snapshot")
 		}
 	}
 	r := newRun(&b, stored, in.Agent, in.RunID, owner, started.Status, entries)
-	return r.drive(ctx)
+	return r.driveReporting(ctx)
+}
+
+// driveReporting drives the run; a failed drive still tells the run id
+// (and conversation), so the host can inspect or resume the run.
+func (r *run) driveReporting(ctx context.Context) (Result, error) {
+	res, err := r.drive(ctx)
+	if err != nil && res.RunID == "" {
+		res = Result{RunID: r.id, ConversationID: r.in.ConversationID, Appended: []bindings.ConversationMessage{}, Retrieved: []RetrievedFact{}, Violations: []Violation{}, Approvals: []bindings.ApprovalRequest{}}
+	}
+	return res, err
 }
 
 // openRun writes the run's snapshot, starts the run under a lease and
@@ -153,9 +179,10 @@ func sameBinding(a, b any) (same bool) {
 
 // Resume continues a run — parked on approvals, or left running by a
 // driver that died — from the step it stopped at (the TypeScript package's
-// resumeAgentTurn). It takes the run's lease first: while another driver
-// holds it, Resume fails with *agents.RunBusyError and calls nothing else.
-// It then reads the snapshot (run-snapshot-missing), the journal
+// resumeAgentTurn). It reads the snapshot first (run-snapshot-missing, also
+// for a run id that names no run), then takes the run's lease: while
+// another driver holds it, Resume fails with *agents.RunBusyError and calls
+// nothing else. It then reads the journal
 // (run-journal-unavailable), checks that in.Agent is the run's id@version
 // (agent-version-mismatch) and that the run's provider and model are still
 // registered and allowed (capability-routing-failed), and drives the flow:
@@ -164,7 +191,19 @@ func sameBinding(a, b any) (same bool) {
 // *agents.HitlRequiredError and nothing runs. A finished run returns its
 // recorded result or error without calling anything.
 func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
+	return resume(ctx, in, b, newID(&b))
+}
+
+// resume is Resume as lease owner owner (a Worker's claim).
+func resume(ctx context.Context, in ResumeInput, b Bindings, owner string) (Result, error) {
+	lookup := in.Agent.ID == "" && in.Agent.Version == ""
+	if lookup && b.Agents == nil {
+		return Result{}, &agents.InvalidBindingsError{Reason: "Resume needs the run's agent: set ResumeInput.Agent or Bindings.Agents"}
+	}
 	if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
+		return Result{}, err
+	}
+	if err := checkHitlBinding(&b, in.Agent); err != nil {
 		return Result{}, err
 	}
 	if strings.TrimSpace(in.TenantID) == "" || strings.TrimSpace(in.RunID) == "" {
@@ -179,7 +218,16 @@ func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
-	owner := newID(&b)
+	// The snapshot first (it never changes once written): a run id that
+	// names nothing is run-snapshot-missing, as the TypeScript package
+	// says, whatever the run binding would answer for it.
+	snap, err := b.Snapshots.Read(ctx, in.TenantID, in.RunID)
+	if err != nil {
+		if agents.CodeOf(err) == "" {
+			return Result{}, &agents.RunSnapshotMissingError{RunID: in.RunID}
+		}
+		return Result{}, err
+	}
 	leased, err := b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(&b)})
 	if err != nil {
 		if agents.CodeOf(err) == agents.CodeRunBusy {
@@ -188,18 +236,20 @@ func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 		return Result{}, journalError(in.RunID, err)
 	}
 	release := func() { _ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner) }
-	snap, err := b.Snapshots.Read(ctx, in.TenantID, in.RunID)
-	if err != nil {
-		release()
-		if agents.CodeOf(err) == "" {
-			return Result{}, &agents.RunSnapshotMissingError{RunID: in.RunID}
-		}
-		return Result{}, err
-	}
 	entries, err := b.Runs.ReadJournal(ctx, in.TenantID, in.RunID)
 	if err != nil {
 		release()
 		return Result{}, journalError(in.RunID, err)
+	}
+	if lookup {
+		if in.Agent, err = findAgent(ctx, &b, snap); err != nil {
+			release()
+			return Result{}, err
+		}
+		if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
+			release()
+			return Result{}, err
+		}
 	}
 	if err := checkAgent(snap, in.Agent.ID, in.Agent.Version); err != nil {
 		release()
@@ -218,10 +268,10 @@ func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 	if st := r.entries[NodeComposeResult]; st == nil || st.result == nil {
 		if err := r.recheckRoute(ctx); err != nil {
 			release()
-			return Result{}, err
+			return Result{RunID: in.RunID, ConversationID: stored.ConversationID}, err
 		}
 	}
-	return r.drive(ctx)
+	return r.driveReporting(ctx)
 }
 
 // recheckRoute verifies, before a resumed drive, that the provider and
@@ -357,7 +407,31 @@ func checkBindings(b *Bindings, needMemory bool) error {
 		missing = append(missing, "Memory (the agent has retrieval intents)")
 	}
 	if len(missing) > 0 {
-		return &agents.InvalidMessageError{Reason: "turn.Bindings lacks required bindings: " + strings.Join(missing, ", ")}
+		return &agents.InvalidBindingsError{Reason: "turn.Bindings lacks required bindings: " + strings.Join(missing, ", ")}
+	}
+	return nil
+}
+
+// checkHitlBinding refuses, before any side effect, an agent whose own
+// policy gates one of its tools (any mode but never_ask) when no HITL
+// binding is bound: such a turn could only fail once the model asked for
+// the tool, after the model was called and billed. Gates the tenant's
+// policy adds are known once setup merged it; setup checks them the same
+// way, still before any model call.
+func checkHitlBinding(b *Bindings, a agent.Agent) error {
+	if b.Hitl != nil {
+		return nil
+	}
+	return gatedWithoutHitl(ResolveEffectiveHitlPolicy(nil, a), a.Tools)
+}
+
+// gatedWithoutHitl is the invalid-bindings error for a policy that gates a
+// tool of tools, for a turn with no HITL binding; nil when none is gated.
+func gatedWithoutHitl(p EffectiveHitlPolicy, tools []agent.ToolRef) error {
+	for _, t := range tools {
+		if g := p.Gate(t.ID); g.Mode != agent.GateNeverAsk {
+			return &agents.InvalidBindingsError{Reason: "tool " + t.ID + " is gated (" + string(g.Mode) + ") and no HITL binding (Bindings.Hitl) is bound to ask for approvals"}
+		}
 	}
 	return nil
 }

@@ -417,7 +417,13 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	case kindMessage:
 		requestID = r.messageID(key) // persist's fn takes it as the message id
 	}
-	out, err := fn(ctx, requestID)
+	var out T
+	var err error
+	if effect {
+		out, err = callEffect(ctx, r, node, requestID, fn)
+	} else {
+		out, err = fn(ctx, requestID)
+	}
 	if r.logger != nil {
 		r.logStep(ctx, key, node, start, out, err)
 	}
@@ -455,6 +461,31 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 		return decodeResult[T](&e)
 	}
 	return out, nil
+}
+
+// callEffect runs the body of a model or tool step. A panic in it (a
+// provider, tool or check that panics) is counted as a failed attempt of
+// the step (noteAttempt) and goes on: the drive still ends with the panic,
+// but a step that panics on every drive ends the run after
+// Bindings.MaxStepAttempts drives, as any recurring failure does.
+func callEffect[T any](ctx context.Context, r *run, node, requestID string, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
+	defer func() {
+		if p := recover(); p != nil {
+			msg := fmt.Sprintf("the step panicked: %v", p)
+			var err error
+			switch node {
+			case NodeModelCall:
+				err = &agents.ModelInvocationError{Provider: r.s.Route.Provider, Model: r.s.Route.Model, Message: msg}
+			case NodeEvaluateGuardrails:
+				err = &agents.GuardrailViolationError{Reason: msg}
+			default:
+				err = &agents.ToolInvocationError{Message: msg}
+			}
+			r.noteAttempt(context.WithoutCancel(ctx), err)
+			panic(p)
+		}
+	}()
+	return fn(ctx, requestID)
 }
 
 // journaled returns raw as the journal stores it: encoding/json compacts
@@ -652,6 +683,10 @@ func newCoded(code string, cause error) error {
 		return &agents.PersistenceError{Err: cause}
 	case agents.CodeInvalidOutput:
 		return &agents.InvalidOutputError{}
+	case agents.CodeInvalidBindings:
+		return &agents.InvalidBindingsError{}
+	case agents.CodeApprovalNotFound:
+		return &agents.ApprovalNotFoundError{}
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 			m = bindings.ConversationMessage{
 				TenantID: in.TenantID, ConversationID: in.ConversationID, Role: in.Role, Content: in.Content,
 				ToolCalls: in.ToolCalls, ToolCallID: in.ToolCallID, TurnNumber: in.TurnNumber, RunID: in.RunID,
-				Metadata: in.Metadata,
+				ParticipantID: in.ParticipantID, Metadata: in.Metadata,
 			}
 		} else {
 			// The message may depend on results still buffered: they are
@@ -80,7 +80,7 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 // persistUserMessage is the persist-user-message node.
 func (r *run) persistUserMessage(ctx context.Context) error {
 	m, err := r.persist(ctx, NodePersistUserMessage, NodePersistUserMessage, bindings.AppendMessageInput{
-		Role: bindings.RoleUser, Content: r.in.UserMessage,
+		Role: bindings.RoleUser, Content: r.in.UserMessage, ParticipantID: r.in.ParticipantID,
 	}, nil)
 	r.userMsg = m
 	return err

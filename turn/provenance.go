@@ -44,7 +44,8 @@ func (r *run) persistProvenance(ctx context.Context) error {
 func (r *run) provenanceRecord() bindings.ProvenanceRecord {
 	rec := bindings.ProvenanceRecord{
 		TenantID: r.tenantID, RunID: r.id, ConversationID: r.in.ConversationID, TurnNumber: r.s.TurnNumber,
-		AgentID: r.agent.ID, AgentVersion: r.agent.Version, FlowID: FlowID, FlowVersion: FlowVersion,
+		ParticipantID: r.in.ParticipantID,
+		AgentID:       r.agent.ID, AgentVersion: r.agent.Version, FlowID: FlowID, FlowVersion: FlowVersion,
 		Provider: r.s.Route.Provider, Model: r.s.Route.Model,
 		PromptHash:     hashString(r.prompt),
 		MessageHashes:  make([]string, 0, len(r.messages)),

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -133,7 +134,7 @@ func TestRecurringFailureEndsTheRun(t *testing.T) {
 			// call nothing.
 			calls := f.provider.Calls()
 			_, again := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: in.RunID, Agent: f.agent}, b)
-			if agents.CodeOf(again) != c.wantCode || f.provider.Calls() != calls {
+			if agents.CodeOf(again) != c.wantCode || agents.IsRetryable(again) || f.provider.Calls() != calls {
 				t.Errorf("resume after the end: %v, %d more calls", again, f.provider.Calls()-calls)
 			}
 		})
@@ -321,5 +322,49 @@ func TestToolCallsPerResponseAreCapped(t *testing.T) {
 				t.Errorf("the next request is malformed: %v", err)
 			}
 		})
+	}
+}
+
+// TestPanickingToolIsBounded: a tool that panics on every call still ends
+// the drive with its panic, but each panic is counted as a failed attempt,
+// so after Bindings.MaxStepAttempts drives the run fails with
+// step-attempts-exhausted instead of calling the tool again.
+func TestPanickingToolIsBounded(t *testing.T) {
+	f := newFixture(t, searchThenAnswer(), nil)
+	var runs int
+	f.addTool("acme.clause-search", "1.3.0", clauseSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
+		runs++
+		panic("tool bug")
+	})
+	b := f.bindings()
+	in := f.input("Find a clause.")
+	in.RunID = "panicking-tool"
+	drive := func(first bool) (err error, panicked bool) {
+		defer func() {
+			if p := recover(); p != nil {
+				panicked = true
+			}
+		}()
+		if first {
+			_, err = turn.Invoke(t.Context(), in, b)
+		} else {
+			_, err = turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: in.RunID, Agent: f.agent}, b)
+		}
+		return err, false
+	}
+	var err error
+	for i := 0; i < 10; i++ {
+		var panicked bool
+		err, panicked = drive(i == 0)
+		if !panicked {
+			break
+		}
+		f.clock.Advance(10 * time.Minute) // the panicked driver's lease expires
+	}
+	if agents.CodeOf(err) != agents.CodeStepAttemptsExhausted {
+		t.Fatalf("last drive: %v, want step-attempts-exhausted", err)
+	}
+	if runs != turn.DefaultMaxStepAttempts {
+		t.Errorf("the tool ran %d times, want %d", runs, turn.DefaultMaxStepAttempts)
 	}
 }

@@ -45,7 +45,7 @@ func RunRetrievals(ctx context.Context, req RetrievalRequest, b RetrievalBinding
 		return []RetrievedFact{}, nil
 	}
 	if b.Memory == nil {
-		return nil, &agents.InvalidMessageError{Reason: "retrieval needs a memory binding"}
+		return nil, &agents.InvalidBindingsError{Reason: "retrieval needs a memory binding"}
 	}
 	var embedding []float32
 	for _, in := range req.Intents {

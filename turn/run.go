@@ -34,18 +34,19 @@ type run struct {
 	// batcher and finisher are the optional capabilities of b.Runs (nil
 	// without them); buf holds decide results not written yet (see
 	// bufferEntry).
-	batcher  bindings.StepBatcher
-	finisher bindings.RunFinisher
-	combiner bindings.StepMessageAppender // only when Runs and Conversations are one store
-	buf      []bindings.JournalEntry
-	carried  bool // buf holds an effect step's result (see carry)
+	batcher   bindings.StepBatcher
+	finisher  bindings.RunFinisher
+	combiner  bindings.StepMessageAppender // only when Runs and Conversations are one store
+	buf       []bindings.JournalEntry
+	carried   bool         // buf holds an effect step's result (see carry)
+	logger    *slog.Logger // Bindings.Logger with the run's identity; nil: no logging
+	driveWall time.Time    // wall-clock start of the drive, for logged durations
+	lease     *leaseKeeper
+	wallCtx   context.Context
+
 	// inflight is the key (and node) of the model or tool step started in
 	// this drive whose result is not stored yet ("" when none).
 	inflight, inflightNode string
-	logger                 *slog.Logger // Bindings.Logger with the run's identity; nil: no logging
-	driveWall              time.Time    // wall-clock start of the drive, for logged durations
-	lease                  *leaseKeeper
-	wallCtx                context.Context
 
 	replaying     bool // folding a finished run: nothing may run
 	failed        bool // a failed outcome is journaled: the run is over
@@ -194,6 +195,11 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 	}
 	terminal := r.failed
 	switch {
+	case parent.Err() != nil && !r.failed && errors.Is(context.Cause(parent), errWorkerStopped):
+		// A stopping Worker cancelled the drive: not the turn's outcome.
+		// The run is left as it is, its lease released below, for another
+		// worker to claim at once.
+		err = &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: errWorkerStopped}
 	case parent.Err() != nil:
 		err = &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: parent.Err()}
 		terminal = true

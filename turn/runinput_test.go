@@ -1,10 +1,12 @@
 package turn_test
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
@@ -178,3 +180,30 @@ func TestLongestRunIDDerivesValidIDs(t *testing.T) {
 
 // scriptOf is a helper for tests that build scripts inline.
 func scriptOf(rs ...scripted.Response) []scripted.Response { return rs }
+
+// TestExpireSweepWithHashedApprovalIDs: the approval sweep finds the step
+// of an approval whose derived id was hashed (a run id of
+// bindings.MaxIDLength bytes) and moves it to its on-timeout action.
+func TestExpireSweepWithHashedApprovalIDs(t *testing.T) {
+	f := newFixture(t, emailThenAnswer(), nil)
+	b := f.bindings()
+	b.TenantPolicy = &bindings.TenantPolicy{Hitl: &bindings.HitlSpec{OnTimeout: turn.OnTimeoutDeny}}
+	in := f.input("Send the draft to Globex.")
+	in.RunID = strings.Repeat("r", bindings.MaxIDLength)
+	res, err := turn.Invoke(t.Context(), in, b)
+	if err != nil || res.Status != turn.StatusSuspended {
+		t.Fatalf("Invoke: %+v, %v", res.Status, err)
+	}
+	if id := res.Approvals[0].ID; len(id) > bindings.MaxIDLength || !strings.Contains(id, "/~") {
+		t.Fatalf("approval id %q: want a hashed id within the limit", id)
+	}
+	f.clock.Advance(25 * time.Hour)
+	lookup := func(context.Context, string, string, string) (agent.Agent, error) { return f.agent, nil }
+	st, err := turn.ExpireApprovals(t.Context(), b, lookup, f.clock.Now())
+	if err != nil || st.Moved != 1 || st.Failed != 0 {
+		t.Fatalf("sweep: %+v, %v; want one approval moved", st, err)
+	}
+	if run, _ := f.store.GetRun(t.Context(), tenant, in.RunID); run.Status != bindings.RunCompleted {
+		t.Errorf("run status %s, want completed", run.Status)
+	}
+}

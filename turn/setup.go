@@ -38,7 +38,10 @@ type setupState struct {
 // tool-version-unresolvable) and guardrail (unresolved-guardrail), route
 // the first capability (capability-routing-failed) and check the
 // conversation (conversation-not-found, conversation-closed,
-// agent-version-mismatch), all before any model call.
+// agent-version-mismatch; a conversation idle longer than the agent's
+// autoCloseAfterInactiveSeconds is closed, then conversation-closed) and
+// the HITL binding (invalid-bindings when a gate could ask and none is
+// bound), all before any model call.
 func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 	a := r.agent
 	var s setupState
@@ -106,11 +109,25 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 			Actual:   a.Ref(),
 		}
 	}
-
 	s.Now = r.now()
+	if err := r.autoClose(ctx, conv, s.Now); err != nil {
+		return s, err
+	}
+
 	s.TurnNumber = conv.TurnCount + 1
 	s.Hitl = ResolveEffectiveHitlPolicy(p.Hitl, a)
 	s.SessionGate = EvaluateSessionGate(s.Hitl, s.TurnNumber)
+	if r.b.Hitl == nil {
+		// The tenant's floors may gate a tool the agent does not: still
+		// before any model call, a turn that could need an approval and
+		// has no binding to ask one is invalid-bindings.
+		if err := gatedWithoutHitl(s.Hitl, a.Tools); err != nil {
+			return s, err
+		}
+		if s.SessionGate.Required && !r.in.DryRun {
+			return s, &agents.InvalidBindingsError{Reason: fmt.Sprintf("turn %d is past the session gate of %d turns and no HITL binding (Bindings.Hitl) is bound to ask for approval", s.TurnNumber, s.SessionGate.AfterTurns)}
+		}
+	}
 	s.Budget = capsFor(a, p)
 	s.Budget.MaxToolCalls = toolCallsCap(r.b)
 	s.HistoryLimit = DefaultHistoryLimit
@@ -219,4 +236,44 @@ func nilIfNullList(p *[]string) *[]string {
 		return nil
 	}
 	return p
+}
+
+// autoClose closes conv when it has been idle longer than the agent's
+// autoCloseAfterInactiveSeconds at now — idle since its last message's
+// time (LastActivityAt; bindings.InactiveConversationLister) — and returns
+// *agents.ConversationClosedError: the turn stores nothing else (no user
+// message, no model call). With the conversation binding's
+// InactiveConversationLister the close is conditional (a message appended
+// meanwhile keeps it open, and the turn goes on); without it,
+// CloseConversation closes it. A dry run closes nothing and fails alike.
+func (r *run) autoClose(ctx context.Context, conv bindings.Conversation, now time.Time) error {
+	cutoff, due := closeCutoff(r.agent, now)
+	if !due || !conv.LastActivityAt.Before(cutoff) {
+		return nil
+	}
+	closed := &agents.ConversationClosedError{ConversationID: conv.ID}
+	if r.in.DryRun {
+		return closed
+	}
+	if l, ok := r.b.Conversations.(bindings.InactiveConversationLister); ok {
+		ok, err := l.CloseIfInactive(ctx, r.tenantID, conv.ID, cutoff)
+		if err != nil {
+			return coded(err, "close inactive conversation")
+		}
+		if !ok {
+			// Closed by a sweep meanwhile, or active again: read which.
+			now, err := r.b.Conversations.GetConversation(ctx, r.tenantID, conv.ID)
+			if err != nil {
+				return coded(err, "get conversation")
+			}
+			if now.Status == bindings.ConversationOpen {
+				return nil
+			}
+		}
+		return closed
+	}
+	if err := r.b.Conversations.CloseConversation(ctx, r.tenantID, conv.ID); err != nil {
+		return coded(err, "close inactive conversation")
+	}
+	return closed
 }

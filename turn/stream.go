@@ -42,8 +42,8 @@ func (r *run) generateRequest(requestID string) bindings.GenerateRequest {
 	if s := r.agent.ModelSettings; s != nil {
 		req.Settings = *s
 	}
-	if s := r.in.ModelSettings; s != nil {
-		req.Settings = req.Settings.Merge(*s)
+	if !r.in.ModelSettings.IsZero() {
+		req.Settings = req.Settings.Merge(r.in.ModelSettings)
 	}
 	return req
 }
@@ -90,10 +90,7 @@ func (r *run) emitEnd(ctx context.Context, res Result) {
 
 // checkModelSettings reports turn settings out of range as invalid-message.
 func checkModelSettings(in Input) error {
-	if in.ModelSettings == nil {
-		return nil
-	}
-	if issues := agent.CheckModelSettings("modelSettings", *in.ModelSettings); len(issues) > 0 {
+	if issues := agent.CheckModelSettings("modelSettings", in.ModelSettings); len(issues) > 0 {
 		reason := "turn input: "
 		for j, is := range issues {
 			if j > 0 {
@@ -144,17 +141,25 @@ func Events(ctx context.Context, in Input, b Bindings) iter.Seq2[Event, error] {
 			_, err := Invoke(ctx, in, b)
 			done <- err
 		}()
+		finished := false
+		defer func() {
+			// Left early (or the loop body panicked): stop the turn and
+			// wait for it.
+			if !finished {
+				close(stopped)
+				cancel()
+				<-done
+			}
+		}()
 		for {
 			select {
 			case e := <-events:
 				if !yield(e, nil) {
-					close(stopped)
-					cancel()
-					<-done
 					return
 				}
 				next <- struct{}{}
 			case err := <-done:
+				finished = true
 				if err != nil {
 					yield(nil, err)
 				}

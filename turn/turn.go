@@ -93,17 +93,20 @@ type Input struct {
 	// not is invalid-message, before anything is stored.
 	RunID string `json:"runId,omitempty"`
 	// ModelSettings override the agent's modelSettings for this turn,
-	// field by field (checked as Define checks the agent's:
+	// field by field; the zero value overrides nothing (checked as Define
+	// checks the agent's:
 	// invalid-message when out of range). They are part of the run
 	// snapshot, so a resumed run calls the model with them too.
-	ModelSettings *bindings.ModelSettings `json:"modelSettings,omitempty"`
+	ModelSettings bindings.ModelSettings `json:"modelSettings,omitzero"`
 }
 
 // ResumeInput names a run to continue (the TypeScript package's resumeAgentTurn input).
 type ResumeInput struct {
 	TenantID string `json:"tenantId"`
 	RunID    string `json:"runId"`
-	// Agent must be the id@version the run started with.
+	// Agent must be the id@version the run started with. It may be left
+	// zero when Bindings.Agents is set: Resume then looks the run's agent
+	// up by the id and version its snapshot recorded.
 	Agent agent.Agent `json:"-"`
 }
 
@@ -149,18 +152,26 @@ type Bindings struct {
 	Compliance bindings.ComplianceRecorder
 
 	// MaxToolCallsPerResponse caps the tool calls of one model response
-	// (zero: DefaultMaxToolCallsPerResponse). Calls past the cap never run
-	// and are not stored: the model is told, in the request that follows,
-	// that each of them was ignored. The cap a run's setup saw is
-	// journaled, so every drive of the run applies the same one.
+	// (zero or less: DefaultMaxToolCallsPerResponse). Calls past the cap
+	// never run and are not stored: the model is told, in the request
+	// that follows, that each of them was ignored. The cap a run's setup
+	// saw is journaled, so every drive of the run applies the same one.
 	MaxToolCallsPerResponse int
-	// MaxStepAttempts bounds how many times a model or tool step is
-	// started without a stored result (zero: DefaultMaxStepAttempts). A
-	// step started that often fails the run with
-	// *agents.StepAttemptsExhaustedError instead of calling again: a
-	// failure that recurs on every drive ends the run. The attempts are
-	// counted in the journal, so the bound holds across processes.
+	// MaxStepAttempts bounds the attempts of a model or tool step that end
+	// without a stored result (zero or less: DefaultMaxStepAttempts): a
+	// drive that ends on a retryable error with such a step in flight
+	// journals the failed attempt, and once a step has this many, the next
+	// drive fails the run with *agents.StepAttemptsExhaustedError instead
+	// of calling again. A failure that recurs on every drive thus ends the
+	// run; the count is in the journal, so the bound holds across
+	// processes. (A driver killed mid-step records nothing: a crash is not
+	// counted.)
 	MaxStepAttempts int
+
+	// Agents finds a run's agent by the id and version its snapshot
+	// recorded, so that Resume (and a Worker) can continue any run
+	// without being handed its agent (ResumeInput.Agent left zero).
+	Agents AgentLookup
 
 	// LeaseTTL is how long a driver's lease on its run lasts; the driver
 	// renews it every third of it while it runs. Zero is DefaultLeaseTTL.

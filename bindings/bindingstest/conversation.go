@@ -49,6 +49,7 @@ var conversationCases = []testCase{
 	{name: "AppendValidatesRoleAndContent", run: testAppendValidates},
 	{name: "AppendToUnknownConversationIsNotFound", run: testAppendUnknown},
 	{name: "MessageRoundTripsEveryField", run: testMessageRoundTrip},
+	{name: "AppendKeepsTheParticipant", run: testAppendParticipant},
 	{name: "TurnCountAndMessageCountFollowAppends", run: testCounts},
 	{name: "ReadMessagesReturnsLatestNInAppendOrder", run: testReadLatest},
 	{name: "ReadMessagesLimitZeroReadsNoneNegativeReadsAll", run: testReadLimits},

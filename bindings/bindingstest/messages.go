@@ -128,7 +128,7 @@ func testMessageRoundTrip(t *testing.T, f *fixture) {
 			{ID: "call_1", Name: "acme.search", Arguments: json.RawMessage(`{"q":"nda","k":3}`)},
 			{ID: "call_2", Name: "acme.send-email", Arguments: json.RawMessage(`{"to":["a@b.c"]}`)},
 		},
-		TurnNumber: 3, RunID: "run-1", Metadata: json.RawMessage(`{"tool":{"id":"acme.search","version":"1.0.0"}}`), CreatedAt: at(7),
+		TurnNumber: 3, RunID: "run-1", ParticipantID: "user-7", Metadata: json.RawMessage(`{"tool":{"id":"acme.search","version":"1.0.0"}}`), CreatedAt: at(7),
 	}
 	tool := bindings.AppendMessageInput{TenantID: a, ConversationID: "conv-1", ID: "m2", Role: bindings.RoleTool, Content: `{"hits":[]}`, ToolCallID: "call_1", TurnNumber: 3, RunID: "run-1", CreatedAt: at(8)}
 	m1, err := f.Conversations.AppendMessage(f.ctx, in)
@@ -136,7 +136,7 @@ func testMessageRoundTrip(t *testing.T, f *fixture) {
 	m2, err := f.Conversations.AppendMessage(f.ctx, tool)
 	must(t, "append m2", err)
 	want := []bindings.ConversationMessage{
-		{TenantID: a, ConversationID: "conv-1", ID: "m1", Seq: m1.Seq, Role: in.Role, Content: in.Content, ToolCalls: in.ToolCalls, TurnNumber: 3, RunID: "run-1", Metadata: in.Metadata, CreatedAt: at(7)},
+		{TenantID: a, ConversationID: "conv-1", ID: "m1", Seq: m1.Seq, Role: in.Role, Content: in.Content, ToolCalls: in.ToolCalls, TurnNumber: 3, RunID: "run-1", ParticipantID: "user-7", Metadata: in.Metadata, CreatedAt: at(7)},
 		{TenantID: a, ConversationID: "conv-1", ID: "m2", Seq: m2.Seq, Role: bindings.RoleTool, Content: tool.Content, ToolCallID: "call_1", TurnNumber: 3, RunID: "run-1", CreatedAt: at(8)},
 	}
 	diff(t, "returned by append", []bindings.ConversationMessage{m1, m2}, want)
@@ -209,4 +209,31 @@ func testReadBeforeSeq(t *testing.T, f *fixture) {
 func testReadUnknown(t *testing.T, f *fixture) {
 	_, err := f.Conversations.ReadMessages(f.ctx, bindings.ReadMessagesInput{TenantID: f.tenant("a"), ConversationID: "missing", Limit: 5})
 	wantCode(t, "ReadMessages", err, agents.CodeConversationNotFound)
+}
+
+func testAppendParticipant(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.open(t, a, "conv-1", at(0))
+	m, err := f.Conversations.AppendMessage(f.ctx, bindings.AppendMessageInput{
+		TenantID: a, ConversationID: "conv-1", ID: "m1", Role: bindings.RoleUser, Content: "hello", TurnNumber: 1, ParticipantID: "user-7", CreatedAt: at(1),
+	})
+	must(t, "AppendMessage", err)
+	if m.ParticipantID != "user-7" {
+		t.Fatalf("returned ParticipantID %q, want user-7", m.ParticipantID)
+	}
+	// A replay keeps the stored participant.
+	again, err := f.Conversations.AppendMessage(f.ctx, bindings.AppendMessageInput{
+		TenantID: a, ConversationID: "conv-1", ID: "m1", Role: bindings.RoleUser, Content: "hello", TurnNumber: 1, ParticipantID: "someone-else",
+	})
+	must(t, "replayed AppendMessage", err)
+	if again.ParticipantID != "user-7" {
+		t.Fatalf("replay returned ParticipantID %q, want the stored user-7", again.ParticipantID)
+	}
+	if got := f.read(t, a, "conv-1", 10, 0); len(got) != 1 || got[0].ParticipantID != "user-7" {
+		t.Fatalf("read back %+v, want one message from user-7", got)
+	}
+	_, err = f.Conversations.AppendMessage(f.ctx, bindings.AppendMessageInput{
+		TenantID: a, ConversationID: "conv-1", ID: "m2", Role: bindings.RoleAgent, Content: "x", ParticipantID: "bad\x00id",
+	})
+	wantCode(t, "participant id with a control character", err, agents.CodeInvalidMessage)
 }

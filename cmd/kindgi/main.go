@@ -1,11 +1,15 @@
 // Command kindgi checks and renders agent files, applies the PostgreSQL
-// migrations, and probes pack services.
+// migrations, probes pack services, and lets operators look at runs and
+// decide approvals without SQL.
 //
 //	kindgi validate [--json] FILE...
 //	kindgi render FILE [--param name=value]... [--now RFC3339] [--conversation ID] [--turn N]
 //	kindgi migrate --database-url URL
 //	kindgi pack probe --url URL --token TOKEN
 //	kindgi prune --database-url URL --tenant ID [--older-than 720h] [--json]
+//	kindgi runs list --database-url URL --tenant ID [--status S] [--json]
+//	kindgi runs show --database-url URL --tenant ID RUN_ID
+//	kindgi approvals list|approve|deny --database-url URL --tenant ID [--approver ID --reason TEXT] [APPROVAL_ID]
 //
 // Install it with
 //
@@ -52,6 +56,8 @@ func commands() []command {
 		{"migrate", "apply pgstore's migrations to a PostgreSQL database", runMigrate},
 		{"pack", "talk to a pack service (pack probe)", runPack},
 		{"prune", "delete a tenant's finished and expired parked runs", runPrune},
+		{"runs", "list a tenant's runs, show one with its journal", runRuns},
+		{"approvals", "list pending approvals, approve or deny one", runApprovals},
 	}
 }
 

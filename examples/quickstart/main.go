@@ -4,6 +4,8 @@
 // answer. It prints the streamed events and the result.
 //
 //	go run ./examples/quickstart
+//	go run ./examples/quickstart -provider openai -model gpt-4o-mini -stream
+//	go run ./examples/quickstart -provider anthropic -model claude-sonnet-4-5 -stream
 package main
 
 import (
@@ -31,8 +33,9 @@ const (
 
 func main() {
 	var cfg config
-	flag.StringVar(&cfg.provider, "provider", "scripted", "model provider: scripted (no network) or openai")
-	flag.StringVar(&cfg.model, "model", "", "model id for -provider openai (default gpt-4o-mini)")
+	flag.StringVar(&cfg.provider, "provider", "scripted", "model provider: scripted (no network), openai or anthropic")
+	flag.StringVar(&cfg.model, "model", "", "model id for -provider openai (default gpt-4o-mini) or anthropic (default claude-sonnet-4-5)")
+	flag.BoolVar(&cfg.stream, "stream", false, "stream the model's answers and print them as they arrive (openai, anthropic)")
 	flag.Parse()
 	provider, err := chooseProvider(cfg)
 	if err != nil {
@@ -136,6 +139,9 @@ func run(ctx context.Context, provider bindings.Provider) error {
 		}},
 		Checks: memstore.Checks{"no-pii": bindings.CheckFunc(noPII)},
 		OnEvent: func(_ context.Context, e turn.Event) {
+			if printDelta(e) {
+				return // -stream: the answer as it arrives
+			}
 			if strings.HasPrefix(e.Kind(), "node.") {
 				return // one event per journal step: too chatty for a demo
 			}

@@ -20,6 +20,34 @@ import (
 // most a few MiB.
 const MaxEventSize = 16 << 20
 
+// MaxStreamSize bounds the bytes read from one streamed answer (as a
+// non-streamed answer is bounded to 32 MiB).
+const MaxStreamSize = 32 << 20
+
+// ErrStreamTooLarge reports a stream longer than MaxStreamSize.
+var ErrStreamTooLarge = errors.New("the streamed answer exceeds 32 MiB")
+
+// LimitStream returns r reading at most MaxStreamSize bytes; past them it
+// fails with ErrStreamTooLarge.
+func LimitStream(r io.Reader) io.Reader { return &limited{r: r, n: MaxStreamSize} }
+
+type limited struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, ErrStreamTooLarge
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
 // Event is one Server-Sent Event: its event name ("" when the stream names
 // none) and its data lines joined with "\n".
 type Event struct {

@@ -58,3 +58,40 @@ func TestNameMapIsReversibleOnCollision(t *testing.T) {
 		t.Error("two ids share a wire name")
 	}
 }
+
+func TestLimitStream(t *testing.T) {
+	n, err := io.Copy(io.Discard, LimitStream(io.LimitReader(zeros{}, MaxStreamSize+10)))
+	if !errors.Is(err, ErrStreamTooLarge) || n != MaxStreamSize {
+		t.Fatalf("read %d, err = %v; want %d and ErrStreamTooLarge", n, err, MaxStreamSize)
+	}
+	if n, err := io.Copy(io.Discard, LimitStream(strings.NewReader("data: x\n\n"))); err != nil || n != 9 {
+		t.Fatalf("a short stream: %d, %v", n, err)
+	}
+}
+
+// FuzzSSEReader: any input ends in events and then an error, without a
+// panic, each event's data a part of the input.
+func FuzzSSEReader(f *testing.F) {
+	f.Add("event: ping\ndata: {}\n\n")
+	f.Add(": keep-alive\r\n\r\ndata: a\rdata: b\n\ndata: [DONE]\n\n")
+	f.Add("data")
+	f.Fuzz(func(t *testing.T, in string) {
+		r := NewSSEReader(strings.NewReader(in))
+		for i := 0; ; i++ {
+			ev, err := r.Next()
+			if err != nil {
+				return
+			}
+			if len(ev.Data) > len(in) || i > len(in) {
+				t.Fatalf("event %d larger than the input: %q", i, ev.Data)
+			}
+		}
+	})
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}

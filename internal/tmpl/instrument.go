@@ -139,6 +139,23 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 			idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr})
 			out = append(out, probe(probeOut, idx, n.Token))
 		case *render.TagNode:
+			if n.Name == "echo" {
+				// {% echo x | f %} is {{ x | f }}.
+				if strings.TrimSpace(n.Args) == "" {
+					continue
+				}
+				expr, err := expressions.Parse(n.Args)
+				if err != nil {
+					return nil, parser.WrapError(err, n)
+				}
+				vars, refs, fs := scanExpr(n.Args)
+				if err := checkRefs(vars, fs, n); err != nil {
+					return nil, err
+				}
+				idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr})
+				out = append(out, probe(probeOut, idx, n.Token))
+				continue
+			}
 			vars, refs, fs := tagScan(n.Name, n.Args)
 			if err := checkRefs(vars, fs, n); err != nil {
 				return nil, err
@@ -168,11 +185,13 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 				}
 				body = append([]render.Node{probe(probeTick, 0, n.Token)}, body...)
 			}
-			n.Body = body
+			n.Body = replaceBody(n.Body, body)
 			for _, c := range n.Clauses {
-				if c.Body, err = t.instrument(c.Body); err != nil {
+				cb, err := t.instrument(c.Body)
+				if err != nil {
 					return nil, err
 				}
+				c.Body = replaceBody(c.Body, cb)
 			}
 			idx := t.add(nodeInfo{vars: vars, refs: refs})
 			out = append(out, probe(probeMark, idx, n.Token), n)
@@ -187,6 +206,23 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 		}
 	}
 	return out, nil
+}
+
+// replaceBody returns body, the instrumented nodes, as the body of a block
+// whose compiled body was old. Tag compilers keep a copy of the block they
+// compiled (if and unless render their first branch from it), and that copy
+// shares old's array: so the instrumented nodes are written into that
+// array, as one sequence in its first element, the other elements emptied.
+// Only an empty old body, which no copy can render, is replaced.
+func replaceBody(old, body []render.Node) []render.Node {
+	if len(old) == 0 {
+		return body
+	}
+	old[0] = &render.SeqNode{Children: body}
+	for i := 1; i < len(old); i++ {
+		old[i] = &render.SeqNode{}
+	}
+	return old
 }
 
 var (
@@ -255,19 +291,27 @@ func renderOutput(w io.Writer, ctx render.Context, idx int) error {
 		return err
 	}
 	v, err := ctx.Evaluate(info.expr)
-	if err != nil {
-		if isUndefined(err) {
+	if err != nil && isUndefined(err) {
+		if name := missingKey(info.vars, st.scope); name != "" || !nilAlong(info.vars, st.scope) {
 			return &UndefinedError{Name: st.undefinedName()}
 		}
+		// Every variable and key the output reads is bound and one path
+		// goes through nil: what osteele/liquid's strict mode refused is
+		// a property of nil, which LiquidJS reads as nil. Evaluate it so.
+		v, err = info.expr.Evaluate(expressions.NewContext(st.scope, st.lenient))
+		if err != nil && isUndefined(err) {
+			return &UndefinedError{Name: st.undefinedName()}
+		}
+	}
+	if err != nil {
 		return err
 	}
 	if v == nil {
 		// osteele/liquid yields nil for a missing key; LiquidJS's strict
-		// mode fails. Name the first path that does not resolve.
-		for _, p := range info.vars {
-			if name := missingProperty(p, st.scope); name != "" {
-				return &UndefinedError{Name: name}
-			}
+		// mode fails (a property of nil is nil there). Name the first
+		// path that does not resolve.
+		if name := missingKey(info.vars, st.scope); name != "" {
+			return &UndefinedError{Name: name}
 		}
 	}
 	s, err := outputString(v, st)
@@ -299,6 +343,48 @@ func isUndefined(err error) bool {
 	return false
 }
 
+// missingKey returns the first of paths that names an unbound variable or
+// a missing key of a map, a property of nil counting as resolved (nil).
+func missingKey(paths [][]string, scope map[string]any) string {
+	for _, p := range paths {
+		cur, ok := scope[p[0]]
+		if !ok {
+			return p[0]
+		}
+		for i := 1; i < len(p); i++ {
+			cur = values.ToLiquid(cur)
+			m, isMap := cur.(map[string]any)
+			if cur == nil || !isMap {
+				break
+			}
+			if cur, ok = m[p[i]]; !ok {
+				return strings.Join(p[:i+1], ".")
+			}
+		}
+	}
+	return ""
+}
+
+// nilAlong reports whether one of paths meets nil before its end, in maps
+// of scope.
+func nilAlong(paths [][]string, scope map[string]any) bool {
+	for _, p := range paths {
+		cur, ok := scope[p[0]]
+		for i := 1; ok && i < len(p); i++ {
+			cur = values.ToLiquid(cur)
+			if cur == nil {
+				return true
+			}
+			m, isMap := cur.(map[string]any)
+			if !isMap {
+				break
+			}
+			cur, ok = m[p[i]]
+		}
+	}
+	return false
+}
+
 // missingName returns the first of paths that does not resolve in scope:
 // the root name when the variable is unbound, the dotted prefix up to the
 // missing key when a property of a map is missing. It returns "" when every
@@ -324,7 +410,9 @@ func missingProperty(path []string, scope map[string]any) string {
 	for i := 1; i < len(path); i++ {
 		cur = values.ToLiquid(cur)
 		if cur == nil {
-			// A property of nil is undefined in strict mode, as in LiquidJS.
+			// osteele/liquid's strict mode fails on a property of nil
+			// in a tag (an output reads it as nil, as LiquidJS does:
+			// see renderOutput).
 			return strings.Join(path[:i+1], ".")
 		}
 		rv := reflect.ValueOf(cur)
@@ -353,7 +441,7 @@ func outputString(v any, st *state) (string, error) {
 	case int:
 		return strconv.Itoa(v), nil
 	case float64:
-		return strconv.FormatFloat(v, 'f', -1, 64), nil
+		return jsNumberString(v), nil
 	case bool:
 		return strconv.FormatBool(v), nil
 	case time.Time:
@@ -395,7 +483,7 @@ func outputString(v any, st *state) (string, error) {
 		}
 		return outputString(rv.Elem().Interface(), st)
 	}
-	return fmt.Sprint(v), nil
+	return jsString(v), nil
 }
 
 // UndefinedError reports a variable, or a property of a map, that the

@@ -2,12 +2,14 @@ package tmpl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/bits"
 	"reflect"
 	"strings"
 	"sync"
 
+	"github.com/osteele/liquid/expressions"
 	"github.com/osteele/liquid/filters"
 	"github.com/osteele/liquid/render"
 	"github.com/osteele/liquid/tags"
@@ -26,12 +28,12 @@ import (
 //     without bound through assign, capture or filter chains
 //     (`| append: s`, `| escape`, `| concat`);
 //   - MaxWork: every operation of a render is charged to one work budget:
-//     NodeCost for every tag, output and text node run and every loop
-//     iteration; the bytes every text, raw or output node writes (into the
+//     NodeCost for every tag, output and text node run, TickCost for
+//     every loop iteration; the bytes every text, raw or output node writes (into the
 //     output or into a {% capture %}); the size of every value a tag or
-//     output reads through a variable, once per occurrence of the variable
-//     in its expression (what a comparison, contains or case/when can
-//     touch); the size of every filter's input, arguments and output, the
+//     output reads through a variable, plus 64 per item of a list or map,
+//     once per occurrence of the variable in its expression (what a
+//     comparison, contains or case/when can touch); the size of every filter's input, arguments and output, the
 //     sorting filters (sort, sort_natural) times log2 of the list's length
 //     and uniq of lists holding lists or maps times their count (its
 //     quadratic case). Work that is repeated by loops or hidden in captures
@@ -51,8 +53,10 @@ const (
 	MaxIterations = 100_000
 	MaxValue      = 1 << 20
 	MaxWork       = 16 << 20
-	// NodeCost is the work charged for every node run and loop iteration.
-	NodeCost = 64
+	// NodeCost is the work charged for every node run; TickCost for every
+	// loop iteration.
+	NodeCost = 96
+	TickCost = 32
 )
 
 // LimitError reports a render stopped by one of the bounds.
@@ -86,8 +90,12 @@ type state struct {
 	failure    error // the first limit hit; it wins over the error that unwinds the render
 	current    int   // index of the tag node being rendered, in t.infos; -1 none
 	scope      map[string]any
-	ctx        context.Context // nil: no deadline
-	nextPoll   int             // work at which ctx is looked at next
+	ctx        context.Context    // nil: no deadline
+	nextPoll   int                // work at which ctx is looked at next
+	env        map[string]any     // the render's own variables (what increment starts from)
+	counters   map[string]float64 // increment and decrement, by name
+	cycles     map[string]int     // cycle positions, by group and candidates
+	lenient    expressions.Config // the instance's filters, variables not strict
 }
 
 // pollEvery is how much work may be done between two looks at the render's
@@ -113,7 +121,10 @@ func (st *state) tick() error {
 	if st.iterations > MaxIterations {
 		return st.fail(&LimitError{Limit: "iterations", Max: MaxIterations})
 	}
-	return st.node()
+	if err := st.charge(TickCost); err != nil {
+		return err
+	}
+	return st.poll()
 }
 
 // node charges one node run and looks at the render's context.
@@ -183,11 +194,29 @@ func (st *state) chargeRefs(refs [][]string, scope map[string]any) error {
 			}
 			v = e
 		}
-		if err := st.charge(sizeOf(v, st.left()+1)); err != nil {
+		if err := st.charge(refCost(v, st.left()+1)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// refEntryCost is what chargeRefs charges per item of a list or map a tag
+// reads, besides its size: comparing two items through reflection, as a
+// comparison, contains or case/when does, costs about as much as copying
+// a few hundred bytes.
+const refEntryCost = 64
+
+// refCost is the size of v plus refEntryCost for each item of a list or
+// map, measured up to budget.
+func refCost(v any, budget int) int {
+	n := sizeOf(v, budget)
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Array, reflect.Map:
+		n += rv.Len() * refEntryCost
+	}
+	return n
 }
 
 // Sizes of the parts of a value (see MaxValue).
@@ -314,11 +343,21 @@ func knownFilter(name string) bool {
 	return ok
 }
 
+// goOnlyFilters are osteele/liquid filters LiquidJS does not have: a
+// template using one would not render there, so it is refused here too.
+var goOnlyFilters = map[string]bool{"handleize": true, "handle": true, "pluralize": true, "type": true}
+
 var filterNames = func() map[string]struct{} {
-	m := make(map[string]struct{}, len(standardFilters))
+	m := make(map[string]struct{}, len(standardFilters)+len(jsFilters)+1)
 	for _, f := range standardFilters {
-		m[f.name] = struct{}{}
+		if !goOnlyFilters[f.name] {
+			m[f.name] = struct{}{}
+		}
 	}
+	for name := range jsFilters {
+		m[name] = struct{}{}
+	}
+	m["jsonify"] = struct{}{}
 	return m
 }()
 
@@ -326,8 +365,9 @@ var filterNames = func() map[string]struct{} {
 // own state. Instances are pooled: a render takes one, resets its state and
 // gives it back, so renders run in parallel without sharing a meter.
 type instance struct {
-	cfg render.Config
-	st  *state
+	cfg     render.Config
+	st      *state
+	lenient expressions.Config
 }
 
 var instances = sync.Pool{New: func() any { return newInstance() }}
@@ -339,11 +379,27 @@ func newInstance() *instance {
 	for _, name := range removedTags {
 		in.cfg.UnregisterTag(name)
 	}
+	addLiquidJSTags(&in.cfg)
 	in.cfg.TemplateStore = nil
 	in.cfg.StrictVariables = true
 	for _, f := range standardFilters {
-		in.cfg.AddFilter(f.name, meteredFilter(f.name, f.fn, in.st))
+		if goOnlyFilters[f.name] {
+			continue
+		}
+		fn := f.fn
+		call := func(in any, args []any) (any, error) {
+			return values.Call(fn, append([]any{in}, args...))
+		}
+		in.cfg.AddFilter(f.name, meteredFilter(f.name, call, in.st))
+		if f.name == "json" {
+			in.cfg.AddFilter("jsonify", meteredFilter(f.name, call, in.st))
+		}
 	}
+	for name, f := range jsFilters {
+		in.cfg.AddFilter(name, meteredFilter(name, f, in.st))
+	}
+	in.lenient = in.cfg.Config.Config
+	in.lenient.StrictVariables = false
 	return in
 }
 
@@ -353,7 +409,7 @@ func newInstance() *instance {
 // (filterWork), and the size of its result after. The wrapper takes its
 // arguments untyped and lets values.Call convert them for fn exactly as
 // osteele/liquid would have.
-func meteredFilter(name string, fn reflect.Value, st *state) func(any, ...any) (any, error) {
+func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any, error) {
 	return func(in any, args ...any) (any, error) {
 		if err := st.chargeValue(in); err != nil {
 			return nil, err
@@ -366,11 +422,14 @@ func meteredFilter(name string, fn reflect.Value, st *state) func(any, ...any) (
 		if err := st.charge(filterWork(name, in, st.left()+1)); err != nil {
 			return nil, err
 		}
-		all := make([]any, 0, 1+len(args))
-		all = append(all, in)
-		all = append(all, args...)
-		out, err := values.Call(fn, all)
+		out, err := call(in, args)
 		if err != nil {
+			var ue *UndefinedError
+			if errors.As(err, &ue) {
+				// Kept as the render's error: osteele/liquid reports a
+				// filter's error as text.
+				return nil, st.fail(ue)
+			}
 			return nil, err
 		}
 		if err := st.chargeValue(out); err != nil {

@@ -211,3 +211,29 @@ func (c causer) Error() string {
 	return c.cause.Error() + "\nOriginal stacktrace:\ngoroutine 1 [running]:"
 }
 func (c causer) Cause() error { return c.cause }
+
+// TestRenderMetersInsideBlocks: the nodes inside every block are metered,
+// the first branch of an if or unless included (osteele/liquid renders it
+// from the copy of the block its compiler kept).
+func TestRenderMetersInsideBlocks(t *testing.T) {
+	for _, src := range []string{
+		`{% if true %}{% for i in (1..200000000) %}{% endfor %}{% endif %}`,
+		`{% unless false %}{% for i in (1..200000000) %}{% endfor %}{% endunless %}`,
+		`{% if false %}{% else %}{% for i in (1..200000000) %}{% endfor %}{% endif %}`,
+		`{% case 1 %}{% when 1 %}{% for i in (1..200000000) %}{% endfor %}{% endcase %}`,
+		`{% capture c %}{% for i in (1..200000000) %}{% endfor %}{% endcapture %}`,
+	} {
+		_, err := renderWithin(t, 20*time.Second, src, nil)
+		var le *LimitError
+		if !errors.As(err, &le) || le.Limit != "iterations" {
+			t.Errorf("%s: Render error = %v, want the iterations bound", src, err)
+		}
+	}
+	// Outputs inside an if are checked for undefined variables by the
+	// probes, which name the variable.
+	_, err := renderWithin(t, 20*time.Second, `{% if true %}{{ nope.x }}{% endif %}`, nil)
+	var ue *UndefinedError
+	if !errors.As(err, &ue) || ue.Name != "nope" {
+		t.Errorf("Render error = %v, want undefined nope", err)
+	}
+}

@@ -10,11 +10,7 @@ var exprKeywords = map[string]bool{
 
 // unsupportedLiterals are LiquidJS literals osteele/liquid does not have: it
 // would read them as variables. A template that uses one is rejected.
-var unsupportedLiterals = map[string]string{
-	"empty": `compare with "" or use the size filter`,
-	"blank": `compare with "" or use the size filter`,
-	"null":  "use nil",
-}
+var unsupportedLiterals = map[string]string{}
 
 // exprRefs scans a Liquid expression and returns the variables it reads,
 // each as its dotted path (["firm", "city"] for firm.city; a path stops at
@@ -119,7 +115,7 @@ func tagRefs(name, args string) (vars [][]string, filterNames []string) {
 // tagScan is tagRefs that also returns every occurrence of a variable.
 func tagScan(name, args string) (vars, all [][]string, filterNames []string) {
 	switch name {
-	case "if", "elsif", "unless", "case", "when", "echo":
+	case "if", "elsif", "unless", "case", "when", "echo", "cycle":
 		return scanExpr(args)
 	case "for", "tablerow":
 		// "item in collection …": skip the loop variable and "in".

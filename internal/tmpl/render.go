@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
+	"reflect"
 	"strings"
 
 	"github.com/osteele/liquid/render"
@@ -32,14 +34,17 @@ func (t *Template) RenderContext(ctx context.Context, vars map[string]any) (out 
 	}
 	in := instances.Get().(*instance)
 	st := in.st
-	*st = state{t: t, current: -1, ctx: ctx, nextPoll: pollEvery}
+	*st = state{t: t, current: -1, ctx: ctx, nextPoll: pollEvery, env: vars, lenient: in.lenient}
 	defer func() {
 		*st = state{}
 		instances.Put(in)
 	}()
 
-	bindings := make(map[string]any, len(vars)+1)
-	maps.Copy(bindings, vars)
+	bindings := make(map[string]any, len(vars)+len(literalBindings)+1)
+	for k, v := range vars {
+		bindings[k] = integral(v)
+	}
+	maps.Copy(bindings, literalBindings)
 	bindings[stateKey] = st
 	w := &cappedWriter{st: st}
 
@@ -129,4 +134,58 @@ func panicMessage(r any) string {
 		msg = msg[:i]
 	}
 	return strings.TrimSpace(msg)
+}
+
+// integral returns v with every float64 that holds an integer (a JSON
+// number such as 7) as an int, copying only the lists and maps that change:
+// osteele/liquid takes only ints for range bounds and integer arguments
+// (`(1..n)`, `truncate: n`), and LiquidJS has one number type.
+func integral(v any) any {
+	switch v := v.(type) {
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return int(v)
+		}
+	case []any:
+		var out []any
+		for i, e := range v {
+			if n := integral(e); out != nil || !sameAny(n, e) {
+				if out == nil {
+					out = make([]any, len(v))
+					copy(out, v[:i])
+				}
+				out[i] = n
+			}
+		}
+		if out != nil {
+			return out
+		}
+	case map[string]any:
+		var out map[string]any
+		for k, e := range v {
+			if n := integral(e); !sameAny(n, e) {
+				if out == nil {
+					out = maps.Clone(v)
+				}
+				out[k] = n
+			}
+		}
+		if out != nil {
+			return out
+		}
+	}
+	return v
+}
+
+// sameAny reports whether integral left e as it was (only numbers change
+// type; containers are compared by identity of their change).
+func sameAny(n, e any) bool {
+	switch e.(type) {
+	case float64:
+		_, still := n.(float64)
+		return still
+	case []any, map[string]any:
+		return reflect.ValueOf(n).Pointer() == reflect.ValueOf(e).Pointer()
+	}
+	return true
 }

@@ -13,8 +13,11 @@ import (
 //   - MaxDepth: blocks ({% if %}, {% for %}, {% capture %}, … inside one
 //     another, {% liquid %} lines included) may not nest deeper than 32;
 //   - MaxBrackets: brackets ("(" and "[" inside one expression: ranges,
-//     indexes) may not nest deeper than 8. The expression parser's stack
-//     doubles with the depth (about 60 KiB per expression at depth 30).
+//     indexes) may not nest deeper than 8, changes between "and" and "or"
+//     in one condition counting as a level each (they are grouped from
+//     the right, as in LiquidJS, with parentheses). The expression
+//     parser's stack doubles with the depth (about 60 KiB per expression
+//     at depth 30).
 const (
 	MaxSource   = 128 << 10
 	MaxDepth    = 32
@@ -72,7 +75,7 @@ func CheckSource(source string) error {
 			return nil
 		}
 		content := source[j+2 : end]
-		if bracketDepth(content) > MaxBrackets {
+		if bracketDepth(content)+alternations(content) > MaxBrackets {
 			return &SourceError{Limit: "brackets", Max: MaxBrackets, Line: lineOf(source, j)}
 		}
 		i = end + 2

@@ -20,9 +20,9 @@ import (
 var config = newConfig()
 
 // removedTags are standard osteele/liquid tags a prompt may not use:
-// include and render read files from the process's working directory, and
-// cycle keeps its state in a map that concurrent renders of one parsed
-// template share (a data race).
+// include and render read files from the process's working directory. Its
+// cycle, which keeps its state in a map that concurrent renders of one
+// parsed template share (a data race), is replaced by addLiquidJSTags'.
 var removedTags = []string{"include", "render", "cycle"}
 
 func newConfig() *render.Config {
@@ -32,6 +32,7 @@ func newConfig() *render.Config {
 	for _, name := range removedTags {
 		cfg.UnregisterTag(name)
 	}
+	addLiquidJSTags(&cfg)
 	cfg.TemplateStore = nil
 	cfg.StrictVariables = true
 	return &cfg
@@ -85,7 +86,11 @@ func Check(source string) error {
 
 // compile normalizes and parses source into osteele/liquid's render tree.
 func compile(source string) (render.Node, error) {
-	norm, err := normalize(source)
+	expanded, err := expand(source)
+	if err != nil {
+		return nil, err
+	}
+	norm, err := normalize(expanded)
 	if err != nil {
 		return nil, err
 	}

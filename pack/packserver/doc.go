@@ -65,9 +65,24 @@
 // message, or a bad kindgi-timeout-ms). Non-2xx answers are transport
 // level: 401, 404, 405 (with Allow), 413 (over 10 MiB), 415 (not
 // application/json), 503 with Retry-After (not ready, draining, or at the
-// concurrency cap) and 500. A call answered 503 did not run: the slot is
-// taken before the body is read. Invoke answers carry kindgi-duration-ms
-// and kindgi-artifact-version.
+// concurrency cap) and 500. A call answered 503 did not run. Invoke
+// answers carry kindgi-duration-ms and kindgi-artifact-version.
+//
+// kindgi-timeout-ms is a whole number of milliseconds ≥ 0, counted from
+// the request's arrival; any value past what a time.Duration holds (about
+// 292 years), however many digits it has, is clamped to that. The body is
+// read before the call takes a slot under the concurrency cap, within the
+// call's deadline and Options.BodyTimeout (default 30 s): a caller that
+// stalls part-way through its body holds no slot and is answered
+// deadline-exceeded (or invalid-request, past the body timeout) with
+// Connection: close when its time is up, while other callers are served.
+// Bodies still being read hold at most MaxConcurrency × 10 MiB between
+// them; past that a call is answered 503.
+//
+// A member named twice in a request ("tool", "ctx", an id…) is decided as
+// the protocol schema check (pack.ValidateRequest) decides it: its decode
+// keeps the last occurrence, whole, so the request is valid, and runs,
+// exactly when it would be with only the last occurrence there.
 //
 // A handler runs on the request's goroutine with a context that ends at
 // the deadline or when the caller goes away. A handler that ignores it is

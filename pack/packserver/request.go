@@ -278,17 +278,25 @@ func (p *parser) plainKey() ([]byte, bool) {
 		return nil, false
 	}
 	start := p.i + 1
-	for j := start; j < len(p.b); j++ {
-		switch c := p.b[j]; {
-		case c == '"':
-			p.i = j + 1
-			return p.b[start:j], true
-		case c == '\\' || c < 0x20:
-			return nil, false
-		}
+	j := start
+	for j < len(p.b) && plainByte[p.b[j]] {
+		j++
 	}
-	return nil, false
+	if j >= len(p.b) || p.b[j] != '"' {
+		return nil, false // an escape, a control character, or the end
+	}
+	p.i = j + 1
+	return p.b[start:j], true
 }
+
+// plainByte says which bytes stand for themselves inside a JSON string:
+// all but the quote, the backslash and the control characters.
+var plainByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x20 && c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // value skips one JSON value at p.i, checking its syntax.
 func (p *parser) value() bool {
@@ -362,20 +370,26 @@ func (p *parser) literal(lit string) bool {
 // str skips a string, escapes included. Invalid UTF-8 is allowed, as
 // encoding/json allows it (it decodes to U+FFFD).
 func (p *parser) str() bool {
-	for j := p.i + 1; j < len(p.b); j++ {
-		switch c := p.b[j]; {
-		case c == '"':
+	j := p.i + 1
+	for {
+		for j < len(p.b) && plainByte[p.b[j]] {
+			j++
+		}
+		if j >= len(p.b) {
+			return false
+		}
+		switch p.b[j] {
+		case '"':
 			p.i = j + 1
 			return true
-		case c < 0x20:
-			return false
-		case c == '\\':
+		case '\\':
 			j++
 			if j >= len(p.b) {
 				return false
 			}
 			switch p.b[j] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j++
 			case 'u':
 				if j+4 >= len(p.b) {
 					return false
@@ -385,13 +399,14 @@ func (p *parser) str() bool {
 						return false
 					}
 				}
-				j += 4
+				j += 5
 			default:
 				return false
 			}
+		default:
+			return false // a control character
 		}
 	}
-	return false
 }
 
 func isHex(c byte) bool {

@@ -109,3 +109,27 @@ func compareDecoders(t *testing.T, body []byte) bool {
 	}
 	return true
 }
+
+func TestTokenEqual(t *testing.T) {
+	want := []byte("abab-token")
+	for _, tt := range []struct {
+		got string
+		ok  bool
+	}{
+		{"abab-token", true},
+		{"", false},
+		{"abab-toke", false},
+		{"abab-tokenx", false},
+		{"abab-tokenabab-token", false},
+		{"ab", false},
+		{"abab-tokeN", false},
+		{"xbab-token", false},
+	} {
+		if got := tokenEqual(tt.got, want); got != tt.ok {
+			t.Errorf("tokenEqual(%q) = %v, want %v", tt.got, got, tt.ok)
+		}
+	}
+	if tokenEqual("x", nil) {
+		t.Error("an empty expected token matched")
+	}
+}

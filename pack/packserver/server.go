@@ -3,12 +3,12 @@ package packserver
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"os"
@@ -54,11 +54,11 @@ const DefaultBodyTimeout = 30 * time.Second
 // Server is a pack service as an http.Handler: POST /v1/invoke, GET
 // /v1/info, GET /healthz and GET /readyz. It is safe for concurrent use.
 type Server struct {
-	index     *Index
-	bound     *bound
-	tokenHash [sha256.Size]byte
-	logger    *slog.Logger
-	infoJSON  []byte
+	index    *Index
+	bound    *bound
+	token    []byte
+	logger   *slog.Logger
+	infoJSON []byte
 	// artifactHeader is the kindgi-artifact-version header value, shared
 	// by every answer (net/http only reads it).
 	artifactHeader []string
@@ -123,12 +123,12 @@ func New(ctx context.Context, idx *Index, modules []Module, opts *Options) (*Ser
 		lookup = os.LookupEnv
 	}
 	s := &Server{
-		index:     idx,
-		bound:     b,
-		tokenHash: sha256.Sum256([]byte(opts.Token)),
-		logger:    opts.Logger,
-		cap:       opts.MaxConcurrency,
-		drained:   make(chan struct{}),
+		index:   idx,
+		bound:   b,
+		token:   []byte(opts.Token),
+		logger:  opts.Logger,
+		cap:     opts.MaxConcurrency,
+		drained: make(chan struct{}),
 
 		bodyTimeout: cmp.Or(opts.BodyTimeout, DefaultBodyTimeout),
 		bodyBudget:  int64(opts.MaxConcurrency) * (pack.MaxBodyBytes + 1),
@@ -333,16 +333,28 @@ func (s *Server) logFailure(v any, stack []byte) {
 	s.logger.Error("pack service failed", "panic", fmt.Sprint(v), "stack", string(stack))
 }
 
-// authorized compares the token in constant time: both sides are hashed
-// first so neither the content nor the length of the expected token leaks
-// through timing. Authorization is deliberately ignored.
+// authorized compares the token in constant time: the time taken
+// depends on the length of the expected token only, never on the bytes
+// or the length of the one sent (so neither the content nor the length of
+// the expected token leaks through timing). Authorization is deliberately
+// ignored.
 func (s *Server) authorized(r *http.Request) bool {
-	got := header(r, keyToken)
-	if got == "" {
+	return tokenEqual(header(r, keyToken), s.token)
+}
+
+// tokenEqual reports whether got equals want, in time that depends only on
+// len(want): every byte of want is compared with a byte of got (cycling
+// through got when it is shorter), and the lengths are compared last.
+func tokenEqual(got string, want []byte) bool {
+	if got == "" || len(want) == 0 {
 		return false
 	}
-	h := sha256.Sum256([]byte(got))
-	return subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) == 1
+	var diff byte
+	for i, c := range want {
+		diff |= c ^ got[i%len(got)]
+	}
+	sameLen := subtle.ConstantTimeEq(int32(min(len(got), math.MaxInt32)), int32(len(want)))
+	return subtle.ConstantTimeByteEq(diff, 0)&sameLen == 1
 }
 
 func isGet(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }

@@ -136,7 +136,14 @@ type benchChild struct {
 
 func startBenchChild(b *testing.B, which string) *benchChild {
 	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
+	// PACKSERVER_BENCH_EXEC, when set, is a command line each server is
+	// started under, with %s for the handler's name: a valgrind
+	// invocation for instruction counts (scripts/packserver-callgrind.sh).
+	args := []string{os.Args[0], "-test.run=^$", "-test.bench=^$"}
+	if wrap := os.Getenv("PACKSERVER_BENCH_EXEC"); wrap != "" {
+		args = append(strings.Fields(strings.ReplaceAll(wrap, "%s", which)), args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), benchChildEnv+"="+which)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()

@@ -1,4 +1,7 @@
 -- +goose Up
+-- Compliance records, the auto-close sweep's listing, and the participant
+-- of a message.
+--
 -- Compliance records: the audit sink of guardrail evaluations
 -- (bindings.ComplianceRecorder). One row per evaluation, identified by
 -- (tenant_id, run_id, key); a second write of the same identity stores
@@ -64,3 +67,6 @@ BEGIN
 END
 $$;
 -- +goose StatementEnd
+
+-- The participant a user message is from (AppendMessageInput.ParticipantID).
+ALTER TABLE agent_conversation_messages ADD COLUMN IF NOT EXISTS participant_id text NOT NULL DEFAULT '';

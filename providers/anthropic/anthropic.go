@@ -11,7 +11,8 @@
 //     (consecutive ones merged) are tool_result blocks of one user message,
 //     and an assistant's tool calls are tool_use blocks; consecutive
 //     messages of one role are merged into one message, as the API wants
-//     roles to alternate;
+//     roles to alternate, and a history that begins with an answer gets
+//     EarlierConversationOmitted as its first user message;
 //   - tool ids (which may contain dots) are encoded into the names the API
 //     allows (^[a-zA-Z0-9_-]{1,64}$) and the model's calls are mapped back;
 //     tool call ids are sanitized the same way (^[a-zA-Z0-9_-]+$);
@@ -26,7 +27,10 @@
 //     max_tokens (required by the API: DefaultMaxTokens when unset) and
 //     stop_sequences; Seed is ignored (the API has none);
 //   - structured output: output_config.format json_schema, the API's
-//     structured outputs.
+//     structured outputs, with the schema adapted as Anthropic's SDKs do
+//     (every object closed with additionalProperties false, constraints the
+//     API does not take moved into descriptions; the turn validates against
+//     the schema as written).
 //
 // Answers 429, 500 and 529 (and every other 5xx) are retried with
 // exponential backoff, honouring retry-after, bounded by the context; a
@@ -71,11 +75,15 @@ const (
 )
 
 // DefaultModels is the model table used when Options.Models is empty.
-// Prices are US dollars per million tokens.
+// Prices are US dollars per million tokens (cache writes and reads are
+// priced from the input price, see CacheWritePriceFactor). The features are
+// the ones the provider has: tool use, structured output
+// (output_config.format) and streaming; not vision, as messages carry text
+// only.
 var DefaultModels = []bindings.ModelInfo{
-	{ID: "claude-sonnet-4-5", Features: []string{"tool-use", "json-mode", "vision", "streaming"}, ContextWindow: 200000, InputPricePerMTok: 3.00, OutputPricePerMTok: 15.00},
-	{ID: "claude-haiku-4-5", Features: []string{"tool-use", "json-mode", "vision", "streaming"}, ContextWindow: 200000, InputPricePerMTok: 1.00, OutputPricePerMTok: 5.00},
-	{ID: "claude-opus-4-5", Features: []string{"tool-use", "json-mode", "vision", "streaming"}, ContextWindow: 200000, InputPricePerMTok: 5.00, OutputPricePerMTok: 25.00},
+	{ID: "claude-sonnet-4-5", Features: []string{"tool-use", "json-mode", "streaming"}, ContextWindow: 200000, InputPricePerMTok: 3.00, OutputPricePerMTok: 15.00},
+	{ID: "claude-haiku-4-5", Features: []string{"tool-use", "json-mode", "streaming"}, ContextWindow: 200000, InputPricePerMTok: 1.00, OutputPricePerMTok: 5.00},
+	{ID: "claude-opus-4-5", Features: []string{"tool-use", "json-mode", "streaming"}, ContextWindow: 200000, InputPricePerMTok: 5.00, OutputPricePerMTok: 25.00},
 }
 
 // Options configures a Provider. Every field is optional.
@@ -199,29 +207,36 @@ func (p *Provider) Generate(ctx context.Context, req bindings.GenerateRequest) (
 		return bindings.GenerateResponse{}, p.fail(req.Model, 0, "encoding the request", err)
 	}
 	var out bindings.GenerateResponse
-	err = p.withRetries(ctx, req, body, func(resp *http.Response) (bool, error) {
-		raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-		if err != nil {
-			if ctx.Err() != nil {
-				return false, p.fail(req.Model, 0, "request cancelled", ctx.Err())
-			}
-			return false, p.fail(req.Model, resp.StatusCode, "reading the response", err)
-		}
-		var m message
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return false, p.fail(req.Model, resp.StatusCode, "decoding the response", err)
-		}
-		if m.Type == "error" && m.Error != nil {
-			return false, p.fail(req.Model, resp.StatusCode, m.Error.Message, nil)
-		}
-		out, err = p.assemble(req, enc, m)
-		if err != nil {
-			return false, p.fail(req.Model, resp.StatusCode, err.Error(), err)
-		}
-		return false, nil
+	err = p.withRetries(ctx, req, body, false, func(resp *http.Response) (bool, error) {
+		var err error
+		out, err = p.readResponse(ctx, req, enc, resp)
+		return false, err
 	})
 	if err != nil {
 		return bindings.GenerateResponse{}, err
+	}
+	return out, nil
+}
+
+// readResponse decodes a non-streamed answer.
+func (p *Provider) readResponse(ctx context.Context, req bindings.GenerateRequest, enc encoder, resp *http.Response) (bindings.GenerateResponse, error) {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		if ctx.Err() != nil {
+			return bindings.GenerateResponse{}, p.fail(req.Model, 0, "request cancelled", ctx.Err())
+		}
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, "reading the response", err)
+	}
+	var m message
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, "decoding the response", err)
+	}
+	if m.Type == "error" && m.Error != nil {
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, m.Error.Message, nil)
+	}
+	out, err := p.assemble(req, enc, m)
+	if err != nil {
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, err.Error(), err)
 	}
 	return out, nil
 }
@@ -291,9 +306,9 @@ func finishReason(stop string) string {
 
 // withRetries posts body until an attempt succeeds, retrying 429, 5xx and
 // 529 answers (and what read reports as retryable) up to MaxRetries times.
-func (p *Provider) withRetries(ctx context.Context, req bindings.GenerateRequest, body []byte, read func(*http.Response) (retryable bool, err error)) error {
+func (p *Provider) withRetries(ctx context.Context, req bindings.GenerateRequest, body []byte, stream bool, read func(*http.Response) (retryable bool, err error)) error {
 	for attempt := 0; ; attempt++ {
-		retryable, retryAfter, err := p.attempt(ctx, req, body, read)
+		retryable, retryAfter, err := p.attempt(ctx, req, body, stream, read)
 		if err == nil {
 			return nil
 		}
@@ -315,13 +330,17 @@ func (p *Provider) withRetries(ctx context.Context, req bindings.GenerateRequest
 }
 
 // attempt sends body once.
-func (p *Provider) attempt(ctx context.Context, req bindings.GenerateRequest, body []byte, read func(*http.Response) (bool, error)) (retryable bool, retryAfter string, err error) {
+func (p *Provider) attempt(ctx context.Context, req bindings.GenerateRequest, body []byte, stream bool, read func(*http.Response) (bool, error)) (retryable bool, retryAfter string, err error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return false, "", p.fail(req.Model, 0, "building the request", err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
+	if stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	} else {
+		hreq.Header.Set("Accept", "application/json")
+	}
 	hreq.Header.Set("anthropic-version", APIVersion)
 	if p.apiKey != "" {
 		hreq.Header.Set("x-api-key", p.apiKey)

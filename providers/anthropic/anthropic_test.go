@@ -479,3 +479,66 @@ func TestEnvironmentFillsEmptyOptions(t *testing.T) {
 		t.Errorf("id %q models %d", p.ID(), len(p.Models()))
 	}
 }
+
+// TestDefaultModelsClaimOnlyWhatTheProviderHas: a model's features are the
+// ones the provider implements (tool calls, structured output, streaming);
+// vision is not one (messages carry text only).
+func TestDefaultModelsClaimOnlyWhatTheProviderHas(t *testing.T) {
+	has := map[string]bool{"tool-use": true, "json-mode": true, "streaming": true}
+	var _ bindings.StreamingProvider = New(nil)
+	for _, m := range DefaultModels {
+		for _, f := range m.Features {
+			if !has[f] {
+				t.Errorf("%s claims %q", m.ID, f)
+			}
+		}
+		if m.InputPricePerMTok <= 0 || m.OutputPricePerMTok <= 0 {
+			t.Errorf("%s has no price", m.ID)
+		}
+	}
+}
+
+func TestOutputSchemaIsAdaptedForTheAPI(t *testing.T) {
+	in := json.RawMessage(`{"type":"object","properties":{
+		"title":{"type":"string","maxLength":80,"description":"The title."},
+		"clauses":{"type":"array","minItems":2,"items":{"type":"object","properties":{"id":{"type":"string","pattern":"^C-"}}}},
+		"n":{"type":"integer","minimum":1}},"required":["title"]}`)
+	var got, want any
+	json.Unmarshal(apiSchema(in), &got)
+	json.Unmarshal([]byte(`{"type":"object","additionalProperties":false,"required":["title"],"properties":{
+		"title":{"type":"string","description":"The title. (maxLength: 80)"},
+		"clauses":{"type":"array","description":"(minItems: 2)","items":{"type":"object","additionalProperties":false,"properties":{"id":{"type":"string","description":"(pattern: \"^C-\")"}}}},
+		"n":{"type":"integer","description":"(minimum: 1)"}}}`), &want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("adapted schema (-want +got):\n%s", diff)
+	}
+}
+
+func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
+	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_tool_use.json")) }}
+	var deltas []bindings.Delta
+	got, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.ToolCalls) != 2 || len(deltas) != 3 || deltas[0].Text != got.Text || deltas[2].ArgumentsDelta != `{"query":"term of agreement"}` {
+		t.Errorf("response %+v deltas %+v", got, deltas)
+	}
+}
+
+func TestAHistoryStartingWithAnAnswerGetsAUserMessageFirst(t *testing.T) {
+	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) }}
+	_, err := newProvider(t, api).Generate(t.Context(), bindings.GenerateRequest{Model: "claude-sonnet-4-5", Messages: []bindings.ChatMessage{
+		{Role: bindings.ChatSystem, Content: "You draft clauses."},
+		{Role: bindings.ChatAssistant, Content: "Here is the clause."},
+		{Role: bindings.ChatUser, Content: "Shorter, please."},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := api.requests[0]["messages"].([]any)
+	first := msgs[0].(map[string]any)
+	if len(msgs) != 3 || first["role"] != "user" || first["content"].([]any)[0].(map[string]any)["text"] != EarlierConversationOmitted {
+		t.Errorf("messages %v", msgs)
+	}
+}

@@ -42,7 +42,20 @@ func (p *Provider) GenerateStream(ctx context.Context, req bindings.GenerateRequ
 		}
 	}
 	var out bindings.GenerateResponse
-	err = p.withRetries(ctx, req, body, func(resp *http.Response) (bool, error) {
+	err = p.withRetries(ctx, req, body, true, func(resp *http.Response) (bool, error) {
+		if strings.HasPrefix(strings.TrimSpace(resp.Header.Get("Content-Type")), "application/json") {
+			// A server that does not stream answered whole.
+			var err error
+			if out, err = p.readResponse(ctx, req, enc, resp); err == nil {
+				if out.Text != "" {
+					emit(bindings.Delta{Text: out.Text})
+				}
+				for i, c := range out.ToolCalls {
+					emit(bindings.Delta{ToolCallIndex: i, ToolCallID: c.ID, ToolName: c.Name, ArgumentsDelta: string(c.Arguments)})
+				}
+			}
+			return false, err
+		}
 		a := &streamAssembler{enc: enc, emit: emit}
 		if err := a.read(resp.Body); err != nil {
 			if ctx.Err() != nil {
@@ -111,7 +124,7 @@ type blockBuilder struct {
 }
 
 func (a *streamAssembler) read(body io.Reader) error {
-	sse := modelhttp.NewSSEReader(body)
+	sse := modelhttp.NewSSEReader(modelhttp.LimitStream(body))
 	for {
 		ev, err := sse.Next()
 		if err != nil {

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 
 	"github.com/kindgi/agents/bindings"
@@ -82,6 +83,11 @@ type apiError struct {
 	Message string `json:"message"`
 }
 
+// EarlierConversationOmitted is the user message put first when a
+// request's messages begin with an assistant message (a history cut by its
+// limit): the API requires the first message to be the user's.
+const EarlierConversationOmitted = "(earlier conversation omitted)"
+
 var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // encoder maps the tool ids of one request to API names and back.
@@ -116,7 +122,7 @@ func (p *Provider) encodeRequest(req bindings.GenerateRequest, enc encoder, stre
 	}
 	out.TopP, out.StopSequences = st.TopP, st.Stop
 	if len(req.Output) > 0 {
-		out.OutputConfig = &outputConfig{Format: outputFormat{Type: "json_schema", Schema: req.Output}}
+		out.OutputConfig = &outputConfig{Format: outputFormat{Type: "json_schema", Schema: apiSchema(req.Output)}}
 	}
 	var system []string
 	for _, m := range req.Messages {
@@ -166,6 +172,11 @@ func (p *Provider) encodeRequest(req bindings.GenerateRequest, enc encoder, stre
 		}
 		out.Messages = append(out.Messages, wireMessage{Role: role, Content: blocks})
 	}
+	if len(out.Messages) > 0 && out.Messages[0].Role == "assistant" {
+		// A history cut by its limit may start with an answer; the API
+		// wants the user to speak first.
+		out.Messages = append([]wireMessage{{Role: "user", Content: []contentBlock{{Type: "text", Text: EarlierConversationOmitted}}}}, out.Messages...)
+	}
 	out.System = strings.Join(system, "\n\n")
 	for _, t := range req.Tools {
 		schema := t.InputSchema
@@ -190,6 +201,85 @@ func toolResultsFirst(blocks []contentBlock) []contentBlock {
 		if b.Type != "tool_result" {
 			out = append(out, b)
 		}
+	}
+	return out
+}
+
+// unsupportedKeywords are the JSON Schema constraints the API's structured
+// outputs do not take (minItems is taken only as 0 or 1).
+var unsupportedKeywords = map[string]bool{
+	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
+	"minLength": true, "maxLength": true, "pattern": true, "maxItems": true, "uniqueItems": true,
+	"minProperties": true, "maxProperties": true,
+}
+
+// apiSchema adapts an output schema to what the API's structured outputs
+// accept, as Anthropic's own SDKs do: every object gets
+// "additionalProperties": false (required by the API), and the constraints
+// it does not support move into the description ("(minimum: 1)"), so the
+// model still reads them. The answer is still validated by the turn
+// against the schema as written, so nothing is lost; the adapted schema
+// is only what constrains the model.
+func apiSchema(raw json.RawMessage) json.RawMessage {
+	var doc any
+	if json.Unmarshal(raw, &doc) != nil {
+		return raw
+	}
+	out, err := json.Marshal(adaptNode(doc))
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+func adaptNode(v any) any {
+	n, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	out := make(map[string]any, len(n))
+	var moved []string
+	for k, e := range n {
+		switch {
+		case unsupportedKeywords[k], k == "minItems" && !(e == 0.0 || e == 1.0):
+			b, _ := json.Marshal(e)
+			moved = append(moved, k+": "+string(b))
+			continue
+		case k == "properties" || k == "$defs" || k == "definitions" || k == "patternProperties":
+			if m, ok := e.(map[string]any); ok {
+				sub := make(map[string]any, len(m))
+				for name, s := range m {
+					sub[name] = adaptNode(s)
+				}
+				out[k] = sub
+				continue
+			}
+		case k == "items" || k == "not" || k == "if" || k == "then" || k == "else" || k == "contains":
+			out[k] = adaptNode(e)
+			continue
+		case k == "anyOf" || k == "allOf" || k == "oneOf" || k == "prefixItems":
+			if arr, ok := e.([]any); ok {
+				sub := make([]any, len(arr))
+				for i, s := range arr {
+					sub[i] = adaptNode(s)
+				}
+				out[k] = sub
+				continue
+			}
+		}
+		out[k] = e
+	}
+	_, hasProps := n["properties"]
+	if n["type"] == "object" || hasProps {
+		out["additionalProperties"] = false
+	}
+	if len(moved) > 0 {
+		sort.Strings(moved)
+		note := "(" + strings.Join(moved, ", ") + ")"
+		if d, ok := out["description"].(string); ok && d != "" {
+			note = d + " " + note
+		}
+		out["description"] = note
 	}
 	return out
 }

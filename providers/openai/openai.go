@@ -8,6 +8,13 @@
 // Retry-After, bounded by the context; every other failure is
 // *agents.ModelInvocationError carrying the HTTP status and the API's error
 // message.
+//
+// The provider is a bindings.StreamingProvider (see GenerateStream).
+// Generation settings map to temperature, top_p, stop, seed and
+// max_completion_tokens (max_tokens with Options.LegacyMaxTokens); none is
+// ignored, though a server may ignore what it does not support (seed,
+// say). An output schema is sent as response_format json_schema, strict
+// when the schema meets strict mode's rules.
 package openai
 
 import (
@@ -32,10 +39,12 @@ import (
 const DefaultBaseURL = "https://api.openai.com/v1"
 
 // DefaultModels is the model table used when Options.Models is empty.
-// Prices are US dollars per million tokens.
+// Prices are US dollars per million tokens. The features are the ones the
+// provider has: tool calls, structured output (response_format
+// json_schema) and streaming; not vision, as messages carry text only.
 var DefaultModels = []bindings.ModelInfo{
-	{ID: "gpt-4o-mini", Features: []string{"tool-use", "json-mode", "vision", "streaming"}, ContextWindow: 128000, InputPricePerMTok: 0.15, OutputPricePerMTok: 0.60},
-	{ID: "gpt-4o", Features: []string{"tool-use", "json-mode", "vision", "streaming"}, ContextWindow: 128000, InputPricePerMTok: 2.50, OutputPricePerMTok: 10.00},
+	{ID: "gpt-4o-mini", Features: []string{"tool-use", "json-mode", "streaming"}, ContextWindow: 128000, InputPricePerMTok: 0.15, OutputPricePerMTok: 0.60},
+	{ID: "gpt-4o", Features: []string{"tool-use", "json-mode", "streaming"}, ContextWindow: 128000, InputPricePerMTok: 2.50, OutputPricePerMTok: 10.00},
 }
 
 // Options configures a Provider. Every field is optional.
@@ -164,29 +173,36 @@ func (p *Provider) Generate(ctx context.Context, req bindings.GenerateRequest) (
 		return bindings.GenerateResponse{}, p.fail(req.Model, 0, "encoding the request", err)
 	}
 	var out bindings.GenerateResponse
-	err = p.withRetries(ctx, req, body, func(resp *http.Response) (bool, error) {
-		raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-		if err != nil {
-			if ctx.Err() != nil {
-				return false, p.fail(req.Model, 0, "request cancelled", ctx.Err())
-			}
-			return false, p.fail(req.Model, resp.StatusCode, "reading the response", err)
-		}
-		var cr chatResponse
-		if err := json.Unmarshal(raw, &cr); err != nil {
-			return false, p.fail(req.Model, resp.StatusCode, "decoding the response", err)
-		}
-		if len(cr.Choices) == 0 {
-			return false, p.fail(req.Model, resp.StatusCode, "the response has no choices", nil)
-		}
-		out, err = p.assemble(req, names, cr.Choices[0], cr.Model, cr.Usage)
-		if err != nil {
-			return false, p.fail(req.Model, resp.StatusCode, err.Error(), err)
-		}
-		return false, nil
+	err = p.withRetries(ctx, req, body, false, func(resp *http.Response) (bool, error) {
+		var err error
+		out, err = p.readResponse(ctx, req, names, resp)
+		return false, err
 	})
 	if err != nil {
 		return bindings.GenerateResponse{}, err
+	}
+	return out, nil
+}
+
+// readResponse decodes a non-streamed answer.
+func (p *Provider) readResponse(ctx context.Context, req bindings.GenerateRequest, names nameMap, resp *http.Response) (bindings.GenerateResponse, error) {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		if ctx.Err() != nil {
+			return bindings.GenerateResponse{}, p.fail(req.Model, 0, "request cancelled", ctx.Err())
+		}
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, "reading the response", err)
+	}
+	var cr chatResponse
+	if err := json.Unmarshal(raw, &cr); err != nil {
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, "decoding the response", err)
+	}
+	if len(cr.Choices) == 0 {
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, "the response has no choices", nil)
+	}
+	out, err := p.assemble(req, names, cr.Choices[0], cr.Model, cr.Usage)
+	if err != nil {
+		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, err.Error(), err)
 	}
 	return out, nil
 }
@@ -212,9 +228,9 @@ func (p *Provider) assemble(req bindings.GenerateRequest, names nameMap, c choic
 // withRetries posts body until an attempt succeeds, retrying 429 and 5xx
 // answers (and what read reports as retryable) up to MaxRetries times. A
 // 2xx answer is handed to read, which consumes its body.
-func (p *Provider) withRetries(ctx context.Context, req bindings.GenerateRequest, body []byte, read func(*http.Response) (retryable bool, err error)) error {
+func (p *Provider) withRetries(ctx context.Context, req bindings.GenerateRequest, body []byte, stream bool, read func(*http.Response) (retryable bool, err error)) error {
 	for attempt := 0; ; attempt++ {
-		retryable, retryAfter, err := p.attempt(ctx, req, body, read)
+		retryable, retryAfter, err := p.attempt(ctx, req, body, stream, read)
 		if err == nil {
 			return nil
 		}
@@ -236,13 +252,17 @@ func (p *Provider) withRetries(ctx context.Context, req bindings.GenerateRequest
 }
 
 // attempt sends body once.
-func (p *Provider) attempt(ctx context.Context, req bindings.GenerateRequest, body []byte, read func(*http.Response) (bool, error)) (retryable bool, retryAfter string, err error) {
+func (p *Provider) attempt(ctx context.Context, req bindings.GenerateRequest, body []byte, stream bool, read func(*http.Response) (bool, error)) (retryable bool, retryAfter string, err error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return false, "", p.fail(req.Model, 0, "building the request", err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
+	if stream {
+		hreq.Header.Set("Accept", "text/event-stream")
+	} else {
+		hreq.Header.Set("Accept", "application/json")
+	}
 	if p.apiKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+p.apiKey)
 	}

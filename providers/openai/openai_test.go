@@ -284,3 +284,21 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultModelsClaimOnlyWhatTheProviderHas: a model's features are the
+// ones the provider implements (tool calls, structured output, streaming);
+// vision is not one (messages carry text only).
+func TestDefaultModelsClaimOnlyWhatTheProviderHas(t *testing.T) {
+	has := map[string]bool{"tool-use": true, "json-mode": true, "streaming": true}
+	var _ bindings.StreamingProvider = New(nil)
+	for _, m := range DefaultModels {
+		for _, f := range m.Features {
+			if !has[f] {
+				t.Errorf("%s claims %q", m.ID, f)
+			}
+		}
+		if m.InputPricePerMTok <= 0 || m.OutputPricePerMTok <= 0 {
+			t.Errorf("%s has no price", m.ID)
+		}
+	}
+}

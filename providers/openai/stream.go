@@ -22,6 +22,8 @@ import (
 // usage chunk) only sets the usage, and tool-call deltas are assembled by
 // their index. A chunk with an error, or a stream that ends before [DONE]
 // (and before a finish reason), fails with *agents.ModelInvocationError.
+// A server that does not stream and answers with application/json is read
+// as Generate reads it, the whole answer delivered as deltas at once.
 // Such a failure, like a 429 or 5xx answer, is retried (with the same
 // Idempotency-Key) only while nothing has been delivered to onDelta:
 // once the caller has seen part of an answer, the failure is returned and
@@ -40,7 +42,15 @@ func (p *Provider) GenerateStream(ctx context.Context, req bindings.GenerateRequ
 		}
 	}
 	var out bindings.GenerateResponse
-	err = p.withRetries(ctx, req, body, func(resp *http.Response) (bool, error) {
+	err = p.withRetries(ctx, req, body, true, func(resp *http.Response) (bool, error) {
+		if isJSON(resp) {
+			// A server that does not stream answered whole.
+			var err error
+			if out, err = p.readResponse(ctx, req, names, resp); err == nil {
+				deliverWhole(out, emit)
+			}
+			return false, err
+		}
 		a := &streamAssembler{names: names, emit: emit}
 		if err := a.read(resp.Body); err != nil {
 			if ctx.Err() != nil {
@@ -59,6 +69,23 @@ func (p *Provider) GenerateStream(ctx context.Context, req bindings.GenerateRequ
 		return bindings.GenerateResponse{}, err
 	}
 	return out, nil
+}
+
+// isJSON reports an answer sent as application/json rather than as an
+// event stream.
+func isJSON(resp *http.Response) bool {
+	return strings.HasPrefix(strings.TrimSpace(resp.Header.Get("Content-Type")), "application/json")
+}
+
+// deliverWhole delivers a whole answer as deltas: its text, then each tool
+// call.
+func deliverWhole(out bindings.GenerateResponse, emit func(bindings.Delta)) {
+	if out.Text != "" {
+		emit(bindings.Delta{Text: out.Text})
+	}
+	for i, c := range out.ToolCalls {
+		emit(bindings.Delta{ToolCallIndex: i, ToolCallID: c.ID, ToolName: c.Name, ArgumentsDelta: string(c.Arguments)})
+	}
 }
 
 // streamAssembler folds the chunks of one streamed answer.
@@ -91,7 +118,7 @@ var (
 
 // read consumes the SSE body until [DONE].
 func (a *streamAssembler) read(body io.Reader) error {
-	sse := modelhttp.NewSSEReader(body)
+	sse := modelhttp.NewSSEReader(modelhttp.LimitStream(body))
 	for {
 		ev, err := sse.Next()
 		if err != nil {

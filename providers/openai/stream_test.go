@@ -1,10 +1,13 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,8 +75,8 @@ func TestStreamTextAssemblesWhatGenerateReturns(t *testing.T) {
 	if so, _ := req["stream_options"].(map[string]any); so["include_usage"] != true {
 		t.Errorf("stream_options = %v, want include_usage true", req["stream_options"])
 	}
-	if api.headers[0].Get("Idempotency-Key") != hiRequest.RequestID {
-		t.Errorf("Idempotency-Key = %q", api.headers[0].Get("Idempotency-Key"))
+	if api.headers[0].Get("Idempotency-Key") != hiRequest.RequestID || api.headers[0].Get("Accept") != "text/event-stream" {
+		t.Errorf("Idempotency-Key = %q, Accept = %q", api.headers[0].Get("Idempotency-Key"), api.headers[0].Get("Accept"))
 	}
 }
 
@@ -108,6 +111,23 @@ func TestStreamParallelToolCallsSplitMidToken(t *testing.T) {
 	}
 	if deltas[1].ArgumentsDelta != `{"qu` || deltas[1].ToolCallID != "" {
 		t.Errorf("second delta = %+v, want a bare piece of arguments", deltas[1])
+	}
+}
+
+func TestGenerateFinishReasons(t *testing.T) {
+	for _, reason := range []string{"stop", "length", "content_filter", "tool_calls"} {
+		t.Run(reason, func(t *testing.T) {
+			body := strings.Replace(string(fixture(t, "parallel_tool_calls.json")), `"finish_reason": "tool_calls"`, `"finish_reason": "`+reason+`"`, 1)
+			api := &fakeAPI{}
+			api.answer = func(_ int, w http.ResponseWriter) { w.Write([]byte(body)) }
+			got, err := newProvider(t, api).Generate(t.Context(), hiRequest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.FinishReason != reason {
+				t.Errorf("finish reason = %q, want %q", got.FinishReason, reason)
+			}
+		})
 	}
 }
 
@@ -319,4 +339,42 @@ func decode(t *testing.T, raw json.RawMessage) any {
 		t.Fatal(err)
 	}
 	return v
+}
+
+func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
+	api := &fakeAPI{}
+	api.answer = func(_ int, w http.ResponseWriter) { w.Write(fixture(t, "final_text.json")) } // application/json
+	var deltas []bindings.Delta
+	got, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(deltas) != 1 || deltas[0].Text != got.Text || got.Text == "" || len(api.requests) != 1 {
+		t.Errorf("response %+v deltas %+v", got, deltas)
+	}
+}
+
+// FuzzStreamAssembler: any stream body is folded without a panic, and the
+// text deltas always spell the assembled text.
+func FuzzStreamAssembler(f *testing.F) {
+	for _, name := range []string{"stream_text.sse", "stream_parallel_tool_calls.sse", "stream_error.sse"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	p := New(&Options{BaseURL: "http://127.0.0.1:1"})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var text strings.Builder
+		a := &streamAssembler{names: newNameMap([]bindings.ToolDefinition{searchTool}), emit: func(d bindings.Delta) { text.WriteString(d.Text) }}
+		if a.read(bytes.NewReader(body)) != nil {
+			return
+		}
+		c := a.choice()
+		out, err := p.assemble(hiRequest, a.names, c, a.model, a.usage)
+		if err == nil && out.Text != text.String() {
+			t.Fatalf("deltas spell %q, text is %q", text.String(), out.Text)
+		}
+	})
 }

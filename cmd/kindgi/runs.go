@@ -1,0 +1,370 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/pgstore"
+)
+
+const runsUsage = `runs list --database-url URL --tenant ID [--status S] [--limit N] [--after RUN_ID] [--json]
+       kindgi runs show --database-url URL --tenant ID [--json] RUN_ID
+
+list prints a tenant's runs, newest first: id, status, lease owner and
+expiry, created and updated times. --status keeps one status (queued,
+running, suspended, completed, failed; a comma-separated list keeps
+several); a full page ends with the --after to pass for the next one.
+
+show prints one run: its status, lease, agent, and its journal steps in
+order with the time each took (from the previous entry).
+
+Both only read; they apply no migrations (run kindgi migrate first).`
+
+const approvalsUsage = `approvals list --database-url URL --tenant ID [--run RUN_ID] [--json]
+       kindgi approvals approve --database-url URL --tenant ID --approver ID [--reason TEXT] [--role ROLE]... APPROVAL_ID
+       kindgi approvals deny --database-url URL --tenant ID --approver ID [--reason TEXT] [--role ROLE]... APPROVAL_ID
+
+list prints the approvals still pending: of one run with --run, else of
+every parked run of the tenant. approve and deny decide one approval, as
+the approver, with the reason as the decision's comment: the first
+decision wins (deciding again prints the stored one), an expired approval
+cannot be decided (exit 1). Once a parked run's approvals are all decided,
+a worker (turn.Worker) continues it: nothing else needs to run.`
+
+// storeFlags are the flags every runs and approvals subcommand has.
+type storeFlags struct {
+	url, tenant *string
+	asJSON      *bool
+}
+
+func addStoreFlags(fs *flag.FlagSet) storeFlags {
+	return storeFlags{
+		url:    fs.String("database-url", os.Getenv("KINDGI_DATABASE_URL"), "PostgreSQL URL (default $KINDGI_DATABASE_URL)"),
+		tenant: fs.String("tenant", "", "the tenant (required)"),
+		asJSON: fs.Bool("json", false, "print JSON"),
+	}
+}
+
+// connect opens a Store on url without migrating.
+func connect(ctx context.Context, url string) (*pgstore.Store, func(), error) {
+	pool, err := pgxpool.New(ctx, url)
+	if err == nil {
+		if err = pool.Ping(ctx); err != nil {
+			pool.Close()
+		}
+	}
+	if err != nil {
+		return nil, nil, &agents.PersistenceError{Op: "connect", Err: err}
+	}
+	return pgstore.New(pool, nil), pool.Close, nil
+}
+
+func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "list" && args[0] != "show") {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprintf(stdout, "usage: kindgi %s\n", runsUsage)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "usage: kindgi %s\n", runsUsage)
+		return exitUsage
+	}
+	sub := args[0]
+	fs := newFlags("runs "+sub, runsUsage, stderr)
+	sf := addStoreFlags(fs)
+	status := fs.String("status", "", "keep runs in this status (comma-separated for several)")
+	limit := fs.Int("limit", bindings.DefaultRunPageLimit, "runs per page (list)")
+	after := fs.String("after", "", "start after this run id (list: the previous page's last)")
+	rest, err := parseInterleaved(fs, args[1:])
+	if err != nil {
+		return flagExit(err)
+	}
+	switch {
+	case *sf.url == "":
+		fmt.Fprintf(stderr, "kindgi runs %s: --database-url (or KINDGI_DATABASE_URL) is required\n", sub)
+	case *sf.tenant == "":
+		fmt.Fprintf(stderr, "kindgi runs %s: --tenant is required\n", sub)
+	case sub == "list" && len(rest) > 0:
+		fmt.Fprintf(stderr, "kindgi runs list: unexpected arguments %q\n", rest)
+	case sub == "list" && *limit < 1:
+		fmt.Fprintln(stderr, "kindgi runs list: --limit must be at least 1")
+	case sub == "show" && len(rest) != 1:
+		fmt.Fprintln(stderr, "kindgi runs show: give one RUN_ID")
+	default:
+		store, closeFn, err := connect(ctx, *sf.url)
+		if err != nil {
+			fmt.Fprintf(stderr, "kindgi runs %s: %s\n", sub, errLine(err))
+			return exitFailure
+		}
+		defer closeFn()
+		if sub == "list" {
+			var statuses []bindings.RunStatus
+			for _, s := range strings.Split(*status, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					statuses = append(statuses, bindings.RunStatus(s))
+				}
+			}
+			return listRuns(ctx, store, bindings.ListRunsInput{TenantID: *sf.tenant, Statuses: statuses, After: *after, Limit: *limit}, *sf.asJSON, stdout, stderr)
+		}
+		return showRun(ctx, store, *sf.tenant, rest[0], *sf.asJSON, stdout, stderr)
+	}
+	fs.Usage()
+	return exitUsage
+}
+
+func listRuns(ctx context.Context, store *pgstore.Store, in bindings.ListRunsInput, asJSON bool, stdout, stderr io.Writer) int {
+	page, err := store.ListRuns(ctx, in)
+	if err != nil {
+		fmt.Fprintf(stderr, "kindgi runs list: %s\n", errLine(err))
+		return exitFailure
+	}
+	if asJSON {
+		return printJSON(page, stdout, stderr)
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTATUS\tLEASE\tCREATED\tUPDATED")
+	for _, r := range page.Runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, lease(r), stamp(r.CreatedAt), stamp(r.UpdatedAt))
+	}
+	_ = tw.Flush()
+	if page.Next != "" {
+		fmt.Fprintf(stdout, "more: --after %s\n", page.Next)
+	}
+	return exitOK
+}
+
+func lease(r bindings.Run) string {
+	if r.LeaseOwner == "" {
+		return "-"
+	}
+	state := "until"
+	if !time.Now().Before(r.LeaseExpiresAt) {
+		state = "expired"
+	}
+	return fmt.Sprintf("%s %s %s", r.LeaseOwner, state, stamp(r.LeaseExpiresAt))
+}
+
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// runView is what runs show prints as JSON.
+type runView struct {
+	Run          bindings.Run        `json:"run"`
+	AgentID      string              `json:"agentId,omitempty"`
+	AgentVersion string              `json:"agentVersion,omitempty"`
+	Conversation string              `json:"conversationId,omitempty"`
+	Steps        []stepView          `json:"steps"`
+	Approvals    []bindings.Approval `json:"approvals"`
+}
+
+type stepView struct {
+	Seq        int64               `json:"seq"`
+	Key        string              `json:"key"`
+	Node       string              `json:"node"`
+	Status     string              `json:"status"`
+	At         time.Time           `json:"at"`
+	DurationMs float64             `json:"durationMs"`
+	Error      *bindings.StepError `json:"error,omitempty"`
+}
+
+func showRun(ctx context.Context, store *pgstore.Store, tenant, runID string, asJSON bool, stdout, stderr io.Writer) int {
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "kindgi runs show: %s\n", errLine(err))
+		return exitFailure
+	}
+	run, err := store.GetRun(ctx, tenant, runID)
+	if err != nil {
+		return fail(err)
+	}
+	entries, err := store.ReadJournal(ctx, tenant, runID)
+	if err != nil {
+		return fail(err)
+	}
+	v := runView{Run: run, Steps: make([]stepView, len(entries))}
+	if snap, err := store.Read(ctx, tenant, runID); err == nil {
+		v.AgentID, v.AgentVersion, v.Conversation = snap.AgentID, snap.AgentVersion, snap.ConversationID
+	}
+	if v.Approvals, err = store.ListApprovals(ctx, tenant, runID); err != nil {
+		return fail(err)
+	}
+	prev := run.CreatedAt
+	for i, e := range entries {
+		v.Steps[i] = stepView{Seq: e.Seq, Key: e.Key, Node: e.Node, Status: string(e.Status), At: e.At,
+			DurationMs: float64(e.At.Sub(prev).Microseconds()) / 1000, Error: e.Error}
+		prev = e.At
+	}
+	if asJSON {
+		return printJSON(v, stdout, stderr)
+	}
+	fmt.Fprintf(stdout, "run %s\nstatus %s\nlease %s\nagent %s@%s\nconversation %s\ncreated %s\nupdated %s\n",
+		run.ID, run.Status, lease(run), v.AgentID, v.AgentVersion, v.Conversation, stamp(run.CreatedAt), stamp(run.UpdatedAt))
+	fmt.Fprintf(stdout, "\njournal (%d entries)\n", len(entries))
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tSTEP\tSTATUS\tAT\tTOOK")
+	for _, s := range v.Steps {
+		status := s.Status
+		if s.Error != nil {
+			status += " (" + s.Error.Code + ")"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.3fms\n", s.Seq, s.Key, status, stamp(s.At), s.DurationMs)
+	}
+	_ = tw.Flush()
+	if len(v.Approvals) > 0 {
+		fmt.Fprintln(stdout, "\napprovals")
+		for _, a := range v.Approvals {
+			fmt.Fprintf(stdout, "%s %s %s\n", a.Request.ID, a.Status, a.Request.ToolID)
+		}
+	}
+	return exitOK
+}
+
+func printJSON(v any, stdout, stderr io.Writer) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(stderr, "kindgi: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// roles is a repeatable --role flag.
+type roles []string
+
+func (r *roles) String() string     { return strings.Join(*r, ",") }
+func (r *roles) Set(s string) error { *r = append(*r, s); return nil }
+
+func runApprovals(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "list" && args[0] != "approve" && args[0] != "deny") {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprintf(stdout, "usage: kindgi %s\n", approvalsUsage)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "usage: kindgi %s\n", approvalsUsage)
+		return exitUsage
+	}
+	sub := args[0]
+	fs := newFlags("approvals "+sub, approvalsUsage, stderr)
+	sf := addStoreFlags(fs)
+	runID := fs.String("run", "", "list: only this run's approvals")
+	approver := fs.String("approver", "", "approve, deny: who decides (required)")
+	reason := fs.String("reason", "", "approve, deny: the decision's comment")
+	var rs roles
+	fs.Var(&rs, "role", "approve, deny: a role of the approver (repeatable)")
+	rest, err := parseInterleaved(fs, args[1:])
+	if err != nil {
+		return flagExit(err)
+	}
+	switch {
+	case *sf.url == "":
+		fmt.Fprintf(stderr, "kindgi approvals %s: --database-url (or KINDGI_DATABASE_URL) is required\n", sub)
+	case *sf.tenant == "":
+		fmt.Fprintf(stderr, "kindgi approvals %s: --tenant is required\n", sub)
+	case sub == "list" && len(rest) > 0:
+		fmt.Fprintf(stderr, "kindgi approvals list: unexpected arguments %q\n", rest)
+	case sub != "list" && len(rest) != 1:
+		fmt.Fprintf(stderr, "kindgi approvals %s: give one APPROVAL_ID\n", sub)
+	case sub != "list" && *approver == "":
+		fmt.Fprintf(stderr, "kindgi approvals %s: --approver is required\n", sub)
+	default:
+		store, closeFn, err := connect(ctx, *sf.url)
+		if err != nil {
+			fmt.Fprintf(stderr, "kindgi approvals %s: %s\n", sub, errLine(err))
+			return exitFailure
+		}
+		defer closeFn()
+		if sub == "list" {
+			return listApprovals(ctx, store, *sf.tenant, *runID, *sf.asJSON, stdout, stderr)
+		}
+		d := bindings.ApprovalDecision{Approved: sub == "approve", Reviewer: *approver, ReviewerRoles: rs, Comment: *reason}
+		return decideApproval(ctx, store, *sf.tenant, rest[0], d, *sf.asJSON, stdout, stderr)
+	}
+	fs.Usage()
+	return exitUsage
+}
+
+func listApprovals(ctx context.Context, store *pgstore.Store, tenant, runID string, asJSON bool, stdout, stderr io.Writer) int {
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "kindgi approvals list: %s\n", errLine(err))
+		return exitFailure
+	}
+	runs := []string{runID}
+	if runID == "" {
+		runs = nil
+		in := bindings.ListRunsInput{TenantID: tenant, Statuses: []bindings.RunStatus{bindings.RunSuspended}, Limit: bindings.MaxRunPageLimit}
+		for {
+			page, err := store.ListRuns(ctx, in)
+			if err != nil {
+				return fail(err)
+			}
+			for _, r := range page.Runs {
+				runs = append(runs, r.ID)
+			}
+			if page.Next == "" {
+				break
+			}
+			in.After = page.Next
+		}
+	}
+	pending := []bindings.Approval{}
+	for _, id := range runs {
+		list, err := store.ListApprovals(ctx, tenant, id)
+		if err != nil {
+			return fail(err)
+		}
+		for _, a := range list {
+			if a.Status == bindings.ApprovalPending {
+				pending = append(pending, a)
+			}
+		}
+	}
+	if asJSON {
+		return printJSON(pending, stdout, stderr)
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "APPROVAL\tRUN\tTOOL\tROLE\tEXPIRES\tARGUMENTS")
+	for _, a := range pending {
+		r := a.Request
+		expires := "never"
+		if !r.ExpiresAt.IsZero() {
+			expires = stamp(r.ExpiresAt)
+		}
+		tool := r.ToolID
+		if tool == "" {
+			tool = "(session gate)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.RunID, tool, r.ReviewerRole, expires, r.Arguments)
+	}
+	_ = tw.Flush()
+	return exitOK
+}
+
+func decideApproval(ctx context.Context, store *pgstore.Store, tenant, id string, d bindings.ApprovalDecision, asJSON bool, stdout, stderr io.Writer) int {
+	verb := "deny"
+	if d.Approved {
+		verb = "approve"
+	}
+	a, err := store.ResolveApproval(ctx, tenant, id, d)
+	if err != nil {
+		fmt.Fprintf(stderr, "kindgi approvals %s: %s\n", verb, errLine(err))
+		return exitFailure
+	}
+	if asJSON {
+		return printJSON(a, stdout, stderr)
+	}
+	if a.Reviewer != d.Reviewer || (a.Status == bindings.ApprovalApproved) != d.Approved {
+		fmt.Fprintf(stdout, "approval %s was decided already: %s by %s\n", id, a.Status, a.Reviewer)
+		return exitOK
+	}
+	fmt.Fprintf(stdout, "approval %s %s by %s (run %s); a worker continues the run once its approvals are decided\n", id, a.Status, a.Reviewer, a.Request.RunID)
+	return exitOK
+}

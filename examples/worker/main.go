@@ -1,0 +1,303 @@
+// Command worker runs turn workers over PostgreSQL, and submits turns for
+// them: any number of worker processes share one database, any of them
+// finishes any run, and a run whose worker died is finished by another.
+//
+//	export KINDGI_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+//	go run ./examples/worker                  # a worker: claims and drives runs until Ctrl-C
+//	go run ./examples/worker submit -n 20     # submits 20 turns and waits for their outcomes
+//
+// Every turn calls two tools, one after the other (acme.clause-search,
+// then acme.clause-fetch), except every fifth, which asks to send an email
+// with acme.send-email behind an always_ask gate: it parks until somebody
+// decides it (`kindgi approvals approve`), then a worker continues it.
+// The tools record every execution in the table example_tool_calls, so
+// you can check that nothing ran twice except, after a crash between a
+// call and its stored result, the same call with the same request id.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/pgstore"
+	"github.com/kindgi/agents/registry"
+	"github.com/kindgi/agents/turn"
+)
+
+const (
+	defaultTenant = "acme"
+	projectID     = "globex-nda"
+	databaseEnv   = "KINDGI_DATABASE_URL"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+}
+
+// run is the program: a worker, or "submit".
+func run(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "submit" {
+		return submitCmd(ctx, args[1:], out)
+	}
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	url := fs.String("database-url", os.Getenv(databaseEnv), "PostgreSQL URL (default $"+databaseEnv+")")
+	concurrency := fs.Int("concurrency", 4, "runs driven at once")
+	lease := fs.Duration("lease", 5*time.Second, "lease TTL: how soon another worker takes over a dead worker's run")
+	tenants := fs.String("tenants", "", "comma-separated tenants to work for (empty: every tenant the role may claim)")
+	verbose := fs.Bool("v", false, "log every drive")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	store, err := open(ctx, *url)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	b, err := newBindings(store, store)
+	if err != nil {
+		return err
+	}
+	b.LeaseTTL = *lease
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	b.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	opts := turn.WorkerOptions{MaxConcurrent: *concurrency, SweepInterval: 10 * time.Second,
+		OnRun: func(r bindings.Run, res turn.Result, err error) {
+			switch {
+			case err != nil:
+				fmt.Fprintf(out, "run %s of %s: %s\n", r.ID, r.TenantID, agents.CodeOf(err))
+			default:
+				fmt.Fprintf(out, "run %s of %s: %s\n", r.ID, r.TenantID, res.Status)
+			}
+		}}
+	if *tenants != "" {
+		opts.TenantIDs = strings.Split(*tenants, ",")
+	}
+	fmt.Fprintln(out, "worker started")
+	return turn.NewWorker(b, opts).Run(ctx)
+}
+
+// submitCmd submits -n turns, each in a conversation of its own, and
+// waits for their outcomes unless -wait=false.
+func submitCmd(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("submit", flag.ContinueOnError)
+	url := fs.String("database-url", os.Getenv(databaseEnv), "PostgreSQL URL (default $"+databaseEnv+")")
+	n := fs.Int("n", 20, "turns to submit")
+	tenant := fs.String("tenant", defaultTenant, "tenant of the turns")
+	gateEvery := fs.Int("gate-every", 5, "every this many turns asks for an approval (0: none)")
+	wait := fs.Bool("wait", true, "wait for the outcomes (parked turns count as an outcome)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	store, err := open(ctx, *url)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	b, err := newBindings(store, store)
+	if err != nil {
+		return err
+	}
+	researcher, mailer, err := definedAgents()
+	if err != nil {
+		return err
+	}
+	ids := make([]string, 0, *n)
+	start := time.Now()
+	for i := range *n {
+		a, msg := researcher, "Find the confidentiality clause and fetch its text."
+		if *gateEvery > 0 && (i+1)%*gateEvery == 0 {
+			a, msg = mailer, "Send the NDA draft to legal@globex.test."
+		}
+		conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{
+			TenantID: *tenant, ProjectID: projectID, AgentID: a.ID, AgentVersion: a.Version, Title: fmt.Sprintf("turn %d", i+1),
+		})
+		if err != nil {
+			return err
+		}
+		id, err := turn.Submit(ctx, turn.Input{TenantID: *tenant, ProjectID: projectID, Agent: a, ConversationID: conv.ID, UserMessage: msg}, b)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "submitted run %s (%s)\n", id, a.ID)
+		ids = append(ids, id)
+	}
+	if !*wait {
+		return nil
+	}
+	for _, id := range ids {
+		res, err := turn.Wait(ctx, b, *tenant, id)
+		switch {
+		case err != nil:
+			fmt.Fprintf(out, "run %s failed: %s\n", id, agents.CodeOf(err))
+		case res.Status == turn.StatusSuspended:
+			fmt.Fprintf(out, "run %s parked on approval %s: approve it with kindgi approvals approve --tenant %s %s\n", id, res.Approvals[0].ID, *tenant, res.Approvals[0].ID)
+		default:
+			fmt.Fprintf(out, "run %s completed: %s\n", id, res.Response.Content)
+		}
+	}
+	fmt.Fprintf(out, "%d turns in %v\n", len(ids), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// open connects, applies the migrations and creates the tool log table.
+func open(ctx context.Context, url string) (*pgstore.Store, error) {
+	if url == "" {
+		return nil, fmt.Errorf("no database: pass -database-url or set %s", databaseEnv)
+	}
+	store, err := pgstore.Open(ctx, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := store.DB().Exec(ctx, `CREATE TABLE IF NOT EXISTS example_tool_calls (
+		seq        bigserial PRIMARY KEY,
+		tenant_id  text NOT NULL,
+		run_id     text NOT NULL,
+		request_id text NOT NULL,
+		tool       text NOT NULL,
+		called_at  timestamptz NOT NULL DEFAULT now()
+	)`); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
+}
+
+// definedAgents are the example's two agents: a researcher with two tools
+// and a mailer with one gated tool.
+func definedAgents() (researcher, mailer agent.Agent, err error) {
+	needs := []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}}
+	researcher, err = agent.Define(agent.Spec{
+		ID: "acme.researcher", Version: "1.0.0", Name: "Researcher",
+		Instructions: "You find contract clauses and fetch their text.", Capabilities: needs,
+		Tools: []agent.ToolRef{{ID: "acme.clause-search", Version: "^1.0.0"}, {ID: "acme.clause-fetch", Version: "^1.0.0"}},
+	})
+	if err != nil {
+		return
+	}
+	mailer, err = agent.Define(agent.Spec{
+		ID: "acme.mailer", Version: "1.0.0", Name: "Mailer",
+		Instructions: "You send documents to counterparties on request.", Capabilities: needs,
+		Tools: []agent.ToolRef{{ID: "acme.send-email", Version: "^2.0.0"}},
+		ConversationPolicy: &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
+			Overrides: map[string]agent.ToolGate{"acme.send-email": {Mode: agent.GateAlwaysAsk}},
+		}}},
+	})
+	return
+}
+
+// newBindings are the bindings every process of the example runs on:
+// store (which may wrap db's Store) for every storage binding, the plan
+// model, the three tools (recording each execution through db) and the
+// agent registry as the lookup.
+func newBindings(store any, db *pgstore.Store) (turn.Bindings, error) {
+	researcher, mailer, err := definedAgents()
+	if err != nil {
+		return turn.Bindings{}, err
+	}
+	reg, err := registry.NewAgents(researcher, mailer)
+	if err != nil {
+		return turn.Bindings{}, err
+	}
+	tools := &everyTenant{tools: registry.NewTools(), db: db, added: map[string]error{}}
+	b := turn.StoreBindings(store)
+	b.Providers = bindings.Providers{planModel{}}
+	b.Tools = tools
+	b.Agents = func(_ context.Context, _, id, version string) (agent.Agent, error) {
+		return reg.Get(id, version)
+	}
+	return b, nil
+}
+
+// planModel answers from the conversation it is sent, the same way in
+// every process: the tools it is offered, one per response, in order,
+// then a summary.
+type planModel struct{}
+
+func (planModel) ID() string { return "plan" }
+
+func (planModel) Models() []bindings.ModelInfo {
+	return []bindings.ModelInfo{{ID: "plan-1", Features: []string{"tool-use"}}}
+}
+
+func (planModel) Generate(_ context.Context, req bindings.GenerateRequest) (bindings.GenerateResponse, error) {
+	done := 0
+	for _, m := range req.Messages {
+		if m.Role == bindings.ChatTool {
+			done++
+		}
+	}
+	if done < len(req.Tools) {
+		tool := req.Tools[done].Name
+		args := `{"query":"confidentiality"}`
+		if tool == "acme.send-email" {
+			args = `{"to":"legal@globex.test","subject":"NDA draft"}`
+		}
+		return bindings.GenerateResponse{Model: "plan-1", ToolCalls: []bindings.ToolCall{{ID: fmt.Sprintf("call_%d", done+1), Name: tool, Arguments: json.RawMessage(args)}},
+			Usage: bindings.Usage{InputTokens: 100, OutputTokens: 10}}, nil
+	}
+	return bindings.GenerateResponse{Model: "plan-1", Text: fmt.Sprintf("Done: %d tool calls.", done), Usage: bindings.Usage{InputTokens: 150, OutputTokens: 12}}, nil
+}
+
+// everyTenant serves the example's three tools to every tenant: they are
+// registered for a tenant the first time the tenant asks.
+type everyTenant struct {
+	tools *registry.Tools
+	db    *pgstore.Store
+	mu    sync.Mutex
+	added map[string]error
+}
+
+func (e *everyTenant) ForTenant(tenantID string) bindings.TenantTools {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.added[tenantID]; !ok {
+		e.added[tenantID] = e.add(tenantID)
+	}
+	return e.tools.ForTenant(tenantID)
+}
+
+// add registers the tools for tenantID; each records every execution in
+// example_tool_calls (a real tool would also dedupe on call.RequestID,
+// its idempotency key).
+func (e *everyTenant) add(tenantID string) error {
+	for _, d := range []struct{ id, version, out string }{
+		{"acme.clause-search", "1.0.0", `{"clauses":["C-7"]}`},
+		{"acme.clause-fetch", "1.0.0", `{"id":"C-7","text":"Mutual confidentiality for three years."}`},
+		{"acme.send-email", "2.1.0", `{"sent":true}`},
+	} {
+		out := json.RawMessage(d.out)
+		err := e.tools.Add(tenantID, bindings.ToolDescriptor{ID: d.id, Version: d.version, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(ctx context.Context, _ json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
+				if _, err := e.db.DB().Exec(ctx, `INSERT INTO example_tool_calls (tenant_id, run_id, request_id, tool) VALUES ($1, $2, $3, $4)`,
+					call.TenantID, call.RunID, call.RequestID, d.id); err != nil {
+					return nil, err
+				}
+				return out, nil
+			})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,708 @@
+package tmpl
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strings"
+
+	"github.com/osteele/liquid/expressions"
+	"github.com/osteele/liquid/render"
+	"github.com/osteele/liquid/values"
+)
+
+// This file holds what LiquidJS has and osteele/liquid lacks: the empty,
+// blank and null literals, the echo, liquid, increment, decrement and
+// (race-free) cycle tags, and inline comments. The literals and the two
+// syntactic tags are rewritten before parsing (expand); the other tags are
+// registered in the parse configuration and keep their state in the
+// render's own state.
+
+// Names the empty and blank literals are rewritten to. They are bound in
+// every render; a template cannot spell them without the rewrite reading
+// its "empty" or "blank" the same way.
+const (
+	emptyName = "__kindgi_empty"
+	blankName = "__kindgi_blank"
+)
+
+// literalBindings binds the rewritten literals.
+var literalBindings = map[string]any{emptyName: emptyDrop{}, blankName: emptyDrop{blank: true}}
+
+// emptyDrop is LiquidJS's EmptyDrop (blank false) or BlankDrop (blank
+// true) as an osteele/liquid value: it compares equal to an empty string,
+// list or map (blank: also to nil, false and a string of white space), is
+// never equal to another drop, never less or greater than anything, is
+// truthy, and prints as "".
+type emptyDrop struct{ blank bool }
+
+var _ values.Value = emptyDrop{}
+
+func (d emptyDrop) Interface() any { return "" }
+func (d emptyDrop) Int() int       { return 0 }
+func (d emptyDrop) Less(values.Value) bool {
+	return false
+}
+func (d emptyDrop) Contains(values.Value) bool { return false }
+func (d emptyDrop) IndexValue(values.Value) values.Value {
+	return values.ValueOf(nil)
+}
+func (d emptyDrop) PropertyValue(values.Value) values.Value {
+	return values.ValueOf(nil)
+}
+func (d emptyDrop) Test() bool { return true }
+
+func (d emptyDrop) Equal(other values.Value) bool {
+	if _, ok := other.(emptyDrop); ok {
+		return false
+	}
+	v := values.ToLiquid(other.Interface())
+	if d.blank {
+		switch v := v.(type) {
+		case nil:
+			return true
+		case bool:
+			return !v
+		case string:
+			return strings.TrimSpace(v) == ""
+		}
+	}
+	if v == nil {
+		return false
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.String, reflect.Slice, reflect.Array, reflect.Map:
+		return rv.Len() == 0
+	}
+	return false
+}
+
+// expand rewrites source into what osteele/liquid parses: {% liquid %} tags
+// become one tag per line, inline comments {% # … %} become empty comment
+// blocks (trim markers kept), and the literals null, empty and blank are
+// rewritten in every output and tag. Line breaks are kept, so error
+// positions stay right. An unclosed delimiter is left for normalize to
+// report.
+func expand(src string) (string, error) {
+	if !strings.Contains(src, "{") {
+		return src, nil
+	}
+	var b strings.Builder
+	last, i := 0, 0
+	for {
+		j := nextOpen(src, i)
+		if j < 0 {
+			break
+		}
+		isOutput := src[j+1] == '{'
+		closer := "%}"
+		if isOutput {
+			closer = "}}"
+		}
+		end, _ := findClose(src, j+2, closer)
+		if end < 0 {
+			break
+		}
+		content := src[j+2 : end]
+		i = end + 2
+		if isOutput {
+			if r := rewriteLiterals(content); r != content {
+				b.WriteString(src[last : j+2])
+				b.WriteString(r)
+				last = end
+			}
+			continue
+		}
+		ltrim, rtrim := strings.HasPrefix(content, "-"), strings.HasSuffix(content, "-") && len(content) > 1
+		inner := content
+		if ltrim {
+			inner = inner[1:]
+		}
+		if rtrim {
+			inner = inner[:len(inner)-1]
+		}
+		name := tagName(inner)
+		trimmed := strings.TrimLeft(inner, " \t\r\n")
+		switch {
+		case strings.HasPrefix(trimmed, "#"):
+			b.WriteString(src[last:j])
+			b.WriteString(tagOpen(ltrim) + " comment " + strings.Repeat("\n", strings.Count(inner, "\n")) + "%}{% endcomment " + tagClose(rtrim))
+			last = i
+		case name == "liquid":
+			b.WriteString(src[last:j])
+			b.WriteString(expandLiquid(strings.TrimPrefix(trimmed, "liquid"), ltrim, rtrim))
+			last = i
+		case name == "raw":
+			k := findEndRaw(src, i)
+			if k < 0 {
+				i = len(src)
+				continue
+			}
+			i = k
+		case name == "comment":
+			// Leave the comment's body alone, up to its end tag.
+			k := strings.Index(src[i:], "endcomment")
+			if k < 0 {
+				return "", syntaxErr(src, j, fmt.Sprintf("tag %q not closed", excerpt(src[j:])))
+			}
+			if open := strings.LastIndex(src[i:i+k], "{%"); open >= 0 {
+				i += open
+			}
+		default:
+			if r := rewriteContent(content); r != content {
+				b.WriteString(src[last : j+2])
+				b.WriteString(r)
+				last = end
+			}
+		}
+	}
+	if last == 0 {
+		return src, nil
+	}
+	b.WriteString(src[last:])
+	return b.String(), nil
+}
+
+func tagOpen(trim bool) string {
+	if trim {
+		return "{%-"
+	}
+	return "{%"
+}
+
+func tagClose(trim bool) string {
+	if trim {
+		return "-%}"
+	}
+	return "%}"
+}
+
+// expandLiquid turns the body of a {% liquid %} tag into one tag per
+// non-empty line, joined by trimming delimiters (so nothing is rendered
+// between them); the line breaks of the body go inside the tags, as white
+// space before their closing delimiter, so the line count is kept. Lines
+// starting with "#" are comments; comment … endcomment lines are dropped.
+func expandLiquid(body string, ltrim, rtrim bool) string {
+	var tags []string
+	var breaks []int // line breaks after each tag's line, up to the next tag
+	lead := 0        // line breaks before the first tag
+	inComment := 0
+	for k, line := range strings.Split(body, "\n") {
+		if k > 0 {
+			if len(breaks) == 0 {
+				lead++
+			} else {
+				breaks[len(breaks)-1]++
+			}
+		}
+		t := strings.TrimSpace(line)
+		switch name := tagName(t); {
+		case t == "" || strings.HasPrefix(t, "#"):
+			continue
+		case name == "comment":
+			inComment++
+			continue
+		case name == "endcomment" && inComment > 0:
+			inComment--
+			continue
+		case inComment > 0:
+			continue
+		}
+		tags = append(tags, rewriteContent(t))
+		breaks = append(breaks, 0)
+	}
+	if len(tags) == 0 {
+		return tagOpen(ltrim) + " comment " + strings.Repeat("\n", lead) + "%}{% endcomment " + tagClose(rtrim)
+	}
+	breaks[0] += lead
+	var b strings.Builder
+	for k, t := range tags {
+		if k == 0 {
+			b.WriteString(tagOpen(ltrim))
+		} else {
+			b.WriteString("{%-")
+		}
+		b.WriteString(" " + t + " " + strings.Repeat("\n", breaks[k]))
+		if k == len(tags)-1 {
+			b.WriteString(tagClose(rtrim))
+		} else {
+			b.WriteString("-%}")
+		}
+	}
+	return b.String()
+}
+
+// rewriteContent rewrites the content of an output or tag: the literals
+// (rewriteLiterals), and in the condition of an if, elsif or unless the
+// operator <> as != and the grouping of and and or, which LiquidJS reads
+// from the right (`a and b or c` is `a and (b or c)`) and osteele/liquid
+// from the left: parentheses are added where the operator changes.
+func rewriteContent(content string) string {
+	content = rewriteLiterals(content)
+	lead, body, trail := splitTrim(content)
+	trimmed := strings.TrimLeft(body, " \t\r\n")
+	n := 0
+	for n < len(trimmed) && isWordByte(trimmed[n]) {
+		n++
+	}
+	switch trimmed[:n] {
+	case "if", "elsif", "unless":
+	default:
+		return content
+	}
+	cond := trimmed[n:]
+	if !strings.Contains(cond, "<>") && !(strings.Contains(cond, "and") && strings.Contains(cond, "or")) {
+		return content
+	}
+	return lead + " " + trimmed[:n] + " " + regroup(cond) + " " + trail
+}
+
+func splitTrim(content string) (lead, body, trail string) {
+	body = content
+	if strings.HasPrefix(body, "-") {
+		lead, body = "-", body[1:]
+	}
+	if strings.HasSuffix(body, "-") {
+		trail, body = "-", body[:len(body)-1]
+	}
+	return lead, body, trail
+}
+
+// regroup writes a condition with <> as != and parentheses that make
+// osteele/liquid group and/or from the right: built from the right, a group
+// opens where the operator changes.
+func regroup(cond string) string {
+	var segs []string
+	var ops []string
+	cur := []string{}
+	depth := 0
+	for _, t := range exprTokens(cond) {
+		if t == "<>" {
+			t = "!="
+		}
+		depth += strings.Count(t, "(") + strings.Count(t, "[") - strings.Count(t, ")") - strings.Count(t, "]")
+		if depth == 0 && (t == "and" || t == "or") {
+			segs = append(segs, strings.Join(cur, " "))
+			ops = append(ops, t)
+			cur = []string{}
+			continue
+		}
+		cur = append(cur, t)
+	}
+	segs = append(segs, strings.Join(cur, " "))
+	acc := segs[len(segs)-1]
+	for i := len(ops) - 1; i >= 0; i-- {
+		if i == len(ops)-1 || ops[i] == ops[i+1] {
+			acc = segs[i] + " " + ops[i] + " " + acc
+		} else {
+			acc = segs[i] + " " + ops[i] + " (" + acc + ")"
+		}
+	}
+	return acc
+}
+
+// alternations counts the changes between and and or in a condition: the
+// groups regroup opens.
+func alternations(cond string) int {
+	n, prev := 0, ""
+	for _, t := range exprTokens(cond) {
+		if t == "and" || t == "or" {
+			if prev != "" && t != prev {
+				n++
+			}
+			prev = t
+		}
+	}
+	return n
+}
+
+// rewriteLiterals rewrites the LiquidJS literals in the content of an
+// output or tag: null becomes nil, empty and blank the names bound to
+// their drops. A comparison with the drop on its right is turned around
+// (osteele/liquid asks the left operand to compare), its operator mirrored.
+func rewriteLiterals(content string) string {
+	if !strings.Contains(content, "null") && !strings.Contains(content, "empty") && !strings.Contains(content, "blank") {
+		return content
+	}
+	var b strings.Builder
+	changed, drop := false, false
+	prev := byte(0)
+	for i := 0; i < len(content); {
+		c := content[i]
+		switch {
+		case c == '"' || c == '\'':
+			j := strings.IndexByte(content[i+1:], c)
+			if j < 0 {
+				b.WriteString(content[i:])
+				i = len(content)
+				continue
+			}
+			b.WriteString(content[i : i+j+2])
+			i += j + 2
+			prev = 's'
+		case isIdentStart(c):
+			j := i + 1
+			for j < len(content) && (isWordByte(content[j]) || content[j] == '-') {
+				j++
+			}
+			word := content[i:j]
+			next := byte(0)
+			if j < len(content) {
+				next = content[j]
+			}
+			if prev != '.' && next != ':' && next != '?' {
+				switch word {
+				case "null":
+					word, changed = "nil", true
+				case "empty":
+					word, changed, drop = emptyName, true, true
+				case "blank":
+					word, changed, drop = blankName, true, true
+				}
+			}
+			b.WriteString(word)
+			i = j
+			prev = 'i'
+		default:
+			b.WriteByte(c)
+			if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+				prev = c
+			}
+			i++
+		}
+	}
+	if !changed {
+		return content
+	}
+	out := b.String()
+	if drop {
+		out = turnInContent(out)
+	}
+	return out
+}
+
+// turnInContent applies turnComparisons to the expression of an output or
+// tag content: trim markers and a tag's name are kept as they are.
+func turnInContent(content string) string {
+	lead, trail := "", ""
+	if strings.HasPrefix(content, "-") {
+		lead, content = "-", content[1:]
+	}
+	if strings.HasSuffix(content, "-") {
+		trail, content = "-", content[:len(content)-1]
+	}
+	trimmed := strings.TrimLeft(content, " \t\r\n")
+	n := 0
+	for n < len(trimmed) && isWordByte(trimmed[n]) {
+		n++
+	}
+	switch trimmed[:n] {
+	case "if", "elsif", "unless", "echo":
+		return lead + " " + trimmed[:n] + " " + turnComparisons(trimmed[n:]) + " " + trail
+	case "":
+	default:
+		if n > 0 && n < len(trimmed) && !strings.ContainsRune(" \t\r\n", rune(trimmed[n])) {
+			break // not a tag name: an output's variable
+		}
+		if _, isTag := tagsWithoutComparisons[trimmed[:n]]; isTag {
+			return lead + content + trail
+		}
+	}
+	return lead + " " + turnComparisons(content) + " " + trail
+}
+
+// tagsWithoutComparisons are tags whose arguments are no condition.
+var tagsWithoutComparisons = map[string]struct{}{
+	"assign": {}, "for": {}, "tablerow": {}, "case": {}, "when": {}, "cycle": {},
+	"capture": {}, "increment": {}, "decrement": {},
+}
+
+// mirrored maps a comparison operator to the one that compares its
+// operands the other way round.
+var mirrored = map[string]string{"==": "==", "!=": "!=", "<>": "<>", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
+
+// turnComparisons puts a drop on the left of each comparison it is the
+// right operand of: `x == __kindgi_empty` becomes `__kindgi_empty == x`.
+// The expression is split into comparisons at "and" and "or" outside
+// quotes.
+func turnComparisons(expr string) string {
+	toks := exprTokens(expr)
+	var out []string
+	seg := []string{}
+	flush := func() {
+		out = append(out, turnOne(seg)...)
+		seg = seg[:0]
+	}
+	for _, t := range toks {
+		if t == "and" || t == "or" {
+			flush()
+			out = append(out, t)
+			continue
+		}
+		seg = append(seg, t)
+	}
+	flush()
+	return strings.Join(out, " ")
+}
+
+// turnOne turns one comparison around when its right operand is a drop.
+func turnOne(seg []string) []string {
+	for k, t := range seg {
+		op, ok := mirrored[t]
+		if !ok || k+2 != len(seg) || (seg[k+1] != emptyName && seg[k+1] != blankName) {
+			continue
+		}
+		if k == 1 && (seg[0] == emptyName || seg[0] == blankName) {
+			return seg
+		}
+		turned := append([]string{seg[k+1], op}, seg[:k]...)
+		return turned
+	}
+	return seg
+}
+
+// exprTokens splits an expression into quoted strings, operators and the
+// runs of other characters between white space.
+func exprTokens(expr string) []string {
+	var toks []string
+	for i := 0; i < len(expr); {
+		c := expr[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '"' || c == '\'':
+			j := strings.IndexByte(expr[i+1:], c)
+			if j < 0 {
+				toks = append(toks, expr[i:])
+				return toks
+			}
+			toks = append(toks, expr[i:i+j+2])
+			i += j + 2
+		case c == '=' || c == '!' || c == '<' || c == '>':
+			j := i + 1
+			if j < len(expr) && (expr[j] == '=' || c == '<' && expr[j] == '>') {
+				j++
+			}
+			toks = append(toks, expr[i:j])
+			i = j
+		default:
+			j := i
+			for j < len(expr) && !strings.ContainsRune(" \t\n\r\"'=!<>", rune(expr[j])) {
+				j++
+			}
+			toks = append(toks, expr[i:j])
+			i = j
+		}
+	}
+	return toks
+}
+
+// addLiquidJSTags registers echo, increment, decrement and cycle.
+func addLiquidJSTags(cfg *render.Config) {
+	// echo is replaced by an output probe when the template is
+	// instrumented; this definition only lets it parse.
+	cfg.AddTag("echo", func(string) (func(io.Writer, render.Context) error, error) {
+		return func(io.Writer, render.Context) error { return nil }, nil
+	})
+	cfg.AddTag("increment", counterTag(1))
+	cfg.AddTag("decrement", counterTag(-1))
+	cfg.AddTag("cycle", cycleTag)
+}
+
+// counterTag compiles {% increment name %} (step 1) and
+// {% decrement name %} (step -1) as LiquidJS has them: a counter per name
+// and render, starting from the render's own value of that name when it is
+// a number and from 0 otherwise; increment writes the value before the
+// step, decrement the value after. The counter is also the variable's
+// value unless an assign or capture has shadowed it.
+func counterTag(step float64) func(string) (func(io.Writer, render.Context) error, error) {
+	return func(args string) (func(io.Writer, render.Context) error, error) {
+		name := strings.TrimSpace(args)
+		if name == "" || !isIdentStart(name[0]) || strings.IndexFunc(name, func(r rune) bool { return !(r < 128 && (isWordByte(byte(r)) || r == '-')) }) >= 0 {
+			return nil, fmt.Errorf("syntax error: %q is not a variable name", name)
+		}
+		return func(w io.Writer, ctx render.Context) error {
+			st := stateOf(ctx)
+			if st.counters == nil {
+				st.counters = map[string]float64{}
+			}
+			cur, ok := st.counters[name]
+			if !ok {
+				cur = number(st.env[name])
+			}
+			next := cur + step
+			st.counters[name] = next
+			// The counter shows through the variable unless an assign or
+			// capture shadows it: the binding is still the render's own
+			// value, or the counter's last one.
+			bound, present := ctx.Bindings()[name]
+			if !present || sameScalar(bound, st.env[name]) || ok && isNumber(bound) && number(bound) == cur {
+				ctx.Set(name, numberValue(next))
+			}
+			shown := cur
+			if step < 0 {
+				shown = next
+			}
+			s, _ := outputString(numberValue(shown), st)
+			if err := st.charge(len(s)); err != nil {
+				return err
+			}
+			_, err := io.WriteString(w, s)
+			return err
+		}, nil
+	}
+}
+
+// sameScalar reports whether a and b are the same nil, boolean, number or
+// string.
+func sameScalar(a, b any) bool {
+	if isNumber(a) && isNumber(b) {
+		return number(a) == number(b)
+	}
+	switch a.(type) {
+	case nil, bool, int, int64, float64, string:
+		switch b.(type) {
+		case nil, bool, int, int64, float64, string:
+			return a == b
+		}
+	}
+	return false
+}
+
+func isNumber(v any) bool {
+	switch v.(type) {
+	case int, int64, float64, int32, float32:
+		return true
+	}
+	return false
+}
+
+// number returns v as a float64 when it is a number, else 0.
+func number(v any) float64 {
+	switch v := v.(type) {
+	case int:
+		return float64(v)
+	case int64:
+		return float64(v)
+	case int32:
+		return float64(v)
+	case float64:
+		return v
+	case float32:
+		return float64(v)
+	}
+	return 0
+}
+
+// numberValue returns f as an int when it is integral, else as a float64.
+func numberValue(f float64) any {
+	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return int(f)
+	}
+	return f
+}
+
+// cycleTag compiles {% cycle a, b, … %} and {% cycle group: a, b, … %} as
+// LiquidJS has them: one position per group value and list of candidates
+// (their source text) and render, so concurrent renders of one parsed
+// template never share it.
+func cycleTag(args string) (func(io.Writer, render.Context) error, error) {
+	parts := splitTopLevel(args, ',')
+	var group expressions.Expression
+	if first := parts[0]; first != "" {
+		if k := topLevelIndex(first, ':'); k >= 0 {
+			g, err := expressions.Parse(first[:k])
+			if err != nil {
+				return nil, err
+			}
+			group = g
+			parts[0] = first[k+1:]
+		}
+	}
+	var srcs []string
+	var cands []expressions.Expression
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return nil, fmt.Errorf("syntax error: cycle needs a list of values separated by commas")
+		}
+		e, err := expressions.Parse(p)
+		if err != nil {
+			return nil, err
+		}
+		srcs = append(srcs, p)
+		cands = append(cands, e)
+	}
+	key := strings.Join(srcs, ",")
+	return func(w io.Writer, ctx render.Context) error {
+		st := stateOf(ctx)
+		k := ":" + key
+		if group != nil {
+			g, err := ctx.Evaluate(group)
+			if err != nil {
+				return err
+			}
+			gs, err := outputString(g, st)
+			if err != nil {
+				return err
+			}
+			k = gs + k
+		}
+		if st.cycles == nil {
+			st.cycles = map[string]int{}
+		}
+		idx := st.cycles[k]
+		st.cycles[k] = (idx + 1) % len(cands)
+		v, err := ctx.Evaluate(cands[idx])
+		if err != nil {
+			return err
+		}
+		s, err := outputString(v, st)
+		if err != nil {
+			return err
+		}
+		if err := st.charge(len(s)); err != nil {
+			return err
+		}
+		_, err = io.WriteString(w, s)
+		return err
+	}, nil
+}
+
+// splitTopLevel splits s at sep outside quoted strings and brackets.
+func splitTopLevel(s string, sep byte) []string {
+	var parts []string
+	depth, from := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\'':
+			if j := strings.IndexByte(s[i+1:], c); j >= 0 {
+				i += j + 1
+			}
+		case c == '(' || c == '[':
+			depth++
+		case c == ')' || c == ']':
+			depth--
+		case c == sep && depth == 0:
+			parts = append(parts, s[from:i])
+			from = i + 1
+		}
+	}
+	return append(parts, s[from:])
+}
+
+// topLevelIndex returns the index of c in s outside quoted strings, or -1.
+func topLevelIndex(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"', '\'':
+			if j := strings.IndexByte(s[i+1:], s[i]); j >= 0 {
+				i += j + 1
+			}
+		case c:
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,97 @@
+package turn
+
+import (
+	"context"
+	"encoding/json"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+)
+
+// Submit queues one turn for a worker (Worker) to drive, and returns its
+// run id at once: the turn runs in whichever process claims it. Wait
+// returns its outcome.
+//
+// Submit checks what Invoke checks before its first side effect (the
+// bindings, the input, the context, that the input round-trips through
+// JSON), then writes the run snapshot and creates the run in status
+// bindings.RunQueued with no lease, so that any worker's
+// bindings.RunClaimer hands it out. Nothing else runs: no message is
+// stored and nothing is called.
+//
+// An empty in.RunID gets a fresh run id. Submitting again with the run id
+// of an existing run changes nothing and returns the id (after checking
+// that the run is of in.Agent's id@version: agent-version-mismatch
+// otherwise), so a host may retry a Submit safely with the same RunID.
+func Submit(ctx context.Context, in Input, b Bindings) (string, error) {
+	if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
+		return "", err
+	}
+	if err := checkInput(in); err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
+	}
+	explicit := in.RunID != ""
+	if !explicit {
+		in.RunID = newID(&b)
+	}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return "", &agents.InvalidMessageError{Reason: "turn input is not JSON: " + err.Error()}
+	}
+	var stored Input
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		return "", &agents.InvalidMessageError{Reason: "turn input does not round-trip through JSON: " + err.Error()}
+	}
+	if explicit {
+		if _, err := b.Runs.GetRun(ctx, in.TenantID, in.RunID); err == nil {
+			snap, err := b.Snapshots.Read(ctx, in.TenantID, in.RunID)
+			if err != nil {
+				return "", coded(err, "read run snapshot")
+			}
+			if err := checkAgent(snap, in.Agent.ID, in.Agent.Version); err != nil {
+				return "", err
+			}
+			return in.RunID, nil
+		} else if agents.CodeOf(err) != agents.CodeRunJournalUnavailable {
+			return "", coded(err, "get run")
+		}
+	}
+	_, _, snap, err := openRun(ctx, &b, bindings.OpenRunInput{
+		Snapshot: bindings.RunSnapshotWriteInput{
+			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
+			AgentID: in.Agent.ID, AgentVersion: in.Agent.Version,
+			ConversationID: in.ConversationID, ProjectID: in.ProjectID, Input: raw,
+		},
+		Start: bindings.StartRunInput{
+			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
+			Status: bindings.RunQueued,
+		},
+	})
+	if err != nil {
+		return "", err
+	}
+	if snap != nil {
+		// A concurrent Submit of the same run id may have written first.
+		if err := checkAgent(*snap, in.Agent.ID, in.Agent.Version); err != nil {
+			return "", err
+		}
+	}
+	return in.RunID, nil
+}
+
+// findAgent looks up the agent a run's snapshot recorded, with
+// Bindings.Agents.
+func findAgent(ctx context.Context, b *Bindings, snap bindings.RunSnapshotRecord) (agent.Agent, error) {
+	a, err := b.Agents(ctx, snap.TenantID, snap.AgentID, snap.AgentVersion)
+	if err != nil {
+		if agents.CodeOf(err) == "" {
+			return agent.Agent{}, &agents.AgentNotFoundError{ID: snap.AgentID, Version: snap.AgentVersion}
+		}
+		return agent.Agent{}, err
+	}
+	return a, nil
+}
