@@ -94,7 +94,11 @@ func TestInvokeErrorCodes(t *testing.T) {
 		},
 		{
 			name: "render failure", code: agents.CodeRenderFailure, script: answer,
-			spec: func(s *agent.Spec) { s.Instructions = "You draft for {{ firmName | divided_by: 0 }}." },
+			// LiquidJS renders "x" | divided_by: 0 as NaN; a loop past the
+			// render's work limit is a render failure.
+			spec: func(s *agent.Spec) {
+				s.Instructions = "You draft for {{ firmName }}.{% for i in (1..1000000000) %}x{% endfor %}"
+			},
 		},
 		{
 			name: "unresolved tool", code: agents.CodeUnresolvedTool, script: answer,

@@ -21,8 +21,8 @@ var slowInstructions = `{% assign a = "` + strings.Repeat("ab", 20_000) + `" | s
 
 // TestDeadlineStopsARender: the render-prompt step renders with the turn's
 // context, so maxWallMs and the caller's cancellation stop a render that
-// is under way: the turn is aborted (timeout, external) in a fraction of
-// the render's own time, no render-failure is journaled and the model is
+// is under way: the turn is aborted (timeout, external) rather than
+// failing at the render's work bound, no render-failure is journaled and the model is
 // never called.
 func TestDeadlineStopsARender(t *testing.T) {
 	probe := newFixture(t, nil, func(s *agent.Spec) { s.Instructions = slowInstructions })
@@ -37,8 +37,8 @@ func TestDeadlineStopsARender(t *testing.T) {
 		parent time.Duration
 		reason string
 	}{
-		{"maxWallMs", 15, 0, agents.AbortTimeout},
-		{"cancellation", 60_000, 15 * time.Millisecond, agents.AbortExternal},
+		{"maxWallMs", 3, 0, agents.AbortTimeout},
+		{"cancellation", 60_000, 3 * time.Millisecond, agents.AbortExternal},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,9 +58,11 @@ func TestDeadlineStopsARender(t *testing.T) {
 			if !errors.As(err, &ta) || ta.Reason != tt.reason {
 				t.Fatalf("Invoke = %v, want turn-aborted %s", err, tt.reason)
 			}
-			if d := time.Since(start); d > full/2 {
-				t.Errorf("the turn took %v to stop; the whole render takes %v", d, full)
-			}
+			// Had the render not stopped at the deadline, it would have run
+			// to its work bound and the turn would have failed with
+			// render-failure: the code above is the proof, not the time
+			// (wall times are noise on a loaded machine; logged only).
+			t.Logf("stopped after %v; the whole render takes %v", time.Since(start), full)
 			if n := f.provider.Calls(); n != 0 {
 				t.Errorf("the model was called %d times", n)
 			}

@@ -252,8 +252,13 @@ func TestResumeAfterACrashMidStreamStreamsAgain(t *testing.T) {
 				}()
 				_, _ = turn.Invoke(t.Context(), in, b)
 			}()
-			// The dead driver left the model call started, nothing more.
+			// The dead driver left the model call started, and at most the
+			// record of its failed attempt (the attempts backstop), with
+			// nothing of the stream: no output.
 			for _, e := range f.journal(in.RunID) {
+				if strings.Contains(e.Key, "/attempt/") && e.Status == bindings.StepFailed && len(e.Output) == 0 {
+					continue
+				}
 				if strings.HasPrefix(e.Key, "agent-loop/") && e.Status != bindings.StepStarted {
 					t.Errorf("after the crash the journal holds %s %s %s", e.Key, e.Status, e.Output)
 				}

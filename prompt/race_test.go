@@ -1,0 +1,6 @@
+//go:build race
+
+package prompt_test
+
+// raceSlowdown scales the render time bound under the race detector.
+const raceSlowdown = 10
