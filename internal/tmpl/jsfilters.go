@@ -402,8 +402,21 @@ func hmacSHA256(in any, args []any) (any, error) {
 	return hex.EncodeToString(m.Sum(nil)), nil
 }
 
+// valueLimit is the error of a filter refusing to build a result past
+// MaxValue. A filter whose result can outgrow its input and arguments
+// together (replace, join, split, sample, json) measures the result before
+// building it, so a template cannot make it allocate more than about
+// MaxValue in one call.
+func valueLimit() error { return &LimitError{Limit: "value", Max: MaxValue} }
+
 func replaceFilter(in any, args []any) (any, error) {
-	return strings.ReplaceAll(jsString(in), jsString(arg(args, 0)), jsString(arg(args, 1))), nil
+	s, p, r := jsString(in), jsString(arg(args, 0)), jsString(arg(args, 1))
+	// strings.Count of "" is the rune count + 1, as many places as
+	// ReplaceAll inserts r at.
+	if n := strings.Count(s, p); len(r) > len(p) && n > (MaxValue-len(s))/(len(r)-len(p)) {
+		return nil, valueLimit()
+	}
+	return strings.ReplaceAll(s, p, r), nil
 }
 
 func replaceFirst(in any, args []any) (any, error) {
@@ -423,6 +436,10 @@ func replaceLast(in any, args []any) (any, error) {
 // strings removed.
 func split(in any, args []any) (any, error) {
 	s, sep := jsString(in), jsString(arg(args, 0))
+	// n strings of the result, each an item of entrySize and its bytes.
+	if n := strings.Count(s, sep); n > (MaxValue-len(s))/(2*entrySize) {
+		return nil, valueLimit()
+	}
 	var parts []string
 	if sep == "" {
 		for _, r := range s {
@@ -566,9 +583,17 @@ func join(in any, args []any) (any, error) {
 	if a := arg(args, 0); a != nil {
 		sep = jsString(a)
 	}
+	if len(arr) > 1 && len(sep) > 0 && len(arr)-1 > MaxValue/len(sep) {
+		return nil, valueLimit()
+	}
+	total := max(len(arr)-1, 0) * len(sep)
 	parts := make([]string, len(arr))
 	for i, v := range arr {
 		parts[i] = jsJoinString(v)
+		total += len(parts[i])
+		if total > MaxValue {
+			return nil, valueLimit()
+		}
 	}
 	return strings.Join(parts, sep), nil
 }
@@ -865,6 +890,9 @@ func sample(in any, args []any) (any, error) {
 	}
 	var items []any
 	if s, ok := in.(string); ok {
+		if utf8.RuneCountInString(s) > MaxValue/(2*entrySize) {
+			return nil, valueLimit()
+		}
 		for _, r := range s {
 			items = append(items, string(r))
 		}
@@ -951,13 +979,16 @@ func slice(in any, args []any) (any, error) {
 // jsonFilter is LiquidJS's json (and jsonify): JSON.stringify, with an
 // optional indent; no HTML escaping.
 func jsonFilter(in any, args []any) (any, error) {
-	var b strings.Builder
+	var b limitedBuilder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if n := int(jsNumber(arg(args, 0))); n > 0 {
 		enc.SetIndent("", strings.Repeat(" ", min(n, 10)))
 	}
 	if err := enc.Encode(values.ToLiquid(in)); err != nil {
+		if b.over {
+			return nil, valueLimit()
+		}
 		return nil, err
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
@@ -986,4 +1017,19 @@ func defaultFilter(in any, args []any) (any, error) {
 		return def, nil
 	}
 	return in, nil
+}
+
+// limitedBuilder collects at most MaxValue bytes: json's indentation can
+// make its text many times the size of the value.
+type limitedBuilder struct {
+	strings.Builder
+	over bool
+}
+
+func (b *limitedBuilder) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > MaxValue {
+		b.over = true
+		return 0, valueLimit()
+	}
+	return b.Builder.Write(p)
 }

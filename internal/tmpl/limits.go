@@ -426,6 +426,10 @@ func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any
 				// filter's error as text.
 				return nil, st.fail(ue)
 			}
+			var le *LimitError
+			if errors.As(err, &le) {
+				return nil, st.fail(le)
+			}
 			return nil, err
 		}
 		if err := st.chargeValue(out); err != nil {
