@@ -70,6 +70,7 @@ func FuzzRenderBounded(f *testing.F) {
 		strings.Repeat(`{{ p }}`, 2000),
 	}
 	seeds = append(seeds, multiplyingTemplates...)
+	seeds = append(seeds, `{{ p | truncate: 9223372036854775807 }}{{ (-9223372036854775807..9223372036854775807) | size }}`)
 	for _, s := range seeds {
 		f.Add(s, "x")
 	}
@@ -208,6 +209,35 @@ func TestRenderPanicIsClean(t *testing.T) {
 	for _, s := range []string{"goroutine", "stacktrace", ".go:", "\n"} {
 		if strings.Contains(err.Error(), s) {
 			t.Fatalf("the error holds %q: %q", s, err.Error())
+		}
+	}
+}
+
+// TestHugeIntegerArguments: integer arguments past any length saturate
+// (truncate: 9223372036854775807 keeps the string, as in LiquidJS, where
+// it used to panic on a slice bound), and a range whose length overflows
+// an int fails with render-failure under the meter instead of reporting a
+// size of -1.
+func TestHugeIntegerArguments(t *testing.T) {
+	// "fail": render-failure.
+	for src, want := range map[string]string{
+		`{{ 'x' | truncate: 9223372036854775807 }}`:                "x",
+		`{{ 'x' | truncate: -9223372036854775807 }}`:               "...",
+		`{{ 'x y' | truncatewords: 9223372036854775807 }}`:         "x y",
+		`{{ 'abc' | slice: 1, 9223372036854775807 }}`:              "bc",
+		`{{ 'abc' | slice: 9223372036854775807, 2 }}x`:             "x",
+		`{{ 'abc' | sample: 9223372036854775807 | size }}`:         "3",
+		`{{ (-3..9223372036854775807) | slice: 0, 2 | join }}x`:    "fail",
+		`{{ (-9223372036854775807..9223372036854775807) | size }}`: "fail",
+		`{{ (0..9223372036854775807) | size }}`:                    "fail",
+		`{{ (-9223372036854775807..0) | first }}`:                  "fail",
+	} {
+		res, err := prompt.Render(testAgent(src), prompt.Context{Now: fixedNow})
+		switch {
+		case want == "fail" && agents.CodeOf(err) != agents.CodeRenderFailure:
+			t.Errorf("Render(%s) = %q, %v; want render-failure", src, res.Text, err)
+		case want != "fail" && (err != nil || res.Text != want):
+			t.Errorf("Render(%s) = %q, %v; want %q", src, res.Text, err, want)
 		}
 	}
 }

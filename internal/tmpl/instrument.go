@@ -453,7 +453,7 @@ func outputString(v any, st *state) (string, error) {
 			return "", err
 		}
 		var b strings.Builder
-		for i := range v.Len() {
+		for i := range rangeLen(v) {
 			b.WriteString(strconv.Itoa(v.Index(i).(int)))
 		}
 		return b.String(), nil

@@ -155,6 +155,25 @@ func jsString(v any) string {
 	return fmt.Sprint(v)
 }
 
+// maxJSInt bounds the integers filters take as counts or positions: far
+// past any string or list, and far from overflowing when added to one.
+const maxJSInt = 1 << 53
+
+// jsInt converts a number argument to an int, truncated toward zero as
+// LiquidJS's integer arguments are used, saturated at ±maxJSInt (so
+// 9223372036854775807 is a huge count, never a negative one), NaN as 0.
+func jsInt(f float64) int {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= maxJSInt:
+		return maxJSInt
+	case f <= -maxJSInt:
+		return -maxJSInt
+	}
+	return int(f)
+}
+
 // jsNumberString formats f as JavaScript's String(number) does, for the
 // numbers templates meet: integers below 1e21 in full, NaN, Infinity,
 // other values in their shortest form.
@@ -462,7 +481,7 @@ func truncate(in any, args []any) (any, error) {
 	s := jsString(in)
 	l := 50
 	if hasArg(args, 0) {
-		l = int(jsNumber(args[0]))
+		l = jsInt(jsNumber(args[0]))
 	}
 	o := "..."
 	if hasArg(args, 1) {
@@ -480,7 +499,7 @@ func truncateWords(in any, args []any) (any, error) {
 	s := jsString(in)
 	words := 15
 	if hasArg(args, 0) {
-		words = int(jsNumber(args[0]))
+		words = jsInt(jsNumber(args[0]))
 	}
 	o := "..."
 	if hasArg(args, 1) {
@@ -560,11 +579,11 @@ func firstLast(in any, first bool) any {
 	}
 	rv := reflect.ValueOf(in)
 	if in == nil || rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
-		if r, ok := in.(values.Range); ok && r.Len() > 0 {
+		if r, ok := in.(values.Range); ok && rangeLen(r) > 0 {
 			if first {
 				return r.Index(0)
 			}
-			return r.Index(r.Len() - 1)
+			return rangeEnd(r)
 		}
 		return ""
 	}
@@ -873,7 +892,7 @@ func size(in any, _ []any) (any, error) {
 		return n, nil
 	}
 	if r, ok := in.(values.Range); ok {
-		return r.Len(), nil
+		return rangeLen(r), nil
 	}
 	rv := reflect.ValueOf(in)
 	if in != nil && (rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array) {
@@ -902,7 +921,7 @@ func sample(in any, args []any) (any, error) {
 	rand.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
 	count := 1
 	if hasArg(args, 0) {
-		count = int(jsNumber(args[0]))
+		count = jsInt(jsNumber(args[0]))
 	}
 	if count == 1 {
 		if len(items) == 0 {
@@ -944,10 +963,10 @@ func slice(in any, args []any) (any, error) {
 	if in == nil {
 		return []any{}, nil
 	}
-	begin := int(jsNumber(arg(args, 0)))
+	begin := jsInt(jsNumber(arg(args, 0)))
 	length := 1
 	if hasArg(args, 1) && args[1] != nil {
-		length = int(jsNumber(args[1]))
+		length = jsInt(jsNumber(args[1]))
 	}
 	rv := reflect.ValueOf(in)
 	isList := rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array
@@ -982,7 +1001,7 @@ func jsonFilter(in any, args []any) (any, error) {
 	var b limitedBuilder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if n := int(jsNumber(arg(args, 0))); n > 0 {
+	if n := jsInt(jsNumber(arg(args, 0))); n > 0 {
 		enc.SetIndent("", strings.Repeat(" ", min(n, 10)))
 	}
 	if err := enc.Encode(values.ToLiquid(in)); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"reflect"
 	"strings"
@@ -235,7 +236,7 @@ func sizeOf(v any, budget int) int {
 	case []byte:
 		return len(v)
 	case values.Range:
-		n := max(v.Len(), 0)
+		n := rangeLen(v)
 		if n > budget/entrySize {
 			return budget + 1
 		}
@@ -295,6 +296,25 @@ func sizeOf(v any, budget int) int {
 	}
 	return scalarSize
 }
+
+// rangeLen is the number of integers of r. values.Range.Len computes
+// end+1-begin in int, which overflows for (-9223372036854775807..
+// 9223372036854775807); here the count is exact, saturated at MaxInt.
+func rangeLen(r values.Range) int {
+	b, e := r.Index(0).(int), rangeEnd(r)
+	if e < b {
+		return 0
+	}
+	n := uint64(e) - uint64(b) + 1
+	if n == 0 || n > math.MaxInt {
+		return math.MaxInt
+	}
+	return int(n)
+}
+
+// rangeEnd is r's last integer: Len wraps around, so begin+Len-1 wraps
+// back to it.
+func rangeEnd(r values.Range) int { return r.Index(0).(int) + r.Len() - 1 }
 
 // cappedWriter collects the rendered text and fails past MaxOutput.
 type cappedWriter struct {
