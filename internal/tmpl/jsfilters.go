@@ -35,8 +35,8 @@ var jsFilterTable = map[string]jsFilter{
 	"abs":        math1(math.Abs),
 	"ceil":       math1(math.Ceil),
 	"floor":      math1(math.Floor),
-	"at_least":   math2(math.Max),
-	"at_most":    math2(math.Min),
+	"at_least":   minMax(math.Max),
+	"at_most":    minMax(math.Min),
 	"plus":       math2(func(a, b float64) float64 { return a + b }),
 	"minus":      math2(func(a, b float64) float64 { return a - b }),
 	"times":      math2(func(a, b float64) float64 { return a * b }),
@@ -313,12 +313,34 @@ func math1(f func(float64) float64) jsFilter {
 	return func(in any, _ []any) (any, error) { return jsValue(f(jsNumber(in))), nil }
 }
 
+// math2 is a filter of two numbers. As in LiquidJS, an argument the
+// template leaves out is undefined, which is NaN as a number
+// ({{ 7 | plus }} is NaN), whereas nil is 0.
 func math2(f func(a, b float64) float64) jsFilter {
-	return func(in any, args []any) (any, error) { return jsValue(f(jsNumber(in), jsNumber(arg(args, 0)))), nil }
+	return func(in any, args []any) (any, error) { return jsValue(f(jsNumber(in), jsArgNumber(args, 0))), nil }
+}
+
+// minMax is at_least or at_most: LiquidJS's Math.max or Math.min of the
+// input and the arguments given, so the input alone without one.
+func minMax(f func(a, b float64) float64) jsFilter {
+	return func(in any, args []any) (any, error) {
+		if !hasArg(args, 0) {
+			return jsValue(jsNumber(in)), nil
+		}
+		return jsValue(f(jsNumber(in), jsNumber(args[0]))), nil
+	}
+}
+
+// jsArgNumber is argument i through toNumber, NaN when it is left out.
+func jsArgNumber(args []any, i int) float64 {
+	if !hasArg(args, i) {
+		return math.NaN()
+	}
+	return jsNumber(args[i])
 }
 
 func dividedBy(in any, args []any) (any, error) {
-	q := jsNumber(in) / jsNumber(arg(args, 0))
+	q := jsNumber(in) / jsArgNumber(args, 0)
 	if jsTruthy(arg(args, 1)) {
 		q = math.Floor(q)
 	}
