@@ -61,7 +61,7 @@
 //
 // Templates render as the npm package liquidjs (10.30.1, strictVariables
 // and strictFilters) renders them: TestLiquidJSDifferential renders a
-// corpus of 424 cases (testdata/liquid-corpus.json: every tag and filter
+// corpus of 435 cases (testdata/liquid-corpus.json: every tag and filter
 // LiquidJS documents, whitespace control, strict variables, filters on nil
 // and on the wrong type, parse errors) with both and requires the same
 // output or the same class of error (missing-parameter, render-failure, or
@@ -99,9 +99,25 @@
 //   - a for loop may not combine reversed with limit or offset (the engine
 //     reverses before slicing, LiquidJS after): refused at parse time;
 //   - ordering comparisons (<, <=, >, >=) between values of different
-//     types are false (LiquidJS applies JavaScript's coercions); both
-//     operands of and/or are evaluated (LiquidJS stops at the first that
-//     decides, so an undefined variable after it goes unnoticed there);
+//     types are false (LiquidJS applies JavaScript's coercions); and/or
+//     stop at the operand that decides ({% if t or undefinedvar %} is true
+//     and {% if f and undefinedvar %} false here, where LiquidJS evaluates
+//     both and fails with missing-parameter): osteele/liquid's grammar
+//     evaluates them so, and nothing outside it sees the operand skipped;
+//   - a for loop over nil renders nothing, not its else branch; offset:
+//     continue is not supported (continue is read as an undefined
+//     variable); a for loop over a range longer than an int can count,
+//     such as (-9223372036854775807..9223372036854775807), iterates
+//     nothing (LiquidJS would try to expand it): osteele/liquid's for;
+//   - case renders the first matching when only (LiquidJS every matching
+//     one); contains on a map tests its keys (LiquidJS: false): both are
+//     osteele/liquid's tags;
+//   - sort by a property some items lack puts those items first (LiquidJS
+//     leaves them where its comparison does): osteele/liquid's sort;
+//   - a pipe without a filter ({{ s | }}) is a parse error (LiquidJS
+//     ignores it), and an exponent literal such as 1e3 a render-failure
+//     (LiquidJS: an undefined variable, missing-parameter): osteele/liquid's
+//     expression parser;
 //   - a filter that yields undefined in LiquidJS (first or last of an empty
 //     list, find without a match) yields nil: a variable assigned from it
 //     is bound (nil) rather than undefined;
