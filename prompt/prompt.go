@@ -112,8 +112,10 @@
 //   - case renders the first matching when only (LiquidJS every matching
 //     one); contains on a map tests its keys (LiquidJS: false): both are
 //     osteele/liquid's tags;
-//   - sort by a property some items lack puts those items first (LiquidJS
-//     leaves them where its comparison does): osteele/liquid's sort;
+//   - sort by a property some items lack puts those items first, in their
+//     order: osteele/liquid's sort (LiquidJS's comparison finds an
+//     undefined property equal to everything, so where those items land
+//     depends on V8's sort algorithm; in the corpus's case, last);
 //   - a pipe without a filter ({{ s | }}) is a parse error (LiquidJS
 //     ignores it), and an exponent literal such as 1e3 a render-failure
 //     (LiquidJS: an undefined variable, missing-parameter): osteele/liquid's
