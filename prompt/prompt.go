@@ -61,7 +61,7 @@
 //
 // Templates render as the npm package liquidjs (10.30.1, strictVariables
 // and strictFilters) renders them: TestLiquidJSDifferential renders a
-// corpus of 435 cases (testdata/liquid-corpus.json: every tag and filter
+// corpus of 437 cases (testdata/liquid-corpus.json: every tag and filter
 // LiquidJS documents, whitespace control, strict variables, filters on nil
 // and on the wrong type, parse errors) with both and requires the same
 // output or the same class of error (missing-parameter, render-failure, or
@@ -99,11 +99,12 @@
 //   - a for loop may not combine reversed with limit or offset (the engine
 //     reverses before slicing, LiquidJS after): refused at parse time;
 //   - ordering comparisons (<, <=, >, >=) between values of different
-//     types are false (LiquidJS applies JavaScript's coercions); and/or
-//     stop at the operand that decides ({% if t or undefinedvar %} is true
-//     and {% if f and undefinedvar %} false here, where LiquidJS evaluates
-//     both and fails with missing-parameter): osteele/liquid's grammar
-//     evaluates them so, and nothing outside it sees the operand skipped;
+//     types are false (LiquidJS applies JavaScript's coercions); the
+//     variables of an if or unless condition must all be bound, as in
+//     LiquidJS, which evaluates both operands of and/or; but in an elsif
+//     condition and/or stop at the operand that decides, as osteele/liquid
+//     evaluates them ({% elsif t or undefinedvar %} is true here, where
+//     LiquidJS fails with missing-parameter);
 //   - a for loop over nil renders nothing, not its else branch; offset:
 //     continue is not supported (continue is read as an undefined
 //     variable); a for loop over a range longer than an int can count,
