@@ -477,8 +477,9 @@ func replaceLast(in any, args []any) (any, error) {
 // strings removed.
 func split(in any, args []any) (any, error) {
 	s, sep := jsString(in), jsString(arg(args, 0))
-	// n strings of the result, each an item of entrySize and its bytes.
-	if n := strings.Count(s, sep); n > (MaxValue-len(s))/(2*entrySize) {
+	// n strings of the result, each an item of entrySize and its bytes
+	// (what sizeOf measures of the result).
+	if n := strings.Count(s, sep); n > (MaxValue-len(s))/entrySize {
 		return nil, valueLimit()
 	}
 	var parts []string
@@ -931,7 +932,7 @@ func sample(in any, args []any) (any, error) {
 	}
 	var items []any
 	if s, ok := in.(string); ok {
-		if utf8.RuneCountInString(s) > MaxValue/(2*entrySize) {
+		if utf8.RuneCountInString(s) > (MaxValue-len(s))/entrySize {
 			return nil, valueLimit()
 		}
 		for _, r := range s {
