@@ -47,7 +47,9 @@
 // bytes written (into the text or a capture), the size of every value a
 // tag or output reads (what its comparisons, contains and case/when can
 // touch) and of every filter's input and output (sorts times log2 of the
-// length). Past a bound the render stops with render-failure. So any
+// length). A filter whose result could be many times its input and
+// arguments (replace, join, split, json…) measures the result before it
+// builds it. Past a bound the render stops with render-failure. So any
 // template Define accepts renders or fails within about a second and
 // 64 MiB allocated, parse included (FuzzRenderBounded checks it); a
 // 200-million-item loop fails after 100000 iterations in tens to a few

@@ -422,7 +422,13 @@ func newInstance() *instance {
 // meteredFilter wraps a standard filter: it charges the size of the input
 // and arguments before calling it (a range is measured, not expanded),
 // the extra work of the filters that do more than a pass over their input
-// (filterWork), and the size of its result after. The wrapper takes its
+// (filterWork), and the size of its result after. The filters whose result
+// can be many times their input and arguments together (replace and
+// remove, join, split, sample of a string, json with an indent) measure
+// it before building it and return a *LimitError past MaxValue, which the
+// wrapper keeps as the render's failure; the others' results are at most
+// a small constant times their input (escape: 6, newline_to_br: 7,
+// url_encode: 3), which MaxValue bounds in turn. The wrapper takes its
 // arguments untyped and lets values.Call convert them for fn exactly as
 // osteele/liquid would have.
 func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any, error) {
