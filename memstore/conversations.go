@@ -13,8 +13,11 @@ import (
 // defaultListLimit is the page size when a list asks for Limit 0.
 const defaultListLimit = 100
 
-// tenantConvs is one tenant's conversations: by id, and in list order
-// (OpenedAt DESC, ID DESC) for keyset pages found by binary search.
+// tenantConvs is one tenant's conversations: by id, and in the reverse of
+// list order (OpenedAt ASC, ID ASC; a list reads it from the end) for
+// keyset pages found by binary search, so that a new conversation, the
+// newest, is appended rather than inserted at the front (which moved every
+// other one: O(n) per open).
 type tenantConvs struct {
 	byID  map[string]*convRec
 	order []*convRec
@@ -41,14 +44,10 @@ func (r *convRec) pos() bindings.ConversationPageCursor {
 	return bindings.ConversationPageCursor{OpenedAt: r.c.OpenedAt, ID: r.c.ID}
 }
 
-// after returns the index of the first conversation listed after cur.
-func (tc *tenantConvs) after(cur bindings.ConversationPageCursor) int {
-	return sort.Search(len(tc.order), func(i int) bool { return before(cur, tc.order[i].pos()) })
-}
-
-// at returns the index where cur is, or would be inserted.
+// at returns the index where cur is, or would be inserted; the
+// conversations listed after cur are those below it.
 func (tc *tenantConvs) at(cur bindings.ConversationPageCursor) int {
-	return sort.Search(len(tc.order), func(i int) bool { return !before(tc.order[i].pos(), cur) })
+	return sort.Search(len(tc.order), func(i int) bool { return !before(cur, tc.order[i].pos()) })
 }
 
 func cloneConversation(c bindings.Conversation) bindings.Conversation {
@@ -179,12 +178,13 @@ func (s *Store) ListConversationsPage(ctx context.Context, in bindings.ListConve
 	if tc == nil {
 		return page, nil
 	}
-	start := 0
+	end := len(tc.order) // the conversations listed are tc.order[:end], from its end
 	if in.Cursor != nil {
-		start = tc.after(*in.Cursor)
+		end = tc.at(*in.Cursor)
 	}
-	page.Conversations = make([]bindings.Conversation, 0, min(limit, len(tc.order)-start))
-	for _, r := range tc.order[start:] {
+	page.Conversations = make([]bindings.Conversation, 0, min(limit, end))
+	for k := end - 1; k >= 0; k-- {
+		r := tc.order[k]
 		if !matches(r.c, in.ListConversationsInput) {
 			continue
 		}
