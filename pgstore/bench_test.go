@@ -76,6 +76,9 @@ func benchmarkTurns(b *testing.B, syncCommit string, workers int) {
 	queries, batches, _, _ := rt.snapshot()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
 	b.ReportMetric(float64(queries+batches)/float64(b.N), "roundtrips/turn")
+	stmts, writers := rt.statements()
+	b.ReportMetric(float64(stmts)/float64(b.N), "statements/turn")
+	b.ReportMetric(float64(writers)/float64(b.N), "commits/turn")
 }
 
 // BenchmarkAppendStep appends journal entries to one run.
