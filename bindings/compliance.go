@@ -44,8 +44,9 @@ type ComplianceRecord struct {
 	// JudgeResponse is what an llm-judge check reported of its model's
 	// answer (CheckResult.JudgeResponse).
 	JudgeResponse string `json:"judgeResponse,omitempty"`
-	// EvaluatedAt is when the check gave its verdict (journaled with it, so
-	// a replay records the same time).
+	// EvaluatedAt is when the verdict was given. The turn writes it zero,
+	// so the recorder stamps its now on the first write (a rewrite after a
+	// crash or a resume keeps the first record, and its time).
 	EvaluatedAt time.Time `json:"evaluatedAt"`
 }
 

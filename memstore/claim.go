@@ -53,6 +53,14 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 	case in.Limit < 1:
 		return nil, invalid("claim limit must be at least 1")
 	}
+	if err := bindings.CheckID("claim owner", in.Owner); err != nil {
+		return nil, err
+	}
+	for _, t := range in.TenantIDs {
+		if err := bindings.CheckID("tenant id", t); err != nil {
+			return nil, err
+		}
+	}
 	var tenants map[string]bool
 	if len(in.TenantIDs) > 0 {
 		tenants = make(map[string]bool, len(in.TenantIDs))
@@ -168,8 +176,11 @@ func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindin
 
 // pageLimit checks a ListRuns input and returns its page size.
 func pageLimit(in bindings.ListRunsInput) (int, error) {
-	if in.TenantID == "" {
-		return 0, invalid("tenant id is empty")
+	if err := bindings.CheckID("tenant id", in.TenantID); err != nil {
+		return 0, err
+	}
+	if err := bindings.CheckOptionalID("after", in.After); err != nil {
+		return 0, err
 	}
 	for _, st := range in.Statuses {
 		if !validRunStatus(st) {

@@ -30,6 +30,11 @@ func (s *Store) RecordCompliance(ctx context.Context, rec bindings.ComplianceRec
 	if err := bindings.CheckComplianceRecord(rec); err != nil {
 		return err
 	}
+	if err := firstErr(bindings.CheckOptionalID("agent id", rec.AgentID), bindings.CheckOptionalID("agent version", rec.AgentVersion),
+		bindings.CheckOptionalID("check id", rec.CheckID), bindings.CheckOptionalID("compliance kind", rec.Kind),
+		bindings.CheckOptionalID("compliance action", rec.Action)); err != nil {
+		return err
+	}
 	c := &s.compliance
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -59,8 +64,13 @@ func (s *Store) ListCompliance(ctx context.Context, in bindings.ListComplianceIn
 	if err := alive(ctx); err != nil {
 		return bindings.CompliancePage{}, err
 	}
-	if err := bindings.CheckID("tenant id", in.TenantID); err != nil {
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("run id", in.RunID)); err != nil {
 		return bindings.CompliancePage{}, err
+	}
+	if in.After != nil {
+		if err := firstErr(bindings.CheckOptionalID("cursor run id", in.After.RunID), bindings.CheckOptionalID("cursor key", in.After.Key)); err != nil {
+			return bindings.CompliancePage{}, err
+		}
 	}
 	limit, err := complianceLimit(in.Limit)
 	if err != nil {

@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	agents "github.com/kindgi/agents"
@@ -135,4 +136,33 @@ func (s *Store) mayReview(required string, roles []string) bool {
 		rank, ok := s.roleRank[r]
 		return ok && rank >= need
 	})
+}
+
+// ListApprovals returns the approvals asked for by one run, oldest first
+// (by CreatedAt, then ID), each in its current state; a run without
+// approvals (or of another tenant) has none. It is the same read as
+// pgstore's, for the reviewer console and the command line.
+func (s *Store) ListApprovals(ctx context.Context, tenantID, runID string) ([]bindings.Approval, error) {
+	if err := alive(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkLookup(tenantID, "run id", runID); err != nil {
+		return nil, err
+	}
+	s.hitlMu.Lock()
+	defer s.hitlMu.Unlock()
+	now := s.now()
+	out := []bindings.Approval{}
+	for k, a := range s.approvals {
+		if k.tenant == tenantID && a.Request.RunID == runID {
+			out = append(out, s.read(a, now))
+		}
+	}
+	slices.SortFunc(out, func(a, b bindings.Approval) int {
+		if c := a.Request.CreatedAt.Compare(b.Request.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Request.ID, b.Request.ID)
+	})
+	return out, nil
 }

@@ -21,6 +21,9 @@ func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.Inact
 	if in.Limit < 1 {
 		return nil, invalid("limit must be at least 1")
 	}
+	if err := firstErr(bindings.CheckOptionalID("after tenant id", in.After.TenantID), bindings.CheckOptionalID("after conversation id", in.After.ConversationID)); err != nil {
+		return nil, err
+	}
 	refs := []bindings.InactiveConversationRef{}
 	s.convMu.RLock()
 	for tenant, tc := range s.convs {
@@ -59,6 +62,9 @@ func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.Inact
 // lock AppendMessage takes, so a close and an append never interleave.
 func (s *Store) CloseIfInactive(ctx context.Context, tenantID, conversationID string, idleBefore time.Time) (bool, error) {
 	if err := alive(ctx); err != nil {
+		return false, err
+	}
+	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
 		return false, err
 	}
 	s.convMu.Lock()

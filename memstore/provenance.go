@@ -2,22 +2,19 @@ package memstore
 
 import (
 	"context"
+	"slices"
 
 	"github.com/kindgi/agents/bindings"
 )
 
+// cloneProvenance deep-copies r, keeping empty lists empty rather than nil:
+// the signature covers the record's JSON, where [] and null differ.
 func cloneProvenance(r bindings.ProvenanceRecord) bindings.ProvenanceRecord {
-	r.MessageHashes = cloneStrings(r.MessageHashes)
-	r.RetrievedFacts = cloneStrings(r.RetrievedFacts)
-	if r.ToolCalls != nil {
-		r.ToolCalls = append([]bindings.ProvenanceToolCall(nil), r.ToolCalls...)
-	}
-	if r.Guardrails != nil {
-		r.Guardrails = append([]bindings.ProvenanceGuardrail(nil), r.Guardrails...)
-	}
-	if r.Signature != nil {
-		r.Signature = append([]byte(nil), r.Signature...)
-	}
+	r.MessageHashes = slices.Clone(r.MessageHashes)
+	r.RetrievedFacts = slices.Clone(r.RetrievedFacts)
+	r.ToolCalls = slices.Clone(r.ToolCalls)
+	r.Guardrails = slices.Clone(r.Guardrails)
+	r.Signature = slices.Clone(r.Signature)
 	return r
 }
 

@@ -182,6 +182,23 @@ func TestOptionsIDs(t *testing.T) {
 	}
 }
 
+// TestStoredProvenanceVerifies: a signed record with empty lists reads
+// back with the same JSON, so its signature still verifies.
+func TestStoredProvenanceVerifies(t *testing.T) {
+	s := memstore.New(nil)
+	rec := bindings.ProvenanceRecord{TenantID: "t", RunID: "r", MessageHashes: []string{}, ToolCalls: []bindings.ProvenanceToolCall{},
+		RetrievedFacts: []string{}, Guardrails: []bindings.ProvenanceGuardrail{}, Signature: []byte{1}}
+	if err := s.Emit(t.Context(), rec); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.Provenance("t", "r")
+	a, _ := json.Marshal(rec)
+	b, _ := json.Marshal(got)
+	if string(a) != string(b) {
+		t.Errorf("stored record encodes as\n%s\nwant\n%s", b, a)
+	}
+}
+
 // TestDeterministicRefusalsAreNotRetryable checks that what memstore will
 // refuse again on every call is never reported as retryable.
 func TestDeterministicRefusalsAreNotRetryable(t *testing.T) {

@@ -83,6 +83,14 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 	case in.Limit < 1:
 		return nil, invalid("claim limit must be at least 1")
 	}
+	if err := bindings.CheckID("claim owner", in.Owner); err != nil {
+		return nil, err
+	}
+	for _, t := range in.TenantIDs {
+		if err := bindings.CheckID("tenant id", t); err != nil {
+			return nil, err
+		}
+	}
 	limit := min(in.Limit, maxClaim)
 	if len(in.TenantIDs) == 0 {
 		return s.claim(ctx, "", nil, in, limit)
@@ -152,8 +160,11 @@ const sqlListRunsAfter = `SELECT ` + runCols + ` FROM agent_runs
 // ListRuns implements bindings.RunLister: a keyset page along
 // agent_runs_created_idx, newest first.
 func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindings.RunPage, error) {
-	if in.TenantID == "" {
-		return bindings.RunPage{}, invalid("tenant id is empty")
+	if err := bindings.CheckID("tenant id", in.TenantID); err != nil {
+		return bindings.RunPage{}, err
+	}
+	if err := bindings.CheckOptionalID("after", in.After); err != nil {
+		return bindings.RunPage{}, err
 	}
 	var statuses []string
 	for _, st := range in.Statuses {

@@ -128,3 +128,35 @@ func TestWatchRunsHearsSubmissionsAndDecisions(t *testing.T) {
 	for range ch { // drained and closed once the watch ended
 	}
 }
+
+// TestClaimUsesTheClaimIndex checks with EXPLAIN ANALYZE that a claim
+// across tenants, among 20,000 finished runs, finds the claimable ones
+// through agent_runs_claim_idx (the finished runs are not in it), with the
+// custom and the generic plan alike.
+func TestClaimUsesTheClaimIndex(t *testing.T) {
+	pool := testPool(t)
+	ctx := t.Context()
+	tenant := "claim-explain-" + randomID()[:8]
+	if _, err := pool.Exec(ctx, `INSERT INTO agent_runs (tenant_id, id, flow_id, flow_version, status, created_at, updated_at)
+		SELECT $1, 'done-' || g, 'agent.turn', '1.1.0', 'completed', now() - interval '1 day', now() FROM generate_series(1, 20000) AS g
+		UNION ALL
+		SELECT $1, 'queued-' || g, 'agent.turn', '1.1.0', 'queued', now(), now() FROM generate_series(1, 20) AS g`, tenant); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE agent_runs`); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+		plan := explainAnalyze(t, pool, mode, sqlClaimRuns, "w", now.Add(time.Minute), now, 8, []string(nil))
+		var usesIndex bool
+		plan.walk(func(n planNode) {
+			if n.IndexName == "agent_runs_claim_idx" {
+				usesIndex = true
+			}
+		})
+		if !usesIndex {
+			t.Errorf("%s: the claim does not use agent_runs_claim_idx: %+v", mode, plan)
+		}
+	}
+}

@@ -35,11 +35,16 @@ func (s *Store) RecordCompliance(ctx context.Context, rec bindings.ComplianceRec
 	if err := bindings.CheckComplianceRecord(rec); err != nil {
 		return err
 	}
+	if err := firstErr(bindings.CheckOptionalID("agent id", rec.AgentID), bindings.CheckOptionalID("agent version", rec.AgentVersion),
+		bindings.CheckOptionalID("check id", rec.CheckID), bindings.CheckOptionalID("compliance kind", rec.Kind),
+		bindings.CheckOptionalID("compliance action", rec.Action)); err != nil {
+		return err
+	}
 	at := s.stamp(rec.EvaluatedAt)
 	return s.batch(ctx, "record compliance", rec.TenantID, func(b *pgx.Batch) {
 		b.Queue(sqlRecordCompliance, rec.TenantID, rec.RunID, rec.Key, rec.ConversationID, rec.TurnNumber,
 			rec.AgentID, rec.AgentVersion, rec.GuardrailID, rec.CheckID, rec.Kind, rec.Action,
-			rec.Passed, rec.Reason, rec.JudgeResponse, at)
+			rec.Passed, encodeText(rec.Reason), encodeText(rec.JudgeResponse), at)
 	}, func(br pgx.BatchResults) error {
 		_, err := br.Exec()
 		return err
@@ -48,8 +53,13 @@ func (s *Store) RecordCompliance(ctx context.Context, rec bindings.ComplianceRec
 
 // ListCompliance implements bindings.ComplianceRecorder.
 func (s *Store) ListCompliance(ctx context.Context, in bindings.ListComplianceInput) (bindings.CompliancePage, error) {
-	if err := bindings.CheckID("tenant id", in.TenantID); err != nil {
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("run id", in.RunID)); err != nil {
 		return bindings.CompliancePage{}, err
+	}
+	if in.After != nil {
+		if err := firstErr(bindings.CheckOptionalID("cursor run id", in.After.RunID), bindings.CheckOptionalID("cursor key", in.After.Key)); err != nil {
+			return bindings.CompliancePage{}, err
+		}
 	}
 	limit := in.Limit
 	switch {
@@ -94,5 +104,7 @@ func scanCompliance(row pgx.CollectableRow) (bindings.ComplianceRecord, error) {
 	err := row.Scan(&r.TenantID, &r.RunID, &r.Key, &r.ConversationID, &r.TurnNumber, &r.AgentID, &r.AgentVersion,
 		&r.GuardrailID, &r.CheckID, &r.Kind, &r.Action, &r.Passed, &r.Reason, &r.JudgeResponse, &r.EvaluatedAt)
 	r.EvaluatedAt = utc(r.EvaluatedAt)
+	// Free text, as stored (see "Values PostgreSQL refuses").
+	r.Reason, r.JudgeResponse = decodeText(r.Reason), decodeText(r.JudgeResponse)
 	return r, err
 }

@@ -74,6 +74,31 @@
 // kindgi_sweeper NOLOGIN) before migrating, or afterwards and then run
 // migrations/0003_retention.up.sql again by hand.
 //
+// Workers (ClaimRuns with no TenantIDs, used by turn.Worker) claim across
+// tenants in the same way: migration 0004 creates the NOLOGIN role
+// kindgi_worker (WorkerRole) and widens the tenant policies of agent_runs
+// and agent_approvals for its members, only in a transaction that sets
+// kindgi.claim, as ClaimRuns does for its one statement: such a
+// transaction reads and leases the queued, running and suspended runs of
+// every tenant and reads their approvals, and nothing else (journals,
+// snapshots, messages and facts stay tenant-scoped). Grant it to the login
+// role of the workers (GRANT kindgi_worker TO worker_role); for any other
+// role a claim across tenants claims nothing, and a worker gives its
+// tenants (WorkerOptions.TenantIDs) instead. Without CREATEROLE, create
+// the role first, or run migrations/0004_workers.up.sql again once it
+// exists.
+//
+// # Workers and notifications
+//
+// Triggers of migration 0004 NOTIFY the channel kindgi_runs (NotifyChannel)
+// when a run is created, changes status or has its lease released, and when
+// an approval is decided. WatchRuns shares one LISTEN connection, taken from
+// the Store's pool, among its watchers: turn.Wait and turn.Worker wake on
+// it instead of polling. Only that connection needs a direct session
+// (behind PgBouncer in transaction mode, give the Store a pool to the
+// server itself or accept polling); claims and journal writes are single
+// transactions.
+//
 // # Payload envelopes
 //
 // JSON payloads (message tool calls and metadata, snapshot inputs, journal

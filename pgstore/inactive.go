@@ -41,6 +41,9 @@ func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.Inact
 	if in.Limit < 1 {
 		return nil, invalid("limit must be at least 1")
 	}
+	if err := firstErr(bindings.CheckOptionalID("after tenant id", in.After.TenantID), bindings.CheckOptionalID("after conversation id", in.After.ConversationID)); err != nil {
+		return nil, err
+	}
 	// Stored times are whole microseconds: one is before IdleBefore
 	// exactly when it is before IdleBefore rounded up to the microsecond.
 	before := ceilMicro(in.IdleBefore)
@@ -77,8 +80,8 @@ func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.Inact
 // conditional UPDATE, then tells a missing conversation from one that was
 // not closed, in the same transaction.
 func (s *Store) CloseIfInactive(ctx context.Context, tenantID, conversationID string, idleBefore time.Time) (bool, error) {
-	if tenantID == "" {
-		return false, invalid("tenant id is empty")
+	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+		return false, err
 	}
 	var closed, found bool
 	err := s.batch(ctx, "close inactive conversation", tenantID, func(b *pgx.Batch) {

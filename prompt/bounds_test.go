@@ -64,7 +64,7 @@ func FuzzRenderBounded(f *testing.F) {
 		`{% for i in (1..1000) %}{% for j in (1..1000) %}{{ p }}{% endfor %}{% endfor %}`,
 		`{% assign a = long | split: "" %}{% for i in (1..100000) %}{% if a == a and a == a %}{% endif %}{% endfor %}`,
 		`{{ ((((((((p)))))))) }}`,
-		`{{ "abc" | slice: 1, -5 }}`,
+		`{{ "abc" | slice: 1, -5 }}{{ recs | sort_natural: 1 }}`,
 		`{% for r in recs %}{{ r.tags | join: p }}{% endfor %}`,
 		strings.Repeat(`{% if p %}`, 32) + strings.Repeat(`{% endif %}`, 32),
 		strings.Repeat(`{{ p }}`, 2000),
@@ -154,11 +154,12 @@ func TestRenderContextStops(t *testing.T) {
 	}
 }
 
-// TestRenderPanicIsClean: a panic inside the engine (osteele/liquid's slice
-// filter with a negative length) is a render-failure whose message, the one
-// a journal keeps, has no Go stack trace.
+// TestRenderPanicIsClean: a panic inside the engine (osteele/liquid's
+// sort_natural given a number as the property of maps) is a render-failure
+// whose message, the one a journal keeps, has no Go stack trace.
 func TestRenderPanicIsClean(t *testing.T) {
-	_, err := prompt.Render(testAgent(`{{ "abc" | slice: 1, -5 }}`), prompt.Context{Now: fixedNow})
+	recs := []any{map[string]any{"k": "b"}, map[string]any{"k": "a"}}
+	_, err := prompt.Render(testAgent(`{{ recs | sort_natural: 1 }}`), prompt.Context{Now: fixedNow, Parameters: map[string]any{"recs": recs}})
 	var rf *agents.RenderFailureError
 	if !errors.As(err, &rf) {
 		t.Fatalf("Render = %v; want render-failure", err)

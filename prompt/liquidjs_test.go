@@ -205,6 +205,9 @@ func renderLiquidJS(t *testing.T, templates []string, contexts []map[string]any)
 	}
 	cmd := exec.CommandContext(t.Context(), "node", "render.js")
 	cmd.Dir = liquidjsDir
+	// LiquidJS prints dates in the process's zone; the Go side keeps a
+	// parsed time's own (UTC in the corpus).
+	cmd.Env = append(os.Environ(), "TZ=UTC")
 	cmd.Stdin = bytes.NewReader(raw)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

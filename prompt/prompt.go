@@ -59,19 +59,62 @@
 //
 // # Compatibility with LiquidJS
 //
-// The engine is github.com/osteele/liquid with the standard Shopify tags and
-// filters. Not available: include and render (no file access), cycle (it
-// races when renders share a parsed template), and the LiquidJS-only tags
-// (echo, liquid, increment, decrement, layout, block) and inline comments
-// ({% # … %}). The literals empty, blank and null are rejected at parse time
-// (the engine would read them as variables): compare with "" or nil. A for
-// loop may not combine reversed with limit or offset (the engine reverses
-// before slicing, LiquidJS after). An unknown filter is a parse error
-// (LiquidJS ignores it unless strictFilters is set). An empty output {{}} is
-// a parse error. An output may span lines. A {% raw %} block whose unclosed
-// "{{" would pair with a "}}" after {% endraw %} is rejected. Iterating over
-// a Go map visits its entries in Go's map order; pass a list when the order
-// matters. A map written by an output prints in Go's fmt form.
+// Templates render as the npm package liquidjs (10.30.1, strictVariables
+// and strictFilters) renders them: TestLiquidJSDifferential renders a
+// corpus of 424 cases (testdata/liquid-corpus.json: every tag and filter
+// LiquidJS documents, whitespace control, strict variables, filters on nil
+// and on the wrong type, parse errors) with both and requires the same
+// output or the same class of error (missing-parameter, render-failure, or
+// a parse error), and TestLiquidJSDifferentialGenerated does the same for
+// random templates. The engine is github.com/osteele/liquid; what LiquidJS
+// does differently is done here: the empty, blank and nil/null literals,
+// {% echo %}, {% liquid %}, {% increment %} and {% decrement %} (counters
+// apart from assigned variables, as in LiquidJS), inline comments
+// {% # … %}, {% cycle %} (its state kept in the render, so concurrent
+// renders of one template never share it), whitespace control that trims
+// only the adjacent text, and/or read from the right, <>, JSON integers
+// usable as range bounds, a property of nil read as nil in an output, and
+// LiquidJS's filters with its coercions (a string filter stringifies a
+// list or number, a list filter takes a single value as a one-item list,
+// arithmetic is JavaScript's: 7 | divided_by: 2 is 3.5, division by zero
+// Infinity). A filter LiquidJS lacks (handleize, pluralize, type) is an
+// unknown filter.
+//
+// What does not match, and why (the corpus cases are marked "differs"):
+//
+//   - include, render and layout are refused at parse time: they read
+//     files, and a prompt has none (LiquidJS fails when rendering); block,
+//     which only has a meaning inside a layout, likewise;
+//   - where_exp, reject_exp, find_exp, find_index_exp, has_exp and
+//     group_by_exp are unknown filters: they evaluate an expression held in
+//     a string, which osteele/liquid cannot do from a filter;
+//   - a property of nil in a tag's expression ({% if user.name %} with user
+//     nil) fails with missing-parameter naming it: osteele/liquid's strict
+//     mode refuses it inside tags (in an output it is nil, as in LiquidJS);
+//   - a for loop over a string iterates nothing (LiquidJS: once, over the
+//     string); a filter in a for tag's collection is applied (LiquidJS
+//     ignores it); the loop variable stays bound after the loop (LiquidJS:
+//     undefined); a break outside a loop fails (LiquidJS: stops the
+//     render);
+//   - a for loop may not combine reversed with limit or offset (the engine
+//     reverses before slicing, LiquidJS after): refused at parse time;
+//   - ordering comparisons (<, <=, >, >=) between values of different
+//     types are false (LiquidJS applies JavaScript's coercions); both
+//     operands of and/or are evaluated (LiquidJS stops at the first that
+//     decides, so an undefined variable after it goes unnoticed there);
+//   - a filter that yields undefined in LiquidJS (first or last of an empty
+//     list, find without a match) yields nil: a variable assigned from it
+//     is bound (nil) rather than undefined;
+//   - case/when with empty or blank compares them as values (LiquidJS as
+//     its special drops); nil | json is null (LiquidJS: {} for the literal);
+//   - a raw block ends at a trimmed {%- endraw -%} too (LiquidJS does not
+//     end it there); a {% raw %} block whose unclosed "{{" would pair with a
+//     "}}" after {% endraw %} is rejected; a line break inside a quoted
+//     string of an output is rejected; an empty output {{}} is a parse
+//     error;
+//   - iterating over a Go map visits its entries in Go's map order; pass a
+//     list when the order matters; sample is random in both, so only its
+//     size can be compared.
 //
 // # Caching
 //

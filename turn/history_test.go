@@ -101,6 +101,7 @@ func TestHistoryStaysWellFormed(t *testing.T) {
 		return json.RawMessage(`{"clauses":["C-7"]}`), nil
 	})
 	search := scripted.Call("", "acme.clause-search", map[string]any{"query": "confidentiality"})
+	same := scripted.Call("call_1", "acme.clause-search", map[string]any{"query": "confidentiality"})
 	email := scripted.Call("", "acme.send-email", map[string]any{"to": "legal", "subject": "NDA", "body": "Draft."})
 	b := f.bindings()
 	b.Providers = bindings.Providers{sp}
@@ -156,6 +157,9 @@ func TestHistoryStaysWellFormed(t *testing.T) {
 		{"halted by a guardrail", scriptOf(search, scripted.Say("Write to legal@globex.test.")), func(t *testing.T) (turn.Result, error) {
 			return turn.Invoke(t.Context(), f.input("Who do I write to?"), b)
 		}, agents.CodeGuardrailViolation},
+		{"one call id in two iterations", scriptOf(same, same, scripted.Say("Searched twice.")), func(t *testing.T) (turn.Result, error) {
+			return turn.Invoke(t.Context(), f.input("Search twice."), b)
+		}, ""},
 		{"a later turn succeeds", scriptOf(search, search, scripted.Say("Clause C-7 fits.")), func(t *testing.T) (turn.Result, error) {
 			return turn.Invoke(t.Context(), f.input("Find the clause."), b)
 		}, ""},
@@ -180,10 +184,11 @@ func TestHistoryStaysWellFormed(t *testing.T) {
 	for _, m := range last {
 		calls += len(m.ToolCalls)
 	}
-	// The last request holds the answered calls of every turn: the denied
-	// and the expired (deny) calls, the halted turn's search, and this
-	// turn's two searches.
-	if calls != 5 {
-		t.Errorf("the last request holds %d tool calls, want 5: %+v", calls, last)
+	// The last request holds the answered calls of every turn in the
+	// history window (historyLimit 20): the denied and the expired (deny)
+	// calls, the halted turn's search, the two searches under one id (the
+	// earlier renamed), and this turn's two searches.
+	if calls != 7 {
+		t.Errorf("the last request holds %d tool calls, want 7: %+v", calls, last)
 	}
 }

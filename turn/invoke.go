@@ -43,49 +43,9 @@ import (
 // crash is sent again with the same request id, so a tool with side
 // effects must treat it as an idempotency key.
 func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
-	if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
-		return Result{}, err
-	}
-	if err := checkHitlBinding(&b, in.Agent); err != nil {
-		return Result{}, err
-	}
-	if err := checkInput(in); err != nil {
-		return Result{}, err
-	}
-	if err := checkModelSettings(in); err != nil {
-		return Result{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
-	}
-	explicit := in.RunID != ""
-	if !explicit {
-		in.RunID = newID(&b)
-	}
-	raw, err := json.Marshal(in)
+	in, raw, stored, explicit, err := prepare(ctx, in, &b)
 	if err != nil {
-		return Result{}, &agents.InvalidMessageError{Reason: "turn input is not JSON: " + err.Error()}
-	}
-	// The turn works on the input as the snapshot stores it, so that a
-	// resumed run sees exactly what this drive saw.
-	var stored Input
-	if err := json.Unmarshal(raw, &stored); err != nil {
-		return Result{}, &agents.InvalidMessageError{Reason: "turn input does not round-trip through JSON: " + err.Error()}
-	}
-	stored.Agent = in.Agent
-	if explicit {
-		// A run id never answers another input: an existing run is
-		// compared with this input before anything is stored, leased or
-		// called.
-		prior, err := b.Snapshots.Read(ctx, in.TenantID, in.RunID)
-		switch {
-		case err == nil:
-			if err := checkSameInput(prior, stored); err != nil {
-				return Result{}, err
-			}
-		case agents.CodeOf(err) != agents.CodeRunSnapshotMissing:
-			return Result{}, coded(err, "read run snapshot")
-		}
+		return Result{}, err
 	}
 	owner := newID(&b)
 	started, entries, snap, err := openRun(ctx, &b, bindings.OpenRunInput{
@@ -191,11 +151,12 @@ func sameBinding(a, b any) (same bool) {
 // *agents.HitlRequiredError and nothing runs. A finished run returns its
 // recorded result or error without calling anything.
 func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
-	return resume(ctx, in, b, newID(&b))
+	return resume(ctx, in, b, newID(&b), nil)
 }
 
-// resume is Resume as lease owner owner (a Worker's claim).
-func resume(ctx context.Context, in ResumeInput, b Bindings, owner string) (Result, error) {
+// resume is Resume as lease owner owner. claimed, when set, is the run as
+// a Worker's claim just leased it to owner: its lease is not taken again.
+func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claimed *bindings.Run) (Result, error) {
 	lookup := in.Agent.ID == "" && in.Agent.Version == ""
 	if lookup && b.Agents == nil {
 		return Result{}, &agents.InvalidBindingsError{Reason: "Resume needs the run's agent: set ResumeInput.Agent or Bindings.Agents"}
@@ -228,7 +189,12 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string) (Resu
 		}
 		return Result{}, err
 	}
-	leased, err := b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(&b)})
+	leased := bindings.Run{}
+	if claimed != nil {
+		leased = *claimed
+	} else {
+		leased, err = b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(&b)})
+	}
 	if err != nil {
 		if agents.CodeOf(err) == agents.CodeRunBusy {
 			return Result{}, err
@@ -247,6 +213,10 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string) (Resu
 			return Result{}, err
 		}
 		if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
+			release()
+			return Result{}, err
+		}
+		if err := checkHitlBinding(&b, in.Agent); err != nil {
 			release()
 			return Result{}, err
 		}

@@ -387,7 +387,9 @@ func TestHaltingGuardrailNeverWritesTheResponse(t *testing.T) {
 			failed = append(failed, e.Key+" "+e.Error.Code)
 		}
 	}
-	if diff := cmp.Diff([]string{"evaluate-guardrails guardrail-violation", "compose-result guardrail-violation"}, failed); diff != "" {
+	// The outcomes are journaled (evaluate-guardrails completed, so they can
+	// be recorded for compliance), then the halt fails the turn.
+	if diff := cmp.Diff([]string{"evaluate-guardrails/halt guardrail-violation", "compose-result guardrail-violation"}, failed); diff != "" {
 		t.Errorf("failed entries (-want +got):\n%s", diff)
 	}
 	_, err2 := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: runID, Agent: f.agent}, f.bindings())

@@ -398,11 +398,7 @@ func (r *run) compose(status Status, msgID string, approvals []bindings.Approval
 	}
 	if status == StatusCompleted {
 		res.Response = Response{MessageID: msgID, Content: r.final, Output: r.output}
-		for _, o := range r.outcomes {
-			if !o.Passed && o.Action != bindings.ActionHalt {
-				res.Violations = append(res.Violations, Violation{GuardrailID: o.ID, Kind: o.Kind, Action: o.Action, Reason: o.Reason})
-			}
-		}
+		res.Violations = CategorizeOutcomes(r.outcomes).Violations
 	}
 	return res
 }

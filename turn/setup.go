@@ -68,25 +68,8 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 		s.Tools = append(s.Tools, d)
 	}
 
-	s.Guardrails = make([]bindings.Guardrail, 0, len(a.Guardrails))
-	for _, id := range a.Guardrails {
-		if r.b.Guardrails == nil {
-			return s, &agents.UnresolvedGuardrailError{GuardrailID: id, Reason: "no guardrail registry is bound"}
-		}
-		g, err := r.b.Guardrails.Guardrail(ctx, r.tenantID, id)
-		if err != nil {
-			if agents.CodeOf(err) == "" {
-				return s, &agents.UnresolvedGuardrailError{GuardrailID: id, Reason: err.Error()}
-			}
-			return s, err
-		}
-		if r.b.Checks == nil {
-			return s, &agents.UnresolvedGuardrailError{GuardrailID: id, Reason: "no check registry is bound"}
-		}
-		if _, ok := r.b.Checks.Check(g.CheckID); !ok {
-			return s, &agents.UnresolvedGuardrailError{GuardrailID: id, Reason: "check " + g.CheckID + " is not registered"}
-		}
-		s.Guardrails = append(s.Guardrails, g)
+	if s.Guardrails, err = ResolveGuardrails(ctx, r.tenantID, a.Guardrails, r.guardrailsBindings()); err != nil {
+		return s, err
 	}
 
 	ref, model, err := route(a, r.b.Providers, p)

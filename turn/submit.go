@@ -15,46 +15,25 @@ import (
 //
 // Submit checks what Invoke checks before its first side effect (the
 // bindings, the input, the context, that the input round-trips through
-// JSON), then writes the run snapshot and creates the run in status
+// JSON, that an existing run of in.RunID was started with this input),
+// then writes the run snapshot and creates the run in status
 // bindings.RunQueued with no lease, so that any worker's
 // bindings.RunClaimer hands it out. Nothing else runs: no message is
 // stored and nothing is called.
 //
 // An empty in.RunID gets a fresh run id. Submitting again with the run id
 // of an existing run changes nothing and returns the id (after checking
-// that the run is of in.Agent's id@version: agent-version-mismatch
-// otherwise), so a host may retry a Submit safely with the same RunID.
+// that the run was started with this very input, as Invoke does:
+// run-input-mismatch or agent-version-mismatch otherwise), so a host may
+// retry a Submit safely with the same RunID.
 func Submit(ctx context.Context, in Input, b Bindings) (string, error) {
-	if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
-		return "", err
-	}
-	if err := checkInput(in); err != nil {
-		return "", err
-	}
-	if err := ctx.Err(); err != nil {
-		return "", &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
-	}
-	explicit := in.RunID != ""
-	if !explicit {
-		in.RunID = newID(&b)
-	}
-	raw, err := json.Marshal(in)
+	in, raw, _, explicit, err := prepare(ctx, in, &b)
 	if err != nil {
-		return "", &agents.InvalidMessageError{Reason: "turn input is not JSON: " + err.Error()}
-	}
-	var stored Input
-	if err := json.Unmarshal(raw, &stored); err != nil {
-		return "", &agents.InvalidMessageError{Reason: "turn input does not round-trip through JSON: " + err.Error()}
+		return "", err
 	}
 	if explicit {
+		// prepare found the run's snapshot, if any, to hold this input.
 		if _, err := b.Runs.GetRun(ctx, in.TenantID, in.RunID); err == nil {
-			snap, err := b.Snapshots.Read(ctx, in.TenantID, in.RunID)
-			if err != nil {
-				return "", coded(err, "read run snapshot")
-			}
-			if err := checkAgent(snap, in.Agent.ID, in.Agent.Version); err != nil {
-				return "", err
-			}
 			return in.RunID, nil
 		} else if agents.CodeOf(err) != agents.CodeRunJournalUnavailable {
 			return "", coded(err, "get run")
@@ -94,4 +73,57 @@ func findAgent(ctx context.Context, b *Bindings, snap bindings.RunSnapshotRecord
 		return agent.Agent{}, err
 	}
 	return a, nil
+}
+
+// prepare checks what Invoke and Submit check before their first side
+// effect — the bindings, the input, the context, that the input
+// round-trips through JSON, and that an existing run of an explicit run id
+// was started with this very input — and returns the input with its run
+// id, its JSON, the input as the snapshot stores it, and whether the run
+// id was the caller's.
+func prepare(ctx context.Context, in Input, b *Bindings) (_ Input, raw json.RawMessage, stored Input, explicit bool, err error) {
+	if err := checkBindings(b, len(in.Agent.Retrieval) > 0); err != nil {
+		return Input{}, nil, Input{}, false, err
+	}
+	if err := checkHitlBinding(b, in.Agent); err != nil {
+		return Input{}, nil, Input{}, false, err
+	}
+	if err := checkInput(in); err != nil {
+		return Input{}, nil, Input{}, false, err
+	}
+	if err := checkModelSettings(in); err != nil {
+		return Input{}, nil, Input{}, false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Input{}, nil, Input{}, false, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
+	}
+	explicit = in.RunID != ""
+	if !explicit {
+		in.RunID = newID(b)
+	}
+	raw, err = json.Marshal(in)
+	if err != nil {
+		return Input{}, nil, Input{}, false, &agents.InvalidMessageError{Reason: "turn input is not JSON: " + err.Error()}
+	}
+	// The turn works on the input as the snapshot stores it, so that a
+	// resumed run sees exactly what this drive saw.
+	if err := json.Unmarshal(raw, &stored); err != nil {
+		return Input{}, nil, Input{}, false, &agents.InvalidMessageError{Reason: "turn input does not round-trip through JSON: " + err.Error()}
+	}
+	stored.Agent = in.Agent
+	if explicit {
+		// A run id never answers another input: an existing run is
+		// compared with this input before anything is stored, leased or
+		// called.
+		prior, err := b.Snapshots.Read(ctx, in.TenantID, in.RunID)
+		switch {
+		case err == nil:
+			if err := checkSameInput(prior, stored); err != nil {
+				return Input{}, nil, Input{}, false, err
+			}
+		case agents.CodeOf(err) != agents.CodeRunSnapshotMissing:
+			return Input{}, nil, Input{}, false, coded(err, "read run snapshot")
+		}
+	}
+	return in, raw, stored, explicit, nil
 }

@@ -264,7 +264,7 @@ func (w *Worker) backoff(idle int) time.Duration {
 // drive resumes one claimed run as owner, and deals with its outcome.
 func (w *Worker) drive(ctx context.Context, run bindings.Run, owner string) {
 	start := time.Now()
-	res, err := resume(ctx, ResumeInput{TenantID: run.TenantID, RunID: run.ID}, w.b, owner)
+	res, err := resume(ctx, ResumeInput{TenantID: run.TenantID, RunID: run.ID}, w.b, owner, &run)
 	ref := runRef{run.TenantID, run.ID}
 	attrs := []slog.Attr{slog.String("run_id", run.ID), slog.String("tenant_id", run.TenantID), slog.Duration("duration", time.Since(start))}
 	bg := context.WithoutCancel(ctx)

@@ -252,8 +252,14 @@ func TestSubmitChecksBeforeAnySideEffect(t *testing.T) {
 	}
 	other := in
 	other.Agent.Version = "9.9.9"
-	if _, err := turn.Submit(context.Background(), other, b); agents.CodeOf(err) != agents.CodeAgentVersionMismatch {
-		t.Fatalf("Submit of an existing run with another agent version: %v", err)
+	if _, err := turn.Submit(context.Background(), other, b); agents.CodeOf(err) != agents.CodeRunInputMismatch {
+		t.Fatalf("Submit of an existing run with another agent version: %v, want run-input-mismatch (as Invoke)", err)
+	}
+	other = in
+	other.UserMessage = "something else"
+	_, ierr := turn.Invoke(context.Background(), other, b)
+	if _, err := turn.Submit(context.Background(), other, b); agents.CodeOf(err) != agents.CodeRunInputMismatch || agents.CodeOf(ierr) != agents.CodeRunInputMismatch {
+		t.Fatalf("Submit and Invoke of an existing run with another message: %v, %v; want run-input-mismatch", err, ierr)
 	}
 }
 

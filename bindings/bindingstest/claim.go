@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -406,6 +407,10 @@ func testClaimValidates(t *testing.T, f *fixture) {
 		{Owner: "w", Limit: 1},
 		{Owner: "w", LeaseTTL: leaseTTL},
 		{Owner: "w", LeaseTTL: -time.Second, Limit: 1},
+		{Owner: "w\x00", LeaseTTL: leaseTTL, Limit: 1},
+		{Owner: strings.Repeat("w", bindings.MaxIDLength+1), LeaseTTL: leaseTTL, Limit: 1},
+		{Owner: "w", LeaseTTL: leaseTTL, Limit: 1, TenantIDs: []string{"a\nb"}},
+		{Owner: "w", LeaseTTL: leaseTTL, Limit: 1, TenantIDs: []string{strings.Repeat("t", bindings.MaxIDLength+1)}},
 	} {
 		_, err := f.claimer().ClaimRuns(f.ctx, in)
 		wantCode(t, fmt.Sprintf("ClaimRuns(%+v)", in), err, agents.CodeInvalidMessage)
@@ -502,6 +507,9 @@ func testListRunsValidates(t *testing.T, f *fixture) {
 		{TenantID: a, Limit: -1},
 		{TenantID: a, Statuses: []bindings.RunStatus{"nope"}},
 		{TenantID: a, After: "missing"},
+		{TenantID: "a\x00"},
+		{TenantID: strings.Repeat("t", bindings.MaxIDLength+1)},
+		{TenantID: a, After: "r\x01"},
 	} {
 		_, err := f.Runs.(bindings.RunLister).ListRuns(f.ctx, in)
 		wantCode(t, fmt.Sprintf("ListRuns(%+v)", in), err, agents.CodeInvalidMessage)

@@ -44,6 +44,7 @@ var valueCases = []testCase{
 	{name: "NonFiniteEmbeddingsAreRefused", run: testNonFiniteEmbeddings},
 	{name: "KeywordQueryOfAnySizeAnswers", run: testHugeKeywordQuery},
 	{name: "HugeFactTextIsHeldAndMatched", run: testHugeFact},
+	{name: "ComplianceRecordsHoldAnyText", run: testComplianceHoldsAnyText},
 }
 
 // oddTexts are texts a store must read back exactly.
@@ -856,5 +857,35 @@ func testHugeFact(t *testing.T, f *fixture) {
 	}
 	if got[0].Fact.Text != text {
 		t.Fatalf("the 1.5 MiB fact text read back with %d bytes, want %d", len(got[0].Fact.Text), len(text))
+	}
+}
+
+func testComplianceHoldsAnyText(t *testing.T, f *fixture) {
+	if f.Compliance == nil {
+		t.Skip("the implementation has no ComplianceRecorder")
+	}
+	a := f.tenant("a")
+	for i, text := range oddTexts {
+		rec := bindings.ComplianceRecord{TenantID: a, RunID: longID("run", bindings.MaxIDLength), Key: fmt.Sprintf("evaluate-guardrails/%d", i),
+			GuardrailID: "acme.no-pii", Passed: i%2 == 0, Reason: text, JudgeResponse: text + " judged", EvaluatedAt: at(i)}
+		must(t, "RecordCompliance", f.Compliance.RecordCompliance(f.ctx, rec))
+	}
+	page, err := f.Compliance.ListCompliance(f.ctx, bindings.ListComplianceInput{TenantID: a})
+	must(t, "ListCompliance", err)
+	if len(page.Records) != len(oddTexts) {
+		t.Fatalf("read %d records, want %d", len(page.Records), len(oddTexts))
+	}
+	for i, rec := range page.Records {
+		wantText(t, "reason of "+rec.Key, rec.Reason, oddTexts[i])
+		wantText(t, "judge response of "+rec.Key, rec.JudgeResponse, oddTexts[i]+" judged")
+	}
+	for name, bad := range badIDs() {
+		rec := bindings.ComplianceRecord{TenantID: a, RunID: "run-1", Key: "k", GuardrailID: "g", AgentID: bad}
+		refused(t, "RecordCompliance with an agent id of "+name, f.Compliance.RecordCompliance(f.ctx, rec))
+	}
+	page, err = f.Compliance.ListCompliance(f.ctx, bindings.ListComplianceInput{TenantID: a, RunID: "run-1"})
+	must(t, "ListCompliance", err)
+	if len(page.Records) != 0 {
+		t.Fatalf("refused records were stored: %d", len(page.Records))
 	}
 }

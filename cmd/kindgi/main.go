@@ -10,6 +10,7 @@
 //	kindgi runs list --database-url URL --tenant ID [--status S] [--json]
 //	kindgi runs show --database-url URL --tenant ID RUN_ID
 //	kindgi approvals list|approve|deny --database-url URL --tenant ID [--approver ID --reason TEXT] [APPROVAL_ID]
+//	kindgi console --database-url URL --listen 127.0.0.1:8080 --tenant ID [--role ROLE] [--trusted-header NAME]
 //
 // Install it with
 //
@@ -58,6 +59,7 @@ func commands() []command {
 		{"prune", "delete a tenant's finished and expired parked runs", runPrune},
 		{"runs", "list a tenant's runs, show one with its journal", runRuns},
 		{"approvals", "list pending approvals, approve or deny one", runApprovals},
+		{"console", "serve the reviewer console: approvals, runs, conversations in a browser", runConsole},
 	}
 }
 

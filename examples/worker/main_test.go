@@ -474,7 +474,7 @@ func freshDatabase(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	name := "kindgi_workers_" + randomSuffix()
+	name := "kindgi_example_workers_" + randomSuffix()
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -98,7 +99,6 @@ var jsFilterTable = map[string]jsFilter{
 	"find_index":               search(func(i int, item any) any { return i }, nil),
 	"has":                      search(func(int, any) any { return true }, false),
 	"group_by":                 groupBy,
-	"jsonify":                  nil, // osteele/liquid's json, registered under this name too
 }
 
 func arg(args []any, i int) any {
@@ -532,7 +532,7 @@ func firstLast(in any, first bool) any {
 	in = values.ToLiquid(in)
 	if s, ok := in.(string); ok {
 		if s == "" {
-			return nil
+			return ""
 		}
 		if first {
 			r, _ := utf8.DecodeRuneInString(s)
@@ -683,7 +683,7 @@ func matches(v any, present bool, args []any) bool {
 // group_by): a property an item lacks is an undefined variable.
 func strictProperty(item any, path string) (any, error) {
 	v, ok := property(item, path)
-	if !ok && values.ToLiquid(item) != nil {
+	if !ok {
 		return nil, &UndefinedError{Name: path}
 	}
 	return v, nil
@@ -765,12 +765,15 @@ var jsFilters = func() map[string]jsFilter {
 
 func addJSFilters(jsFilters map[string]jsFilter) {
 	jsFilters["url_decode"] = decodeURL
-	delete(jsFilters, "jsonify")
 	// osteele/liquid's own, given a list as LiquidJS's toArray makes it.
 	for _, name := range []string{"sort", "sort_natural", "uniq"} {
 		jsFilters[name] = onArray(standard(name))
 	}
+	jsFilters["default"] = defaultFilter
 	jsFilters["map"] = mapFilter
+	jsFilters["slice"] = slice
+	jsFilters["json"] = jsonFilter
+	jsFilters["jsonify"] = jsonFilter
 	jsFilters["sum"] = sum
 	jsFilters["size"] = size
 	jsFilters["sample"] = sample
@@ -903,4 +906,84 @@ func dateFilter(fn reflect.Value, format any) jsFilter {
 		}
 		return callStandard(fn, in, args)
 	}
+}
+
+// slice is LiquidJS's: a list's items or a string's characters (any other
+// value stringified) from begin (from the end when negative), length of
+// them (1 by default); nil is [].
+func slice(in any, args []any) (any, error) {
+	in = values.ToLiquid(in)
+	if in == nil {
+		return []any{}, nil
+	}
+	begin := int(jsNumber(arg(args, 0)))
+	length := 1
+	if hasArg(args, 1) && args[1] != nil {
+		length = int(jsNumber(args[1]))
+	}
+	rv := reflect.ValueOf(in)
+	isList := rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array
+	if _, isBytes := in.([]byte); isBytes {
+		isList = false
+	}
+	if isList {
+		arr := toArray(in)
+		if begin < 0 {
+			begin += len(arr)
+		}
+		if begin < 0 || length < 0 {
+			return []any{}, nil
+		}
+		begin = min(begin, len(arr))
+		return concat(arr[begin:min(begin+length, len(arr))], nil), nil
+	}
+	runes := []rune(jsString(in))
+	if begin < 0 {
+		begin += len(runes)
+	}
+	if begin < 0 || length < 0 {
+		return "", nil
+	}
+	begin = min(begin, len(runes))
+	return string(runes[begin:min(begin+length, len(runes))]), nil
+}
+
+// jsonFilter is LiquidJS's json (and jsonify): JSON.stringify, with an
+// optional indent; no HTML escaping.
+func jsonFilter(in any, args []any) (any, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if n := int(jsNumber(arg(args, 0))); n > 0 {
+		enc.SetIndent("", strings.Repeat(" ", min(n, 10)))
+	}
+	if err := enc.Encode(values.ToLiquid(in)); err != nil {
+		return nil, err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// defaultFilter is LiquidJS's default: an empty string or list, nil and
+// false give the default (false stays with allow_false: true); anything
+// else, an empty map included, is kept.
+func defaultFilter(in any, args []any) (any, error) {
+	v := values.ToLiquid(in)
+	def := arg(args, 0)
+	switch rv := reflect.ValueOf(v); {
+	case v == nil:
+		return def, nil
+	case rv.Kind() == reflect.String || rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array:
+		if rv.Len() > 0 {
+			return in, nil
+		}
+		return def, nil
+	case v == false:
+		for _, a := range args[min(1, len(args)):] {
+			if kw, ok := a.(map[string]any); ok && jsTruthy(kw["allow_false"]) {
+				return false, nil
+			}
+		}
+		return def, nil
+	}
+	return in, nil
 }

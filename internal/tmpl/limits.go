@@ -357,7 +357,6 @@ var filterNames = func() map[string]struct{} {
 	for name := range jsFilters {
 		m[name] = struct{}{}
 	}
-	m["jsonify"] = struct{}{}
 	return m
 }()
 
@@ -391,9 +390,6 @@ func newInstance() *instance {
 			return values.Call(fn, append([]any{in}, args...))
 		}
 		in.cfg.AddFilter(f.name, meteredFilter(f.name, call, in.st))
-		if f.name == "json" {
-			in.cfg.AddFilter("jsonify", meteredFilter(f.name, call, in.st))
-		}
 	}
 	for name, f := range jsFilters {
 		in.cfg.AddFilter(name, meteredFilter(name, f, in.st))

@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"unicode"
 
 	"github.com/osteele/liquid/expressions"
 	"github.com/osteele/liquid/render"
@@ -179,8 +180,7 @@ func tagClose(trim bool) string {
 }
 
 // expandLiquid turns the body of a {% liquid %} tag into one tag per
-// non-empty line, joined by trimming delimiters (so nothing is rendered
-// between them); the line breaks of the body go inside the tags, as white
+// non-empty line, with nothing between them; the line breaks of the body go inside the tags, as white
 // space before their closing delimiter, so the line count is kept. Lines
 // starting with "#" are comments; comment … endcomment lines are dropped.
 func expandLiquid(body string, ltrim, rtrim bool) string {
@@ -221,13 +221,13 @@ func expandLiquid(body string, ltrim, rtrim bool) string {
 		if k == 0 {
 			b.WriteString(tagOpen(ltrim))
 		} else {
-			b.WriteString("{%-")
+			b.WriteString("{%")
 		}
 		b.WriteString(" " + t + " " + strings.Repeat("\n", breaks[k]))
 		if k == len(tags)-1 {
 			b.WriteString(tagClose(rtrim))
 		} else {
-			b.WriteString("-%}")
+			b.WriteString("%}")
 		}
 	}
 	return b.String()
@@ -705,4 +705,84 @@ func topLevelIndex(s string, c byte) int {
 		}
 	}
 	return -1
+}
+
+// applyTrim carries out whitespace control as LiquidJS does and removes the
+// markers: "{%-" and "{{-" remove the white space at the end of the text
+// right before them, "-%}" and "-}}" the white space at the start of the
+// text right after them, and only that text — osteele/liquid instead trims
+// whatever white space was written before, across tags that wrote nothing
+// and from outputs too. The line breaks a trim removes move inside the
+// delimiter, so line numbers stay right. Raw blocks are left as they are.
+func applyTrim(src string) string {
+	if !strings.Contains(src, "-%}") && !strings.Contains(src, "-}}") && !strings.Contains(src, "{%-") && !strings.Contains(src, "{{-") {
+		return src
+	}
+	var b strings.Builder
+	b.Grow(len(src))
+	i := 0
+	pendingRight := false // the last markup trims the text after it
+	for {
+		j := nextOpen(src, i)
+		if j < 0 {
+			break
+		}
+		isOutput := src[j+1] == '{'
+		closer := "%}"
+		if isOutput {
+			closer = "}}"
+		}
+		end, _ := findClose(src, j+2, closer)
+		if end < 0 {
+			break
+		}
+		text := src[i:j]
+		content := src[j+2 : end]
+		ltrim := strings.HasPrefix(content, "-")
+		rtrim := len(content) > (map[bool]int{true: 1, false: 0})[ltrim] && strings.HasSuffix(content, "-")
+		var moved int // line breaks taken out of the text
+		if pendingRight {
+			t := strings.TrimLeftFunc(text, unicode.IsSpace)
+			moved += strings.Count(text[:len(text)-len(t)], "\n")
+			text = t
+		}
+		if ltrim {
+			t := strings.TrimRightFunc(text, unicode.IsSpace)
+			moved += strings.Count(text[len(t):], "\n")
+			text = t
+			content = content[1:]
+		}
+		if rtrim {
+			content = content[:len(content)-1]
+		}
+		b.WriteString(text)
+		b.WriteString(src[j : j+2])
+		if moved > 0 {
+			b.WriteString(strings.Repeat("\n", moved))
+		}
+		b.WriteString(content)
+		b.WriteString(closer)
+		i = end + 2
+		pendingRight = rtrim
+		if !isOutput && tagName(content) == "raw" {
+			if k := findEndRaw(src, i); k >= 0 {
+				b.WriteString(src[i:k])
+				i = k
+				pendingRight = false
+			}
+		}
+	}
+	text := src[i:]
+	if pendingRight {
+		t := strings.TrimLeftFunc(text, unicode.IsSpace)
+		b.WriteString(strings.Repeat("\n", strings.Count(text[:len(text)-len(t)], "\n")))
+		// The line breaks after the last markup are gone: keep the count
+		// only where no text follows (trailing breaks are not rendered).
+		if t != "" {
+			return b.String()[:b.Len()-strings.Count(text[:len(text)-len(t)], "\n")] + t
+		}
+		return b.String()[:b.Len()-strings.Count(text[:len(text)-len(t)], "\n")]
+	}
+	b.WriteString(text)
+	return b.String()
 }

@@ -32,6 +32,9 @@ func (t *Template) RenderContext(ctx context.Context, vars map[string]any) (out 
 			return "", err
 		}
 	}
+	if t.plain {
+		return t.text, nil
+	}
 	in := instances.Get().(*instance)
 	st := in.st
 	*st = state{t: t, current: -1, ctx: ctx, nextPoll: pollEvery, env: vars, lenient: in.lenient}

@@ -43,13 +43,17 @@ func newConfig() *render.Config {
 type Template struct {
 	root  render.Node
 	infos []nodeInfo
+	// plain is set for a source without markup: its text is the output.
+	plain bool
+	text  string
 }
 
 // Parse parses source with the prompt engine's configuration, once it
-// passed CheckSource (a *SourceError otherwise): LiquidJS
-// syntax checks (an unclosed "{{" or "{%" is an error), the standard tags
-// except include, render and cycle, the standard filters (an unknown filter
-// is a parse error), and strict variables.
+// passed CheckSource (a *SourceError otherwise): LiquidJS syntax checks (an
+// unclosed "{{" or "{%" is an error), the standard tags except include and
+// render, LiquidJS's echo, liquid, increment, decrement, cycle and inline
+// comments (liquidjs.go), the standard filters with LiquidJS's semantics
+// (jsfilters.go; an unknown filter is a parse error), and strict variables.
 func Parse(source string) (t *Template, err error) {
 	// osteele/liquid's expression lexer panics on some input (a non-ASCII
 	// letter in an identifier, found by FuzzRender); report it as the
@@ -61,6 +65,10 @@ func Parse(source string) (t *Template, err error) {
 	}()
 	if err := CheckSource(source); err != nil {
 		return nil, err
+	}
+	if !strings.Contains(source, "{{") && !strings.Contains(source, "{%") && len(source) <= MaxOutput {
+		// No markup: LiquidJS renders the text as it is.
+		return &Template{plain: true, text: source}, nil
 	}
 	root, err := compile(source)
 	if err != nil {
@@ -90,7 +98,7 @@ func compile(source string) (render.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	norm, err := normalize(expanded)
+	norm, err := normalize(applyTrim(expanded))
 	if err != nil {
 		return nil, err
 	}

@@ -125,8 +125,8 @@ func TestStalledBodyBodyTimeout(t *testing.T) {
 func TestBodiesInTransitAreBounded(t *testing.T) {
 	h := newHarness(t, &packserver.Options{MaxConcurrency: 1})
 	big := bytes.Repeat([]byte{' '}, 9<<20)
-	conn := stalledCall(t, h, pack.MaxBodyBytes, big, pack.HeaderTimeoutMs, "1500")
-	time.Sleep(300 * time.Millisecond) // let the service read what was sent
+	conn := stalledCall(t, h, pack.MaxBodyBytes, big, pack.HeaderTimeoutMs, "3000")
+	time.Sleep(600 * time.Millisecond) // let the service read what was sent
 	input := map[string]any{"text": strings.Repeat("y", 2<<20)}
 	status, hdr, body := h.post(t.Context(), t, toolCall("probe.count", "refused", input))
 	if status != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "" {

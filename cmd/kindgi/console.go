@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kindgi/agents/console"
+)
+
+const consoleUsage = `console --database-url URL [--listen 127.0.0.1:8080] --tenant ID... [--role ROLE] [--reviewer ID] [--trusted-header NAME]
+
+serves the reviewer console (package console) over PostgreSQL: pending
+approvals to approve or deny, runs with their journals, conversations.
+A worker (turn.Worker) continues a run once its approvals are decided.
+
+Authentication is one of two, never both:
+  - a token: set KINDGI_CONSOLE_TOKEN (16 bytes or more); the login form
+    takes it and sets an HttpOnly, SameSite=Strict session cookie. Whoever
+    signs in is the reviewer --reviewer (default "console").
+  - a proxy: --trusted-header NAME takes the reviewer id from that request
+    header, which the proxy in front sets after its own sign-in (and strips
+    from clients). Only use it behind such a proxy.
+Either way the reviewer sees the tenants given with --tenant (repeatable,
+at least one) and decides with the role --role (standard, senior, admin or
+another; default standard). Run one console per reviewer group.`
+
+// tenants is a repeatable --tenant flag.
+type tenants []string
+
+func (t *tenants) String() string     { return strings.Join(*t, ",") }
+func (t *tenants) Set(s string) error { *t = append(*t, s); return nil }
+
+func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("console", consoleUsage, stderr)
+	url := fs.String("database-url", os.Getenv("KINDGI_DATABASE_URL"), "PostgreSQL URL (default $KINDGI_DATABASE_URL)")
+	listen := fs.String("listen", "127.0.0.1:8080", "address to serve on")
+	var ts tenants
+	fs.Var(&ts, "tenant", "a tenant the reviewer sees (repeatable, required)")
+	role := fs.String("role", "standard", "the reviewer's role")
+	reviewer := fs.String("reviewer", "console", "token mode: the reviewer id decisions record")
+	header := fs.String("trusted-header", "", "take the reviewer id from this header set by a trusted proxy (instead of a token)")
+	rest, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	token := os.Getenv("KINDGI_CONSOLE_TOKEN")
+	switch {
+	case len(rest) > 0:
+		fmt.Fprintf(stderr, "kindgi console: unexpected arguments %q\n", rest)
+	case *url == "":
+		fmt.Fprintln(stderr, "kindgi console: --database-url (or KINDGI_DATABASE_URL) is required")
+	case len(ts) == 0:
+		fmt.Fprintln(stderr, "kindgi console: give at least one --tenant")
+	case token != "" && *header != "":
+		fmt.Fprintln(stderr, "kindgi console: KINDGI_CONSOLE_TOKEN and --trusted-header are both set: choose one")
+	case token == "" && *header == "":
+		fmt.Fprintln(stderr, "kindgi console: set KINDGI_CONSOLE_TOKEN or pass --trusted-header")
+	case token != "" && len(token) < 16:
+		fmt.Fprintln(stderr, "kindgi console: KINDGI_CONSOLE_TOKEN must be at least 16 bytes")
+	default:
+		return serveConsole(ctx, *url, *listen, console.Reviewer{ID: *reviewer, Role: *role, TenantIDs: ts}, token, *header, stdout, stderr)
+	}
+	fs.Usage()
+	return exitUsage
+}
+
+func serveConsole(ctx context.Context, url, listen string, rv console.Reviewer, token, header string, stdout, stderr io.Writer) int {
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "kindgi console: %s\n", errLine(err))
+		return exitFailure
+	}
+	store, closeFn, err := connect(ctx, url)
+	if err != nil {
+		return fail(err)
+	}
+	defer closeFn()
+	opts := console.Options{Store: store}
+	if token != "" {
+		login, err := console.NewTokenLogin(token, rv)
+		if err != nil {
+			return fail(err)
+		}
+		opts.Authenticate, opts.Login = login.Authenticate, login
+	} else {
+		opts.Authenticate = func(r *http.Request) (console.Reviewer, error) {
+			id := strings.TrimSpace(r.Header.Get(header))
+			if id == "" {
+				return console.Reviewer{}, errors.New("no " + header + " header")
+			}
+			return console.Reviewer{ID: id, Role: rv.Role, TenantIDs: rv.TenantIDs}, nil
+		}
+	}
+	h, err := console.New(opts)
+	if err != nil {
+		return fail(err)
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fail(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "kindgi console on http://%s/ (tenants %s, role %s)\n", ln.Addr(), strings.Join(rv.TenantIDs, ","), rv.Role)
+	select {
+	case err := <-done:
+		return fail(err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	<-done
+	return exitOK
+}
