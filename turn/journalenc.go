@@ -16,7 +16,11 @@ import (
 // json.Marshal.
 func encodeOutput[T any](out *T) ([]byte, error) {
 	if m, ok := any(out).(*bindings.ConversationMessage); ok {
-		if b, ok := appendMessageJSON(make([]byte, 0, 256+len(m.Content)+len(m.Metadata)), m); ok {
+		size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata) // the names, ids, numbers and time fit in 512
+		for i := range m.ToolCalls {
+			size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
+		}
+		if b, ok := appendMessageJSON(make([]byte, 0, size), m); ok {
 			return b, nil
 		}
 	}
