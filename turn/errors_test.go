@@ -215,6 +215,27 @@ func TestInvokeErrorCodes(t *testing.T) {
 			},
 		},
 		{
+			// A registry's default gate (an MCP tool's destructiveHint,
+			// bindings.ToolDescriptor.Gate) is a floor like the tenant's.
+			name: "tool gated by its registry without a HITL binding", code: agents.CodeInvalidBindings, script: answer,
+			spec: func(s *agent.Spec) { s.ConversationPolicy.Hitl = nil },
+			setup: func(t *testing.T, f *fixture, _ *turn.Input, b *turn.Bindings) {
+				b.Hitl = nil
+				err := f.tools.Add(tenant, bindings.ToolDescriptor{ID: "acme.clause-search", Version: "1.9.0", InputSchema: clauseSchema, Gate: &agent.ToolGate{Mode: agent.GateAlwaysAsk}},
+					func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
+						return json.RawMessage(`{}`), nil
+					})
+				if err != nil {
+					t.Fatal(err)
+				}
+			},
+			after: func(t *testing.T, f *fixture) {
+				if f.provider.Calls() != 0 {
+					t.Errorf("the model was called %d times; want none", f.provider.Calls())
+				}
+			},
+		},
+		{
 			name: "halting guardrail", code: agents.CodeGuardrailViolation,
 			script: []scripted.Response{scripted.Say("Write to jane@globex.test.")},
 		},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 )
 
@@ -106,6 +107,13 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 		// has no binding to ask one is invalid-bindings.
 		if err := gatedWithoutHitl(s.Hitl, a.Tools); err != nil {
 			return s, err
+		}
+		// So may a tool's own default gate (ToolDescriptor.Gate, e.g. an
+		// MCP tool's destructiveHint): it is a floor like the tenant's.
+		for _, d := range s.Tools {
+			if d.Gate != nil && d.Gate.Mode != "" && d.Gate.Mode != agent.GateNeverAsk {
+				return s, &agents.InvalidBindingsError{Reason: "tool " + d.ID + " is gated by its registry (" + string(d.Gate.Mode) + ") and no HITL binding (Bindings.Hitl) is bound to ask for approvals"}
+			}
 		}
 		if s.SessionGate.Required && !r.in.DryRun {
 			return s, &agents.InvalidBindingsError{Reason: fmt.Sprintf("turn %d is past the session gate of %d turns and no HITL binding (Bindings.Hitl) is bound to ask for approval", s.TurnNumber, s.SessionGate.AfterTurns)}
