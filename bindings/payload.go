@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"unicode/utf8"
 
 	agents "github.com/kindgi/agents"
 )
@@ -22,7 +21,7 @@ func CheckJSON(field string, doc json.RawMessage) error {
 	if len(bytes.TrimSpace(doc)) == 0 {
 		return nil
 	}
-	if !utf8.Valid(doc) || !json.Valid(doc) {
+	if !validJSON(doc) {
 		return &agents.InvalidMessageError{Reason: field + " is not valid JSON"}
 	}
 	return nil

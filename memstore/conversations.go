@@ -13,8 +13,11 @@ import (
 // defaultListLimit is the page size when a list asks for Limit 0.
 const defaultListLimit = 100
 
-// tenantConvs is one tenant's conversations: by id, and in list order
-// (OpenedAt DESC, ID DESC) for keyset pages found by binary search.
+// tenantConvs is one tenant's conversations: by id, and in the reverse of
+// list order (OpenedAt ASC, ID ASC; a list reads it from the end) for
+// keyset pages found by binary search, so that a new conversation, the
+// newest, is appended rather than inserted at the front (which moved every
+// other one: O(n) per open).
 type tenantConvs struct {
 	byID  map[string]*convRec
 	order []*convRec
@@ -24,8 +27,43 @@ type tenantConvs struct {
 // read of the latest N slices the tail.
 type convRec struct {
 	c    bindings.Conversation
-	msgs []bindings.ConversationMessage
+	msgs msgLog
 	byID map[string]int
+}
+
+// msgChunk is how many messages a chunk of a msgLog holds.
+const msgChunk = 1024
+
+// msgLog is a conversation's messages in append order, in chunks of
+// msgChunk (the last one partly filled): an append never copies the
+// messages before it, so a conversation of 100,000 messages appends at
+// the cost of one of 10 (one contiguous slice copied all of them at each
+// growth, a pointer write barrier per field while GC ran).
+type msgLog struct {
+	chunks [][]bindings.ConversationMessage
+	n      int
+}
+
+// at returns the i-th message (0-based; Seq i+1).
+func (l *msgLog) at(i int) *bindings.ConversationMessage {
+	return &l.chunks[i/msgChunk][i%msgChunk]
+}
+
+// add appends m. The first chunk grows as a slice does (a short
+// conversation holds no more than it needs); later ones are allocated
+// whole.
+func (l *msgLog) add(m bindings.ConversationMessage) {
+	k := len(l.chunks)
+	switch {
+	case k == 0:
+		l.chunks = append(l.chunks, nil)
+		k = 1
+	case len(l.chunks[k-1]) == msgChunk:
+		l.chunks = append(l.chunks, make([]bindings.ConversationMessage, 0, msgChunk))
+		k++
+	}
+	l.chunks[k-1] = append(l.chunks[k-1], m)
+	l.n++
 }
 
 // before reports whether a conversation at (openedAt a, id a) lists before
@@ -41,14 +79,10 @@ func (r *convRec) pos() bindings.ConversationPageCursor {
 	return bindings.ConversationPageCursor{OpenedAt: r.c.OpenedAt, ID: r.c.ID}
 }
 
-// after returns the index of the first conversation listed after cur.
-func (tc *tenantConvs) after(cur bindings.ConversationPageCursor) int {
-	return sort.Search(len(tc.order), func(i int) bool { return before(cur, tc.order[i].pos()) })
-}
-
-// at returns the index where cur is, or would be inserted.
+// at returns the index where cur is, or would be inserted; the
+// conversations listed after cur are those below it.
 func (tc *tenantConvs) at(cur bindings.ConversationPageCursor) int {
-	return sort.Search(len(tc.order), func(i int) bool { return !before(tc.order[i].pos(), cur) })
+	return sort.Search(len(tc.order), func(i int) bool { return !before(cur, tc.order[i].pos()) })
 }
 
 func cloneConversation(c bindings.Conversation) bindings.Conversation {
@@ -179,12 +213,13 @@ func (s *Store) ListConversationsPage(ctx context.Context, in bindings.ListConve
 	if tc == nil {
 		return page, nil
 	}
-	start := 0
+	end := len(tc.order) // the conversations listed are tc.order[:end], from its end
 	if in.Cursor != nil {
-		start = tc.after(*in.Cursor)
+		end = tc.at(*in.Cursor)
 	}
-	page.Conversations = make([]bindings.Conversation, 0, min(limit, len(tc.order)-start))
-	for _, r := range tc.order[start:] {
+	page.Conversations = make([]bindings.Conversation, 0, min(limit, end))
+	for k := end - 1; k >= 0; k-- {
+		r := tc.order[k]
 		if !matches(r.c, in.ListConversationsInput) {
 			continue
 		}
@@ -284,7 +319,7 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 		return bindings.ConversationMessage{}, err
 	}
 	if i, ok := r.byID[in.ID]; ok && in.ID != "" {
-		return cloneMessage(r.msgs[i]), nil
+		return cloneMessage(*r.msgs.at(i)), nil
 	}
 	if r.c.Status == bindings.ConversationClosed {
 		return bindings.ConversationMessage{}, &agents.ConversationClosedError{ConversationID: in.ConversationID}
@@ -302,13 +337,13 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	}
 	m := bindings.ConversationMessage{
 		TenantID: in.TenantID, ConversationID: in.ConversationID, ID: id,
-		Seq: int64(len(r.msgs) + 1), Role: in.Role, Content: in.Content,
+		Seq: int64(r.msgs.n + 1), Role: in.Role, Content: in.Content,
 		ToolCalls: storedToolCalls(in.ToolCalls), ToolCallID: in.ToolCallID,
 		TurnNumber: in.TurnNumber, RunID: in.RunID, ParticipantID: in.ParticipantID, Metadata: cloneJSON(in.Metadata),
 		CreatedAt: created,
 	}
-	r.byID[id] = len(r.msgs)
-	r.msgs = append(r.msgs, m)
+	r.byID[id] = r.msgs.n
+	r.msgs.add(m)
 	r.c.MessageCount++
 	r.c.TurnCount = max(r.c.TurnCount, in.TurnNumber)
 	if created.After(r.c.LastActivityAt) {
@@ -354,7 +389,7 @@ func (s *Store) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput)
 	if err != nil {
 		return nil, err
 	}
-	end := int64(len(r.msgs))
+	end := int64(r.msgs.n)
 	if in.BeforeSeq > 0 {
 		end = min(end, in.BeforeSeq-1)
 	}
@@ -363,8 +398,8 @@ func (s *Store) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput)
 		start = max(0, end-int64(in.Limit))
 	}
 	out := make([]bindings.ConversationMessage, 0, end-start)
-	for _, m := range r.msgs[start:end] {
-		out = append(out, cloneMessage(m))
+	for i := start; i < end; i++ {
+		out = append(out, cloneMessage(*r.msgs.at(int(i))))
 	}
 	return out, nil
 }

@@ -76,6 +76,9 @@ func benchmarkTurns(b *testing.B, syncCommit string, workers int) {
 	queries, batches, _, _ := rt.snapshot()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
 	b.ReportMetric(float64(queries+batches)/float64(b.N), "roundtrips/turn")
+	stmts, writers := rt.statements()
+	b.ReportMetric(float64(stmts)/float64(b.N), "statements/turn")
+	b.ReportMetric(float64(writers)/float64(b.N), "commits/turn")
 }
 
 // BenchmarkAppendStep appends journal entries to one run.
@@ -191,5 +194,52 @@ func BenchmarkQueryFactsHugeQuery(b *testing.B) {
 		if err != nil || len(res) != 10 {
 			b.Fatalf("%d results, %v", len(res), err)
 		}
+	}
+}
+
+// BenchmarkTurnHistory is a turn (model call → tool call → model call) on a
+// conversation holding 10 and 100,000 stored messages (seeded in one
+// statement): the agent's history limit bounds what the turn reads, so
+// the cost should not depend on the length. Compare the two ns/op (and
+// cpu-ns/op, the process's CPU time per turn) run in the same invocation.
+func BenchmarkTurnHistory(b *testing.B) {
+	pool := testPool(b)
+	s := New(pool, nil)
+	f := newTurnFixture(b, s)
+	a := lookupAgent(b, "")
+	ctx := context.Background()
+	for _, n := range []int{10, 100_000} {
+		b.Run(fmt.Sprintf("stored=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			conv := "history-" + randomID()
+			if _, err := s.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: turnTenant, ID: conv, AgentID: a.ID, AgentVersion: a.Version}); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := pool.Exec(ctx, `INSERT INTO agent_conversation_messages (tenant_id, conversation_id, id, seq, role, content, turn_number, created_at)
+				SELECT $1, $2, 'm' || g, g, CASE WHEN g % 2 = 1 THEN 'user' ELSE 'agent' END, 'message number ' || g, (g + 1) / 2, now()
+				FROM generate_series(1, $3::int) AS g`, turnTenant, conv, n); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := pool.Exec(ctx, `UPDATE agent_conversations SET message_count = $3, turn_count = ($3 + 1) / 2
+				WHERE tenant_id = $1 AND id = $2`, turnTenant, conv, n); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := pool.Exec(ctx, `ANALYZE agent_conversation_messages`); err != nil {
+				b.Fatal(err)
+			}
+			bb := f.bindings()
+			if _, err := f.invoke(ctx, bb, a, conv); err != nil { // warm the statement cache
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			cpu := processCPU()
+			for b.Loop() {
+				res, err := f.invoke(ctx, bb, a, conv)
+				if err != nil || res.Status != turn.StatusCompleted {
+					b.Fatalf("turn = %+v, %v", res.Status, err)
+				}
+			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		})
 	}
 }

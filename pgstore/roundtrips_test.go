@@ -21,6 +21,8 @@ type roundTrips struct {
 	mu      sync.Mutex
 	queries int
 	batches int
+	stmts   int // statements: a plain query is one, a batch its queued ones
+	writers int // round trips holding a write (each batch is one implicit transaction: one commit)
 	ops     map[string]int
 	writes  atomic.Int64
 }
@@ -34,6 +36,10 @@ func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.queries++
+	r.stmts++
+	if writes(data.SQL) {
+		r.writers++
+	}
 	r.ops["query: "+firstWords(data.SQL)]++
 	return ctx
 }
@@ -44,6 +50,13 @@ func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.batches++
+	r.stmts += len(data.Batch.QueuedQueries)
+	for _, q := range data.Batch.QueuedQueries {
+		if writes(q.SQL) {
+			r.writers++
+			break
+		}
+	}
 	name := "batch"
 	if q := data.Batch.QueuedQueries; len(q) > 1 {
 		name = opName(q[1].SQL)
@@ -59,8 +72,28 @@ func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEnd
 func (r *roundTrips) reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.queries, r.batches, r.ops = 0, 0, map[string]int{}
+	r.queries, r.batches, r.stmts, r.writers, r.ops = 0, 0, 0, 0, map[string]int{}
 	r.writes.Store(0)
+}
+
+// statements returns the statements sent and the round trips that wrote
+// (each one transaction, so one commit).
+func (r *roundTrips) statements() (stmts, writers int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stmts, r.writers
+}
+
+// writes reports whether a statement changes data (so its transaction's
+// commit is a durable one).
+func writes(sql string) bool {
+	s := strings.ToLower(sql)
+	for _, w := range []string{"insert ", "update ", "delete ", "merge "} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // snapshot returns the counters and the operations as sorted "name ×n".

@@ -147,6 +147,7 @@ package prompt
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	agents "github.com/kindgi/agents"
@@ -200,6 +201,33 @@ func RenderContext(ctx context.Context, a agent.Agent, c Context) (Result, error
 		return Result{}, err
 	}
 	return render(ctx, a, c)
+}
+
+// RenderText is RenderContext's text alone: it builds no Result.Context,
+// and instructions without a template delimiter (no "{" or "}" at all)
+// render to themselves with no parse and no render, at near-zero cost.
+// It fails as RenderContext does: a required parameter that is absent is
+// an *agents.MissingParameterError even then.
+func RenderText(ctx context.Context, a agent.Agent, c Context) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if !plain(a.Instructions) {
+		res, err := render(ctx, a, c)
+		return res.Text, err
+	}
+	for _, p := range a.Parameters {
+		if _, ok := c.Parameters[p.Name]; !ok && p.Default == nil && !p.Optional {
+			return "", &agents.MissingParameterError{Name: p.Name}
+		}
+	}
+	return a.Instructions, nil
+}
+
+// plain reports whether s holds no template delimiter, so that it renders
+// to itself whatever is bound.
+func plain(s string) bool {
+	return len(s) <= tmpl.MaxSource && !strings.ContainsAny(s, "{}")
 }
 
 func render(ctx context.Context, a agent.Agent, c Context) (Result, error) {

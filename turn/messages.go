@@ -15,7 +15,7 @@ import (
 // rendered strictly with the journaled time and turn number.
 func (r *run) renderPrompt(ctx context.Context) error {
 	text, err := decide(ctx, r, NodeRenderPrompt, NodeRenderPrompt, func(ctx context.Context, _ string) (string, error) {
-		res, err := prompt.RenderContext(ctx, r.agent, prompt.Context{
+		text, err := prompt.RenderText(ctx, r.agent, prompt.Context{
 			Parameters:     r.in.Parameters,
 			Now:            r.s.Now,
 			ConversationID: r.in.ConversationID,
@@ -27,7 +27,7 @@ func (r *run) renderPrompt(ctx context.Context) error {
 			}
 			return "", err
 		}
-		return res.Text, nil
+		return text, nil
 	})
 	r.prompt = text
 	return err

@@ -11,6 +11,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/pack"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -243,6 +244,14 @@ func checkOutput(d bindings.ToolDescriptor, out json.RawMessage) (string, bool) 
 // model when they do not fit, and an error when the schema itself is
 // broken.
 func validateArguments(d bindings.ToolDescriptor, args json.RawMessage) (string, error) {
+	// A simple schema (the usual {type: object, properties, required})
+	// answers from the bytes, decoding nothing; anything it cannot vouch
+	// for goes through the full validator below.
+	if len(d.InputSchema) > 0 {
+		if c := compileCached(d.InputSchema); c.err == nil && c.fast != nil && c.fast.FastAccepts(args) {
+			return "", nil
+		}
+	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 	if err != nil {
 		return "arguments are not JSON", nil
@@ -253,20 +262,23 @@ func validateArguments(d bindings.ToolDescriptor, args json.RawMessage) (string,
 		}
 		return "", nil
 	}
-	sch, err := compileSchema(d.InputSchema)
-	if err != nil {
-		return "", &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Message: "input schema does not compile", Err: err}
+	c := compileCached(d.InputSchema)
+	if c.err != nil {
+		return "", &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Message: "input schema does not compile", Err: c.err}
 	}
-	if err := sch.Validate(inst); err != nil {
+	if err := c.sch.Validate(inst); err != nil {
 		return err.Error(), nil
 	}
 	return "", nil
 }
 
-// compiled is a cached schema compilation.
+// compiled is a cached schema compilation. fast, when set, is the same
+// schema compiled by pack, whose FastAccepts vouches for values straight
+// from their bytes (nil when pack refuses the schema).
 type compiled struct {
-	sch *jsonschema.Schema
-	err error
+	sch  *jsonschema.Schema
+	fast *pack.Schema
+	err  error
 }
 
 // schemaCache memoizes schema compilation by schema text: a pure function
@@ -282,11 +294,16 @@ const schemaCacheMax = 4096
 // compileSchema compiles a JSON Schema (draft 2020-12 unless it says
 // otherwise, formats asserted), once per distinct schema text.
 func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
-	key := string(raw)
-	if v, ok := schemaCache.Load(key); ok {
-		c := v.(*compiled)
-		return c.sch, c.err
+	c := compileCached(raw)
+	return c.sch, c.err
+}
+
+// compileCached is compileSchema's cache entry for raw.
+func compileCached(raw json.RawMessage) *compiled {
+	if v, ok := schemaCache.Load(string(raw)); ok {
+		return v.(*compiled)
 	}
+	key := string(raw)
 	c := &compiled{}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
@@ -299,10 +316,15 @@ func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 			c.sch, c.err = comp.Compile("urn:kindgi:tool-schema")
 		}
 	}
+	if c.err == nil {
+		if fast, err := pack.CompileSchema(raw); err == nil {
+			c.fast = fast
+		}
+	}
 	if schemaCached.Load() < schemaCacheMax {
 		if _, loaded := schemaCache.LoadOrStore(key, c); !loaded {
 			schemaCached.Add(1)
 		}
 	}
-	return c.sch, c.err
+	return c
 }

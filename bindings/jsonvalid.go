@@ -1,0 +1,224 @@
+package bindings
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// validJSON reports what utf8.Valid(b) && json.Valid(b) reports, in one
+// pass over the bytes and without encoding/json's scanner, which costs a
+// function call per byte: every store checks every payload it is asked to
+// keep (a turn's journal outputs, messages, snapshots), and that check was
+// a quarter of a memstore turn. Values nested deeper than its own small
+// stack go to the two standard checks.
+func validJSON(b []byte) bool {
+	var stack [64]byte // '{' or '[' of each open container
+	depth := 0
+	n := len(b)
+	i := skipSpace(b, 0)
+	for {
+		// A value starts at i.
+		if i >= n {
+			return false
+		}
+		switch c := b[i]; {
+		case c == '{' || c == '[':
+			if depth == len(stack) {
+				return utf8.Valid(b) && json.Valid(b)
+			}
+			i = skipSpace(b, i+1)
+			if i < n && b[i] == c+2 { // '}' is '{'+2, ']' is '['+2
+				i++
+				break
+			}
+			stack[depth] = c
+			depth++
+			if c == '{' {
+				if i = member(b, i); i < 0 {
+					return false
+				}
+			}
+			continue
+		case c == '"':
+			if i = str(b, i); i < 0 {
+				return false
+			}
+		case c == 't':
+			if i = literal(b, i, "true"); i < 0 {
+				return false
+			}
+		case c == 'f':
+			if i = literal(b, i, "false"); i < 0 {
+				return false
+			}
+		case c == 'n':
+			if i = literal(b, i, "null"); i < 0 {
+				return false
+			}
+		case c == '-' || (c >= '0' && c <= '9'):
+			if i = number(b, i); i < 0 {
+				return false
+			}
+		default:
+			return false
+		}
+		// A value ended at i: close containers, or go on to the next value.
+		for {
+			i = skipSpace(b, i)
+			if depth == 0 {
+				return i == n
+			}
+			if i >= n {
+				return false
+			}
+			top := stack[depth-1]
+			if b[i] == top+2 {
+				depth--
+				i++
+				continue
+			}
+			if b[i] != ',' {
+				return false
+			}
+			i = skipSpace(b, i+1)
+			if top == '{' {
+				if i = member(b, i); i < 0 {
+					return false
+				}
+			}
+			break
+		}
+	}
+}
+
+// member reads an object member's key and colon at i (a string, space, a
+// colon, space) and returns where its value starts, or -1.
+func member(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	if i = str(b, i); i < 0 {
+		return -1
+	}
+	i = skipSpace(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return -1
+	}
+	return skipSpace(b, i+1)
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// literal reads word at i and returns the index after it, or -1.
+func literal(b []byte, i int, word string) int {
+	if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
+		return -1
+	}
+	return i + len(word)
+}
+
+// str reads the string whose quote is at i and returns the index after its
+// closing quote, or -1: no control character, only JSON's escapes, and
+// UTF-8 that is valid.
+func str(b []byte, i int) int {
+	n := len(b)
+	i++
+	for i < n {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1
+		case c == '\\':
+			if i+1 >= n {
+				return -1
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > n {
+					return -1
+				}
+				for _, h := range b[i+2 : i+6] {
+					if !isHex(h) {
+						return -1
+					}
+				}
+				i += 6
+			default:
+				return -1
+			}
+		case c < 0x20:
+			return -1
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return -1
+			}
+			i += size
+		}
+	}
+	return -1
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// number reads the number at i and returns the index after it, or -1:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func number(b []byte, i int) int {
+	n := len(b)
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < n && b[i] == '0':
+		i++
+	case i < n && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i+1)
+	default:
+		return -1
+	}
+	if i < n && b[i] == '.' {
+		j := digits(b, i+1)
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < n && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < n && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return -1
+		}
+		i = j
+	}
+	return i
+}
+
+// digits returns the index of the first non-digit at or after i.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}

@@ -1,0 +1,140 @@
+package turn
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kindgi/agents/bindings"
+)
+
+// encodeOutput is json.Marshal(out), the bytes a step's output is
+// journaled as. A stored message (four of them a turn, the largest
+// outputs a turn writes) is encoded by appendMessageJSON without
+// reflection; anything it cannot vouch for byte for byte goes to
+// json.Marshal.
+func encodeOutput[T any](out *T) ([]byte, error) {
+	if m, ok := any(out).(*bindings.ConversationMessage); ok {
+		size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata) // the names, ids, numbers and time fit in 512
+		for i := range m.ToolCalls {
+			size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
+		}
+		if b, ok := appendMessageJSON(make([]byte, 0, size), m); ok {
+			return b, nil
+		}
+	}
+	return json.Marshal(*out)
+}
+
+// appendMessageJSON appends what json.Marshal(*m) returns and reports true,
+// or reports false (and what it appended is to be dropped) when a field
+// holds something whose encoding it leaves to encoding/json: a string
+// with a control character (other than \n, \r, \t) or a non-ASCII byte, a
+// raw field that is not compact, HTML-safe, valid JSON, or a time outside
+// what it writes (UTC, years 0–9999).
+func appendMessageJSON(b []byte, m *bindings.ConversationMessage) ([]byte, bool) {
+	ok := true
+	str := func(prefix, s string) {
+		b = append(b, prefix...)
+		if ok {
+			b, ok = appendJSONString(b, s)
+		}
+	}
+	str(`{"tenantId":`, m.TenantID)
+	str(`,"conversationId":`, m.ConversationID)
+	str(`,"id":`, m.ID)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, m.Seq, 10)
+	str(`,"role":`, string(m.Role))
+	str(`,"content":`, m.Content)
+	if len(m.ToolCalls) > 0 {
+		b = append(b, `,"toolCalls":[`...)
+		for i := range m.ToolCalls {
+			c := &m.ToolCalls[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			str(`{"id":`, c.ID)
+			str(`,"name":`, c.Name)
+			b = append(b, `,"arguments":`...)
+			if c.Arguments == nil {
+				b = append(b, "null"...)
+			} else if ok = ok && rawAsIs(c.Arguments); ok {
+				b = append(b, c.Arguments...)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if m.ToolCallID != "" {
+		str(`,"toolCallId":`, m.ToolCallID)
+	}
+	b = append(b, `,"turnNumber":`...)
+	b = strconv.AppendInt(b, int64(m.TurnNumber), 10)
+	if m.RunID != "" {
+		str(`,"runId":`, m.RunID)
+	}
+	if m.ParticipantID != "" {
+		str(`,"participantId":`, m.ParticipantID)
+	}
+	if len(m.Metadata) > 0 {
+		b = append(b, `,"metadata":`...)
+		if ok = ok && rawAsIs(m.Metadata); ok {
+			b = append(b, m.Metadata...)
+		}
+	}
+	t := m.CreatedAt
+	if _, off := t.Zone(); off != 0 || t.Year() < 0 || t.Year() > 9999 {
+		return b, false
+	}
+	b = append(b, `,"createdAt":"`...)
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `"}`...)
+	return b, ok
+}
+
+// rawAsIs reports whether json.Marshal copies raw as it is: valid JSON
+// with nothing its compaction removes or escapes.
+func rawAsIs(raw json.RawMessage) bool {
+	return len(raw) > 0 && !needsCompact(raw) && bindings.CheckJSON("", raw) == nil
+}
+
+// appendJSONString appends s quoted as encoding/json quotes it, for the
+// strings it can: printable ASCII, \n, \r and \t. It reports false for
+// any other byte (json.Marshal has the answer for those).
+func appendJSONString(b []byte, s string) ([]byte, bool) {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var esc string
+		switch {
+		case c >= utf8.RuneSelf || (c < 0x20 && c != '\n' && c != '\r' && c != '\t'):
+			return b, false
+		case c == '"':
+			esc = `\"`
+		case c == '\\':
+			esc = `\\`
+		case c == '\n':
+			esc = `\n`
+		case c == '\r':
+			esc = `\r`
+		case c == '\t':
+			esc = `\t`
+		case c == '<':
+			esc = `\u003c`
+		case c == '>':
+			esc = `\u003e`
+		case c == '&':
+			esc = `\u0026`
+		default:
+			continue
+		}
+		b = append(b, s[start:i]...)
+		b = append(b, esc...)
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"'), true
+}
