@@ -37,7 +37,9 @@ const maxClaim = 1000
 
 // setClaimSQL admits the claim's read and lease across tenants for a
 // member of kindgi_worker (migration 0004): transaction-local, for the
-// claim that follows it in the same batch.
+// claim that follows it in the same batch. It opens agent_runs only:
+// whether a parked run's approvals are settled is read from the run's own
+// approvals_total and approvals_pending_until (migration 0006).
 const setClaimSQL = `SELECT set_config('kindgi.claim', 'runs', true)`
 
 // sqlClaimRuns leases ($1 owner, $2 expiry, $3 now) up to $4 runs that
@@ -52,10 +54,8 @@ const sqlClaimRuns = `WITH picked AS (
 		WHERE r.status IN ('queued', 'running', 'suspended')
 		  AND (r.lease_owner = '' OR r.lease_expires_at IS NULL OR r.lease_expires_at <= $3)
 		  AND ($5::text[] IS NULL OR r.tenant_id = ANY($5::text[]))
-		  AND (r.status <> 'suspended' OR (
-		    EXISTS (SELECT 1 FROM agent_approvals a WHERE a.tenant_id = r.tenant_id AND a.run_id = r.id)
-		    AND NOT EXISTS (SELECT 1 FROM agent_approvals a WHERE a.tenant_id = r.tenant_id AND a.run_id = r.id
-		      AND a.status = 'pending' AND (a.expires_at IS NULL OR a.expires_at >= $3))))
+		  AND (r.status <> 'suspended' OR (r.approvals_total > 0
+		    AND (r.approvals_pending_until IS NULL OR r.approvals_pending_until < $3)))
 		ORDER BY r.created_at, r.tenant_id COLLATE "C", r.id COLLATE "C"
 		LIMIT $4
 		FOR UPDATE OF r SKIP LOCKED

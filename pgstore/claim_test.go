@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -53,17 +54,42 @@ func TestClaimAcrossTenantsNeedsTheWorkerRole(t *testing.T) {
 	if got := claim(app, a); !got[a] || len(got) != 1 {
 		t.Fatalf("an ordinary role claiming its tenant %s got %v", a, got)
 	}
+	// A parked run of c whose one approval is decided needs a driver too.
+	if _, err := admin.StartRun(ctx, bindings.StartRunInput{TenantID: c, RunID: "p", FlowID: "agent.turn", FlowVersion: "1.1.0", Status: bindings.RunQueued}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.RequestApproval(ctx, bindings.ApprovalRequest{TenantID: c, ID: "p/ap", RunID: "p", ToolCallID: "c1", ToolID: "acme.send-email", ToolVersion: "1.0.0",
+		Arguments: json.RawMessage(`{"secret":"s3cr3t"}`), ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.SetRunStatus(ctx, c, "p", bindings.RunSuspended); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.ResolveApproval(ctx, c, "p/ap", bindings.ApprovalDecision{Approved: true, Reviewer: "r"}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := testPool(t).Exec(ctx, "GRANT "+WorkerRole+" TO "+role); err != nil {
 		t.Fatal(err)
 	}
-	if got := claim(app); !got[b] || !got[c] || got[a] {
-		t.Fatalf("a kindgi_worker member claimed %v across tenants, want %s and %s (%s is leased)", got, b, c, a)
+	claimed, err := app.ClaimRuns(ctx, bindings.ClaimRunsInput{Owner: "w-" + suffix, LeaseTTL: time.Minute, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, parked := mine(claimed), false
+	for _, r := range claimed {
+		parked = parked || (r.TenantID == c && r.ID == "p")
+	}
+	if !got[b] || !got[c] || got[a] || !parked {
+		t.Fatalf("a kindgi_worker member claimed %v across tenants (parked run %v), want %s and %s with c's decided parked run (%s is leased)", got, parked, b, c, a)
 	}
 	// References and leases only: the claim's setting opens no journal,
 	// and without it the runs of other tenants are hidden again.
-	var journal, runs int
-	err := pgx.BeginFunc(ctx, appPool, func(tx pgx.Tx) error {
+	var journal, approvals, runs int
+	err = pgx.BeginFunc(ctx, appPool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, setClaimSQL); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM agent_approvals WHERE tenant_id = ANY($1)`, []string{a, b, c}).Scan(&approvals); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, `SELECT count(*) FROM agent_run_journal WHERE tenant_id = ANY($1)`, []string{a, b, c}).Scan(&journal)
@@ -74,8 +100,8 @@ func TestClaimAcrossTenantsNeedsTheWorkerRole(t *testing.T) {
 	if err := appPool.QueryRow(ctx, `SELECT count(*) FROM agent_runs WHERE tenant_id = ANY($1)`, []string{a, b, c}).Scan(&runs); err != nil {
 		t.Fatal(err)
 	}
-	if journal != 0 || runs != 0 {
-		t.Fatalf("a kindgi_worker member read %d journal entries under kindgi.claim and %d runs without it, want none", journal, runs)
+	if journal != 0 || approvals != 0 || runs != 0 {
+		t.Fatalf("a kindgi_worker member read %d journal entries and %d approvals under kindgi.claim and %d runs without it, want none", journal, approvals, runs)
 	}
 }
 
