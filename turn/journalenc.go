@@ -248,6 +248,9 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if jsonPlain[c] {
+			continue
+		}
 		var esc string
 		switch {
 		case c >= utf8.RuneSelf || (c < 0x20 && c != '\n' && c != '\r' && c != '\t'):
@@ -278,3 +281,13 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 	b = append(b, s[start:]...)
 	return append(b, '"'), true
 }
+
+// jsonPlain holds the bytes appendJSONString copies as they are: printable
+// ASCII but the quote, the backslash and <, >, & (which json.Marshal
+// escapes).
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
