@@ -252,7 +252,11 @@ func (r *run) recheckRoute(ctx context.Context) error {
 	if st == nil || st.result == nil || st.result.Status != bindings.StepCompleted {
 		return nil
 	}
-	s, err := decodeResult[setupState](st.result)
+	// Only the route: the drive decodes the whole state again when it
+	// replays setup, and its tools (with their schemas) are most of it.
+	s, err := decodeResult[struct {
+		Route ProviderRef `json:"route"`
+	}](st.result)
 	if err != nil {
 		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
