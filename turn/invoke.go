@@ -252,14 +252,13 @@ func (r *run) recheckRoute(ctx context.Context) error {
 	if st == nil || st.result == nil || st.result.Status != bindings.StepCompleted {
 		return nil
 	}
-	// Only the route: the drive decodes the whole state again when it
-	// replays setup, and its tools (with their schemas) are most of it.
-	s, err := decodeResult[struct {
-		Route ProviderRef `json:"route"`
-	}](st.result)
+	s, err := decodeResult[setupState](st.result)
 	if err != nil {
 		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
+	// The drive replays setup next: it takes this decode instead of
+	// decoding the state (its tools and their schemas) a second time.
+	r.setupDecoded = &s
 	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, r.agent.ID, bindings.PolicyKindModel)
 	if err != nil {
 		return err

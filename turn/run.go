@@ -43,6 +43,9 @@ type run struct {
 	driveWall time.Time    // wall-clock start of the drive, for logged durations
 	lease     *leaseKeeper
 	wallCtx   context.Context
+	// setupDecoded is the completed setup entry's output as recheckRoute
+	// decoded it, handed to setup's replay once (then nil).
+	setupDecoded *setupState
 
 	// inflight is the key (and node) of the model or tool step started in
 	// this drive whose result is not stored yet ("" when none).
