@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	agents "github.com/kindgi/agents"
 )
 
 // ApprovalStatus is the state of an approval.
@@ -68,4 +70,38 @@ type HitlBinding interface {
 	RequestApproval(ctx context.Context, req ApprovalRequest) (Approval, error)
 	GetApproval(ctx context.Context, tenantID, approvalID string) (Approval, error)
 	ResolveApproval(ctx context.Context, tenantID, approvalID string, d ApprovalDecision) (Approval, error)
+}
+
+// ListApprovalsInput selects a tenant's approvals for
+// ApprovalLister.ListTenantApprovals.
+type ListApprovalsInput struct {
+	TenantID string `json:"tenantId"`
+	// Pending selects the approvals still awaiting a decision (pending and
+	// not past their expiry), oldest first. False selects every other one
+	// (approved, denied, expired, or pending past its expiry), newest
+	// first.
+	Pending bool `json:"pending,omitempty"`
+	// Limit is the most approvals returned: 1..1000, 0 is 100.
+	Limit int `json:"limit,omitempty"`
+}
+
+// ApprovalLister is an optional capability of a HitlBinding: the approvals
+// of a tenant, for reviewer tools (the console's approvals page). It lists
+// every approval the tenant has, whether or not its run is still parked.
+// Approvals are returned as GetApproval returns them (a pending one past
+// its expiry reads as expired); another tenant's are never listed.
+type ApprovalLister interface {
+	ListTenantApprovals(ctx context.Context, in ListApprovalsInput) ([]Approval, error)
+}
+
+// ApprovalListLimit returns in.Limit checked: 0 is 100; outside 1..1000
+// is invalid-message.
+func ApprovalListLimit(in ListApprovalsInput) (int, error) {
+	switch {
+	case in.Limit == 0:
+		return 100, nil
+	case in.Limit < 0 || in.Limit > 1000:
+		return 0, &agents.InvalidMessageError{Reason: "approval list limit must be 1..1000 (0 is 100)"}
+	}
+	return in.Limit, nil
 }

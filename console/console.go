@@ -224,12 +224,15 @@ func roleRank(role string) int {
 // MayDecide reports whether a reviewer with role may decide an approval
 // that requires required: both on the ladder standard < senior < admin
 // with role at least as senior, or the very same role (an empty required
-// role is standard). A role off the ladder decides only approvals asking
+// role, and an empty reviewer role, is standard). A role off the ladder decides only approvals asking
 // for it, and an approval asking for a role off the ladder is decided
 // only by that role.
 func MayDecide(role, required string) bool {
 	if required == "" {
 		required = "standard"
+	}
+	if role == "" {
+		role = "standard" // a reviewer with no role is a standard reviewer
 	}
 	if role == required {
 		return true

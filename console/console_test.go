@@ -409,10 +409,36 @@ func TestMayDecide(t *testing.T) {
 	}{
 		{"standard", "", true}, {"standard", "standard", true}, {"standard", "senior", false},
 		{"senior", "standard", true}, {"admin", "senior", true}, {"senior", "admin", false},
-		{"legal", "legal", true}, {"legal", "standard", false}, {"admin", "legal", false}, {"", "standard", false},
+		{"legal", "legal", true}, {"legal", "standard", false}, {"admin", "legal", false}, {"", "standard", true}, {"", "senior", false},
 	} {
 		if got := console.MayDecide(c.role, c.required); got != c.want {
 			t.Errorf("MayDecide(%q, %q) = %v, want %v", c.role, c.required, got, c.want)
 		}
+	}
+}
+
+// TestApprovalWithoutAParkedRunIsListed: the approvals page lists every
+// pending approval of the reviewer's tenants, whether or not a run is
+// parked on it (the store's bindings.ApprovalLister), and it can be
+// decided from there.
+func TestApprovalWithoutAParkedRunIsListed(t *testing.T) {
+	s := memstore.New(nil)
+	ctx := context.Background()
+	if _, err := s.RequestApproval(ctx, bindings.ApprovalRequest{TenantID: "acme", ID: "ap-loose", ToolCallID: "call_1",
+		ToolID: "acme.send-email", ToolVersion: "2.1.0", Arguments: json.RawMessage(`{"to":"loose@globex.test"}`),
+		ReviewerRole: "standard", ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	h := newConsole(t, s)
+	body := do(h, "GET", "/", bob, nil).Body.String()
+	if !strings.Contains(body, "ap-loose") || !strings.Contains(body, "loose@globex.test") {
+		t.Fatalf("the approval with no parked run is not listed:\n%s", body)
+	}
+	w := do(h, "POST", "/approvals/acme/ap-loose", bob, url.Values{"decision": {"approve"}, "reason": {"fine"}, "csrf": {csrfOf(t, body)}})
+	if w.Code >= 400 {
+		t.Fatalf("deciding it = %d: %s", w.Code, w.Body.String())
+	}
+	if a, _ := s.GetApproval(ctx, "acme", "ap-loose"); a.Status != bindings.ApprovalApproved || a.Reviewer != "bob" {
+		t.Errorf("approval = %+v, want approved by bob", a)
 	}
 }

@@ -148,9 +148,19 @@ func (h *handler) view(ctx context.Context, rv Reviewer, a bindings.Approval, no
 	return v
 }
 
-// approvalsOf lists the approvals of a tenant: pending ones (of the
-// suspended runs) or decided and expired ones (of the newest runs).
+// approvalsOf lists the approvals of a tenant: pending ones or decided
+// and expired ones, through bindings.ApprovalLister when the store has it
+// (memstore and pgstore do), else those of the suspended runs (pending) or
+// of the newest runs (decided).
 func (h *handler) approvalsOf(ctx context.Context, tenant string, pending bool) ([]bindings.Approval, error) {
+	if l, ok := h.opts.Store.(bindings.ApprovalLister); ok {
+		// Every approval of the tenant, parked run or not.
+		limit := decidedRuns
+		if pending {
+			limit = maxSuspendedRuns
+		}
+		return l.ListTenantApprovals(ctx, bindings.ListApprovalsInput{TenantID: tenant, Pending: pending, Limit: limit})
+	}
 	in := bindings.ListRunsInput{TenantID: tenant, Limit: decidedRuns}
 	if pending {
 		in = bindings.ListRunsInput{TenantID: tenant, Statuses: []bindings.RunStatus{bindings.RunSuspended}, Limit: maxSuspendedRuns}

@@ -166,3 +166,45 @@ func (s *Store) ListApprovals(ctx context.Context, tenantID, runID string) ([]bi
 	})
 	return out, nil
 }
+
+// ListTenantApprovals implements bindings.ApprovalLister.
+func (s *Store) ListTenantApprovals(ctx context.Context, in bindings.ListApprovalsInput) ([]bindings.Approval, error) {
+	if err := alive(ctx); err != nil {
+		return nil, err
+	}
+	if err := bindings.CheckID("tenant id", in.TenantID); err != nil {
+		return nil, err
+	}
+	limit, err := bindings.ApprovalListLimit(in)
+	if err != nil {
+		return nil, err
+	}
+	s.hitlMu.Lock()
+	defer s.hitlMu.Unlock()
+	now := s.now()
+	out := []bindings.Approval{}
+	for k, a := range s.approvals {
+		if k.tenant != in.TenantID {
+			continue
+		}
+		if ap := s.read(a, now); (ap.Status == bindings.ApprovalPending) == in.Pending {
+			out = append(out, ap)
+		}
+	}
+	slices.SortFunc(out, func(a, b bindings.Approval) int {
+		c := a.Request.CreatedAt.Compare(b.Request.CreatedAt)
+		if c == 0 {
+			c = strings.Compare(a.Request.ID, b.Request.ID)
+		}
+		if !in.Pending {
+			c = -c
+		}
+		return c
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+var _ bindings.ApprovalLister = (*Store)(nil)

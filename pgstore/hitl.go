@@ -173,3 +173,54 @@ func scanApproval(row pgx.CollectableRow) (bindings.Approval, error) {
 	r.Arguments, err = unwrapOpt(args)
 	return ap, err
 }
+
+var _ bindings.ApprovalLister = (*Store)(nil)
+
+// sqlListTenantApprovals lists the approvals awaiting a decision (pending,
+// not past expiry at $2), oldest first; sqlListTenantDecided every other,
+// newest first.
+const (
+	sqlListTenantApprovals = `SELECT ` + approvalCols + ` FROM agent_approvals
+	WHERE tenant_id = $1 AND status = 'pending' AND (expires_at IS NULL OR expires_at >= $2)
+	ORDER BY created_at, id LIMIT $3`
+	sqlListTenantDecided = `SELECT ` + approvalCols + ` FROM agent_approvals
+	WHERE tenant_id = $1 AND (status <> 'pending' OR expires_at < $2)
+	ORDER BY created_at DESC, id DESC LIMIT $3`
+)
+
+// ListTenantApprovals implements bindings.ApprovalLister.
+func (s *Store) ListTenantApprovals(ctx context.Context, in bindings.ListApprovalsInput) ([]bindings.Approval, error) {
+	if err := bindings.CheckID("tenant id", in.TenantID); err != nil {
+		return nil, err
+	}
+	limit, err := bindings.ApprovalListLimit(in)
+	if err != nil {
+		return nil, err
+	}
+	q := sqlListTenantDecided
+	if in.Pending {
+		q = sqlListTenantApprovals
+	}
+	now := s.now()
+	var list []bindings.Approval
+	err = s.batch(ctx, "list tenant approvals", in.TenantID, func(b *pgx.Batch) {
+		b.Queue(q, in.TenantID, now, limit)
+	}, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		list, err = pgx.CollectRows(rows, scanApproval)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		list[i] = s.withExpiry(list[i])
+	}
+	if list == nil {
+		list = []bindings.Approval{}
+	}
+	return list, nil
+}

@@ -69,6 +69,8 @@ func FuzzRenderBounded(f *testing.F) {
 		strings.Repeat(`{% if p %}`, 32) + strings.Repeat(`{% endif %}`, 32),
 		strings.Repeat(`{{ p }}`, 2000),
 	}
+	seeds = append(seeds, multiplyingTemplates...)
+	seeds = append(seeds, `{{ p | truncate: 9223372036854775807 }}{{ (-9223372036854775807..9223372036854775807) | size }}`)
 	for _, s := range seeds {
 		f.Add(s, "x")
 	}
@@ -114,6 +116,46 @@ func FuzzRenderBounded(f *testing.F) {
 			t.Fatalf("error carries a stack trace: %.300q", err.Error())
 		}
 	})
+}
+
+// grow128K assigns s a string of 128 KiB (16 bytes doubled 13 times).
+const grow128K = `{% assign s = 'xxxxxxxxxxxxxxxx' %}{% for i in (1..13) %}{% assign s = s | append: s %}{% endfor %}`
+
+// multiplyingTemplates are templates of a few hundred bytes whose filters
+// would build results many times the size of their input and arguments
+// (16 GiB for the first): the filters measure the result first and refuse
+// it, so they fail with render-failure without allocating it.
+var multiplyingTemplates = []string{
+	grow128K + `{{ s | replace: 'x', s | size }}`,
+	grow128K + `{{ s | replace: '', s | size }}`,
+	grow128K + `{{ (1..8000) | join: s | size }}`,
+	grow128K + `{% assign l = s | split: '' %}{{ l | size }}`,
+	grow128K + `{{ s | sample: 2 | size }}`,
+	`{% assign a = '' | split: ',' %}{% for i in (1..1000) %}{% assign a = '' | split: ',' | push: a %}{% endfor %}{{ a | json: 10 | size }}`,
+}
+
+// TestMultiplyingFiltersBounded: each of multiplyingTemplates, accepted by
+// agent.Define, fails with render-failure within the bounds of
+// FuzzRenderBounded, where it used to kill the process out of memory.
+func TestMultiplyingFiltersBounded(t *testing.T) {
+	for _, src := range multiplyingTemplates {
+		a, err := agent.Define(agent.Spec{
+			ID: "multiplying", Version: "1.0.0", Name: "M", Instructions: src,
+			Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "chat"}}}},
+		})
+		if err != nil {
+			t.Fatalf("Define(%q) = %v", src, err)
+		}
+		before := allocatedBytes()
+		_, err = prompt.Render(a, prompt.Context{Now: fixedNow})
+		allocated := allocatedBytes() - before
+		if agents.CodeOf(err) != agents.CodeRenderFailure {
+			t.Errorf("Render(%.80q…) = %v; want render-failure", src[len(grow128K)-20:], err)
+		}
+		if allocated > boundBytes {
+			t.Errorf("Render(%.80q…) allocated %d MiB (bound 64 MiB)", src, allocated>>20)
+		}
+	}
 }
 
 // TestRenderContextStops: RenderContext stops a render when its context is
@@ -167,6 +209,35 @@ func TestRenderPanicIsClean(t *testing.T) {
 	for _, s := range []string{"goroutine", "stacktrace", ".go:", "\n"} {
 		if strings.Contains(err.Error(), s) {
 			t.Fatalf("the error holds %q: %q", s, err.Error())
+		}
+	}
+}
+
+// TestHugeIntegerArguments: integer arguments past any length saturate
+// (truncate: 9223372036854775807 keeps the string, as in LiquidJS, where
+// it used to panic on a slice bound), and a range whose length overflows
+// an int fails with render-failure under the meter instead of reporting a
+// size of -1.
+func TestHugeIntegerArguments(t *testing.T) {
+	// "fail": render-failure.
+	for src, want := range map[string]string{
+		`{{ 'x' | truncate: 9223372036854775807 }}`:                "x",
+		`{{ 'x' | truncate: -9223372036854775807 }}`:               "...",
+		`{{ 'x y' | truncatewords: 9223372036854775807 }}`:         "x y",
+		`{{ 'abc' | slice: 1, 9223372036854775807 }}`:              "bc",
+		`{{ 'abc' | slice: 9223372036854775807, 2 }}x`:             "x",
+		`{{ 'abc' | sample: 9223372036854775807 | size }}`:         "3",
+		`{{ (-3..9223372036854775807) | slice: 0, 2 | join }}x`:    "fail",
+		`{{ (-9223372036854775807..9223372036854775807) | size }}`: "fail",
+		`{{ (0..9223372036854775807) | size }}`:                    "fail",
+		`{{ (-9223372036854775807..0) | first }}`:                  "fail",
+	} {
+		res, err := prompt.Render(testAgent(src), prompt.Context{Now: fixedNow})
+		switch {
+		case want == "fail" && agents.CodeOf(err) != agents.CodeRenderFailure:
+			t.Errorf("Render(%s) = %q, %v; want render-failure", src, res.Text, err)
+		case want != "fail" && (err != nil || res.Text != want):
+			t.Errorf("Render(%s) = %q, %v; want %q", src, res.Text, err, want)
 		}
 	}
 }

@@ -47,7 +47,9 @@
 // bytes written (into the text or a capture), the size of every value a
 // tag or output reads (what its comparisons, contains and case/when can
 // touch) and of every filter's input and output (sorts times log2 of the
-// length). Past a bound the render stops with render-failure. So any
+// length). A filter whose result could be many times its input and
+// arguments (replace, join, split, json…) measures the result before it
+// builds it. Past a bound the render stops with render-failure. So any
 // template Define accepts renders or fails within about a second and
 // 64 MiB allocated, parse included (FuzzRenderBounded checks it); a
 // 200-million-item loop fails after 100000 iterations in tens to a few
@@ -61,7 +63,7 @@
 //
 // Templates render as the npm package liquidjs (10.30.1, strictVariables
 // and strictFilters) renders them: TestLiquidJSDifferential renders a
-// corpus of 424 cases (testdata/liquid-corpus.json: every tag and filter
+// corpus of 437 cases (testdata/liquid-corpus.json: every tag and filter
 // LiquidJS documents, whitespace control, strict variables, filters on nil
 // and on the wrong type, parse errors) with both and requires the same
 // output or the same class of error (missing-parameter, render-failure, or
@@ -99,9 +101,28 @@
 //   - a for loop may not combine reversed with limit or offset (the engine
 //     reverses before slicing, LiquidJS after): refused at parse time;
 //   - ordering comparisons (<, <=, >, >=) between values of different
-//     types are false (LiquidJS applies JavaScript's coercions); both
-//     operands of and/or are evaluated (LiquidJS stops at the first that
-//     decides, so an undefined variable after it goes unnoticed there);
+//     types are false (LiquidJS applies JavaScript's coercions); the
+//     variables of an if or unless condition must all be bound, as in
+//     LiquidJS, which evaluates both operands of and/or; but in an elsif
+//     condition and/or stop at the operand that decides, as osteele/liquid
+//     evaluates them ({% elsif t or undefinedvar %} is true here, where
+//     LiquidJS fails with missing-parameter);
+//   - a for loop over nil renders nothing, not its else branch; offset:
+//     continue is not supported (continue is read as an undefined
+//     variable); a for loop over a range longer than an int can count,
+//     such as (-9223372036854775807..9223372036854775807), iterates
+//     nothing (LiquidJS would try to expand it): osteele/liquid's for;
+//   - case renders the first matching when only (LiquidJS every matching
+//     one); contains on a map tests its keys (LiquidJS: false): both are
+//     osteele/liquid's tags;
+//   - sort by a property some items lack puts those items first, in their
+//     order: osteele/liquid's sort (LiquidJS's comparison finds an
+//     undefined property equal to everything, so where those items land
+//     depends on V8's sort algorithm; in the corpus's case, last);
+//   - a pipe without a filter ({{ s | }}) is a parse error (LiquidJS
+//     ignores it), and an exponent literal such as 1e3 a render-failure
+//     (LiquidJS: an undefined variable, missing-parameter): osteele/liquid's
+//     expression parser;
 //   - a filter that yields undefined in LiquidJS (first or last of an empty
 //     list, find without a match) yields nil: a variable assigned from it
 //     is bound (nil) rather than undefined;

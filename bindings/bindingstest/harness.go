@@ -107,6 +107,7 @@ func RunAll(t *testing.T, newHarness NewHarness) {
 	t.Run("Journal", func(t *testing.T) { RunJournalTests(t, newHarness) })
 	t.Run("Memory", func(t *testing.T) { RunMemoryTests(t, newHarness) })
 	t.Run("Hitl", func(t *testing.T) { RunHitlTests(t, newHarness) })
+	t.Run("ApprovalList", func(t *testing.T) { RunApprovalListTests(t, newHarness) })
 	t.Run("Retention", func(t *testing.T) { RunRetentionTests(t, newHarness) })
 	t.Run("Workers", func(t *testing.T) { RunClaimTests(t, newHarness) })
 	t.Run("Values", func(t *testing.T) { RunValueTests(t, newHarness) })

@@ -10,13 +10,17 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/console"
 )
 
-const consoleUsage = `console --database-url URL [--listen 127.0.0.1:8080] --tenant ID... [--role ROLE] [--reviewer ID] [--trusted-header NAME]
+const consoleUsage = `console --database-url URL [--listen 127.0.0.1:8080] [--tenant ID...] [--role ROLE] [--reviewer ID] [--trusted-header NAME]
 
 serves the reviewer console (package console) over PostgreSQL: pending
 approvals to approve or deny, runs with their journals, conversations.
@@ -29,9 +33,12 @@ Authentication is one of two, never both:
   - a proxy: --trusted-header NAME takes the reviewer id from that request
     header, which the proxy in front sets after its own sign-in (and strips
     from clients). Only use it behind such a proxy.
-Either way the reviewer sees the tenants given with --tenant (repeatable,
-at least one) and decides with the role --role (standard, senior, admin or
-another; default standard). Run one console per reviewer group.`
+Either way the reviewer sees the tenants given with --tenant (repeatable)
+and decides with the role --role (standard, senior, admin or another;
+default standard). Without --tenant the reviewer sees every tenant the
+database role can read (all of them for the tables' owner or a superuser;
+none for a role under row-level security), looked up again every 30 s.
+Run one console per reviewer group.`
 
 // tenants is a repeatable --tenant flag.
 type tenants []string
@@ -44,7 +51,7 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	url := fs.String("database-url", os.Getenv("KINDGI_DATABASE_URL"), "PostgreSQL URL (default $KINDGI_DATABASE_URL)")
 	listen := fs.String("listen", "127.0.0.1:8080", "address to serve on")
 	var ts tenants
-	fs.Var(&ts, "tenant", "a tenant the reviewer sees (repeatable, required)")
+	fs.Var(&ts, "tenant", "a tenant the reviewer sees (repeatable; none: every tenant the database role reads)")
 	role := fs.String("role", "standard", "the reviewer's role")
 	reviewer := fs.String("reviewer", "console", "token mode: the reviewer id decisions record")
 	header := fs.String("trusted-header", "", "take the reviewer id from this header set by a trusted proxy (instead of a token)")
@@ -58,8 +65,6 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "kindgi console: unexpected arguments %q\n", rest)
 	case *url == "":
 		fmt.Fprintln(stderr, "kindgi console: --database-url (or KINDGI_DATABASE_URL) is required")
-	case len(ts) == 0:
-		fmt.Fprintln(stderr, "kindgi console: give at least one --tenant")
 	case token != "" && *header != "":
 		fmt.Fprintln(stderr, "kindgi console: KINDGI_CONSOLE_TOKEN and --trusted-header are both set: choose one")
 	case token == "" && *header == "":
@@ -99,6 +104,17 @@ func serveConsole(ctx context.Context, url, listen string, rv console.Reviewer, 
 			return console.Reviewer{ID: id, Role: rv.Role, TenantIDs: rv.TenantIDs}, nil
 		}
 	}
+	if len(rv.TenantIDs) == 0 {
+		auth, all := opts.Authenticate, &visibleTenants{db: store.DB()}
+		opts.Authenticate = func(r *http.Request) (console.Reviewer, error) {
+			who, err := auth(r)
+			if err != nil {
+				return who, err
+			}
+			who.TenantIDs, err = all.list(r.Context())
+			return who, err
+		}
+	}
 	h, err := console.New(opts)
 	if err != nil {
 		return fail(err)
@@ -112,7 +128,11 @@ func serveConsole(ctx context.Context, url, listen string, rv console.Reviewer, 
 	defer stop()
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
-	fmt.Fprintf(stdout, "kindgi console on http://%s/ (tenants %s, role %s)\n", ln.Addr(), strings.Join(rv.TenantIDs, ","), rv.Role)
+	shown := strings.Join(rv.TenantIDs, ",")
+	if shown == "" {
+		shown = "every tenant the database role reads"
+	}
+	fmt.Fprintf(stdout, "kindgi console on http://%s/ (tenants %s, role %s)\n", ln.Addr(), shown, rv.Role)
 	select {
 	case err := <-done:
 		return fail(err)
@@ -123,4 +143,39 @@ func serveConsole(ctx context.Context, url, listen string, rv console.Reviewer, 
 	_ = srv.Shutdown(sctx)
 	<-done
 	return exitOK
+}
+
+// visibleTenants lists the tenants the database role can read, for a
+// console started without --tenant, cached for visibleTenantsTTL.
+type visibleTenants struct {
+	db interface {
+		Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	}
+	mu     sync.Mutex
+	at     time.Time
+	cached []string
+}
+
+const visibleTenantsTTL = 30 * time.Second
+
+func (v *visibleTenants) list(ctx context.Context) ([]string, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.cached != nil && time.Since(v.at) < visibleTenantsTTL {
+		return v.cached, nil
+	}
+	rows, err := v.db.Query(ctx, `SELECT tenant_id FROM agent_runs UNION SELECT tenant_id FROM agent_conversations
+		UNION SELECT tenant_id FROM agent_approvals ORDER BY 1 LIMIT 1000`)
+	if err != nil {
+		return nil, &agents.PersistenceError{Op: "list tenants", Err: err}
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, &agents.PersistenceError{Op: "list tenants", Err: err}
+	}
+	if ids == nil {
+		ids = []string{}
+	}
+	v.cached, v.at = ids, time.Now()
+	return ids, nil
 }

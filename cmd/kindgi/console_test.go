@@ -1,8 +1,17 @@
 package main
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/pgstore"
 )
 
 func TestConsoleRefusesBothOrNoAuthentication(t *testing.T) {
@@ -16,9 +25,36 @@ func TestConsoleRefusesBothOrNoAuthentication(t *testing.T) {
 	if r.code != exitUsage || !strings.Contains(r.stderr, "KINDGI_CONSOLE_TOKEN or pass --trusted-header") {
 		t.Errorf("neither: exit %d, stderr %q; want usage", r.code, r.stderr)
 	}
+	// Without --tenant the command starts (here it fails to connect):
+	// the reviewer sees every tenant the database role reads.
 	t.Setenv("KINDGI_CONSOLE_TOKEN", "0123456789abcdef-token")
 	r = kindgi(t, "console", "--database-url", "postgres://127.0.0.1:1/x")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "--tenant") {
-		t.Errorf("no tenant: exit %d, stderr %q; want usage", r.code, r.stderr)
+	if r.code != exitFailure || strings.Contains(r.stderr, "--tenant") {
+		t.Errorf("no tenant: exit %d, stderr %q; want a connection failure", r.code, r.stderr)
+	}
+}
+
+// TestConsoleWithoutTenantsSeesEveryTenant: the tenants of a console
+// started without --tenant are those the database role reads.
+func TestConsoleWithoutTenantsSeesEveryTenant(t *testing.T) {
+	url := os.Getenv("KINDGI_TEST_DATABASE_URL")
+	if url == "" {
+		t.Skip("KINDGI_TEST_DATABASE_URL is not set")
+	}
+	ctx := context.Background()
+	store, err := pgstore.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	tenant := "console-cli-" + hex.EncodeToString(b[:])
+	if _, err := store.RequestApproval(ctx, bindings.ApprovalRequest{TenantID: tenant, ID: "ap-1", ToolCallID: "c1", ToolID: "acme.send-email", ToolVersion: "1.0.0", Arguments: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := (&visibleTenants{db: store.DB()}).list(ctx)
+	if err != nil || !slices.Contains(ids, tenant) {
+		t.Fatalf("visible tenants = %v, %v; want %s among them", ids, err, tenant)
 	}
 }

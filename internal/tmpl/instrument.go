@@ -22,6 +22,11 @@ type nodeInfo struct {
 	// refs are the paths of every occurrence of a variable in the site's
 	// expressions (duplicates included): what the work meter charges.
 	refs [][]string
+	// strict are the paths of an if or unless tag's own condition, every
+	// one of which must resolve before it runs: LiquidJS evaluates both
+	// operands of and/or, where osteele/liquid stops at the one that
+	// decides, so an undefined variable past it would go unnoticed.
+	strict [][]string
 	// expr is the compiled expression of an output site.
 	expr expressions.Expression
 	// text is what a text or raw site writes.
@@ -49,7 +54,13 @@ var probeConfig = func() *render.Config {
 			if err := st.node(); err != nil {
 				return err
 			}
-			return st.chargeRefs(st.t.infos[idx].refs, st.scope)
+			if err := st.chargeRefs(st.t.infos[idx].refs, st.scope); err != nil {
+				return err
+			}
+			if name := missingName(st.t.infos[idx].strict, st.scope); name != "" {
+				return st.fail(&UndefinedError{Name: name})
+			}
+			return nil
 		}, nil
 	})
 	cfg.AddTag(probeTick, func(string) (func(io.Writer, render.Context) error, error) {
@@ -167,6 +178,10 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 			if err := checkRefs(vars, fs, n); err != nil {
 				return nil, err
 			}
+			var strict [][]string
+			if n.Name == "if" || n.Name == "unless" {
+				strict = vars
+			}
 			for _, c := range n.Clauses {
 				cv, cr, cf := tagScan(c.Name, c.Args)
 				if err := checkRefs(cv, cf, c); err != nil {
@@ -193,7 +208,7 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 				}
 				c.Body = replaceBody(c.Body, cb)
 			}
-			idx := t.add(nodeInfo{vars: vars, refs: refs})
+			idx := t.add(nodeInfo{vars: vars, refs: refs, strict: strict})
 			out = append(out, probe(probeMark, idx, n.Token), n)
 		case *render.SeqNode:
 			children, err := t.instrument(n.Children)
@@ -453,7 +468,7 @@ func outputString(v any, st *state) (string, error) {
 			return "", err
 		}
 		var b strings.Builder
-		for i := range v.Len() {
+		for i := range rangeLen(v) {
 			b.WriteString(strconv.Itoa(v.Index(i).(int)))
 		}
 		return b.String(), nil

@@ -35,8 +35,8 @@ var jsFilterTable = map[string]jsFilter{
 	"abs":        math1(math.Abs),
 	"ceil":       math1(math.Ceil),
 	"floor":      math1(math.Floor),
-	"at_least":   math2(math.Max),
-	"at_most":    math2(math.Min),
+	"at_least":   minMax(math.Max),
+	"at_most":    minMax(math.Min),
 	"plus":       math2(func(a, b float64) float64 { return a + b }),
 	"minus":      math2(func(a, b float64) float64 { return a - b }),
 	"times":      math2(func(a, b float64) float64 { return a * b }),
@@ -153,6 +153,25 @@ func jsString(v any) string {
 		return jsNumberString(rv.Float())
 	}
 	return fmt.Sprint(v)
+}
+
+// maxJSInt bounds the integers filters take as counts or positions: far
+// past any string or list, and far from overflowing when added to one.
+const maxJSInt = 1 << 53
+
+// jsInt converts a number argument to an int, truncated toward zero as
+// LiquidJS's integer arguments are used, saturated at ±maxJSInt (so
+// 9223372036854775807 is a huge count, never a negative one), NaN as 0.
+func jsInt(f float64) int {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= maxJSInt:
+		return maxJSInt
+	case f <= -maxJSInt:
+		return -maxJSInt
+	}
+	return int(f)
 }
 
 // jsNumberString formats f as JavaScript's String(number) does, for the
@@ -294,12 +313,34 @@ func math1(f func(float64) float64) jsFilter {
 	return func(in any, _ []any) (any, error) { return jsValue(f(jsNumber(in))), nil }
 }
 
+// math2 is a filter of two numbers. As in LiquidJS, an argument the
+// template leaves out is undefined, which is NaN as a number
+// ({{ 7 | plus }} is NaN), whereas nil is 0.
 func math2(f func(a, b float64) float64) jsFilter {
-	return func(in any, args []any) (any, error) { return jsValue(f(jsNumber(in), jsNumber(arg(args, 0)))), nil }
+	return func(in any, args []any) (any, error) { return jsValue(f(jsNumber(in), jsArgNumber(args, 0))), nil }
+}
+
+// minMax is at_least or at_most: LiquidJS's Math.max or Math.min of the
+// input and the arguments given, so the input alone without one.
+func minMax(f func(a, b float64) float64) jsFilter {
+	return func(in any, args []any) (any, error) {
+		if !hasArg(args, 0) {
+			return jsValue(jsNumber(in)), nil
+		}
+		return jsValue(f(jsNumber(in), jsNumber(args[0]))), nil
+	}
+}
+
+// jsArgNumber is argument i through toNumber, NaN when it is left out.
+func jsArgNumber(args []any, i int) float64 {
+	if !hasArg(args, i) {
+		return math.NaN()
+	}
+	return jsNumber(args[i])
 }
 
 func dividedBy(in any, args []any) (any, error) {
-	q := jsNumber(in) / jsNumber(arg(args, 0))
+	q := jsNumber(in) / jsArgNumber(args, 0)
 	if jsTruthy(arg(args, 1)) {
 		q = math.Floor(q)
 	}
@@ -402,8 +443,21 @@ func hmacSHA256(in any, args []any) (any, error) {
 	return hex.EncodeToString(m.Sum(nil)), nil
 }
 
+// valueLimit is the error of a filter refusing to build a result past
+// MaxValue. A filter whose result can outgrow its input and arguments
+// together (replace, join, split, sample, json) measures the result before
+// building it, so a template cannot make it allocate more than about
+// MaxValue in one call.
+func valueLimit() error { return &LimitError{Limit: "value", Max: MaxValue} }
+
 func replaceFilter(in any, args []any) (any, error) {
-	return strings.ReplaceAll(jsString(in), jsString(arg(args, 0)), jsString(arg(args, 1))), nil
+	s, p, r := jsString(in), jsString(arg(args, 0)), jsString(arg(args, 1))
+	// strings.Count of "" is the rune count + 1, as many places as
+	// ReplaceAll inserts r at.
+	if n := strings.Count(s, p); len(r) > len(p) && n > (MaxValue-len(s))/(len(r)-len(p)) {
+		return nil, valueLimit()
+	}
+	return strings.ReplaceAll(s, p, r), nil
 }
 
 func replaceFirst(in any, args []any) (any, error) {
@@ -423,6 +477,11 @@ func replaceLast(in any, args []any) (any, error) {
 // strings removed.
 func split(in any, args []any) (any, error) {
 	s, sep := jsString(in), jsString(arg(args, 0))
+	// n strings of the result, each an item of entrySize and its bytes
+	// (what sizeOf measures of the result).
+	if n := strings.Count(s, sep); n > (MaxValue-len(s))/entrySize {
+		return nil, valueLimit()
+	}
 	var parts []string
 	if sep == "" {
 		for _, r := range s {
@@ -445,7 +504,7 @@ func truncate(in any, args []any) (any, error) {
 	s := jsString(in)
 	l := 50
 	if hasArg(args, 0) {
-		l = int(jsNumber(args[0]))
+		l = jsInt(jsNumber(args[0]))
 	}
 	o := "..."
 	if hasArg(args, 1) {
@@ -463,7 +522,7 @@ func truncateWords(in any, args []any) (any, error) {
 	s := jsString(in)
 	words := 15
 	if hasArg(args, 0) {
-		words = int(jsNumber(args[0]))
+		words = jsInt(jsNumber(args[0]))
 	}
 	o := "..."
 	if hasArg(args, 1) {
@@ -543,11 +602,11 @@ func firstLast(in any, first bool) any {
 	}
 	rv := reflect.ValueOf(in)
 	if in == nil || rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
-		if r, ok := in.(values.Range); ok && r.Len() > 0 {
+		if r, ok := in.(values.Range); ok && rangeLen(r) > 0 {
 			if first {
 				return r.Index(0)
 			}
-			return r.Index(r.Len() - 1)
+			return rangeEnd(r)
 		}
 		return ""
 	}
@@ -566,9 +625,17 @@ func join(in any, args []any) (any, error) {
 	if a := arg(args, 0); a != nil {
 		sep = jsString(a)
 	}
+	if len(arr) > 1 && len(sep) > 0 && len(arr)-1 > MaxValue/len(sep) {
+		return nil, valueLimit()
+	}
+	total := max(len(arr)-1, 0) * len(sep)
 	parts := make([]string, len(arr))
 	for i, v := range arr {
 		parts[i] = jsJoinString(v)
+		total += len(parts[i])
+		if total > MaxValue {
+			return nil, valueLimit()
+		}
 	}
 	return strings.Join(parts, sep), nil
 }
@@ -848,7 +915,7 @@ func size(in any, _ []any) (any, error) {
 		return n, nil
 	}
 	if r, ok := in.(values.Range); ok {
-		return r.Len(), nil
+		return rangeLen(r), nil
 	}
 	rv := reflect.ValueOf(in)
 	if in != nil && (rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array) {
@@ -865,6 +932,9 @@ func sample(in any, args []any) (any, error) {
 	}
 	var items []any
 	if s, ok := in.(string); ok {
+		if utf8.RuneCountInString(s) > (MaxValue-len(s))/entrySize {
+			return nil, valueLimit()
+		}
 		for _, r := range s {
 			items = append(items, string(r))
 		}
@@ -874,7 +944,7 @@ func sample(in any, args []any) (any, error) {
 	rand.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
 	count := 1
 	if hasArg(args, 0) {
-		count = int(jsNumber(args[0]))
+		count = jsInt(jsNumber(args[0]))
 	}
 	if count == 1 {
 		if len(items) == 0 {
@@ -916,10 +986,10 @@ func slice(in any, args []any) (any, error) {
 	if in == nil {
 		return []any{}, nil
 	}
-	begin := int(jsNumber(arg(args, 0)))
+	begin := jsInt(jsNumber(arg(args, 0)))
 	length := 1
 	if hasArg(args, 1) && args[1] != nil {
-		length = int(jsNumber(args[1]))
+		length = jsInt(jsNumber(args[1]))
 	}
 	rv := reflect.ValueOf(in)
 	isList := rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array
@@ -951,13 +1021,16 @@ func slice(in any, args []any) (any, error) {
 // jsonFilter is LiquidJS's json (and jsonify): JSON.stringify, with an
 // optional indent; no HTML escaping.
 func jsonFilter(in any, args []any) (any, error) {
-	var b strings.Builder
+	var b limitedBuilder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if n := int(jsNumber(arg(args, 0))); n > 0 {
+	if n := jsInt(jsNumber(arg(args, 0))); n > 0 {
 		enc.SetIndent("", strings.Repeat(" ", min(n, 10)))
 	}
 	if err := enc.Encode(values.ToLiquid(in)); err != nil {
+		if b.over {
+			return nil, valueLimit()
+		}
 		return nil, err
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
@@ -986,4 +1059,19 @@ func defaultFilter(in any, args []any) (any, error) {
 		return def, nil
 	}
 	return in, nil
+}
+
+// limitedBuilder collects at most MaxValue bytes: json's indentation can
+// make its text many times the size of the value.
+type limitedBuilder struct {
+	strings.Builder
+	over bool
+}
+
+func (b *limitedBuilder) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > MaxValue {
+		b.over = true
+		return 0, valueLimit()
+	}
+	return b.Builder.Write(p)
 }

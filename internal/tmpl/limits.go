@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"reflect"
 	"strings"
@@ -235,7 +236,7 @@ func sizeOf(v any, budget int) int {
 	case []byte:
 		return len(v)
 	case values.Range:
-		n := max(v.Len(), 0)
+		n := rangeLen(v)
 		if n > budget/entrySize {
 			return budget + 1
 		}
@@ -295,6 +296,25 @@ func sizeOf(v any, budget int) int {
 	}
 	return scalarSize
 }
+
+// rangeLen is the number of integers of r. values.Range.Len computes
+// end+1-begin in int, which overflows for (-9223372036854775807..
+// 9223372036854775807); here the count is exact, saturated at MaxInt.
+func rangeLen(r values.Range) int {
+	b, e := r.Index(0).(int), rangeEnd(r)
+	if e < b {
+		return 0
+	}
+	n := uint64(e) - uint64(b) + 1
+	if n == 0 || n > math.MaxInt {
+		return math.MaxInt
+	}
+	return int(n)
+}
+
+// rangeEnd is r's last integer: Len wraps around, so begin+Len-1 wraps
+// back to it.
+func rangeEnd(r values.Range) int { return r.Index(0).(int) + r.Len() - 1 }
 
 // cappedWriter collects the rendered text and fails past MaxOutput.
 type cappedWriter struct {
@@ -402,7 +422,13 @@ func newInstance() *instance {
 // meteredFilter wraps a standard filter: it charges the size of the input
 // and arguments before calling it (a range is measured, not expanded),
 // the extra work of the filters that do more than a pass over their input
-// (filterWork), and the size of its result after. The wrapper takes its
+// (filterWork), and the size of its result after. The filters whose result
+// can be many times their input and arguments together (replace and
+// remove, join, split, sample of a string, json with an indent) measure
+// it before building it and return a *LimitError past MaxValue, which the
+// wrapper keeps as the render's failure; the others' results are at most
+// a small constant times their input (escape: 6, newline_to_br: 7,
+// url_encode: 3), which MaxValue bounds in turn. The wrapper takes its
 // arguments untyped and lets values.Call convert them for fn exactly as
 // osteele/liquid would have.
 func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any, error) {
@@ -425,6 +451,10 @@ func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any
 				// Kept as the render's error: osteele/liquid reports a
 				// filter's error as text.
 				return nil, st.fail(ue)
+			}
+			var le *LimitError
+			if errors.As(err, &le) {
+				return nil, st.fail(le)
 			}
 			return nil, err
 		}
