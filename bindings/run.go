@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	agents "github.com/kindgi/agents"
 )
 
 // RunSnapshotRecord is what Resume needs to rebuild a turn's input: written
@@ -178,10 +180,11 @@ type RunBinding interface {
 type ClaimRunsInput struct {
 	// Owner is the lease owner the claimed runs are leased to (required).
 	Owner string `json:"owner"`
-	// LeaseTTL is how long the claimed leases last (required, positive).
+	// LeaseTTL is how long the claimed leases last; zero is
+	// DefaultClaimLeaseTTL, negative is invalid.
 	LeaseTTL time.Duration `json:"leaseTtl"`
-	// Limit caps how many runs one call claims (at least 1; a store may
-	// cap it further).
+	// Limit caps how many runs one call claims; zero is 1, negative is
+	// invalid (a store may cap it further).
 	Limit int `json:"limit"`
 	// TenantIDs restricts the claim to these tenants; empty means every
 	// tenant the store's connection may see.
@@ -290,4 +293,36 @@ type RunChange struct {
 // means the store cannot watch (the caller polls).
 type RunWatcher interface {
 	WatchRuns(ctx context.Context) (<-chan RunChange, error)
+}
+
+// DefaultClaimLeaseTTL is the lease a claim takes when ClaimRunsInput.LeaseTTL
+// is zero: the turn's default lease (turn.DefaultLeaseTTL).
+const DefaultClaimLeaseTTL = 5 * time.Minute
+
+// CheckClaim returns in with its defaults filled in (LeaseTTL
+// DefaultClaimLeaseTTL, Limit 1), or invalid-message for an owner or
+// tenant id that breaks CheckID, a negative lease or a negative limit.
+// Stores call it first in ClaimRuns.
+func CheckClaim(in ClaimRunsInput) (ClaimRunsInput, error) {
+	switch {
+	case in.LeaseTTL < 0:
+		return in, &agents.InvalidMessageError{Reason: "claim lease TTL is negative"}
+	case in.Limit < 0:
+		return in, &agents.InvalidMessageError{Reason: "claim limit is negative"}
+	}
+	if err := CheckID("claim owner", in.Owner); err != nil {
+		return in, err
+	}
+	for _, t := range in.TenantIDs {
+		if err := CheckID("tenant id", t); err != nil {
+			return in, err
+		}
+	}
+	if in.LeaseTTL == 0 {
+		in.LeaseTTL = DefaultClaimLeaseTTL
+	}
+	if in.Limit == 0 {
+		in.Limit = 1
+	}
+	return in, nil
 }

@@ -45,21 +45,9 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 	if err := alive(ctx); err != nil {
 		return nil, err
 	}
-	switch {
-	case in.Owner == "":
-		return nil, invalid("claim owner is empty")
-	case in.LeaseTTL <= 0:
-		return nil, invalid("claim lease TTL must be positive")
-	case in.Limit < 1:
-		return nil, invalid("claim limit must be at least 1")
-	}
-	if err := bindings.CheckID("claim owner", in.Owner); err != nil {
+	in, err := bindings.CheckClaim(in)
+	if err != nil {
 		return nil, err
-	}
-	for _, t := range in.TenantIDs {
-		if err := bindings.CheckID("tenant id", t); err != nil {
-			return nil, err
-		}
 	}
 	var tenants map[string]bool
 	if len(in.TenantIDs) > 0 {

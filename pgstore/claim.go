@@ -72,34 +72,30 @@ const qualifiedRunCols = `r.tenant_id, r.id, r.flow_id, r.flow_version, r.status
 // tenants, which row-level security admits only for members of
 // kindgi_worker (WorkerRole) or roles that bypass it; any other role
 // claims nothing. With one tenant it claims as that tenant (any role);
-// with several, tenant by tenant in the order given, oldest first within
+// with several, oldest first across them for a role that may claim across
+// tenants, else tenant by tenant in the order given, oldest first within
 // each. A claimed queued or suspended run is stored as running.
 func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bindings.Run, error) {
-	switch {
-	case in.Owner == "":
-		return nil, invalid("claim owner is empty")
-	case in.LeaseTTL <= 0:
-		return nil, invalid("claim lease TTL must be positive")
-	case in.Limit < 1:
-		return nil, invalid("claim limit must be at least 1")
-	}
-	if err := bindings.CheckID("claim owner", in.Owner); err != nil {
+	in, err := bindings.CheckClaim(in)
+	if err != nil {
 		return nil, err
-	}
-	for _, t := range in.TenantIDs {
-		if err := bindings.CheckID("tenant id", t); err != nil {
-			return nil, err
-		}
 	}
 	limit := min(in.Limit, maxClaim)
 	if len(in.TenantIDs) == 0 {
 		return s.claim(ctx, "", nil, in, limit)
 	}
+	if len(in.TenantIDs) > 1 {
+		// One claim over every listed tenant takes the oldest runs of all
+		// of them; row-level security admits it only for roles that may
+		// claim across tenants. Claiming nothing here (no such role, or
+		// nothing to claim) falls back to claiming as each tenant.
+		runs, err := s.claim(ctx, "", in.TenantIDs, in, limit)
+		if err != nil || len(runs) > 0 {
+			return runs, err
+		}
+	}
 	var out []bindings.Run
 	for _, t := range in.TenantIDs {
-		if t == "" {
-			return nil, invalid("tenant id is empty")
-		}
 		runs, err := s.claim(ctx, t, []string{t}, in, limit-len(out))
 		if err != nil {
 			return nil, err

@@ -53,6 +53,8 @@ var claimCases = []testCase{
 	{name: "ClaimTakesTheOldestFirstUpToLimit", clock: true, run: testClaimOrder},
 	{name: "AClaimedRunIsNotClaimedAgainUntilItsLeaseExpires", clock: true, run: testClaimLease},
 	{name: "ClaimIsRestrictedToTenantIDs", clock: true, run: testClaimTenants},
+	{name: "ClaimTakesTheOldestFirstAcrossTenantIDs", clock: true, run: testClaimOldestAcrossTenants},
+	{name: "ClaimDefaultsItsLeaseAndLimit", clock: true, run: testClaimDefaults},
 	{name: "ClaimWithoutTenantIDsSeesEveryTenant", clock: true, run: testClaimAllTenants},
 	{name: "SixteenConcurrentClaimersClaimEachOfAHundredRunsOnce", clock: true, run: testClaimConcurrent},
 	{name: "ClaimValidatesItsInput", run: testClaimValidates},
@@ -317,6 +319,31 @@ func testClaimTenants(t *testing.T, f *fixture) {
 	}
 }
 
+func testClaimOldestAcrossTenants(t *testing.T, f *fixture) {
+	a, b := f.tenant("a"), f.tenant("b")
+	f.queue(t, b, "older")
+	f.Clock.Advance(time.Second)
+	f.queue(t, a, "newer")
+	got := f.claim(t, "w1", 1, a, b)
+	if len(got) != 1 || got[0].ID != "older" || got[0].TenantID != b {
+		t.Fatalf("claim of 1 over tenants a, b = %v, want b's older run", claimedIDs(got))
+	}
+}
+
+func testClaimDefaults(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.queue(t, a, "q1")
+	f.queue(t, a, "q2")
+	runs, err := f.claimer().ClaimRuns(f.ctx, bindings.ClaimRunsInput{Owner: "w1", TenantIDs: []string{a}})
+	must(t, "ClaimRuns without lease or limit", err)
+	if len(runs) != 1 {
+		t.Fatalf("claimed %v, want one run (Limit 0 is 1)", claimedIDs(runs))
+	}
+	if want := f.Clock.Now().Add(bindings.DefaultClaimLeaseTTL); !runs[0].LeaseExpiresAt.Equal(want) {
+		t.Fatalf("lease until %v, want %v (LeaseTTL 0 is DefaultClaimLeaseTTL)", runs[0].LeaseExpiresAt, want)
+	}
+}
+
 func cmpString(a, b string) int {
 	switch {
 	case a < b:
@@ -404,8 +431,7 @@ func testClaimConcurrent(t *testing.T, f *fixture) {
 func testClaimValidates(t *testing.T, f *fixture) {
 	for _, in := range []bindings.ClaimRunsInput{
 		{LeaseTTL: leaseTTL, Limit: 1},
-		{Owner: "w", Limit: 1},
-		{Owner: "w", LeaseTTL: leaseTTL},
+		{Owner: "w", LeaseTTL: leaseTTL, Limit: -1},
 		{Owner: "w", LeaseTTL: -time.Second, Limit: 1},
 		{Owner: "w\x00", LeaseTTL: leaseTTL, Limit: 1},
 		{Owner: strings.Repeat("w", bindings.MaxIDLength+1), LeaseTTL: leaseTTL, Limit: 1},
