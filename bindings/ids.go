@@ -31,6 +31,16 @@ func CheckOptionalID(field, id string) error {
 	if len(id) > MaxIDLength {
 		return &agents.InvalidMessageError{Reason: fmt.Sprintf("%s is %d bytes long; the maximum is %d", field, len(id), MaxIDLength)}
 	}
+	ascii := true
+	for i := 0; i < len(id); i++ { // the common case: printable ASCII, one pass
+		if c := id[i]; c < 0x20 || c >= 0x7f {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return nil
+	}
 	if !utf8.ValidString(id) {
 		return &agents.InvalidMessageError{Reason: field + " is not valid UTF-8"}
 	}

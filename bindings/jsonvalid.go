@@ -136,6 +136,12 @@ func str(b []byte, i int) int {
 	n := len(b)
 	i++
 	for i < n {
+		for i < n && strPlain[b[i]] { // the run of bytes that need no thought
+			i++
+		}
+		if i >= n {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -174,6 +180,15 @@ func str(b []byte, i int) int {
 	}
 	return -1
 }
+
+// strPlain holds the bytes a JSON string holds as they are: printable
+// ASCII but the quote and the backslash.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')

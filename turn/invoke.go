@@ -256,6 +256,9 @@ func (r *run) recheckRoute(ctx context.Context) error {
 	if err != nil {
 		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
+	// The drive replays setup next: it takes this decode instead of
+	// decoding the state (its tools and their schemas) a second time.
+	r.setupDecoded = &s
 	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, r.agent.ID, bindings.PolicyKindModel)
 	if err != nil {
 		return err

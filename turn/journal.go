@@ -369,7 +369,13 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	var zero T
 	st := r.entries[key]
 	if st != nil && st.result != nil {
-		out, err := decodeResult[T](st.result)
+		var out T
+		var err error
+		if p, ok := any(r.setupDecoded).(*T); ok && p != nil && key == NodeSetup {
+			out, r.setupDecoded = *p, nil // decoded from this entry by recheckRoute; used once
+		} else {
+			out, err = decodeResult[T](st.result)
+		}
 		if err != nil && st.result.Status == bindings.StepFailed {
 			r.failed = true
 		}

@@ -2,6 +2,7 @@ package turn
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -24,7 +25,146 @@ func encodeOutput[T any](out *T) ([]byte, error) {
 			return b, nil
 		}
 	}
+	switch v := any(out).(type) {
+	case *bindings.GenerateResponse: // a model call's result, two a turn
+		size := 128 + len(v.Text) + len(v.FinishReason) + len(v.Model)
+		for i := range v.ToolCalls {
+			size += 48 + len(v.ToolCalls[i].ID) + len(v.ToolCalls[i].Name) + len(v.ToolCalls[i].Arguments)
+		}
+		if b, ok := appendResponseJSON(make([]byte, 0, size), v); ok {
+			return b, nil
+		}
+	case *toolResult: // a tool call's result
+		if b, ok := appendToolResultJSON(make([]byte, 0, 48+len(v.Status)+len(v.Output)+len(v.Error)), v); ok {
+			return b, nil
+		}
+	case *budgetState: // a budget check, one per model call
+		if b, ok := appendBudgetJSON(make([]byte, 0, 80), v); ok {
+			return b, nil
+		}
+	}
 	return json.Marshal(*out)
+}
+
+// appendResponseJSON appends what json.Marshal(*v) returns and reports
+// true, or reports false when a field holds something it leaves to
+// encoding/json (see appendMessageJSON; and a cost json.Marshal writes
+// with an exponent, or cannot write).
+func appendResponseJSON(b []byte, v *bindings.GenerateResponse) ([]byte, bool) {
+	ok := true
+	b = append(b, '{')
+	sep := func() {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+	}
+	if v.Text != "" {
+		b = append(b, `"text":`...)
+		b, ok = appendJSONString(b, v.Text)
+	}
+	if len(v.ToolCalls) > 0 && ok {
+		sep()
+		b = append(b, `"toolCalls":`...)
+		b, ok = appendToolCallsJSON(b, v.ToolCalls)
+	}
+	if v.FinishReason != "" && ok {
+		sep()
+		b = append(b, `"finishReason":`...)
+		b, ok = appendJSONString(b, v.FinishReason)
+	}
+	if v.Model != "" && ok {
+		sep()
+		b = append(b, `"model":`...)
+		b, ok = appendJSONString(b, v.Model)
+	}
+	if !ok {
+		return b, false
+	}
+	sep()
+	b = append(b, `"usage":{"inputTokens":`...)
+	b = strconv.AppendInt(b, int64(v.Usage.InputTokens), 10)
+	b = append(b, `,"outputTokens":`...)
+	b = strconv.AppendInt(b, int64(v.Usage.OutputTokens), 10)
+	b = append(b, `,"costUsd":`...)
+	b, ok = appendJSONFloat(b, v.Usage.CostUsd)
+	return append(b, `}}`...), ok
+}
+
+// appendToolCallsJSON appends json.Marshal(calls) for a non-empty slice,
+// reporting false as appendMessageJSON does.
+func appendToolCallsJSON(b []byte, calls []bindings.ToolCall) ([]byte, bool) {
+	ok := true
+	b = append(b, '[')
+	for i := range calls {
+		c := &calls[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		if b, ok = appendJSONString(b, c.ID); !ok {
+			return b, false
+		}
+		b = append(b, `,"name":`...)
+		if b, ok = appendJSONString(b, c.Name); !ok {
+			return b, false
+		}
+		b = append(b, `,"arguments":`...)
+		if c.Arguments == nil {
+			b = append(b, "null"...)
+		} else if rawAsIs(c.Arguments) {
+			b = append(b, c.Arguments...)
+		} else {
+			return b, false
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), true
+}
+
+// appendToolResultJSON appends what json.Marshal(*v) returns and reports
+// true, or reports false as appendMessageJSON does.
+func appendToolResultJSON(b []byte, v *toolResult) ([]byte, bool) {
+	b = append(b, `{"status":`...)
+	b, ok := appendJSONString(b, v.Status)
+	if !ok {
+		return b, false
+	}
+	if len(v.Output) > 0 {
+		if !rawAsIs(v.Output) {
+			return b, false
+		}
+		b = append(b, `,"output":`...)
+		b = append(b, v.Output...)
+	}
+	if v.Error != "" {
+		b = append(b, `,"error":`...)
+		if b, ok = appendJSONString(b, v.Error); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// appendBudgetJSON appends what json.Marshal(*v) returns and reports true,
+// or false for a cost appendJSONFloat leaves to encoding/json.
+func appendBudgetJSON(b []byte, v *budgetState) ([]byte, bool) {
+	b = append(b, `{"modelCalls":`...)
+	b = strconv.AppendInt(b, int64(v.ModelCalls), 10)
+	b = append(b, `,"costUsd":`...)
+	b, ok := appendJSONFloat(b, v.CostUsd)
+	b = append(b, `,"elapsedMs":`...)
+	b = strconv.AppendInt(b, v.ElapsedMs, 10)
+	return append(b, '}'), ok
+}
+
+// appendJSONFloat appends f as json.Marshal writes a float64 in the range
+// it writes without an exponent (0, and 1e-6 ≤ |f| < 1e21); it reports
+// false for anything else (an exponent, NaN, ±Inf).
+func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
+	if a := math.Abs(f); a != 0 && !(a >= 1e-6 && a < 1e21) { // also NaN, Inf
+		return b, false
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64), true
 }
 
 // appendMessageJSON appends what json.Marshal(*m) returns and reports true,
@@ -108,6 +248,9 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if jsonPlain[c] {
+			continue
+		}
 		var esc string
 		switch {
 		case c >= utf8.RuneSelf || (c < 0x20 && c != '\n' && c != '\r' && c != '\t'):
@@ -138,3 +281,13 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 	b = append(b, s[start:]...)
 	return append(b, '"'), true
 }
+
+// jsonPlain holds the bytes appendJSONString copies as they are: printable
+// ASCII but the quote, the backslash and <, >, & (which json.Marshal
+// escapes).
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()

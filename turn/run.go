@@ -43,6 +43,9 @@ type run struct {
 	driveWall time.Time    // wall-clock start of the drive, for logged durations
 	lease     *leaseKeeper
 	wallCtx   context.Context
+	// setupDecoded is the completed setup entry's output as recheckRoute
+	// decoded it, handed to setup's replay once (then nil).
+	setupDecoded *setupState
 
 	// inflight is the key (and node) of the model or tool step started in
 	// this drive whose result is not stored yet ("" when none).
@@ -91,7 +94,9 @@ func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, status bi
 		if e.Status != bindings.StepParked {
 			continue
 		}
-		var pr parkRecord
+		var pr struct { // only the running time, not the request it parked on
+			ElapsedMs int64 `json:"elapsedMs"`
+		}
 		if json.Unmarshal(e.Output, &pr) == nil && pr.ElapsedMs > r.elapsedBefore {
 			r.elapsedBefore = pr.ElapsedMs
 		}
