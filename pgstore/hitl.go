@@ -118,9 +118,15 @@ func (s *Store) ListApprovals(ctx context.Context, tenantID, runID string) ([]bi
 	if err := checkLookup(tenantID, "run id", runID); err != nil {
 		return nil, err
 	}
+	return s.queryApprovals(ctx, "list approvals", tenantID, sqlListApprovals, tenantID, runID)
+}
+
+// queryApprovals runs one approvals query as tenantID and returns its rows
+// as GetApproval would (expiry applied), never nil.
+func (s *Store) queryApprovals(ctx context.Context, op, tenantID, sql string, args ...any) ([]bindings.Approval, error) {
 	var list []bindings.Approval
-	err := s.batch(ctx, "list approvals", tenantID, func(b *pgx.Batch) {
-		b.Queue(sqlListApprovals, tenantID, runID)
+	err := s.batch(ctx, op, tenantID, func(b *pgx.Batch) {
+		b.Queue(sql, args...)
 	}, func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {
@@ -201,26 +207,5 @@ func (s *Store) ListTenantApprovals(ctx context.Context, in bindings.ListApprova
 	if in.Pending {
 		q = sqlListTenantApprovals
 	}
-	now := s.now()
-	var list []bindings.Approval
-	err = s.batch(ctx, "list tenant approvals", in.TenantID, func(b *pgx.Batch) {
-		b.Queue(q, in.TenantID, now, limit)
-	}, func(br pgx.BatchResults) error {
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		list, err = pgx.CollectRows(rows, scanApproval)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	for i := range list {
-		list[i] = s.withExpiry(list[i])
-	}
-	if list == nil {
-		list = []bindings.Approval{}
-	}
-	return list, nil
+	return s.queryApprovals(ctx, "list tenant approvals", in.TenantID, q, in.TenantID, s.now(), limit)
 }
