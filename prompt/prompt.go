@@ -63,7 +63,7 @@
 //
 // Templates render as the npm package liquidjs (10.30.1, strictVariables
 // and strictFilters) renders them: TestLiquidJSDifferential renders a
-// corpus of 437 cases (testdata/liquid-corpus.json: every tag and filter
+// corpus of 439 cases (testdata/liquid-corpus.json: every tag and filter
 // LiquidJS documents, whitespace control, strict variables, filters on nil
 // and on the wrong type, parse errors) with both and requires the same
 // output or the same class of error (missing-parameter, render-failure, or
@@ -112,9 +112,8 @@
 //     variable); a for loop over a range longer than an int can count,
 //     such as (-9223372036854775807..9223372036854775807), iterates
 //     nothing (LiquidJS would try to expand it): osteele/liquid's for;
-//   - case renders the first matching when only (LiquidJS every matching
-//     one); contains on a map tests its keys (LiquidJS: false): both are
-//     osteele/liquid's tags;
+//   - contains on a map tests its keys (LiquidJS: false): osteele/liquid's
+//     operator;
 //   - sort by a property some items lack puts those items first, in their
 //     order: osteele/liquid's sort (LiquidJS's comparison finds an
 //     undefined property equal to everything, so where those items land

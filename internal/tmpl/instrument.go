@@ -31,16 +31,20 @@ type nodeInfo struct {
 	expr expressions.Expression
 	// text is what a text or raw site writes.
 	text string
+	// block renders a block site in place of osteele/liquid's renderer
+	// (probeBlock).
+	block func(io.Writer, render.Context) error
 }
 
 // Probe tags. They are registered only in probeConfig, never in the
 // configuration templates are parsed with, so a template cannot call them;
 // their TagNodes are spliced into a parsed template's tree.
 const (
-	probeMark = "kindgi_mark" // before a tag or block: remember which site runs
-	probeTick = "kindgi_tick" // first node of a loop body: count an iteration
-	probeOut  = "kindgi_out"  // replaces {{ … }}: evaluate, name misses, meter
-	probeText = "kindgi_text" // replaces text and raw: meter and write
+	probeMark  = "kindgi_mark"  // before a tag or block: remember which site runs
+	probeTick  = "kindgi_tick"  // first node of a loop body: count an iteration
+	probeOut   = "kindgi_out"   // replaces {{ … }}: evaluate, name misses, meter
+	probeText  = "kindgi_text"  // replaces text and raw: meter and write
+	probeBlock = "kindgi_block" // replaces a block whose renderer is ours
 )
 
 var probeConfig = func() *render.Config {
@@ -73,6 +77,11 @@ var probeConfig = func() *render.Config {
 			return renderOutput(w, ctx, siteOf(ctx))
 		}, nil
 	})
+	cfg.AddTag(probeBlock, func(string) (func(io.Writer, render.Context) error, error) {
+		return func(w io.Writer, ctx render.Context) error {
+			return stateOf(ctx).t.infos[siteOf(ctx)].block(w, ctx)
+		}, nil
+	})
 	cfg.AddTag(probeText, func(string) (func(io.Writer, render.Context) error, error) {
 		return func(w io.Writer, ctx render.Context) error {
 			st := stateOf(ctx)
@@ -93,7 +102,7 @@ var probeConfig = func() *render.Config {
 // probes are the probe tags compiled once; probe copies them.
 var probes = func() map[string]render.TagNode {
 	m := map[string]render.TagNode{}
-	for _, name := range []string{probeMark, probeTick, probeOut, probeText} {
+	for _, name := range []string{probeMark, probeTick, probeOut, probeText, probeBlock} {
 		root, err := probeConfig.Compile("{% "+name+" %}", parser.SourceLoc{})
 		if err != nil {
 			panic(fmt.Sprintf("tmpl: probe %s: %v", name, err))
@@ -209,7 +218,17 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 				c.Body = replaceBody(c.Body, cb)
 			}
 			idx := t.add(nodeInfo{vars: vars, refs: refs, strict: strict})
-			out = append(out, probe(probeMark, idx, n.Token), n)
+			out = append(out, probe(probeMark, idx, n.Token))
+			if n.Name == "case" {
+				// LiquidJS's case renders every matching when.
+				r, err := caseTag(*n)
+				if err != nil {
+					return nil, parser.WrapError(err, n)
+				}
+				out = append(out, probe(probeBlock, t.add(nodeInfo{block: r}), n.Token))
+				continue
+			}
+			out = append(out, n)
 		case *render.SeqNode:
 			children, err := t.instrument(n.Children)
 			if err != nil {

@@ -786,3 +786,57 @@ func applyTrim(src string) string {
 	b.WriteString(text)
 	return b.String()
 }
+
+// caseTag compiles {% case %} as LiquidJS has it (instrument puts it in
+// place of osteele/liquid's, which a configuration cannot replace): its
+// clauses render in order, every when with a value equal to the case's
+// (osteele/liquid renders the first only) and an else when no when before
+// it did. A when's values are compared in order, up to the first equal one.
+func caseTag(node render.BlockNode) (func(io.Writer, render.Context) error, error) {
+	expr, err := expressions.Parse(node.Args)
+	if err != nil {
+		return nil, err
+	}
+	type clause struct {
+		exprs []expressions.Expression // nil for an else
+		body  *render.BlockNode
+	}
+	clauses := make([]clause, 0, len(node.Clauses))
+	for _, c := range node.Clauses {
+		if c.Name != "when" {
+			clauses = append(clauses, clause{body: c})
+			continue
+		}
+		stmt, err := expressions.ParseStatement(expressions.WhenStatementSelector, c.Args)
+		if err != nil {
+			return nil, err
+		}
+		clauses = append(clauses, clause{stmt.When.Exprs, c})
+	}
+	return func(w io.Writer, ctx render.Context) error {
+		sel, err := ctx.Evaluate(expr)
+		if err != nil {
+			return err
+		}
+		hit := false
+		for _, c := range clauses {
+			match := c.exprs == nil && !hit
+			for _, e := range c.exprs {
+				v, err := ctx.Evaluate(e)
+				if err != nil {
+					return err
+				}
+				if values.Equal(sel, v) {
+					match, hit = true, true
+					break
+				}
+			}
+			if match {
+				if err := ctx.RenderBlock(w, c.body); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}, nil
+}
