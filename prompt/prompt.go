@@ -63,7 +63,7 @@
 //
 // Templates render as the npm package liquidjs (10.30.1, strictVariables
 // and strictFilters) renders them: TestLiquidJSDifferential renders a
-// corpus of 439 cases (testdata/liquid-corpus.json: every tag and filter
+// corpus of 441 cases (testdata/liquid-corpus.json: every tag and filter
 // LiquidJS documents, whitespace control, strict variables, filters on nil
 // and on the wrong type, parse errors) with both and requires the same
 // output or the same class of error (missing-parameter, render-failure, or
@@ -107,9 +107,10 @@
 //     condition and/or stop at the operand that decides, as osteele/liquid
 //     evaluates them ({% elsif t or undefinedvar %} is true here, where
 //     LiquidJS fails with missing-parameter);
-//   - a for loop over nil renders nothing, not its else branch; offset:
-//     continue is not supported (continue is read as an undefined
-//     variable); a for loop over a range longer than an int can count,
+//   - a for loop whose collection has a filter and is nil renders
+//     nothing, not its else branch (without a filter it renders the else
+//     branch, as LiquidJS); offset: continue is not supported (continue is
+//     read as an undefined variable); a for loop over a range longer than an int can count,
 //     such as (-9223372036854775807..9223372036854775807), iterates
 //     nothing (LiquidJS would try to expand it): osteele/liquid's for;
 //   - contains on a map tests its keys (LiquidJS: false): osteele/liquid's

@@ -228,6 +228,10 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 				out = append(out, probe(probeBlock, t.add(nodeInfo{block: r}), n.Token))
 				continue
 			}
+			if r, ok := forElse(n); ok {
+				out = append(out, probe(probeBlock, t.add(nodeInfo{block: r}), n.Token))
+				continue
+			}
 			out = append(out, n)
 		case *render.SeqNode:
 			children, err := t.instrument(n.Children)

@@ -840,3 +840,50 @@ func caseTag(node render.BlockNode) (func(io.Writer, render.Context) error, erro
 		return nil
 	}, nil
 }
+
+// forElse returns a renderer for a for block with an else clause that
+// renders the else, as LiquidJS does, where osteele/liquid's for renders
+// nothing: for a collection that is nil, a boolean, a number or the empty
+// string (LiquidJS iterates these as an empty list). Any other collection
+// is rendered by osteele/liquid's for. Only a collection without filters
+// is evaluated here (a filter could be costly to run twice); ok is false
+// for any other block, which is left to osteele/liquid.
+func forElse(n *render.BlockNode) (r func(io.Writer, render.Context) error, ok bool) {
+	if n.Name != "for" || len(n.Clauses) != 1 || n.Clauses[0].Name != "else" || strings.Contains(n.Args, "|") {
+		return nil, false
+	}
+	stmt, err := expressions.ParseStatement(expressions.LoopStatementSelector, n.Args)
+	if err != nil {
+		return nil, false
+	}
+	loop := &render.BlockNode{Body: []render.Node{n}}
+	els := n.Clauses[0]
+	return func(w io.Writer, ctx render.Context) error {
+		v, err := ctx.Evaluate(stmt.Expr)
+		if err == nil && iteratesAsEmpty(v) {
+			return ctx.RenderBlock(w, els)
+		}
+		return ctx.RenderBlock(w, loop)
+	}, true
+}
+
+// iteratesAsEmpty reports a value osteele/liquid's for does not iterate
+// and LiquidJS iterates as an empty list.
+func iteratesAsEmpty(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		_, iterable := v.(interface {
+			Len() int
+			Index(int) any
+		})
+		return !iterable
+	case reflect.String:
+		return rv.Len() == 0
+	}
+	return false
+}
