@@ -63,7 +63,7 @@
 //
 // Templates render as the npm package liquidjs (10.30.1, strictVariables
 // and strictFilters) renders them: TestLiquidJSDifferential renders a
-// corpus of 441 cases (testdata/liquid-corpus.json: every tag and filter
+// corpus of 443 cases (testdata/liquid-corpus.json: every tag and filter
 // LiquidJS documents, whitespace control, strict variables, filters on nil
 // and on the wrong type, parse errors) with both and requires the same
 // output or the same class of error (missing-parameter, render-failure, or
@@ -74,8 +74,11 @@
 // apart from assigned variables, as in LiquidJS), inline comments
 // {% # … %}, {% cycle %} (its state kept in the render, so concurrent
 // renders of one template never share it), whitespace control that trims
-// only the adjacent text, and/or read from the right, <>, JSON integers
-// usable as range bounds, a property of nil read as nil in an output, and
+// only the adjacent text, and/or read from the right, every variable of
+// an if, unless or elsif condition required bound (LiquidJS evaluates both
+// operands of and/or), case rendering every matching when, a for loop's
+// else branch for a nil collection, <>, JSON integers usable as range
+// bounds, a property of nil read as nil in an output, and
 // LiquidJS's filters with its coercions (a string filter stringifies a
 // list or number, a list filter takes a single value as a one-item list,
 // arithmetic is JavaScript's: 7 | divided_by: 2 is 3.5, division by zero
@@ -101,18 +104,13 @@
 //   - a for loop may not combine reversed with limit or offset (the engine
 //     reverses before slicing, LiquidJS after): refused at parse time;
 //   - ordering comparisons (<, <=, >, >=) between values of different
-//     types are false (LiquidJS applies JavaScript's coercions); the
-//     variables of an if or unless condition must all be bound, as in
-//     LiquidJS, which evaluates both operands of and/or; but in an elsif
-//     condition and/or stop at the operand that decides, as osteele/liquid
-//     evaluates them ({% elsif t or undefinedvar %} is true here, where
-//     LiquidJS fails with missing-parameter);
+//     types are false (LiquidJS applies JavaScript's coercions);
 //   - a for loop whose collection has a filter and is nil renders
 //     nothing, not its else branch (without a filter it renders the else
 //     branch, as LiquidJS); offset: continue is not supported (continue is
-//     read as an undefined variable); a for loop over a range longer than an int can count,
-//     such as (-9223372036854775807..9223372036854775807), iterates
-//     nothing (LiquidJS would try to expand it): osteele/liquid's for;
+//     read as an undefined variable); a for loop over a range longer than
+//     an int can count, such as
+//     (-9223372036854775807..9223372036854775807), iterates nothing (LiquidJS would try to expand it): osteele/liquid's for;
 //   - contains on a map tests its keys (LiquidJS: false): osteele/liquid's
 //     operator;
 //   - sort by a property some items lack puts those items first, in their

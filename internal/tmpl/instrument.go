@@ -191,11 +191,13 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 			if n.Name == "if" || n.Name == "unless" {
 				strict = vars
 			}
+			var clauseStrict [][][]string // an if or unless block's elsif conditions' paths
 			for _, c := range n.Clauses {
 				cv, cr, cf := tagScan(c.Name, c.Args)
 				if err := checkRefs(cv, cf, c); err != nil {
 					return nil, err
 				}
+				clauseStrict = append(clauseStrict, cv)
 				vars = appendNew(vars, cv...)
 				refs = append(refs, cr...)
 			}
@@ -222,6 +224,16 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 			if n.Name == "case" {
 				// LiquidJS's case renders every matching when.
 				r, err := caseTag(*n)
+				if err != nil {
+					return nil, parser.WrapError(err, n)
+				}
+				out = append(out, probe(probeBlock, t.add(nodeInfo{block: r}), n.Token))
+				continue
+			}
+			if n.Name == "if" || n.Name == "unless" {
+				// LiquidJS requires every variable of an elsif condition
+				// bound when it evaluates it, as of if's.
+				r, err := ifTag(n, clauseStrict)
 				if err != nil {
 					return nil, parser.WrapError(err, n)
 				}

@@ -887,3 +887,52 @@ func iteratesAsEmpty(v any) bool {
 	}
 	return false
 }
+
+// ifTag compiles an if (or unless) block as osteele/liquid's if does,
+// except that an elsif condition, when it is reached, first requires every
+// variable it names (strict[i], the paths of clause i) to be bound, as
+// LiquidJS does: it evaluates both operands of and/or, where
+// osteele/liquid stops at the one that decides. (The block's own condition
+// is checked by its mark.)
+func ifTag(n *render.BlockNode, strict [][][]string) (func(io.Writer, render.Context) error, error) {
+	type branch struct {
+		test   expressions.Expression
+		strict [][]string
+		body   *render.BlockNode
+	}
+	expr, err := expressions.Parse(n.Args)
+	if err != nil {
+		return nil, err
+	}
+	if n.Name == "unless" {
+		expr = expressions.Not(expr)
+	}
+	branches := []branch{{test: expr, body: n}}
+	for i, c := range n.Clauses {
+		b := branch{test: expressions.Constant(true), body: c}
+		if c.Name == "elsif" {
+			if b.test, err = expressions.Parse(c.Args); err != nil {
+				return nil, err
+			}
+			b.strict = strict[i]
+		}
+		branches = append(branches, b)
+	}
+	return func(w io.Writer, ctx render.Context) error {
+		for _, b := range branches {
+			if len(b.strict) > 0 {
+				if name := missingName(b.strict, ctx.Bindings()); name != "" {
+					return stateOf(ctx).fail(&UndefinedError{Name: name})
+				}
+			}
+			v, err := ctx.Evaluate(b.test)
+			if err != nil {
+				return err
+			}
+			if v != nil && v != false {
+				return ctx.RenderBlock(w, b.body)
+			}
+		}
+		return nil
+	}, nil
+}
