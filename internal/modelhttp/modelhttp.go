@@ -1,11 +1,12 @@
 // Package modelhttp holds what the HTTP model providers (providers/openai,
 // providers/anthropic) share: a Server-Sent Events reader, the mapping of
-// tool ids to the function names the APIs allow, and the retry waits.
+// tool ids to the function names the APIs allow, and the retry loop and its waits.
 package modelhttp
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -174,6 +175,31 @@ func Backoff(attempt int, retryAfter string, minWait, maxWait time.Duration) tim
 		d = maxWait
 	}
 	return minWait/2 + time.Duration(rand.Int64N(int64(d)))
+}
+
+// Retry runs attempt until it succeeds, fails with an answer that is not
+// retryable, has been retried maxRetries times or ctx is done; between
+// attempts it waits Backoff (honouring the answer's Retry-After). A ctx
+// that ends during a wait returns cancelled(last), the error of the
+// attempt whose retry was cancelled.
+func Retry(ctx context.Context, maxRetries int, minWait, maxWait time.Duration,
+	attempt func() (retryable bool, retryAfter string, err error), cancelled func(last error) error) error {
+	for n := 0; ; n++ {
+		retryable, retryAfter, err := attempt()
+		if err == nil {
+			return nil
+		}
+		if !retryable || n >= maxRetries || ctx.Err() != nil {
+			return err
+		}
+		t := time.NewTimer(Backoff(n, retryAfter, minWait, maxWait))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return cancelled(err)
+		case <-t.C:
+		}
+	}
 }
 
 // NameMap maps tool ids to function names an API accepts

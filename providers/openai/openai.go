@@ -229,26 +229,15 @@ func (p *Provider) assemble(req bindings.GenerateRequest, names nameMap, c choic
 // answers (and what read reports as retryable) up to MaxRetries times. A
 // 2xx answer is handed to read, which consumes its body.
 func (p *Provider) withRetries(ctx context.Context, req bindings.GenerateRequest, body []byte, stream bool, read func(*http.Response) (retryable bool, err error)) error {
-	for attempt := 0; ; attempt++ {
-		retryable, retryAfter, err := p.attempt(ctx, req, body, stream, read)
-		if err == nil {
-			return nil
-		}
-		if !retryable || attempt >= p.maxRetries || ctx.Err() != nil {
-			return err
-		}
-		t := time.NewTimer(modelhttp.Backoff(attempt, retryAfter, p.minBackoff, p.maxBackoff))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+	return modelhttp.Retry(ctx, p.maxRetries, p.minBackoff, p.maxBackoff,
+		func() (bool, string, error) { return p.attempt(ctx, req, body, stream, read) },
+		func(last error) error {
 			var mi *agents.ModelInvocationError
-			if errors.As(err, &mi) {
+			if errors.As(last, &mi) {
 				return p.fail(req.Model, mi.Status, mi.Message+" (retry cancelled)", ctx.Err())
 			}
 			return p.fail(req.Model, 0, "retry cancelled", ctx.Err())
-		case <-t.C:
-		}
-	}
+		})
 }
 
 // attempt sends body once.
