@@ -9,6 +9,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/runwatch"
 )
 
 var (
@@ -190,12 +191,8 @@ func pageLimit(in bindings.ListRunsInput) (int, error) {
 // zero value is ready to use.
 type watchHub struct {
 	mu   sync.Mutex
-	subs map[chan bindings.RunChange]bool // true: it missed a change
+	subs runwatch.Subscribers
 }
-
-// watchBuffer is how many changes a watcher may fall behind by before it
-// misses one (and is then told so).
-const watchBuffer = 64
 
 // WatchRuns implements bindings.RunWatcher: every change to a run of the
 // Store (created, status changed, lease released, approval decided) is
@@ -207,16 +204,12 @@ func (s *Store) WatchRuns(ctx context.Context) (<-chan bindings.RunChange, error
 		return nil, err
 	}
 	h := &s.watch
-	ch := make(chan bindings.RunChange, watchBuffer)
 	h.mu.Lock()
-	if h.subs == nil {
-		h.subs = map[chan bindings.RunChange]bool{}
-	}
-	h.subs[ch] = false
+	ch := h.subs.Add()
 	h.mu.Unlock()
 	context.AfterFunc(ctx, func() {
 		h.mu.Lock()
-		delete(h.subs, ch)
+		h.subs.Remove(ch)
 		h.mu.Unlock()
 		close(ch)
 	})
@@ -235,22 +228,7 @@ func (s *Store) tell(c bindings.RunChange) {
 	h := &s.watch
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for ch, missed := range h.subs {
-		if missed {
-			select {
-			case ch <- bindings.RunChange{}:
-				missed = false
-			default:
-				continue
-			}
-		}
-		select {
-		case ch <- c:
-		default:
-			missed = true
-		}
-		h.subs[ch] = missed
-	}
+	h.subs.Fanout(c)
 }
 
 // runBusy is the error of a write refused because owner does not hold the

@@ -15,6 +15,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/runwatch"
 )
 
 var (
@@ -230,14 +231,10 @@ type acquirer interface {
 // Its zero value is ready to use.
 type listenHub struct {
 	mu     sync.Mutex
-	subs   map[chan bindings.RunChange]bool // true: it missed a change
+	subs   runwatch.Subscribers
 	cancel context.CancelFunc
 	done   chan struct{}
 }
-
-// watchBuffer is how many changes a watcher may fall behind by before it
-// misses one (and is then told so).
-const watchBuffer = 64
 
 // WatchRuns implements bindings.RunWatcher with LISTEN on NotifyChannel:
 // one connection taken out of the Store's pool (the DB must be a
@@ -259,12 +256,8 @@ func (s *Store) WatchRuns(ctx context.Context) (<-chan bindings.RunChange, error
 		return nil, err
 	}
 	h := &s.listen
-	ch := make(chan bindings.RunChange, watchBuffer)
 	h.mu.Lock()
-	if h.subs == nil {
-		h.subs = map[chan bindings.RunChange]bool{}
-	}
-	h.subs[ch] = false
+	ch := h.subs.Add()
 	if h.done == nil {
 		lctx, cancel := context.WithCancel(context.Background())
 		h.cancel, h.done = cancel, make(chan struct{})
@@ -273,10 +266,10 @@ func (s *Store) WatchRuns(ctx context.Context) (<-chan bindings.RunChange, error
 	h.mu.Unlock()
 	context.AfterFunc(ctx, func() {
 		h.mu.Lock()
-		delete(h.subs, ch)
+		left := h.subs.Remove(ch)
 		var cancel context.CancelFunc
 		var done chan struct{}
-		if len(h.subs) == 0 && h.done != nil {
+		if left == 0 && h.done != nil {
 			cancel, done = h.cancel, h.done
 			h.cancel, h.done = nil, nil
 		}
@@ -356,22 +349,7 @@ func parseNotification(payload string) bindings.RunChange {
 func (h *listenHub) fanout(c bindings.RunChange) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for ch, missed := range h.subs {
-		if missed {
-			select {
-			case ch <- bindings.RunChange{}:
-				missed = false
-			default:
-				continue
-			}
-		}
-		select {
-		case ch <- c:
-		default:
-			missed = true
-		}
-		h.subs[ch] = missed
-	}
+	h.subs.Fanout(c)
 }
 
 // newRunStatus is the status of a run StartRun creates: running unless
