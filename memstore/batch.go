@@ -14,7 +14,42 @@ var (
 	_ bindings.RunOpener   = (*Store)(nil)
 
 	_ bindings.StepMessageAppender = (*Store)(nil)
+	_ bindings.TrustedJournal      = (*Store)(nil)
 )
+
+// TrustedJournal implements bindings.TrustedJournal: the returned batcher
+// (also a RunFinisher and a StepMessageAppender) skips the checks its
+// caller vouches for — of the ids, every entry's key, node, status and
+// output, and the message's ids and JSON — unless Options.CheckTrusted is
+// set. Everything else is checked as always. The binding it returns is s.
+func (s *Store) TrustedJournal() (bindings.StepBatcher, bindings.RunBinding) {
+	return trustedJournal{s}, s
+}
+
+// trustedJournal is the Store's journal for a caller that vouches for
+// what it writes (bindings.TrustedJournal).
+type trustedJournal struct{ s *Store }
+
+var (
+	_ bindings.RunFinisher         = trustedJournal{}
+	_ bindings.StepMessageAppender = trustedJournal{}
+)
+
+// AppendSteps is Store.AppendSteps without the vouched checks.
+func (t trustedJournal) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
+	return t.s.appendSteps(ctx, in, "", !t.s.checkTrusted)
+}
+
+// FinishRun is Store.FinishRun without the vouched checks.
+func (t trustedJournal) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
+	return t.s.finishRun(ctx, in, !t.s.checkTrusted)
+}
+
+// AppendStepsAndMessage is Store.AppendStepsAndMessage without the vouched
+// checks.
+func (t trustedJournal) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
+	return t.s.appendStepsAndMessage(ctx, steps, msg, !t.s.checkTrusted)
+}
 
 // AppendSteps implements bindings.StepBatcher: each entry is appended as
 // AppendStep would, in order, under one lock; the owner is checked once
@@ -22,39 +57,33 @@ var (
 // entry that was appended shares its Output bytes with the input entry
 // (never with the store); one that was stored already is a copy.
 func (s *Store) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
-	return s.appendSteps(ctx, in, "")
+	return s.appendSteps(ctx, in, "", false)
 }
 
 // FinishRun implements bindings.RunFinisher: the entries, then the status,
 // then the release of the owner's lease, under one lock, all or nothing.
 func (s *Store) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
+	return s.finishRun(ctx, in, false)
+}
+
+// finishRun is FinishRun; trusted skips the checks the caller vouches for
+// (bindings.TrustedJournal).
+func (s *Store) finishRun(ctx context.Context, in bindings.FinishRunInput, trusted bool) ([]bindings.JournalEntry, []bool, error) {
 	if !validRunStatus(in.Status) {
 		return nil, nil, invalid("unknown run status " + string(in.Status))
 	}
-	return s.appendSteps(ctx, bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries}, in.Status)
+	return s.appendSteps(ctx, bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries}, in.Status, trusted)
 }
 
 // appendSteps appends in.Entries and, when status is set, sets the run's
-// status and releases in.Owner's lease.
-func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, status bindings.RunStatus) ([]bindings.JournalEntry, []bool, error) {
+// status and releases in.Owner's lease. trusted skips the checks of the
+// ids and entries that a bindings.TrustedJournal caller vouches for.
+func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, status bindings.RunStatus, trusted bool) ([]bindings.JournalEntry, []bool, error) {
 	if err := alive(ctx); err != nil {
 		return nil, nil, err
 	}
-	if in.TenantID == "" {
-		return nil, nil, invalid("tenant id is empty")
-	}
-	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("run id", in.RunID),
-		bindings.CheckOptionalID("lease owner", in.Owner)); err != nil {
-		return nil, nil, err
-	}
-	for _, e := range in.Entries {
-		switch {
-		case e.Key == "":
-			return nil, nil, invalid("step key is empty")
-		case !validStepStatus(e.Status):
-			return nil, nil, invalid("unknown step status " + string(e.Status))
-		}
-		if err := checkEntry(e); err != nil {
+	if !trusted {
+		if err := checkSteps(in); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -113,6 +142,29 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 		s.changed(&r.run)
 	}
 	return out, appended, nil
+}
+
+// checkSteps checks the ids and entries of an AppendSteps call.
+func checkSteps(in bindings.AppendStepsInput) error {
+	if in.TenantID == "" {
+		return invalid("tenant id is empty")
+	}
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("run id", in.RunID),
+		bindings.CheckOptionalID("lease owner", in.Owner)); err != nil {
+		return err
+	}
+	for _, e := range in.Entries {
+		switch {
+		case e.Key == "":
+			return invalid("step key is empty")
+		case !validStepStatus(e.Status):
+			return invalid("unknown step status " + string(e.Status))
+		}
+		if err := checkEntry(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // OpenRun implements bindings.RunOpener: Write, then StartRun (taking the
@@ -184,6 +236,12 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 // AppendStepsAndMessage implements bindings.StepMessageAppender:
 // AppendSteps, then, when it stored the entries, AppendMessage.
 func (s *Store) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
+	return s.appendStepsAndMessage(ctx, steps, msg, false)
+}
+
+// appendStepsAndMessage is AppendStepsAndMessage; trusted skips the checks
+// the caller vouches for (bindings.TrustedJournal).
+func (s *Store) appendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput, trusted bool) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
 	if msg.TenantID != steps.TenantID {
 		return nil, nil, bindings.ConversationMessage{}, invalid("the entries and the message are of different tenants")
 	}
@@ -196,13 +254,15 @@ func (s *Store) AppendStepsAndMessage(ctx context.Context, steps bindings.Append
 	case msg.Content == "" && len(msg.ToolCalls) == 0:
 		return nil, nil, bindings.ConversationMessage{}, invalid("message has neither content nor tool calls")
 	}
-	if err := checkMessage(msg); err != nil {
-		return nil, nil, bindings.ConversationMessage{}, err
+	if !trusted {
+		if err := checkMessage(msg); err != nil {
+			return nil, nil, bindings.ConversationMessage{}, err
+		}
 	}
-	entries, appended, err := s.AppendSteps(ctx, steps)
+	entries, appended, err := s.appendSteps(ctx, steps, "", trusted)
 	if err != nil {
 		return nil, nil, bindings.ConversationMessage{}, err
 	}
-	m, err := s.AppendMessage(ctx, msg)
+	m, err := s.appendMessage(ctx, msg, trusted)
 	return entries, appended, m, err
 }

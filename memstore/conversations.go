@@ -293,6 +293,12 @@ func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID
 // turn number the conversation already has is *agents.ConversationBusyError,
 // checked under the same lock as the append.
 func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
+	return s.appendMessage(ctx, in, false)
+}
+
+// appendMessage is AppendMessage; trusted skips the checks of the ids and
+// JSON a bindings.TrustedJournal caller vouches for.
+func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInput, trusted bool) (bindings.ConversationMessage, error) {
 	if err := alive(ctx); err != nil {
 		return bindings.ConversationMessage{}, err
 	}
@@ -306,11 +312,10 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	case in.Content == "" && len(in.ToolCalls) == 0:
 		return bindings.ConversationMessage{}, invalid("message has neither content nor tool calls")
 	}
-	if err := checkMessage(in); err != nil {
-		return bindings.ConversationMessage{}, err
-	}
-	if err := bindings.CheckOptionalID("participant id", in.ParticipantID); err != nil {
-		return bindings.ConversationMessage{}, err
+	if !trusted {
+		if err := checkMessage(in); err != nil {
+			return bindings.ConversationMessage{}, err
+		}
 	}
 	s.convMu.Lock()
 	defer s.convMu.Unlock()
@@ -356,7 +361,8 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 func checkMessage(in bindings.AppendMessageInput) error {
 	err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("conversation id", in.ConversationID),
 		bindings.CheckOptionalID("message id", in.ID), bindings.CheckOptionalID("tool call id", in.ToolCallID),
-		bindings.CheckOptionalID("run id", in.RunID), bindings.CheckJSON("message metadata", in.Metadata))
+		bindings.CheckOptionalID("run id", in.RunID), bindings.CheckOptionalID("participant id", in.ParticipantID),
+		bindings.CheckJSON("message metadata", in.Metadata))
 	if err != nil {
 		return err
 	}

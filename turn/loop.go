@@ -211,7 +211,7 @@ func normalizeCalls(i int, calls []bindings.ToolCall) []bindings.ToolCall {
 		}
 		if len(c.Arguments) == 0 {
 			c.Arguments = json.RawMessage(`{}`)
-		} else if !json.Valid(c.Arguments) {
+		} else if !validJSON(c.Arguments) {
 			c.Arguments, _ = json.Marshal(string(c.Arguments))
 		} else {
 			c.Arguments = journaled(c.Arguments)

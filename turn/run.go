@@ -83,10 +83,11 @@ func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, status bi
 	r := &run{b: b, in: in, agent: a, tenantID: in.TenantID, id: runID, owner: owner, status: status, resumed: len(entries) > 0}
 	r.loadJournal(entries)
 	if sb, ok := b.Runs.(bindings.StepBatcher); ok {
+		sb = trustedJournal(b.Runs, sb)
 		r.batcher = sb
 		r.buf = make([]bindings.JournalEntry, 0, 8)
-		r.finisher, _ = b.Runs.(bindings.RunFinisher)
-		if c, ok := b.Runs.(bindings.StepMessageAppender); ok && sameBinding(b.Runs, b.Conversations) {
+		r.finisher, _ = sb.(bindings.RunFinisher)
+		if c, ok := sb.(bindings.StepMessageAppender); ok && sameBinding(b.Runs, b.Conversations) {
 			r.combiner = c
 		}
 	}

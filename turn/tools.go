@@ -219,7 +219,7 @@ func (r *run) invokeTool(ctx context.Context, p callPlan, requestID string) (too
 // checkOutput reports an output that is not JSON or breaks the tool's
 // output schema.
 func checkOutput(d bindings.ToolDescriptor, out json.RawMessage) (string, bool) {
-	if !json.Valid(out) {
+	if !validJSON(out) {
 		return "the tool's output is not JSON", true
 	}
 	if len(d.OutputSchema) == 0 {
