@@ -42,8 +42,48 @@ func encodeOutput[T any](out *T) ([]byte, error) {
 		if b, ok := appendBudgetJSON(make([]byte, 0, 80), v); ok {
 			return b, nil
 		}
+	case *setupState:
+		if b, ok := appendSetupJSON(v); ok {
+			return b, nil
+		}
+	case *string: // the rendered prompt
+		if b, ok := appendStringJSON(*v); ok {
+			return b, nil
+		}
+	case *[]bindings.ChatMessage: // the initial messages
+		if b, ok := appendChatMessagesJSON(*v); ok {
+			return b, nil
+		}
+	case *[]callPlan: // a dispatch plan
+		if b, ok := appendPlansJSON(*v); ok {
+			return b, nil
+		}
+	case *composeRecord:
+		if b, ok := appendComposeJSON(v); ok {
+			return b, nil
+		}
+	case *[]RetrievedFact: // none retrieved: null or []
+		if len(*v) == 0 {
+			return emptyListJSON(*v == nil), nil
+		}
+	case *[]GuardrailOutcome: // no guardrail: null or []
+		if len(*v) == 0 {
+			return emptyListJSON(*v == nil), nil
+		}
+	case **bindings.ProvenanceRecord: // no provenance emitted
+		if *v == nil {
+			return []byte("null"), nil
+		}
 	}
 	return json.Marshal(*out)
+}
+
+// emptyListJSON is json.Marshal of an empty slice: null when it is nil.
+func emptyListJSON(isNil bool) []byte {
+	if isNil {
+		return []byte("null")
+	}
+	return []byte("[]")
 }
 
 // appendResponseJSON appends what json.Marshal(*v) returns and reports

@@ -311,6 +311,9 @@ type toolMeta struct {
 }
 
 func (m toolMeta) raw() json.RawMessage {
+	if b, ok := appendToolMetaJSON(&m); ok {
+		return b
+	}
 	b, _ := json.Marshal(m)
 	return b
 }

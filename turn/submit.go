@@ -101,14 +101,18 @@ func prepare(ctx context.Context, in Input, b *Bindings) (_ Input, raw json.RawM
 	if !explicit {
 		in.RunID = newID(b)
 	}
-	raw, err = json.Marshal(in)
-	if err != nil {
-		return Input{}, nil, Input{}, false, &agents.InvalidMessageError{Reason: "turn input is not JSON: " + err.Error()}
-	}
 	// The turn works on the input as the snapshot stores it, so that a
 	// resumed run sees exactly what this drive saw.
-	if err := json.Unmarshal(raw, &stored); err != nil {
-		return Input{}, nil, Input{}, false, &agents.InvalidMessageError{Reason: "turn input does not round-trip through JSON: " + err.Error()}
+	if b, ok := appendInputJSON(&in); ok {
+		raw, stored = b, storedInput(&in) // what decoding b gives, without decoding it
+	} else {
+		raw, err = json.Marshal(in)
+		if err != nil {
+			return Input{}, nil, Input{}, false, &agents.InvalidMessageError{Reason: "turn input is not JSON: " + err.Error()}
+		}
+		if err := json.Unmarshal(raw, &stored); err != nil {
+			return Input{}, nil, Input{}, false, &agents.InvalidMessageError{Reason: "turn input does not round-trip through JSON: " + err.Error()}
+		}
 	}
 	stored.Agent = in.Agent
 	if explicit {
