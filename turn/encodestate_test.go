@@ -245,3 +245,31 @@ func TestInputEncodingMatchesRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestJournaledFollowsStrings: journaled is what json.Marshal makes of a
+// raw document, and rawAsIs holds exactly when that is the document
+// itself: whitespace inside strings (kept) or between tokens (removed),
+// escapes that end or do not end a string, and the bytes compaction
+// escapes.
+func TestJournaledFollowsStrings(t *testing.T) {
+	docs := []string{
+		`{"clauses":[{"id":"C-7","title":"Mutual confidentiality (nda)"}]}`,
+		`{"a": 1}`, "{\"a\":\t1}", `[1, 2]`, `"a b"`, `"a\" b"`, `"a\\" `, `"a\\"`, `"x\\\" y"`,
+		`{"q":"<a>"}`, `{"q":"a&b"}`, "\"\u2028\"", "\"é\"", `{"k":"\u003c"}`, ` 1`, `1 `, `{}`, `[]`,
+		`{"a":"\n"}`, `"unterminated`, `{"a":`, `nope`, "\"\xff\"",
+	}
+	for _, d := range docs {
+		raw := json.RawMessage(d)
+		want, err := json.Marshal(raw)
+		got := journaled(raw)
+		if err != nil {
+			want = raw // not JSON: left as it is
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("journaled(%s) = %s, want %s", d, got, want)
+		}
+		if asIs := err == nil && bytes.Equal(want, raw) && validJSON(raw); rawAsIs(raw) != asIs {
+			t.Errorf("rawAsIs(%s) = %v, want %v", d, !asIs, asIs)
+		}
+	}
+}

@@ -511,15 +511,29 @@ func journaled(raw json.RawMessage) json.RawMessage {
 	return out
 }
 
-// needsCompact reports whether raw holds a byte the encoder's compaction
-// removes or escapes: whitespace, '<', '>', '&', or the first byte of U+2028
-// or U+2029 (0xE2, which also starts other characters: those only cost the
-// slow path).
+// needsCompact reports whether the encoder's compaction would change raw,
+// a JSON document: whitespace between tokens, or '<', '>', '&' or the first
+// byte of U+2028 or U+2029 (0xE2, which also starts other characters:
+// those only cost the slow path) anywhere. Whitespace inside a string is
+// kept, so the scan follows strings (and their escapes); for bytes that
+// are not JSON its answer does not matter (the encoder refuses them).
 func needsCompact(raw []byte) bool {
-	for _, c := range raw {
-		switch c {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
 		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xE2:
 			return true
+		case '"':
+			for i++; i < len(raw); i++ {
+				c := raw[i]
+				if c == '"' {
+					break
+				}
+				if c == '\\' {
+					i++ // the escaped byte cannot end the string
+				} else if c == '<' || c == '>' || c == '&' || c == 0xE2 {
+					return true
+				}
+			}
 		}
 	}
 	return false
