@@ -13,6 +13,12 @@ package bindings
 // RunFinisher or a StepMessageAppender, so is the returned value, with the
 // same rules as the binding's own FinishRun and AppendStepsAndMessage.
 //
+// Its results may share memory with the call's input, to save the copies
+// a caller that only reads them does not need: the entries returned may be
+// in.Entries itself, each updated in place to the entry the store kept
+// (the caller's own bytes, never the store's), and the appended flags may
+// be shared with other calls. The caller must not write to the flags.
+//
 // A caller that writes through it vouches, for every call, that:
 //
 //   - the input's TenantID passes CheckID, and its RunID and Owner pass

@@ -35,7 +35,10 @@ var (
 	_ bindings.StepMessageAppender = trustedJournal{}
 )
 
-// AppendSteps is Store.AppendSteps without the vouched checks.
+// AppendSteps is Store.AppendSteps without the vouched checks. Its results
+// share memory with its input (see bindings.TrustedJournal): the entries
+// returned are in.Entries, each updated to what the store kept, and the
+// flags, when all true, are shared and read-only.
 func (t trustedJournal) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
 	return t.s.appendSteps(ctx, in, "", !t.s.checkTrusted)
 }
@@ -97,26 +100,24 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 	if in.Owner != "" && !holds(&r.run, in.Owner, now) {
 		return nil, nil, runBusy(&r.run)
 	}
-	out := make([]bindings.JournalEntry, len(in.Entries))
-	appended := make([]bool, len(in.Entries))
-	// The stored copies of the outputs share one allocation (each capped
-	// at its own length, so none can grow into the next).
-	size := 0
-	for _, e := range in.Entries {
-		size += len(e.Output)
+	out, appended, own := in.Entries, allAppended(len(in.Entries)), false
+	if !trusted {
+		out = make([]bindings.JournalEntry, len(in.Entries))
+		appended, own = make([]bool, len(in.Entries)), true
 	}
-	arena := make([]byte, 0, size)
 	for i, entry := range in.Entries {
 		pk := phaseKey(entry.Key, entry.Status)
 		if j, ok := r.find(pk); ok {
-			out[i] = cloneEntry(r.entries[j])
+			if !own {
+				// The shared flags say true: make them the call's own.
+				appended, own = append(make([]bool, 0, len(in.Entries)), appended...), true
+			}
+			out[i], appended[i] = cloneEntry(r.entries[j]), false
 			continue
 		}
 		e := entry
 		if entry.Output != nil {
-			start := len(arena)
-			arena = append(arena, entry.Output...)
-			e.Output = arena[start:len(arena):len(arena)]
+			e.Output = r.keep(entry.Output)
 		}
 		if entry.Error != nil {
 			e.Error = storedStepError(entry.Error)
@@ -142,6 +143,28 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 		s.changed(&r.run)
 	}
 	return out, appended, nil
+}
+
+// appendedFlags is a run of true flags that trusted appends hand out,
+// read-only, when every entry was appended (the usual call): no
+// allocation for them.
+var appendedFlags = func() (a [64]bool) {
+	for i := range a {
+		a[i] = true
+	}
+	return a
+}()
+
+// allAppended returns n true flags: shared ones when n is small enough.
+func allAppended(n int) []bool {
+	if n <= len(appendedFlags) {
+		return appendedFlags[:n:n]
+	}
+	a := make([]bool, n)
+	for i := range a {
+		a[i] = true
+	}
+	return a
 }
 
 // checkSteps checks the ids and entries of an AppendSteps call.

@@ -183,3 +183,32 @@ func TestTrustedJournalChecksWhatIsNotVouched(t *testing.T) {
 		t.Fatalf("journal %v, %v", j, err)
 	}
 }
+
+// TestTrustedAppendsShareOnlyWithTheInput: the trusted AppendSteps returns
+// the caller's entries updated in place (with their Seq and At, sharing no
+// bytes with the store), the stored entry for a key and phase stored
+// already, and flags that a duplicate does not turn false for later calls.
+func TestTrustedAppendsShareOnlyWithTheInput(t *testing.T) {
+	ctx := t.Context()
+	s, _ := openTrustedRun(t, nil)
+	batcher, _, _ := journalOf(t, s)
+	in := []bindings.JournalEntry{{Key: "a", Status: bindings.StepCompleted, Output: json.RawMessage(`{"a":1}`)}}
+	got, appended, err := batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: in})
+	if err != nil || !appended[0] || got[0].Seq != 1 || in[0].Seq != 1 || in[0].At.IsZero() {
+		t.Fatalf("first append = %v %v, %v (input %v)", got, appended, err, in)
+	}
+	in[0].Output[1] = 'X' // the caller's bytes are its own
+	again := []bindings.JournalEntry{{Key: "b", Status: bindings.StepCompleted}, {Key: "a", Status: bindings.StepFailed, Output: json.RawMessage(`2`)}}
+	got, appended, err = batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: again})
+	if err != nil || !appended[0] || appended[1] || got[1].Seq != 1 || string(got[1].Output) != `{"a":1}` || got[1].Status != bindings.StepCompleted {
+		t.Fatalf("append with a duplicate = %v %v, %v", got, appended, err)
+	}
+	_, appended, err = batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{{Key: "c", Status: bindings.StepCompleted}, {Key: "d", Status: bindings.StepCompleted}}})
+	if err != nil || !appended[0] || !appended[1] {
+		t.Fatalf("later append = %v, %v", appended, err)
+	}
+	j, _ := s.ReadJournal(ctx, "t", "r")
+	if len(j) != 4 || string(j[0].Output) != `{"a":1}` {
+		t.Fatalf("journal %v", j)
+	}
+}
