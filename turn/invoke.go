@@ -235,7 +235,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 		return Result{}, err
 	}
 	r := newRun(&b, stored, in.Agent, in.RunID, owner, leased.Status, entries)
-	if st := r.entries[NodeComposeResult]; st == nil || st.result == nil {
+	if st := r.entries.get(NodeComposeResult); st == nil || st.result == nil {
 		if err := r.recheckRoute(ctx); err != nil {
 			release()
 			return Result{RunID: in.RunID, ConversationID: stored.ConversationID}, err
@@ -248,7 +248,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 // model setup chose are still registered and allowed by the tenant's
 // current policy. A run whose setup has not completed routes afresh.
 func (r *run) recheckRoute(ctx context.Context) error {
-	st := r.entries[NodeSetup]
+	st := r.entries.get(NodeSetup)
 	if st == nil || st.result == nil || st.result.Status != bindings.StepCompleted {
 		return nil
 	}

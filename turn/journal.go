@@ -18,6 +18,7 @@ import (
 // for a model or tool step the number of its attempts that ended without a
 // stored result (see noteAttempt).
 type keyState struct {
+	key      string
 	started  *bindings.JournalEntry
 	parked   *bindings.JournalEntry
 	result   *bindings.JournalEntry
@@ -56,7 +57,7 @@ const maxAttemptMessage = 1024
 func (r *run) noteAttempt(ctx context.Context, err error) {
 	key, node := r.inflight, r.inflightNode
 	r.inflight = ""
-	st := r.entries[key]
+	st := r.entries.get(key)
 	if key == "" || st == nil || (st.result != nil && st.result.Seq != 0) {
 		return
 	}
@@ -80,58 +81,60 @@ func (r *run) noteAttempt(ctx context.Context, err error) {
 }
 
 // loadJournal indexes a run's entries by key and phase. The first entry of
-// a (key, phase) wins, as the binding's idempotency rule says.
+// a (key, phase) wins, as the binding's idempotency rule says. The index
+// points into entries, which are the run's own (read from the store for
+// this drive): nothing is copied.
 func (r *run) loadJournal(entries []bindings.JournalEntry) {
-	n := len(entries) + 24 // room for a turn's own entries
-	r.entries = make(map[string]*keyState, n)
-	r.keySlab = make([]keyState, 0, n)
-	r.entrySlab = make([]bindings.JournalEntry, 0, n)
+	r.entries = newJournalIndex(len(entries) + 20) // room for a turn's own keys
 	for i := range entries {
-		r.record(entries[i])
+		if p := r.slot(&entries[i]); p != nil {
+			*p = &entries[i]
+		}
 	}
 }
 
-// record indexes one entry. Key states and entries are carved from slabs
-// (a pointer into a slab stays valid when a full slab is replaced by a
-// new one), one allocation per slab instead of two per entry.
+// record indexes one entry, a copy of e. The copies are carved from a slab
+// (a pointer into a slab stays valid when a full slab is replaced by a new
+// one), one allocation per slab instead of one per entry.
 func (r *run) record(e bindings.JournalEntry) {
+	if p := r.slot(&e); p != nil {
+		*p = r.keep(e)
+	}
+}
+
+// slot returns where the index keeps e: the phase of e's key state that
+// has no entry yet, or nil when it has one already (or when e is a failed
+// attempt of a step, which only counts the attempt).
+func (r *run) slot(e *bindings.JournalEntry) **bindings.JournalEntry {
 	if e.Status == bindings.StepFailed {
 		if i := strings.LastIndex(e.Key, attemptSep); i >= 0 {
 			if n, err := strconv.Atoi(e.Key[i+len(attemptSep):]); err == nil {
 				// A failed attempt of step e.Key[:i] (noteAttempt).
 				st := r.state(e.Key[:i])
 				st.attempts = max(st.attempts, n)
-				return
+				return nil
 			}
 		}
 	}
 	st := r.state(e.Key)
+	p := &st.result
 	switch e.Status.Phase() {
 	case string(bindings.StepStarted):
-		if st.started == nil {
-			st.started = r.keep(e)
-		}
+		p = &st.started
 	case string(bindings.StepParked):
-		if st.parked == nil {
-			st.parked = r.keep(e)
-		}
-	default:
-		if st.result == nil {
-			st.result = r.keep(e)
-		}
+		p = &st.parked
 	}
+	if *p != nil {
+		return nil
+	}
+	return p
 }
 
 // state returns the key state of key, made on first use.
 func (r *run) state(key string) *keyState {
-	st := r.entries[key]
+	st := r.entries.get(key)
 	if st == nil {
-		if len(r.keySlab) == cap(r.keySlab) {
-			r.keySlab = make([]keyState, 0, 16)
-		}
-		r.keySlab = append(r.keySlab, keyState{})
-		st = &r.keySlab[len(r.keySlab)-1]
-		r.entries[key] = st
+		st = r.entries.add(key)
 	}
 	return st
 }
@@ -139,7 +142,7 @@ func (r *run) state(key string) *keyState {
 // keep stores e in the entry slab and returns its address there.
 func (r *run) keep(e bindings.JournalEntry) *bindings.JournalEntry {
 	if len(r.entrySlab) == cap(r.entrySlab) {
-		r.entrySlab = make([]bindings.JournalEntry, 0, 16)
+		r.entrySlab = make([]bindings.JournalEntry, 0, max(24, cap(r.entrySlab))) // 24: a turn's own entries
 	}
 	r.entrySlab = append(r.entrySlab, e)
 	return &r.entrySlab[len(r.entrySlab)-1]
@@ -311,7 +314,7 @@ func (r *run) stored(buffered []bindings.JournalEntry, appended []bool) error {
 		}
 		// Overwrite the provisional entry in place (it gains its Seq): no
 		// allocation per entry.
-		if st := r.entries[buffered[i].Key]; st != nil && st.result != nil {
+		if st := r.entries.get(buffered[i].Key); st != nil && st.result != nil {
 			*st.result = buffered[i]
 		}
 	}
@@ -367,7 +370,7 @@ const (
 func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
 	effect := kind == kindEffect
 	var zero T
-	st := r.entries[key]
+	st := r.entries.get(key)
 	if st != nil && st.result != nil {
 		var out T
 		var err error

@@ -27,9 +27,8 @@ type run struct {
 	resumed  bool
 	status   bindings.RunStatus // the run's status when this drive took it
 
-	entries map[string]*keyState
-	// keySlab and entrySlab hold what entries points to (see record).
-	keySlab   []keyState
+	entries journalIndex
+	// entrySlab holds the entries that entries points to (see record).
 	entrySlab []bindings.JournalEntry
 	// batcher and finisher are the optional capabilities of b.Runs (nil
 	// without them); buf holds decide results not written yet (see
@@ -134,7 +133,7 @@ func (r *run) drive(parent context.Context) (Result, error) {
 	if r.logger != nil {
 		r.driveWall = time.Now()
 	}
-	if st := r.entries[NodeComposeResult]; st != nil && st.result != nil {
+	if st := r.entries.get(NodeComposeResult); st != nil && st.result != nil {
 		r.log(parent, logRunFinished, slog.String("status", string(st.result.Status)))
 		// Finished: make the run's status say so (a driver may have died
 		// between the outcome and the status), then return the outcome.
@@ -167,7 +166,7 @@ func (r *run) drive(parent context.Context) (Result, error) {
 		if r.resumed {
 			msg = logRunResumed
 		}
-		r.log(parent, msg, slog.String("conversation_id", r.in.ConversationID), slog.Int("journal_entries", len(r.entries)))
+		r.log(parent, msg, slog.String("conversation_id", r.in.ConversationID), slog.Int("journal_entries", r.entries.len()))
 	}
 	r.emit(parent, TurnStartedEvent{
 		RunID: r.id, TenantID: r.tenantID, ConversationID: r.in.ConversationID,
@@ -292,13 +291,13 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 
 // flow runs the nodes of agent.turn in order; each side effect is a step.
 func (r *run) flow(ctx context.Context) (Result, error) {
-	prior := r.entries[NodeSetup]
+	prior := r.entries.get(NodeSetup)
 	ranNow := prior == nil || prior.result == nil
 	s, err := decide(ctx, r, NodeSetup, NodeSetup, r.setup)
 	if err != nil {
 		return Result{}, err
 	}
-	if st := r.entries[NodeSetup]; ranNow && st != nil && st.result != nil {
+	if st := r.entries.get(NodeSetup); ranNow && st != nil && st.result != nil {
 		// Work from the journaled form when setup ran in this drive too, so a tool's
 		// config (any JSON) reaches it with the same Go types on every
 		// drive: float64 numbers, map[string]any objects.
