@@ -21,7 +21,7 @@ var (
 // (also a RunFinisher and a StepMessageAppender) skips the checks its
 // caller vouches for — of the ids, every entry's key, node, status and
 // output, and the message's ids and JSON — unless Options.CheckTrusted is
-// set. Everything else is checked as always. The binding it returns is s.
+// set, and keeps the entries' outputs without copying them. Everything else is checked as always. The binding it returns is s.
 func (s *Store) TrustedJournal() (bindings.StepBatcher, bindings.RunBinding) {
 	return trustedJournal{s}, s
 }
@@ -35,10 +35,12 @@ var (
 	_ bindings.StepMessageAppender = trustedJournal{}
 )
 
-// AppendSteps is Store.AppendSteps without the vouched checks. Its results
-// share memory with its input (see bindings.TrustedJournal): the entries
-// returned are in.Entries, each updated to what the store kept, and the
-// flags, when all true, are shared and read-only.
+// AppendSteps is Store.AppendSteps without the vouched checks. It keeps
+// the entries' outputs as they are (the caller never writes to them
+// again), and its results share memory with its input (see
+// bindings.TrustedJournal): the entries returned are in.Entries, each
+// updated to what the store kept, and the flags, when all true, are shared
+// and read-only.
 func (t trustedJournal) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
 	return t.s.appendSteps(ctx, in, "", !t.s.checkTrusted)
 }
@@ -116,7 +118,9 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 			continue
 		}
 		e := entry
-		if entry.Output != nil {
+		if entry.Output != nil && !trusted {
+			// A trusting caller never writes to its outputs again: the
+			// store keeps them. Any other's are copied.
 			e.Output = r.keep(entry.Output)
 		}
 		if entry.Error != nil {

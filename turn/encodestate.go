@@ -22,7 +22,8 @@ type jsonw struct {
 	ok bool
 }
 
-func newJSONW(size int) jsonw { return jsonw{b: make([]byte, 0, size), ok: true} }
+// newJSONW writes into room (see roomFor), or a buffer of size bytes.
+func newJSONW(room []byte, size int) jsonw { return jsonw{b: roomFor(room, size), ok: true} }
 
 // lit appends s as it is (punctuation and field names).
 func (w *jsonw) lit(s string) { w.b = append(w.b, s...) }
@@ -98,7 +99,7 @@ func (w *jsonw) done() ([]byte, bool) { return w.b, w.ok }
 // tool with config, env, annotations or a gate, a policy with a HITL spec,
 // and an effective HITL policy with tool gates or floors (none of them in
 // the common turn).
-func appendSetupJSON(s *setupState) ([]byte, bool) {
+func appendSetupJSON(room []byte, s *setupState) ([]byte, bool) {
 	size := 768
 	for i := range s.Tools {
 		d := &s.Tools[i]
@@ -111,7 +112,7 @@ func appendSetupJSON(s *setupState) ([]byte, bool) {
 		g := &s.Guardrails[i]
 		size += 64 + len(g.ID) + len(g.Kind) + len(g.CheckID) + len(g.Action) + len(g.Config)
 	}
-	w := newJSONW(size)
+	w := newJSONW(room, size)
 	w.lit(`{"now":`)
 	w.time(s.Now)
 	w.lit(`,"turnNumber":`)
@@ -300,9 +301,9 @@ func (w *jsonw) hitl(h *EffectiveHitlPolicy) {
 }
 
 // appendPlansJSON writes json.Marshal(plans).
-func appendPlansJSON(plans []callPlan) ([]byte, bool) {
+func appendPlansJSON(room []byte, plans []callPlan) ([]byte, bool) {
 	if plans == nil {
-		return []byte("null"), true
+		return append(roomFor(room, 4), "null"...), true
 	}
 	size := 2
 	for i := range plans {
@@ -310,7 +311,7 @@ func appendPlansJSON(plans []callPlan) ([]byte, bool) {
 		size += 128 + len(p.ID) + len(p.Key) + len(p.ToolID) + len(p.ToolVersion) + len(p.Arguments) +
 			len(p.Status) + len(p.Message) + len(p.ReviewerRole) + len(p.Reason)
 	}
-	w := newJSONW(size)
+	w := newJSONW(room, size)
 	w.lit("[")
 	for i := range plans {
 		p := &plans[i]
@@ -340,9 +341,9 @@ func appendPlansJSON(plans []callPlan) ([]byte, bool) {
 }
 
 // appendChatMessagesJSON writes json.Marshal(msgs).
-func appendChatMessagesJSON(msgs []bindings.ChatMessage) ([]byte, bool) {
+func appendChatMessagesJSON(room []byte, msgs []bindings.ChatMessage) ([]byte, bool) {
 	if msgs == nil {
-		return []byte("null"), true
+		return append(roomFor(room, 4), "null"...), true
 	}
 	size := 2
 	for i := range msgs {
@@ -352,7 +353,7 @@ func appendChatMessagesJSON(msgs []bindings.ChatMessage) ([]byte, bool) {
 			size += 48 + len(m.ToolCalls[j].ID) + len(m.ToolCalls[j].Name) + len(m.ToolCalls[j].Arguments)
 		}
 	}
-	w := newJSONW(size)
+	w := newJSONW(room, size)
 	w.lit("[")
 	for i := range msgs {
 		m := &msgs[i]
@@ -375,8 +376,8 @@ func appendChatMessagesJSON(msgs []bindings.ChatMessage) ([]byte, bool) {
 }
 
 // appendComposeJSON writes json.Marshal(*c).
-func appendComposeJSON(c *composeRecord) ([]byte, bool) {
-	w := newJSONW(40 + len(c.Status) + len(c.MessageID))
+func appendComposeJSON(room []byte, c *composeRecord) ([]byte, bool) {
+	w := newJSONW(room, 40+len(c.Status)+len(c.MessageID))
 	w.strField(`{"status":`, string(c.Status))
 	if c.MessageID != "" {
 		w.strField(`,"messageId":`, c.MessageID)
@@ -387,7 +388,7 @@ func appendComposeJSON(c *composeRecord) ([]byte, bool) {
 
 // appendToolMetaJSON writes json.Marshal(m).
 func appendToolMetaJSON(m *toolMeta) ([]byte, bool) {
-	w := newJSONW(48 + len(m.ToolID) + len(m.ToolVersion) + len(m.Status))
+	w := newJSONW(nil, 48+len(m.ToolID)+len(m.ToolVersion)+len(m.Status))
 	w.strField(`{"toolId":`, m.ToolID)
 	if m.ToolVersion != "" {
 		w.strField(`,"toolVersion":`, m.ToolVersion)
@@ -398,8 +399,8 @@ func appendToolMetaJSON(m *toolMeta) ([]byte, bool) {
 }
 
 // appendStringJSON writes json.Marshal(s).
-func appendStringJSON(s string) ([]byte, bool) {
-	return appendJSONString(make([]byte, 0, len(s)+2), s)
+func appendStringJSON(room []byte, s string) ([]byte, bool) {
+	return appendJSONString(roomFor(room, len(s)+2), s)
 }
 
 // appendInputJSON writes json.Marshal(in) for an input without parameters
@@ -415,7 +416,7 @@ func appendInputJSON(in *Input) ([]byte, bool) {
 			size += 3 + len(r)
 		}
 	}
-	w := newJSONW(size)
+	w := newJSONW(nil, size)
 	w.strField(`{"tenantId":`, in.TenantID)
 	if in.ProjectID != "" {
 		w.strField(`,"projectId":`, in.ProjectID)
@@ -460,4 +461,29 @@ func storedInput(in *Input) Input {
 		}
 	}
 	return out
+}
+
+// outArenaSize is the size of a drive's output arena: a turn with one
+// tool call journals about 3.4 KB of outputs.
+const outArenaSize = 4096
+
+// encodeStep is encodeOutput for a step of r's drive, written into the
+// drive's output arena: one buffer for the outputs of a drive instead of
+// one (sized by a guess) for each. Each output is capped at its length
+// and never written again, so the journal, and a store trusting the turn
+// (trustedJournal), may keep it as it is.
+func encodeStep[T any](r *run, out *T) ([]byte, error) {
+	if cap(r.outArena)-len(r.outArena) < 512 {
+		r.outArena = make([]byte, 0, outArenaSize)
+	}
+	start := len(r.outArena)
+	b, err := appendOutput(r.outArena[start:start], out)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > cap(r.outArena)-start {
+		return b, nil // it outgrew the arena: a buffer of its own
+	}
+	r.outArena = append(r.outArena, b...) // in place, unless the encoder left it to encoding/json
+	return r.outArena[start:len(r.outArena):len(r.outArena)], nil
 }

@@ -121,7 +121,7 @@ func TestEncodeSetupMatchesMarshal(t *testing.T) {
 		edit(&s)
 		pinMarshal(t, name, s)
 	}
-	if s := base(); !fast(appendSetupJSON(&s)) {
+	if s := base(); !fast(appendSetupJSON(nil, &s)) {
 		t.Error("the common setup state is left to encoding/json")
 	}
 }
@@ -175,7 +175,7 @@ func TestEncodeDecideOutputsMatchMarshal(t *testing.T) {
 			t.Errorf("toolMeta.raw = %s, want %s", got, want)
 		}
 	}
-	if !fast(appendPlansJSON(plans["refused"])) || !fast(appendChatMessagesJSON(msgs["calls"])) || !fast(appendComposeJSON(&composeRecord{Status: StatusCompleted, MessageID: "m"})) {
+	if !fast(appendPlansJSON(nil, plans["refused"])) || !fast(appendChatMessagesJSON(nil, msgs["calls"])) || !fast(appendComposeJSON(nil, &composeRecord{Status: StatusCompleted, MessageID: "m"})) {
 		t.Error("a common plan, message list or compose record is left to encoding/json")
 	}
 	pinMarshal(t, "compose suspended", composeRecord{Status: StatusSuspended})

@@ -445,7 +445,7 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 		}
 		return zero, r.fail(ctx, key, node, err)
 	}
-	raw, err := encodeOutput(&out)
+	raw, err := encodeStep(r, &out)
 	if err != nil {
 		return zero, &agents.PersistenceError{Op: "encode step " + key, Err: err, Permanent: true}
 	}

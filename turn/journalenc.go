@@ -15,13 +15,18 @@ import (
 // outputs a turn writes) is encoded by appendMessageJSON without
 // reflection; anything it cannot vouch for byte for byte goes to
 // json.Marshal.
-func encodeOutput[T any](out *T) ([]byte, error) {
+func encodeOutput[T any](out *T) ([]byte, error) { return appendOutput(nil, out) }
+
+// appendOutput is encodeOutput writing into room when it is not nil (from
+// its start, growing it as append does; see encodeStep), and into a buffer
+// of its own, sized for the output, otherwise.
+func appendOutput[T any](room []byte, out *T) ([]byte, error) {
 	if m, ok := any(out).(*bindings.ConversationMessage); ok {
 		size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata) // the names, ids, numbers and time fit in 512
 		for i := range m.ToolCalls {
 			size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
 		}
-		if b, ok := appendMessageJSON(make([]byte, 0, size), m); ok {
+		if b, ok := appendMessageJSON(roomFor(room, size), m); ok {
 			return b, nil
 		}
 	}
@@ -31,35 +36,35 @@ func encodeOutput[T any](out *T) ([]byte, error) {
 		for i := range v.ToolCalls {
 			size += 48 + len(v.ToolCalls[i].ID) + len(v.ToolCalls[i].Name) + len(v.ToolCalls[i].Arguments)
 		}
-		if b, ok := appendResponseJSON(make([]byte, 0, size), v); ok {
+		if b, ok := appendResponseJSON(roomFor(room, size), v); ok {
 			return b, nil
 		}
 	case *toolResult: // a tool call's result
-		if b, ok := appendToolResultJSON(make([]byte, 0, 48+len(v.Status)+len(v.Output)+len(v.Error)), v); ok {
+		if b, ok := appendToolResultJSON(roomFor(room, 48+len(v.Status)+len(v.Output)+len(v.Error)), v); ok {
 			return b, nil
 		}
 	case *budgetState: // a budget check, one per model call
-		if b, ok := appendBudgetJSON(make([]byte, 0, 80), v); ok {
+		if b, ok := appendBudgetJSON(roomFor(room, 80), v); ok {
 			return b, nil
 		}
 	case *setupState:
-		if b, ok := appendSetupJSON(v); ok {
+		if b, ok := appendSetupJSON(room, v); ok {
 			return b, nil
 		}
 	case *string: // the rendered prompt
-		if b, ok := appendStringJSON(*v); ok {
+		if b, ok := appendStringJSON(room, *v); ok {
 			return b, nil
 		}
 	case *[]bindings.ChatMessage: // the initial messages
-		if b, ok := appendChatMessagesJSON(*v); ok {
+		if b, ok := appendChatMessagesJSON(room, *v); ok {
 			return b, nil
 		}
 	case *[]callPlan: // a dispatch plan
-		if b, ok := appendPlansJSON(*v); ok {
+		if b, ok := appendPlansJSON(room, *v); ok {
 			return b, nil
 		}
 	case *composeRecord:
-		if b, ok := appendComposeJSON(v); ok {
+		if b, ok := appendComposeJSON(room, v); ok {
 			return b, nil
 		}
 	case *[]RetrievedFact: // none retrieved: null or []
@@ -76,6 +81,14 @@ func encodeOutput[T any](out *T) ([]byte, error) {
 		}
 	}
 	return json.Marshal(*out)
+}
+
+// roomFor is room (emptied) when it is set, or a new buffer of size bytes.
+func roomFor(room []byte, size int) []byte {
+	if room != nil {
+		return room[:0]
+	}
+	return make([]byte, 0, size)
 }
 
 // emptyListJSON is json.Marshal of an empty slice: null when it is nil.

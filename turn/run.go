@@ -30,6 +30,8 @@ type run struct {
 	entries journalIndex
 	// entrySlab holds the entries that entries points to (see record).
 	entrySlab []bindings.JournalEntry
+	// outArena holds the outputs of the drive's steps (encodeStep).
+	outArena []byte
 	// batcher and finisher are the optional capabilities of b.Runs (nil
 	// without them); buf holds decide results not written yet (see
 	// bufferEntry).
