@@ -300,10 +300,14 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if jsonPlain[c] {
-			continue
+		// Up to the next byte that is not plain: eight bytes at a time,
+		// then one at a time.
+		for i += plainWords(s[i:]); i < len(s) && jsonPlain[s[i]]; i++ {
 		}
+		if i == len(s) {
+			break
+		}
+		c := s[i]
 		var esc string
 		switch {
 		case c >= utf8.RuneSelf || (c < 0x20 && c != '\n' && c != '\r' && c != '\t'):
@@ -333,6 +337,34 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"'), true
+}
+
+// Word masks for plainWords: each byte of the word set to the given value.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plainWords returns how many bytes of s, from its start and in whole
+// words of 8, are jsonPlain: each word is checked at once, none of its
+// bytes below 0x20 or from 0x80, '"' or '&' (0x22 and 0x26, which differ
+// in one bit), '<' or '>' (0x3C and 0x3E, likewise) or '\\'. Each test is
+// the exact "some byte is zero" test on a word.
+func plainWords(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		_ = w[7] // one bounds check: the eight loads combine into one
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		q := (x ^ 0x22*ones) &^ (0x04 * ones) // 0 in a byte that is '"' or '&'
+		a := (x ^ 0x3C*ones) &^ (0x02 * ones) // '<' or '>'
+		k := x ^ 0x5C*ones                    // '\\'
+		if (x|(x-0x20*ones)&^x|(q-ones)&^q|(a-ones)&^a|(k-ones)&^k)&highs != 0 {
+			break
+		}
+	}
+	return i
 }
 
 // jsonPlain holds the bytes appendJSONString copies as they are: printable
