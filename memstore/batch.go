@@ -232,8 +232,8 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 				Status: status, CreatedAt: now,
 			},
 			// Sized for a turn's journal: a turn with one tool call
-			// writes about 20 entries (a longer one grows it once).
-			entries: make([]bindings.JournalEntry, 0, 24),
+			// writes 20 entries (a longer one grows it once).
+			entries: make([]bindings.JournalEntry, 0, 20),
 		}
 		s.runs[k] = r
 		out.Created = true

@@ -24,11 +24,44 @@ type tenantConvs struct {
 }
 
 // convRec is a conversation with its messages; msgs[i].Seq == i+1, so a
-// read of the latest N slices the tail.
+// read of the latest N slices the tail. byID indexes the messages by id
+// once there are more than msgScan of them (fewer are scanned: no map to
+// build per conversation).
 type convRec struct {
 	c    bindings.Conversation
 	msgs msgLog
 	byID map[string]int
+}
+
+// msgScan is the number of messages up to which find scans them.
+const msgScan = 16
+
+// find returns the index of the message with id.
+func (r *convRec) find(id string) (int, bool) {
+	if r.byID != nil {
+		i, ok := r.byID[id]
+		return i, ok
+	}
+	for i := r.msgs.n - 1; i >= 0; i-- {
+		if r.msgs.at(i).ID == id {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// add appends m (whose id find did not find).
+func (r *convRec) add(m bindings.ConversationMessage) {
+	r.msgs.add(m)
+	switch {
+	case r.byID != nil:
+		r.byID[m.ID] = r.msgs.n - 1
+	case r.msgs.n > msgScan:
+		r.byID = make(map[string]int, 2*r.msgs.n)
+		for i := range r.msgs.n {
+			r.byID[r.msgs.at(i).ID] = i
+		}
+	}
 }
 
 // msgChunk is how many messages a chunk of a msgLog holds.
@@ -56,7 +89,7 @@ func (l *msgLog) add(m bindings.ConversationMessage) {
 	k := len(l.chunks)
 	switch {
 	case k == 0:
-		l.chunks = append(l.chunks, nil)
+		l.chunks = append(l.chunks, make([]bindings.ConversationMessage, 0, 4)) // a turn with one tool call stores 4
 		k = 1
 	case len(l.chunks[k-1]) == msgChunk:
 		l.chunks = append(l.chunks, make([]bindings.ConversationMessage, 0, msgChunk))
@@ -155,7 +188,6 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 			Title: in.Title, ParticipantID: in.ParticipantID,
 			Status: bindings.ConversationOpen, OpenedAt: opened, LastActivityAt: opened,
 		},
-		byID: map[string]int{},
 	}
 	tc.byID[id] = r
 	i := tc.at(r.pos())
@@ -323,8 +355,10 @@ func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	if err != nil {
 		return bindings.ConversationMessage{}, err
 	}
-	if i, ok := r.byID[in.ID]; ok && in.ID != "" {
-		return cloneMessage(*r.msgs.at(i)), nil
+	if in.ID != "" {
+		if i, ok := r.find(in.ID); ok {
+			return cloneMessage(*r.msgs.at(i)), nil
+		}
 	}
 	if r.c.Status == bindings.ConversationClosed {
 		return bindings.ConversationMessage{}, &agents.ConversationClosedError{ConversationID: in.ConversationID}
@@ -332,7 +366,7 @@ func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	if in.TurnTaken(r.c.TurnCount) {
 		return bindings.ConversationMessage{}, &agents.ConversationBusyError{ConversationID: in.ConversationID, TurnNumber: in.TurnNumber}
 	}
-	id, err := s.newID(in.ID, func(id string) bool { return hasKey(r.byID, id) })
+	id, err := s.newID(in.ID, func(id string) bool { _, ok := r.find(id); return ok })
 	if err != nil {
 		return bindings.ConversationMessage{}, err
 	}
@@ -347,8 +381,7 @@ func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInpu
 		TurnNumber: in.TurnNumber, RunID: in.RunID, ParticipantID: in.ParticipantID, Metadata: cloneJSON(in.Metadata),
 		CreatedAt: created,
 	}
-	r.byID[id] = r.msgs.n
-	r.msgs.add(m)
+	r.add(m)
 	r.c.MessageCount++
 	r.c.TurnCount = max(r.c.TurnCount, in.TurnNumber)
 	if created.After(r.c.LastActivityAt) {
@@ -373,11 +406,6 @@ func checkMessage(in bindings.AppendMessageInput) error {
 		}
 	}
 	return nil
-}
-
-func hasKey[V any](m map[string]V, k string) bool {
-	_, ok := m[k]
-	return ok
 }
 
 // ReadMessages returns the latest Limit messages (before BeforeSeq) in

@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/kindgi/agents/bindings"
 )
@@ -89,10 +90,9 @@ func (r *run) runCall(ctx context.Context, p callPlan) error {
 	tc := bindings.TraceToolCall{ID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, Input: p.Arguments}
 	content := string(res.Output)
 	if res.Status == toolOK {
-		if r.usedTools == nil {
-			r.usedTools = map[string]bool{}
+		if !slices.Contains(r.usedTools, p.ToolID) {
+			r.usedTools = append(r.usedTools, p.ToolID)
 		}
-		r.usedTools[p.ToolID] = true
 		tc.Output = res.Output
 	} else {
 		tc.Error = res.Error

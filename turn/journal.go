@@ -142,7 +142,7 @@ func (r *run) state(key string) *keyState {
 // keep stores e in the entry slab and returns its address there.
 func (r *run) keep(e bindings.JournalEntry) *bindings.JournalEntry {
 	if len(r.entrySlab) == cap(r.entrySlab) {
-		r.entrySlab = make([]bindings.JournalEntry, 0, max(24, cap(r.entrySlab))) // 24: a turn's own entries
+		r.entrySlab = make([]bindings.JournalEntry, 0, max(20, cap(r.entrySlab))) // 20: a turn's own entries, with one tool call
 	}
 	r.entrySlab = append(r.entrySlab, e)
 	return &r.entrySlab[len(r.entrySlab)-1]

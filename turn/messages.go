@@ -72,6 +72,9 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 		return m, nil
 	})
 	if err == nil && !r.in.DryRun {
+		if r.appended == nil {
+			r.appended = make([]bindings.ConversationMessage, 0, 4) // a turn with one tool call stores 4
+		}
 		r.appended = append(r.appended, m)
 	}
 	return m, err
@@ -107,7 +110,7 @@ func (r *run) buildInitialMessages(ctx context.Context) error {
 				return nil, coded(err, "read messages")
 			}
 		}
-		out := make([]bindings.ChatMessage, 1, len(hist)+2)
+		out := make([]bindings.ChatMessage, 1, len(hist)+5) // room for a tool call's three messages
 		out[0] = bindings.ChatMessage{Role: bindings.ChatSystem, Content: system}
 		out = append(out, historyMessages(hist)...)
 		return append(out, bindings.ChatMessage{Role: bindings.ChatUser, Content: r.in.UserMessage}), nil

@@ -71,7 +71,7 @@ type run struct {
 	appended      []bindings.ConversationMessage
 	usage         Usage
 	traceCalls    []bindings.TraceToolCall
-	usedTools     map[string]bool
+	usedTools     []string // the tools that ran in this run (few: a list)
 	final         string
 	output        json.RawMessage // the validated answer (validateOutput)
 	outputRetried bool            // an invalid answer went back to the model
@@ -86,7 +86,7 @@ func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, status bi
 	if sb, ok := b.Runs.(bindings.StepBatcher); ok {
 		sb = trustedJournal(b.Runs, sb)
 		r.batcher = sb
-		r.buf = make([]bindings.JournalEntry, 0, 8)
+		r.buf = make([]bindings.JournalEntry, 0, 6) // a turn buffers at most 4, and one more entry goes with them
 		r.finisher, _ = sb.(bindings.RunFinisher)
 		if c, ok := sb.(bindings.StepMessageAppender); ok && sameBinding(b.Runs, b.Conversations) {
 			r.combiner = c

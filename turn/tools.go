@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -136,7 +137,7 @@ func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]cal
 // run, or in a stored tool message of an earlier turn (paging back from
 // the newest; it stops at the first use).
 func (r *run) toolUsed(ctx context.Context, toolID string) (bool, error) {
-	if r.usedTools[toolID] {
+	if slices.Contains(r.usedTools, toolID) {
 		return true, nil
 	}
 	const page = 200
