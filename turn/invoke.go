@@ -87,7 +87,8 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 			return Result{RunID: in.RunID, ConversationID: in.ConversationID}, coded(err, "read run snapshot")
 		}
 	}
-	r := newRun(&b, stored, in.Agent, in.RunID, owner, started.Status, entries)
+	r := newPooledRun(&b, stored, in.RunID, owner, started.Status, entries)
+	defer r.release()
 	return r.driveReporting(ctx)
 }
 

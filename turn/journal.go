@@ -85,7 +85,14 @@ func (r *run) noteAttempt(ctx context.Context, err error) {
 // points into entries, which are the run's own (read from the store for
 // this drive): nothing is copied.
 func (r *run) loadJournal(entries []bindings.JournalEntry) {
-	r.entries = newJournalIndex(len(entries) + 20) // room for a turn's own keys
+	if n := len(entries) + 20; r.mem != nil && n <= len(r.mem.keys) {
+		r.entries = journalIndex{slab: r.mem.keys[:0]}
+	} else {
+		r.entries = newJournalIndex(n) // room for a turn's own keys
+	}
+	if r.mem != nil {
+		r.entrySlab = r.mem.entries[:0]
+	}
 	for i := range entries {
 		if p := r.slot(&entries[i]); p != nil {
 			*p = &entries[i]

@@ -18,6 +18,7 @@ import (
 // its journal, and the turn state folded from the journal's entries as the
 // flow replays them.
 type run struct {
+	mem      *runMem // the pooled memory r lives in (nil: not pooled)
 	b        *Bindings
 	in       Input
 	agent    agent.Agent
@@ -81,12 +82,24 @@ type run struct {
 
 // newRun prepares a drive over a run's journal.
 func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) *run {
-	r := &run{b: b, in: in, agent: a, tenantID: in.TenantID, id: runID, owner: owner, status: status, resumed: len(entries) > 0}
+	r := &run{}
+	initRun(r, b, in, a, runID, owner, status, entries)
+	return r
+}
+
+// initRun sets up a zero run r (see newRun); a pooled run (r.mem set)
+// starts its index and buffer in the pooled slabs.
+func initRun(r *run, b *Bindings, in Input, a agent.Agent, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) {
+	*r = run{mem: r.mem, b: b, in: in, agent: a, tenantID: in.TenantID, id: runID, owner: owner, status: status, resumed: len(entries) > 0}
 	r.loadJournal(entries)
 	if sb, ok := b.Runs.(bindings.StepBatcher); ok {
 		sb = trustedJournal(b.Runs, sb)
 		r.batcher = sb
-		r.buf = make([]bindings.JournalEntry, 0, 6) // a turn buffers at most 4, and one more entry goes with them
+		if r.mem != nil {
+			r.buf = r.mem.buf[:0]
+		} else {
+			r.buf = make([]bindings.JournalEntry, 0, len(runMem{}.buf)) // a turn buffers at most 4, and one more entry goes with them
+		}
 		r.finisher, _ = sb.(bindings.RunFinisher)
 		if c, ok := sb.(bindings.StepMessageAppender); ok && sameBinding(b.Runs, b.Conversations) {
 			r.combiner = c
@@ -103,7 +116,6 @@ func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, status bi
 			r.elapsedBefore = pr.ElapsedMs
 		}
 	}
-	return r
 }
 
 // now reads the clock seam.
