@@ -16,8 +16,9 @@ package bindings
 // Its results may share memory with the call's input, to save the copies
 // a caller that only reads them does not need: the entries returned may be
 // in.Entries itself, each updated in place to the entry the store kept,
-// and the appended flags may be shared with other calls. The caller must
-// not write to the flags.
+// the message returned may hold the input message's tool calls and
+// metadata, and the appended flags may be shared with other calls. The
+// caller must not write to the flags.
 //
 // A caller that writes through it vouches, for every call, that:
 //
@@ -27,8 +28,9 @@ package bindings
 //     CheckOptionalID, its Status is StepStarted, StepCompleted,
 //     StepFailed or StepParked, and its Output is empty or passes
 //     CheckJSON;
-//   - it never writes to an entry's Output after the call, so that the
-//     store may keep those bytes instead of a copy of them;
+//   - it never writes to an entry's Output, or to the message's Metadata,
+//     after the call, so that the store may keep those bytes instead of a
+//     copy of them;
 //   - for AppendStepsAndMessage, the message's TenantID and
 //     ConversationID pass CheckID, its ID, ToolCallID, RunID and
 //     ParticipantID pass CheckOptionalID, and its Metadata and each tool

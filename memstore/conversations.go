@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"unicode/utf8"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -374,11 +375,15 @@ func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	if created.IsZero() {
 		created = s.now()
 	}
+	meta := in.Metadata
+	if !trusted {
+		meta = cloneJSON(in.Metadata) // a trusting caller never writes to its metadata again
+	}
 	m := bindings.ConversationMessage{
 		TenantID: in.TenantID, ConversationID: in.ConversationID, ID: id,
 		Seq: int64(r.msgs.n + 1), Role: in.Role, Content: in.Content,
 		ToolCalls: storedToolCalls(in.ToolCalls), ToolCallID: in.ToolCallID,
-		TurnNumber: in.TurnNumber, RunID: in.RunID, ParticipantID: in.ParticipantID, Metadata: cloneJSON(in.Metadata),
+		TurnNumber: in.TurnNumber, RunID: in.RunID, ParticipantID: in.ParticipantID, Metadata: meta,
 		CreatedAt: created,
 	}
 	r.add(m)
@@ -387,7 +392,24 @@ func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	if created.After(r.c.LastActivityAt) {
 		r.c.LastActivityAt = created
 	}
+	if trusted && storedAsIs(in.ToolCalls) {
+		// The same message built from the caller's own values, not the
+		// store's: no copy.
+		m.ToolCalls = in.ToolCalls
+		return m, nil
+	}
 	return cloneMessage(m), nil
+}
+
+// storedAsIs reports whether storedToolCalls(tcs) holds what tcs holds
+// (every id and name valid UTF-8, which jsonText leaves as it is).
+func storedAsIs(tcs []bindings.ToolCall) bool {
+	for i := range tcs {
+		if !utf8.ValidString(tcs[i].ID) || !utf8.ValidString(tcs[i].Name) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkMessage checks the ids and JSON payloads of a message to append.

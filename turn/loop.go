@@ -197,15 +197,34 @@ func normalizeCalls(i int, calls []bindings.ToolCall) []bindings.ToolCall {
 		return nil
 	}
 	out := make([]bindings.ToolCall, len(calls))
-	seen := make(map[string]bool, len(calls))
+	var seen map[string]bool // the ids so far, once there are many (fewer are scanned)
+	taken := func(j int, id string) bool {
+		if seen != nil {
+			return seen[id]
+		}
+		for k := range j {
+			if out[k].ID == id {
+				return true
+			}
+		}
+		return false
+	}
 	for j, c := range calls {
-		if !validCallText(c.ID, MaxToolCallIDLength) || seen[c.ID] {
+		if !validCallText(c.ID, MaxToolCallIDLength) || taken(j, c.ID) {
 			c.ID = "call-" + strconv.Itoa(i) + "-" + strconv.Itoa(j+1)
-			for seen[c.ID] {
+			for taken(j, c.ID) {
 				c.ID += "x"
 			}
 		}
-		seen[c.ID] = true
+		if seen == nil && j == 16 {
+			seen = make(map[string]bool, len(calls))
+			for k := range j {
+				seen[out[k].ID] = true
+			}
+		}
+		if seen != nil {
+			seen[c.ID] = true
+		}
 		if !validCallText(c.Name, MaxToolNameLength) {
 			c.Name = InvalidToolName
 		}

@@ -20,6 +20,7 @@ import (
 // when the drive returns.
 type runMem struct {
 	run     run
+	b       Bindings
 	keys    [20]keyState
 	entries [20]bindings.JournalEntry
 	buf     [6]bindings.JournalEntry
@@ -33,7 +34,8 @@ func newPooledRun(b *Bindings, in Input, runID, owner string, status bindings.Ru
 	m := runPool.Get().(*runMem)
 	r := &m.run
 	r.mem = m
-	initRun(r, b, in, in.Agent, runID, owner, status, entries)
+	m.b = *b // the caller's Bindings stay on its stack
+	initRun(r, &m.b, in, in.Agent, runID, owner, status, entries)
 	return r
 }
 
@@ -47,6 +49,6 @@ func (r *run) release() {
 	clear(m.keys[:])
 	clear(m.entries[:])
 	clear(m.buf[:])
-	m.run = run{}
+	m.run, m.b = run{}, Bindings{}
 	runPool.Put(m)
 }

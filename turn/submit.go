@@ -39,7 +39,7 @@ func Submit(ctx context.Context, in Input, b Bindings) (string, error) {
 			return "", coded(err, "get run")
 		}
 	}
-	_, _, snap, err := openRun(ctx, &b, bindings.OpenRunInput{
+	_, _, snap, hasSnap, err := openRun(ctx, &b, bindings.OpenRunInput{
 		Snapshot: bindings.RunSnapshotWriteInput{
 			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
 			AgentID: in.Agent.ID, AgentVersion: in.Agent.Version,
@@ -53,9 +53,9 @@ func Submit(ctx context.Context, in Input, b Bindings) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if snap != nil {
+	if hasSnap {
 		// A concurrent Submit of the same run id may have written first.
-		if err := checkAgent(*snap, in.Agent.ID, in.Agent.Version); err != nil {
+		if err := checkAgent(snap, in.Agent.ID, in.Agent.Version); err != nil {
 			return "", err
 		}
 	}
