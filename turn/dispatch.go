@@ -22,7 +22,7 @@ import (
 //
 // It returns the approvals to wait on when the turn parks.
 func (r *run) dispatch(ctx context.Context, i int, calls []bindings.ToolCall) ([]bindings.ApprovalRequest, error) {
-	plans, err := decide(ctx, r, loopKey(i)+"/"+NodeDispatchTools, NodeDispatchTools, func(ctx context.Context, _ string) ([]callPlan, error) {
+	plans, err := decide(ctx, r, keysOf(i).dispatch, NodeDispatchTools, func(ctx context.Context, _ string) ([]callPlan, error) {
 		return r.plan(ctx, i, calls)
 	})
 	if err != nil {

@@ -273,3 +273,19 @@ func TestJournaledFollowsStrings(t *testing.T) {
 		}
 	}
 }
+
+// A tool output invokeTool checked and journaled is copied as it is
+// (outputAsIs) with exactly json.Marshal's bytes.
+func TestToolOutputAsIsMatchesMarshal(t *testing.T) {
+	for _, o := range []string{`{"clauses":[{"id":"C-7","title":"Mutual confidentiality (nda)"}]}`, `{ "a" : [1, 2] }`, `"<b> & \u2028"`, "\"\u2028\"", `[]`, `null`} {
+		if !validJSON([]byte(o)) {
+			t.Fatalf("%s is not valid", o)
+		}
+		v := toolResult{Status: toolOK, Output: journaled(json.RawMessage(o)), outputAsIs: true}
+		want, err := json.Marshal(v)
+		got, ok := appendToolResultJSON(nil, &v)
+		if err != nil || !ok || !bytes.Equal(got, want) {
+			t.Errorf("%s: appendToolResultJSON = %s, %v; json.Marshal = %s, %v", o, got, ok, want, err)
+		}
+	}
+}

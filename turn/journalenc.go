@@ -183,7 +183,7 @@ func appendToolResultJSON(b []byte, v *toolResult) ([]byte, bool) {
 		return b, false
 	}
 	if len(v.Output) > 0 {
-		if !rawAsIs(v.Output) {
+		if !v.outputAsIs && !rawAsIs(v.Output) {
 			return b, false
 		}
 		b = append(b, `,"output":`...)

@@ -54,6 +54,10 @@ type toolResult struct {
 	Status string          `json:"status"`
 	Output json.RawMessage `json:"output,omitempty"`
 	Error  string          `json:"error,omitempty"`
+	// outputAsIs reports that invokeTool checked Output (valid JSON in
+	// UTF-8) and compacted it as the journal stores it (journaled): its
+	// encoder copies it without checking it again. Not journaled.
+	outputAsIs bool
 }
 
 // tool finds a resolved tool by id.
@@ -214,7 +218,7 @@ func (r *run) invokeTool(ctx context.Context, p callPlan, requestID string) (too
 	}
 	out = journaled(out)
 	r.emit(ctx, ToolCompletedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Output: out})
-	return toolResult{Status: toolOK, Output: out}, nil
+	return toolResult{Status: toolOK, Output: out, outputAsIs: true}, nil
 }
 
 // checkOutput reports an output that is not JSON or breaks the tool's
