@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
@@ -288,11 +287,13 @@ type compiled struct {
 
 // schemaCache memoizes schema compilation by schema text: a pure function
 // of its key, bounded to schemaCacheMax entries (past that, schemas are
-// compiled per use).
-var (
-	schemaCache  sync.Map
-	schemaCached atomic.Int64
-)
+// compiled per use). A map under a read lock, not a sync.Map: looking up
+// m[string(raw)] copies nothing, where a sync.Map key is an interface the
+// text is copied into on every lookup.
+var schemaCache = struct {
+	sync.RWMutex
+	m map[string]*compiled
+}{m: map[string]*compiled{}}
 
 const schemaCacheMax = 4096
 
@@ -305,11 +306,14 @@ func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 
 // compileCached is compileSchema's cache entry for raw.
 func compileCached(raw json.RawMessage) *compiled {
-	if v, ok := schemaCache.Load(string(raw)); ok {
-		return v.(*compiled)
+	schemaCache.RLock()
+	c, ok := schemaCache.m[string(raw)]
+	schemaCache.RUnlock()
+	if ok {
+		return c
 	}
 	key := string(raw)
-	c := &compiled{}
+	c = &compiled{}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		c.err = err
@@ -326,10 +330,12 @@ func compileCached(raw json.RawMessage) *compiled {
 			c.fast = fast
 		}
 	}
-	if schemaCached.Load() < schemaCacheMax {
-		if _, loaded := schemaCache.LoadOrStore(key, c); !loaded {
-			schemaCached.Add(1)
-		}
+	schemaCache.Lock()
+	if prior, ok := schemaCache.m[key]; ok {
+		c = prior // compiled meanwhile by another call: one value per text
+	} else if len(schemaCache.m) < schemaCacheMax {
+		schemaCache.m[key] = c
 	}
+	schemaCache.Unlock()
 	return c
 }
