@@ -20,6 +20,17 @@ import (
 type jsonw struct {
 	b  []byte
 	ok bool
+	// quoted, when set, is a long string quoted already (see quotedString).
+	quoted *quotedString
+}
+
+// quotedString is a string of a drive's journal and its JSON as a step's
+// output journaled it: the rendered prompt, which the system message of
+// the initial messages holds again. A string equal to s (the same string,
+// compared in O(1) when it is the same memory) is written as json.
+type quotedString struct {
+	s    string
+	json []byte
 }
 
 // newJSONW writes into room (see roomFor), or a buffer of size bytes.
@@ -30,6 +41,10 @@ func (w *jsonw) lit(s string) { w.b = append(w.b, s...) }
 
 // str appends s as a JSON string.
 func (w *jsonw) str(s string) {
+	if q := w.quoted; q != nil && len(s) == len(q.s) && s == q.s {
+		w.b = append(w.b, q.json...)
+		return
+	}
 	if w.ok {
 		w.b, w.ok = appendJSONString(w.b, s)
 	}
@@ -342,6 +357,12 @@ func appendPlansJSON(room []byte, plans []callPlan) ([]byte, bool) {
 
 // appendChatMessagesJSON writes json.Marshal(msgs).
 func appendChatMessagesJSON(room []byte, msgs []bindings.ChatMessage) ([]byte, bool) {
+	return appendChatMessagesQuoted(room, msgs, nil)
+}
+
+// appendChatMessagesQuoted is appendChatMessagesJSON writing a content
+// equal to quoted.s as quoted.json (quoted may be nil).
+func appendChatMessagesQuoted(room []byte, msgs []bindings.ChatMessage, quoted *quotedString) ([]byte, bool) {
 	if msgs == nil {
 		return append(roomFor(room, 4), "null"...), true
 	}
@@ -354,6 +375,7 @@ func appendChatMessagesJSON(room []byte, msgs []bindings.ChatMessage) ([]byte, b
 		}
 	}
 	w := newJSONW(room, size)
+	w.quoted = quoted
 	w.lit("[")
 	for i := range msgs {
 		m := &msgs[i]
@@ -477,13 +499,28 @@ func encodeStep[T any](r *run, out *T) ([]byte, error) {
 		r.outArena = make([]byte, 0, outArenaSize)
 	}
 	start := len(r.outArena)
-	b, err := appendOutput(r.outArena[start:start], out)
+	room := r.outArena[start:start]
+	var b []byte
+	var err error
+	if msgs, ok := any(out).(*[]bindings.ChatMessage); ok && r.quoted.json != nil {
+		// The initial messages: the system message quotes the prompt
+		// render-prompt journaled.
+		var fast bool
+		if b, fast = appendChatMessagesQuoted(room, *msgs, &r.quoted); !fast {
+			b, err = appendOutput(room, out)
+		}
+	} else {
+		b, err = appendOutput(room, out)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > cap(r.outArena)-start {
-		return b, nil // it outgrew the arena: a buffer of its own
+	if len(b) <= cap(r.outArena)-start {
+		r.outArena = append(r.outArena, b...) // in place, unless the encoder left it to encoding/json
+		b = r.outArena[start:len(r.outArena):len(r.outArena)]
+	} // else it outgrew the arena: a buffer of its own
+	if s, ok := any(out).(*string); ok && len(*s) >= 64 && len(b) > 0 && b[0] == '"' {
+		r.quoted = quotedString{s: *s, json: b}
 	}
-	r.outArena = append(r.outArena, b...) // in place, unless the encoder left it to encoding/json
-	return r.outArena[start:len(r.outArena):len(r.outArena)], nil
+	return b, nil
 }

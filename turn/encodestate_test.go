@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -286,6 +287,32 @@ func TestToolOutputAsIsMatchesMarshal(t *testing.T) {
 		got, ok := appendToolResultJSON(nil, &v)
 		if err != nil || !ok || !bytes.Equal(got, want) {
 			t.Errorf("%s: appendToolResultJSON = %s, %v; json.Marshal = %s, %v", o, got, ok, want, err)
+		}
+	}
+}
+
+// The initial messages reuse the prompt render-prompt quoted (encodeStep)
+// and are still json.Marshal's bytes, whatever the prompt holds, and a
+// drive's outputs do not overlap in its arena.
+func TestEncodeStepReusesThePromptsQuoting(t *testing.T) {
+	for name, prompt := range map[string]string{
+		"plain":   strings.Repeat("You are a contract assistant. ", 12),
+		"escapes": strings.Repeat("a \"q\" <b> & \n", 10),
+		"unicode": strings.Repeat("é — \u2028 ", 20),
+		"short":   "Be brief.",
+	} {
+		r := &run{}
+		p, err := encodeStep(r, &prompt)
+		if want, _ := json.Marshal(prompt); err != nil || !bytes.Equal(p, want) {
+			t.Fatalf("%s: prompt = %s, %v; want %s", name, p, err, want)
+		}
+		msgs := []bindings.ChatMessage{{Role: bindings.ChatSystem, Content: prompt}, {Role: bindings.ChatUser, Content: prompt[:5]}}
+		got, err := encodeStep(r, &msgs)
+		if want, _ := json.Marshal(msgs); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s: messages = %s, %v; want %s", name, got, err, want)
+		}
+		if want, _ := json.Marshal(prompt); !bytes.Equal(p, want) {
+			t.Fatalf("%s: the prompt's journaled bytes changed: %s", name, p)
 		}
 	}
 }

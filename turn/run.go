@@ -31,8 +31,10 @@ type run struct {
 	entries journalIndex
 	// entrySlab holds the entries that entries points to (see record).
 	entrySlab []bindings.JournalEntry
-	// outArena holds the outputs of the drive's steps (encodeStep).
+	// outArena holds the outputs of the drive's steps (encodeStep);
+	// quoted is the rendered prompt as journaled there.
 	outArena []byte
+	quoted   quotedString
 	// batcher and finisher are the optional capabilities of b.Runs (nil
 	// without them); buf holds decide results not written yet (see
 	// bufferEntry).
