@@ -41,7 +41,10 @@ type posting struct {
 // tenantFacts is one tenant's facts with an inverted index over their
 // text. BM25's collection statistics (live fact count, total length,
 // document frequency per term) are the tenant's. slots gives every record a
-// dense index, so a query scores into a slice rather than a map.
+// dense index, so a query scores into a slice rather than a map. The
+// records' embeddings are kept one after another in slabs (a semantic
+// query reads every one of them: contiguous, they stream from memory
+// rather than being gathered from wherever each was allocated).
 type tenantFacts struct {
 	byID     map[string]*factRec
 	slots    []*factRec
@@ -49,6 +52,25 @@ type tenantFacts struct {
 	df       map[string]int
 	totalLen int
 	dead     int
+	slab     []float32
+}
+
+// slabFloats is the size of an embedding slab: 64 Ki components (256 KiB).
+const slabFloats = 64 << 10
+
+// keep returns a copy of e in the current slab (capacity-limited, so that
+// no append reaches past it), starting a new slab when it is full. A
+// vector larger than a slab gets one of its own.
+func (tf *tenantFacts) keep(e []float32) []float32 {
+	if len(e) == 0 {
+		return e
+	}
+	if len(tf.slab)+len(e) > cap(tf.slab) {
+		tf.slab = make([]float32, 0, max(slabFloats, len(e)))
+	}
+	start := len(tf.slab)
+	tf.slab = append(tf.slab, e...)
+	return tf.slab[start:len(tf.slab):len(tf.slab)]
 }
 
 func newTenantFacts() *tenantFacts {
@@ -96,6 +118,7 @@ func (tf *tenantFacts) put(rec *factRec) {
 			tf.df[t.term]--
 		}
 	}
+	rec.f.Embedding = tf.keep(rec.f.Embedding)
 	rec.slot = len(tf.slots)
 	tf.slots = append(tf.slots, rec)
 	tf.byID[rec.f.ID] = rec
@@ -109,12 +132,16 @@ func (tf *tenantFacts) put(rec *factRec) {
 	}
 }
 
-// compact drops dead records from slots and postings.
+// compact drops dead records from slots and postings, and copies the
+// live embeddings into fresh slabs (the old ones, holding the dead
+// records' too, become garbage).
 func (tf *tenantFacts) compact() {
 	slots := tf.slots[:0]
+	tf.slab = nil
 	for _, r := range tf.slots {
 		if !r.dead {
 			r.slot = len(slots)
+			r.f.Embedding = tf.keep(r.f.Embedding)
 			slots = append(slots, r)
 		}
 	}
