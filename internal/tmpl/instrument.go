@@ -28,8 +28,10 @@ type nodeInfo struct {
 	// operands of and/or, where osteele/liquid stops at the one that
 	// decides, so an undefined variable past it would go unnoticed.
 	strict [][]string
-	// expr is the compiled expression of an output site.
+	// expr is the compiled expression of an output site, pipe the same
+	// compiled as its receiver and filters when it has that shape.
 	expr expressions.Expression
+	pipe *pipeline
 	// text is what a text or raw site writes.
 	text string
 	// block renders a block site in place of osteele/liquid's renderer
@@ -238,7 +240,7 @@ func (t *Template) instrumentRuns(nodes []render.Node, r *runner) ([]render.Node
 			if err := checkRefs(vars, fs, n); err != nil {
 				return nil, err
 			}
-			idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr})
+			idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr, pipe: compilePipeline(n.Args)})
 			r.add(idx, true, probe(probeOut, idx, n.Token))
 		case *render.TagNode:
 			if n.Name == "echo" {
@@ -254,7 +256,7 @@ func (t *Template) instrumentRuns(nodes []render.Node, r *runner) ([]render.Node
 				if err := checkRefs(vars, fs, n); err != nil {
 					return nil, err
 				}
-				idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr})
+				idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr, pipe: compilePipeline(n.Args)})
 				r.add(idx, true, probe(probeOut, idx, n.Token))
 				continue
 			}
@@ -421,7 +423,13 @@ func renderOutput(w io.Writer, ctx render.Context, st *state, idx int) error {
 	if err := st.chargeRefs(info.refs, st.scope); err != nil {
 		return err
 	}
-	v, err := ctx.Evaluate(info.expr)
+	var v any
+	var err error
+	if info.pipe != nil {
+		v, err = info.pipe.eval(ctx, st)
+	} else {
+		v, err = ctx.Evaluate(info.expr)
+	}
 	if err != nil && isUndefined(err) {
 		if name := missingKey(info.vars, st.scope); name != "" || !nilAlong(info.vars, st.scope) {
 			return &UndefinedError{Name: st.undefinedName()}
