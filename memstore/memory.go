@@ -338,17 +338,17 @@ func termIDF(n float64, df int) float64 {
 //
 // Cost model: an exact scan, no vector index. Every fact of the tenant is
 // tested against the filter and every matching fact of q's dimension d
-// costs one d-term dot product (its norm is kept from PutFact): O(N·d)
-// time per query for N facts of the tenant, about 0.3–0.5 ns per
-// component on this repository's 2-core benchmark machine (100,000 facts
-// of 256 dimensions: tens of milliseconds, BENCHMARKS.md "Target 7").
-// Memory is O(k): the best k are kept in a heap while scanning, nothing
-// is allocated per fact (both mode, which fuses full rankings, keeps all
-// of them). Beyond a few hundred thousand facts of a tenant (or for a
-// latency budget under the scan's cost) retrieval needs an approximate
-// vector index (HNSW, IVF), which this reference store does not have; the
-// scope filter (project, conversation) and the types bound what is
-// ranked, not what is scanned.
+// costs one d-term dot product (its norm is kept from PutFact), reading
+// the embeddings from the tenant's contiguous slabs: O(N·d) time per query
+// for N facts of the tenant, about 0.6–0.8 ns per component on this
+// repository's 2-core benchmark machine (100,000 facts of 256 dimensions:
+// 15–20 ms, BENCHMARKS.md "Target 7"). Memory is O(k): the best k are
+// kept in a heap while scanning, nothing is allocated per fact (both mode,
+// which fuses full rankings, keeps all of them). Past about 500,000 facts
+// of 256 dimensions in one tenant a query costs over 100 ms, and
+// retrieval then needs an approximate vector index (HNSW, IVF), which this
+// reference store does not have; the scope filter (project, conversation)
+// and the types bound what is ranked, not what is scanned.
 func cosine(tf *tenantFacts, fl filter, q []float32, k int) []scored {
 	qn := norm(q)
 	if qn == 0 {
