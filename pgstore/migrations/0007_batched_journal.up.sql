@@ -1,0 +1,145 @@
+-- +goose Up
+-- Server-side functions that do one call's work in one statement: a
+-- journal append of many entries (optionally finishing the run) and a
+-- message append. Each sets the transaction-local kindgi.tenant_id itself
+-- first, so a call is one statement rather than a set_config, a lock, and
+-- one insert and one read back per entry. They run with the caller's
+-- privileges (SECURITY INVOKER): row-level security applies to every
+-- statement in them as it does to the caller's own.
+
+-- kindgi_append_steps appends entries to run p_run of tenant p_tenant
+-- under the run's row lock, in array order, numbering the new ones after
+-- the run's last_seq; an entry whose (key, phase) is stored already, or
+-- repeated earlier in the arrays, is not appended. When p_owner is not
+-- empty it must hold the run's lease at p_now, or nothing changes. When
+-- p_finish is not NULL the run's status becomes p_finish and p_owner's
+-- lease is released, in the same statement as the appends.
+--
+-- The first row (o_ord 0) is the run's lease before the call: o_node its
+-- owner, o_at its expiry; no row at all means there is no such run. Then,
+-- when the lease allowed the appends, one row per entry (o_ord 1..n): its
+-- seq and whether it was appended; for an entry not appended, the stored
+-- entry it collided with (node, status, output, error, at), which are NULL
+-- for an appended one (the caller has them).
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION kindgi_append_steps(
+    p_tenant text, p_run text, p_owner text, p_now timestamptz,
+    p_keys text[], p_phases text[], p_nodes text[], p_statuses text[],
+    p_outputs text[], p_errors text[], p_ats timestamptz[], p_finish text)
+RETURNS TABLE (o_ord integer, o_seq bigint, o_appended boolean, o_node text, o_status text,
+               o_output jsonb, o_error jsonb, o_at timestamptz)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_owner   text;
+    v_expires timestamptz;
+    v_last    bigint;
+    v_start   bigint;
+BEGIN
+    PERFORM set_config('kindgi.tenant_id', p_tenant, true);
+    SELECT r.lease_owner, r.lease_expires_at, r.last_seq INTO v_owner, v_expires, v_last
+        FROM agent_runs r WHERE r.tenant_id = p_tenant AND r.id = p_run FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    o_ord := 0; o_node := v_owner; o_at := v_expires;
+    RETURN NEXT;
+    IF p_owner <> '' AND (v_owner <> p_owner OR v_expires IS NULL OR v_expires <= p_now) THEN
+        RETURN;
+    END IF;
+    v_start := v_last;
+    FOR i IN 1 .. coalesce(array_length(p_keys, 1), 0) LOOP
+        o_ord := i; o_node := NULL; o_status := NULL; o_output := NULL; o_error := NULL; o_at := NULL;
+        INSERT INTO agent_run_journal (tenant_id, run_id, seq, key, phase, node, status, output, error, at)
+            VALUES (p_tenant, p_run, v_last + 1, p_keys[i], p_phases[i], p_nodes[i], p_statuses[i],
+                    p_outputs[i]::jsonb, p_errors[i]::jsonb, p_ats[i])
+            ON CONFLICT (tenant_id, run_id, key, phase) DO NOTHING;
+        IF FOUND THEN
+            v_last := v_last + 1;
+            o_seq := v_last; o_appended := true;
+        ELSE
+            SELECT j.seq, j.node, j.status, j.output, j.error, j.at
+                INTO o_seq, o_node, o_status, o_output, o_error, o_at
+                FROM agent_run_journal j
+                WHERE j.tenant_id = p_tenant AND j.run_id = p_run AND j.key = p_keys[i] AND j.phase = p_phases[i];
+            o_appended := false;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+    IF p_finish IS NOT NULL THEN
+        UPDATE agent_runs r
+            SET last_seq = v_last, status = p_finish, updated_at = p_now,
+                lease_owner = CASE WHEN p_owner <> '' THEN '' ELSE r.lease_owner END,
+                lease_expires_at = CASE WHEN p_owner <> '' THEN NULL ELSE r.lease_expires_at END
+            WHERE r.tenant_id = p_tenant AND r.id = p_run;
+    ELSIF v_last <> v_start THEN
+        UPDATE agent_runs r SET last_seq = v_last WHERE r.tenant_id = p_tenant AND r.id = p_run;
+    END IF;
+END
+$$;
+-- +goose StatementEnd
+
+-- kindgi_append_message appends a message to conversation p_conv as
+-- pgstore's AppendMessage does: under the conversation's row lock, numbered
+-- with its new message count, unless a message with id p_id is stored
+-- already, the conversation is closed, or the message is a user message of
+-- a turn number the conversation has. When p_lease_run is not NULL the
+-- message is stored only if that run exists and, when p_lease_owner is not
+-- empty, p_lease_owner holds its lease at p_now.
+--
+-- No row means there is no such conversation. Otherwise one row: the
+-- conversation's status and turn count before the append, then the message
+-- with id p_id: when this call stored it, only its id and seq, with
+-- o_appended true (the caller has the rest); when one was stored before,
+-- all of it, with o_appended false; NULLs when there is none.
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION kindgi_append_message(
+    p_tenant text, p_conv text, p_id text, p_role text, p_content text, p_tool_calls text,
+    p_tool_call_id text, p_turn integer, p_run_id text, p_metadata text, p_at timestamptz,
+    p_participant text, p_lease_run text, p_lease_owner text, p_now timestamptz)
+RETURNS TABLE (o_status text, o_turn_count integer,
+               o_id text, o_seq bigint, o_role text, o_content text, o_tool_calls jsonb, o_tool_call_id text,
+               o_turn_number integer, o_run_id text, o_metadata jsonb, o_created_at timestamptz, o_participant_id text,
+               o_appended boolean)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_count integer;
+BEGIN
+    PERFORM set_config('kindgi.tenant_id', p_tenant, true);
+    SELECT c.status, c.turn_count INTO o_status, o_turn_count
+        FROM agent_conversations c WHERE c.tenant_id = p_tenant AND c.id = p_conv FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    SELECT m.id, m.seq, m.role, m.content, m.tool_calls, m.tool_call_id, m.turn_number, m.run_id, m.metadata,
+           m.created_at, m.participant_id
+        INTO o_id, o_seq, o_role, o_content, o_tool_calls, o_tool_call_id, o_turn_number, o_run_id, o_metadata,
+             o_created_at, o_participant_id
+        FROM agent_conversation_messages m
+        WHERE m.tenant_id = p_tenant AND m.conversation_id = p_conv AND m.id = p_id;
+    IF FOUND
+       OR o_status <> 'open'
+       OR (p_role = 'user' AND p_turn > 0 AND o_turn_count >= p_turn)
+       OR (p_lease_run IS NOT NULL AND NOT EXISTS (
+               SELECT 1 FROM agent_runs r WHERE r.tenant_id = p_tenant AND r.id = p_lease_run
+                 AND (p_lease_owner = '' OR (r.lease_owner = p_lease_owner AND r.lease_expires_at > p_now)))) THEN
+        RETURN NEXT;
+        RETURN;
+    END IF;
+    UPDATE agent_conversations c
+        SET message_count = c.message_count + 1,
+            turn_count = GREATEST(c.turn_count, p_turn),
+            last_activity_at = GREATEST(c.last_activity_at, p_at)
+        WHERE c.tenant_id = p_tenant AND c.id = p_conv
+        RETURNING c.message_count INTO v_count;
+    INSERT INTO agent_conversation_messages
+        (tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id, turn_number, run_id,
+         metadata, created_at, participant_id)
+        VALUES (p_tenant, p_conv, p_id, v_count, p_role, p_content, p_tool_calls::jsonb, p_tool_call_id, p_turn,
+                p_run_id, p_metadata::jsonb, p_at, p_participant);
+    o_id := p_id; o_seq := v_count; o_appended := true;
+    RETURN NEXT;
+END
+$$;
+-- +goose StatementEnd
