@@ -107,38 +107,40 @@ DECLARE
     v_count integer;
 BEGIN
     PERFORM set_config('kindgi.tenant_id', p_tenant, true);
-    SELECT c.status, c.turn_count INTO o_status, o_turn_count
+    SELECT c.status, c.turn_count, c.message_count INTO o_status, o_turn_count, v_count
         FROM agent_conversations c WHERE c.tenant_id = p_tenant AND c.id = p_conv FOR UPDATE;
     IF NOT FOUND THEN
         RETURN;
     END IF;
-    SELECT m.id, m.seq, m.role, m.content, m.tool_calls, m.tool_call_id, m.turn_number, m.run_id, m.metadata,
-           m.created_at, m.participant_id
-        INTO o_id, o_seq, o_role, o_content, o_tool_calls, o_tool_call_id, o_turn_number, o_run_id, o_metadata,
-             o_created_at, o_participant_id
-        FROM agent_conversation_messages m
-        WHERE m.tenant_id = p_tenant AND m.conversation_id = p_conv AND m.id = p_id;
-    IF FOUND
-       OR o_status <> 'open'
-       OR (p_role = 'user' AND p_turn > 0 AND o_turn_count >= p_turn)
-       OR (p_lease_run IS NOT NULL AND NOT EXISTS (
+    IF o_status = 'open'
+       AND NOT (p_role = 'user' AND p_turn > 0 AND o_turn_count >= p_turn)
+       AND (p_lease_run IS NULL OR EXISTS (
                SELECT 1 FROM agent_runs r WHERE r.tenant_id = p_tenant AND r.id = p_lease_run
                  AND (p_lease_owner = '' OR (r.lease_owner = p_lease_owner AND r.lease_expires_at > p_now)))) THEN
-        RETURN NEXT;
-        RETURN;
+        INSERT INTO agent_conversation_messages
+            (tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id, turn_number, run_id,
+             metadata, created_at, participant_id)
+            VALUES (p_tenant, p_conv, p_id, v_count + 1, p_role, p_content, p_tool_calls::jsonb, p_tool_call_id, p_turn,
+                    p_run_id, p_metadata::jsonb, p_at, p_participant)
+            ON CONFLICT (tenant_id, conversation_id, id) DO NOTHING;
+        IF FOUND THEN
+            UPDATE agent_conversations c
+                SET message_count = v_count + 1,
+                    turn_count = GREATEST(c.turn_count, p_turn),
+                    last_activity_at = GREATEST(c.last_activity_at, p_at)
+                WHERE c.tenant_id = p_tenant AND c.id = p_conv;
+            o_id := p_id; o_seq := v_count + 1; o_appended := true;
+            RETURN NEXT;
+            RETURN;
+        END IF;
     END IF;
-    UPDATE agent_conversations c
-        SET message_count = c.message_count + 1,
-            turn_count = GREATEST(c.turn_count, p_turn),
-            last_activity_at = GREATEST(c.last_activity_at, p_at)
-        WHERE c.tenant_id = p_tenant AND c.id = p_conv
-        RETURNING c.message_count INTO v_count;
-    INSERT INTO agent_conversation_messages
-        (tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id, turn_number, run_id,
-         metadata, created_at, participant_id)
-        VALUES (p_tenant, p_conv, p_id, v_count, p_role, p_content, p_tool_calls::jsonb, p_tool_call_id, p_turn,
-                p_run_id, p_metadata::jsonb, p_at, p_participant);
-    o_id := p_id; o_seq := v_count; o_appended := true;
+    -- Not stored now: the message stored before under this id, if any.
+    SELECT m.id, m.seq, m.role, m.content, m.tool_calls, m.tool_call_id, m.turn_number, m.run_id, m.metadata,
+           m.created_at, m.participant_id, false
+        INTO o_id, o_seq, o_role, o_content, o_tool_calls, o_tool_call_id, o_turn_number, o_run_id, o_metadata,
+             o_created_at, o_participant_id, o_appended
+        FROM agent_conversation_messages m
+        WHERE m.tenant_id = p_tenant AND m.conversation_id = p_conv AND m.id = p_id;
     RETURN NEXT;
 END
 $$;
