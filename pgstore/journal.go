@@ -310,12 +310,18 @@ func copyStepError(se *bindings.StepError) *bindings.StepError {
 	return &c
 }
 
-// sqlOpenRun is sqlStartRun that also tells whether it inserted the row.
-const sqlOpenRun = sqlStartRun + `, (xmax = 0)`
+// sqlOpenRunFn is one call of kindgi_open_run (migration 0007): the
+// snapshot write, the run start and the reads a retry needs, in one
+// statement.
+const sqlOpenRunFn = `SELECT o_taken, o_created, o_flow_id, o_flow_version, o_status, o_lease_owner, o_lease_expires_at,
+	o_created_at, o_updated_at, o_snap_written, s_flow_id, s_flow_version, s_agent_id, s_agent_version,
+	s_conversation_id, s_project_id, s_input, s_created_at
+	FROM kindgi_open_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
 
 // OpenRun implements bindings.RunOpener: the snapshot write, the run start
-// and the reads of the stored snapshot and of the journal in one round
-// trip and one transaction.
+// and the read of the journal in one round trip and one transaction. A
+// snapshot this call stored is returned as given (CreatedAt in the
+// store's precision), not read back.
 func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings.OpenRunResult, error) {
 	st, sn := in.Start, in.Snapshot
 	switch {
@@ -339,43 +345,20 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	}
 	now := s.stamp(time.Time{})
 	exp := now.Add(st.LeaseTTL).Truncate(time.Microsecond)
+	snapAt := s.stamp(sn.CreatedAt)
 	var out bindings.OpenRunResult
-	var cur bindings.Run
-	var taken, exists, found bool
-	err = s.batch(ctx, "open run", st.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlWriteSnapshot, sn.TenantID, sn.RunID, sn.FlowID, sn.FlowVersion, sn.AgentID, sn.AgentVersion,
-			sn.ConversationID, sn.ProjectID, jsonArg(input), s.stamp(sn.CreatedAt))
-		b.Queue(sqlOpenRun, st.TenantID, st.RunID, st.Owner, exp, now, st.FlowID, st.FlowVersion, string(status))
-		b.Queue(sqlGetRun, st.TenantID, st.RunID)
-		b.Queue(sqlReadSnapshot, st.TenantID, st.RunID)
+	var o openRow
+	err = s.send(ctx, "open run", func(b *pgx.Batch) {
+		b.Queue(sqlOpenRunFn, st.TenantID, st.RunID, sn.FlowID, sn.FlowVersion, sn.AgentID, sn.AgentVersion,
+			sn.ConversationID, sn.ProjectID, textArg(input), snapAt, st.Owner, exp, now, st.FlowID, st.FlowVersion, string(status))
 		b.Queue(sqlReadJournal, st.TenantID, st.RunID)
 	}, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
+		if err := br.QueryRow().Scan(&o.taken, &o.created, &o.flowID, &o.flowVersion, &o.status, &o.owner, &o.expires,
+			&o.createdAt, &o.updatedAt, &o.snapWritten, &o.sFlowID, &o.sFlowVersion, &o.sAgentID, &o.sAgentVersion,
+			&o.sConversationID, &o.sProjectID, &o.sInput, &o.sCreatedAt); err != nil {
 			return err
 		}
 		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var created bool
-			r, err := scanRunAnd(rows, &created)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			out.Run, out.Created, taken = r, created, true
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if cur, exists, err = collectOne(br, scanRun); err != nil {
-			return err
-		}
-		if out.Snapshot, found, err = collectOne(br, scanSnapshot); err != nil {
-			return err
-		}
-		rows, err = br.Query()
 		if err != nil {
 			return err
 		}
@@ -385,10 +368,33 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	switch {
 	case err != nil:
 		return bindings.OpenRunResult{}, err
-	case !taken && exists:
-		return bindings.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: cur.LeaseOwner}
-	case !taken || !found:
+	case !o.taken && o.flowID != nil:
+		return bindings.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: deref(o.owner)}
+	case !o.taken || (!o.snapWritten && o.sCreatedAt == nil):
 		return bindings.OpenRunResult{}, &agents.PersistenceError{Op: "open run", Err: pgx.ErrNoRows}
+	}
+	out.Run = bindings.Run{TenantID: st.TenantID, ID: st.RunID, FlowID: deref(o.flowID), FlowVersion: deref(o.flowVersion),
+		Status: bindings.RunStatus(deref(o.status)), LeaseOwner: deref(o.owner)}
+	if o.expires != nil && out.Run.LeaseOwner != "" {
+		out.Run.LeaseExpiresAt = o.expires.UTC()
+	}
+	if o.createdAt != nil {
+		out.Run.CreatedAt = utc(*o.createdAt)
+	}
+	if o.updatedAt != nil {
+		out.Run.UpdatedAt = utc(*o.updatedAt)
+	}
+	out.Created = o.created != nil && *o.created
+	if o.snapWritten {
+		out.Snapshot = sn
+		out.Snapshot.Input, out.Snapshot.CreatedAt = compacted(sn.Input), snapAt
+	} else {
+		out.Snapshot = bindings.RunSnapshotRecord{TenantID: st.TenantID, RunID: st.RunID, FlowID: deref(o.sFlowID),
+			FlowVersion: deref(o.sFlowVersion), AgentID: deref(o.sAgentID), AgentVersion: deref(o.sAgentVersion),
+			ConversationID: deref(o.sConversationID), ProjectID: deref(o.sProjectID), CreatedAt: utc(*o.sCreatedAt)}
+		if out.Snapshot.Input, err = unwrapOpt(o.sInput); err != nil {
+			return bindings.OpenRunResult{}, err
+		}
 	}
 	if out.Journal == nil {
 		out.Journal = []bindings.JournalEntry{}
@@ -396,19 +402,14 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	return out, nil
 }
 
-// scanRunAnd scans a run row followed by one more column.
-func scanRunAnd(row pgx.Rows, extra any) (bindings.Run, error) {
-	var r bindings.Run
-	var status string
-	var expires *time.Time
-	err := row.Scan(&r.TenantID, &r.ID, &r.FlowID, &r.FlowVersion, &status, &r.LeaseOwner, &expires, &r.CreatedAt, &r.UpdatedAt, extra)
-	if err != nil {
-		return r, err
-	}
-	r.Status = bindings.RunStatus(status)
-	if expires != nil && r.LeaseOwner != "" {
-		r.LeaseExpiresAt = expires.UTC()
-	}
-	r.CreatedAt, r.UpdatedAt = utc(r.CreatedAt), utc(r.UpdatedAt)
-	return r, nil
+// openRow is the row kindgi_open_run returns.
+type openRow struct {
+	taken, snapWritten                             bool
+	created                                        *bool
+	flowID, flowVersion, status, owner             *string
+	expires, createdAt, updatedAt                  *time.Time
+	sFlowID, sFlowVersion, sAgentID, sAgentVersion *string
+	sConversationID, sProjectID                    *string
+	sInput                                         []byte
+	sCreatedAt                                     *time.Time
 }

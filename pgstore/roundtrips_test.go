@@ -134,7 +134,7 @@ func itoa(n int) string {
 func opName(sql string) string {
 	for name, stmt := range map[string]string{
 		"Snapshots.Write": sqlWriteSnapshot, "Snapshots.Read": sqlReadSnapshot,
-		"Runs.StartRun": sqlStartRun, "Runs.GetRun": sqlGetRun, "Runs.AppendSteps": sqlAppendSteps,
+		"Runs.StartRun": sqlStartRun, "Runs.GetRun": sqlGetRun, "Runs.AppendSteps": sqlAppendSteps, "Runs.OpenRun": sqlOpenRunFn,
 		"Runs.ReadJournal": sqlRunExists, "Runs.SetRunStatus": sqlSetRunStatus,
 		"Runs.AcquireLease": sqlAcquireLease, "Runs.ReleaseLease": sqlReleaseLease,
 		"Conversations.Open": sqlOpenConversation, "Conversations.Get": sqlGetConversation,

@@ -145,3 +145,55 @@ BEGIN
 END
 $$;
 -- +goose StatementEnd
+
+-- kindgi_open_run writes run p_run's snapshot (unless one is stored), then
+-- creates the run leased to p_owner until p_expires, or takes the lease of
+-- the existing run when it is free, expired or p_owner's at p_now — what
+-- pgstore's Write and StartRun do, in one statement. One row: o_taken (the
+-- lease is p_owner's now), o_created (this call created the run), the run
+-- as it is now (taken or not; NULLs when there is none), o_snap_written
+-- (this call stored the snapshot: the caller has it) and, when it did not,
+-- the snapshot stored before (NULLs when there is none).
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION kindgi_open_run(
+    p_tenant text, p_run text, p_snap_flow_id text, p_snap_flow_version text, p_agent_id text,
+    p_agent_version text, p_conversation_id text, p_project_id text, p_input text, p_snap_created timestamptz,
+    p_owner text, p_expires timestamptz, p_now timestamptz, p_flow_id text, p_flow_version text, p_status text)
+RETURNS TABLE (o_taken boolean, o_created boolean, o_flow_id text, o_flow_version text, o_status text,
+               o_lease_owner text, o_lease_expires_at timestamptz, o_created_at timestamptz, o_updated_at timestamptz,
+               o_snap_written boolean, s_flow_id text, s_flow_version text, s_agent_id text, s_agent_version text,
+               s_conversation_id text, s_project_id text, s_input jsonb, s_created_at timestamptz)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+    PERFORM set_config('kindgi.tenant_id', p_tenant, true);
+    INSERT INTO agent_run_snapshots
+        (tenant_id, run_id, flow_id, flow_version, agent_id, agent_version, conversation_id, project_id, input, created_at)
+        VALUES (p_tenant, p_run, p_snap_flow_id, p_snap_flow_version, p_agent_id, p_agent_version, p_conversation_id,
+                p_project_id, p_input::jsonb, p_snap_created)
+        ON CONFLICT (tenant_id, run_id) DO NOTHING;
+    o_snap_written := FOUND;
+    IF NOT o_snap_written THEN
+        SELECT s.flow_id, s.flow_version, s.agent_id, s.agent_version, s.conversation_id, s.project_id, s.input, s.created_at
+            INTO s_flow_id, s_flow_version, s_agent_id, s_agent_version, s_conversation_id, s_project_id, s_input, s_created_at
+            FROM agent_run_snapshots s WHERE s.tenant_id = p_tenant AND s.run_id = p_run;
+    END IF;
+    INSERT INTO agent_runs AS r
+        (tenant_id, id, flow_id, flow_version, status, lease_owner, lease_expires_at, created_at, updated_at)
+        VALUES (p_tenant, p_run, p_flow_id, p_flow_version, p_status, p_owner, p_expires, p_now, p_now)
+        ON CONFLICT (tenant_id, id) DO UPDATE
+        SET lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at, updated_at = EXCLUDED.updated_at
+        WHERE r.lease_owner = '' OR r.lease_owner = p_owner OR r.lease_expires_at IS NULL OR r.lease_expires_at <= p_now
+        RETURNING r.flow_id, r.flow_version, r.status, r.lease_owner, r.lease_expires_at, r.created_at, r.updated_at, (r.xmax = 0)
+        INTO o_flow_id, o_flow_version, o_status, o_lease_owner, o_lease_expires_at, o_created_at, o_updated_at, o_created;
+    o_taken := FOUND;
+    IF NOT o_taken THEN
+        o_created := false;
+        SELECT r.flow_id, r.flow_version, r.status, r.lease_owner, r.lease_expires_at, r.created_at, r.updated_at
+            INTO o_flow_id, o_flow_version, o_status, o_lease_owner, o_lease_expires_at, o_created_at, o_updated_at
+            FROM agent_runs r WHERE r.tenant_id = p_tenant AND r.id = p_run;
+    END IF;
+    RETURN NEXT;
+END
+$$;
+-- +goose StatementEnd
