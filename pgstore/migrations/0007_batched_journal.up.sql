@@ -35,6 +35,8 @@ DECLARE
     v_expires timestamptz;
     v_last    bigint;
     v_start   bigint;
+    v_n       integer;
+    v_ins     integer;
 BEGIN
     PERFORM set_config('kindgi.tenant_id', p_tenant, true);
     SELECT r.lease_owner, r.lease_expires_at, r.last_seq INTO v_owner, v_expires, v_last
@@ -44,28 +46,38 @@ BEGIN
     END IF;
     o_ord := 0; o_node := v_owner; o_at := v_expires;
     RETURN NEXT;
+    v_start := v_last;
     IF p_owner <> '' AND (v_owner <> p_owner OR v_expires IS NULL OR v_expires <= p_now) THEN
         RETURN;
     END IF;
-    v_start := v_last;
-    FOR i IN 1 .. coalesce(array_length(p_keys, 1), 0) LOOP
-        o_ord := i; o_node := NULL; o_status := NULL; o_output := NULL; o_error := NULL; o_at := NULL;
+    v_n := coalesce(array_length(p_keys, 1), 0);
+    -- One insert for all entries, the i-th numbered v_last + i: an entry
+    -- whose (key, phase) is stored, or repeated earlier in the arrays, is
+    -- skipped (its number left unused: seq only has to increase).
+    RETURN QUERY
+    WITH ins AS (
         INSERT INTO agent_run_journal (tenant_id, run_id, seq, key, phase, node, status, output, error, at)
-            VALUES (p_tenant, p_run, v_last + 1, p_keys[i], p_phases[i], p_nodes[i], p_statuses[i],
-                    p_outputs[i]::jsonb, p_errors[i]::jsonb, p_ats[i])
-            ON CONFLICT (tenant_id, run_id, key, phase) DO NOTHING;
-        IF FOUND THEN
-            v_last := v_last + 1;
-            o_seq := v_last; o_appended := true;
-        ELSE
-            SELECT j.seq, j.node, j.status, j.output, j.error, j.at
-                INTO o_seq, o_node, o_status, o_output, o_error, o_at
-                FROM agent_run_journal j
-                WHERE j.tenant_id = p_tenant AND j.run_id = p_run AND j.key = p_keys[i] AND j.phase = p_phases[i];
-            o_appended := false;
-        END IF;
-        RETURN NEXT;
-    END LOOP;
+        SELECT p_tenant, p_run, v_last + u.o, u.k, u.ph, u.nd, u.st, u.outp::jsonb, u.err::jsonb, u.a
+        FROM unnest(p_keys, p_phases, p_nodes, p_statuses, p_outputs, p_errors, p_ats)
+            WITH ORDINALITY AS u(k, ph, nd, st, outp, err, a, o)
+        ORDER BY u.o
+        ON CONFLICT (tenant_id, run_id, key, phase) DO NOTHING
+        RETURNING seq
+    )
+    SELECT (ins.seq - v_last)::integer, ins.seq, true, NULL::text, NULL::text, NULL::jsonb, NULL::jsonb, NULL::timestamptz
+    FROM ins;
+    GET DIAGNOSTICS v_ins = ROW_COUNT;
+    IF v_ins < v_n THEN
+        -- The entries not appended: the stored entry of each.
+        RETURN QUERY
+        SELECT u.o::integer, j.seq, false, j.node, j.status, j.output, j.error, j.at
+        FROM unnest(p_keys, p_phases) WITH ORDINALITY AS u(k, ph, o)
+        JOIN agent_run_journal j ON j.tenant_id = p_tenant AND j.run_id = p_run AND j.key = u.k AND j.phase = u.ph
+        WHERE j.seq <> v_last + u.o;
+    END IF;
+    IF v_ins > 0 THEN
+        v_last := v_last + v_n;
+    END IF;
     IF p_finish IS NOT NULL THEN
         UPDATE agent_runs r
             SET last_seq = v_last, status = p_finish, updated_at = p_now,
