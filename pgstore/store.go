@@ -53,7 +53,8 @@ type Options struct {
 // ComplianceRecorder. The schema is
 // the one Migrate applies. Every call runs as one implicit transaction (a
 // pgx batch: one network round trip) that first sets the transaction-local
-// kindgi.tenant_id, so row-level security admits only the caller's tenant.
+// kindgi.tenant_id (a statement of its own, or inside the function a write
+// calls), so row-level security admits only the caller's tenant.
 // A Store is safe for concurrent use when its DB is (a pool is; a single
 // transaction or connection is not).
 type Store struct {
