@@ -227,15 +227,18 @@ func (r *run) bufferEntry(ctx context.Context, key, node string, output json.Raw
 
 // carry buffers the result of an effect step (a model or tool call) when
 // the run and conversation bindings are one store with a
-// StepMessageAppender. It is written by the very next write of the drive:
-// the message append of the step right after it (the assistant message of
-// a model call, the tool message of a tool call), in the same call and
-// transaction, ahead of the message; any other step flushes it before it
-// starts (runStep), and so does every other write. So the result is stored
-// before any other step runs or any other effect happens — as when it is
-// written alone — and a crash that loses it loses the message with it: the
-// call runs again with the same request id, as after a crash at its own
-// write.
+// StepMessageAppender. It is written by the very next write of the drive,
+// in the same call and transaction, ahead of what that write stores:
+// usually the message append of the step right after it (the assistant
+// message of a model call, the tool message of a tool call); decide steps
+// in between (budget-check, guardrails with nothing to check) only buffer
+// their results after it. The next effect's started entry carries it, an
+// effect that writes no started entry flushes it first (runStep), and so
+// does every decide step's external write (flush). So the result is stored
+// before any other effect happens or anything leaves the run — as when it
+// is written alone — and a crash that loses it loses with it only what
+// came after it: the call runs again with the same request id, as after a
+// crash at its own write.
 func (r *run) carry(ctx context.Context, key, node string, output json.RawMessage) (bindings.JournalEntry, bool, error) {
 	e, appended, err := r.bufferEntry(ctx, key, node, output)
 	if err == nil {
@@ -400,9 +403,12 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	if err := r.live(ctx); err != nil {
 		return zero, err
 	}
-	if r.carried && kind != kindMessage {
-		// An effect's result waits in the buffer for a message append;
-		// this step is not one: write it before the step starts.
+	if r.carried && effect && st != nil && st.started != nil {
+		// An effect's result waits in the buffer for a message append,
+		// and this effect writes no started entry that would carry it:
+		// write it before the effect starts. A decide step leaves it
+		// buffered: it has no effect outside the run, its own result is
+		// buffered after it, and both go with the next write, in order.
 		if err := r.flush(ctx); err != nil {
 			return zero, err
 		}
