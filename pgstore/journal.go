@@ -176,15 +176,7 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 		st := string(status)
 		finish = &st
 	}
-	n := len(in.Entries)
-	out := make([]bindings.JournalEntry, n)
-	appended := make([]bool, n)
-	var (
-		leaseOwner   string
-		expires      *time.Time
-		exists, done bool
-		got          int
-	)
+	sr := newStepRows(in.Entries, args)
 	err = s.send(ctx, op, func(b *pgx.Batch) {
 		b.Queue(sqlAppendSteps, in.TenantID, in.RunID, in.Owner, now, args.keys, args.phases, args.nodes, args.statuses,
 			args.outputs, args.errors, args.ats, finish)
@@ -192,50 +184,7 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 			tail.ma.queue(b, tail.row, &in.RunID, in.Owner, now)
 		}
 	}, func(br pgx.BatchResults) error {
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var (
-				ord              int32
-				seq              *int64
-				app              *bool
-				node, stepStatus *string
-				output, stepErr  []byte
-				at               *time.Time
-			)
-			if err := rows.Scan(&ord, &seq, &app, &node, &stepStatus, &output, &stepErr, &at); err != nil {
-				rows.Close()
-				return err
-			}
-			if ord == 0 {
-				exists = true
-				if node != nil {
-					leaseOwner = *node
-				}
-				expires = at
-				continue
-			}
-			i := int(ord) - 1
-			if i < 0 || i >= n || seq == nil || app == nil {
-				rows.Close()
-				return fmt.Errorf("kindgi_append_steps returned entry %d of %d", ord, n)
-			}
-			done = true
-			got++
-			if appended[i] = *app; appended[i] {
-				e := in.Entries[i]
-				out[i] = bindings.JournalEntry{Seq: *seq, Key: e.Key, Node: e.Node, Status: e.Status,
-					Output: compacted(e.Output), Error: copyStepError(e.Error), At: args.ats[i]}
-				continue
-			}
-			if out[i], err = storedEntry(*seq, in.Entries[i].Key, node, stepStatus, output, stepErr, at); err != nil {
-				rows.Close()
-				return err
-			}
-		}
-		if err := rows.Err(); err != nil {
+		if err := sr.read(br); err != nil {
 			return err
 		}
 		if tail != nil {
@@ -243,17 +192,97 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 		}
 		return nil
 	})
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, nil, err
-	case !exists:
-		return nil, nil, &agents.RunJournalUnavailableError{RunID: in.RunID}
-	case in.Owner != "" && (leaseOwner != in.Owner || expires == nil || !expires.After(now)):
-		return nil, nil, &agents.RunBusyError{RunID: in.RunID, Owner: leaseOwner}
-	case got != n || (n > 0 && !done):
-		return nil, nil, &agents.PersistenceError{Op: op, Err: fmt.Errorf("%d of %d entries returned", got, n)}
 	}
-	return out, appended, nil
+	if err := sr.check(op, in.RunID, in.Owner, now); err != nil {
+		return nil, nil, err
+	}
+	return sr.out, sr.appended, nil
+}
+
+// stepRows reads the rows of one kindgi_append_steps call (or of
+// kindgi_append_message_step, which returns the same rows).
+type stepRows struct {
+	entries  []bindings.JournalEntry
+	args     stepArgs
+	out      []bindings.JournalEntry
+	appended []bool
+
+	leaseOwner   string
+	expires      *time.Time
+	exists, done bool
+	got          int
+}
+
+// newStepRows is a reader of the rows of appending entries, encoded as args.
+func newStepRows(entries []bindings.JournalEntry, args stepArgs) *stepRows {
+	n := len(entries)
+	return &stepRows{entries: entries, args: args, out: make([]bindings.JournalEntry, n), appended: make([]bool, n)}
+}
+
+// read reads the next result of br: the lease row, then one row per entry.
+func (sr *stepRows) read(br pgx.BatchResults) error {
+	n := len(sr.entries)
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var (
+			ord              int32
+			seq              *int64
+			app              *bool
+			node, stepStatus *string
+			output, stepErr  []byte
+			at               *time.Time
+		)
+		if err := rows.Scan(&ord, &seq, &app, &node, &stepStatus, &output, &stepErr, &at); err != nil {
+			rows.Close()
+			return err
+		}
+		if ord == 0 {
+			sr.exists = true
+			if node != nil {
+				sr.leaseOwner = *node
+			}
+			sr.expires = at
+			continue
+		}
+		i := int(ord) - 1
+		if i < 0 || i >= n || seq == nil || app == nil {
+			rows.Close()
+			return fmt.Errorf("kindgi_append_steps returned entry %d of %d", ord, n)
+		}
+		sr.done = true
+		sr.got++
+		if sr.appended[i] = *app; sr.appended[i] {
+			e := sr.entries[i]
+			sr.out[i] = bindings.JournalEntry{Seq: *seq, Key: e.Key, Node: e.Node, Status: e.Status,
+				Output: compacted(e.Output), Error: copyStepError(e.Error), At: sr.args.ats[i]}
+			continue
+		}
+		if sr.out[i], err = storedEntry(*seq, sr.entries[i].Key, node, stepStatus, output, stepErr, at); err != nil {
+			rows.Close()
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// check is the outcome of the rows read: a missing run, a refused lease,
+// or entries missing from the rows.
+func (sr *stepRows) check(op, runID, owner string, now time.Time) error {
+	n := len(sr.entries)
+	switch {
+	case !sr.exists:
+		return &agents.RunJournalUnavailableError{RunID: runID}
+	case owner != "" && (sr.leaseOwner != owner || sr.expires == nil || !sr.expires.After(now)):
+		return &agents.RunBusyError{RunID: runID, Owner: sr.leaseOwner}
+	case sr.got != n || (n > 0 && !sr.done):
+		return &agents.PersistenceError{Op: op, Err: fmt.Errorf("%d of %d entries returned", sr.got, n)}
+	}
+	return nil
 }
 
 // storedEntry is the stored entry an append collided with.

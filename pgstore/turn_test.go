@@ -106,8 +106,11 @@ func (f *turnFixture) invoke(ctx context.Context, b turn.Bindings, a agent.Agent
 // result of the model or tool call right before it
 // (bindings.StepMessageAppender) — the final model call's result, with
 // the decide results after it, rides with the final message — and the
-// end of the drive is one call (bindings.RunFinisher).
-const maxTurnRoundTrips = 11
+// end of the drive is one call (bindings.RunFinisher). A message step's
+// entry, with the stored message, rides with the message itself and with
+// the decide results and the next started entry after it
+// (bindings.MessageStepAppender): the final message ends the drive.
+const maxTurnRoundTrips = 8
 
 // TestTurnWithOneToolCallRoundTrips runs a turn with one tool call on
 // pgstore and counts its round trips with a pgx tracer and the socket

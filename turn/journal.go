@@ -75,7 +75,7 @@ func (r *run) noteAttempt(ctx context.Context, err error) {
 		// The buffer may hold what the store refuses (the step's own
 		// result): drop it, as a crash would (see bufferEntry), and count
 		// the attempt alone.
-		r.buf, r.carried = r.buf[:0], false
+		r.dropBuffer()
 		_, _, _ = r.appendEntry(ctx, key+attemptSep+strconv.Itoa(n), node, bindings.StepFailed, nil, se)
 	}
 }
@@ -251,6 +251,12 @@ func (r *run) carry(ctx context.Context, key, node string, output json.RawMessag
 // one call with a StepMessageAppender, otherwise as flush then
 // AppendMessage.
 func (r *run) appendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
+	if r.deferred.set {
+		// The message waiting for the next write goes first, alone.
+		if err := r.flush(ctx); err != nil {
+			return bindings.ConversationMessage{}, err
+		}
+	}
 	if r.combiner == nil || len(r.buf) == 0 {
 		if err := r.flush(ctx); err != nil {
 			return bindings.ConversationMessage{}, err
@@ -301,6 +307,9 @@ func (r *run) flush(ctx context.Context) error {
 // this drive made from it are not the run's, so the drive stops with
 // run-busy (the run stays resumable).
 func (r *run) writeEntries(ctx context.Context, entries []bindings.JournalEntry) ([]bindings.JournalEntry, []bool, error) {
+	if r.deferred.set {
+		return r.writeDeferred(ctx, entries, "")
+	}
 	stored, appended, err := r.batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries})
 	if err != nil {
 		return nil, nil, coded(err, "append journal steps")
@@ -458,7 +467,10 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 		}
 		return zero, r.fail(ctx, key, node, err)
 	}
-	raw, err := encodeStep(r, &out)
+	var raw []byte
+	if !r.deferredOutput(key) { // a deferred message's output is the store's to fill
+		raw, err = encodeStep(r, &out)
+	}
 	if err != nil {
 		return zero, &agents.PersistenceError{Op: "encode step " + key, Err: err, Permanent: true}
 	}

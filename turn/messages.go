@@ -59,9 +59,20 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 				ParticipantID: in.ParticipantID, Metadata: in.Metadata,
 			}
 		} else {
+			deferred, err := r.deferMessage(ctx, key, node, in, after)
+			if err != nil {
+				return m, err
+			}
+			if deferred {
+				// Stored with the next write; its events follow it.
+				return bindings.ConversationMessage{
+					TenantID: in.TenantID, ConversationID: in.ConversationID, ID: in.ID, Role: in.Role, Content: in.Content,
+					ToolCalls: in.ToolCalls, ToolCallID: in.ToolCallID, TurnNumber: in.TurnNumber, RunID: in.RunID,
+					ParticipantID: in.ParticipantID, Metadata: in.Metadata,
+				}, nil
+			}
 			// The message may depend on results still buffered: they are
 			// stored first (in the same call when the store can).
-			var err error
 			if m, err = r.appendMessage(ctx, in); err != nil {
 				return m, err
 			}

@@ -41,6 +41,8 @@ type run struct {
 	batcher   bindings.StepBatcher
 	finisher  bindings.RunFinisher
 	combiner  bindings.StepMessageAppender // only when Runs and Conversations are one store
+	msgStep   bindings.MessageStepAppender // as combiner
+	deferred  deferredMessage              // a message step waiting for the next write (see deferMessage)
 	buf       []bindings.JournalEntry
 	carried   bool         // buf holds an effect step's result (see carry)
 	logger    *slog.Logger // Bindings.Logger with the run's identity; nil: no logging
@@ -105,6 +107,9 @@ func initRun(r *run, b *Bindings, in Input, a agent.Agent, runID, owner string, 
 		r.finisher, _ = sb.(bindings.RunFinisher)
 		if c, ok := sb.(bindings.StepMessageAppender); ok && sameBinding(b.Runs, b.Conversations) {
 			r.combiner = c
+			if ms, ok := sb.(bindings.MessageStepAppender); ok && sameBinding(ms.MessageStepStore(), b.Runs) {
+				r.msgStep = ms
+			}
 		}
 	}
 	for _, e := range entries {
@@ -205,6 +210,11 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 			status = bindings.RunSuspended
 		}
 		if serr := r.end(bg, status, nil); serr != nil {
+			if r.failed {
+				// The deferred final message was refused, and its failure
+				// journaled (writeDeferred): that is the turn's outcome.
+				return r.finish(parent, Result{}, serr)
+			}
 			r.logEnd(parent, Result{}, serr, true)
 			return Result{}, serr
 		}
@@ -242,7 +252,7 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 			// The store refused a write for good, perhaps of a buffered
 			// result: write the failure without the buffer (a failed run
 			// replays its error without folding the journal).
-			r.buf, r.carried = r.buf[:0], false
+			r.dropBuffer()
 		}
 		se, detail := encodeFailure(err)
 		_ = r.end(bg, bindings.RunFailed, &bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se})
@@ -276,6 +286,19 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 	if last != nil {
 		last.At = r.now()
 		entries = append(entries, *last)
+	}
+	if r.finisher != nil && r.deferred.set {
+		// The final message waits for this write: it goes with it.
+		n := len(r.buf)
+		stored, _, err := r.writeDeferred(ctx, entries, status)
+		if err != nil {
+			r.releaseLease(ctx)
+			return err
+		}
+		for _, e := range stored[n:] {
+			r.record(e)
+		}
+		return nil
 	}
 	if r.finisher != nil {
 		stored, appended, err := r.finisher.FinishRun(ctx, bindings.FinishRunInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries, Status: status})

@@ -1,0 +1,155 @@
+package pgstore
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kindgi/agents/bindings"
+)
+
+var _ bindings.MessageStepAppender = (*Store)(nil)
+
+// sqlAppendMessageStep is one call of kindgi_append_message_step
+// (migration 0008): the message step's entry and the entries after it,
+// when the message queued before it was stored by the same transaction.
+const sqlAppendMessageStep = `SELECT o_ord, o_seq, o_appended, o_node, o_status, o_output, o_error, o_at
+	FROM kindgi_append_message_step($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
+
+// seqField is where a message's encoding, with Seq 0, holds its seq: the
+// first `"seq":0` of it is the field itself (a string cannot hold an
+// unescaped quote, and the fields before it are strings).
+var seqField = []byte(`"seq":0`)
+
+// MessageStepStore implements bindings.MessageStepAppender: s.
+func (s *Store) MessageStepStore() bindings.RunBinding { return s }
+
+// AppendMessageStep implements bindings.MessageStepAppender in one round
+// trip and one transaction: kindgi_append_steps for the entries before the
+// message, kindgi_append_message for the message, and
+// kindgi_append_message_step for the step's entry (its output the stored
+// message, with the seq the message got in the same transaction) and the
+// entries after it. When the message was stored before (a retry), the
+// step's entry and the entries after it are written by a second call, from
+// the stored message.
+func (s *Store) AppendMessageStep(ctx context.Context, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
+	steps := in.Steps
+	if in.Message.TenantID != steps.TenantID {
+		return bindings.MessageStepResult{}, invalid("the entries and the message are of different tenants")
+	}
+	switch in.Finish {
+	case "", bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
+	default:
+		return bindings.MessageStepResult{}, invalid("unknown run status " + string(in.Finish))
+	}
+	switch {
+	case steps.TenantID == "":
+		return bindings.MessageStepResult{}, invalid("tenant id is empty")
+	case steps.RunID == "":
+		return bindings.MessageStepResult{}, invalid("run id is empty")
+	}
+	if err := firstErr(bindings.CheckID("tenant id", steps.TenantID), bindings.CheckID("run id", steps.RunID),
+		bindings.CheckOptionalID("lease owner", steps.Owner)); err != nil {
+		return bindings.MessageStepResult{}, err
+	}
+	row, err := s.prepareMessage(in.Message)
+	if err != nil {
+		return bindings.MessageStepResult{}, err
+	}
+	encode := in.Encode
+	if encode == nil {
+		encode = bindings.EncodeMessageStep
+	}
+	ma := &messageAppend{in: row.in, at: row.at}
+	provisional := ma.appended(row.id, 0)
+	enc, err := encode(&provisional)
+	if err != nil {
+		return bindings.MessageStepResult{}, invalid("encode message step " + in.Step.Key + ": " + err.Error())
+	}
+	tail := make([]bindings.JournalEntry, 0, 1+len(in.After))
+	tail = append(tail, in.Step)
+	tail = append(tail, in.After...)
+	tail[0].Output = enc
+	beforeArgs, err := s.prepareSteps(steps.Entries)
+	if err != nil {
+		return bindings.MessageStepResult{}, err
+	}
+	tailArgs, err := s.prepareSteps(tail)
+	if err != nil {
+		return bindings.MessageStepResult{}, err
+	}
+	wrapped := *tailArgs.outputs[0]
+	cut := bytes.Index([]byte(wrapped), seqField)
+	if cut < 0 || cut+len(seqField) >= len(wrapped) || (wrapped[cut+len(seqField)] != ',' && wrapped[cut+len(seqField)] != '}') {
+		return bindings.MessageStepResult{}, invalid("encode message step " + in.Step.Key + ": no seq field")
+	}
+	prefix, suffix := wrapped[:cut+len(seqField)-1], wrapped[cut+len(seqField):]
+	now := s.stamp(time.Time{})
+	var finish *string
+	if in.Finish != "" {
+		f := string(in.Finish)
+		finish = &f
+	}
+	before := newStepRows(steps.Entries, beforeArgs)
+	after := newStepRows(tail, tailArgs)
+	err = s.send(ctx, "append message step", func(b *pgx.Batch) {
+		b.Queue(sqlAppendSteps, steps.TenantID, steps.RunID, steps.Owner, now, beforeArgs.keys, beforeArgs.phases,
+			beforeArgs.nodes, beforeArgs.statuses, beforeArgs.outputs, beforeArgs.errors, beforeArgs.ats, nil)
+		ma.queue(b, row, &steps.RunID, steps.Owner, now)
+		b.Queue(sqlAppendMessageStep, steps.TenantID, steps.RunID, steps.Owner, now, row.in.ConversationID, row.id,
+			prefix, suffix, tailArgs.keys, tailArgs.phases, tailArgs.nodes, tailArgs.statuses, tailArgs.outputs,
+			tailArgs.errors, tailArgs.ats, finish)
+	}, func(br pgx.BatchResults) error {
+		if err := before.read(br); err != nil {
+			return err
+		}
+		if err := ma.read(br); err != nil {
+			return err
+		}
+		return after.read(br)
+	})
+	if err != nil {
+		return bindings.MessageStepResult{}, err
+	}
+	if err := before.check("append message step", steps.RunID, steps.Owner, now); err != nil {
+		return bindings.MessageStepResult{}, err
+	}
+	m, err := ma.result()
+	if err != nil {
+		return bindings.MessageStepResult{Entries: before.out, Appended: before.appended}, err
+	}
+	var out []bindings.JournalEntry
+	var appended []bool
+	if after.exists {
+		// The message is this call's: the step's entry holds it with its seq.
+		if err := after.check("append message step", steps.RunID, steps.Owner, now); err != nil {
+			return bindings.MessageStepResult{Entries: before.out, Appended: before.appended, Message: m}, err
+		}
+		out, appended = after.out, after.appended
+		if appended[0] {
+			seq := strconv.FormatInt(m.Seq, 10)
+			doc := make([]byte, 0, len(enc)+len(seq))
+			at := bytes.Index(enc, seqField) + len(seqField) - 1
+			doc = append(append(append(doc, enc[:at]...), seq...), enc[at+1:]...)
+			out[0].Output = compacted(doc)
+		}
+	} else {
+		// The message was stored before: its step is written from it.
+		if enc, err = encode(&m); err != nil {
+			return bindings.MessageStepResult{Entries: before.out, Appended: before.appended, Message: m}, invalid("encode message step " + in.Step.Key + ": " + err.Error())
+		}
+		tail[0].Output = enc
+		out, appended, err = s.appendSteps(ctx, "append message step", bindings.AppendStepsInput{
+			TenantID: steps.TenantID, RunID: steps.RunID, Owner: steps.Owner, Entries: tail}, in.Finish, nil)
+		if err != nil {
+			return bindings.MessageStepResult{Entries: before.out, Appended: before.appended, Message: m}, err
+		}
+	}
+	res := bindings.MessageStepResult{Message: m,
+		Entries:  append(append(make([]bindings.JournalEntry, 0, len(before.out)+len(out)), before.out...), out...),
+		Appended: append(append(make([]bool, 0, len(before.out)+len(out)), before.appended...), appended...)}
+	return res, nil
+}

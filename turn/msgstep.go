@@ -1,0 +1,151 @@
+package turn
+
+import (
+	"context"
+	"fmt"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// deferredMessage is a message step whose append waits for the drive's
+// next write, to be stored with it in one bindings.MessageStepAppender
+// call (see deferMessage).
+type deferredMessage struct {
+	set      bool
+	key      string // the message step's key; its entry is in r.buf
+	node     string
+	in       bindings.AppendMessageInput
+	appended int // its index in r.appended
+	after    func(context.Context, bindings.ConversationMessage)
+}
+
+// deferMessage defers the append of in, the message of step key, to the
+// next write of the drive when the store can take the message, the step's
+// entry and the entries around it in one call: it reports whether it did,
+// and then persist's step returns the message as it will be stored, but
+// for its Seq and CreatedAt (which only the store gives it), and the step's
+// entry is buffered without an output (the store sets it to the stored
+// message).
+//
+// Why it is safe: the steps that run between the message step and the next
+// write (the dispatch plan, budget-check, evaluate-guardrails with nothing
+// to check, persist-provenance without an emitter, compose-result) decide
+// from the message's content, never from its Seq or CreatedAt; the next
+// write — the next effect's started entry, a park, a failure, the end of
+// the drive, or a flush before any external write — stores the message
+// and those entries together or not at all, so nothing outside the run
+// sees a decision before the message is stored, and a crash before it
+// loses what a crash at the message's own append loses. The message's
+// events (after) are emitted once it is stored. The user message is never
+// deferred: its Seq bounds the history read right after it.
+func (r *run) deferMessage(ctx context.Context, key, node string, in bindings.AppendMessageInput, after func(context.Context, bindings.ConversationMessage)) (bool, error) {
+	if r.msgStep == nil || key == NodePersistUserMessage {
+		return false, nil
+	}
+	if r.deferred.set {
+		// One message at a time: the one waiting is written first.
+		if err := r.flush(ctx); err != nil {
+			return false, err
+		}
+	}
+	if err := r.checkLease(); err != nil {
+		return false, err
+	}
+	r.deferred = deferredMessage{set: true, key: key, node: node, in: in, appended: len(r.appended), after: after}
+	return true, nil
+}
+
+// deferredOutput reports whether step key is the deferred message step,
+// whose output the store fills in.
+func (r *run) deferredOutput(key string) bool { return r.deferred.set && r.deferred.key == key }
+
+// encodeMessage is the journaled form of a stored message, as the message
+// step's output (bindings.MessageStepInput.Encode).
+func encodeMessage(m *bindings.ConversationMessage) ([]byte, error) { return encodeOutput(m) }
+
+// writeDeferred writes entries — the buffer, with the deferred message
+// step's entry in it, possibly followed by one more entry — with the
+// deferred message, in one AppendMessageStep call, finishing the run when
+// finish is set; it empties the buffer and indexes what the store kept, as
+// writeEntries does.
+//
+// When the store refuses the message (its conversation closed meanwhile),
+// the entries before it are stored, as with a message appended at once;
+// the decisions buffered after it are dropped (nothing outside the run saw
+// them) and the message step's failure is journaled, which is the turn's
+// outcome, as when the append failed in the step itself.
+func (r *run) writeDeferred(ctx context.Context, entries []bindings.JournalEntry, finish bindings.RunStatus) ([]bindings.JournalEntry, []bool, error) {
+	d := r.deferred
+	at := -1
+	for i := range r.buf {
+		if r.buf[i].Key == d.key && r.buf[i].Status == bindings.StepCompleted {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		r.dropBuffer()
+		return nil, nil, &agents.PersistenceError{Op: "append message step", Err: fmt.Errorf("the entry of step %s is not buffered", d.key)}
+	}
+	res, err := r.msgStep.AppendMessageStep(ctx, bindings.MessageStepInput{
+		Steps:   bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries[:at]},
+		Message: d.in, Step: entries[at], After: entries[at+1:], Finish: finish, Encode: encodeMessage,
+	})
+	if err != nil {
+		if res.Entries == nil {
+			// Nothing stored: the deferred message stays for a retry.
+			return nil, nil, coded(err, "append message step")
+		}
+		return nil, nil, r.refusedDeferred(ctx, at, res, err)
+	}
+	if len(res.Entries) != len(entries) || len(res.Appended) != len(entries) {
+		return nil, nil, &agents.PersistenceError{Op: "append message step", Err: fmt.Errorf("%d entries written, %d returned", len(entries), len(res.Entries))}
+	}
+	r.deferred = deferredMessage{}
+	if d.appended < len(r.appended) && r.appended[d.appended].ID == res.Message.ID {
+		r.appended[d.appended] = res.Message // with its Seq and CreatedAt
+	}
+	if err := r.stored(res.Entries[:len(r.buf)], res.Appended); err != nil {
+		return nil, nil, err
+	}
+	if d.after != nil {
+		d.after(ctx, res.Message)
+	}
+	return res.Entries, res.Appended, nil
+}
+
+// refusedDeferred handles a deferred message the store refused after
+// storing the entries before it (res.Entries): see writeDeferred.
+func (r *run) refusedDeferred(ctx context.Context, at int, res bindings.MessageStepResult, err error) error {
+	if len(res.Entries) != at || len(res.Appended) != at {
+		return &agents.PersistenceError{Op: "append message step", Err: fmt.Errorf("%d entries written, %d returned", at, len(res.Entries))}
+	}
+	d := r.deferred
+	r.deferred = deferredMessage{}
+	for _, e := range r.buf[at:] {
+		// Not stored, and never to be: the index forgets them.
+		if st := r.entries.get(e.Key); st != nil && st.result != nil && st.result.Seq == 0 {
+			st.result = nil
+		}
+	}
+	r.buf = r.buf[:at]
+	if d.appended < len(r.appended) && r.appended[d.appended].ID == d.in.ID {
+		r.appended = r.appended[:d.appended]
+	}
+	if serr := r.stored(res.Entries, res.Appended); serr != nil {
+		return serr
+	}
+	err = coded(err, "append message")
+	if !final(ctx, err) {
+		return err
+	}
+	return r.fail(ctx, d.key, d.node, err)
+}
+
+// dropBuffer forgets the buffered results and the deferred message, as a
+// crash would (see bufferEntry).
+func (r *run) dropBuffer() {
+	r.buf, r.carried = r.buf[:0], false
+	r.deferred = deferredMessage{}
+}
