@@ -141,9 +141,40 @@ type Store interface {
 // bindings.StepMessageAppender; its calls count as those of Runs,
 // Snapshots and Conversations do, and OpenRun and AppendStepsAndMessage
 // are one write each.
+//
+// When s is a bindings.MessageStepAppender, so is the store returned: its
+// AppendMessageStep is one write too.
 func (c *Crasher) Store(s Store) Store {
-	return store{finishingRuns{batchingRuns{runs{c, s}, s}, s}, snapshots{c, s}, conversations{c, s}, s}
+	st := store{finishingRuns{batchingRuns{runs{c, s}, s}, s}, snapshots{c, s}, conversations{c, s}, s}
+	if ms, ok := s.(bindings.MessageStepAppender); ok {
+		return &messageStepStore{store: st, ms: ms}
+	}
+	return st
 }
+
+// messageStepStore is a store whose driver writes messages with their
+// steps in one call (bindings.MessageStepAppender).
+type messageStepStore struct {
+	store
+	ms bindings.MessageStepAppender
+}
+
+// AppendMessageStep counts the call as one write, then delegates (once
+// crashed, it fails).
+func (s *messageStepStore) AppendMessageStep(ctx context.Context, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
+	all := append(append(append([]bindings.JournalEntry{}, in.Steps.Entries...), in.Step), in.After...)
+	op := "AppendMessageStep " + in.Message.ID + " " + entryNames(all)
+	if in.Finish != "" {
+		op += " " + string(in.Finish)
+	}
+	if err := s.finishingRuns.c.write(op); err != nil {
+		return bindings.MessageStepResult{}, err
+	}
+	return s.ms.AppendMessageStep(ctx, in)
+}
+
+// MessageStepStore is the wrapper itself: the binding its driver holds.
+func (s *messageStepStore) MessageStepStore() bindings.RunBinding { return s }
 
 type store struct {
 	finishingRuns
