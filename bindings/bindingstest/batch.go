@@ -11,7 +11,8 @@ import (
 // RunBatchTests checks the optional journal capabilities of a RunBinding:
 // bindings.StepBatcher, bindings.RunFinisher, bindings.RunOpener (whose
 // snapshots Harness.Snapshots reads back) and bindings.StepMessageAppender
-// (whose messages Harness.Conversations reads back). Each suite skips when the
+// and bindings.MessageStepAppender (whose messages Harness.Conversations
+// reads back). Each suite skips when the
 // binding lacks its capability. RunJournalTests runs them too.
 func RunBatchTests(t *testing.T, newHarness NewHarness) {
 	t.Helper()
@@ -31,6 +32,10 @@ func RunBatchTests(t *testing.T, newHarness NewHarness) {
 		_, ok := h.Runs.(bindings.StepMessageAppender)
 		return ok && h.Conversations != nil
 	}, stepMessageCases)
+	runSuite(t, newHarness, "MessageStepAppender", func(h Harness) bool {
+		_, ok := h.Runs.(bindings.MessageStepAppender)
+		return ok && h.Conversations != nil
+	}, messageStepCases)
 }
 
 var batchCases = []testCase{
