@@ -36,24 +36,30 @@ func (t trustedJournal) AppendMessageStep(ctx context.Context, in bindings.Messa
 }
 
 // appendMessageStep is AppendMessageStep; trusted skips the checks the
-// caller vouches for (bindings.TrustedJournal).
+// caller vouches for (bindings.TrustedJournal) and shares the results with
+// the input, as the trusted AppendSteps does: the entries returned are
+// in.Steps.Entries, the step's updated in place with its output.
 func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepInput, trusted bool) (bindings.MessageStepResult, error) {
-	tail := make([]bindings.JournalEntry, 0, 1+len(in.After))
-	tail = append(tail, in.Step)
-	tail = append(tail, in.After...)
-	tailIn := bindings.AppendStepsInput{TenantID: in.Steps.TenantID, RunID: in.Steps.RunID, Owner: in.Steps.Owner, Entries: tail}
+	all := in.Steps.Entries
+	if in.StepIndex < 0 || in.StepIndex >= len(all) {
+		return bindings.MessageStepResult{}, invalid(fmt.Sprintf("message step index %d of %d entries", in.StepIndex, len(all)))
+	}
 	if in.Finish != "" && !validRunStatus(in.Finish) {
 		return bindings.MessageStepResult{}, invalid("unknown run status " + string(in.Finish))
 	}
 	if !trusted {
-		// The step's output is set below: check it as a completed entry
-		// with no output yet.
-		tail[0].Output = nil
-		if err := checkSteps(tailIn); err != nil {
+		// The caller's entries are its own: the step's output goes into a
+		// copy. Checked before anything is stored, the step with no
+		// output yet.
+		all = append([]bindings.JournalEntry(nil), all...)
+		all[in.StepIndex].Output = nil
+		if err := checkSteps(bindings.AppendStepsInput{TenantID: in.Steps.TenantID, RunID: in.Steps.RunID, Owner: in.Steps.Owner, Entries: all}); err != nil {
 			return bindings.MessageStepResult{}, err
 		}
 	}
-	before, appended, m, err := s.appendStepsAndMessage(ctx, in.Steps, in.Message, trusted)
+	headIn := in.Steps
+	headIn.Entries = all[:in.StepIndex:in.StepIndex]
+	before, appended, m, err := s.appendStepsAndMessage(ctx, headIn, in.Message, trusted)
 	if err != nil {
 		return bindings.MessageStepResult{Entries: before, Appended: appended, Message: m}, err
 	}
@@ -61,25 +67,41 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 	if encode == nil {
 		encode = bindings.EncodeMessageStep
 	}
-	out, err := encode(&m)
+	out, err := encode(m)
 	if err != nil {
-		return bindings.MessageStepResult{Entries: before, Appended: appended, Message: m}, invalid(fmt.Sprintf("encode message step %s: %v", in.Step.Key, err))
+		return bindings.MessageStepResult{Entries: before, Appended: appended, Message: m}, invalid(fmt.Sprintf("encode message step %s: %v", all[in.StepIndex].Key, err))
 	}
-	tail[0].Output = out
+	all[in.StepIndex].Output = out
+	tailIn := in.Steps
+	tailIn.Entries = all[in.StepIndex:]
 	var stored []bindings.JournalEntry
 	var tailAppended []bool
 	if in.Finish != "" {
-		stored, tailAppended, err = s.finishRun(ctx, bindings.FinishRunInput{TenantID: tailIn.TenantID, RunID: tailIn.RunID, Owner: tailIn.Owner, Entries: tail, Status: in.Finish}, trusted)
+		stored, tailAppended, err = s.finishRun(ctx, bindings.FinishRunInput{TenantID: tailIn.TenantID, RunID: tailIn.RunID, Owner: tailIn.Owner, Entries: tailIn.Entries, Status: in.Finish}, trusted)
 	} else {
 		stored, tailAppended, err = s.appendSteps(ctx, tailIn, "", trusted)
 	}
 	if err != nil {
 		return bindings.MessageStepResult{Entries: before, Appended: appended, Message: m}, err
 	}
-	res := bindings.MessageStepResult{Message: m,
-		Entries:  make([]bindings.JournalEntry, 0, len(before)+len(stored)),
-		Appended: make([]bool, 0, len(before)+len(stored))}
-	res.Entries = append(append(res.Entries, before...), stored...)
-	res.Appended = append(append(res.Appended, appended...), tailAppended...)
+	res := bindings.MessageStepResult{Message: m}
+	if trusted && allTrue(appended) && allTrue(tailAppended) {
+		// The trusted appends updated the entries in place: all of them are
+		// the result, the flags the shared ones.
+		res.Entries, res.Appended = all, allAppended(len(all))
+		return res, nil
+	}
+	res.Entries = append(append(make([]bindings.JournalEntry, 0, len(all)), before...), stored...)
+	res.Appended = append(append(make([]bool, 0, len(all)), appended...), tailAppended...)
 	return res, nil
+}
+
+// allTrue reports whether every flag is true.
+func allTrue(flags []bool) bool {
+	for _, f := range flags {
+		if !f {
+			return false
+		}
+	}
+	return true
 }

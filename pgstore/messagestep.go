@@ -59,21 +59,24 @@ func (s *Store) AppendMessageStep(ctx context.Context, in bindings.MessageStepIn
 	if err != nil {
 		return bindings.MessageStepResult{}, err
 	}
+	if in.StepIndex < 0 || in.StepIndex >= len(steps.Entries) {
+		return bindings.MessageStepResult{}, invalid("message step index " + strconv.Itoa(in.StepIndex) + " of " + strconv.Itoa(len(steps.Entries)) + " entries")
+	}
+	head := steps.Entries[:in.StepIndex]
+	stepKey := steps.Entries[in.StepIndex].Key
 	encode := in.Encode
 	if encode == nil {
 		encode = bindings.EncodeMessageStep
 	}
 	ma := &messageAppend{in: row.in, at: row.at}
 	provisional := ma.appended(row.id, 0)
-	enc, err := encode(&provisional)
+	enc, err := encode(provisional)
 	if err != nil {
-		return bindings.MessageStepResult{}, invalid("encode message step " + in.Step.Key + ": " + err.Error())
+		return bindings.MessageStepResult{}, invalid("encode message step " + stepKey + ": " + err.Error())
 	}
-	tail := make([]bindings.JournalEntry, 0, 1+len(in.After))
-	tail = append(tail, in.Step)
-	tail = append(tail, in.After...)
+	tail := append([]bindings.JournalEntry(nil), steps.Entries[in.StepIndex:]...)
 	tail[0].Output = enc
-	beforeArgs, err := s.prepareSteps(steps.Entries)
+	beforeArgs, err := s.prepareSteps(head)
 	if err != nil {
 		return bindings.MessageStepResult{}, err
 	}
@@ -84,7 +87,7 @@ func (s *Store) AppendMessageStep(ctx context.Context, in bindings.MessageStepIn
 	wrapped := *tailArgs.outputs[0]
 	cut := bytes.Index([]byte(wrapped), seqField)
 	if cut < 0 || cut+len(seqField) >= len(wrapped) || (wrapped[cut+len(seqField)] != ',' && wrapped[cut+len(seqField)] != '}') {
-		return bindings.MessageStepResult{}, invalid("encode message step " + in.Step.Key + ": no seq field")
+		return bindings.MessageStepResult{}, invalid("encode message step " + stepKey + ": no seq field")
 	}
 	prefix, suffix := wrapped[:cut+len(seqField)-1], wrapped[cut+len(seqField):]
 	now := s.stamp(time.Time{})
@@ -93,7 +96,7 @@ func (s *Store) AppendMessageStep(ctx context.Context, in bindings.MessageStepIn
 		f := string(in.Finish)
 		finish = &f
 	}
-	before := newStepRows(steps.Entries, beforeArgs)
+	before := newStepRows(head, beforeArgs)
 	after := newStepRows(tail, tailArgs)
 	err = s.send(ctx, "append message step", func(b *pgx.Batch) {
 		b.Queue(sqlAppendSteps, steps.TenantID, steps.RunID, steps.Owner, now, beforeArgs.keys, beforeArgs.phases,
@@ -138,8 +141,8 @@ func (s *Store) AppendMessageStep(ctx context.Context, in bindings.MessageStepIn
 		}
 	} else {
 		// The message was stored before: its step is written from it.
-		if enc, err = encode(&m); err != nil {
-			return bindings.MessageStepResult{Entries: before.out, Appended: before.appended, Message: m}, invalid("encode message step " + in.Step.Key + ": " + err.Error())
+		if enc, err = encode(m); err != nil {
+			return bindings.MessageStepResult{Entries: before.out, Appended: before.appended, Message: m}, invalid("encode message step " + stepKey + ": " + err.Error())
 		}
 		tail[0].Output = enc
 		out, appended, err = s.appendSteps(ctx, "append message step", bindings.AppendStepsInput{

@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	agents "github.com/kindgi/agents"
@@ -62,7 +63,47 @@ func (r *run) deferredOutput(key string) bool { return r.deferred.set && r.defer
 
 // encodeMessage is the journaled form of a stored message, as the message
 // step's output (bindings.MessageStepInput.Encode).
-func encodeMessage(m *bindings.ConversationMessage) ([]byte, error) { return encodeOutput(m) }
+// It takes the message by value, and leaves the rare fallback to
+// marshalMessage, so that the caller's message stays on its stack.
+func encodeMessage(m bindings.ConversationMessage) ([]byte, error) {
+	size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata) // as appendOutput sizes it
+	for i := range m.ToolCalls {
+		size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
+	}
+	if b, ok := appendMessageJSON(make([]byte, 0, size), &m); ok {
+		return b, nil
+	}
+	return marshalMessage(m)
+}
+
+// encodeMessageInArena is encodeMessage writing into the drive's output
+// arena, as encodeStep does for every other step output (the store keeps
+// those bytes: the arena is never written over).
+func (r *run) encodeMessageInArena(m bindings.ConversationMessage) ([]byte, error) {
+	size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata)
+	for i := range m.ToolCalls {
+		size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
+	}
+	if cap(r.outArena)-len(r.outArena) < size {
+		if size > outArenaSize/2 {
+			return encodeMessage(m)
+		}
+		r.outArena = make([]byte, 0, outArenaSize)
+	}
+	start := len(r.outArena)
+	b, ok := appendMessageJSON(r.outArena[start:start], &m)
+	if !ok {
+		return marshalMessage(m)
+	}
+	if len(b) <= cap(r.outArena)-start {
+		r.outArena = r.outArena[:start+len(b)]
+		b = r.outArena[start:len(r.outArena):len(r.outArena)]
+	}
+	return b, nil
+}
+
+// marshalMessage is json.Marshal(m), what appendMessageJSON stands for.
+func marshalMessage(m bindings.ConversationMessage) ([]byte, error) { return json.Marshal(m) }
 
 // writeDeferred writes entries — the buffer, with the deferred message
 // step's entry in it, possibly followed by one more entry — with the
@@ -89,8 +130,8 @@ func (r *run) writeDeferred(ctx context.Context, entries []bindings.JournalEntry
 		return nil, nil, &agents.PersistenceError{Op: "append message step", Err: fmt.Errorf("the entry of step %s is not buffered", d.key)}
 	}
 	res, err := r.msgStep.AppendMessageStep(ctx, bindings.MessageStepInput{
-		Steps:   bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries[:at]},
-		Message: d.in, Step: entries[at], After: entries[at+1:], Finish: finish, Encode: encodeMessage,
+		Steps:     bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries},
+		StepIndex: at, Message: d.in, Finish: finish, Encode: r.encodeMsg,
 	})
 	if err != nil {
 		if res.Entries == nil {

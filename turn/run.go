@@ -40,9 +40,10 @@ type run struct {
 	// bufferEntry).
 	batcher   bindings.StepBatcher
 	finisher  bindings.RunFinisher
-	combiner  bindings.StepMessageAppender // only when Runs and Conversations are one store
-	msgStep   bindings.MessageStepAppender // as combiner
-	deferred  deferredMessage              // a message step waiting for the next write (see deferMessage)
+	combiner  bindings.StepMessageAppender                       // only when Runs and Conversations are one store
+	msgStep   bindings.MessageStepAppender                       // as combiner
+	deferred  deferredMessage                                    // a message step waiting for the next write (see deferMessage)
+	encodeMsg func(bindings.ConversationMessage) ([]byte, error) // r.encodeMessageInArena, made once per pooled run
 	buf       []bindings.JournalEntry
 	carried   bool         // buf holds an effect step's result (see carry)
 	logger    *slog.Logger // Bindings.Logger with the run's identity; nil: no logging
@@ -94,6 +95,7 @@ func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, status bi
 // initRun sets up a zero run r (see newRun); a pooled run (r.mem set)
 // starts its index and buffer in the pooled slabs.
 func initRun(r *run, b *Bindings, in Input, a agent.Agent, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) {
+	encodeMsg := r.encodeMsg // a pooled run keeps its closure (r stays where it is)
 	*r = run{mem: r.mem, b: b, in: in, agent: a, tenantID: in.TenantID, id: runID, owner: owner, status: status, resumed: len(entries) > 0}
 	r.loadJournal(entries)
 	if sb, ok := b.Runs.(bindings.StepBatcher); ok {
@@ -109,6 +111,9 @@ func initRun(r *run, b *Bindings, in Input, a agent.Agent, runID, owner string, 
 			r.combiner = c
 			if ms, ok := sb.(bindings.MessageStepAppender); ok && sameBinding(ms.MessageStepStore(), b.Runs) {
 				r.msgStep = ms
+				if r.encodeMsg = encodeMsg; encodeMsg == nil || r.mem == nil {
+					r.encodeMsg = r.encodeMessageInArena
+				}
 			}
 		}
 	}

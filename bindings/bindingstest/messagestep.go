@@ -27,11 +27,12 @@ func (f *fixture) messageStep(in bindings.MessageStepInput) (bindings.MessageSte
 func messageStepInput(tenant, owner string) bindings.MessageStepInput {
 	return bindings.MessageStepInput{
 		Steps: bindings.AppendStepsInput{TenantID: tenant, RunID: "run-1", Owner: owner, Entries: []bindings.JournalEntry{
-			entry("agent-loop/1/model-call", bindings.StepCompleted)}},
-		Message: runMessage(tenant, "run-1/agent-loop/1/model-call/message"),
-		Step:    bindings.JournalEntry{Key: "agent-loop/1/model-call/message", Node: "model-call", Status: bindings.StepCompleted, At: at(2)},
-		After: []bindings.JournalEntry{entry("agent-loop/1/dispatch-tools", bindings.StepCompleted),
-			entry("agent-loop/1/dispatch-tools/call_1", bindings.StepStarted)},
+			entry("agent-loop/1/model-call", bindings.StepCompleted),
+			{Key: "agent-loop/1/model-call/message", Node: "model-call", Status: bindings.StepCompleted, At: at(2)},
+			entry("agent-loop/1/dispatch-tools", bindings.StepCompleted),
+			entry("agent-loop/1/dispatch-tools/call_1", bindings.StepStarted)}},
+		StepIndex: 1,
+		Message:   runMessage(tenant, "run-1/agent-loop/1/model-call/message"),
 	}
 }
 
@@ -39,7 +40,7 @@ func messageStepInput(tenant, owner string) bindings.MessageStepInput {
 // encoding (compared as JSON: a store may keep it in its own form).
 func wantStepOutput(t *testing.T, what string, e bindings.JournalEntry, m bindings.ConversationMessage) {
 	t.Helper()
-	want, err := bindings.EncodeMessageStep(&m)
+	want, err := bindings.EncodeMessageStep(m)
 	must(t, "EncodeMessageStep", err)
 	var got, exp any
 	if err := json.Unmarshal(e.Output, &got); err != nil {
@@ -57,7 +58,7 @@ func testMessageStep(t *testing.T, f *fixture) {
 	res, err := f.messageStep(in)
 	must(t, "AppendMessageStep", err)
 	diff(t, "appended", res.Appended, []bool{true, true, true, true})
-	if len(res.Entries) != 4 || res.Entries[1].Key != in.Step.Key || res.Entries[1].Seq == 0 {
+	if len(res.Entries) != 4 || res.Entries[1].Key != in.Steps.Entries[1].Key || res.Entries[1].Seq == 0 {
 		t.Fatalf("entries %+v", res.Entries)
 	}
 	m := res.Message
@@ -92,7 +93,7 @@ func testMessageStepFinish(t *testing.T, f *fixture) {
 	f.open(t, a, "conv-1", at(1))
 	f.startRun(t, a, "run-1", "worker-1")
 	in := messageStepInput(a, "worker-1")
-	in.After = []bindings.JournalEntry{entry("compose-result", bindings.StepCompleted)}
+	in.Steps.Entries = append(in.Steps.Entries[:2:2], entry("compose-result", bindings.StepCompleted))
 	in.Finish = bindings.RunCompleted
 	_, err := f.messageStep(in)
 	must(t, "AppendMessageStep with Finish", err)
@@ -112,7 +113,9 @@ func testMessageStepStoredBefore(t *testing.T, f *fixture) {
 	f.open(t, a, "conv-1", at(1))
 	f.startRun(t, a, "run-1", "worker-1")
 	in := messageStepInput(a, "worker-1")
-	_, _, m, err := f.stepsAndMessage(in.Steps, in.Message)
+	head := in.Steps
+	head.Entries = head.Entries[:1]
+	_, _, m, err := f.stepsAndMessage(head, in.Message)
 	must(t, "AppendStepsAndMessage", err)
 	res, err := f.messageStep(in)
 	must(t, "AppendMessageStep", err)

@@ -162,8 +162,7 @@ type messageStepStore struct {
 // AppendMessageStep counts the call as one write, then delegates (once
 // crashed, it fails).
 func (s *messageStepStore) AppendMessageStep(ctx context.Context, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
-	all := append(append(append([]bindings.JournalEntry{}, in.Steps.Entries...), in.Step), in.After...)
-	op := "AppendMessageStep " + in.Message.ID + " " + entryNames(all)
+	op := "AppendMessageStep " + in.Message.ID + " " + entryNames(in.Steps.Entries)
 	if in.Finish != "" {
 		op += " " + string(in.Finish)
 	}
