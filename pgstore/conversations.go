@@ -341,6 +341,15 @@ func (ma *messageAppend) read(br pgx.BatchResults) error {
 	if err := rows.Scan(&status, &turnCount, &id, &seq, &role, &content, &toolCalls, &toolCallID, &turn, &run, &meta, &created, &participant, &appended); err != nil {
 		return err
 	}
+	if err := ma.fill(status, turnCount, id, seq, role, content, toolCalls, meta, toolCallID, run, created, participant, turn, appended); err != nil {
+		return err
+	}
+	return rows.Err()
+}
+
+// fill takes the row of kindgi_append_message.
+func (ma *messageAppend) fill(status *string, turnCount *int32, id *string, seq *int64, role, content *string, toolCalls, meta []byte,
+	toolCallID, run *string, created *time.Time, participant *string, turn *int32, appended *bool) error {
 	if status != nil {
 		ma.status = *status
 	}
@@ -348,11 +357,11 @@ func (ma *messageAppend) read(br pgx.BatchResults) error {
 		ma.turnCount = int(*turnCount)
 	}
 	if id == nil || seq == nil {
-		return rows.Err()
+		return nil
 	}
 	if appended != nil && *appended {
 		ma.m, ma.found = ma.appended(*id, *seq), true
-		return rows.Err()
+		return nil
 	}
 	m := bindings.ConversationMessage{TenantID: ma.in.TenantID, ConversationID: ma.in.ConversationID, ID: *id, Seq: *seq}
 	m.Role, m.Content = bindings.MessageRole(deref(role)), decodeText(deref(content))
@@ -368,11 +377,12 @@ func (ma *messageAppend) read(br pgx.BatchResults) error {
 			return err
 		}
 	}
+	var err error
 	if m.Metadata, err = unwrapOpt(meta); err != nil {
 		return err
 	}
 	ma.m, ma.found = m, true
-	return rows.Err()
+	return nil
 }
 
 // appended is the message this append stored, built from its input as a

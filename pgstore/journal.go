@@ -223,7 +223,6 @@ func newStepRows(entries []bindings.JournalEntry, args stepArgs) *stepRows {
 
 // read reads the next result of br: the lease row, then one row per entry.
 func (sr *stepRows) read(br pgx.BatchResults) error {
-	n := len(sr.entries)
 	rows, err := br.Query()
 	if err != nil {
 		return err
@@ -241,33 +240,40 @@ func (sr *stepRows) read(br pgx.BatchResults) error {
 			rows.Close()
 			return err
 		}
-		if ord == 0 {
-			sr.exists = true
-			if node != nil {
-				sr.leaseOwner = *node
-			}
-			sr.expires = at
-			continue
-		}
-		i := int(ord) - 1
-		if i < 0 || i >= n || seq == nil || app == nil {
-			rows.Close()
-			return fmt.Errorf("kindgi_append_steps returned entry %d of %d", ord, n)
-		}
-		sr.done = true
-		sr.got++
-		if sr.appended[i] = *app; sr.appended[i] {
-			e := sr.entries[i]
-			sr.out[i] = bindings.JournalEntry{Seq: *seq, Key: e.Key, Node: e.Node, Status: e.Status,
-				Output: compacted(e.Output), Error: copyStepError(e.Error), At: sr.args.ats[i]}
-			continue
-		}
-		if sr.out[i], err = storedEntry(*seq, sr.entries[i].Key, node, stepStatus, output, stepErr, at); err != nil {
+		if err := sr.row(ord, seq, app, node, stepStatus, output, stepErr, at); err != nil {
 			rows.Close()
 			return err
 		}
 	}
 	return rows.Err()
+}
+
+// row takes one row: the lease row (ord 0) or an entry's.
+func (sr *stepRows) row(ord int32, seq *int64, app *bool, node, stepStatus *string, output, stepErr []byte, at *time.Time) error {
+	n := len(sr.entries)
+	if ord == 0 {
+		sr.exists = true
+		if node != nil {
+			sr.leaseOwner = *node
+		}
+		sr.expires = at
+		return nil
+	}
+	i := int(ord) - 1
+	if i < 0 || i >= n || seq == nil || app == nil {
+		return fmt.Errorf("kindgi_append_steps returned entry %d of %d", ord, n)
+	}
+	sr.done = true
+	sr.got++
+	if sr.appended[i] = *app; sr.appended[i] {
+		e := sr.entries[i]
+		sr.out[i] = bindings.JournalEntry{Seq: *seq, Key: e.Key, Node: e.Node, Status: e.Status,
+			Output: compacted(e.Output), Error: copyStepError(e.Error), At: sr.args.ats[i]}
+		return nil
+	}
+	var err error
+	sr.out[i], err = storedEntry(*seq, sr.entries[i].Key, node, stepStatus, output, stepErr, at)
+	return err
 }
 
 // check is the outcome of the rows read: a missing run, a refused lease,

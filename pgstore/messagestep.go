@@ -3,6 +3,7 @@ package pgstore
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -13,11 +14,14 @@ import (
 
 var _ bindings.MessageStepAppender = (*Store)(nil)
 
-// sqlAppendMessageStep is one call of kindgi_append_message_step
-// (migration 0008): the message step's entry and the entries after it,
-// when the message queued before it was stored by the same transaction.
-const sqlAppendMessageStep = `SELECT o_ord, o_seq, o_appended, o_node, o_status, o_output, o_error, o_at
-	FROM kindgi_append_message_step($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
+// sqlMessageStep is one call of kindgi_message_step (migration 0008):
+// the entries before the message, the message, and the message step's
+// entry with the entries after it, in one statement.
+const sqlMessageStep = `SELECT o_part, o_ord, o_seq, o_appended, o_node, o_status, o_output, o_error, o_at,
+	m_status, m_turn_count, m_id, m_seq, m_role, m_content, m_tool_calls, m_tool_call_id, m_turn_number, m_run_id,
+	m_metadata, m_created_at, m_participant_id, m_appended
+	FROM kindgi_message_step($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+	$21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)`
 
 // seqField is where a message's encoding, with Seq 0, holds its seq: the
 // first `"seq":0` of it is the field itself (a string cannot hold an
@@ -28,13 +32,12 @@ var seqField = []byte(`"seq":0`)
 func (s *Store) MessageStepStore() bindings.RunBinding { return s }
 
 // AppendMessageStep implements bindings.MessageStepAppender in one round
-// trip and one transaction: kindgi_append_steps for the entries before the
-// message, kindgi_append_message for the message, and
-// kindgi_append_message_step for the step's entry (its output the stored
-// message, with the seq the message got in the same transaction) and the
-// entries after it. When the message was stored before (a retry), the
-// step's entry and the entries after it are written by a second call, from
-// the stored message.
+// trip, one statement and one transaction (kindgi_message_step):
+// the entries before the message, the message, and — when this call stored
+// the message — the step's entry (its output the stored message, with the
+// seq the message got in the same transaction) and the entries after it.
+// When the message was stored before (a retry), the step's entry and the
+// entries after it are written by a second call, from the stored message.
 func (s *Store) AppendMessageStep(ctx context.Context, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
 	steps := in.Steps
 	if in.Message.TenantID != steps.TenantID {
@@ -98,21 +101,61 @@ func (s *Store) AppendMessageStep(ctx context.Context, in bindings.MessageStepIn
 	}
 	before := newStepRows(head, beforeArgs)
 	after := newStepRows(tail, tailArgs)
+	in0 := row.in
 	err = s.send(ctx, "append message step", func(b *pgx.Batch) {
-		b.Queue(sqlAppendSteps, steps.TenantID, steps.RunID, steps.Owner, now, beforeArgs.keys, beforeArgs.phases,
-			beforeArgs.nodes, beforeArgs.statuses, beforeArgs.outputs, beforeArgs.errors, beforeArgs.ats, nil)
-		ma.queue(b, row, &steps.RunID, steps.Owner, now)
-		b.Queue(sqlAppendMessageStep, steps.TenantID, steps.RunID, steps.Owner, now, row.in.ConversationID, row.id,
-			prefix, suffix, tailArgs.keys, tailArgs.phases, tailArgs.nodes, tailArgs.statuses, tailArgs.outputs,
-			tailArgs.errors, tailArgs.ats, finish)
+		b.Queue(sqlMessageStep, steps.TenantID, steps.RunID, steps.Owner, now,
+			beforeArgs.keys, beforeArgs.phases, beforeArgs.nodes, beforeArgs.statuses, beforeArgs.outputs, beforeArgs.errors, beforeArgs.ats,
+			in0.ConversationID, row.id, string(in0.Role), encodeText(in0.Content), textArg(row.toolCalls), in0.ToolCallID,
+			in0.TurnNumber, in0.RunID, textArg(row.metadata), row.at, in0.ParticipantID,
+			prefix, suffix,
+			tailArgs.keys, tailArgs.phases, tailArgs.nodes, tailArgs.statuses, tailArgs.outputs, tailArgs.errors, tailArgs.ats, finish)
 	}, func(br pgx.BatchResults) error {
-		if err := before.read(br); err != nil {
+		rows, err := br.Query()
+		if err != nil {
 			return err
 		}
-		if err := ma.read(br); err != nil {
-			return err
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				part, ord                int32
+				seq                      *int64
+				app                      *bool
+				node, stepStatus         *string
+				output, stepErr          []byte
+				at                       *time.Time
+				mStatus, mID             *string
+				mTurnCount, mTurn        *int32
+				mSeq                     *int64
+				mRole, mContent          *string
+				mToolCalls, mMeta        []byte
+				mToolCallID, mRun, mPart *string
+				mCreated                 *time.Time
+				mAppended                *bool
+			)
+			var ordp *int32
+			if err := rows.Scan(&part, &ordp, &seq, &app, &node, &stepStatus, &output, &stepErr, &at,
+				&mStatus, &mTurnCount, &mID, &mSeq, &mRole, &mContent, &mToolCalls, &mToolCallID, &mTurn, &mRun,
+				&mMeta, &mCreated, &mPart, &mAppended); err != nil {
+				return err
+			}
+			if ordp != nil {
+				ord = *ordp
+			}
+			switch part {
+			case 1:
+				err = before.row(ord, seq, app, node, stepStatus, output, stepErr, at)
+			case 2:
+				err = ma.fill(mStatus, mTurnCount, mID, mSeq, mRole, mContent, mToolCalls, mMeta, mToolCallID, mRun, mCreated, mPart, mTurn, mAppended)
+			case 3:
+				err = after.row(ord, seq, app, node, stepStatus, output, stepErr, at)
+			default:
+				err = fmt.Errorf("kindgi_message_step returned part %d", part)
+			}
+			if err != nil {
+				return err
+			}
 		}
-		return after.read(br)
+		return rows.Err()
 	})
 	if err != nil {
 		return bindings.MessageStepResult{}, err
