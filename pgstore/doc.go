@@ -28,9 +28,10 @@
 // all in the implicit transaction of one pipeline, so it costs one network
 // round trip once the statements are prepared on the connection. The
 // journal and message writes of a turn (AppendSteps, FinishRun,
-// AppendMessage, AppendStepsAndMessage, OpenRun) are each one statement:
-// a call of a PL/pgSQL function of migration 0007 (kindgi_append_steps,
-// kindgi_append_message, kindgi_open_run) that sets the tenant itself,
+// AppendMessage, AppendStepsAndMessage, AppendMessageStep, OpenRun) are
+// each one statement: a call of a PL/pgSQL function of migration 0007 (kindgi_append_steps,
+// kindgi_append_message, kindgi_open_run; AppendMessageStep's is
+// kindgi_message_step of migration 0008) that sets the tenant itself,
 // runs with the caller's privileges (row-level security applies inside
 // it) and does the locking, checks and inserts of the whole call. Writes
 // that must serialise lock their parent row first (a conversation for
