@@ -87,7 +87,7 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 		}
 		if st != nil && st.parked != nil {
 			var pr parkRecord
-			if err := json.Unmarshal(st.parked.Output, &pr); err != nil {
+			if err := unmarshal(st.parked.Output, &pr); err != nil {
 				return approvalOutcome{}, nil, &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 			}
 			a, err := r.b.Hitl.GetApproval(ctx, r.tenantID, pr.Request.ID)
@@ -170,7 +170,7 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 // expired (a driver is about to move the run on).
 func (r *run) foldParked(ctx context.Context, parked *bindings.JournalEntry) (approvalOutcome, *bindings.ApprovalRequest, error) {
 	var pr parkRecord
-	if err := json.Unmarshal(parked.Output, &pr); err != nil {
+	if err := unmarshal(parked.Output, &pr); err != nil {
 		return approvalOutcome{}, nil, &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
 	if r.b.Hitl != nil {

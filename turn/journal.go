@@ -553,7 +553,7 @@ func decodeResult[T any](e *bindings.JournalEntry) (T, error) {
 		return out, decodeFailure(e)
 	}
 	if len(e.Output) > 0 {
-		if err := json.Unmarshal(e.Output, &out); err != nil {
+		if err := unmarshal(e.Output, &out); err != nil {
 			return out, &agents.RunJournalUnavailableError{Err: fmt.Errorf("decode step %s: %w", e.Key, err)}
 		}
 	}

@@ -94,11 +94,9 @@ func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, status bi
 		if e.Status != bindings.StepParked {
 			continue
 		}
-		var pr struct { // only the running time, not the request it parked on
-			ElapsedMs int64 `json:"elapsedMs"`
-		}
-		if json.Unmarshal(e.Output, &pr) == nil && pr.ElapsedMs > r.elapsedBefore {
-			r.elapsedBefore = pr.ElapsedMs
+		// Only the running time, not the request it parked on.
+		if ms, ok := parkedElapsedMs(e.Output); ok && ms > r.elapsedBefore {
+			r.elapsedBefore = ms
 		}
 	}
 	return r

@@ -1,0 +1,1412 @@
+package turn
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+)
+
+// The journal's decoders: reflection-free readers of the JSON a run's
+// journal and snapshot hold, for the types a replay decodes. They read
+// exactly the forms the encoders write (journalenc.go, and json.Marshal of
+// the other step outputs) and give the value json.Unmarshal gives, or they
+// decline and the caller uses json.Unmarshal: an unknown or repeated key, a
+// key or string with an escape they do not handle (a surrogate pair),
+// invalid UTF-8, a null, a number out of range, anything that is not
+// valid JSON. TestFastDecodeMatchesUnmarshal and FuzzFastDecode hold them
+// to json.Unmarshal.
+
+// decodeFast decodes raw into *out when it is one of the types with a
+// decoder and raw is in a form the decoder reads; it reports false (and
+// *out is to be discarded) otherwise.
+func decodeFast[T any](raw []byte, out *T) bool {
+	d := jdec{b: raw, s: string(raw)}
+	switch v := any(out).(type) {
+	case *setupState:
+		d.setup(v)
+	case *[]bindings.ChatMessage:
+		*v = d.chatMessages()
+	case *bindings.ConversationMessage:
+		d.conversationMessage(v)
+	case *bindings.GenerateResponse:
+		d.response(v)
+	case *[]callPlan:
+		*v = d.callPlans()
+	case *toolResult:
+		d.toolResult(v)
+	case *budgetState:
+		d.budget(v)
+	case *approvalOutcome:
+		d.approvalOutcome(v)
+	case *parkRecord:
+		d.parkRecord(v)
+	case *composeRecord:
+		d.composeRecord(v)
+	case *string:
+		*v = d.str()
+	case *[]RetrievedFact:
+		if d.arrStart() { // only the empty list: facts go to encoding/json
+			d.fail()
+		}
+		*v = []RetrievedFact{}
+	case *Input:
+		d.input(v)
+	default:
+		return false
+	}
+	return d.end()
+}
+
+// maxDecodeDepth is the deepest nesting the decoders read; deeper
+// documents go to encoding/json (whose own limit is far higher).
+const maxDecodeDepth = 64
+
+// jdec reads one JSON document. A failure sets bad and moves to the end:
+// every later read fails too and the caller falls back to encoding/json.
+type jdec struct {
+	b   []byte // the document
+	s   string // b as one string: decoded strings without escapes are its substrings
+	i   int
+	bad bool
+}
+
+func (d *jdec) fail() {
+	d.bad = true
+	d.i = len(d.s)
+}
+
+// end reports whether the document was read without a failure, to its
+// end (trailing whitespace allowed).
+func (d *jdec) end() bool {
+	d.ws()
+	return !d.bad && d.i == len(d.s)
+}
+
+func (d *jdec) ws() {
+	for d.i < len(d.s) {
+		switch d.s[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next byte after whitespace (0 at the end).
+func (d *jdec) peek() byte {
+	d.ws()
+	if d.i < len(d.s) {
+		return d.s[d.i]
+	}
+	return 0
+}
+
+// eat consumes c when it is the next byte after whitespace.
+func (d *jdec) eat(c byte) bool {
+	if d.peek() == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+func (d *jdec) want(c byte) {
+	if !d.eat(c) {
+		d.fail()
+	}
+}
+
+// objStart reads '{' and reports whether a member follows.
+func (d *jdec) objStart() bool {
+	if !d.eat('{') {
+		d.fail()
+		return false
+	}
+	return !d.eat('}')
+}
+
+// objNext reads what follows a member's value and reports whether
+// another member follows.
+func (d *jdec) objNext() bool {
+	if d.bad {
+		return false
+	}
+	if d.eat(',') {
+		return true
+	}
+	d.want('}')
+	return false
+}
+
+// arrStart reads '[' and reports whether an element follows.
+func (d *jdec) arrStart() bool {
+	if !d.eat('[') {
+		d.fail()
+		return false
+	}
+	return !d.eat(']')
+}
+
+// arrNext reads what follows an element and reports whether another
+// element follows.
+func (d *jdec) arrNext() bool {
+	if d.bad {
+		return false
+	}
+	if d.eat(',') {
+		return true
+	}
+	d.want(']')
+	return false
+}
+
+// key reads a member name without escapes and its colon.
+func (d *jdec) key() string {
+	if d.peek() != '"' {
+		d.fail()
+		return ""
+	}
+	start := d.i + 1
+	for j := start; j < len(d.s); j++ {
+		c := d.s[j]
+		if c == '"' {
+			d.i = j + 1
+			d.want(':')
+			return d.s[start:j]
+		}
+		if !jsonPlain[c] && c != '<' && c != '>' && c != '&' {
+			break // an escape, a control or non-ASCII byte
+		}
+	}
+	d.fail()
+	return ""
+}
+
+// once fails on a member read twice (json.Unmarshal merges repeated
+// members in ways not worth copying).
+func (d *jdec) once(seen *uint32, bit uint) {
+	if *seen&(1<<bit) != 0 {
+		d.fail()
+	}
+	*seen |= 1 << bit
+}
+
+// str reads a string.
+func (d *jdec) str() string {
+	if d.peek() != '"' {
+		d.fail()
+		return ""
+	}
+	start := d.i + 1
+	for j := start; j < len(d.s); j++ {
+		c := d.s[j]
+		if c == '"' {
+			d.i = j + 1
+			return d.s[start:j]
+		}
+		if !jsonPlain[c] && c != '<' && c != '>' && c != '&' {
+			return d.strSlow(start, j)
+		}
+	}
+	d.fail()
+	return ""
+}
+
+// strSlow reads the rest of a string from j, the first byte that is an
+// escape, a control or a non-ASCII byte; s[start:j] is plain.
+func (d *jdec) strSlow(start, j int) string {
+	buf := make([]byte, 0, j-start+16)
+	buf = append(buf, d.s[start:j]...)
+	for j < len(d.s) {
+		c := d.s[j]
+		switch {
+		case c == '"':
+			d.i = j + 1
+			return string(buf)
+		case c == '\\':
+			if j+1 >= len(d.s) {
+				d.fail()
+				return ""
+			}
+			switch e := d.s[j+1]; e {
+			case '"', '\\', '/':
+				buf = append(buf, e)
+			case 'b':
+				buf = append(buf, '\b')
+			case 'f':
+				buf = append(buf, '\f')
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'u':
+				r, ok := hex4(d.s, j+2)
+				if !ok || (r >= 0xD800 && r < 0xE000) { // surrogates: encoding/json's
+					d.fail()
+					return ""
+				}
+				buf = utf8.AppendRune(buf, r)
+				j += 4
+			default:
+				d.fail()
+				return ""
+			}
+			j += 2
+		case c < 0x20:
+			d.fail()
+			return ""
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			j++
+		default:
+			r, n := utf8.DecodeRuneInString(d.s[j:])
+			if r == utf8.RuneError && n == 1 { // invalid UTF-8: encoding/json replaces it
+				d.fail()
+				return ""
+			}
+			buf = append(buf, d.s[j:j+n]...)
+			j += n
+		}
+	}
+	d.fail()
+	return ""
+}
+
+// hex4 reads four hex digits at s[i:].
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// number reads a number literal as JSON's grammar has it and reports
+// whether it is an integer (no fraction, no exponent).
+func (d *jdec) number() (string, bool) {
+	d.ws()
+	s, j := d.s, d.i
+	start := j
+	digits := func() bool {
+		k := j
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		return j > k
+	}
+	if j < len(s) && s[j] == '-' {
+		j++
+	}
+	switch {
+	case j < len(s) && s[j] == '0':
+		j++
+	case !digits():
+		d.fail()
+		return "", false
+	}
+	isInt := true
+	if j < len(s) && s[j] == '.' {
+		j++
+		isInt = false
+		if !digits() {
+			d.fail()
+			return "", false
+		}
+	}
+	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+		j++
+		isInt = false
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if !digits() {
+			d.fail()
+			return "", false
+		}
+	}
+	d.i = j
+	return s[start:j], isInt
+}
+
+func (d *jdec) int64v() int64 {
+	lit, isInt := d.number()
+	if d.bad || !isInt {
+		d.fail()
+		return 0
+	}
+	n, err := strconv.ParseInt(lit, 10, 64)
+	if err != nil {
+		d.fail()
+	}
+	return n
+}
+
+func (d *jdec) intv() int {
+	lit, isInt := d.number()
+	if d.bad || !isInt {
+		d.fail()
+		return 0
+	}
+	n, err := strconv.ParseInt(lit, 10, strconv.IntSize)
+	if err != nil {
+		d.fail()
+	}
+	return int(n)
+}
+
+func (d *jdec) float() float64 {
+	lit, _ := d.number()
+	if d.bad {
+		return 0
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil {
+		d.fail()
+	}
+	return f
+}
+
+func (d *jdec) boolv() bool {
+	d.ws()
+	switch {
+	case strings.HasPrefix(d.s[d.i:], "true"):
+		d.i += 4
+		return true
+	case strings.HasPrefix(d.s[d.i:], "false"):
+		d.i += 5
+		return false
+	}
+	d.fail()
+	return false
+}
+
+// raw reads any value and returns a copy of its bytes, as
+// json.RawMessage's UnmarshalJSON keeps them (a null too).
+func (d *jdec) raw() json.RawMessage {
+	d.ws()
+	start := d.i
+	d.skip(0)
+	if d.bad {
+		return nil
+	}
+	return append(json.RawMessage(nil), d.b[start:d.i]...)
+}
+
+// skip reads any value, checking its syntax.
+func (d *jdec) skip(depth int) {
+	if depth > maxDecodeDepth {
+		d.fail()
+		return
+	}
+	switch d.peek() {
+	case '{':
+		d.i++
+		if d.eat('}') {
+			return
+		}
+		for !d.bad {
+			if d.peek() != '"' {
+				d.fail()
+				return
+			}
+			d.skipString()
+			d.want(':')
+			d.skip(depth + 1)
+			if !d.objNext() {
+				return
+			}
+		}
+	case '[':
+		d.i++
+		if d.eat(']') {
+			return
+		}
+		for !d.bad {
+			d.skip(depth + 1)
+			if !d.arrNext() {
+				return
+			}
+		}
+	case '"':
+		d.skipString()
+	case 't':
+		d.literal("true")
+	case 'f':
+		d.literal("false")
+	case 'n':
+		d.literal("null")
+	default:
+		d.number()
+	}
+}
+
+// null reads a null, if one is next: a list the encoder wrote from a nil
+// slice (a field without omitempty), which json.Unmarshal leaves nil.
+func (d *jdec) null() bool {
+	if d.peek() == 'n' {
+		d.literal("null")
+		return true
+	}
+	return false
+}
+
+func (d *jdec) literal(lit string) {
+	if !strings.HasPrefix(d.s[d.i:], lit) {
+		d.fail()
+		return
+	}
+	d.i += len(lit)
+}
+
+// skipString reads a string (at its quote) without decoding it: any byte
+// but a control byte, and valid escapes.
+func (d *jdec) skipString() {
+	s := d.s
+	for j := d.i + 1; j < len(s); {
+		c := s[j]
+		switch {
+		case c == '"':
+			d.i = j + 1
+			return
+		case c == '\\':
+			if j+1 >= len(s) {
+				d.fail()
+				return
+			}
+			switch s[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if _, ok := hex4(s, j+2); !ok {
+					d.fail()
+					return
+				}
+				j += 6
+			default:
+				d.fail()
+				return
+			}
+		case c < 0x20:
+			d.fail()
+			return
+		default:
+			j++
+		}
+	}
+	d.fail()
+}
+
+// timev reads a time as time.Time's UnmarshalJSON does (json.Unmarshal
+// hands it the quoted bytes).
+func (d *jdec) timev() time.Time {
+	if d.peek() != '"' {
+		d.fail()
+		return time.Time{}
+	}
+	start := d.i
+	d.skipString()
+	var t time.Time
+	if d.bad || t.UnmarshalJSON(d.b[start:d.i]) != nil {
+		d.fail()
+	}
+	return t
+}
+
+// anyv reads a value as json.Unmarshal into an interface does: objects as
+// map[string]any, arrays as []any, numbers as float64.
+func (d *jdec) anyv(depth int) any {
+	if depth > maxDecodeDepth {
+		d.fail()
+		return nil
+	}
+	switch d.peek() {
+	case '{':
+		m := map[string]any{}
+		for more := d.objStart(); more; more = d.objNext() {
+			k := d.key()
+			m[k] = d.anyv(depth + 1)
+		}
+		return m
+	case '[':
+		a := []any{}
+		for more := d.arrStart(); more; more = d.arrNext() {
+			a = append(a, d.anyv(depth+1))
+		}
+		return a
+	case '"':
+		return d.str()
+	case 't', 'f':
+		return d.boolv()
+	case 'n':
+		d.literal("null")
+		return nil
+	}
+	return d.float()
+}
+
+func (d *jdec) strings() []string {
+	if d.null() {
+		return nil
+	}
+	out := []string{}
+	for more := d.arrStart(); more; more = d.arrNext() {
+		out = append(out, d.str())
+	}
+	return out
+}
+
+func (d *jdec) stringMap() map[string]string {
+	m := map[string]string{}
+	for more := d.objStart(); more; more = d.objNext() {
+		k := d.key()
+		m[k] = d.str()
+	}
+	return m
+}
+
+// gate reads an agent.ToolGate: a bare mode string, or an object given to
+// its UnmarshalJSON as json.Unmarshal would.
+func (d *jdec) gate() agent.ToolGate {
+	switch d.peek() {
+	case '"':
+		return agent.ToolGate{Mode: agent.GateMode(d.str())}
+	case '{':
+		start := d.i
+		d.skip(0)
+		var g agent.ToolGate
+		if d.bad || g.UnmarshalJSON(d.b[start:d.i]) != nil {
+			d.fail()
+		}
+		return g
+	}
+	d.fail()
+	return agent.ToolGate{}
+}
+
+func (d *jdec) gateMap() map[string]agent.ToolGate {
+	m := map[string]agent.ToolGate{}
+	for more := d.objStart(); more; more = d.objNext() {
+		k := d.key()
+		m[k] = d.gate()
+	}
+	return m
+}
+
+func (d *jdec) toolCalls() []bindings.ToolCall {
+	if d.null() {
+		return nil
+	}
+	out := []bindings.ToolCall{}
+	for more := d.arrStart(); more; more = d.arrNext() {
+		var c bindings.ToolCall
+		var seen uint32
+		for more := d.objStart(); more; more = d.objNext() {
+			switch d.key() {
+			case "id":
+				d.once(&seen, 0)
+				c.ID = d.str()
+			case "name":
+				d.once(&seen, 1)
+				c.Name = d.str()
+			case "arguments":
+				d.once(&seen, 2)
+				c.Arguments = d.raw()
+			default:
+				d.fail()
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (d *jdec) chatMessages() []bindings.ChatMessage {
+	if d.null() {
+		return nil
+	}
+	out := make([]bindings.ChatMessage, 0, 4)
+	for more := d.arrStart(); more; more = d.arrNext() {
+		var m bindings.ChatMessage
+		var seen uint32
+		for more := d.objStart(); more; more = d.objNext() {
+			switch d.key() {
+			case "role":
+				d.once(&seen, 0)
+				m.Role = bindings.ChatRole(d.str())
+			case "content":
+				d.once(&seen, 1)
+				m.Content = d.str()
+			case "toolCalls":
+				d.once(&seen, 2)
+				m.ToolCalls = d.toolCalls()
+			case "toolCallId":
+				d.once(&seen, 3)
+				m.ToolCallID = d.str()
+			default:
+				d.fail()
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func (d *jdec) conversationMessage(m *bindings.ConversationMessage) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "tenantId":
+			d.once(&seen, 0)
+			m.TenantID = d.str()
+		case "conversationId":
+			d.once(&seen, 1)
+			m.ConversationID = d.str()
+		case "id":
+			d.once(&seen, 2)
+			m.ID = d.str()
+		case "seq":
+			d.once(&seen, 3)
+			m.Seq = d.int64v()
+		case "role":
+			d.once(&seen, 4)
+			m.Role = bindings.MessageRole(d.str())
+		case "content":
+			d.once(&seen, 5)
+			m.Content = d.str()
+		case "toolCalls":
+			d.once(&seen, 6)
+			m.ToolCalls = d.toolCalls()
+		case "toolCallId":
+			d.once(&seen, 7)
+			m.ToolCallID = d.str()
+		case "turnNumber":
+			d.once(&seen, 8)
+			m.TurnNumber = d.intv()
+		case "runId":
+			d.once(&seen, 9)
+			m.RunID = d.str()
+		case "participantId":
+			d.once(&seen, 10)
+			m.ParticipantID = d.str()
+		case "metadata":
+			d.once(&seen, 11)
+			m.Metadata = d.raw()
+		case "createdAt":
+			d.once(&seen, 12)
+			m.CreatedAt = d.timev()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *jdec) usage(u *bindings.Usage) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "inputTokens":
+			d.once(&seen, 0)
+			u.InputTokens = d.intv()
+		case "outputTokens":
+			d.once(&seen, 1)
+			u.OutputTokens = d.intv()
+		case "costUsd":
+			d.once(&seen, 2)
+			u.CostUsd = d.float()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *jdec) response(v *bindings.GenerateResponse) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "text":
+			d.once(&seen, 0)
+			v.Text = d.str()
+		case "toolCalls":
+			d.once(&seen, 1)
+			v.ToolCalls = d.toolCalls()
+		case "finishReason":
+			d.once(&seen, 2)
+			v.FinishReason = d.str()
+		case "model":
+			d.once(&seen, 3)
+			v.Model = d.str()
+		case "usage":
+			d.once(&seen, 4)
+			d.usage(&v.Usage)
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *jdec) callPlans() []callPlan {
+	if d.null() {
+		return nil
+	}
+	out := make([]callPlan, 0, 1)
+	for more := d.arrStart(); more; more = d.arrNext() {
+		var p callPlan
+		var seen uint32
+		for more := d.objStart(); more; more = d.objNext() {
+			switch d.key() {
+			case "id":
+				d.once(&seen, 0)
+				p.ID = d.str()
+			case "key":
+				d.once(&seen, 1)
+				p.Key = d.str()
+			case "toolId":
+				d.once(&seen, 2)
+				p.ToolID = d.str()
+			case "toolVersion":
+				d.once(&seen, 3)
+				p.ToolVersion = d.str()
+			case "arguments":
+				d.once(&seen, 4)
+				p.Arguments = d.raw()
+			case "action":
+				d.once(&seen, 5)
+				p.Action = d.str()
+			case "status":
+				d.once(&seen, 6)
+				p.Status = d.str()
+			case "message":
+				d.once(&seen, 7)
+				p.Message = d.str()
+			case "reviewerRole":
+				d.once(&seen, 8)
+				p.ReviewerRole = d.str()
+			case "reason":
+				d.once(&seen, 9)
+				p.Reason = d.str()
+			default:
+				d.fail()
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func (d *jdec) toolResult(v *toolResult) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "status":
+			d.once(&seen, 0)
+			v.Status = d.str()
+		case "output":
+			d.once(&seen, 1)
+			v.Output = d.raw()
+		case "error":
+			d.once(&seen, 2)
+			v.Error = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *jdec) budget(v *budgetState) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "modelCalls":
+			d.once(&seen, 0)
+			v.ModelCalls = d.intv()
+		case "costUsd":
+			d.once(&seen, 1)
+			v.CostUsd = d.float()
+		case "elapsedMs":
+			d.once(&seen, 2)
+			v.ElapsedMs = d.int64v()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *jdec) approvalOutcome(v *approvalOutcome) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "status":
+			d.once(&seen, 0)
+			v.Status = d.str()
+		case "approvalId":
+			d.once(&seen, 1)
+			v.ApprovalID = d.str()
+		case "reviewer":
+			d.once(&seen, 2)
+			v.Reviewer = d.str()
+		case "comment":
+			d.once(&seen, 3)
+			v.Comment = d.str()
+		case "nextRole":
+			d.once(&seen, 4)
+			v.NextRole = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *jdec) approvalRequest(v *bindings.ApprovalRequest) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "tenantId":
+			d.once(&seen, 0)
+			v.TenantID = d.str()
+		case "id":
+			d.once(&seen, 1)
+			v.ID = d.str()
+		case "runId":
+			d.once(&seen, 2)
+			v.RunID = d.str()
+		case "conversationId":
+			d.once(&seen, 3)
+			v.ConversationID = d.str()
+		case "toolCallId":
+			d.once(&seen, 4)
+			v.ToolCallID = d.str()
+		case "toolId":
+			d.once(&seen, 5)
+			v.ToolID = d.str()
+		case "toolVersion":
+			d.once(&seen, 6)
+			v.ToolVersion = d.str()
+		case "arguments":
+			d.once(&seen, 7)
+			v.Arguments = d.raw()
+		case "reviewerRole":
+			d.once(&seen, 8)
+			v.ReviewerRole = d.str()
+		case "reason":
+			d.once(&seen, 9)
+			v.Reason = d.str()
+		case "createdAt":
+			d.once(&seen, 10)
+			v.CreatedAt = d.timev()
+		case "expiresAt":
+			d.once(&seen, 11)
+			v.ExpiresAt = d.timev()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *jdec) parkRecord(v *parkRecord) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "request":
+			d.once(&seen, 0)
+			d.approvalRequest(&v.Request)
+		case "elapsedMs":
+			d.once(&seen, 1)
+			v.ElapsedMs = d.int64v()
+		default:
+			d.fail()
+		}
+	}
+}
+
+// parkedElapsedMs reads the running time a parked approval entry recorded
+// (parkRecord.ElapsedMs) without decoding the request it parked on.
+func parkedElapsedMs(raw []byte) (int64, bool) {
+	d := jdec{b: raw, s: string(raw)}
+	var ms int64
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "request":
+			d.once(&seen, 0)
+			d.skip(0)
+		case "elapsedMs":
+			d.once(&seen, 1)
+			ms = d.int64v()
+		default:
+			d.fail()
+		}
+	}
+	if d.end() {
+		return ms, true
+	}
+	var pr struct {
+		ElapsedMs int64 `json:"elapsedMs"`
+	}
+	if json.Unmarshal(raw, &pr) != nil {
+		return 0, false
+	}
+	return pr.ElapsedMs, true
+}
+
+func (d *jdec) composeRecord(v *composeRecord) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "status":
+			d.once(&seen, 0)
+			v.Status = Status(d.str())
+		case "messageId":
+			d.once(&seen, 1)
+			v.MessageID = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *jdec) input(v *Input) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "tenantId":
+			d.once(&seen, 0)
+			v.TenantID = d.str()
+		case "projectId":
+			d.once(&seen, 1)
+			v.ProjectID = d.str()
+		case "conversationId":
+			d.once(&seen, 2)
+			v.ConversationID = d.str()
+		case "userMessage":
+			d.once(&seen, 3)
+			v.UserMessage = d.str()
+		case "parameters":
+			d.once(&seen, 4)
+			if d.peek() != '{' {
+				d.fail()
+			}
+			v.Parameters, _ = d.anyv(0).(map[string]any)
+		case "participantId":
+			d.once(&seen, 5)
+			v.ParticipantID = d.str()
+		case "dryRun":
+			d.once(&seen, 6)
+			v.DryRun = d.boolv()
+		case "principal":
+			d.once(&seen, 7)
+			p := &bindings.Principal{}
+			var ps uint32
+			for more := d.objStart(); more; more = d.objNext() {
+				switch d.key() {
+				case "id":
+					d.once(&ps, 0)
+					p.ID = d.str()
+				case "roles":
+					d.once(&ps, 1)
+					p.Roles = d.strings()
+				default:
+					d.fail()
+				}
+			}
+			v.Principal = p
+		case "runId":
+			d.once(&seen, 8)
+			v.RunID = d.str()
+		default: // modelSettings among them: encoding/json reads those
+			d.fail()
+		}
+	}
+}
+
+func (d *jdec) setup(s *setupState) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "now":
+			d.once(&seen, 0)
+			s.Now = d.timev()
+		case "turnNumber":
+			d.once(&seen, 1)
+			s.TurnNumber = d.intv()
+		case "tools":
+			d.once(&seen, 2)
+			s.Tools = d.tools()
+		case "guardrails":
+			d.once(&seen, 3)
+			s.Guardrails = d.guardrails()
+		case "policy":
+			d.once(&seen, 4)
+			d.policy(&s.Policy)
+		case "route":
+			d.once(&seen, 5)
+			d.route(&s.Route)
+		case "model":
+			d.once(&seen, 6)
+			d.model(&s.Model)
+		case "hitl":
+			d.once(&seen, 7)
+			d.hitl(&s.Hitl)
+		case "sessionGate":
+			d.once(&seen, 8)
+			d.sessionGate(&s.SessionGate)
+		case "budget":
+			d.once(&seen, 9)
+			d.budgetCaps(&s.Budget)
+		case "historyLimit":
+			d.once(&seen, 10)
+			s.HistoryLimit = d.intv()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *jdec) tools() []bindings.ToolDescriptor {
+	if d.null() {
+		return nil
+	}
+	out := make([]bindings.ToolDescriptor, 0, 2)
+	for more := d.arrStart(); more; more = d.arrNext() {
+		var t bindings.ToolDescriptor
+		var seen uint32
+		for more := d.objStart(); more; more = d.objNext() {
+			switch d.key() {
+			case "id":
+				d.once(&seen, 0)
+				t.ID = d.str()
+			case "version":
+				d.once(&seen, 1)
+				t.Version = d.str()
+			case "description":
+				d.once(&seen, 2)
+				t.Description = d.str()
+			case "inputSchema":
+				d.once(&seen, 3)
+				t.InputSchema = d.raw()
+			case "outputSchema":
+				d.once(&seen, 4)
+				t.OutputSchema = d.raw()
+			case "secrets":
+				d.once(&seen, 5)
+				t.Secrets = d.strings()
+			case "env":
+				d.once(&seen, 6)
+				t.Env = d.stringMap()
+			case "config":
+				d.once(&seen, 7)
+				if d.peek() != '{' {
+					d.fail()
+				}
+				t.Config, _ = d.anyv(0).(map[string]any)
+			case "annotations":
+				d.once(&seen, 8)
+				t.Annotations = d.annotations()
+			case "gate":
+				d.once(&seen, 9)
+				g := d.gate()
+				t.Gate = &g
+			default:
+				d.fail()
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func (d *jdec) annotations() *bindings.ToolAnnotations {
+	a := &bindings.ToolAnnotations{}
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "title":
+			d.once(&seen, 0)
+			a.Title = d.str()
+		case "readOnlyHint":
+			d.once(&seen, 1)
+			a.ReadOnlyHint = d.boolv()
+		case "destructiveHint":
+			d.once(&seen, 2)
+			v := d.boolv()
+			a.DestructiveHint = &v
+		case "idempotentHint":
+			d.once(&seen, 3)
+			a.IdempotentHint = d.boolv()
+		case "openWorldHint":
+			d.once(&seen, 4)
+			v := d.boolv()
+			a.OpenWorldHint = &v
+		default:
+			d.fail()
+		}
+	}
+	return a
+}
+
+func (d *jdec) guardrails() []bindings.Guardrail {
+	if d.null() {
+		return nil
+	}
+	out := []bindings.Guardrail{}
+	for more := d.arrStart(); more; more = d.arrNext() {
+		var g bindings.Guardrail
+		var seen uint32
+		for more := d.objStart(); more; more = d.objNext() {
+			switch d.key() {
+			case "id":
+				d.once(&seen, 0)
+				g.ID = d.str()
+			case "kind":
+				d.once(&seen, 1)
+				g.Kind = d.str()
+			case "checkId":
+				d.once(&seen, 2)
+				g.CheckID = d.str()
+			case "action":
+				d.once(&seen, 3)
+				g.Action = d.str()
+			case "config":
+				d.once(&seen, 4)
+				g.Config = d.raw()
+			default:
+				d.fail()
+			}
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+func (d *jdec) policy(p *Policy) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "allowProviders":
+			d.once(&seen, 0)
+			if !d.null() { // null leaves the pointer nil
+				l := d.strings()
+				p.AllowProviders = &l
+			}
+		case "denyProviders":
+			d.once(&seen, 1)
+			p.DenyProviders = d.strings()
+		case "allowModels":
+			d.once(&seen, 2)
+			if !d.null() { // null leaves the pointer nil
+				l := d.strings()
+				p.AllowModels = &l
+			}
+		case "denyModels":
+			d.once(&seen, 3)
+			p.DenyModels = d.strings()
+		case "maxCostUsd":
+			d.once(&seen, 4)
+			c := d.float()
+			p.MaxCostUsd = &c
+		case "maxSteps":
+			d.once(&seen, 5)
+			n := d.intv()
+			p.MaxSteps = &n
+		case "maxWallMs":
+			d.once(&seen, 6)
+			n := d.int64v()
+			p.MaxWallMs = &n
+		case "hitl":
+			d.once(&seen, 7)
+			p.Hitl = d.hitlSpec()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *jdec) hitlSpec() *bindings.HitlSpec {
+	h := &bindings.HitlSpec{}
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "maxTimeoutMs":
+			d.once(&seen, 0)
+			n := d.int64v()
+			h.MaxTimeoutMs = &n
+		case "minReviewerRole":
+			d.once(&seen, 1)
+			h.MinReviewerRole = d.str()
+		case "toolFloors":
+			d.once(&seen, 2)
+			h.ToolFloors = d.gateMap()
+		case "onTimeout":
+			d.once(&seen, 3)
+			h.OnTimeout = d.str()
+		case "afterTurns":
+			d.once(&seen, 4)
+			n := d.intv()
+			h.AfterTurns = &n
+		default:
+			d.fail()
+		}
+	}
+	return h
+}
+
+func (d *jdec) route(r *ProviderRef) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "provider":
+			d.once(&seen, 0)
+			r.Provider = d.str()
+		case "model":
+			d.once(&seen, 1)
+			r.Model = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *jdec) model(m *bindings.ModelInfo) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "id":
+			d.once(&seen, 0)
+			m.ID = d.str()
+		case "features":
+			d.once(&seen, 1)
+			m.Features = d.strings()
+		case "contextWindow":
+			d.once(&seen, 2)
+			m.ContextWindow = d.intv()
+		case "inputPricePerMTok":
+			d.once(&seen, 3)
+			m.InputPricePerMTok = d.float()
+		case "outputPricePerMTok":
+			d.once(&seen, 4)
+			m.OutputPricePerMTok = d.float()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *jdec) hitl(h *EffectiveHitlPolicy) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "timeoutMs":
+			d.once(&seen, 0)
+			h.TimeoutMs = d.int64v()
+		case "reviewerRole":
+			d.once(&seen, 1)
+			h.ReviewerRole = d.str()
+		case "onTimeout":
+			d.once(&seen, 2)
+			h.OnTimeout = d.str()
+		case "afterTurns":
+			d.once(&seen, 3)
+			n := d.intv()
+			h.AfterTurns = &n
+		case "toolGates":
+			d.once(&seen, 4)
+			g := &agent.ToolGates{}
+			var gs uint32
+			for more := d.objStart(); more; more = d.objNext() {
+				switch d.key() {
+				case "default":
+					d.once(&gs, 0)
+					def := d.gate()
+					g.Default = &def
+				case "overrides":
+					d.once(&gs, 1)
+					g.Overrides = d.gateMap()
+				default:
+					d.fail()
+				}
+			}
+			h.ToolGates = g
+		case "toolFloors":
+			d.once(&seen, 5)
+			h.ToolFloors = d.gateMap()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *jdec) sessionGate(g *SessionGateResult) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "required":
+			d.once(&seen, 0)
+			g.Required = d.boolv()
+		case "afterTurns":
+			d.once(&seen, 1)
+			g.AfterTurns = d.intv()
+		case "turnNumber":
+			d.once(&seen, 2)
+			g.TurnNumber = d.intv()
+		case "reason":
+			d.once(&seen, 3)
+			g.Reason = d.str()
+		default:
+			d.fail()
+		}
+	}
+}
+
+func (d *jdec) budgetCaps(b *budgetCaps) {
+	var seen uint32
+	for more := d.objStart(); more; more = d.objNext() {
+		switch d.key() {
+		case "maxSteps":
+			d.once(&seen, 0)
+			b.MaxSteps = d.intv()
+		case "maxCostUsd":
+			d.once(&seen, 1)
+			c := d.float()
+			b.MaxCostUsd = &c
+		case "maxWallMs":
+			d.once(&seen, 2)
+			b.MaxWallMs = d.int64v()
+		case "maxToolCalls":
+			d.once(&seen, 3)
+			b.MaxToolCalls = d.intv()
+		default:
+			d.fail()
+		}
+	}
+}
+
+// unmarshal is json.Unmarshal(raw, out) for a zero *out, through the
+// decoders above when they read raw.
+func unmarshal[T any](raw []byte, out *T) error {
+	if decodeFast(raw, out) {
+		return nil
+	}
+	var zero T
+	*out = zero
+	return json.Unmarshal(raw, out)
+}
