@@ -185,3 +185,37 @@ func BenchmarkResume(b *testing.B) {
 	}
 	reportCPU(b, cpu, b.N)
 }
+
+// BenchmarkResumeFresh is BenchmarkResume's workload without the gate:
+// the same agent, tools, provider and conversation (turns one after the
+// other, history read up to its limit), the send-email call run at once
+// and the final model call — one fresh Invoke per iteration. It is the
+// like-for-like figure a Resume is compared with (both counted inside the
+// function, callgrind --toggle-collect=turn.Invoke / turn.Resume).
+func BenchmarkResumeFresh(b *testing.B) {
+	f := newFixture(b, nil, func(s *agent.Spec) {
+		s.Retrieval, s.Guardrails = nil, nil
+		s.ConversationPolicy.Hitl = nil
+	})
+	script := emailThenAnswer()
+	kp := &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
+		"agent-loop/1/model-call": {ToolCalls: script[0].ToolCalls, Usage: script[0].Usage},
+		"agent-loop/2/model-call": {Text: script[1].Text, Usage: script[1].Usage},
+	}}
+	bb := f.bindings()
+	bb.Providers = bindings.Providers{kp}
+	bb.OnEvent = nil
+	bb.Provenance = bindings.ProvenanceBindings{}
+	ctx := context.Background()
+	in := f.input("Send the draft.")
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuTime()
+	for i := 0; i < b.N; i++ {
+		res, err := turn.Invoke(ctx, in, bb)
+		if err != nil || res.Status != turn.StatusCompleted || res.Usage.ToolCalls != 1 {
+			b.Fatalf("Invoke = %+v, %v", res, err)
+		}
+	}
+	reportCPU(b, cpu, b.N)
+}

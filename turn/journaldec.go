@@ -69,8 +69,12 @@ const maxDecodeDepth = 64
 // jdec reads one JSON document. A failure sets bad and moves to the end:
 // every later read fails too and the caller falls back to encoding/json.
 type jdec struct {
-	b   []byte // the document
-	s   string // b as one string: decoded strings without escapes are its substrings
+	b []byte // the document
+	s string // b as one string: decoded strings without escapes are its substrings
+	// own is a copy of b made on the first raw value: raw values are its
+	// slices (capped, so an append to one never reaches the next), one
+	// allocation for all of them, and none shares memory with b.
+	own []byte
 	i   int
 	bad bool
 }
@@ -166,26 +170,41 @@ func (d *jdec) arrNext() bool {
 	return false
 }
 
-// key reads a member name without escapes and its colon.
+// key reads a struct member's name and its colon. The name is the bytes
+// up to the next quote, undecoded: a name with an escape or any other
+// byte is not one of the names a decoder's switch knows, so it fails
+// there.
 func (d *jdec) key() string {
 	if d.peek() != '"' {
 		d.fail()
 		return ""
 	}
 	start := d.i + 1
-	for j := start; j < len(d.s); j++ {
-		c := d.s[j]
-		if c == '"' {
-			d.i = j + 1
-			d.want(':')
-			return d.s[start:j]
-		}
-		if !jsonPlain[c] && c != '<' && c != '>' && c != '&' {
-			break // an escape, a control or non-ASCII byte
+	n := strings.IndexByte(d.s[start:], '"')
+	if n < 0 {
+		d.fail()
+		return ""
+	}
+	d.i = start + n + 1
+	if d.i < len(d.s) && d.s[d.i] == ':' {
+		d.i++
+	} else {
+		d.want(':')
+	}
+	return d.s[start : start+n]
+}
+
+// mapKey reads a map key: a string without escapes (the decoded key is
+// the bytes) and its colon.
+func (d *jdec) mapKey() string {
+	k := d.key()
+	for i := 0; i < len(k); i++ {
+		if !strPlain[k[i]] {
+			d.fail()
+			return ""
 		}
 	}
-	d.fail()
-	return ""
+	return k
 }
 
 // once fails on a member read twice (json.Unmarshal merges repeated
@@ -204,19 +223,35 @@ func (d *jdec) str() string {
 		return ""
 	}
 	start := d.i + 1
-	for j := start; j < len(d.s); j++ {
-		c := d.s[j]
-		if c == '"' {
-			d.i = j + 1
-			return d.s[start:j]
-		}
-		if !jsonPlain[c] && c != '<' && c != '>' && c != '&' {
-			return d.strSlow(start, j)
-		}
+	j := start
+	for j < len(d.s) && strPlain[d.s[j]] {
+		j++
 	}
-	d.fail()
-	return ""
+	if j < len(d.s) && d.s[j] == '"' {
+		d.i = j + 1
+		return d.s[start:j]
+	}
+	return d.strSlow(start, j)
 }
+
+// strPlain holds the bytes a string holds as they are: printable ASCII but
+// the quote and the backslash.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// rawPlain holds the bytes skipString passes over: any but a control
+// byte, the quote and the backslash (encoding/json does not check UTF-8
+// in a value it keeps raw).
+var rawPlain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // strSlow reads the rest of a string from j, the first byte that is an
 // escape, a control or a non-ASCII byte; s[start:j] is plain.
@@ -401,8 +436,8 @@ func (d *jdec) boolv() bool {
 	return false
 }
 
-// raw reads any value and returns a copy of its bytes, as
-// json.RawMessage's UnmarshalJSON keeps them (a null too).
+// raw reads any value and returns its bytes, as json.RawMessage's
+// UnmarshalJSON keeps them (a null too), in memory of the decoder's own.
 func (d *jdec) raw() json.RawMessage {
 	d.ws()
 	start := d.i
@@ -410,7 +445,10 @@ func (d *jdec) raw() json.RawMessage {
 	if d.bad {
 		return nil
 	}
-	return append(json.RawMessage(nil), d.b[start:d.i]...)
+	if d.own == nil {
+		d.own = append([]byte(nil), d.b...)
+	}
+	return json.RawMessage(d.own[start:d.i:d.i])
 }
 
 // skip reads any value, checking its syntax.
@@ -484,6 +522,12 @@ func (d *jdec) literal(lit string) {
 func (d *jdec) skipString() {
 	s := d.s
 	for j := d.i + 1; j < len(s); {
+		for j < len(s) && rawPlain[s[j]] {
+			j++
+		}
+		if j == len(s) {
+			break
+		}
 		c := s[j]
 		switch {
 		case c == '"':
@@ -544,7 +588,7 @@ func (d *jdec) anyv(depth int) any {
 	case '{':
 		m := map[string]any{}
 		for more := d.objStart(); more; more = d.objNext() {
-			k := d.key()
+			k := d.mapKey()
 			m[k] = d.anyv(depth + 1)
 		}
 		return m
@@ -579,7 +623,7 @@ func (d *jdec) strings() []string {
 func (d *jdec) stringMap() map[string]string {
 	m := map[string]string{}
 	for more := d.objStart(); more; more = d.objNext() {
-		k := d.key()
+		k := d.mapKey()
 		m[k] = d.str()
 	}
 	return m
@@ -607,7 +651,7 @@ func (d *jdec) gate() agent.ToolGate {
 func (d *jdec) gateMap() map[string]agent.ToolGate {
 	m := map[string]agent.ToolGate{}
 	for more := d.objStart(); more; more = d.objNext() {
-		k := d.key()
+		k := d.mapKey()
 		m[k] = d.gate()
 	}
 	return m
