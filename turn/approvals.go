@@ -189,7 +189,7 @@ func (r *run) foldParked(ctx context.Context, parked *bindings.JournalEntry) (ap
 // complete journals a decided approval attempt and returns the outcome the
 // journal keeps (the first one recorded).
 func (r *run) complete(ctx context.Context, key, node string, o approvalOutcome) (approvalOutcome, error) {
-	raw, err := json.Marshal(o)
+	raw, err := encodeApprovalOutcome(&o)
 	if err != nil {
 		return o, &agents.PersistenceError{Op: "encode approval outcome", Err: err, Permanent: true}
 	}
@@ -239,4 +239,26 @@ func (r *run) sessionGate(ctx context.Context) (Result, bool, error) {
 		return Result{}, false, &agents.HitlRequiredError{ApprovalID: o.ApprovalID, Reason: "the session gate was " + o.Status}
 	}
 	return Result{}, false, nil
+}
+
+// encodeApprovalOutcome is json.Marshal(*o), without reflection for the
+// strings appendJSONString writes (TestEncodeApprovalOutcomeMatchesMarshal).
+func encodeApprovalOutcome(o *approvalOutcome) ([]byte, error) {
+	b := make([]byte, 0, 64+len(o.Status)+len(o.ApprovalID)+len(o.Reviewer)+len(o.Comment)+len(o.NextRole))
+	b = append(b, `{"status":`...)
+	b, ok := appendJSONString(b, o.Status)
+	if ok {
+		b = append(b, `,"approvalId":`...)
+		b, ok = appendJSONString(b, o.ApprovalID)
+	}
+	for _, f := range [...]struct{ name, v string }{{`,"reviewer":`, o.Reviewer}, {`,"comment":`, o.Comment}, {`,"nextRole":`, o.NextRole}} {
+		if ok && f.v != "" {
+			b = append(b, f.name...)
+			b, ok = appendJSONString(b, f.v)
+		}
+	}
+	if !ok {
+		return json.Marshal(*o)
+	}
+	return append(b, '}'), nil
 }

@@ -201,3 +201,21 @@ func FuzzFastDecode(f *testing.F) {
 		sameForEveryType(t, raw)
 	})
 }
+
+// TestEncodeApprovalOutcomeMatchesMarshal: an approval outcome is
+// journaled as json.Marshal writes it.
+func TestEncodeApprovalOutcomeMatchesMarshal(t *testing.T) {
+	for _, o := range []approvalOutcome{
+		{},
+		{Status: approvalApproved, ApprovalID: "run/agent-loop/1/dispatch-tools/call_1/approval"},
+		{Status: approvalDenied, ApprovalID: "a", Reviewer: "rita", Comment: "not <now> & \"never\"\n"},
+		{Status: approvalEscalated, ApprovalID: "a", NextRole: "lead"},
+		{Status: approvalDenied, ApprovalID: "a", Comment: "é\u2028\x01\xff"},
+	} {
+		got, err := encodeApprovalOutcome(&o)
+		want, _ := json.Marshal(o)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("encodeApprovalOutcome(%+v) = %s, %v; json.Marshal: %s", o, got, err, want)
+		}
+	}
+}
