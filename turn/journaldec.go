@@ -104,6 +104,9 @@ func (d *jdec) ws() {
 
 // peek returns the next byte after whitespace (0 at the end).
 func (d *jdec) peek() byte {
+	if d.i < len(d.s) && d.s[d.i] > ' ' { // no whitespace: the usual case
+		return d.s[d.i]
+	}
 	d.ws()
 	if d.i < len(d.s) {
 		return d.s[d.i]
@@ -171,7 +174,8 @@ func (d *jdec) arrNext() bool {
 }
 
 // key reads a struct member's name and its colon. The name is the bytes
-// up to the next quote, undecoded: a name with an escape or any other
+// up to the next quote (names are short: a plain loop beats IndexByte),
+// undecoded: a name with an escape or any other
 // byte is not one of the names a decoder's switch knows, so it fails
 // there.
 func (d *jdec) key() string {
@@ -179,19 +183,22 @@ func (d *jdec) key() string {
 		d.fail()
 		return ""
 	}
-	start := d.i + 1
-	n := strings.IndexByte(d.s[start:], '"')
-	if n < 0 {
+	s, start := d.s, d.i+1
+	j := start
+	for j < len(s) && s[j] != '"' {
+		j++
+	}
+	if j == len(s) {
 		d.fail()
 		return ""
 	}
-	d.i = start + n + 1
-	if d.i < len(d.s) && d.s[d.i] == ':' {
+	d.i = j + 1
+	if d.i < len(s) && s[d.i] == ':' {
 		d.i++
 	} else {
 		d.want(':')
 	}
-	return d.s[start : start+n]
+	return s[start:j]
 }
 
 // mapKey reads a map key: a string without escapes (the decoded key is
@@ -222,14 +229,14 @@ func (d *jdec) str() string {
 		d.fail()
 		return ""
 	}
-	start := d.i + 1
+	s, start := d.s, d.i+1
 	j := start
-	for j < len(d.s) && strPlain[d.s[j]] {
+	for j < len(s) && strPlain[s[j]] {
 		j++
 	}
-	if j < len(d.s) && d.s[j] == '"' {
+	if j < len(s) && s[j] == '"' {
 		d.i = j + 1
-		return d.s[start:j]
+		return s[start:j]
 	}
 	return d.strSlow(start, j)
 }
@@ -441,7 +448,7 @@ func (d *jdec) boolv() bool {
 func (d *jdec) raw() json.RawMessage {
 	d.ws()
 	start := d.i
-	d.skip(0)
+	d.skip()
 	if d.bad {
 		return nil
 	}
@@ -451,52 +458,161 @@ func (d *jdec) raw() json.RawMessage {
 	return json.RawMessage(d.own[start:d.i:d.i])
 }
 
-// skip reads any value, checking its syntax.
-func (d *jdec) skip(depth int) {
-	if depth > maxDecodeDepth {
-		d.fail()
-		return
-	}
-	switch d.peek() {
-	case '{':
-		d.i++
-		if d.eat('}') {
+// skip reads any value, checking its syntax, in one loop: open
+// containers are a stack of bits (1 an object, 0 an array), at most
+// maxDecodeDepth deep.
+func (d *jdec) skip() {
+	s, i := d.s, d.i
+	var stack uint64
+	depth := 0
+	const (
+		value = iota // a value is next
+		after        // a value ended
+		key          // a member name is next
+	)
+	state := value
+	for {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+			i++
+		}
+		if i >= len(s) {
+			d.fail()
 			return
 		}
-		for !d.bad {
-			if d.peek() != '"' {
+		c := s[i]
+		switch state {
+		case value:
+			switch c {
+			case '{', '[':
+				if depth == maxDecodeDepth {
+					d.fail()
+					return
+				}
+				stack <<= 1
+				state = value
+				if c == '{' {
+					stack |= 1
+					state = key
+				}
+				depth++
+				i++
+				// An empty container ends at once.
+				for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+					i++
+				}
+				if i < len(s) && ((c == '{' && s[i] == '}') || (c == '[' && s[i] == ']')) {
+					i++
+					stack >>= 1
+					depth--
+					state = after
+				}
+				continue
+			case '"':
+				i = scanString(s, i)
+			case 't':
+				i = scanLiteral(s, i, "true")
+			case 'f':
+				i = scanLiteral(s, i, "false")
+			case 'n':
+				i = scanLiteral(s, i, "null")
+			default:
+				d.i = i
+				d.number()
+				if d.bad {
+					return
+				}
+				i = d.i
+			}
+			if i < 0 {
 				d.fail()
 				return
 			}
-			d.skipString()
-			d.want(':')
-			d.skip(depth + 1)
-			if !d.objNext() {
+			state = after
+		case after:
+			if depth == 0 {
+				d.i = i
 				return
 			}
-		}
-	case '[':
-		d.i++
-		if d.eat(']') {
-			return
-		}
-		for !d.bad {
-			d.skip(depth + 1)
-			if !d.arrNext() {
+			obj := stack&1 == 1
+			switch {
+			case c == ',':
+				i++
+				state = value
+				if obj {
+					state = key
+				}
+			case (c == '}' && obj) || (c == ']' && !obj):
+				i++
+				stack >>= 1
+				depth--
+			default:
+				d.fail()
 				return
 			}
+		case key:
+			if c != '"' {
+				d.fail()
+				return
+			}
+			if i = scanString(s, i); i < 0 {
+				d.fail()
+				return
+			}
+			for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+				i++
+			}
+			if i >= len(s) || s[i] != ':' {
+				d.fail()
+				return
+			}
+			i++
+			state = value
 		}
-	case '"':
-		d.skipString()
-	case 't':
-		d.literal("true")
-	case 'f':
-		d.literal("false")
-	case 'n':
-		d.literal("null")
-	default:
-		d.number()
 	}
+}
+
+// scanLiteral returns the index after lit at s[i:], or -1.
+func scanLiteral(s string, i int, lit string) int {
+	if !strings.HasPrefix(s[i:], lit) {
+		return -1
+	}
+	return i + len(lit)
+}
+
+// scanString returns the index after the string whose quote is at s[i],
+// or -1 when it is not a valid string: any byte but a control byte, and
+// valid escapes.
+func scanString(s string, i int) int {
+	for j := i + 1; j < len(s); {
+		for j < len(s) && rawPlain[s[j]] {
+			j++
+		}
+		if j == len(s) {
+			break
+		}
+		switch c := s[j]; {
+		case c == '"':
+			return j + 1
+		case c == '\\':
+			if j+1 >= len(s) {
+				return -1
+			}
+			switch s[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if _, ok := hex4(s, j+2); !ok {
+					return -1
+				}
+				j += 6
+			default:
+				return -1
+			}
+		default: // a control byte
+			return -1
+		}
+	}
+	return -1
 }
 
 // null reads a null, if one is next: a list the encoder wrote from a nil
@@ -517,48 +633,11 @@ func (d *jdec) literal(lit string) {
 	d.i += len(lit)
 }
 
-// skipString reads a string (at its quote) without decoding it: any byte
-// but a control byte, and valid escapes.
+// skipString reads a string (at its quote) without decoding it.
 func (d *jdec) skipString() {
-	s := d.s
-	for j := d.i + 1; j < len(s); {
-		for j < len(s) && rawPlain[s[j]] {
-			j++
-		}
-		if j == len(s) {
-			break
-		}
-		c := s[j]
-		switch {
-		case c == '"':
-			d.i = j + 1
-			return
-		case c == '\\':
-			if j+1 >= len(s) {
-				d.fail()
-				return
-			}
-			switch s[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j += 2
-			case 'u':
-				if _, ok := hex4(s, j+2); !ok {
-					d.fail()
-					return
-				}
-				j += 6
-			default:
-				d.fail()
-				return
-			}
-		case c < 0x20:
-			d.fail()
-			return
-		default:
-			j++
-		}
+	if d.i = scanString(d.s, d.i); d.i < 0 {
+		d.fail()
 	}
-	d.fail()
 }
 
 // timev reads a time as time.Time's UnmarshalJSON does (json.Unmarshal
@@ -637,7 +716,7 @@ func (d *jdec) gate() agent.ToolGate {
 		return agent.ToolGate{Mode: agent.GateMode(d.str())}
 	case '{':
 		start := d.i
-		d.skip(0)
+		d.skip()
 		var g agent.ToolGate
 		if d.bad || g.UnmarshalJSON(d.b[start:d.i]) != nil {
 			d.fail()
@@ -993,7 +1072,7 @@ func parkedElapsedMs(raw []byte) (int64, bool) {
 		switch d.key() {
 		case "request":
 			d.once(&seen, 0)
-			d.skip(0)
+			d.skip()
 		case "elapsedMs":
 			d.once(&seen, 1)
 			ms = d.int64v()
