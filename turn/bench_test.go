@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/providers/scripted"
@@ -218,4 +219,36 @@ func BenchmarkResumeFresh(b *testing.B) {
 		}
 	}
 	reportCPU(b, cpu, b.N)
+}
+
+// BenchmarkResumePending is BenchmarkResume with the approval still
+// pending: Resume replays the parked journal, finds the approval
+// undecided and returns *agents.HitlRequiredError, running nothing — the
+// replay's own cost, without the steps a Resume then runs.
+func BenchmarkResumePending(b *testing.B) {
+	f := newFixture(b, nil, func(s *agent.Spec) { s.Retrieval, s.Guardrails = nil, nil })
+	script := emailThenAnswer()
+	kp := &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
+		"agent-loop/1/model-call": {ToolCalls: script[0].ToolCalls, Usage: script[0].Usage},
+	}}
+	bb := f.bindings()
+	bb.Providers = bindings.Providers{kp}
+	bb.OnEvent = nil
+	bb.Provenance = bindings.ProvenanceBindings{}
+	ctx := context.Background()
+	runs := make([]string, b.N)
+	for i := range runs {
+		res, err := turn.Invoke(ctx, f.input("Send the draft."), bb)
+		if err != nil || res.Status != turn.StatusSuspended {
+			b.Fatalf("Invoke = %+v, %v", res, err)
+		}
+		runs[i] = res.RunID
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := turn.Resume(ctx, turn.ResumeInput{TenantID: tenant, RunID: runs[i], Agent: f.agent}, bb); agents.CodeOf(err) != agents.CodeHitlRequired {
+			b.Fatalf("Resume = %v, want hitl-required", err)
+		}
+	}
 }

@@ -390,6 +390,9 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	if err := r.live(ctx); err != nil {
 		return zero, err
 	}
+	if err := r.loadMessages(); err != nil { // a step that runs may read them
+		return zero, err
+	}
 	if r.carried && kind != kindMessage {
 		// An effect's result waits in the buffer for a message append;
 		// this step is not one: write it before the step starts.

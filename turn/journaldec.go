@@ -2,6 +2,8 @@ package turn
 
 import (
 	"encoding/json"
+
+	agents "github.com/kindgi/agents"
 	"strconv"
 	"strings"
 	"time"
@@ -768,7 +770,9 @@ func (d *jdec) chatMessages() []bindings.ChatMessage {
 	if d.null() {
 		return nil
 	}
-	out := make([]bindings.ChatMessage, 0, 4)
+	// Room for every message (each opens with its role, the field the
+	// encoder writes first) and for the few a drive appends.
+	out := make([]bindings.ChatMessage, 0, strings.Count(d.s, `{"role":`)+4)
 	for more := d.arrStart(); more; more = d.arrNext() {
 		var m bindings.ChatMessage
 		var seen uint32
@@ -1532,4 +1536,25 @@ func unmarshal[T any](raw []byte, out *T) error {
 	var zero T
 	*out = zero
 	return json.Unmarshal(raw, out)
+}
+
+// loadMessages decodes the initial messages of a replayed
+// build-initial-messages step (r.lazyMessages), which the drive left
+// undecoded until a step runs: only a step that runs reads the model's
+// messages (a model call, a guardrail check, the provenance record), so a
+// replay that runs nothing — a finished run folded, a Resume that finds its
+// approval pending — never decodes them. Messages the drive appended
+// meanwhile (r.messages) follow them.
+func (r *run) loadMessages() error {
+	e := r.lazyMessages
+	if e == nil {
+		return nil
+	}
+	msgs, err := decodeResult[[]bindings.ChatMessage](e)
+	if err != nil {
+		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
+	}
+	r.lazyMessages = nil
+	r.messages = append(msgs, r.messages...)
+	return nil
 }

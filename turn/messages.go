@@ -91,6 +91,14 @@ func (r *run) persistUserMessage(ctx context.Context) error {
 // this turn (read with that limit: never the whole conversation), and the
 // user message.
 func (r *run) buildInitialMessages(ctx context.Context) error {
+	if st := r.entries[NodeBuildInitialMessages]; st != nil && st.result != nil && st.result.Status == bindings.StepCompleted {
+		// Replayed: decoded when a step first runs (loadMessages).
+		r.lazyMessages = st.result
+		if r.logger != nil {
+			r.logReplayed(ctx, NodeBuildInitialMessages, NodeBuildInitialMessages, string(st.result.Status))
+		}
+		return nil
+	}
 	msgs, err := decide(ctx, r, NodeBuildInitialMessages, NodeBuildInitialMessages, func(ctx context.Context, _ string) ([]bindings.ChatMessage, error) {
 		system := r.prompt
 		if section := FormatRetrievedForPrompt(r.retrieved); section != "" {

@@ -46,6 +46,9 @@ type run struct {
 	// setupDecoded is the completed setup entry's output as recheckRoute
 	// decoded it, handed to setup's replay once (then nil).
 	setupDecoded *setupState
+	// lazyMessages is the replayed build-initial-messages entry whose
+	// messages are not decoded yet (see loadMessages); nil once they are.
+	lazyMessages *bindings.JournalEntry
 
 	// inflight is the key (and node) of the model or tool step started in
 	// this drive whose result is not stored yet ("" when none).
