@@ -176,8 +176,7 @@ func (d *jdec) arrNext() bool {
 }
 
 // key reads a struct member's name and its colon. The name is the bytes
-// up to the next quote (names are short: a plain loop beats IndexByte),
-// undecoded: a name with an escape or any other
+// up to the next quote, undecoded: a name with an escape or any other
 // byte is not one of the names a decoder's switch knows, so it fails
 // there.
 func (d *jdec) key() string {
@@ -186,14 +185,12 @@ func (d *jdec) key() string {
 		return ""
 	}
 	s, start := d.s, d.i+1
-	j := start
-	for j < len(s) && s[j] != '"' {
-		j++
-	}
-	if j == len(s) {
+	n := strings.IndexByte(s[start:], '"')
+	if n < 0 {
 		d.fail()
 		return ""
 	}
+	j := start + n
 	d.i = j + 1
 	if d.i < len(s) && s[d.i] == ':' {
 		d.i++
@@ -393,30 +390,38 @@ func (d *jdec) number() (string, bool) {
 	return s[start:j], isInt
 }
 
-func (d *jdec) int64v() int64 {
+func (d *jdec) int64v() int64 { return d.integer(64) }
+
+func (d *jdec) intv() int { return int(d.integer(strconv.IntSize)) }
+
+// integer reads an integer literal that fits in bits, as strconv.ParseInt
+// (which encoding/json uses) reads it: by hand up to 18 digits (no
+// overflow possible), by ParseInt beyond.
+func (d *jdec) integer(bits int) int64 {
 	lit, isInt := d.number()
 	if d.bad || !isInt {
 		d.fail()
 		return 0
 	}
-	n, err := strconv.ParseInt(lit, 10, 64)
+	digits := lit
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) <= 18 && bits == 64 {
+		var n int64
+		for i := 0; i < len(digits); i++ {
+			n = n*10 + int64(digits[i]-'0')
+		}
+		if len(digits) < len(lit) {
+			n = -n
+		}
+		return n
+	}
+	n, err := strconv.ParseInt(lit, 10, bits)
 	if err != nil {
 		d.fail()
 	}
 	return n
-}
-
-func (d *jdec) intv() int {
-	lit, isInt := d.number()
-	if d.bad || !isInt {
-		d.fail()
-		return 0
-	}
-	n, err := strconv.ParseInt(lit, 10, strconv.IntSize)
-	if err != nil {
-		d.fail()
-	}
-	return int(n)
 }
 
 func (d *jdec) float() float64 {

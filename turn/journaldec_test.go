@@ -180,6 +180,19 @@ func TestFastDecodeDefers(t *testing.T) {
 			t.Errorf("%s: read by %d fast decoders, want none", raw, n)
 		}
 	}
+	// Integers at the edges, read by the budget decoder.
+	for _, raw := range []string{
+		`{"modelCalls":-0,"costUsd":0,"elapsedMs":9223372036854775807}`,
+		`{"modelCalls":123456789012345678,"costUsd":-1.5e-7,"elapsedMs":-9223372036854775808}`,
+		`{"modelCalls":999999999999999999,"costUsd":1,"elapsedMs":1000000000000000000}`,
+	} {
+		if n := sameForEveryType(t, []byte(raw)); n != 1 {
+			t.Errorf("%s: read by %d fast decoders, want 1 (budget)", raw, n)
+		}
+	}
+	if n := sameForEveryType(t, []byte(`{"elapsedMs":9223372036854775808}`)); n != 0 {
+		t.Errorf("an int64 overflow was read by %d fast decoders", n)
+	}
 	// Escapes the decoders do read.
 	for _, raw := range []string{`"a\"b\\c\/d\b\f\n\r\t\u00e9\u003c"`, `"é ü 日本"`, ` "x" `} {
 		if n := sameForEveryType(t, []byte(raw)); n != 1 {
