@@ -32,6 +32,15 @@ const sqlPutFact = `INSERT INTO agent_memory_facts AS f
 		text = EXCLUDED.text, data = EXCLUDED.data, embedding = EXCLUDED.embedding,
 		embedding_norm = EXCLUDED.embedding_norm, search = EXCLUDED.search, created_at = EXCLUDED.created_at`
 
+// sqlCustomPlan makes the rest of a memory query's transaction plan each
+// execution for its parameters. The generic plan of a keyword query cannot
+// know how rare its terms are: over a tenant of 1,000,000 facts it ANDs
+// the search index's bitmap with one of the tenant's every row from the
+// primary key (338 ms for a term in 200 facts, against 4 ms for the custom
+// plan, which reads the search index alone), and the plan cache settles on
+// it after five executions of the prepared statement.
+const sqlCustomPlan = `SELECT set_config('plan_cache_mode', 'force_custom_plan', true)`
+
 // memoryQuery builds the statement of a memory query and its arguments.
 type memoryQuery struct {
 	args []any
@@ -172,7 +181,29 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 // distinctive: keywords.QueryTerms) and ranks by ts_rank_cd; semantic mode ranks facts that have an embedding of the
 // query's dimension by cosine similarity; both fuses the two full rankings
 // by reciprocal rank (k = 60); the empty mode lists the latest facts of
-// each type. Each query is one statement.
+// each type. Each query is one statement (a keyword query is preceded, in
+// the same round trip and transaction, by one that makes it planned for
+// its terms: sqlCustomPlan).
+//
+// Cost. A keyword query reads the facts holding one of its terms through
+// agent_memory_facts_search_idx (GIN) and ranks each of them with
+// ts_rank_cd: O(matches), whatever the tenant's size, for rare terms (over
+// 1,000,000 facts a term in 200 of them: a few ms). A term in a large share
+// of the facts (over about a third, "the" in a corpus without stop words)
+// makes every fact a match: PostgreSQL then reads the table sequentially,
+// O(N), seconds at 1,000,000 facts (BENCHMARKS.md, "Target 7"); a GIN index
+// cannot rank, so ranking by relevance needs every match read.
+//
+// A semantic query is an exact scan: every fact of the tenant and types
+// (found through the primary key) has its real[] embedding multiplied out
+// in SQL, O(N·d) at about 100–130 ns per component (about 35–45 µs per
+// 256-dimension fact on the benchmark machine: 0.4 s at 10,000 facts,
+// 4–6 s at 100,000). Without pgvector this is meant for a few thousand
+// facts per tenant and scope; past that (or under a tight latency budget)
+// a vector index (pgvector's HNSW or IVFFlat) is needed, which this store
+// does not require. What bounds a query is the tenant, types and scope
+// filter (only those facts are scanned) and LIMIT (a top-N sort: memory
+// O(Limit)); nothing bounds the scan itself.
 func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindings.ScoredFact, error) {
 	if q.TenantID == "" {
 		return nil, invalid("tenant id is empty")
@@ -221,9 +252,18 @@ func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindi
 	var m memoryQuery
 	sql := m.build(q, tsq, qemb, qnorm, limit)
 	var out []bindings.ScoredFact
+	keyword := q.Mode == agent.ModeKeyword || q.Mode == agent.ModeBoth
 	err := s.batch(ctx, "query facts", q.TenantID, func(b *pgx.Batch) {
+		if keyword {
+			b.Queue(sqlCustomPlan)
+		}
 		b.Queue(sql, m.args...)
 	}, func(br pgx.BatchResults) error {
+		if keyword {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
 		rows, err := br.Query()
 		if err != nil {
 			return err

@@ -108,3 +108,23 @@ func BenchmarkRender2KOsteele(b *testing.B) {
 	})
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
+
+// BenchmarkRenderTextPlain: RenderText of the same 315-character
+// instruction without template tags, what a turn renders: no parse, no
+// render, no Result.Context; the required parameter's presence is still
+// checked.
+func BenchmarkRenderTextPlain(b *testing.B) {
+	a := agent.Agent{ID: "acme.plain", Version: "1.0.0", Name: "Plain", Instructions: plainInstructions,
+		Parameters: []agent.PromptParameter{{Name: "firmName", Type: "string"}}}
+	c := prompt.Context{Parameters: map[string]any{"firmName": "Globex"}, Now: time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC)}
+	ctx := b.Context()
+	b.ReportAllocs()
+	cpu := threadCPU(func() {
+		for b.Loop() {
+			if s, err := prompt.RenderText(ctx, a, c); err != nil || len(s) != len(plainInstructions) {
+				b.Fatal(s, err)
+			}
+		}
+	})
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,13 +28,26 @@ type nodeInfo struct {
 	// operands of and/or, where osteele/liquid stops at the one that
 	// decides, so an undefined variable past it would go unnoticed.
 	strict [][]string
-	// expr is the compiled expression of an output site.
+	// expr is the compiled expression of an output site, pipe the same
+	// compiled as its receiver and filters when it has that shape.
 	expr expressions.Expression
+	pipe *pipeline
 	// text is what a text or raw site writes.
 	text string
 	// block renders a block site in place of osteele/liquid's renderer
 	// (probeBlock).
 	block func(io.Writer, render.Context) error
+	// run are the text and output sites a run site renders one after
+	// another (probeRun).
+	run []runItem
+}
+
+// runItem is one site of a run: its index and its probe, the location its
+// errors are reported at (as osteele/liquid reports a tag's).
+type runItem struct {
+	site  int
+	out   bool // an output site; else text
+	probe *render.TagNode
 }
 
 // Probe tags. They are registered only in probeConfig, never in the
@@ -45,6 +59,7 @@ const (
 	probeOut   = "kindgi_out"   // replaces {{ … }}: evaluate, name misses, meter
 	probeText  = "kindgi_text"  // replaces text and raw: meter and write
 	probeBlock = "kindgi_block" // replaces a block whose renderer is ours
+	probeRun   = "kindgi_run"   // replaces consecutive text and output probes
 )
 
 var probeConfig = func() *render.Config {
@@ -74,7 +89,7 @@ var probeConfig = func() *render.Config {
 	})
 	cfg.AddTag(probeOut, func(string) (func(io.Writer, render.Context) error, error) {
 		return func(w io.Writer, ctx render.Context) error {
-			return renderOutput(w, ctx, siteOf(ctx))
+			return renderOutput(w, ctx, stateOf(ctx), siteOf(ctx))
 		}, nil
 	})
 	cfg.AddTag(probeBlock, func(string) (func(io.Writer, render.Context) error, error) {
@@ -85,24 +100,48 @@ var probeConfig = func() *render.Config {
 	cfg.AddTag(probeText, func(string) (func(io.Writer, render.Context) error, error) {
 		return func(w io.Writer, ctx render.Context) error {
 			st := stateOf(ctx)
-			s := st.t.infos[siteOf(ctx)].text
-			if err := st.node(); err != nil {
-				return err
+			return renderText(w, st, st.t.infos[siteOf(ctx)].text)
+		}, nil
+	})
+	cfg.AddTag(probeRun, func(string) (func(io.Writer, render.Context) error, error) {
+		return func(w io.Writer, ctx render.Context) error {
+			st := stateOf(ctx)
+			for _, it := range st.t.infos[siteOf(ctx)].run {
+				var err error
+				if it.out {
+					err = renderOutput(w, ctx, st, it.site)
+				} else {
+					err = renderText(w, st, st.t.infos[it.site].text)
+				}
+				if err != nil {
+					// What osteele/liquid's TagNode.render makes of the
+					// error of the site's own probe; the run's probe
+					// has no location, so it keeps this one.
+					return parser.WrapError(err, it.probe)
+				}
 			}
-			if err := st.charge(len(s)); err != nil {
-				return err
-			}
-			_, err := io.WriteString(w, s)
-			return err
+			return nil
 		}, nil
 	})
 	return &cfg
 }()
 
+// renderText renders a text site: one node, metered, then written.
+func renderText(w io.Writer, st *state, s string) error {
+	if err := st.node(); err != nil {
+		return err
+	}
+	if err := st.charge(len(s)); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, s)
+	return err
+}
+
 // probes are the probe tags compiled once; probe copies them.
 var probes = func() map[string]render.TagNode {
 	m := map[string]render.TagNode{}
-	for _, name := range []string{probeMark, probeTick, probeOut, probeText, probeBlock} {
+	for _, name := range []string{probeMark, probeTick, probeOut, probeText, probeBlock, probeRun} {
 		root, err := probeConfig.Compile("{% "+name+" %}", parser.SourceLoc{})
 		if err != nil {
 			panic(fmt.Sprintf("tmpl: probe %s: %v", name, err))
@@ -130,15 +169,60 @@ func probe(name string, idx int, tok parser.Token) *render.TagNode {
 
 // instrument rewrites the children of a parsed tree in place: outputs and
 // text become metered probe nodes, each tag and block is preceded by a mark,
-// and each loop body starts with a tick. It also collects the filters the
-// template names and reports an unknown one.
+// and each loop body starts with a tick. Consecutive text and output
+// probes are rendered by one run probe (each of them metered as before:
+// the run saves osteele/liquid's per-tag dispatch, not a probe's checks).
+// It also collects the filters the template names and reports an unknown
+// one.
 func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
+	var r runner
+	out, err := t.instrumentRuns(nodes, &r)
+	if err != nil {
+		return nil, err
+	}
+	return r.flush(t, out), nil
+}
+
+// runner collects consecutive text and output probes.
+type runner struct {
+	items []runItem
+}
+
+// add appends the probe of a text or output site to the pending run.
+func (r *runner) add(site int, out bool, p *render.TagNode) {
+	r.items = append(r.items, runItem{site: site, out: out, probe: p})
+}
+
+// flush appends the pending probes to out: the probe itself when it is
+// alone, else one run probe for all of them.
+func (r *runner) flush(t *Template, out []render.Node) []render.Node {
+	switch len(r.items) {
+	case 0:
+		return out
+	case 1:
+		out = append(out, r.items[0].probe)
+	default:
+		idx := t.add(nodeInfo{run: slices.Clone(r.items)})
+		out = append(out, probe(probeRun, idx, parser.Token{}))
+	}
+	r.items = r.items[:0]
+	return out
+}
+
+func (t *Template) instrumentRuns(nodes []render.Node, r *runner) ([]render.Node, error) {
 	out := make([]render.Node, 0, len(nodes)+len(nodes)/2)
 	for _, n := range nodes {
+		switch n.(type) {
+		case *render.TextNode, *render.RawNode, *render.ObjectNode:
+		default:
+			if tn, ok := n.(*render.TagNode); !ok || tn.Name != "echo" {
+				out = r.flush(t, out)
+			}
+		}
 		switch n := n.(type) {
 		case *render.TextNode:
 			idx := t.add(nodeInfo{text: n.Source})
-			out = append(out, probe(probeText, idx, n.Token))
+			r.add(idx, false, probe(probeText, idx, n.Token))
 		case *render.RawNode:
 			// A raw node's text is unexported; render it once to read it.
 			var b strings.Builder
@@ -146,7 +230,7 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 				return nil, err
 			}
 			idx := t.add(nodeInfo{text: b.String()})
-			out = append(out, probe(probeText, idx, parser.Token{Source: "{% raw %}"}))
+			r.add(idx, false, probe(probeText, idx, parser.Token{Source: "{% raw %}"}))
 		case *render.ObjectNode:
 			expr, err := expressions.Parse(n.Args)
 			if err != nil {
@@ -156,8 +240,8 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 			if err := checkRefs(vars, fs, n); err != nil {
 				return nil, err
 			}
-			idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr})
-			out = append(out, probe(probeOut, idx, n.Token))
+			idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr, pipe: compilePipeline(n.Args)})
+			r.add(idx, true, probe(probeOut, idx, n.Token))
 		case *render.TagNode:
 			if n.Name == "echo" {
 				// {% echo x | f %} is {{ x | f }}.
@@ -172,8 +256,8 @@ func (t *Template) instrument(nodes []render.Node) ([]render.Node, error) {
 				if err := checkRefs(vars, fs, n); err != nil {
 					return nil, err
 				}
-				idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr})
-				out = append(out, probe(probeOut, idx, n.Token))
+				idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr, pipe: compilePipeline(n.Args)})
+				r.add(idx, true, probe(probeOut, idx, n.Token))
 				continue
 			}
 			vars, refs, fs := tagScan(n.Name, n.Args)
@@ -329,8 +413,7 @@ func checkFilters(names []string, loc parser.Locatable) error {
 // renderOutput renders the output site idx: it evaluates the expression,
 // turns an undefined variable or a missing property into an
 // *UndefinedError naming it, meters the text and writes it.
-func renderOutput(w io.Writer, ctx render.Context, idx int) error {
-	st := stateOf(ctx)
+func renderOutput(w io.Writer, ctx render.Context, st *state, idx int) error {
 	info := &st.t.infos[idx]
 	st.current = idx
 	st.scope = ctx.Bindings()
@@ -340,7 +423,13 @@ func renderOutput(w io.Writer, ctx render.Context, idx int) error {
 	if err := st.chargeRefs(info.refs, st.scope); err != nil {
 		return err
 	}
-	v, err := ctx.Evaluate(info.expr)
+	var v any
+	var err error
+	if info.pipe != nil {
+		v, err = info.pipe.eval(ctx, st)
+	} else {
+		v, err = ctx.Evaluate(info.expr)
+	}
 	if err != nil && isUndefined(err) {
 		if name := missingKey(info.vars, st.scope); name != "" || !nilAlong(info.vars, st.scope) {
 			return &UndefinedError{Name: st.undefinedName()}

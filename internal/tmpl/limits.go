@@ -91,13 +91,17 @@ type state struct {
 	failure    error // the first limit hit; it wins over the error that unwinds the render
 	current    int   // index of the tag node being rendered, in t.infos; -1 none
 	scope      map[string]any
-	ctx        context.Context    // nil: no deadline
-	nextPoll   int                // work at which ctx is looked at next
-	env        map[string]any     // the render's own variables (what increment starts from)
-	counters   map[string]float64 // increment and decrement, by name
-	cycles     map[string]int     // cycle positions, by group and candidates
-	lenient    expressions.Config // the instance's filters, variables not strict
+	ctx        context.Context       // nil: no deadline
+	nextPoll   int                   // work at which ctx is looked at next
+	env        map[string]any        // the render's own variables (what increment starts from)
+	counters   map[string]float64    // increment and decrement, by name
+	cycles     map[string]int        // cycle positions, by group and candidates
+	lenient    expressions.Config    // the instance's filters, variables not strict
+	filters    map[string]filterFunc // the instance's metered filters, by name
 }
+
+// filterFunc is a metered filter as registered with osteele/liquid.
+type filterFunc = func(any, ...any) (any, error)
 
 // pollEvery is how much work may be done between two looks at the render's
 // context (besides the look at every node).
@@ -387,12 +391,25 @@ type instance struct {
 	cfg     render.Config
 	st      *state
 	lenient expressions.Config
+	filters map[string]filterFunc
+	// bindings is the map a render of this instance binds, emptied after
+	// each render and kept unless it grew past maxPooledBindings.
+	bindings map[string]any
 }
+
+// maxPooledBindings is the size past which a render's bindings map is not
+// kept for the next one (so that one render binding many names does not
+// leave a large map in the pool).
+const maxPooledBindings = 64
 
 var instances = sync.Pool{New: func() any { return newInstance() }}
 
 func newInstance() *instance {
-	in := &instance{st: &state{}}
+	in := &instance{st: &state{}, filters: map[string]filterFunc{}}
+	add := func(name string, f filterFunc) {
+		in.filters[name] = f
+		in.cfg.AddFilter(name, f)
+	}
 	in.cfg = render.NewConfig()
 	tags.AddStandardTags(&in.cfg)
 	for _, name := range removedTags {
@@ -409,10 +426,10 @@ func newInstance() *instance {
 		call := func(in any, args []any) (any, error) {
 			return values.Call(fn, append([]any{in}, args...))
 		}
-		in.cfg.AddFilter(f.name, meteredFilter(f.name, call, in.st))
+		add(f.name, meteredFilter(f.name, call, in.st))
 	}
 	for name, f := range jsFilters {
-		in.cfg.AddFilter(name, meteredFilter(name, f, in.st))
+		add(name, meteredFilter(name, f, in.st))
 	}
 	in.lenient = in.cfg.Config.Config
 	in.lenient.StrictVariables = false

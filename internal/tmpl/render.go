@@ -37,19 +37,31 @@ func (t *Template) RenderContext(ctx context.Context, vars map[string]any) (out 
 	}
 	in := instances.Get().(*instance)
 	st := in.st
-	*st = state{t: t, current: -1, ctx: ctx, nextPoll: pollEvery, env: vars, lenient: in.lenient}
+	*st = state{t: t, current: -1, ctx: ctx, nextPoll: pollEvery, env: vars, lenient: in.lenient, filters: in.filters}
+	bindings := in.bindings
+	in.bindings = nil
+	if bindings == nil {
+		bindings = make(map[string]any, len(vars)+len(literalBindings)+1)
+	}
 	defer func() {
 		*st = state{}
+		if len(bindings) <= maxPooledBindings {
+			clear(bindings)
+			in.bindings = bindings
+		}
 		instances.Put(in)
 	}()
 
-	bindings := make(map[string]any, len(vars)+len(literalBindings)+1)
 	for k, v := range vars {
 		bindings[k] = integral(v)
 	}
 	maps.Copy(bindings, literalBindings)
 	bindings[stateKey] = st
 	w := &cappedWriter{st: st}
+	// The text is built in one allocation of about its size: the size of
+	// the template's last render (else of its source).
+	w.b.Grow(min(int(t.outHint.Load()), MaxOutput))
+	defer func() { t.outHint.Store(int64(w.b.Len())) }()
 
 	defer func() {
 		if r := recover(); r != nil {

@@ -7,6 +7,7 @@ package tmpl
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/osteele/liquid/filters"
 	"github.com/osteele/liquid/parser"
@@ -46,6 +47,9 @@ type Template struct {
 	// plain is set for a source without markup: its text is the output.
 	plain bool
 	text  string
+	// outHint is the length of the last render's text (first the source's
+	// length): what the next one reserves for its text.
+	outHint atomic.Int64
 }
 
 // Parse parses source with the prompt engine's configuration, once it
@@ -80,6 +84,7 @@ func Parse(source string) (t *Template, err error) {
 		return nil, err
 	}
 	t.root = &render.SeqNode{Children: children}
+	t.outHint.Store(int64(len(source)))
 	return t, nil
 }
 
