@@ -86,8 +86,8 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 			return approvalOutcome{}, nil, r.fail(ctx, key, node, &agents.HitlRequiredError{Reason: "a call needs approval and no HITL binding is bound"})
 		}
 		if st != nil && st.parked != nil {
-			var pr parkRecord
-			if err := unmarshal(st.parked.Output, &pr); err != nil {
+			pr, err := r.parkedRecord(st.parked)
+			if err != nil {
 				return approvalOutcome{}, nil, &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 			}
 			a, err := r.b.Hitl.GetApproval(ctx, r.tenantID, pr.Request.ID)
@@ -169,8 +169,8 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 // request it waits on, or errNotParked once the approval is decided or
 // expired (a driver is about to move the run on).
 func (r *run) foldParked(ctx context.Context, parked *bindings.JournalEntry) (approvalOutcome, *bindings.ApprovalRequest, error) {
-	var pr parkRecord
-	if err := unmarshal(parked.Output, &pr); err != nil {
+	pr, err := r.parkedRecord(parked)
+	if err != nil {
 		return approvalOutcome{}, nil, &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
 	if r.b.Hitl != nil {

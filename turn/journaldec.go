@@ -2,13 +2,13 @@ package turn
 
 import (
 	"encoding/json"
-
-	agents "github.com/kindgi/agents"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 )
@@ -1562,4 +1562,53 @@ func (r *run) loadMessages() error {
 	r.lazyMessages = nil
 	r.messages = append(msgs, r.messages...)
 	return nil
+}
+
+// parkedDecode is a parked approval entry's record, decoded by loadParked.
+type parkedDecode struct {
+	key string
+	pr  parkRecord
+}
+
+// loadParked sets the running time of earlier drives from the parked
+// approval entries of a journal (the latest a park recorded). Each
+// entry's record is decoded once, here, and kept for the approval step
+// that reads it (parkedRecord) — the first parked entry of a key, the one
+// the journal index keeps. A record that does not decode as a whole still
+// gives its running time as before (parkedElapsedMs).
+func (r *run) loadParked(entries []bindings.JournalEntry) {
+	for i := range entries {
+		e := &entries[i]
+		if e.Status != bindings.StepParked {
+			continue
+		}
+		var pr parkRecord
+		ms, ok := int64(0), false
+		if unmarshal(e.Output, &pr) == nil {
+			ms, ok = pr.ElapsedMs, true
+			if !slices.ContainsFunc(r.parkedDecoded, func(p parkedDecode) bool { return p.key == e.Key }) {
+				r.parkedDecoded = append(r.parkedDecoded, parkedDecode{key: e.Key, pr: pr})
+			}
+		} else {
+			ms, ok = parkedElapsedMs(e.Output)
+		}
+		if ok && ms > r.elapsedBefore {
+			r.elapsedBefore = ms
+		}
+	}
+}
+
+// parkedRecord is the record of parked entry e: the one loadParked
+// decoded (handed out once), or decoded now.
+func (r *run) parkedRecord(e *bindings.JournalEntry) (parkRecord, error) {
+	for i := range r.parkedDecoded {
+		if p := &r.parkedDecoded[i]; p.key == e.Key {
+			pr := p.pr
+			r.parkedDecoded = slices.Delete(r.parkedDecoded, i, i+1)
+			return pr, nil
+		}
+	}
+	var pr parkRecord
+	err := unmarshal(e.Output, &pr)
+	return pr, err
 }

@@ -46,6 +46,9 @@ type run struct {
 	// setupDecoded is the completed setup entry's output as recheckRoute
 	// decoded it, handed to setup's replay once (then nil).
 	setupDecoded *setupState
+	// parkedDecoded holds the parked approval records loadParked decoded,
+	// each handed once to the approval step that reads it (parkedRecord).
+	parkedDecoded []parkedDecode
 	// lazyMessages is the replayed build-initial-messages entry whose
 	// messages are not decoded yet (see loadMessages); nil once they are.
 	lazyMessages *bindings.JournalEntry
@@ -93,15 +96,7 @@ func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, status bi
 			r.combiner = c
 		}
 	}
-	for _, e := range entries {
-		if e.Status != bindings.StepParked {
-			continue
-		}
-		// Only the running time, not the request it parked on.
-		if ms, ok := parkedElapsedMs(e.Output); ok && ms > r.elapsedBefore {
-			r.elapsedBefore = ms
-		}
-	}
+	r.loadParked(entries)
 	return r
 }
 
