@@ -193,7 +193,12 @@ func (r *run) complete(ctx context.Context, key, node string, o approvalOutcome)
 	if err != nil {
 		return o, &agents.PersistenceError{Op: "encode approval outcome", Err: err, Permanent: true}
 	}
-	e, appended, err := r.appendEntry(ctx, key, node, bindings.StepCompleted, raw, nil)
+	// The outcome only records what the HITL binding says, which a decided
+	// approval keeps saying: it is buffered as a decide step's result
+	// (bufferEntry), written with the next entry — the call's started
+	// entry, the tool message, the next attempt, the run's end. A crash
+	// that loses it reads the same decision again.
+	e, appended, err := r.bufferEntry(ctx, key, node, raw)
 	if err != nil {
 		return o, err
 	}
