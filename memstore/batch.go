@@ -14,7 +14,47 @@ var (
 	_ bindings.RunOpener   = (*Store)(nil)
 
 	_ bindings.StepMessageAppender = (*Store)(nil)
+	_ bindings.TrustedJournal      = (*Store)(nil)
 )
+
+// TrustedJournal implements bindings.TrustedJournal: the returned batcher
+// (also a RunFinisher and a StepMessageAppender) skips the checks its
+// caller vouches for — of the ids, every entry's key, node, status and
+// output, and the message's ids and JSON — unless Options.CheckTrusted is
+// set, and keeps the entries' outputs without copying them. Everything else is checked as always. The binding it returns is s.
+func (s *Store) TrustedJournal() (bindings.StepBatcher, bindings.RunBinding) {
+	return trustedJournal{s}, s
+}
+
+// trustedJournal is the Store's journal for a caller that vouches for
+// what it writes (bindings.TrustedJournal).
+type trustedJournal struct{ s *Store }
+
+var (
+	_ bindings.RunFinisher         = trustedJournal{}
+	_ bindings.StepMessageAppender = trustedJournal{}
+)
+
+// AppendSteps is Store.AppendSteps without the vouched checks. It keeps
+// the entries' outputs as they are (the caller never writes to them
+// again), and its results share memory with its input (see
+// bindings.TrustedJournal): the entries returned are in.Entries, each
+// updated to what the store kept, and the flags, when all true, are shared
+// and read-only.
+func (t trustedJournal) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
+	return t.s.appendSteps(ctx, in, "", !t.s.checkTrusted)
+}
+
+// FinishRun is Store.FinishRun without the vouched checks.
+func (t trustedJournal) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
+	return t.s.finishRun(ctx, in, !t.s.checkTrusted)
+}
+
+// AppendStepsAndMessage is Store.AppendStepsAndMessage without the vouched
+// checks.
+func (t trustedJournal) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
+	return t.s.appendStepsAndMessage(ctx, steps, msg, !t.s.checkTrusted)
+}
 
 // AppendSteps implements bindings.StepBatcher: each entry is appended as
 // AppendStep would, in order, under one lock; the owner is checked once
@@ -22,39 +62,33 @@ var (
 // entry that was appended shares its Output bytes with the input entry
 // (never with the store); one that was stored already is a copy.
 func (s *Store) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
-	return s.appendSteps(ctx, in, "")
+	return s.appendSteps(ctx, in, "", false)
 }
 
 // FinishRun implements bindings.RunFinisher: the entries, then the status,
 // then the release of the owner's lease, under one lock, all or nothing.
 func (s *Store) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
+	return s.finishRun(ctx, in, false)
+}
+
+// finishRun is FinishRun; trusted skips the checks the caller vouches for
+// (bindings.TrustedJournal).
+func (s *Store) finishRun(ctx context.Context, in bindings.FinishRunInput, trusted bool) ([]bindings.JournalEntry, []bool, error) {
 	if !validRunStatus(in.Status) {
 		return nil, nil, invalid("unknown run status " + string(in.Status))
 	}
-	return s.appendSteps(ctx, bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries}, in.Status)
+	return s.appendSteps(ctx, bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries}, in.Status, trusted)
 }
 
 // appendSteps appends in.Entries and, when status is set, sets the run's
-// status and releases in.Owner's lease.
-func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, status bindings.RunStatus) ([]bindings.JournalEntry, []bool, error) {
+// status and releases in.Owner's lease. trusted skips the checks of the
+// ids and entries that a bindings.TrustedJournal caller vouches for.
+func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, status bindings.RunStatus, trusted bool) ([]bindings.JournalEntry, []bool, error) {
 	if err := alive(ctx); err != nil {
 		return nil, nil, err
 	}
-	if in.TenantID == "" {
-		return nil, nil, invalid("tenant id is empty")
-	}
-	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("run id", in.RunID),
-		bindings.CheckOptionalID("lease owner", in.Owner)); err != nil {
-		return nil, nil, err
-	}
-	for _, e := range in.Entries {
-		switch {
-		case e.Key == "":
-			return nil, nil, invalid("step key is empty")
-		case !validStepStatus(e.Status):
-			return nil, nil, invalid("unknown step status " + string(e.Status))
-		}
-		if err := checkEntry(e); err != nil {
+	if !trusted {
+		if err := checkSteps(in); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -68,26 +102,26 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 	if in.Owner != "" && !holds(&r.run, in.Owner, now) {
 		return nil, nil, runBusy(&r.run)
 	}
-	out := make([]bindings.JournalEntry, len(in.Entries))
-	appended := make([]bool, len(in.Entries))
-	// The stored copies of the outputs share one allocation (each capped
-	// at its own length, so none can grow into the next).
-	size := 0
-	for _, e := range in.Entries {
-		size += len(e.Output)
+	out, appended, own := in.Entries, allAppended(len(in.Entries)), false
+	if !trusted {
+		out = make([]bindings.JournalEntry, len(in.Entries))
+		appended, own = make([]bool, len(in.Entries)), true
 	}
-	arena := make([]byte, 0, size)
 	for i, entry := range in.Entries {
 		pk := phaseKey(entry.Key, entry.Status)
 		if j, ok := r.find(pk); ok {
-			out[i] = cloneEntry(r.entries[j])
+			if !own {
+				// The shared flags say true: make them the call's own.
+				appended, own = append(make([]bool, 0, len(in.Entries)), appended...), true
+			}
+			out[i], appended[i] = cloneEntry(r.entries[j]), false
 			continue
 		}
 		e := entry
-		if entry.Output != nil {
-			start := len(arena)
-			arena = append(arena, entry.Output...)
-			e.Output = arena[start:len(arena):len(arena)]
+		if entry.Output != nil && !trusted {
+			// A trusting caller never writes to its outputs again: the
+			// store keeps them. Any other's are copied.
+			e.Output = r.keep(entry.Output)
 		}
 		if entry.Error != nil {
 			e.Error = storedStepError(entry.Error)
@@ -113,6 +147,51 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 		s.changed(&r.run)
 	}
 	return out, appended, nil
+}
+
+// appendedFlags is a run of true flags that trusted appends hand out,
+// read-only, when every entry was appended (the usual call): no
+// allocation for them.
+var appendedFlags = func() (a [64]bool) {
+	for i := range a {
+		a[i] = true
+	}
+	return a
+}()
+
+// allAppended returns n true flags: shared ones when n is small enough.
+func allAppended(n int) []bool {
+	if n <= len(appendedFlags) {
+		return appendedFlags[:n:n]
+	}
+	a := make([]bool, n)
+	for i := range a {
+		a[i] = true
+	}
+	return a
+}
+
+// checkSteps checks the ids and entries of an AppendSteps call.
+func checkSteps(in bindings.AppendStepsInput) error {
+	if in.TenantID == "" {
+		return invalid("tenant id is empty")
+	}
+	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("run id", in.RunID),
+		bindings.CheckOptionalID("lease owner", in.Owner)); err != nil {
+		return err
+	}
+	for _, e := range in.Entries {
+		switch {
+		case e.Key == "":
+			return invalid("step key is empty")
+		case !validStepStatus(e.Status):
+			return invalid("unknown step status " + string(e.Status))
+		}
+		if err := checkEntry(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // OpenRun implements bindings.RunOpener: Write, then StartRun (taking the
@@ -153,8 +232,8 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 				Status: status, CreatedAt: now,
 			},
 			// Sized for a turn's journal: a turn with one tool call
-			// writes about 20 entries (a longer one grows it once).
-			entries: make([]bindings.JournalEntry, 0, 24),
+			// writes 20 entries (a longer one grows it once).
+			entries: make([]bindings.JournalEntry, 0, 20),
 		}
 		s.runs[k] = r
 		out.Created = true
@@ -184,6 +263,12 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 // AppendStepsAndMessage implements bindings.StepMessageAppender:
 // AppendSteps, then, when it stored the entries, AppendMessage.
 func (s *Store) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
+	return s.appendStepsAndMessage(ctx, steps, msg, false)
+}
+
+// appendStepsAndMessage is AppendStepsAndMessage; trusted skips the checks
+// the caller vouches for (bindings.TrustedJournal).
+func (s *Store) appendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput, trusted bool) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
 	if msg.TenantID != steps.TenantID {
 		return nil, nil, bindings.ConversationMessage{}, invalid("the entries and the message are of different tenants")
 	}
@@ -196,13 +281,15 @@ func (s *Store) AppendStepsAndMessage(ctx context.Context, steps bindings.Append
 	case msg.Content == "" && len(msg.ToolCalls) == 0:
 		return nil, nil, bindings.ConversationMessage{}, invalid("message has neither content nor tool calls")
 	}
-	if err := checkMessage(msg); err != nil {
-		return nil, nil, bindings.ConversationMessage{}, err
+	if !trusted {
+		if err := checkMessage(msg); err != nil {
+			return nil, nil, bindings.ConversationMessage{}, err
+		}
 	}
-	entries, appended, err := s.AppendSteps(ctx, steps)
+	entries, appended, err := s.appendSteps(ctx, steps, "", trusted)
 	if err != nil {
 		return nil, nil, bindings.ConversationMessage{}, err
 	}
-	m, err := s.AppendMessage(ctx, msg)
+	m, err := s.appendMessage(ctx, msg, trusted)
 	return entries, appended, m, err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"unicode/utf8"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -24,11 +25,44 @@ type tenantConvs struct {
 }
 
 // convRec is a conversation with its messages; msgs[i].Seq == i+1, so a
-// read of the latest N slices the tail.
+// read of the latest N slices the tail. byID indexes the messages by id
+// once there are more than msgScan of them (fewer are scanned: no map to
+// build per conversation).
 type convRec struct {
 	c    bindings.Conversation
 	msgs msgLog
 	byID map[string]int
+}
+
+// msgScan is the number of messages up to which find scans them.
+const msgScan = 16
+
+// find returns the index of the message with id.
+func (r *convRec) find(id string) (int, bool) {
+	if r.byID != nil {
+		i, ok := r.byID[id]
+		return i, ok
+	}
+	for i := r.msgs.n - 1; i >= 0; i-- {
+		if r.msgs.at(i).ID == id {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// add appends m (whose id find did not find).
+func (r *convRec) add(m bindings.ConversationMessage) {
+	r.msgs.add(m)
+	switch {
+	case r.byID != nil:
+		r.byID[m.ID] = r.msgs.n - 1
+	case r.msgs.n > msgScan:
+		r.byID = make(map[string]int, 2*r.msgs.n)
+		for i := range r.msgs.n {
+			r.byID[r.msgs.at(i).ID] = i
+		}
+	}
 }
 
 // msgChunk is how many messages a chunk of a msgLog holds.
@@ -56,7 +90,7 @@ func (l *msgLog) add(m bindings.ConversationMessage) {
 	k := len(l.chunks)
 	switch {
 	case k == 0:
-		l.chunks = append(l.chunks, nil)
+		l.chunks = append(l.chunks, make([]bindings.ConversationMessage, 0, 4)) // a turn with one tool call stores 4
 		k = 1
 	case len(l.chunks[k-1]) == msgChunk:
 		l.chunks = append(l.chunks, make([]bindings.ConversationMessage, 0, msgChunk))
@@ -155,7 +189,6 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 			Title: in.Title, ParticipantID: in.ParticipantID,
 			Status: bindings.ConversationOpen, OpenedAt: opened, LastActivityAt: opened,
 		},
-		byID: map[string]int{},
 	}
 	tc.byID[id] = r
 	i := tc.at(r.pos())
@@ -293,6 +326,12 @@ func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID
 // turn number the conversation already has is *agents.ConversationBusyError,
 // checked under the same lock as the append.
 func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
+	return s.appendMessage(ctx, in, false)
+}
+
+// appendMessage is AppendMessage; trusted skips the checks of the ids and
+// JSON a bindings.TrustedJournal caller vouches for.
+func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInput, trusted bool) (bindings.ConversationMessage, error) {
 	if err := alive(ctx); err != nil {
 		return bindings.ConversationMessage{}, err
 	}
@@ -306,11 +345,10 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	case in.Content == "" && len(in.ToolCalls) == 0:
 		return bindings.ConversationMessage{}, invalid("message has neither content nor tool calls")
 	}
-	if err := checkMessage(in); err != nil {
-		return bindings.ConversationMessage{}, err
-	}
-	if err := bindings.CheckOptionalID("participant id", in.ParticipantID); err != nil {
-		return bindings.ConversationMessage{}, err
+	if !trusted {
+		if err := checkMessage(in); err != nil {
+			return bindings.ConversationMessage{}, err
+		}
 	}
 	s.convMu.Lock()
 	defer s.convMu.Unlock()
@@ -318,8 +356,10 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	if err != nil {
 		return bindings.ConversationMessage{}, err
 	}
-	if i, ok := r.byID[in.ID]; ok && in.ID != "" {
-		return cloneMessage(*r.msgs.at(i)), nil
+	if in.ID != "" {
+		if i, ok := r.find(in.ID); ok {
+			return cloneMessage(*r.msgs.at(i)), nil
+		}
 	}
 	if r.c.Status == bindings.ConversationClosed {
 		return bindings.ConversationMessage{}, &agents.ConversationClosedError{ConversationID: in.ConversationID}
@@ -327,7 +367,7 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	if in.TurnTaken(r.c.TurnCount) {
 		return bindings.ConversationMessage{}, &agents.ConversationBusyError{ConversationID: in.ConversationID, TurnNumber: in.TurnNumber}
 	}
-	id, err := s.newID(in.ID, func(id string) bool { return hasKey(r.byID, id) })
+	id, err := s.newID(in.ID, func(id string) bool { _, ok := r.find(id); return ok })
 	if err != nil {
 		return bindings.ConversationMessage{}, err
 	}
@@ -335,28 +375,49 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	if created.IsZero() {
 		created = s.now()
 	}
+	meta := in.Metadata
+	if !trusted {
+		meta = cloneJSON(in.Metadata) // a trusting caller never writes to its metadata again
+	}
 	m := bindings.ConversationMessage{
 		TenantID: in.TenantID, ConversationID: in.ConversationID, ID: id,
 		Seq: int64(r.msgs.n + 1), Role: in.Role, Content: in.Content,
 		ToolCalls: storedToolCalls(in.ToolCalls), ToolCallID: in.ToolCallID,
-		TurnNumber: in.TurnNumber, RunID: in.RunID, ParticipantID: in.ParticipantID, Metadata: cloneJSON(in.Metadata),
+		TurnNumber: in.TurnNumber, RunID: in.RunID, ParticipantID: in.ParticipantID, Metadata: meta,
 		CreatedAt: created,
 	}
-	r.byID[id] = r.msgs.n
-	r.msgs.add(m)
+	r.add(m)
 	r.c.MessageCount++
 	r.c.TurnCount = max(r.c.TurnCount, in.TurnNumber)
 	if created.After(r.c.LastActivityAt) {
 		r.c.LastActivityAt = created
 	}
+	if trusted && storedAsIs(in.ToolCalls) {
+		// The same message built from the caller's own values, not the
+		// store's: no copy.
+		m.ToolCalls = in.ToolCalls
+		return m, nil
+	}
 	return cloneMessage(m), nil
+}
+
+// storedAsIs reports whether storedToolCalls(tcs) holds what tcs holds
+// (every id and name valid UTF-8, which jsonText leaves as it is).
+func storedAsIs(tcs []bindings.ToolCall) bool {
+	for i := range tcs {
+		if !utf8.ValidString(tcs[i].ID) || !utf8.ValidString(tcs[i].Name) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkMessage checks the ids and JSON payloads of a message to append.
 func checkMessage(in bindings.AppendMessageInput) error {
 	err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("conversation id", in.ConversationID),
 		bindings.CheckOptionalID("message id", in.ID), bindings.CheckOptionalID("tool call id", in.ToolCallID),
-		bindings.CheckOptionalID("run id", in.RunID), bindings.CheckJSON("message metadata", in.Metadata))
+		bindings.CheckOptionalID("run id", in.RunID), bindings.CheckOptionalID("participant id", in.ParticipantID),
+		bindings.CheckJSON("message metadata", in.Metadata))
 	if err != nil {
 		return err
 	}
@@ -367,11 +428,6 @@ func checkMessage(in bindings.AppendMessageInput) error {
 		}
 	}
 	return nil
-}
-
-func hasKey[V any](m map[string]V, k string) bool {
-	_, ok := m[k]
-	return ok
 }
 
 // ReadMessages returns the latest Limit messages (before BeforeSeq) in

@@ -16,6 +16,27 @@ type runRec struct {
 	run     bindings.Run
 	entries []bindings.JournalEntry
 	phases  map[stepPhase]int
+	// arena holds the stored outputs of the entries, back to back (see
+	// keep): one allocation per arenaChunk bytes instead of one per
+	// entry or call.
+	arena []byte
+}
+
+// arenaChunk is the size of a run's first output arena (a turn with one
+// tool call journals about 3.4 KB of outputs); later ones double, up to
+// 64 KB.
+const arenaChunk = 4096
+
+// keep returns the run's own copy of an output, carved from its arena
+// (capped at its length, so that no copy can grow into the next). A full
+// arena is replaced by a new one; the outputs in the old one keep it.
+func (r *runRec) keep(b []byte) []byte {
+	if cap(r.arena)-len(r.arena) < len(b) {
+		r.arena = make([]byte, 0, max(arenaChunk, min(2*cap(r.arena), 64<<10), len(b)))
+	}
+	start := len(r.arena)
+	r.arena = append(r.arena, b...)
+	return r.arena[start:len(r.arena):len(r.arena)]
 }
 
 // scanLimit is the journal length up to which find scans the entries.

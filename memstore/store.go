@@ -44,6 +44,12 @@ type Options struct {
 	// whose ReviewerRoles hold no role at or above the request's role on the
 	// ladder; a request role not on the ladder is not checked.
 	ReviewerRoles []string
+	// CheckTrusted makes the journal of TrustedJournal check what its
+	// caller vouches for as the Store's own methods check it, refusing an
+	// entry or message that fails (an *agents.InvalidMessageError). It is
+	// for the tests of a caller, to prove that what it vouches for holds;
+	// without it those checks are skipped.
+	CheckTrusted bool
 }
 
 // Store is an in-memory ConversationBinding, RunSnapshotBinding,
@@ -56,6 +62,8 @@ type Store struct {
 	embeddings bindings.EmbeddingRegistry
 	embedModel string
 	roleRank   map[string]int
+	// checkTrusted is Options.CheckTrusted.
+	checkTrusted bool
 
 	convMu sync.RWMutex
 	convs  map[string]*tenantConvs
@@ -104,16 +112,17 @@ func New(opts *Options) *Store {
 		o.IDs = rand.Text
 	}
 	s := &Store{
-		now:        o.Now,
-		ids:        o.IDs,
-		embeddings: o.Embeddings,
-		embedModel: o.EmbeddingModel,
-		convs:      map[string]*tenantConvs{},
-		snapshots:  map[key]bindings.RunSnapshotRecord{},
-		runs:       map[key]*runRec{},
-		facts:      map[string]*tenantFacts{},
-		approvals:  map[key]*bindings.Approval{},
-		provenance: map[key]int{},
+		now:          o.Now,
+		ids:          o.IDs,
+		embeddings:   o.Embeddings,
+		embedModel:   o.EmbeddingModel,
+		checkTrusted: o.CheckTrusted,
+		convs:        map[string]*tenantConvs{},
+		snapshots:    map[key]bindings.RunSnapshotRecord{},
+		runs:         map[key]*runRec{},
+		facts:        map[string]*tenantFacts{},
+		approvals:    map[key]*bindings.Approval{},
+		provenance:   map[key]int{},
 	}
 	if len(o.ReviewerRoles) > 0 {
 		s.roleRank = make(map[string]int, len(o.ReviewerRoles))

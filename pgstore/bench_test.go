@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn"
@@ -39,6 +41,7 @@ func benchmarkTurns(b *testing.B, syncCommit string, workers int) {
 		b    turn.Bindings
 		conv string
 	}
+	pids := backendPIDs(b, pool, workers)
 	ws := make([]worker, workers)
 	for i := range ws {
 		ws[i] = worker{b: f.bindings(), conv: f.open(b, a)}
@@ -51,6 +54,7 @@ func benchmarkTurns(b *testing.B, syncCommit string, workers int) {
 	var failed atomic.Value
 	rt.reset()
 	b.ResetTimer()
+	cpu, server := processCPU(), backendCPU(pids)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range ws {
@@ -69,6 +73,7 @@ func benchmarkTurns(b *testing.B, syncCommit string, workers int) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu, server = processCPU()-cpu, backendCPU(pids)-server
 	b.StopTimer()
 	if err, _ := failed.Load().(error); err != nil {
 		b.Fatal(err)
@@ -79,6 +84,30 @@ func benchmarkTurns(b *testing.B, syncCommit string, workers int) {
 	stmts, writers := rt.statements()
 	b.ReportMetric(float64(stmts)/float64(b.N), "statements/turn")
 	b.ReportMetric(float64(writers)/float64(b.N), "commits/turn")
+	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "client-cpu-ms/turn")
+	b.ReportMetric(float64(server)/1e6/float64(b.N), "backend-cpu-ms/turn")
+}
+
+// backendPIDs opens n connections of pool at once (so the benchmark's
+// workers find them open) and returns their backends' process ids.
+func backendPIDs(b *testing.B, pool *pgxpool.Pool, n int) []int {
+	b.Helper()
+	pids := make([]int, n)
+	conns := make([]*pgxpool.Conn, n)
+	for i := range conns {
+		c, err := pool.Acquire(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns[i] = c
+		if err := c.QueryRow(context.Background(), "SELECT pg_backend_pid()").Scan(&pids[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range conns {
+		c.Release()
+	}
+	return pids
 }
 
 // BenchmarkAppendStep appends journal entries to one run.

@@ -47,40 +47,6 @@ const sqlCloseConversation = `UPDATE agent_conversations
 
 const sqlDeleteConversation = `DELETE FROM agent_conversations WHERE tenant_id = $1 AND id = $2`
 
-// sqlLockConversation serialises the appends to one conversation: the
-// statements after it in the same transaction see every earlier append,
-// and the status and turn count it reads are those the append sees.
-const sqlLockConversation = `SELECT status, turn_count FROM agent_conversations WHERE tenant_id = $1 AND id = $2 FOR UPDATE`
-
-// sqlTurnFree is the condition, on the conversation row an append updates,
-// that the message ($4 its role, $8 its turn number) claims no turn number
-// the conversation already has: only a user message with a turn number
-// opens a turn (bindings.AppendMessageInput.TurnTaken).
-const sqlTurnFree = `NOT ($4::text = 'user' AND $8::integer > 0 AND turn_count >= $8::integer)`
-
-// sqlAppendMessage stores the message unless its id is stored already, the
-// conversation is closed or the message is a user message of a turn number
-// the conversation has, numbering it with the conversation's new message
-// count.
-const sqlAppendMessage = `WITH existing AS (
-		SELECT 1 FROM agent_conversation_messages
-		WHERE tenant_id = $1 AND conversation_id = $2 AND id = $3
-	), conv AS (
-		UPDATE agent_conversations
-		SET message_count = message_count + 1,
-		    turn_count = GREATEST(turn_count, $8::integer),
-		    last_activity_at = GREATEST(last_activity_at, $11::timestamptz)
-		WHERE tenant_id = $1 AND id = $2 AND status = 'open' AND NOT EXISTS (SELECT 1 FROM existing)
-		  AND ` + sqlTurnFree + `
-		RETURNING message_count
-	)
-	INSERT INTO agent_conversation_messages
-		(tenant_id, conversation_id, id, seq, role, content, tool_calls, tool_call_id, turn_number, run_id, metadata, created_at, participant_id)
-	SELECT $1, $2, $3, conv.message_count, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM conv`
-
-const sqlGetMessage = `SELECT ` + messageCols + ` FROM agent_conversation_messages
-	WHERE tenant_id = $1 AND conversation_id = $2 AND id = $3`
-
 const sqlConversationExists = `SELECT EXISTS (SELECT 1 FROM agent_conversations WHERE tenant_id = $1 AND id = $2)`
 
 // sqlReadMessages reads the newest $4 messages before seq $3 by walking
@@ -266,8 +232,8 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 		return bindings.ConversationMessage{}, err
 	}
 	var ma messageAppend
-	err = s.batch(ctx, "append message", in.TenantID, func(b *pgx.Batch) {
-		ma.queue(b, row, sqlAppendMessage)
+	err = s.send(ctx, "append message", func(b *pgx.Batch) {
+		ma.queue(b, row, nil, "", row.at)
 	}, ma.read)
 	if err != nil {
 		return bindings.ConversationMessage{}, err
@@ -322,39 +288,117 @@ func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, erro
 	return row, nil
 }
 
-// messageAppend is the statements of one message append in a batch and
-// what they read.
+// sqlAppendMessageFn is one call of kindgi_append_message (migration
+// 0007): the lock, the checks, the append and the read of the stored
+// message in one statement.
+const sqlAppendMessageFn = `SELECT o_status, o_turn_count, o_id, o_seq, o_role, o_content, o_tool_calls, o_tool_call_id,
+	o_turn_number, o_run_id, o_metadata, o_created_at, o_participant_id, o_appended
+	FROM kindgi_append_message($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`
+
+// messageAppend is the statement of one message append in a batch and
+// what it read.
 type messageAppend struct {
 	in        bindings.AppendMessageInput
+	at        time.Time // the message's created_at
 	status    string
 	turnCount int // the conversation's, before the append
 	m         bindings.ConversationMessage
 	found     bool
 }
 
-// queue queues the append with the insert statement sql (sqlAppendMessage,
-// or a variant taking more arguments, passed in extra).
-func (ma *messageAppend) queue(b *pgx.Batch, row messageRow, sql string, extra ...any) {
+// queue queues the append of row; when leaseRun is not nil the message is
+// stored only if that run exists and owner (when not empty) holds its
+// lease at now.
+func (ma *messageAppend) queue(b *pgx.Batch, row messageRow, leaseRun *string, owner string, now time.Time) {
 	in := row.in
-	ma.in = in
-	b.Queue(sqlLockConversation, in.TenantID, in.ConversationID)
-	args := []any{in.TenantID, in.ConversationID, row.id, string(in.Role), encodeText(in.Content),
-		jsonArg(row.toolCalls), in.ToolCallID, in.TurnNumber, in.RunID, jsonArg(row.metadata), row.at, in.ParticipantID}
-	b.Queue(sql, append(args, extra...)...)
-	b.Queue(sqlGetMessage, in.TenantID, in.ConversationID, row.id)
+	ma.in, ma.at = in, row.at
+	b.Queue(sqlAppendMessageFn, in.TenantID, in.ConversationID, row.id, string(in.Role), encodeText(in.Content),
+		textArg(row.toolCalls), in.ToolCallID, in.TurnNumber, in.RunID, textArg(row.metadata), row.at, in.ParticipantID,
+		leaseRun, owner, now)
 }
 
-// read reads the results of the statements queue queued.
+// read reads the result of the statement queue queued.
 func (ma *messageAppend) read(br pgx.BatchResults) error {
-	if err := br.QueryRow().Scan(&ma.status, &ma.turnCount); err != nil && err != pgx.ErrNoRows {
+	rows, err := br.Query()
+	if err != nil {
 		return err
 	}
-	if _, err := br.Exec(); err != nil {
+	defer rows.Close()
+	if !rows.Next() {
+		return rows.Err()
+	}
+	var (
+		status, id      *string
+		turnCount, turn *int32
+		seq             *int64
+		role, content   *string
+		toolCalls, meta []byte
+		toolCallID, run *string
+		created         *time.Time
+		participant     *string
+		appended        *bool
+	)
+	if err := rows.Scan(&status, &turnCount, &id, &seq, &role, &content, &toolCalls, &toolCallID, &turn, &run, &meta, &created, &participant, &appended); err != nil {
 		return err
 	}
-	var err error
-	ma.m, ma.found, err = collectOne(br, scanMessage)
-	return err
+	if status != nil {
+		ma.status = *status
+	}
+	if turnCount != nil {
+		ma.turnCount = int(*turnCount)
+	}
+	if id == nil || seq == nil {
+		return rows.Err()
+	}
+	if appended != nil && *appended {
+		ma.m, ma.found = ma.appended(*id, *seq), true
+		return rows.Err()
+	}
+	m := bindings.ConversationMessage{TenantID: ma.in.TenantID, ConversationID: ma.in.ConversationID, ID: *id, Seq: *seq}
+	m.Role, m.Content = bindings.MessageRole(deref(role)), decodeText(deref(content))
+	m.ToolCallID, m.RunID, m.ParticipantID = deref(toolCallID), deref(run), deref(participant)
+	if turn != nil {
+		m.TurnNumber = int(*turn)
+	}
+	if created != nil {
+		m.CreatedAt = utc(*created)
+	}
+	if toolCalls != nil {
+		if err := UnwrapInto(toolCalls, &m.ToolCalls); err != nil {
+			return err
+		}
+	}
+	if m.Metadata, err = unwrapOpt(meta); err != nil {
+		return err
+	}
+	ma.m, ma.found = m, true
+	return rows.Err()
+}
+
+// appended is the message this append stored, built from its input as a
+// read would return it.
+func (ma *messageAppend) appended(id string, seq int64) bindings.ConversationMessage {
+	in := ma.in
+	m := bindings.ConversationMessage{
+		TenantID: in.TenantID, ConversationID: in.ConversationID, ID: id, Seq: seq, Role: in.Role, Content: in.Content,
+		ToolCallID: in.ToolCallID, TurnNumber: in.TurnNumber, RunID: in.RunID, Metadata: compacted(in.Metadata),
+		CreatedAt: ma.at, ParticipantID: in.ParticipantID,
+	}
+	if len(in.ToolCalls) > 0 {
+		m.ToolCalls = slices.Clone(in.ToolCalls)
+		for i := range m.ToolCalls {
+			m.ToolCalls[i].Arguments = compacted(m.ToolCalls[i].Arguments)
+		}
+	}
+	return m
+}
+
+// deref is *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 // result is the stored message, or why there is none.

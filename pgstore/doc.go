@@ -26,7 +26,13 @@
 // Each binding call is one pgx batch: it sets the transaction-local tenant
 // (set_config('kindgi.tenant_id', tenant, true)) and runs its statements,
 // all in the implicit transaction of one pipeline, so it costs one network
-// round trip once the statements are prepared on the connection. Writes
+// round trip once the statements are prepared on the connection. The
+// journal and message writes of a turn (AppendSteps, FinishRun,
+// AppendMessage, AppendStepsAndMessage, OpenRun) are each one statement:
+// a call of a PL/pgSQL function of migration 0007 (kindgi_append_steps,
+// kindgi_append_message, kindgi_open_run) that sets the tenant itself,
+// runs with the caller's privileges (row-level security applies inside
+// it) and does the locking, checks and inserts of the whole call. Writes
 // that must serialise lock their parent row first (a conversation for
 // AppendMessage, a run for AppendStep) and the later statements of the
 // batch see every earlier writer's rows. Journal appends are idempotent

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -60,9 +59,23 @@ func Wrap(doc any) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("null")
 	}
-	if !utf8.Valid(raw) || !json.Valid(raw) {
+	if bindings.CheckJSON("document", raw) != nil {
 		return nil, &agents.PersistenceError{Op: "wrap payload", Err: fmt.Errorf("document is not valid JSON"), Permanent: true}
 	}
+	return wrapValid(raw)
+}
+
+// envelopePrefix and envelopeSuffix enclose a document in its envelope as
+// Wrap writes it.
+const (
+	envelopePrefix = `{"v":1,"doc":`
+	envelopeSuffix = `}`
+)
+
+// wrapValid is Wrap of raw, valid JSON in UTF-8: the envelope is written
+// around the document's bytes (jsonb compacts and orders what it stores,
+// so they need no compaction here).
+func wrapValid(raw []byte) (json.RawMessage, error) {
 	if !jsonbSafe(raw) {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, raw); err != nil {
@@ -70,7 +83,10 @@ func Wrap(doc any) (json.RawMessage, error) {
 		}
 		return json.Marshal(textEnvelope{V: CurrentPayloadVersion, JSON: buf.String()})
 	}
-	return json.Marshal(Envelope{V: CurrentPayloadVersion, Doc: raw})
+	out := make([]byte, 0, len(envelopePrefix)+len(raw)+len(envelopeSuffix))
+	out = append(out, envelopePrefix...)
+	out = append(out, bytes.TrimSpace(raw)...)
+	return append(out, envelopeSuffix...), nil
 }
 
 // textEnvelope is the envelope of a document jsonb cannot hold: its JSON
@@ -87,6 +103,9 @@ type textEnvelope struct {
 // *UnsupportedPayloadVersionError when v is below 1 or above
 // CurrentPayloadVersion. The document comes back compacted.
 func Unwrap(raw []byte) (Envelope, error) {
+	if doc, ok := unwrapFast(raw); ok {
+		return Envelope{V: CurrentPayloadVersion, Doc: doc}, nil
+	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return Envelope{}, &MalformedEnvelopeError{Reason: "not a JSON object"}
@@ -119,6 +138,38 @@ func Unwrap(raw []byte) (Envelope, error) {
 		return Envelope{}, &MalformedEnvelopeError{Reason: "the document is not valid JSON"}
 	}
 	return Envelope{V: v, Doc: buf.Bytes()}, nil
+}
+
+// storedPrefix is how jsonb prints the start of an envelope of version 1
+// (it orders keys by length: "v" comes before "doc" and "json").
+const storedPrefix = `{"v": 1, "doc": `
+
+// unwrapFast reads the common envelope without decoding it into a map: an
+// object that starts with "v" 1 and "doc" as jsonb prints it (or as Wrap
+// writes it) and holds nothing after the document. ok is false for
+// anything else, which Unwrap then reads in full. The document comes
+// back compacted; json.Compact also refuses a "document" that is not one
+// value, as it would be were more keys to follow it.
+func unwrapFast(raw []byte) (json.RawMessage, bool) {
+	var rest []byte
+	switch {
+	case bytes.HasPrefix(raw, []byte(storedPrefix)):
+		rest = raw[len(storedPrefix):]
+	case bytes.HasPrefix(raw, []byte(envelopePrefix)):
+		rest = raw[len(envelopePrefix):]
+	default:
+		return nil, false
+	}
+	if len(rest) == 0 || rest[len(rest)-1] != '}' {
+		return nil, false
+	}
+	doc := rest[:len(rest)-1]
+	var buf bytes.Buffer
+	buf.Grow(len(doc))
+	if json.Compact(&buf, doc) != nil {
+		return nil, false
+	}
+	return buf.Bytes(), true
 }
 
 // UnwrapInto reads an envelope and decodes its document into dst (a
@@ -156,7 +207,7 @@ func wrapOpt(field string, doc json.RawMessage) ([]byte, error) {
 	if err := bindings.CheckJSON(field, doc); err != nil {
 		return nil, err
 	}
-	return Wrap(doc)
+	return wrapValid(doc)
 }
 
 // jsonArg passes a wrapped payload as a query argument: as text, which

@@ -137,7 +137,7 @@ func TestTerminatedBackendIsRetryable(t *testing.T) {
 	for {
 		var n int
 		err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-			WHERE datname = current_database() AND query LIKE '%agent_conversation_messages%' AND wait_event = 'PgSleep'`).Scan(&n)
+			WHERE datname = current_database() AND (query LIKE '%agent_conversation_messages%' OR query LIKE '%kindgi_append_message%') AND wait_event = 'PgSleep'`).Scan(&n)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ const sqlInactiveConversations = `SELECT tenant_id, id, agent_id, agent_version,
 
 // sqlCloseIfInactive closes an open conversation whose last activity is
 // before $3 ($4 is now). The row lock it takes is the one an append's
-// sqlLockConversation takes, so a close and an append are serialised.
+// kindgi_append_message takes, so a close and an append are serialised.
 const sqlCloseIfInactive = `UPDATE agent_conversations
 	SET status = 'closed', closed_at = $4
 	WHERE tenant_id = $1 AND id = $2 AND status = 'open' AND last_activity_at < $3`

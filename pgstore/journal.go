@@ -1,8 +1,10 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
-	"strings"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,14 +21,6 @@ var (
 
 	_ bindings.StepMessageAppender = (*Store)(nil)
 )
-
-// sqlAppendMessageLeased is sqlAppendMessage that stores nothing unless
-// run $14 exists and, when $13 is not empty, $13 holds its lease at $15:
-// the message of AppendStepsAndMessage is stored only with its entries.
-var sqlAppendMessageLeased = strings.Replace(sqlAppendMessage, "\n\t\tRETURNING message_count", `
-		  AND EXISTS (SELECT 1 FROM agent_runs r WHERE r.tenant_id = $1 AND r.id = $14
-		      AND ($13 = '' OR (r.lease_owner = $13 AND r.lease_expires_at > $15)))
-		RETURNING message_count`, 1)
 
 // AppendStepsAndMessage implements bindings.StepMessageAppender: the
 // entries, then the message (stored only when the entries are), in one
@@ -53,11 +47,6 @@ type messageTail struct {
 	row messageRow
 	ma  messageAppend
 }
-
-// sqlFinishStatus sets the status of a run whose lease $5 (when not empty)
-// still holds at $4.
-const sqlFinishStatus = `UPDATE agent_runs SET status = $3, updated_at = $4
-	WHERE tenant_id = $1 AND id = $2 AND ($5 = '' OR (lease_owner = $5 AND lease_expires_at > $4))`
 
 // AppendStep implements bindings.RunBinding: AppendSteps with one entry.
 func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bindings.JournalEntry, bool, error) {
@@ -98,10 +87,71 @@ func (s *Store) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bi
 	}, in.Status, nil)
 }
 
+// sqlAppendSteps is one call of kindgi_append_steps (migration 0007): the
+// lease check, the appends and the finish in one statement.
+const sqlAppendSteps = `SELECT o_ord, o_seq, o_appended, o_node, o_status, o_output, o_error, o_at
+	FROM kindgi_append_steps($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+
+// stepArgs is a batch of entries to append as the column arrays
+// kindgi_append_steps takes.
+type stepArgs struct {
+	keys, phases, nodes, statuses []string
+	outputs, errors               []*string
+	ats                           []time.Time
+}
+
+// prepareSteps validates entries and encodes them as column arrays.
+func (s *Store) prepareSteps(entries []bindings.JournalEntry) (stepArgs, error) {
+	n := len(entries)
+	a := stepArgs{
+		keys: make([]string, n), phases: make([]string, n), nodes: make([]string, n), statuses: make([]string, n),
+		outputs: make([]*string, n), errors: make([]*string, n), ats: make([]time.Time, n),
+	}
+	for i, e := range entries {
+		if err := firstErr(bindings.CheckStepKey(e.Key), bindings.CheckOptionalID("step node", e.Node)); err != nil {
+			return stepArgs{}, err
+		}
+		switch e.Status {
+		case bindings.StepStarted, bindings.StepCompleted, bindings.StepFailed, bindings.StepParked:
+		default:
+			return stepArgs{}, invalid("unknown step status " + string(e.Status))
+		}
+		output, err := wrapOpt("step output", e.Output)
+		if err != nil {
+			return stepArgs{}, err
+		}
+		a.outputs[i] = textArg(output)
+		if e.Error != nil {
+			stepErr, err := Wrap(e.Error)
+			if err != nil {
+				return stepArgs{}, err
+			}
+			a.errors[i] = textArg(stepErr)
+		}
+		a.keys[i], a.phases[i], a.nodes[i], a.statuses[i] = e.Key, e.Status.Phase(), e.Node, string(e.Status)
+		a.ats[i] = s.stamp(e.At)
+	}
+	return a, nil
+}
+
+// textArg is a wrapped payload as an element of a text[] argument: nil
+// is NULL.
+func textArg(raw []byte) *string {
+	if raw == nil {
+		return nil
+	}
+	t := string(raw)
+	return &t
+}
+
 // appendSteps appends in.Entries and, when status is set, then sets the
-// run's status and releases in.Owner's lease, in one batch. The lease is
-// checked once, under the run's row lock: when in.Owner does not hold it,
-// no statement changes anything and the error is *agents.RunBusyError.
+// run's status and releases in.Owner's lease, in one statement
+// (kindgi_append_steps), followed by the message of tail when it is set:
+// one round trip, one transaction. The lease is checked once, under the
+// run's row lock: when in.Owner does not hold it, nothing changes and the
+// error is *agents.RunBusyError. An appended entry is returned as given,
+// with the Seq the store gave it and At in the store's precision; it is
+// not read back.
 func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendStepsInput, status bindings.RunStatus, tail *messageTail) ([]bindings.JournalEntry, []bool, error) {
 	switch {
 	case in.TenantID == "":
@@ -113,80 +163,80 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 		bindings.CheckOptionalID("lease owner", in.Owner)); err != nil {
 		return nil, nil, err
 	}
-	type row struct {
-		key, phase, node, status string
-		output, stepErr          any
-		at                       time.Time
+	args, err := s.prepareSteps(in.Entries)
+	if err != nil {
+		return nil, nil, err
 	}
-	rows := make([]row, len(in.Entries))
-	for i, e := range in.Entries {
-		if err := firstErr(bindings.CheckStepKey(e.Key), bindings.CheckOptionalID("step node", e.Node)); err != nil {
-			return nil, nil, err
-		}
-		switch e.Status {
-		case bindings.StepStarted, bindings.StepCompleted, bindings.StepFailed, bindings.StepParked:
-		default:
-			return nil, nil, invalid("unknown step status " + string(e.Status))
-		}
-		output, err := wrapOpt("step output", e.Output)
-		if err != nil {
-			return nil, nil, err
-		}
-		var stepErr []byte
-		if e.Error != nil {
-			if stepErr, err = Wrap(e.Error); err != nil {
-				return nil, nil, err
-			}
-		}
-		rows[i] = row{e.Key, e.Status.Phase(), e.Node, string(e.Status), jsonArg(output), jsonArg(stepErr), s.stamp(e.At)}
-	}
-	if len(rows) == 0 && status == "" && tail == nil {
+	if len(in.Entries) == 0 && status == "" && tail == nil {
 		return []bindings.JournalEntry{}, []bool{}, nil
 	}
 	now := s.stamp(time.Time{})
-	var leaseOwner string
-	var expires *time.Time
-	var exists bool
-	out := make([]bindings.JournalEntry, len(rows))
-	appended := make([]bool, len(rows))
-	found := make([]bool, len(rows))
-	err := s.batch(ctx, op, in.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlLockRun, in.TenantID, in.RunID)
-		for _, r := range rows {
-			b.Queue(sqlAppendStep, in.TenantID, in.RunID, r.key, r.phase, in.Owner, r.node, r.status, r.output, r.stepErr, r.at, now)
-			b.Queue(sqlGetEntry, in.TenantID, in.RunID, r.key, r.phase)
-		}
-		if status != "" {
-			b.Queue(sqlFinishStatus, in.TenantID, in.RunID, string(status), now, in.Owner)
-			b.Queue(sqlReleaseLease, in.TenantID, in.RunID, in.Owner, now)
-		}
+	var finish *string
+	if status != "" {
+		st := string(status)
+		finish = &st
+	}
+	n := len(in.Entries)
+	out := make([]bindings.JournalEntry, n)
+	appended := make([]bool, n)
+	var (
+		leaseOwner   string
+		expires      *time.Time
+		exists, done bool
+		got          int
+	)
+	err = s.send(ctx, op, func(b *pgx.Batch) {
+		b.Queue(sqlAppendSteps, in.TenantID, in.RunID, in.Owner, now, args.keys, args.phases, args.nodes, args.statuses,
+			args.outputs, args.errors, args.ats, finish)
 		if tail != nil {
-			tail.ma.queue(b, tail.row, sqlAppendMessageLeased, in.Owner, in.RunID, now)
+			tail.ma.queue(b, tail.row, &in.RunID, in.Owner, now)
 		}
 	}, func(br pgx.BatchResults) error {
-		switch err := br.QueryRow().Scan(&leaseOwner, &expires); err {
-		case nil:
-			exists = true
-		case pgx.ErrNoRows:
-		default:
+		rows, err := br.Query()
+		if err != nil {
 			return err
 		}
-		for i := range rows {
-			tag, err := br.Exec()
-			if err != nil {
+		for rows.Next() {
+			var (
+				ord              int32
+				seq              *int64
+				app              *bool
+				node, stepStatus *string
+				output, stepErr  []byte
+				at               *time.Time
+			)
+			if err := rows.Scan(&ord, &seq, &app, &node, &stepStatus, &output, &stepErr, &at); err != nil {
+				rows.Close()
 				return err
 			}
-			appended[i] = tag.RowsAffected() == 1
-			if out[i], found[i], err = collectOne(br, scanEntry); err != nil {
+			if ord == 0 {
+				exists = true
+				if node != nil {
+					leaseOwner = *node
+				}
+				expires = at
+				continue
+			}
+			i := int(ord) - 1
+			if i < 0 || i >= n || seq == nil || app == nil {
+				rows.Close()
+				return fmt.Errorf("kindgi_append_steps returned entry %d of %d", ord, n)
+			}
+			done = true
+			got++
+			if appended[i] = *app; appended[i] {
+				e := in.Entries[i]
+				out[i] = bindings.JournalEntry{Seq: *seq, Key: e.Key, Node: e.Node, Status: e.Status,
+					Output: compacted(e.Output), Error: copyStepError(e.Error), At: args.ats[i]}
+				continue
+			}
+			if out[i], err = storedEntry(*seq, in.Entries[i].Key, node, stepStatus, output, stepErr, at); err != nil {
+				rows.Close()
 				return err
 			}
 		}
-		if status != "" {
-			for range 2 {
-				if _, err := br.Exec(); err != nil {
-					return err
-				}
-			}
+		if err := rows.Err(); err != nil {
+			return err
 		}
 		if tail != nil {
 			return tail.ma.read(br)
@@ -200,21 +250,78 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 		return nil, nil, &agents.RunJournalUnavailableError{RunID: in.RunID}
 	case in.Owner != "" && (leaseOwner != in.Owner || expires == nil || !expires.After(now)):
 		return nil, nil, &agents.RunBusyError{RunID: in.RunID, Owner: leaseOwner}
-	}
-	for i := range found {
-		if !found[i] {
-			return nil, nil, &agents.PersistenceError{Op: op, Err: pgx.ErrNoRows}
-		}
+	case got != n || (n > 0 && !done):
+		return nil, nil, &agents.PersistenceError{Op: op, Err: fmt.Errorf("%d of %d entries returned", got, n)}
 	}
 	return out, appended, nil
 }
 
-// sqlOpenRun is sqlStartRun that also tells whether it inserted the row.
-const sqlOpenRun = sqlStartRun + `, (xmax = 0)`
+// storedEntry is the stored entry an append collided with.
+func storedEntry(seq int64, key string, node, status *string, output, stepErr []byte, at *time.Time) (bindings.JournalEntry, error) {
+	e := bindings.JournalEntry{Seq: seq, Key: key}
+	if node != nil {
+		e.Node = *node
+	}
+	if status != nil {
+		e.Status = bindings.StepStatus(*status)
+	}
+	if at != nil {
+		e.At = utc(*at)
+	}
+	var err error
+	if e.Output, err = unwrapOpt(output); err != nil {
+		return e, err
+	}
+	if stepErr != nil {
+		var se bindings.StepError
+		if err := UnwrapInto(stepErr, &se); err != nil {
+			return e, err
+		}
+		e.Error = &se
+	}
+	return e, nil
+}
+
+// compacted returns doc as a read would: compacted (encoding/json's form),
+// nil when empty. A doc that is compact already is returned as is.
+func compacted(doc []byte) json.RawMessage {
+	if len(bytes.TrimSpace(doc)) == 0 {
+		return nil
+	}
+	for _, c := range doc {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			var buf bytes.Buffer
+			if json.Compact(&buf, doc) != nil {
+				return doc
+			}
+			return buf.Bytes()
+		}
+	}
+	return doc
+}
+
+// copyStepError returns a copy of se (nil for nil).
+func copyStepError(se *bindings.StepError) *bindings.StepError {
+	if se == nil {
+		return nil
+	}
+	c := *se
+	return &c
+}
+
+// sqlOpenRunFn is one call of kindgi_open_run (migration 0007): the
+// snapshot write, the run start and the reads a retry needs, in one
+// statement.
+const sqlOpenRunFn = `SELECT o_taken, o_created, o_flow_id, o_flow_version, o_status, o_lease_owner, o_lease_expires_at,
+	o_created_at, o_updated_at, o_snap_written, s_flow_id, s_flow_version, s_agent_id, s_agent_version,
+	s_conversation_id, s_project_id, s_input, s_created_at
+	FROM kindgi_open_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
 
 // OpenRun implements bindings.RunOpener: the snapshot write, the run start
-// and the reads of the stored snapshot and of the journal in one round
-// trip and one transaction.
+// and the read of the journal in one round trip and one transaction. A
+// snapshot this call stored is returned as given (CreatedAt in the
+// store's precision), not read back.
 func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings.OpenRunResult, error) {
 	st, sn := in.Start, in.Snapshot
 	switch {
@@ -238,43 +345,20 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	}
 	now := s.stamp(time.Time{})
 	exp := now.Add(st.LeaseTTL).Truncate(time.Microsecond)
+	snapAt := s.stamp(sn.CreatedAt)
 	var out bindings.OpenRunResult
-	var cur bindings.Run
-	var taken, exists, found bool
-	err = s.batch(ctx, "open run", st.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlWriteSnapshot, sn.TenantID, sn.RunID, sn.FlowID, sn.FlowVersion, sn.AgentID, sn.AgentVersion,
-			sn.ConversationID, sn.ProjectID, jsonArg(input), s.stamp(sn.CreatedAt))
-		b.Queue(sqlOpenRun, st.TenantID, st.RunID, st.Owner, exp, now, st.FlowID, st.FlowVersion, string(status))
-		b.Queue(sqlGetRun, st.TenantID, st.RunID)
-		b.Queue(sqlReadSnapshot, st.TenantID, st.RunID)
+	var o openRow
+	err = s.send(ctx, "open run", func(b *pgx.Batch) {
+		b.Queue(sqlOpenRunFn, st.TenantID, st.RunID, sn.FlowID, sn.FlowVersion, sn.AgentID, sn.AgentVersion,
+			sn.ConversationID, sn.ProjectID, textArg(input), snapAt, st.Owner, exp, now, st.FlowID, st.FlowVersion, string(status))
 		b.Queue(sqlReadJournal, st.TenantID, st.RunID)
 	}, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
+		if err := br.QueryRow().Scan(&o.taken, &o.created, &o.flowID, &o.flowVersion, &o.status, &o.owner, &o.expires,
+			&o.createdAt, &o.updatedAt, &o.snapWritten, &o.sFlowID, &o.sFlowVersion, &o.sAgentID, &o.sAgentVersion,
+			&o.sConversationID, &o.sProjectID, &o.sInput, &o.sCreatedAt); err != nil {
 			return err
 		}
 		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var created bool
-			r, err := scanRunAnd(rows, &created)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			out.Run, out.Created, taken = r, created, true
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if cur, exists, err = collectOne(br, scanRun); err != nil {
-			return err
-		}
-		if out.Snapshot, found, err = collectOne(br, scanSnapshot); err != nil {
-			return err
-		}
-		rows, err = br.Query()
 		if err != nil {
 			return err
 		}
@@ -284,10 +368,33 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	switch {
 	case err != nil:
 		return bindings.OpenRunResult{}, err
-	case !taken && exists:
-		return bindings.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: cur.LeaseOwner}
-	case !taken || !found:
+	case !o.taken && o.flowID != nil:
+		return bindings.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: deref(o.owner)}
+	case !o.taken || (!o.snapWritten && o.sCreatedAt == nil):
 		return bindings.OpenRunResult{}, &agents.PersistenceError{Op: "open run", Err: pgx.ErrNoRows}
+	}
+	out.Run = bindings.Run{TenantID: st.TenantID, ID: st.RunID, FlowID: deref(o.flowID), FlowVersion: deref(o.flowVersion),
+		Status: bindings.RunStatus(deref(o.status)), LeaseOwner: deref(o.owner)}
+	if o.expires != nil && out.Run.LeaseOwner != "" {
+		out.Run.LeaseExpiresAt = o.expires.UTC()
+	}
+	if o.createdAt != nil {
+		out.Run.CreatedAt = utc(*o.createdAt)
+	}
+	if o.updatedAt != nil {
+		out.Run.UpdatedAt = utc(*o.updatedAt)
+	}
+	out.Created = o.created != nil && *o.created
+	if o.snapWritten {
+		out.Snapshot = sn
+		out.Snapshot.Input, out.Snapshot.CreatedAt = compacted(sn.Input), snapAt
+	} else {
+		out.Snapshot = bindings.RunSnapshotRecord{TenantID: st.TenantID, RunID: st.RunID, FlowID: deref(o.sFlowID),
+			FlowVersion: deref(o.sFlowVersion), AgentID: deref(o.sAgentID), AgentVersion: deref(o.sAgentVersion),
+			ConversationID: deref(o.sConversationID), ProjectID: deref(o.sProjectID), CreatedAt: utc(*o.sCreatedAt)}
+		if out.Snapshot.Input, err = unwrapOpt(o.sInput); err != nil {
+			return bindings.OpenRunResult{}, err
+		}
 	}
 	if out.Journal == nil {
 		out.Journal = []bindings.JournalEntry{}
@@ -295,19 +402,14 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	return out, nil
 }
 
-// scanRunAnd scans a run row followed by one more column.
-func scanRunAnd(row pgx.Rows, extra any) (bindings.Run, error) {
-	var r bindings.Run
-	var status string
-	var expires *time.Time
-	err := row.Scan(&r.TenantID, &r.ID, &r.FlowID, &r.FlowVersion, &status, &r.LeaseOwner, &expires, &r.CreatedAt, &r.UpdatedAt, extra)
-	if err != nil {
-		return r, err
-	}
-	r.Status = bindings.RunStatus(status)
-	if expires != nil && r.LeaseOwner != "" {
-		r.LeaseExpiresAt = expires.UTC()
-	}
-	r.CreatedAt, r.UpdatedAt = utc(r.CreatedAt), utc(r.UpdatedAt)
-	return r, nil
+// openRow is the row kindgi_open_run returns.
+type openRow struct {
+	taken, snapWritten                             bool
+	created                                        *bool
+	flowID, flowVersion, status, owner             *string
+	expires, createdAt, updatedAt                  *time.Time
+	sFlowID, sFlowVersion, sAgentID, sAgentVersion *string
+	sConversationID, sProjectID                    *string
+	sInput                                         []byte
+	sCreatedAt                                     *time.Time
 }

@@ -47,29 +47,6 @@ const sqlRunExists = `SELECT EXISTS (SELECT 1 FROM agent_runs WHERE tenant_id = 
 
 const sqlSetRunStatus = `UPDATE agent_runs SET status = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2`
 
-// sqlLockRun serialises the appends to one run's journal and reads its
-// lease.
-const sqlLockRun = `SELECT lease_owner, lease_expires_at FROM agent_runs WHERE tenant_id = $1 AND id = $2 FOR UPDATE`
-
-// sqlAppendStep numbers and stores the entry unless one with the same key
-// and phase exists or $5 (the owner, when not empty) lost the lease.
-const sqlAppendStep = `WITH existing AS (
-		SELECT 1 FROM agent_run_journal
-		WHERE tenant_id = $1 AND run_id = $2 AND key = $3 AND phase = $4
-	), run AS (
-		UPDATE agent_runs SET last_seq = last_seq + 1
-		WHERE tenant_id = $1 AND id = $2
-		  AND ($5 = '' OR (lease_owner = $5 AND lease_expires_at > $11))
-		  AND NOT EXISTS (SELECT 1 FROM existing)
-		RETURNING last_seq
-	)
-	INSERT INTO agent_run_journal (tenant_id, run_id, seq, key, phase, node, status, output, error, at)
-	SELECT $1, $2, run.last_seq, $3, $4, $6, $7, $8, $9, $10 FROM run
-	ON CONFLICT (tenant_id, run_id, key, phase) DO NOTHING`
-
-const sqlGetEntry = `SELECT ` + entryCols + ` FROM agent_run_journal
-	WHERE tenant_id = $1 AND run_id = $2 AND key = $3 AND phase = $4`
-
 const sqlReadJournal = `SELECT ` + entryCols + ` FROM agent_run_journal
 	WHERE tenant_id = $1 AND run_id = $2 ORDER BY seq`
 

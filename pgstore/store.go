@@ -53,7 +53,8 @@ type Options struct {
 // ComplianceRecorder. The schema is
 // the one Migrate applies. Every call runs as one implicit transaction (a
 // pgx batch: one network round trip) that first sets the transaction-local
-// kindgi.tenant_id, so row-level security admits only the caller's tenant.
+// kindgi.tenant_id (a statement of its own, or inside the function a write
+// calls), so row-level security admits only the caller's tenant.
 // A Store is safe for concurrent use when its DB is (a pool is; a single
 // transaction or connection is not).
 type Store struct {
@@ -131,14 +132,26 @@ const setTenantSQL = `SELECT set_config('kindgi.tenant_id', $1, true)`
 // one implicit transaction in one round trip, and hands each result to
 // read in order. read must consume exactly the queued statements.
 func (s *Store) batch(ctx context.Context, op, tenantID string, queue func(b *pgx.Batch), read func(br pgx.BatchResults) error) error {
+	return s.send(ctx, op, func(b *pgx.Batch) {
+		b.Queue(setTenantSQL, tenantID)
+		queue(b)
+	}, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		return read(br)
+	})
+}
+
+// send runs the statements queued by queue as one implicit transaction in
+// one round trip, and hands each result to read in order, like batch but
+// without setting the tenant: for statements that set it themselves (the
+// functions of migration 0007).
+func (s *Store) send(ctx context.Context, op string, queue func(b *pgx.Batch), read func(br pgx.BatchResults) error) error {
 	b := &pgx.Batch{}
-	b.Queue(setTenantSQL, tenantID)
 	queue(b)
 	br := s.db.SendBatch(ctx, b)
-	_, err := br.Exec()
-	if err == nil {
-		err = read(br)
-	}
+	err := read(br)
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}

@@ -104,9 +104,10 @@ func (f *turnFixture) invoke(ctx context.Context, b turn.Bindings, a agent.Agent
 // steps' entries ride along with the next entry written at once
 // (bindings.StepBatcher) or with the next message append, as does the
 // result of the model or tool call right before it
-// (bindings.StepMessageAppender), and the end of the drive is one call
-// (bindings.RunFinisher).
-const maxTurnRoundTrips = 12
+// (bindings.StepMessageAppender) — the final model call's result, with
+// the decide results after it, rides with the final message — and the
+// end of the drive is one call (bindings.RunFinisher).
+const maxTurnRoundTrips = 11
 
 // TestTurnWithOneToolCallRoundTrips runs a turn with one tool call on
 // pgstore and counts its round trips with a pgx tracer and the socket

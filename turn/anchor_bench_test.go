@@ -71,7 +71,10 @@ func (anchorModel) Generate(_ context.Context, req bindings.GenerateRequest) (bi
 	}, nil
 }
 
-func anchorFixture(tb testing.TB) (agent.Agent, *memstore.Store, turn.Bindings) {
+// anchorFixture builds the workload; checkTrusted has the store check what
+// the turn vouches for (memstore.Options.CheckTrusted), as tests do and
+// the benchmark does not.
+func anchorFixture(tb testing.TB, checkTrusted bool) (agent.Agent, *memstore.Store, turn.Bindings) {
 	tb.Helper()
 	a, err := agent.Define(agent.Spec{
 		ID: "bench.anchor", Version: "1.0.0", Name: "Anchor",
@@ -96,7 +99,7 @@ func anchorFixture(tb testing.TB) (agent.Agent, *memstore.Store, turn.Bindings) 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	store := memstore.New(nil)
+	store := memstore.New(&memstore.Options{CheckTrusted: checkTrusted})
 	b := turn.Bindings{
 		Providers:     bindings.Providers{anchorModel{}},
 		Tools:         tools,
@@ -113,7 +116,7 @@ func TestAnchorTurn(t *testing.T) {
 	if len(anchorInstruction) != 315 || strings.Contains(anchorInstruction, "{") {
 		t.Fatalf("instruction is %d characters", len(anchorInstruction))
 	}
-	a, store, b := anchorFixture(t)
+	a, store, b := anchorFixture(t, true)
 	conv, err := store.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +147,7 @@ func TestAnchorTurn(t *testing.T) {
 // turn per iteration, each on a fresh conversation (opened inside the loop,
 // as every peer's figure includes its session creation).
 func BenchmarkAnchorTurn(b *testing.B) {
-	a, store, bb := anchorFixture(b)
+	a, store, bb := anchorFixture(b, false)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -56,7 +56,7 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 		if attempt > 1 {
 			key += "/" + strconv.Itoa(attempt)
 		}
-		st := r.entries[key]
+		st := r.entries.get(key)
 		if st != nil && st.result != nil {
 			o, err := decodeResult[approvalOutcome](st.result)
 			if err != nil {

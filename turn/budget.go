@@ -19,7 +19,7 @@ type budgetState struct {
 // calls, so another call past it is budget-exceeded, kind steps; running
 // time past maxWallMs is turn-aborted, reason timeout.
 func (r *run) budgetCheck(ctx context.Context, i int, more bool) error {
-	_, err := decide(ctx, r, loopKey(i)+"/"+NodeBudgetCheck, NodeBudgetCheck, func(context.Context, string) (budgetState, error) {
+	_, err := decide(ctx, r, keysOf(i).budget, NodeBudgetCheck, func(context.Context, string) (budgetState, error) {
 		st := budgetState{ModelCalls: r.usage.ModelCalls, CostUsd: r.usage.CostUsd, ElapsedMs: r.elapsedMs()}
 		caps := r.s.Budget
 		if caps.MaxCostUsd != nil && st.CostUsd > *caps.MaxCostUsd {

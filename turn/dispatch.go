@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/kindgi/agents/bindings"
 )
@@ -21,7 +22,7 @@ import (
 //
 // It returns the approvals to wait on when the turn parks.
 func (r *run) dispatch(ctx context.Context, i int, calls []bindings.ToolCall) ([]bindings.ApprovalRequest, error) {
-	plans, err := decide(ctx, r, loopKey(i)+"/"+NodeDispatchTools, NodeDispatchTools, func(ctx context.Context, _ string) ([]callPlan, error) {
+	plans, err := decide(ctx, r, keysOf(i).dispatch, NodeDispatchTools, func(ctx context.Context, _ string) ([]callPlan, error) {
 		return r.plan(ctx, i, calls)
 	})
 	if err != nil {
@@ -89,10 +90,9 @@ func (r *run) runCall(ctx context.Context, p callPlan) error {
 	tc := bindings.TraceToolCall{ID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, Input: p.Arguments}
 	content := string(res.Output)
 	if res.Status == toolOK {
-		if r.usedTools == nil {
-			r.usedTools = map[string]bool{}
+		if !slices.Contains(r.usedTools, p.ToolID) {
+			r.usedTools = append(r.usedTools, p.ToolID)
 		}
-		r.usedTools[p.ToolID] = true
 		tc.Output = res.Output
 	} else {
 		tc.Error = res.Error

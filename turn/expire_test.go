@@ -60,7 +60,7 @@ const sweepTimeout = time.Hour
 func newSweepFixture(t *testing.T, onTimeout string) *sweepFixture {
 	t.Helper()
 	f := &sweepFixture{t: t, clock: newClock(), tools: registry.NewTools(), model: &mailModel{}}
-	f.store = memstore.New(&memstore.Options{Now: f.clock.Now})
+	f.store = memstore.New(&memstore.Options{Now: f.clock.Now, CheckTrusted: true})
 	err := f.tools.Add(tenant, bindings.ToolDescriptor{ID: "acme.send-email", Version: "2.1.3", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
 			f.sent.Add(1)

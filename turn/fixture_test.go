@@ -172,7 +172,7 @@ func noPII(_ context.Context, _ json.RawMessage, trace bindings.RunTrace) (bindi
 func newFixture(t testing.TB, script []scripted.Response, edit func(*agent.Spec)) *fixture {
 	t.Helper()
 	f := &fixture{t: t, clock: newClock(), log: &toolLog{}, events: &eventLog{}, keys: memstore.NewKeys([]byte("fixture-seed"))}
-	f.store = memstore.New(&memstore.Options{Now: f.clock.Now})
+	f.store = memstore.New(&memstore.Options{Now: f.clock.Now, CheckTrusted: true})
 	f.provider = scripted.New(script, nil)
 	f.tools = registry.NewTools()
 	f.addTool("acme.clause-search", "1.2.0", clauseSchema, func(_ context.Context, in json.RawMessage, _ bindings.CallContext) (json.RawMessage, error) {

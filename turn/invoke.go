@@ -48,7 +48,7 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		return Result{}, err
 	}
 	owner := newID(&b)
-	started, entries, snap, err := openRun(ctx, &b, bindings.OpenRunInput{
+	started, entries, snap, hasSnap, err := openRun(ctx, &b, bindings.OpenRunInput{
 		Snapshot: bindings.RunSnapshotWriteInput{
 			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
 			AgentID: in.Agent.ID, AgentVersion: in.Agent.Version,
@@ -66,28 +66,26 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		// Perhaps an existing run: drive it as the snapshot recorded it
 		// (the first write of a run's snapshot is the one kept).
 		var err error
-		if snap == nil {
-			var read bindings.RunSnapshotRecord
-			if read, err = b.Snapshots.Read(ctx, in.TenantID, in.RunID); err == nil {
-				snap = &read
-			}
+		if !hasSnap {
+			snap, err = b.Snapshots.Read(ctx, in.TenantID, in.RunID)
 		}
 		if err == nil {
 			// Another Invoke may have opened the run since the check above.
-			err = checkSameInput(*snap, stored)
+			err = checkSameInput(snap, stored)
 		}
 		if err == nil {
-			err = checkFlow(*snap)
+			err = checkFlow(snap)
 		}
 		if err == nil {
-			stored, err = decodeSnapshot(*snap, in)
+			stored, err = decodeSnapshot(snap, in)
 		}
 		if err != nil {
 			_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
 			return Result{RunID: in.RunID, ConversationID: in.ConversationID}, coded(err, "read run snapshot")
 		}
 	}
-	r := newRun(&b, stored, in.Agent, in.RunID, owner, started.Status, entries)
+	r := newPooledRun(&b, stored, in.RunID, owner, started.Status, entries)
+	defer r.release()
 	return r.driveReporting(ctx)
 }
 
@@ -104,26 +102,27 @@ func (r *run) driveReporting(ctx context.Context) (Result, error) {
 // openRun writes the run's snapshot, starts the run under a lease and
 // reads its journal — in one call when the run and snapshot bindings are
 // one store with bindings.RunOpener, which also returns the stored
-// snapshot (snap is nil otherwise).
-func openRun(ctx context.Context, b *Bindings, in bindings.OpenRunInput) (run bindings.Run, entries []bindings.JournalEntry, snap *bindings.RunSnapshotRecord, err error) {
+// snapshot (hasSnap reports it; the snapshot is returned by value, so
+// that nothing of the call's result stays on the heap).
+func openRun(ctx context.Context, b *Bindings, in bindings.OpenRunInput) (run bindings.Run, entries []bindings.JournalEntry, snap bindings.RunSnapshotRecord, hasSnap bool, err error) {
 	if op, ok := b.Runs.(bindings.RunOpener); ok && sameBinding(b.Runs, b.Snapshots) {
 		res, err := op.OpenRun(ctx, in)
 		if err != nil {
-			return bindings.Run{}, nil, nil, coded(err, "open run")
+			return bindings.Run{}, nil, snap, false, coded(err, "open run")
 		}
-		return res.Run, res.Journal, &res.Snapshot, nil
+		return res.Run, res.Journal, res.Snapshot, true, nil
 	}
 	if err := b.Snapshots.Write(ctx, in.Snapshot); err != nil {
-		return bindings.Run{}, nil, nil, coded(err, "write run snapshot")
+		return bindings.Run{}, nil, snap, false, coded(err, "write run snapshot")
 	}
 	if run, err = b.Runs.StartRun(ctx, in.Start); err != nil {
-		return bindings.Run{}, nil, nil, coded(err, "start run")
+		return bindings.Run{}, nil, snap, false, coded(err, "start run")
 	}
 	if entries, err = b.Runs.ReadJournal(ctx, in.Start.TenantID, in.Start.RunID); err != nil {
 		_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.Start.TenantID, in.Start.RunID, in.Start.Owner)
-		return bindings.Run{}, nil, nil, journalError(in.Start.RunID, err)
+		return bindings.Run{}, nil, snap, false, journalError(in.Start.RunID, err)
 	}
-	return run, entries, nil, nil
+	return run, entries, snap, false, nil
 }
 
 // sameBinding reports whether two bindings are the same value (one store
@@ -235,7 +234,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 		return Result{}, err
 	}
 	r := newRun(&b, stored, in.Agent, in.RunID, owner, leased.Status, entries)
-	if st := r.entries[NodeComposeResult]; st == nil || st.result == nil {
+	if st := r.entries.get(NodeComposeResult); st == nil || st.result == nil {
 		if err := r.recheckRoute(ctx); err != nil {
 			release()
 			return Result{RunID: in.RunID, ConversationID: stored.ConversationID}, err
@@ -248,7 +247,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 // model setup chose are still registered and allowed by the tenant's
 // current policy. A run whose setup has not completed routes afresh.
 func (r *run) recheckRoute(ctx context.Context) error {
-	st := r.entries[NodeSetup]
+	st := r.entries.get(NodeSetup)
 	if st == nil || st.result == nil || st.result.Status != bindings.StepCompleted {
 		return nil
 	}

@@ -18,6 +18,7 @@ import (
 // for a model or tool step the number of its attempts that ended without a
 // stored result (see noteAttempt).
 type keyState struct {
+	key      string
 	started  *bindings.JournalEntry
 	parked   *bindings.JournalEntry
 	result   *bindings.JournalEntry
@@ -56,7 +57,7 @@ const maxAttemptMessage = 1024
 func (r *run) noteAttempt(ctx context.Context, err error) {
 	key, node := r.inflight, r.inflightNode
 	r.inflight = ""
-	st := r.entries[key]
+	st := r.entries.get(key)
 	if key == "" || st == nil || (st.result != nil && st.result.Seq != 0) {
 		return
 	}
@@ -80,58 +81,67 @@ func (r *run) noteAttempt(ctx context.Context, err error) {
 }
 
 // loadJournal indexes a run's entries by key and phase. The first entry of
-// a (key, phase) wins, as the binding's idempotency rule says.
+// a (key, phase) wins, as the binding's idempotency rule says. The index
+// points into entries, which are the run's own (read from the store for
+// this drive): nothing is copied.
 func (r *run) loadJournal(entries []bindings.JournalEntry) {
-	n := len(entries) + 24 // room for a turn's own entries
-	r.entries = make(map[string]*keyState, n)
-	r.keySlab = make([]keyState, 0, n)
-	r.entrySlab = make([]bindings.JournalEntry, 0, n)
+	if n := len(entries) + 20; r.mem != nil && n <= len(r.mem.keys) {
+		r.entries = journalIndex{slab: r.mem.keys[:0]}
+	} else {
+		r.entries = newJournalIndex(n) // room for a turn's own keys
+	}
+	if r.mem != nil {
+		r.entrySlab = r.mem.entries[:0]
+	}
 	for i := range entries {
-		r.record(entries[i])
+		if p := r.slot(&entries[i]); p != nil {
+			*p = &entries[i]
+		}
 	}
 }
 
-// record indexes one entry. Key states and entries are carved from slabs
-// (a pointer into a slab stays valid when a full slab is replaced by a
-// new one), one allocation per slab instead of two per entry.
+// record indexes one entry, a copy of e. The copies are carved from a slab
+// (a pointer into a slab stays valid when a full slab is replaced by a new
+// one), one allocation per slab instead of one per entry.
 func (r *run) record(e bindings.JournalEntry) {
+	if p := r.slot(&e); p != nil {
+		*p = r.keep(e)
+	}
+}
+
+// slot returns where the index keeps e: the phase of e's key state that
+// has no entry yet, or nil when it has one already (or when e is a failed
+// attempt of a step, which only counts the attempt).
+func (r *run) slot(e *bindings.JournalEntry) **bindings.JournalEntry {
 	if e.Status == bindings.StepFailed {
 		if i := strings.LastIndex(e.Key, attemptSep); i >= 0 {
 			if n, err := strconv.Atoi(e.Key[i+len(attemptSep):]); err == nil {
 				// A failed attempt of step e.Key[:i] (noteAttempt).
 				st := r.state(e.Key[:i])
 				st.attempts = max(st.attempts, n)
-				return
+				return nil
 			}
 		}
 	}
 	st := r.state(e.Key)
+	p := &st.result
 	switch e.Status.Phase() {
 	case string(bindings.StepStarted):
-		if st.started == nil {
-			st.started = r.keep(e)
-		}
+		p = &st.started
 	case string(bindings.StepParked):
-		if st.parked == nil {
-			st.parked = r.keep(e)
-		}
-	default:
-		if st.result == nil {
-			st.result = r.keep(e)
-		}
+		p = &st.parked
 	}
+	if *p != nil {
+		return nil
+	}
+	return p
 }
 
 // state returns the key state of key, made on first use.
 func (r *run) state(key string) *keyState {
-	st := r.entries[key]
+	st := r.entries.get(key)
 	if st == nil {
-		if len(r.keySlab) == cap(r.keySlab) {
-			r.keySlab = make([]keyState, 0, 16)
-		}
-		r.keySlab = append(r.keySlab, keyState{})
-		st = &r.keySlab[len(r.keySlab)-1]
-		r.entries[key] = st
+		st = r.entries.add(key)
 	}
 	return st
 }
@@ -139,7 +149,7 @@ func (r *run) state(key string) *keyState {
 // keep stores e in the entry slab and returns its address there.
 func (r *run) keep(e bindings.JournalEntry) *bindings.JournalEntry {
 	if len(r.entrySlab) == cap(r.entrySlab) {
-		r.entrySlab = make([]bindings.JournalEntry, 0, 16)
+		r.entrySlab = make([]bindings.JournalEntry, 0, max(20, cap(r.entrySlab))) // 20: a turn's own entries, with one tool call
 	}
 	r.entrySlab = append(r.entrySlab, e)
 	return &r.entrySlab[len(r.entrySlab)-1]
@@ -217,15 +227,18 @@ func (r *run) bufferEntry(ctx context.Context, key, node string, output json.Raw
 
 // carry buffers the result of an effect step (a model or tool call) when
 // the run and conversation bindings are one store with a
-// StepMessageAppender. It is written by the very next write of the drive:
-// the message append of the step right after it (the assistant message of
-// a model call, the tool message of a tool call), in the same call and
-// transaction, ahead of the message; any other step flushes it before it
-// starts (runStep), and so does every other write. So the result is stored
-// before any other step runs or any other effect happens — as when it is
-// written alone — and a crash that loses it loses the message with it: the
-// call runs again with the same request id, as after a crash at its own
-// write.
+// StepMessageAppender. It is written by the very next write of the drive,
+// in the same call and transaction, ahead of what that write stores:
+// usually the message append of the step right after it (the assistant
+// message of a model call, the tool message of a tool call); decide steps
+// in between (budget-check, guardrails with nothing to check) only buffer
+// their results after it. The next effect's started entry carries it, an
+// effect that writes no started entry flushes it first (runStep), and so
+// does every decide step's external write (flush). So the result is stored
+// before any other effect happens or anything leaves the run — as when it
+// is written alone — and a crash that loses it loses with it only what
+// came after it: the call runs again with the same request id, as after a
+// crash at its own write.
 func (r *run) carry(ctx context.Context, key, node string, output json.RawMessage) (bindings.JournalEntry, bool, error) {
 	e, appended, err := r.bufferEntry(ctx, key, node, output)
 	if err == nil {
@@ -311,7 +324,7 @@ func (r *run) stored(buffered []bindings.JournalEntry, appended []bool) error {
 		}
 		// Overwrite the provisional entry in place (it gains its Seq): no
 		// allocation per entry.
-		if st := r.entries[buffered[i].Key]; st != nil && st.result != nil {
+		if st := r.entries.get(buffered[i].Key); st != nil && st.result != nil {
 			*st.result = buffered[i]
 		}
 	}
@@ -367,7 +380,7 @@ const (
 func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
 	effect := kind == kindEffect
 	var zero T
-	st := r.entries[key]
+	st := r.entries.get(key)
 	if st != nil && st.result != nil {
 		var out T
 		var err error
@@ -393,9 +406,12 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	if err := r.loadMessages(); err != nil { // a step that runs may read them
 		return zero, err
 	}
-	if r.carried && kind != kindMessage {
-		// An effect's result waits in the buffer for a message append;
-		// this step is not one: write it before the step starts.
+	if r.carried && effect && st != nil && st.started != nil {
+		// An effect's result waits in the buffer for a message append,
+		// and this effect writes no started entry that would carry it:
+		// write it before the effect starts. A decide step leaves it
+		// buffered: it has no effect outside the run, its own result is
+		// buffered after it, and both go with the next write, in order.
 		if err := r.flush(ctx); err != nil {
 			return zero, err
 		}
@@ -445,7 +461,7 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 		}
 		return zero, r.fail(ctx, key, node, err)
 	}
-	raw, err := encodeOutput(&out)
+	raw, err := encodeStep(r, &out)
 	if err != nil {
 		return zero, &agents.PersistenceError{Op: "encode step " + key, Err: err, Permanent: true}
 	}
@@ -514,15 +530,29 @@ func journaled(raw json.RawMessage) json.RawMessage {
 	return out
 }
 
-// needsCompact reports whether raw holds a byte the encoder's compaction
-// removes or escapes: whitespace, '<', '>', '&', or the first byte of U+2028
-// or U+2029 (0xE2, which also starts other characters: those only cost the
-// slow path).
+// needsCompact reports whether the encoder's compaction would change raw,
+// a JSON document: whitespace between tokens, or '<', '>', '&' or the first
+// byte of U+2028 or U+2029 (0xE2, which also starts other characters:
+// those only cost the slow path) anywhere. Whitespace inside a string is
+// kept, so the scan follows strings (and their escapes); for bytes that
+// are not JSON its answer does not matter (the encoder refuses them).
 func needsCompact(raw []byte) bool {
-	for _, c := range raw {
-		switch c {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
 		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xE2:
 			return true
+		case '"':
+			for i++; i < len(raw); i++ {
+				c := raw[i]
+				if c == '"' {
+					break
+				}
+				if c == '\\' {
+					i++ // the escaped byte cannot end the string
+				} else if c == '<' || c == '>' || c == '&' || c == 0xE2 {
+					return true
+				}
+			}
 		}
 	}
 	return false

@@ -15,13 +15,18 @@ import (
 // outputs a turn writes) is encoded by appendMessageJSON without
 // reflection; anything it cannot vouch for byte for byte goes to
 // json.Marshal.
-func encodeOutput[T any](out *T) ([]byte, error) {
+func encodeOutput[T any](out *T) ([]byte, error) { return appendOutput(nil, out) }
+
+// appendOutput is encodeOutput writing into room when it is not nil (from
+// its start, growing it as append does; see encodeStep), and into a buffer
+// of its own, sized for the output, otherwise.
+func appendOutput[T any](room []byte, out *T) ([]byte, error) {
 	if m, ok := any(out).(*bindings.ConversationMessage); ok {
 		size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata) // the names, ids, numbers and time fit in 512
 		for i := range m.ToolCalls {
 			size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
 		}
-		if b, ok := appendMessageJSON(make([]byte, 0, size), m); ok {
+		if b, ok := appendMessageJSON(roomFor(room, size), m); ok {
 			return b, nil
 		}
 	}
@@ -31,19 +36,67 @@ func encodeOutput[T any](out *T) ([]byte, error) {
 		for i := range v.ToolCalls {
 			size += 48 + len(v.ToolCalls[i].ID) + len(v.ToolCalls[i].Name) + len(v.ToolCalls[i].Arguments)
 		}
-		if b, ok := appendResponseJSON(make([]byte, 0, size), v); ok {
+		if b, ok := appendResponseJSON(roomFor(room, size), v); ok {
 			return b, nil
 		}
 	case *toolResult: // a tool call's result
-		if b, ok := appendToolResultJSON(make([]byte, 0, 48+len(v.Status)+len(v.Output)+len(v.Error)), v); ok {
+		if b, ok := appendToolResultJSON(roomFor(room, 48+len(v.Status)+len(v.Output)+len(v.Error)), v); ok {
 			return b, nil
 		}
 	case *budgetState: // a budget check, one per model call
-		if b, ok := appendBudgetJSON(make([]byte, 0, 80), v); ok {
+		if b, ok := appendBudgetJSON(roomFor(room, 80), v); ok {
 			return b, nil
+		}
+	case *setupState:
+		if b, ok := appendSetupJSON(room, v); ok {
+			return b, nil
+		}
+	case *string: // the rendered prompt
+		if b, ok := appendStringJSON(room, *v); ok {
+			return b, nil
+		}
+	case *[]bindings.ChatMessage: // the initial messages
+		if b, ok := appendChatMessagesJSON(room, *v); ok {
+			return b, nil
+		}
+	case *[]callPlan: // a dispatch plan
+		if b, ok := appendPlansJSON(room, *v); ok {
+			return b, nil
+		}
+	case *composeRecord:
+		if b, ok := appendComposeJSON(room, v); ok {
+			return b, nil
+		}
+	case *[]RetrievedFact: // none retrieved: null or []
+		if len(*v) == 0 {
+			return emptyListJSON(*v == nil), nil
+		}
+	case *[]GuardrailOutcome: // no guardrail: null or []
+		if len(*v) == 0 {
+			return emptyListJSON(*v == nil), nil
+		}
+	case **bindings.ProvenanceRecord: // no provenance emitted
+		if *v == nil {
+			return []byte("null"), nil
 		}
 	}
 	return json.Marshal(*out)
+}
+
+// roomFor is room (emptied) when it is set, or a new buffer of size bytes.
+func roomFor(room []byte, size int) []byte {
+	if room != nil {
+		return room[:0]
+	}
+	return make([]byte, 0, size)
+}
+
+// emptyListJSON is json.Marshal of an empty slice: null when it is nil.
+func emptyListJSON(isNil bool) []byte {
+	if isNil {
+		return []byte("null")
+	}
+	return []byte("[]")
 }
 
 // appendResponseJSON appends what json.Marshal(*v) returns and reports
@@ -130,7 +183,7 @@ func appendToolResultJSON(b []byte, v *toolResult) ([]byte, bool) {
 		return b, false
 	}
 	if len(v.Output) > 0 {
-		if !rawAsIs(v.Output) {
+		if !v.outputAsIs && !rawAsIs(v.Output) {
 			return b, false
 		}
 		b = append(b, `,"output":`...)
@@ -247,10 +300,14 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if jsonPlain[c] {
-			continue
+		// Up to the next byte that is not plain: eight bytes at a time,
+		// then one at a time.
+		for i += plainWords(s[i:]); i < len(s) && jsonPlain[s[i]]; i++ {
 		}
+		if i == len(s) {
+			break
+		}
+		c := s[i]
 		var esc string
 		switch {
 		case c >= utf8.RuneSelf || (c < 0x20 && c != '\n' && c != '\r' && c != '\t'):
@@ -280,6 +337,34 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"'), true
+}
+
+// Word masks for plainWords: each byte of the word set to the given value.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plainWords returns how many bytes of s, from its start and in whole
+// words of 8, are jsonPlain: each word is checked at once, none of its
+// bytes below 0x20 or from 0x80, '"' or '&' (0x22 and 0x26, which differ
+// in one bit), '<' or '>' (0x3C and 0x3E, likewise) or '\\'. Each test is
+// the exact "some byte is zero" test on a word.
+func plainWords(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		_ = w[7] // one bounds check: the eight loads combine into one
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		q := (x ^ 0x22*ones) &^ (0x04 * ones) // 0 in a byte that is '"' or '&'
+		a := (x ^ 0x3C*ones) &^ (0x02 * ones) // '<' or '>'
+		k := x ^ 0x5C*ones                    // '\\'
+		if (x|(x-0x20*ones)&^x|(q-ones)&^q|(a-ones)&^a|(k-ones)&^k)&highs != 0 {
+			break
+		}
+	}
+	return i
 }
 
 // jsonPlain holds the bytes appendJSONString copies as they are: printable

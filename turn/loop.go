@@ -15,7 +15,33 @@ import (
 )
 
 // loopKey is the key prefix of loop iteration i: "agent-loop/2".
-func loopKey(i int) string { return NodeAgentLoop + "/" + strconv.Itoa(i) }
+func loopKey(i int) string {
+	if i >= 1 && i <= LoopMaxIterations {
+		return iterationKeys[i].loop
+	}
+	return NodeAgentLoop + "/" + strconv.Itoa(i)
+}
+
+// iterKeys are the step keys of one loop iteration.
+type iterKeys struct {
+	loop, modelCall, modelMessage, dispatch, budget string
+}
+
+// iterationKeys holds the keys of every iteration the loop can run, built
+// once: a step key costs no string building (nor allocation) per turn.
+var iterationKeys = func() (t [LoopMaxIterations + 1]iterKeys) {
+	for i := 1; i <= LoopMaxIterations; i++ {
+		l := NodeAgentLoop + "/" + strconv.Itoa(i)
+		t[i] = iterKeys{
+			loop: l, modelCall: l + "/" + NodeModelCall, modelMessage: l + "/" + NodeModelCall + "/message",
+			dispatch: l + "/" + NodeDispatchTools, budget: l + "/" + NodeBudgetCheck,
+		}
+	}
+	return t
+}()
+
+// keysOf returns the step keys of iteration i (1 ≤ i ≤ LoopMaxIterations).
+func keysOf(i int) *iterKeys { return &iterationKeys[i] }
 
 // loop is the agent-loop node: model-call → dispatch-tools → budget-check,
 // at most LoopMaxIterations times, until the model answers without tool
@@ -41,7 +67,7 @@ func (r *run) loop(ctx context.Context) (Result, bool, error) {
 			if limit := r.maxToolCalls(); len(calls) > limit {
 				run, over = calls[:limit:limit], calls[limit:]
 			}
-			if _, err := r.persist(ctx, loopKey(i)+"/"+NodeModelCall+"/message", NodeModelCall, bindings.AppendMessageInput{
+			if _, err := r.persist(ctx, keysOf(i).modelMessage, NodeModelCall, bindings.AppendMessageInput{
 				Role: bindings.RoleAgent, Content: resp.Text, ToolCalls: run,
 			}, nil); err != nil {
 				return Result{}, false, err
@@ -77,7 +103,7 @@ func (r *run) loop(ctx context.Context) (Result, bool, error) {
 // tool call ids made unique and its arguments made valid JSON, and its
 // usage folds into the turn's.
 func (r *run) modelCall(ctx context.Context, i int) (bindings.GenerateResponse, error) {
-	resp, err := step(ctx, r, loopKey(i)+"/"+NodeModelCall, NodeModelCall, func(ctx context.Context, requestID string) (bindings.GenerateResponse, error) {
+	resp, err := step(ctx, r, keysOf(i).modelCall, NodeModelCall, func(ctx context.Context, requestID string) (bindings.GenerateResponse, error) {
 		if r.in.DryRun {
 			return bindings.GenerateResponse{Model: r.s.Route.Model, FinishReason: "dry-run"}, nil
 		}
@@ -197,21 +223,40 @@ func normalizeCalls(i int, calls []bindings.ToolCall) []bindings.ToolCall {
 		return nil
 	}
 	out := make([]bindings.ToolCall, len(calls))
-	seen := make(map[string]bool, len(calls))
+	var seen map[string]bool // the ids so far, once there are many (fewer are scanned)
+	taken := func(j int, id string) bool {
+		if seen != nil {
+			return seen[id]
+		}
+		for k := range j {
+			if out[k].ID == id {
+				return true
+			}
+		}
+		return false
+	}
 	for j, c := range calls {
-		if !validCallText(c.ID, MaxToolCallIDLength) || seen[c.ID] {
+		if !validCallText(c.ID, MaxToolCallIDLength) || taken(j, c.ID) {
 			c.ID = "call-" + strconv.Itoa(i) + "-" + strconv.Itoa(j+1)
-			for seen[c.ID] {
+			for taken(j, c.ID) {
 				c.ID += "x"
 			}
 		}
-		seen[c.ID] = true
+		if seen == nil && j == 16 {
+			seen = make(map[string]bool, len(calls))
+			for k := range j {
+				seen[out[k].ID] = true
+			}
+		}
+		if seen != nil {
+			seen[c.ID] = true
+		}
 		if !validCallText(c.Name, MaxToolNameLength) {
 			c.Name = InvalidToolName
 		}
 		if len(c.Arguments) == 0 {
 			c.Arguments = json.RawMessage(`{}`)
-		} else if !json.Valid(c.Arguments) {
+		} else if !validJSON(c.Arguments) {
 			c.Arguments, _ = json.Marshal(string(c.Arguments))
 		} else {
 			c.Arguments = journaled(c.Arguments)

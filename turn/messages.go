@@ -72,6 +72,9 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 		return m, nil
 	})
 	if err == nil && !r.in.DryRun {
+		if r.appended == nil {
+			r.appended = make([]bindings.ConversationMessage, 0, 4) // a turn with one tool call stores 4
+		}
 		r.appended = append(r.appended, m)
 	}
 	return m, err
@@ -91,7 +94,7 @@ func (r *run) persistUserMessage(ctx context.Context) error {
 // this turn (read with that limit: never the whole conversation), and the
 // user message.
 func (r *run) buildInitialMessages(ctx context.Context) error {
-	if st := r.entries[NodeBuildInitialMessages]; st != nil && st.result != nil && st.result.Status == bindings.StepCompleted {
+	if st := r.entries.get(NodeBuildInitialMessages); st != nil && st.result != nil && st.result.Status == bindings.StepCompleted {
 		// Replayed: decoded when a step first runs (loadMessages).
 		r.lazyMessages = st.result
 		if r.logger != nil {
@@ -115,7 +118,7 @@ func (r *run) buildInitialMessages(ctx context.Context) error {
 				return nil, coded(err, "read messages")
 			}
 		}
-		out := make([]bindings.ChatMessage, 1, len(hist)+2)
+		out := make([]bindings.ChatMessage, 1, len(hist)+5) // room for a tool call's three messages
 		out[0] = bindings.ChatMessage{Role: bindings.ChatSystem, Content: system}
 		out = append(out, historyMessages(hist)...)
 		return append(out, bindings.ChatMessage{Role: bindings.ChatUser, Content: r.in.UserMessage}), nil
@@ -319,6 +322,9 @@ type toolMeta struct {
 }
 
 func (m toolMeta) raw() json.RawMessage {
+	if b, ok := appendToolMetaJSON(&m); ok {
+		return b
+	}
 	b, _ := json.Marshal(m)
 	return b
 }

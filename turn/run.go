@@ -18,6 +18,7 @@ import (
 // its journal, and the turn state folded from the journal's entries as the
 // flow replays them.
 type run struct {
+	mem      *runMem // the pooled memory r lives in (nil: not pooled)
 	b        *Bindings
 	in       Input
 	agent    agent.Agent
@@ -27,10 +28,13 @@ type run struct {
 	resumed  bool
 	status   bindings.RunStatus // the run's status when this drive took it
 
-	entries map[string]*keyState
-	// keySlab and entrySlab hold what entries points to (see record).
-	keySlab   []keyState
+	entries journalIndex
+	// entrySlab holds the entries that entries points to (see record).
 	entrySlab []bindings.JournalEntry
+	// outArena holds the outputs of the drive's steps (encodeStep);
+	// quoted is the rendered prompt as journaled there.
+	outArena []byte
+	quoted   quotedString
 	// batcher and finisher are the optional capabilities of b.Runs (nil
 	// without them); buf holds decide results not written yet (see
 	// bufferEntry).
@@ -76,7 +80,7 @@ type run struct {
 	appended      []bindings.ConversationMessage
 	usage         Usage
 	traceCalls    []bindings.TraceToolCall
-	usedTools     map[string]bool
+	usedTools     []string // the tools that ran in this run (few: a list)
 	final         string
 	output        json.RawMessage // the validated answer (validateOutput)
 	outputRetried bool            // an invalid answer went back to the model
@@ -86,18 +90,30 @@ type run struct {
 
 // newRun prepares a drive over a run's journal.
 func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) *run {
-	r := &run{b: b, in: in, agent: a, tenantID: in.TenantID, id: runID, owner: owner, status: status, resumed: len(entries) > 0}
+	r := &run{}
+	initRun(r, b, in, a, runID, owner, status, entries)
+	return r
+}
+
+// initRun sets up a zero run r (see newRun); a pooled run (r.mem set)
+// starts its index and buffer in the pooled slabs.
+func initRun(r *run, b *Bindings, in Input, a agent.Agent, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) {
+	*r = run{mem: r.mem, b: b, in: in, agent: a, tenantID: in.TenantID, id: runID, owner: owner, status: status, resumed: len(entries) > 0}
 	r.loadJournal(entries)
 	if sb, ok := b.Runs.(bindings.StepBatcher); ok {
+		sb = trustedJournal(b.Runs, sb)
 		r.batcher = sb
-		r.buf = make([]bindings.JournalEntry, 0, 8)
-		r.finisher, _ = b.Runs.(bindings.RunFinisher)
-		if c, ok := b.Runs.(bindings.StepMessageAppender); ok && sameBinding(b.Runs, b.Conversations) {
+		if r.mem != nil {
+			r.buf = r.mem.buf[:0]
+		} else {
+			r.buf = make([]bindings.JournalEntry, 0, len(runMem{}.buf)) // a turn buffers at most 4, and one more entry goes with them
+		}
+		r.finisher, _ = sb.(bindings.RunFinisher)
+		if c, ok := sb.(bindings.StepMessageAppender); ok && sameBinding(b.Runs, b.Conversations) {
 			r.combiner = c
 		}
 	}
 	r.loadParked(entries)
-	return r
 }
 
 // now reads the clock seam.
@@ -129,7 +145,7 @@ func (r *run) drive(parent context.Context) (Result, error) {
 	if r.logger != nil {
 		r.driveWall = time.Now()
 	}
-	if st := r.entries[NodeComposeResult]; st != nil && st.result != nil {
+	if st := r.entries.get(NodeComposeResult); st != nil && st.result != nil {
 		r.log(parent, logRunFinished, slog.String("status", string(st.result.Status)))
 		// Finished: make the run's status say so (a driver may have died
 		// between the outcome and the status), then return the outcome.
@@ -162,7 +178,7 @@ func (r *run) drive(parent context.Context) (Result, error) {
 		if r.resumed {
 			msg = logRunResumed
 		}
-		r.log(parent, msg, slog.String("conversation_id", r.in.ConversationID), slog.Int("journal_entries", len(r.entries)))
+		r.log(parent, msg, slog.String("conversation_id", r.in.ConversationID), slog.Int("journal_entries", r.entries.len()))
 	}
 	r.emit(parent, TurnStartedEvent{
 		RunID: r.id, TenantID: r.tenantID, ConversationID: r.in.ConversationID,
@@ -287,13 +303,13 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 
 // flow runs the nodes of agent.turn in order; each side effect is a step.
 func (r *run) flow(ctx context.Context) (Result, error) {
-	prior := r.entries[NodeSetup]
+	prior := r.entries.get(NodeSetup)
 	ranNow := prior == nil || prior.result == nil
 	s, err := decide(ctx, r, NodeSetup, NodeSetup, r.setup)
 	if err != nil {
 		return Result{}, err
 	}
-	if st := r.entries[NodeSetup]; ranNow && st != nil && st.result != nil {
+	if st := r.entries.get(NodeSetup); ranNow && st != nil && st.result != nil {
 		// Work from the journaled form when setup ran in this drive too, so a tool's
 		// config (any JSON) reaches it with the same Go types on every
 		// drive: float64 numbers, map[string]any objects.

@@ -39,7 +39,7 @@ func Submit(ctx context.Context, in Input, b Bindings) (string, error) {
 			return "", coded(err, "get run")
 		}
 	}
-	_, _, snap, err := openRun(ctx, &b, bindings.OpenRunInput{
+	_, _, snap, hasSnap, err := openRun(ctx, &b, bindings.OpenRunInput{
 		Snapshot: bindings.RunSnapshotWriteInput{
 			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
 			AgentID: in.Agent.ID, AgentVersion: in.Agent.Version,
@@ -53,9 +53,9 @@ func Submit(ctx context.Context, in Input, b Bindings) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if snap != nil {
+	if hasSnap {
 		// A concurrent Submit of the same run id may have written first.
-		if err := checkAgent(*snap, in.Agent.ID, in.Agent.Version); err != nil {
+		if err := checkAgent(snap, in.Agent.ID, in.Agent.Version); err != nil {
 			return "", err
 		}
 	}
@@ -101,14 +101,18 @@ func prepare(ctx context.Context, in Input, b *Bindings) (_ Input, raw json.RawM
 	if !explicit {
 		in.RunID = newID(b)
 	}
-	raw, err = json.Marshal(in)
-	if err != nil {
-		return Input{}, nil, Input{}, false, &agents.InvalidMessageError{Reason: "turn input is not JSON: " + err.Error()}
-	}
 	// The turn works on the input as the snapshot stores it, so that a
 	// resumed run sees exactly what this drive saw.
-	if err := json.Unmarshal(raw, &stored); err != nil {
-		return Input{}, nil, Input{}, false, &agents.InvalidMessageError{Reason: "turn input does not round-trip through JSON: " + err.Error()}
+	if b, ok := appendInputJSON(&in); ok {
+		raw, stored = b, storedInput(&in) // what decoding b gives, without decoding it
+	} else {
+		raw, err = json.Marshal(in)
+		if err != nil {
+			return Input{}, nil, Input{}, false, &agents.InvalidMessageError{Reason: "turn input is not JSON: " + err.Error()}
+		}
+		if err := json.Unmarshal(raw, &stored); err != nil {
+			return Input{}, nil, Input{}, false, &agents.InvalidMessageError{Reason: "turn input does not round-trip through JSON: " + err.Error()}
+		}
 	}
 	stored.Agent = in.Agent
 	if explicit {

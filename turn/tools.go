@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
-	"sync/atomic"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
@@ -53,6 +53,10 @@ type toolResult struct {
 	Status string          `json:"status"`
 	Output json.RawMessage `json:"output,omitempty"`
 	Error  string          `json:"error,omitempty"`
+	// outputAsIs reports that invokeTool checked Output (valid JSON in
+	// UTF-8) and compacted it as the journal stores it (journaled): its
+	// encoder copies it without checking it again. Not journaled.
+	outputAsIs bool
 }
 
 // tool finds a resolved tool by id.
@@ -136,7 +140,7 @@ func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]cal
 // run, or in a stored tool message of an earlier turn (paging back from
 // the newest; it stops at the first use).
 func (r *run) toolUsed(ctx context.Context, toolID string) (bool, error) {
-	if r.usedTools[toolID] {
+	if slices.Contains(r.usedTools, toolID) {
 		return true, nil
 	}
 	const page = 200
@@ -213,13 +217,13 @@ func (r *run) invokeTool(ctx context.Context, p callPlan, requestID string) (too
 	}
 	out = journaled(out)
 	r.emit(ctx, ToolCompletedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Output: out})
-	return toolResult{Status: toolOK, Output: out}, nil
+	return toolResult{Status: toolOK, Output: out, outputAsIs: true}, nil
 }
 
 // checkOutput reports an output that is not JSON or breaks the tool's
 // output schema.
 func checkOutput(d bindings.ToolDescriptor, out json.RawMessage) (string, bool) {
-	if !json.Valid(out) {
+	if !validJSON(out) {
 		return "the tool's output is not JSON", true
 	}
 	if len(d.OutputSchema) == 0 {
@@ -283,11 +287,13 @@ type compiled struct {
 
 // schemaCache memoizes schema compilation by schema text: a pure function
 // of its key, bounded to schemaCacheMax entries (past that, schemas are
-// compiled per use).
-var (
-	schemaCache  sync.Map
-	schemaCached atomic.Int64
-)
+// compiled per use). A map under a read lock, not a sync.Map: looking up
+// m[string(raw)] copies nothing, where a sync.Map key is an interface the
+// text is copied into on every lookup.
+var schemaCache = struct {
+	sync.RWMutex
+	m map[string]*compiled
+}{m: map[string]*compiled{}}
 
 const schemaCacheMax = 4096
 
@@ -300,11 +306,14 @@ func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 
 // compileCached is compileSchema's cache entry for raw.
 func compileCached(raw json.RawMessage) *compiled {
-	if v, ok := schemaCache.Load(string(raw)); ok {
-		return v.(*compiled)
+	schemaCache.RLock()
+	c, ok := schemaCache.m[string(raw)]
+	schemaCache.RUnlock()
+	if ok {
+		return c
 	}
 	key := string(raw)
-	c := &compiled{}
+	c = &compiled{}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		c.err = err
@@ -321,10 +330,12 @@ func compileCached(raw json.RawMessage) *compiled {
 			c.fast = fast
 		}
 	}
-	if schemaCached.Load() < schemaCacheMax {
-		if _, loaded := schemaCache.LoadOrStore(key, c); !loaded {
-			schemaCached.Add(1)
-		}
+	schemaCache.Lock()
+	if prior, ok := schemaCache.m[key]; ok {
+		c = prior // compiled meanwhile by another call: one value per text
+	} else if len(schemaCache.m) < schemaCacheMax {
+		schemaCache.m[key] = c
 	}
+	schemaCache.Unlock()
 	return c
 }

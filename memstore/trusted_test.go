@@ -1,0 +1,213 @@
+package memstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/memstore"
+)
+
+// brokenEntries are entries each of which breaks one of the checks a
+// bindings.TrustedJournal caller vouches for.
+var brokenEntries = map[string]bindings.JournalEntry{
+	"output not JSON":     {Key: "k", Status: bindings.StepCompleted, Output: json.RawMessage(`{"a":`)},
+	"output not UTF-8":    {Key: "k", Status: bindings.StepCompleted, Output: json.RawMessage("\"\xff\"")},
+	"key with a control":  {Key: "k\x00", Status: bindings.StepCompleted},
+	"empty key":           {Status: bindings.StepCompleted},
+	"node with a control": {Key: "k", Node: "n\n", Status: bindings.StepCompleted},
+	"unknown status":      {Key: "k", Status: "done"},
+}
+
+// journalOf is the trusted journal of s (bindings.TrustedJournal), with
+// its finisher and step-message appender.
+func journalOf(t *testing.T, s *memstore.Store) (bindings.StepBatcher, bindings.RunFinisher, bindings.StepMessageAppender) {
+	t.Helper()
+	j, of := s.TrustedJournal()
+	if of != bindings.RunBinding(s) {
+		t.Fatalf("TrustedJournal names %v as its binding, want the store", of)
+	}
+	f, ok1 := j.(bindings.RunFinisher)
+	m, ok2 := j.(bindings.StepMessageAppender)
+	if !ok1 || !ok2 {
+		t.Fatalf("the trusted journal is not a RunFinisher (%v) and StepMessageAppender (%v)", ok1, ok2)
+	}
+	return j, f, m
+}
+
+// openTrustedRun starts run r in a conversation of tenant t on a fresh
+// store.
+func openTrustedRun(t *testing.T, opts *memstore.Options) (*memstore.Store, string) {
+	t.Helper()
+	s := memstore.New(opts)
+	if _, err := s.StartRun(t.Context(), bindings.StartRunInput{TenantID: "t", RunID: "r", Owner: "o", LeaseTTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: "t", AgentID: "a", AgentVersion: "1.0.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c.ID
+}
+
+// writes are the four ways to write an entry: the store's own methods
+// (untrusted), or the trusted journal's.
+func writes(t *testing.T, s *memstore.Store, conv string, trusted bool) map[string]func(context.Context, bindings.JournalEntry) error {
+	var (
+		batcher  bindings.StepBatcher         = s
+		finisher bindings.RunFinisher         = s
+		appender bindings.StepMessageAppender = s
+	)
+	if trusted {
+		batcher, finisher, appender = journalOf(t, s)
+	}
+	return map[string]func(context.Context, bindings.JournalEntry) error{
+		"AppendSteps": func(ctx context.Context, e bindings.JournalEntry) error {
+			_, _, err := batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{e}})
+			return err
+		},
+		"FinishRun": func(ctx context.Context, e bindings.JournalEntry) error {
+			_, _, err := finisher.FinishRun(ctx, bindings.FinishRunInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{e}, Status: bindings.RunCompleted})
+			return err
+		},
+		"AppendStepsAndMessage": func(ctx context.Context, e bindings.JournalEntry) error {
+			_, _, _, err := appender.AppendStepsAndMessage(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{e}},
+				bindings.AppendMessageInput{TenantID: "t", ConversationID: conv, Role: bindings.RoleUser, Content: "hi"})
+			return err
+		},
+	}
+}
+
+// TestUntrustedEntriesAreRefused: the store's own AppendSteps, FinishRun
+// and AppendStepsAndMessage — what every caller but a vouching one uses —
+// refuse an entry that breaks a check, and store nothing; so does the
+// trusted journal of a store with Options.CheckTrusted (a vouching
+// caller's tests).
+func TestUntrustedEntriesAreRefused(t *testing.T) {
+	for _, trusted := range []bool{false, true} {
+		for name, e := range brokenEntries {
+			s, conv := openTrustedRun(t, &memstore.Options{CheckTrusted: true})
+			for how, write := range writes(t, s, conv, trusted) {
+				if err := write(t.Context(), e); agents.CodeOf(err) != agents.CodeInvalidMessage {
+					t.Errorf("trusted=%v, %s via %s: %v, want invalid-message", trusted, name, how, err)
+				}
+			}
+			j, err := s.ReadJournal(t.Context(), "t", "r")
+			if err != nil || len(j) != 0 {
+				t.Errorf("trusted=%v, %s: journal %v, %v; want it empty", trusted, name, j, err)
+			}
+			if run, _ := s.GetRun(t.Context(), "t", "r"); run.Status != bindings.RunRunning {
+				t.Errorf("trusted=%v, %s: run status %s after a refused FinishRun", trusted, name, run.Status)
+			}
+		}
+	}
+}
+
+// TestUntrustedMessageIsRefused: a message whose metadata or tool call
+// arguments are not JSON, or whose ids break the id rules, is refused with
+// no entry stored — by the store's own AppendStepsAndMessage, and by the
+// trusted one with Options.CheckTrusted.
+func TestUntrustedMessageIsRefused(t *testing.T) {
+	msgs := map[string]func(*bindings.AppendMessageInput){
+		"metadata not JSON": func(m *bindings.AppendMessageInput) { m.Metadata = json.RawMessage(`nope`) },
+		"arguments not JSON": func(m *bindings.AppendMessageInput) {
+			m.ToolCalls = []bindings.ToolCall{{ID: "c", Name: "x", Arguments: json.RawMessage(`{`)}}
+		},
+		"message id":     func(m *bindings.AppendMessageInput) { m.ID = "m\x01" },
+		"participant id": func(m *bindings.AppendMessageInput) { m.ParticipantID = "p\n" },
+	}
+	for _, trusted := range []bool{false, true} {
+		for name, edit := range msgs {
+			s, conv := openTrustedRun(t, &memstore.Options{CheckTrusted: true})
+			var appender bindings.StepMessageAppender = s
+			if trusted {
+				_, _, appender = journalOf(t, s)
+			}
+			m := bindings.AppendMessageInput{TenantID: "t", ConversationID: conv, Role: bindings.RoleUser, Content: "hi"}
+			edit(&m)
+			_, _, _, err := appender.AppendStepsAndMessage(t.Context(), bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o",
+				Entries: []bindings.JournalEntry{{Key: "k", Status: bindings.StepCompleted}}}, m)
+			if agents.CodeOf(err) != agents.CodeInvalidMessage {
+				t.Errorf("trusted=%v, %s: %v, want invalid-message", trusted, name, err)
+			}
+			if j, _ := s.ReadJournal(t.Context(), "t", "r"); len(j) != 0 {
+				t.Errorf("trusted=%v, %s: %d entries stored", trusted, name, len(j))
+			}
+		}
+	}
+}
+
+// TestTrustedJournalChecksWhatIsNotVouched: the trusted journal (checks
+// skipped) still refuses what depends on the store's state or is not
+// vouched for — another owner's lease, a missing run, a closed
+// conversation, an unknown role or run status — and otherwise stores what
+// the store's own methods store.
+func TestTrustedJournalChecksWhatIsNotVouched(t *testing.T) {
+	ctx := t.Context()
+	s, conv := openTrustedRun(t, nil)
+	batcher, finisher, appender := journalOf(t, s)
+	e := []bindings.JournalEntry{{Key: "k", Node: "n", Status: bindings.StepCompleted, Output: json.RawMessage(`{"a":1}`)}}
+	if _, _, err := batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "other", Entries: e}); agents.CodeOf(err) != agents.CodeRunBusy {
+		t.Errorf("another owner: %v, want run-busy", err)
+	}
+	if _, _, err := batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "nope", Entries: e}); agents.CodeOf(err) != agents.CodeRunJournalUnavailable {
+		t.Errorf("missing run: %v, want run-journal-unavailable", err)
+	}
+	if _, _, err := finisher.FinishRun(ctx, bindings.FinishRunInput{TenantID: "t", RunID: "r", Owner: "o", Entries: e, Status: "done"}); agents.CodeOf(err) != agents.CodeInvalidMessage {
+		t.Errorf("unknown run status: %v, want invalid-message", err)
+	}
+	m := bindings.AppendMessageInput{TenantID: "t", ConversationID: conv, Role: "robot", Content: "hi"}
+	if _, _, _, err := appender.AppendStepsAndMessage(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: e}, m); agents.CodeOf(err) != agents.CodeInvalidMessage {
+		t.Errorf("unknown role: %v, want invalid-message", err)
+	}
+	if j, _ := s.ReadJournal(ctx, "t", "r"); len(j) != 0 {
+		t.Fatalf("%d entries stored by refused calls", len(j))
+	}
+	m.Role = bindings.RoleUser
+	got, appended, msg, err := appender.AppendStepsAndMessage(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: e}, m)
+	if err != nil || len(got) != 1 || !appended[0] || got[0].Seq != 1 || msg.Seq != 1 {
+		t.Fatalf("AppendStepsAndMessage = %v %v %v, %v", got, appended, msg, err)
+	}
+	if err := s.CloseConversation(ctx, "t", conv); err != nil {
+		t.Fatal(err)
+	}
+	e2 := []bindings.JournalEntry{{Key: "k2", Status: bindings.StepCompleted}}
+	if _, _, _, err := appender.AppendStepsAndMessage(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: e2}, m); agents.CodeOf(err) != agents.CodeConversationClosed {
+		t.Errorf("closed conversation: %v, want conversation-closed", err)
+	}
+	j, err := s.ReadJournal(ctx, "t", "r")
+	if err != nil || len(j) != 2 || string(j[0].Output) != `{"a":1}` {
+		t.Fatalf("journal %v, %v", j, err)
+	}
+}
+
+// TestTrustedAppendsShareOnlyWithTheInput: the trusted AppendSteps returns
+// the caller's entries updated in place (with their Seq and At), the
+// stored entry (a copy) for a key and phase stored already, and flags
+// that a duplicate does not turn false for later calls.
+func TestTrustedAppendsShareOnlyWithTheInput(t *testing.T) {
+	ctx := t.Context()
+	s, _ := openTrustedRun(t, nil)
+	batcher, _, _ := journalOf(t, s)
+	in := []bindings.JournalEntry{{Key: "a", Status: bindings.StepCompleted, Output: json.RawMessage(`{"a":1}`)}}
+	got, appended, err := batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: in})
+	if err != nil || !appended[0] || got[0].Seq != 1 || in[0].Seq != 1 || in[0].At.IsZero() {
+		t.Fatalf("first append = %v %v, %v (input %v)", got, appended, err, in)
+	}
+	again := []bindings.JournalEntry{{Key: "b", Status: bindings.StepCompleted}, {Key: "a", Status: bindings.StepFailed, Output: json.RawMessage(`2`)}}
+	got, appended, err = batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: again})
+	if err != nil || !appended[0] || appended[1] || got[1].Seq != 1 || string(got[1].Output) != `{"a":1}` || got[1].Status != bindings.StepCompleted {
+		t.Fatalf("append with a duplicate = %v %v, %v", got, appended, err)
+	}
+	_, appended, err = batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{{Key: "c", Status: bindings.StepCompleted}, {Key: "d", Status: bindings.StepCompleted}}})
+	if err != nil || !appended[0] || !appended[1] {
+		t.Fatalf("later append = %v, %v", appended, err)
+	}
+	j, _ := s.ReadJournal(ctx, "t", "r")
+	if len(j) != 4 || string(j[0].Output) != `{"a":1}` {
+		t.Fatalf("journal %v", j)
+	}
+}

@@ -1,0 +1,77 @@
+package pgstore
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn"
+)
+
+// BenchmarkResumeParkedTurn resumes turns parked on an approved tool call
+// on pgstore, one at a time on one connection: each Resume reads the run
+// (snapshot and journal), replays the parked journal, runs the approved
+// tool call and the final model call, and finishes the run. The turns are
+// invoked (model call, park on the approval) and approved before the
+// timer starts. It reports the median and 90th percentile latency of one
+// Resume (p50-ms, p90-ms), and the client and backend CPU per Resume, as
+// BenchmarkTurnWithOneToolCall does; durable commits.
+func BenchmarkResumeParkedTurn(b *testing.B) {
+	pool, rt := tracedPool(b, 1, "synchronous_commit", "on")
+	s := New(pool, nil)
+	f := newTurnFixture(b, s)
+	a := lookupAgent(b, agent.GateAlwaysAsk)
+	bb := f.bindings()
+	bb.Providers = bindings.Providers{answerModel{}}
+	hour := time.Hour.Milliseconds()
+	bb.TenantPolicy = &bindings.TenantPolicy{Hitl: &bindings.HitlSpec{MaxTimeoutMs: &hour, OnTimeout: turn.OnTimeoutDeny}}
+	ctx := context.Background()
+	pids := backendPIDs(b, pool, 1)
+	park := func() string {
+		res, err := f.invoke(ctx, bb, a, f.open(b, a))
+		if err != nil || res.Status != turn.StatusSuspended || len(res.Approvals) != 1 {
+			b.Fatalf("Invoke = %+v, %v; want one approval pending", res.Status, err)
+		}
+		if _, err := s.ResolveApproval(ctx, turnTenant, res.Approvals[0].ID, bindings.ApprovalDecision{Approved: true, Reviewer: "bench"}); err != nil {
+			b.Fatal(err)
+		}
+		return res.RunID
+	}
+	resume := func(run string) {
+		res, err := turn.Resume(ctx, turn.ResumeInput{TenantID: turnTenant, RunID: run, Agent: a}, bb)
+		if err != nil || res.Status != turn.StatusCompleted {
+			b.Fatalf("Resume = %+v, %v", res.Status, err)
+		}
+	}
+	resume(park()) // warm up: prepare the statements on the connection
+	runs := make([]string, b.N)
+	for i := range runs {
+		runs[i] = park()
+	}
+	rt.reset()
+	took := make([]time.Duration, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu, server := processCPU(), backendCPU(pids)
+	for i, run := range runs {
+		start := time.Now()
+		resume(run)
+		took[i] = time.Since(start)
+	}
+	cpu, server = processCPU()-cpu, backendCPU(pids)-server
+	b.StopTimer()
+	slices.Sort(took)
+	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	b.ReportMetric(ms(took[len(took)/2]), "p50-ms")
+	b.ReportMetric(ms(took[len(took)*9/10]), "p90-ms")
+	queries, batches, _, _ := rt.snapshot()
+	b.ReportMetric(float64(queries+batches)/float64(b.N), "roundtrips/op")
+	stmts, writers := rt.statements()
+	b.ReportMetric(float64(stmts)/float64(b.N), "statements/op")
+	b.ReportMetric(float64(writers)/float64(b.N), "commits/op")
+	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "client-cpu-ms/op")
+	b.ReportMetric(float64(server)/1e6/float64(b.N), "backend-cpu-ms/op")
+}
