@@ -9,6 +9,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/memstore"
 	"github.com/kindgi/agents/providers/scripted"
 	"github.com/kindgi/agents/turn"
 )
@@ -156,6 +157,7 @@ func BenchmarkTurn(b *testing.B) {
 // of the parked journal, the approved tool call and the final model call.
 func BenchmarkResume(b *testing.B) {
 	f := newFixture(b, nil, func(s *agent.Spec) { s.Retrieval, s.Guardrails = nil, nil })
+	benchStore(b, f)
 	script := emailThenAnswer()
 	kp := &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
 		"agent-loop/1/model-call": {ToolCalls: script[0].ToolCalls, Usage: script[0].Usage},
@@ -198,6 +200,7 @@ func BenchmarkResumeFresh(b *testing.B) {
 		s.Retrieval, s.Guardrails = nil, nil
 		s.ConversationPolicy.Hitl = nil
 	})
+	benchStore(b, f)
 	script := emailThenAnswer()
 	kp := &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
 		"agent-loop/1/model-call": {ToolCalls: script[0].ToolCalls, Usage: script[0].Usage},
@@ -227,6 +230,7 @@ func BenchmarkResumeFresh(b *testing.B) {
 // replay's own cost, without the steps a Resume then runs.
 func BenchmarkResumePending(b *testing.B) {
 	f := newFixture(b, nil, func(s *agent.Spec) { s.Retrieval, s.Guardrails = nil, nil })
+	benchStore(b, f)
 	script := emailThenAnswer()
 	kp := &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
 		"agent-loop/1/model-call": {ToolCalls: script[0].ToolCalls, Usage: script[0].Usage},
@@ -251,4 +255,20 @@ func BenchmarkResumePending(b *testing.B) {
 			b.Fatalf("Resume = %v, want hitl-required", err)
 		}
 	}
+}
+
+// benchStore gives a fixture without retrieval a store that, as
+// BenchmarkAnchorTurn's, does not check what the turn vouches for
+// (memstore.Options.CheckTrusted is for tests), with the fixture's
+// conversation opened in it.
+func benchStore(b *testing.B, f *fixture) {
+	b.Helper()
+	f.store = memstore.New(&memstore.Options{Now: f.clock.Now})
+	conv, err := f.store.OpenConversation(context.Background(), bindings.OpenConversationInput{
+		TenantID: tenant, ProjectID: project, ID: f.conv.ID, AgentID: f.agent.ID, AgentVersion: f.agent.Version, Title: f.conv.Title,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.conv = conv
 }
