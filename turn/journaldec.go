@@ -656,11 +656,57 @@ func (d *jdec) timev() time.Time {
 	}
 	start := d.i
 	d.skipString()
+	if d.bad {
+		return time.Time{}
+	}
+	if t, ok := utcTime(d.s[start+1 : d.i-1]); ok {
+		return t
+	}
 	var t time.Time
-	if d.bad || t.UnmarshalJSON(d.b[start:d.i]) != nil {
+	if t.UnmarshalJSON(d.b[start:d.i]) != nil {
 		d.fail()
 	}
 	return t
+}
+
+// utcTime reads the form the encoder writes a UTC time in,
+// "2006-01-02T15:04:05[.fraction]Z", as time.Time's UnmarshalJSON reads
+// it (time.Date in UTC); it reports false for anything else, and for a
+// day past the 28th (left to UnmarshalJSON, which knows the months).
+func utcTime(s string) (time.Time, bool) {
+	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[len(s)-1] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(a, b int) int {
+		n := 0
+		for i := a; i < b; i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	year, month, day := num(0, 4), num(5, 7), num(8, 10)
+	hour, minute, sec := num(11, 13), num(14, 16), num(17, 19)
+	if year < 0 || month < 1 || month > 12 || day < 1 || day > 28 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	nsec := 0
+	switch frac := s[19 : len(s)-1]; {
+	case frac == "":
+	case len(frac) >= 2 && len(frac) <= 10 && frac[0] == '.':
+		if nsec = num(20, len(s)-1); nsec < 0 {
+			return time.Time{}, false
+		}
+		for i := len(frac) - 1; i < 9; i++ {
+			nsec *= 10
+		}
+	default:
+		return time.Time{}, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
 }
 
 // anyv reads a value as json.Unmarshal into an interface does: objects as

@@ -232,3 +232,27 @@ func TestEncodeApprovalOutcomeMatchesMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestUTCTimeIsUnmarshalJSON holds utcTime to time.Time's UnmarshalJSON
+// for the forms it reads and the ones it leaves to it.
+func TestUTCTimeIsUnmarshalJSON(t *testing.T) {
+	for _, s := range []string{
+		"2026-03-14T09:00:00Z", "2026-03-14T09:00:00.123456789Z", "2026-03-14T09:00:00.5Z", "0000-01-01T00:00:00Z",
+		"9999-12-28T23:59:59.000000001Z", "2024-02-29T12:00:00Z", "2026-02-30T00:00:00Z", "2026-13-01T00:00:00Z",
+		"2026-03-14T24:00:00Z", "2026-03-14T09:60:00Z", "2026-03-14T09:00:60Z", "2026-03-14T09:00:00.Z",
+		"2026-03-14T09:00:00.1234567890Z", "2026-03-14T09:00:00+01:00", "2026-03-14 09:00:00Z", "2026-3-14T09:00:00Z",
+		"+026-03-14T09:00:00Z", "2026-03-14T09:00:00.12a4Z",
+	} {
+		got, ok := utcTime(s)
+		var want time.Time
+		err := want.UnmarshalJSON([]byte(`"` + s + `"`))
+		if ok && (err != nil || !reflect.DeepEqual(got, want)) {
+			t.Errorf("utcTime(%q) = %v; UnmarshalJSON: %v, %v", s, got, want, err)
+		}
+	}
+	for _, s := range []string{"2026-03-14T09:00:00Z", "2026-03-14T09:00:00.123456789Z"} {
+		if _, ok := utcTime(s); !ok {
+			t.Errorf("utcTime(%q) leaves the encoder's form to UnmarshalJSON", s)
+		}
+	}
+}
