@@ -272,3 +272,49 @@ func benchStore(b *testing.B, f *fixture) {
 	}
 	f.conv = conv
 }
+
+// BenchmarkAnchorResume is the anchor workload (BenchmarkAnchorTurn) with
+// its tool gated always_ask: each turn, on a fresh conversation, parks on
+// the clause_search call and is approved before the timer starts; the
+// iteration is the Resume — the replay of the parked journal, the tool
+// call, the final model call — to set beside a fresh anchor turn.
+func BenchmarkAnchorResume(b *testing.B) {
+	_, store, bb := anchorFixture(b, false)
+	a, err := agent.Define(agent.Spec{
+		ID: "bench.anchor", Version: "1.0.0", Name: "Anchor",
+		Instructions: anchorInstruction,
+		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
+		Tools:        []agent.ToolRef{{ID: "clause_search", Version: "^1.0.0"}},
+		ConversationPolicy: &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
+			Overrides: map[string]agent.ToolGate{"clause_search": {Mode: agent.GateAlwaysAsk}},
+		}}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bb.Hitl = store
+	ctx := context.Background()
+	runs := make([]string, b.N)
+	for i := range runs {
+		conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := turn.Invoke(ctx, turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, bb)
+		if err != nil || res.Status != turn.StatusSuspended || len(res.Approvals) != 1 {
+			b.Fatalf("Invoke = %+v, %v", res, err)
+		}
+		if _, err := store.ResolveApproval(ctx, "t1", res.Approvals[0].ID, bindings.ApprovalDecision{Approved: true, Reviewer: "rita"}); err != nil {
+			b.Fatal(err)
+		}
+		runs[i] = res.RunID
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := turn.Resume(ctx, turn.ResumeInput{TenantID: "t1", RunID: runs[i], Agent: a}, bb)
+		if err != nil || res.Status != turn.StatusCompleted || res.Usage.ToolCalls != 1 || res.Response.Content != "Here is the clause." {
+			b.Fatalf("Resume = %+v, %v", res, err)
+		}
+	}
+}

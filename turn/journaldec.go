@@ -655,18 +655,35 @@ func (d *jdec) timev() time.Time {
 		return time.Time{}
 	}
 	start := d.i
+	if n := strings.IndexByte(d.s[start+1:], '"'); n >= 0 {
+		// The encoder's form has no escape: the first quote ends it.
+		if t, ok := utcTime(d.s[start+1 : start+1+n]); ok {
+			d.i = start + n + 2
+			return t
+		}
+	}
 	d.skipString()
 	if d.bad {
 		return time.Time{}
-	}
-	if t, ok := utcTime(d.s[start+1 : d.i-1]); ok {
-		return t
 	}
 	var t time.Time
 	if t.UnmarshalJSON(d.b[start:d.i]) != nil {
 		d.fail()
 	}
 	return t
+}
+
+// digits is the number s[a:b] writes in decimal digits, or -1 when a byte
+// is not a digit.
+func digits(s string, a, b int) int {
+	n := 0
+	for _, c := range []byte(s[a:b]) {
+		if c < '0' || c > '9' {
+			return -1
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
 }
 
 // utcTime reads the form the encoder writes a UTC time in,
@@ -677,19 +694,8 @@ func utcTime(s string) (time.Time, bool) {
 	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[len(s)-1] != 'Z' {
 		return time.Time{}, false
 	}
-	num := func(a, b int) int {
-		n := 0
-		for i := a; i < b; i++ {
-			c := s[i]
-			if c < '0' || c > '9' {
-				return -1
-			}
-			n = n*10 + int(c-'0')
-		}
-		return n
-	}
-	year, month, day := num(0, 4), num(5, 7), num(8, 10)
-	hour, minute, sec := num(11, 13), num(14, 16), num(17, 19)
+	year, month, day := digits(s, 0, 4), digits(s, 5, 7), digits(s, 8, 10)
+	hour, minute, sec := digits(s, 11, 13), digits(s, 14, 16), digits(s, 17, 19)
 	if year < 0 || month < 1 || month > 12 || day < 1 || day > 28 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
 		return time.Time{}, false
 	}
@@ -697,7 +703,7 @@ func utcTime(s string) (time.Time, bool) {
 	switch frac := s[19 : len(s)-1]; {
 	case frac == "":
 	case len(frac) >= 2 && len(frac) <= 10 && frac[0] == '.':
-		if nsec = num(20, len(s)-1); nsec < 0 {
+		if nsec = digits(s, 20, len(s)-1); nsec < 0 {
 			return time.Time{}, false
 		}
 		for i := len(frac) - 1; i < 9; i++ {
@@ -1587,6 +1593,20 @@ func unmarshal[T any](raw []byte, out *T) error {
 	var zero T
 	*out = zero
 	return json.Unmarshal(raw, out)
+}
+
+// loadPrompt decodes the prompt of a replayed render-prompt step
+// (r.lazyPrompt), which the drive left undecoded until it is read:
+// building the initial messages, or the provenance record.
+func (r *run) loadPrompt() error {
+	if e := r.lazyPrompt; e != nil {
+		text, err := decodeResult[string](e)
+		if err != nil {
+			return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
+		}
+		r.prompt, r.lazyPrompt = text, nil
+	}
+	return nil
 }
 
 // loadMessages decodes the initial messages of a replayed

@@ -56,6 +56,8 @@ type run struct {
 	// lazyMessages is the replayed build-initial-messages entry whose
 	// messages are not decoded yet (see loadMessages); nil once they are.
 	lazyMessages *bindings.JournalEntry
+	// lazyPrompt is the replayed render-prompt entry, likewise.
+	lazyPrompt *bindings.JournalEntry
 
 	// inflight is the key (and node) of the model or tool step started in
 	// this drive whose result is not stored yet ("" when none).
