@@ -803,8 +803,9 @@ func (d *jdec) toolCalls() []bindings.ToolCall {
 	for more := d.arrStart(); more; more = d.arrNext() {
 		var c bindings.ToolCall
 		var seen uint32
+		next := 0
 		for more := d.objStart(); more; more = d.objNext() {
-			switch d.key() {
+			switch d.keyIn(&namesToolCalls, &next) {
 			case "id":
 				d.once(&seen, 0)
 				c.ID = d.str()
@@ -833,8 +834,9 @@ func (d *jdec) chatMessages() []bindings.ChatMessage {
 	for more := d.arrStart(); more; more = d.arrNext() {
 		var m bindings.ChatMessage
 		var seen uint32
+		next := 0
 		for more := d.objStart(); more; more = d.objNext() {
-			switch d.key() {
+			switch d.keyIn(&namesChatMessages, &next) {
 			case "role":
 				d.once(&seen, 0)
 				m.Role = bindings.ChatRole(d.str())
@@ -858,8 +860,9 @@ func (d *jdec) chatMessages() []bindings.ChatMessage {
 
 func (d *jdec) conversationMessage(m *bindings.ConversationMessage) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesConversationMessage, &next) {
 		case "tenantId":
 			d.once(&seen, 0)
 			m.TenantID = d.str()
@@ -907,8 +910,9 @@ func (d *jdec) conversationMessage(m *bindings.ConversationMessage) {
 
 func (d *jdec) usage(u *bindings.Usage) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesUsage, &next) {
 		case "inputTokens":
 			d.once(&seen, 0)
 			u.InputTokens = d.intv()
@@ -926,8 +930,9 @@ func (d *jdec) usage(u *bindings.Usage) {
 
 func (d *jdec) response(v *bindings.GenerateResponse) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesResponse, &next) {
 		case "text":
 			d.once(&seen, 0)
 			v.Text = d.str()
@@ -957,8 +962,9 @@ func (d *jdec) callPlans() []callPlan {
 	for more := d.arrStart(); more; more = d.arrNext() {
 		var p callPlan
 		var seen uint32
+		next := 0
 		for more := d.objStart(); more; more = d.objNext() {
-			switch d.key() {
+			switch d.keyIn(&namesCallPlans, &next) {
 			case "id":
 				d.once(&seen, 0)
 				p.ID = d.str()
@@ -1000,8 +1006,9 @@ func (d *jdec) callPlans() []callPlan {
 
 func (d *jdec) toolResult(v *toolResult) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesToolResult, &next) {
 		case "status":
 			d.once(&seen, 0)
 			v.Status = d.str()
@@ -1019,8 +1026,9 @@ func (d *jdec) toolResult(v *toolResult) {
 
 func (d *jdec) budget(v *budgetState) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesBudget, &next) {
 		case "modelCalls":
 			d.once(&seen, 0)
 			v.ModelCalls = d.intv()
@@ -1038,8 +1046,9 @@ func (d *jdec) budget(v *budgetState) {
 
 func (d *jdec) approvalOutcome(v *approvalOutcome) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesApprovalOutcome, &next) {
 		case "status":
 			d.once(&seen, 0)
 			v.Status = d.str()
@@ -1063,8 +1072,9 @@ func (d *jdec) approvalOutcome(v *approvalOutcome) {
 
 func (d *jdec) approvalRequest(v *bindings.ApprovalRequest) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesApprovalRequest, &next) {
 		case "tenantId":
 			d.once(&seen, 0)
 			v.TenantID = d.str()
@@ -1109,8 +1119,9 @@ func (d *jdec) approvalRequest(v *bindings.ApprovalRequest) {
 
 func (d *jdec) parkRecord(v *parkRecord) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesParkRecord, &next) {
 		case "request":
 			d.once(&seen, 0)
 			d.approvalRequest(&v.Request)
@@ -1155,8 +1166,9 @@ func parkedElapsedMs(raw []byte) (int64, bool) {
 
 func (d *jdec) composeRecord(v *composeRecord) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesComposeRecord, &next) {
 		case "status":
 			d.once(&seen, 0)
 			v.Status = Status(d.str())
@@ -1171,8 +1183,9 @@ func (d *jdec) composeRecord(v *composeRecord) {
 
 func (d *jdec) input(v *Input) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesInput, &next) {
 		case "tenantId":
 			d.once(&seen, 0)
 			v.TenantID = d.str()
@@ -1201,8 +1214,9 @@ func (d *jdec) input(v *Input) {
 			d.once(&seen, 7)
 			p := &bindings.Principal{}
 			var ps uint32
+			next := 0
 			for more := d.objStart(); more; more = d.objNext() {
-				switch d.key() {
+				switch d.keyIn(&namesInput1, &next) {
 				case "id":
 					d.once(&ps, 0)
 					p.ID = d.str()
@@ -1225,8 +1239,9 @@ func (d *jdec) input(v *Input) {
 
 func (d *jdec) setup(s *setupState) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesSetup, &next) {
 		case "now":
 			d.once(&seen, 0)
 			s.Now = d.timev()
@@ -1274,8 +1289,9 @@ func (d *jdec) tools() []bindings.ToolDescriptor {
 	for more := d.arrStart(); more; more = d.arrNext() {
 		var t bindings.ToolDescriptor
 		var seen uint32
+		next := 0
 		for more := d.objStart(); more; more = d.objNext() {
-			switch d.key() {
+			switch d.keyIn(&namesTools, &next) {
 			case "id":
 				d.once(&seen, 0)
 				t.ID = d.str()
@@ -1322,8 +1338,9 @@ func (d *jdec) tools() []bindings.ToolDescriptor {
 func (d *jdec) annotations() *bindings.ToolAnnotations {
 	a := &bindings.ToolAnnotations{}
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesAnnotations, &next) {
 		case "title":
 			d.once(&seen, 0)
 			a.Title = d.str()
@@ -1356,8 +1373,9 @@ func (d *jdec) guardrails() []bindings.Guardrail {
 	for more := d.arrStart(); more; more = d.arrNext() {
 		var g bindings.Guardrail
 		var seen uint32
+		next := 0
 		for more := d.objStart(); more; more = d.objNext() {
-			switch d.key() {
+			switch d.keyIn(&namesGuardrails, &next) {
 			case "id":
 				d.once(&seen, 0)
 				g.ID = d.str()
@@ -1384,8 +1402,9 @@ func (d *jdec) guardrails() []bindings.Guardrail {
 
 func (d *jdec) policy(p *Policy) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesPolicy, &next) {
 		case "allowProviders":
 			d.once(&seen, 0)
 			if !d.null() { // null leaves the pointer nil
@@ -1428,8 +1447,9 @@ func (d *jdec) policy(p *Policy) {
 func (d *jdec) hitlSpec() *bindings.HitlSpec {
 	h := &bindings.HitlSpec{}
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesHitlSpec, &next) {
 		case "maxTimeoutMs":
 			d.once(&seen, 0)
 			n := d.int64v()
@@ -1456,8 +1476,9 @@ func (d *jdec) hitlSpec() *bindings.HitlSpec {
 
 func (d *jdec) route(r *ProviderRef) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesRoute, &next) {
 		case "provider":
 			d.once(&seen, 0)
 			r.Provider = d.str()
@@ -1472,8 +1493,9 @@ func (d *jdec) route(r *ProviderRef) {
 
 func (d *jdec) model(m *bindings.ModelInfo) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesModel, &next) {
 		case "id":
 			d.once(&seen, 0)
 			m.ID = d.str()
@@ -1497,8 +1519,9 @@ func (d *jdec) model(m *bindings.ModelInfo) {
 
 func (d *jdec) hitl(h *EffectiveHitlPolicy) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesHitl, &next) {
 		case "timeoutMs":
 			d.once(&seen, 0)
 			h.TimeoutMs = d.int64v()
@@ -1516,8 +1539,9 @@ func (d *jdec) hitl(h *EffectiveHitlPolicy) {
 			d.once(&seen, 4)
 			g := &agent.ToolGates{}
 			var gs uint32
+			next := 0
 			for more := d.objStart(); more; more = d.objNext() {
-				switch d.key() {
+				switch d.keyIn(&namesHitl1, &next) {
 				case "default":
 					d.once(&gs, 0)
 					def := d.gate()
@@ -1541,8 +1565,9 @@ func (d *jdec) hitl(h *EffectiveHitlPolicy) {
 
 func (d *jdec) sessionGate(g *SessionGateResult) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesSessionGate, &next) {
 		case "required":
 			d.once(&seen, 0)
 			g.Required = d.boolv()
@@ -1563,8 +1588,9 @@ func (d *jdec) sessionGate(g *SessionGateResult) {
 
 func (d *jdec) budgetCaps(b *budgetCaps) {
 	var seen uint32
+	next := 0
 	for more := d.objStart(); more; more = d.objNext() {
-		switch d.key() {
+		switch d.keyIn(&namesBudgetCaps, &next) {
 		case "maxSteps":
 			d.once(&seen, 0)
 			b.MaxSteps = d.intv()
@@ -1678,3 +1704,65 @@ func (r *run) parkedRecord(e *bindings.JournalEntry) (parkRecord, error) {
 	err := unmarshal(e.Output, &pr)
 	return pr, err
 }
+
+// names are the member names of a type in the order its encoder writes
+// them, and the same quoted with their colon, for keyIn.
+type names struct {
+	plain, quoted []string
+}
+
+func newNames(ns ...string) names {
+	q := make([]string, len(ns))
+	for i, n := range ns {
+		q[i] = `"` + n + `":`
+	}
+	return names{plain: ns, quoted: q}
+}
+
+// keyIn reads a member name as key does, first trying the names of ns
+// from *next on — the encoder's order, so the member is usually *next or
+// one just past fields it omitted — by comparing the quoted name and its
+// colon in place; any other name (or spacing) goes to key.
+func (d *jdec) keyIn(ns *names, next *int) string {
+	if d.i < len(d.s) && d.s[d.i] == '"' {
+		rest := d.s[d.i:]
+		for j := *next; j < len(ns.quoted); j++ {
+			if strings.HasPrefix(rest, ns.quoted[j]) {
+				d.i += len(ns.quoted[j])
+				*next = j + 1
+				return ns.plain[j]
+			}
+		}
+	}
+	return d.key()
+}
+
+// The member names of the decoded types, in their encoders' order.
+var (
+	namesToolCalls           = newNames("id", "name", "arguments")
+	namesChatMessages        = newNames("role", "content", "toolCalls", "toolCallId")
+	namesConversationMessage = newNames("tenantId", "conversationId", "id", "seq", "role", "content", "toolCalls", "toolCallId", "turnNumber", "runId", "participantId", "metadata", "createdAt")
+	namesUsage               = newNames("inputTokens", "outputTokens", "costUsd")
+	namesResponse            = newNames("text", "toolCalls", "finishReason", "model", "usage")
+	namesCallPlans           = newNames("id", "key", "toolId", "toolVersion", "arguments", "action", "status", "message", "reviewerRole", "reason")
+	namesToolResult          = newNames("status", "output", "error")
+	namesBudget              = newNames("modelCalls", "costUsd", "elapsedMs")
+	namesApprovalOutcome     = newNames("status", "approvalId", "reviewer", "comment", "nextRole")
+	namesApprovalRequest     = newNames("tenantId", "id", "runId", "conversationId", "toolCallId", "toolId", "toolVersion", "arguments", "reviewerRole", "reason", "createdAt", "expiresAt")
+	namesParkRecord          = newNames("request", "elapsedMs")
+	namesComposeRecord       = newNames("status", "messageId")
+	namesInput               = newNames("tenantId", "projectId", "conversationId", "userMessage", "parameters", "participantId", "dryRun", "principal", "runId")
+	namesInput1              = newNames("id", "roles")
+	namesSetup               = newNames("now", "turnNumber", "tools", "guardrails", "policy", "route", "model", "hitl", "sessionGate", "budget", "historyLimit")
+	namesTools               = newNames("id", "version", "description", "inputSchema", "outputSchema", "secrets", "env", "config", "annotations", "gate")
+	namesAnnotations         = newNames("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+	namesGuardrails          = newNames("id", "kind", "checkId", "action", "config")
+	namesPolicy              = newNames("allowProviders", "denyProviders", "allowModels", "denyModels", "maxCostUsd", "maxSteps", "maxWallMs", "hitl")
+	namesHitlSpec            = newNames("maxTimeoutMs", "minReviewerRole", "toolFloors", "onTimeout", "afterTurns")
+	namesRoute               = newNames("provider", "model")
+	namesModel               = newNames("id", "features", "contextWindow", "inputPricePerMTok", "outputPricePerMTok")
+	namesHitl                = newNames("timeoutMs", "reviewerRole", "onTimeout", "afterTurns", "toolGates", "toolFloors")
+	namesHitl1               = newNames("default", "overrides")
+	namesSessionGate         = newNames("required", "afterTurns", "turnNumber", "reason")
+	namesBudgetCaps          = newNames("maxSteps", "maxCostUsd", "maxWallMs", "maxToolCalls")
+)
