@@ -108,13 +108,13 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 		appended, own = make([]bool, len(in.Entries)), true
 	}
 	for i, entry := range in.Entries {
-		pk := phaseKey(entry.Key, entry.Status)
-		if j, ok := r.find(pk); ok {
+		j, sl, ok := r.journal.find(entry.Key, entry.Status)
+		if ok {
 			if !own {
 				// The shared flags say true: make them the call's own.
 				appended, own = append(make([]bool, 0, len(in.Entries)), appended...), true
 			}
-			out[i], appended[i] = cloneEntry(r.entries[j]), false
+			out[i], appended[i] = r.journal.entry(j, false), false
 			continue
 		}
 		e := entry
@@ -124,18 +124,16 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 			e.Output = r.keep(entry.Output)
 		}
 		if entry.Error != nil {
-			e.Error = storedStepError(entry.Error)
 			entry.Error = storedStepError(entry.Error)
+			e.Error = entry.Error
 		}
-		e.Seq = int64(len(r.entries) + 1)
 		if e.At.IsZero() {
 			e.At = now
 		}
-		r.add(pk, e)
 		// The caller's own entry is already a copy of what is stored: it
 		// is returned with its Seq and At (sharing its Output with the
-		// input, never with the store), saving a second clone.
-		entry.Seq, entry.At = e.Seq, e.At
+		// input, never with the store), saving a second copy.
+		entry.Seq, entry.At = int64(r.journal.add(&e, sl)+1), e.At
 		out[i], appended[i] = entry, true
 	}
 	if status != "" {
@@ -232,8 +230,9 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 				Status: status, CreatedAt: now,
 			},
 			// Sized for a turn's journal: a turn with one tool call
-			// writes 20 entries (a longer one grows it once).
-			entries: make([]bindings.JournalEntry, 0, 20),
+			// writes 20 entries, 700 bytes of keys and nodes (a longer
+			// one grows them once).
+			journal: journal{recs: make([]entryRec, 0, 20), text: make([]byte, 0, 768)},
 		}
 		s.runs[k] = r
 		out.Created = true
@@ -247,10 +246,7 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 		s.changed(&r.run)
 	}
 	out.Run = r.run
-	out.Journal = make([]bindings.JournalEntry, len(r.entries))
-	for i, e := range r.entries {
-		out.Journal[i] = cloneEntry(e)
-	}
+	out.Journal = r.journal.entries()
 	s.runMu.Unlock()
 	snap, err := s.Read(ctx, st.TenantID, st.RunID)
 	if err != nil {
