@@ -207,7 +207,8 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 			return bindings.OpenRunResult{}, err
 		}
 	}
-	if err := s.Write(ctx, in.Snapshot); err != nil {
+	wrote, stored, err := s.write(ctx, in.Snapshot)
+	if err != nil {
 		return bindings.OpenRunResult{}, err
 	}
 	if st.RunID == "" {
@@ -248,6 +249,12 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	out.Run = r.run
 	out.Journal = r.journal.entries()
 	s.runMu.Unlock()
+	if stored {
+		// What this call stored needs no reading back (its input is the
+		// caller's own bytes, as given).
+		out.Snapshot = wrote
+		return out, nil
+	}
 	snap, err := s.Read(ctx, st.TenantID, st.RunID)
 	if err != nil {
 		return bindings.OpenRunResult{}, err
