@@ -107,7 +107,8 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 		out = make([]bindings.JournalEntry, len(in.Entries))
 		appended, own = make([]bool, len(in.Entries)), true
 	}
-	for i, entry := range in.Entries {
+	for i := range in.Entries {
+		entry := &in.Entries[i]
 		j, sl, ok := r.journal.find(entry.Key, entry.Status)
 		if ok {
 			if !own {
@@ -117,24 +118,27 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 			out[i], appended[i] = r.journal.entry(j, false), false
 			continue
 		}
-		e := entry
-		if entry.Output != nil && !trusted {
+		kept := entry.Output
+		if kept != nil && !trusted {
 			// A trusting caller never writes to its outputs again: the
 			// store keeps them. Any other's are copied.
-			e.Output = r.keep(entry.Output)
+			kept = r.keep(kept)
 		}
-		if entry.Error != nil {
-			entry.Error = storedStepError(entry.Error)
-			e.Error = entry.Error
+		// The entry returned is the caller's own with its Seq and At (its
+		// Output shared with the input, never with the store): for a
+		// trusting caller in.Entries[i] itself, updated in place.
+		if !trusted {
+			out[i] = *entry
 		}
-		if e.At.IsZero() {
-			e.At = now
+		ret := &out[i]
+		if ret.Error != nil {
+			ret.Error = storedStepError(ret.Error)
 		}
-		// The caller's own entry is already a copy of what is stored: it
-		// is returned with its Seq and At (sharing its Output with the
-		// input, never with the store), saving a second copy.
-		entry.Seq, entry.At = int64(r.journal.add(&e, sl)+1), e.At
-		out[i], appended[i] = entry, true
+		if ret.At.IsZero() {
+			ret.At = now
+		}
+		ret.Seq = int64(r.journal.add(ret, kept, sl) + 1)
+		appended[i] = true
 	}
 	if status != "" {
 		r.run.Status = status

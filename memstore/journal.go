@@ -167,14 +167,14 @@ func (j *journal) scan(key string, st bindings.StepStatus, code uint8, h uint32)
 	return 0, false
 }
 
-// add stores e, which find did not find (giving sl), as the next entry,
-// and returns its index. The stored entry keeps e.Output itself (the
-// caller copies it first when it must) and a copy of e.Error as a store
-// holds it.
-func (j *journal) add(e *bindings.JournalEntry, sl slot) int {
+// add stores e, which find did not find (giving sl), with output out as
+// the next entry, and returns its index. The stored entry keeps out
+// itself (the caller copies it first when it must; e.Output is not read)
+// and a copy of e.Error as a store holds it.
+func (j *journal) add(e *bindings.JournalEntry, out []byte, sl slot) int {
 	code, h := sl.code, sl.hash
 	i := len(j.recs)
-	rec := entryRec{out: e.Output, keyOff: uint32(len(j.text)), keyLen: uint32(len(e.Key)), node: uint32(len(e.Node)), hash: h, status: code}
+	rec := entryRec{out: out, keyOff: uint32(len(j.text)), keyLen: uint32(len(e.Key)), node: uint32(len(e.Node)), hash: h, status: code}
 	j.text = append(append(j.text, e.Key...), e.Node...)
 	if e.Error != nil {
 		j.errs = append(j.errs, *storedStepError(e.Error))
@@ -214,9 +214,6 @@ func (j *journal) add(e *bindings.JournalEntry, sl slot) int {
 // gives back t itself, == and all (a UTC time without a monotonic
 // reading, as a turn writes).
 func exactNanos(t time.Time) (int64, bool) {
-	if t.Location() != time.UTC || t.IsZero() {
-		return 0, false
-	}
 	ns := t.UnixNano()
 	return ns, time.Unix(0, ns).UTC() == t
 }

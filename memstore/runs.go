@@ -189,7 +189,7 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	if e.At.IsZero() {
 		e.At = s.now()
 	}
-	return r.journal.entry(r.journal.add(&e, sl), false), true, nil
+	return r.journal.entry(r.journal.add(&e, e.Output, sl), false), true, nil
 }
 
 // ReadJournal returns a run's entries in append order.
