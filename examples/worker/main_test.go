@@ -399,7 +399,7 @@ func checkRun(t *testing.T, store *pgstore.Store, tenant, runID, point string) {
 // TestTwoWorkersSubmitAndApprove runs the README's walk-through with real
 // processes: two workers, the submitter's turns (every fifth parked on an
 // approval), one worker SIGKILLed in the middle; the other finishes every
-// run, and an approval decided is continued within a second.
+// run, and an approval decided is continued without waiting for the sweep.
 func TestTwoWorkersSubmitAndApprove(t *testing.T) {
 	dbURL := freshDatabase(t)
 	ctx := t.Context()
@@ -452,8 +452,11 @@ func TestTwoWorkersSubmitAndApprove(t *testing.T) {
 		if err != nil || done.Status != turn.StatusCompleted {
 			t.Fatalf("after the approval: %+v, %v", done, err)
 		}
-		if el := time.Since(start); el > time.Second {
-			t.Errorf("an approved run completed %v after the decision, want within 1s", el)
+		// The figure (tens of ms) is in BENCHMARKS.md; the bound here only
+		// tells a continuation woken by the decision from one left to the
+		// approval sweep (10 s), with room for a loaded machine.
+		if el := time.Since(start); el > 5*time.Second {
+			t.Errorf("an approved run completed %v after the decision, want within 5s", el)
 		} else {
 			t.Logf("approval decided to run completed: %v", el.Round(time.Microsecond))
 		}
