@@ -107,36 +107,38 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 		out = make([]bindings.JournalEntry, len(in.Entries))
 		appended, own = make([]bool, len(in.Entries)), true
 	}
-	for i, entry := range in.Entries {
-		pk := phaseKey(entry.Key, entry.Status)
-		if j, ok := r.find(pk); ok {
+	for i := range in.Entries {
+		entry := &in.Entries[i]
+		j, sl, ok := r.journal.find(entry.Key, entry.Status)
+		if ok {
 			if !own {
 				// The shared flags say true: make them the call's own.
 				appended, own = append(make([]bool, 0, len(in.Entries)), appended...), true
 			}
-			out[i], appended[i] = cloneEntry(r.entries[j]), false
+			out[i], appended[i] = r.journal.entry(j, false), false
 			continue
 		}
-		e := entry
-		if entry.Output != nil && !trusted {
+		kept := entry.Output
+		if kept != nil && !trusted {
 			// A trusting caller never writes to its outputs again: the
 			// store keeps them. Any other's are copied.
-			e.Output = r.keep(entry.Output)
+			kept = r.keep(kept)
 		}
-		if entry.Error != nil {
-			e.Error = storedStepError(entry.Error)
-			entry.Error = storedStepError(entry.Error)
+		// The entry returned is the caller's own with its Seq and At (its
+		// Output shared with the input, never with the store): for a
+		// trusting caller in.Entries[i] itself, updated in place.
+		if !trusted {
+			out[i] = *entry
 		}
-		e.Seq = int64(len(r.entries) + 1)
-		if e.At.IsZero() {
-			e.At = now
+		ret := &out[i]
+		if ret.Error != nil {
+			ret.Error = storedStepError(ret.Error)
 		}
-		r.add(pk, e)
-		// The caller's own entry is already a copy of what is stored: it
-		// is returned with its Seq and At (sharing its Output with the
-		// input, never with the store), saving a second clone.
-		entry.Seq, entry.At = e.Seq, e.At
-		out[i], appended[i] = entry, true
+		if ret.At.IsZero() {
+			ret.At = now
+		}
+		ret.Seq = int64(r.journal.add(ret, kept, sl) + 1)
+		appended[i] = true
 	}
 	if status != "" {
 		r.run.Status = status
@@ -209,7 +211,8 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 			return bindings.OpenRunResult{}, err
 		}
 	}
-	if err := s.Write(ctx, in.Snapshot); err != nil {
+	wrote, stored, err := s.write(ctx, in.Snapshot)
+	if err != nil {
 		return bindings.OpenRunResult{}, err
 	}
 	if st.RunID == "" {
@@ -232,8 +235,9 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 				Status: status, CreatedAt: now,
 			},
 			// Sized for a turn's journal: a turn with one tool call
-			// writes 20 entries (a longer one grows it once).
-			entries: make([]bindings.JournalEntry, 0, 20),
+			// writes 20 entries, 700 bytes of keys and nodes (a longer
+			// one grows them once).
+			journal: journal{recs: make([]entryRec, 0, 20), text: make([]byte, 0, 768)},
 		}
 		s.runs[k] = r
 		out.Created = true
@@ -247,11 +251,14 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 		s.changed(&r.run)
 	}
 	out.Run = r.run
-	out.Journal = make([]bindings.JournalEntry, len(r.entries))
-	for i, e := range r.entries {
-		out.Journal[i] = cloneEntry(e)
-	}
+	out.Journal = r.journal.entries()
 	s.runMu.Unlock()
+	if stored {
+		// What this call stored needs no reading back (its input is the
+		// caller's own bytes, as given).
+		out.Snapshot = wrote
+		return out, nil
+	}
 	snap, err := s.Read(ctx, st.TenantID, st.RunID)
 	if err != nil {
 		return bindings.OpenRunResult{}, err

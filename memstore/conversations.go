@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -44,7 +46,7 @@ func (r *convRec) find(id string) (int, bool) {
 		return i, ok
 	}
 	for i := r.msgs.n - 1; i >= 0; i-- {
-		if r.msgs.at(i).ID == id {
+		if rec := r.msgs.at(i); int(rec.lens[msgID]) == len(id) && r.msgs.str(rec, msgID) == id {
 			return i, true
 		}
 	}
@@ -52,7 +54,7 @@ func (r *convRec) find(id string) (int, bool) {
 }
 
 // add appends m (whose id find did not find).
-func (r *convRec) add(m bindings.ConversationMessage) {
+func (r *convRec) add(m *bindings.ConversationMessage) {
 	r.msgs.add(m)
 	switch {
 	case r.byID != nil:
@@ -60,7 +62,7 @@ func (r *convRec) add(m bindings.ConversationMessage) {
 	case r.msgs.n > msgScan:
 		r.byID = make(map[string]int, 2*r.msgs.n)
 		for i := range r.msgs.n {
-			r.byID[r.msgs.at(i).ID] = i
+			r.byID[r.msgs.str(r.msgs.at(i), msgID)] = i
 		}
 	}
 }
@@ -69,34 +71,118 @@ func (r *convRec) add(m bindings.ConversationMessage) {
 const msgChunk = 1024
 
 // msgLog is a conversation's messages in append order, in chunks of
-// msgChunk (the last one partly filled): an append never copies the
-// messages before it, so a conversation of 100,000 messages appends at
+// msgChunk records (the last one partly filled): an append never copies
+// the messages before it, so a conversation of 100,000 messages appends at
 // the cost of one of 10 (one contiguous slice copied all of them at each
 // growth, a pointer write barrier per field while GC ran).
+//
+// A message is kept compactly, for the garbage collector: a Store keeps
+// every message it was given and each GC cycle marks them all again. A
+// bindings.ConversationMessage holds thirteen pointers; a msgRec three
+// (metadata, tool calls, the time's location), its strings copied into
+// the log's text chunks and its tenant and conversation the
+// conversation's own. A ConversationMessage is built again when one is
+// read (msg).
 type msgLog struct {
-	chunks [][]bindings.ConversationMessage
-	n      int
+	chunks [][]msgRec
+	// text holds the records' strings; bytes once written never change,
+	// so the strings read back alias them. Only the last chunk has room.
+	text [][]byte
+	n    int
 }
 
-// at returns the i-th message (0-based; Seq i+1).
-func (l *msgLog) at(i int) *bindings.ConversationMessage {
+// msgRec is one stored message (see msgLog).
+type msgRec struct {
+	meta    []byte
+	calls   []bindings.ToolCall
+	created time.Time
+	turn    int
+	chunk   uint32 // the text chunk of the strings,
+	off     uint32 // where they start in it, one after the other:
+	lens    [5]uint32
+	role    bindings.MessageRole
+}
+
+// The strings of a msgRec, in their order in the text.
+const (
+	msgID = iota
+	msgContent
+	msgToolCallID
+	msgRunID
+	msgParticipantID
+)
+
+// textChunk is the size of a conversation's first text chunk (a turn with
+// one tool call stores about 300 bytes of ids and content); later ones
+// double, up to 64 KB.
+const textChunk = 512
+
+// at returns the i-th record (0-based; Seq i+1).
+func (l *msgLog) at(i int) *msgRec {
 	return &l.chunks[i/msgChunk][i%msgChunk]
 }
 
-// add appends m. The first chunk grows as a slice does (a short
+// str returns the k-th string of rec, aliasing the text.
+func (l *msgLog) str(rec *msgRec, k int) string {
+	n := rec.lens[k]
+	if n == 0 {
+		return ""
+	}
+	off := rec.off
+	for _, m := range rec.lens[:k] {
+		off += m
+	}
+	return unsafe.String(&l.text[rec.chunk][off], int(n))
+}
+
+// msg returns the i-th message of conversation c, sharing its tool calls
+// and metadata with the store (cloneMessage copies them).
+func (l *msgLog) msg(i int, c *bindings.Conversation) bindings.ConversationMessage {
+	rec := l.at(i)
+	return bindings.ConversationMessage{
+		TenantID: c.TenantID, ConversationID: c.ID, ID: l.str(rec, msgID),
+		Seq: int64(i + 1), Role: rec.role, Content: l.str(rec, msgContent),
+		ToolCalls: rec.calls, ToolCallID: l.str(rec, msgToolCallID),
+		TurnNumber: rec.turn, RunID: l.str(rec, msgRunID), ParticipantID: l.str(rec, msgParticipantID),
+		Metadata: rec.meta, CreatedAt: rec.created,
+	}
+}
+
+// add appends m, keeping its tool calls and metadata as they are (the
+// caller's copies). The first chunk grows as a slice does (a short
 // conversation holds no more than it needs); later ones are allocated
 // whole.
-func (l *msgLog) add(m bindings.ConversationMessage) {
+func (l *msgLog) add(m *bindings.ConversationMessage) {
 	k := len(l.chunks)
 	switch {
 	case k == 0:
-		l.chunks = append(l.chunks, make([]bindings.ConversationMessage, 0, 4)) // a turn with one tool call stores 4
+		l.chunks = append(l.chunks, make([]msgRec, 0, 4)) // a turn with one tool call stores 4
 		k = 1
 	case len(l.chunks[k-1]) == msgChunk:
-		l.chunks = append(l.chunks, make([]bindings.ConversationMessage, 0, msgChunk))
+		l.chunks = append(l.chunks, make([]msgRec, 0, msgChunk))
 		k++
 	}
-	l.chunks[k-1] = append(l.chunks[k-1], m)
+	strs := [5]string{m.ID, m.Content, m.ToolCallID, m.RunID, m.ParticipantID}
+	rec := msgRec{meta: m.Metadata, calls: m.ToolCalls, created: m.CreatedAt, turn: m.TurnNumber, role: m.Role}
+	need := 0
+	for i, str := range strs {
+		rec.lens[i] = uint32(len(str))
+		need += len(str)
+	}
+	t := len(l.text) - 1
+	if t < 0 || cap(l.text[t])-len(l.text[t]) < need {
+		size := textChunk
+		if t >= 0 {
+			size = min(2*cap(l.text[t]), 64<<10)
+		}
+		l.text = append(l.text, make([]byte, 0, max(size, need)))
+		t++
+	}
+	rec.chunk, rec.off = uint32(t), uint32(len(l.text[t]))
+	for _, str := range strs {
+		l.text[t] = append(l.text[t], str...)
+	}
+	l.chunks[k-1] = append(l.chunks[k-1], rec)
 	l.n++
 }
 
@@ -358,7 +444,7 @@ func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	}
 	if in.ID != "" {
 		if i, ok := r.find(in.ID); ok {
-			return cloneMessage(*r.msgs.at(i)), nil
+			return cloneMessage(r.msgs.msg(i, &r.c)), nil
 		}
 	}
 	if r.c.Status == bindings.ConversationClosed {
@@ -386,7 +472,7 @@ func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInpu
 		TurnNumber: in.TurnNumber, RunID: in.RunID, ParticipantID: in.ParticipantID, Metadata: meta,
 		CreatedAt: created,
 	}
-	r.add(m)
+	r.add(&m)
 	r.c.MessageCount++
 	r.c.TurnCount = max(r.c.TurnCount, in.TurnNumber)
 	if created.After(r.c.LastActivityAt) {
@@ -455,7 +541,7 @@ func (s *Store) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput)
 	}
 	out := make([]bindings.ConversationMessage, 0, end-start)
 	for i := start; i < end; i++ {
-		out = append(out, cloneMessage(*r.msgs.at(int(i))))
+		out = append(out, cloneMessage(r.msgs.msg(int(i), &r.c)))
 	}
 	return out, nil
 }

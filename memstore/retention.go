@@ -49,7 +49,7 @@ func (s *Store) Prune(ctx context.Context, tenantID string, olderThan time.Time)
 		}
 		delete(s.runs, k)
 		st.Runs++
-		st.JournalEntries += len(r.entries)
+		st.JournalEntries += r.journal.len()
 		if _, ok := s.snapshots[k]; ok {
 			delete(s.snapshots, k)
 			st.Snapshots++

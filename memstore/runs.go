@@ -9,16 +9,13 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
-// runRec is a run with its journal; phases maps a step key and phase to
-// the entry that holds it once the journal is longer than scanLimit (a
-// shorter one, a turn's, is scanned instead: no map to build per run).
+// runRec is a run with its journal.
 type runRec struct {
 	run     bindings.Run
-	entries []bindings.JournalEntry
-	phases  map[stepPhase]int
-	// arena holds the stored outputs of the entries, back to back (see
-	// keep): one allocation per arenaChunk bytes instead of one per
-	// entry or call.
+	journal journal
+	// arena holds the stored outputs of the entries an untrusting caller
+	// wrote, back to back (see keep): one allocation per arenaChunk bytes
+	// instead of one per entry or call.
 	arena []byte
 }
 
@@ -42,35 +39,6 @@ func (r *runRec) keep(b []byte) []byte {
 // scanLimit is the journal length up to which find scans the entries.
 const scanLimit = 48
 
-// find returns the index of the entry holding pk.
-func (r *runRec) find(pk stepPhase) (int, bool) {
-	if r.phases != nil {
-		i, ok := r.phases[pk]
-		return i, ok
-	}
-	for i := range r.entries {
-		if e := &r.entries[i]; e.Key == pk.key && e.Status.Phase() == pk.phase {
-			return i, true
-		}
-	}
-	return 0, false
-}
-
-// add appends e, which holds pk (find found none).
-func (r *runRec) add(pk stepPhase, e bindings.JournalEntry) {
-	r.entries = append(r.entries, e)
-	switch {
-	case r.phases != nil:
-		r.phases[pk] = len(r.entries) - 1
-	case len(r.entries) > scanLimit:
-		// Entries are unique by key and phase: index them all.
-		r.phases = make(map[stepPhase]int, 2*len(r.entries))
-		for i := range r.entries {
-			r.phases[phaseKey(r.entries[i].Key, r.entries[i].Status)] = i
-		}
-	}
-}
-
 // stepPhase is a step key and one of its phases: the journal's
 // idempotency key (a struct, so looking one up builds no string).
 type stepPhase struct {
@@ -79,15 +47,6 @@ type stepPhase struct {
 
 func phaseKey(stepKey string, st bindings.StepStatus) stepPhase {
 	return stepPhase{stepKey, st.Phase()}
-}
-
-func cloneEntry(e bindings.JournalEntry) bindings.JournalEntry {
-	e.Output = cloneJSON(e.Output)
-	if e.Error != nil {
-		se := *e.Error
-		e.Error = &se
-	}
-	return e
 }
 
 func validStepStatus(st bindings.StepStatus) bool {
@@ -221,18 +180,16 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	if in.Owner != "" && !holds(&r.run, in.Owner, s.now()) {
 		return bindings.JournalEntry{}, false, runBusy(&r.run)
 	}
-	pk := phaseKey(in.Entry.Key, in.Entry.Status)
-	if i, ok := r.find(pk); ok {
-		return cloneEntry(r.entries[i]), false, nil
+	i, sl, ok := r.journal.find(in.Entry.Key, in.Entry.Status)
+	if ok {
+		return r.journal.entry(i, false), false, nil
 	}
-	e := cloneEntry(in.Entry)
-	e.Error = storedStepError(in.Entry.Error)
-	e.Seq = int64(len(r.entries) + 1)
+	e := in.Entry
+	e.Output = cloneJSON(in.Entry.Output)
 	if e.At.IsZero() {
 		e.At = s.now()
 	}
-	r.add(pk, e)
-	return cloneEntry(e), true, nil
+	return r.journal.entry(r.journal.add(&e, e.Output, sl), false), true, nil
 }
 
 // ReadJournal returns a run's entries in append order.
@@ -249,11 +206,7 @@ func (s *Store) ReadJournal(ctx context.Context, tenantID, runID string) ([]bind
 	if err != nil {
 		return nil, err
 	}
-	out := make([]bindings.JournalEntry, len(r.entries))
-	for i, e := range r.entries {
-		out[i] = cloneEntry(e)
-	}
-	return out, nil
+	return r.journal.entries(), nil
 }
 
 // SetRunStatus sets a run's status.

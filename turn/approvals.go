@@ -86,8 +86,8 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 			return approvalOutcome{}, nil, r.fail(ctx, key, node, &agents.HitlRequiredError{Reason: "a call needs approval and no HITL binding is bound"})
 		}
 		if st != nil && st.parked != nil {
-			var pr parkRecord
-			if err := json.Unmarshal(st.parked.Output, &pr); err != nil {
+			pr, err := r.parkedRecord(st.parked)
+			if err != nil {
 				return approvalOutcome{}, nil, &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 			}
 			a, err := r.b.Hitl.GetApproval(ctx, r.tenantID, pr.Request.ID)
@@ -169,8 +169,8 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 // request it waits on, or errNotParked once the approval is decided or
 // expired (a driver is about to move the run on).
 func (r *run) foldParked(ctx context.Context, parked *bindings.JournalEntry) (approvalOutcome, *bindings.ApprovalRequest, error) {
-	var pr parkRecord
-	if err := json.Unmarshal(parked.Output, &pr); err != nil {
+	pr, err := r.parkedRecord(parked)
+	if err != nil {
 		return approvalOutcome{}, nil, &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
 	if r.b.Hitl != nil {
@@ -189,11 +189,16 @@ func (r *run) foldParked(ctx context.Context, parked *bindings.JournalEntry) (ap
 // complete journals a decided approval attempt and returns the outcome the
 // journal keeps (the first one recorded).
 func (r *run) complete(ctx context.Context, key, node string, o approvalOutcome) (approvalOutcome, error) {
-	raw, err := json.Marshal(o)
+	raw, err := encodeApprovalOutcome(&o)
 	if err != nil {
 		return o, &agents.PersistenceError{Op: "encode approval outcome", Err: err, Permanent: true}
 	}
-	e, appended, err := r.appendEntry(ctx, key, node, bindings.StepCompleted, raw, nil)
+	// The outcome only records what the HITL binding says, which a decided
+	// approval keeps saying: it is buffered as a decide step's result
+	// (bufferEntry), written with the next entry — the call's started
+	// entry, the tool message, the next attempt, the run's end. A crash
+	// that loses it reads the same decision again.
+	e, appended, err := r.bufferEntry(ctx, key, node, raw)
 	if err != nil {
 		return o, err
 	}
@@ -239,4 +244,26 @@ func (r *run) sessionGate(ctx context.Context) (Result, bool, error) {
 		return Result{}, false, &agents.HitlRequiredError{ApprovalID: o.ApprovalID, Reason: "the session gate was " + o.Status}
 	}
 	return Result{}, false, nil
+}
+
+// encodeApprovalOutcome is json.Marshal(*o), without reflection for the
+// strings appendJSONString writes (TestEncodeApprovalOutcomeMatchesMarshal).
+func encodeApprovalOutcome(o *approvalOutcome) ([]byte, error) {
+	b := make([]byte, 0, 64+len(o.Status)+len(o.ApprovalID)+len(o.Reviewer)+len(o.Comment)+len(o.NextRole))
+	b = append(b, `{"status":`...)
+	b, ok := appendJSONString(b, o.Status)
+	if ok {
+		b = append(b, `,"approvalId":`...)
+		b, ok = appendJSONString(b, o.ApprovalID)
+	}
+	for _, f := range [...]struct{ name, v string }{{`,"reviewer":`, o.Reviewer}, {`,"comment":`, o.Comment}, {`,"nextRole":`, o.NextRole}} {
+		if ok && f.v != "" {
+			b = append(b, f.name...)
+			b, ok = appendJSONString(b, f.v)
+		}
+	}
+	if !ok {
+		return json.Marshal(*o)
+	}
+	return append(b, '}'), nil
 }

@@ -6,8 +6,10 @@ import (
 	"sync"
 	"testing"
 
+	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/memstore"
 	"github.com/kindgi/agents/providers/scripted"
 	"github.com/kindgi/agents/turn"
 )
@@ -155,6 +157,7 @@ func BenchmarkTurn(b *testing.B) {
 // of the parked journal, the approved tool call and the final model call.
 func BenchmarkResume(b *testing.B) {
 	f := newFixture(b, nil, func(s *agent.Spec) { s.Retrieval, s.Guardrails = nil, nil })
+	benchStore(b, f)
 	script := emailThenAnswer()
 	kp := &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
 		"agent-loop/1/model-call": {ToolCalls: script[0].ToolCalls, Usage: script[0].Usage},
@@ -184,4 +187,134 @@ func BenchmarkResume(b *testing.B) {
 		}
 	}
 	reportCPU(b, cpu, b.N)
+}
+
+// BenchmarkResumeFresh is BenchmarkResume's workload without the gate:
+// the same agent, tools, provider and conversation (turns one after the
+// other, history read up to its limit), the send-email call run at once
+// and the final model call — one fresh Invoke per iteration. It is the
+// like-for-like figure a Resume is compared with (both counted inside the
+// function, callgrind --toggle-collect=turn.Invoke / turn.Resume).
+func BenchmarkResumeFresh(b *testing.B) {
+	f := newFixture(b, nil, func(s *agent.Spec) {
+		s.Retrieval, s.Guardrails = nil, nil
+		s.ConversationPolicy.Hitl = nil
+	})
+	benchStore(b, f)
+	script := emailThenAnswer()
+	kp := &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
+		"agent-loop/1/model-call": {ToolCalls: script[0].ToolCalls, Usage: script[0].Usage},
+		"agent-loop/2/model-call": {Text: script[1].Text, Usage: script[1].Usage},
+	}}
+	bb := f.bindings()
+	bb.Providers = bindings.Providers{kp}
+	bb.OnEvent = nil
+	bb.Provenance = bindings.ProvenanceBindings{}
+	ctx := context.Background()
+	in := f.input("Send the draft.")
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuTime()
+	for i := 0; i < b.N; i++ {
+		res, err := turn.Invoke(ctx, in, bb)
+		if err != nil || res.Status != turn.StatusCompleted || res.Usage.ToolCalls != 1 {
+			b.Fatalf("Invoke = %+v, %v", res, err)
+		}
+	}
+	reportCPU(b, cpu, b.N)
+}
+
+// BenchmarkResumePending is BenchmarkResume with the approval still
+// pending: Resume replays the parked journal, finds the approval
+// undecided and returns *agents.HitlRequiredError, running nothing — the
+// replay's own cost, without the steps a Resume then runs.
+func BenchmarkResumePending(b *testing.B) {
+	f := newFixture(b, nil, func(s *agent.Spec) { s.Retrieval, s.Guardrails = nil, nil })
+	benchStore(b, f)
+	script := emailThenAnswer()
+	kp := &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
+		"agent-loop/1/model-call": {ToolCalls: script[0].ToolCalls, Usage: script[0].Usage},
+	}}
+	bb := f.bindings()
+	bb.Providers = bindings.Providers{kp}
+	bb.OnEvent = nil
+	bb.Provenance = bindings.ProvenanceBindings{}
+	ctx := context.Background()
+	runs := make([]string, b.N)
+	for i := range runs {
+		res, err := turn.Invoke(ctx, f.input("Send the draft."), bb)
+		if err != nil || res.Status != turn.StatusSuspended {
+			b.Fatalf("Invoke = %+v, %v", res, err)
+		}
+		runs[i] = res.RunID
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := turn.Resume(ctx, turn.ResumeInput{TenantID: tenant, RunID: runs[i], Agent: f.agent}, bb); agents.CodeOf(err) != agents.CodeHitlRequired {
+			b.Fatalf("Resume = %v, want hitl-required", err)
+		}
+	}
+}
+
+// benchStore gives a fixture without retrieval a store that, as
+// BenchmarkAnchorTurn's, does not check what the turn vouches for
+// (memstore.Options.CheckTrusted is for tests), with the fixture's
+// conversation opened in it.
+func benchStore(b *testing.B, f *fixture) {
+	b.Helper()
+	f.store = memstore.New(&memstore.Options{Now: f.clock.Now})
+	conv, err := f.store.OpenConversation(context.Background(), bindings.OpenConversationInput{
+		TenantID: tenant, ProjectID: project, ID: f.conv.ID, AgentID: f.agent.ID, AgentVersion: f.agent.Version, Title: f.conv.Title,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.conv = conv
+}
+
+// BenchmarkAnchorResume is the anchor workload (BenchmarkAnchorTurn) with
+// its tool gated always_ask: each turn, on a fresh conversation, parks on
+// the clause_search call and is approved before the timer starts; the
+// iteration is the Resume — the replay of the parked journal, the tool
+// call, the final model call — to set beside a fresh anchor turn.
+func BenchmarkAnchorResume(b *testing.B) {
+	_, store, bb := anchorFixture(b, false)
+	a, err := agent.Define(agent.Spec{
+		ID: "bench.anchor", Version: "1.0.0", Name: "Anchor",
+		Instructions: anchorInstruction,
+		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
+		Tools:        []agent.ToolRef{{ID: "clause_search", Version: "^1.0.0"}},
+		ConversationPolicy: &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
+			Overrides: map[string]agent.ToolGate{"clause_search": {Mode: agent.GateAlwaysAsk}},
+		}}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bb.Hitl = store
+	ctx := context.Background()
+	runs := make([]string, b.N)
+	for i := range runs {
+		conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := turn.Invoke(ctx, turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, bb)
+		if err != nil || res.Status != turn.StatusSuspended || len(res.Approvals) != 1 {
+			b.Fatalf("Invoke = %+v, %v", res, err)
+		}
+		if _, err := store.ResolveApproval(ctx, "t1", res.Approvals[0].ID, bindings.ApprovalDecision{Approved: true, Reviewer: "rita"}); err != nil {
+			b.Fatal(err)
+		}
+		runs[i] = res.RunID
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := turn.Resume(ctx, turn.ResumeInput{TenantID: "t1", RunID: runs[i], Agent: a}, bb)
+		if err != nil || res.Status != turn.StatusCompleted || res.Usage.ToolCalls != 1 || res.Response.Content != "Here is the clause." {
+			b.Fatalf("Resume = %+v, %v", res, err)
+		}
+	}
 }

@@ -333,7 +333,7 @@ func checkFlow(snap bindings.RunSnapshotRecord) error {
 // decodeSnapshot rebuilds the turn input a snapshot stored.
 func decodeSnapshot(snap bindings.RunSnapshotRecord, in Input) (Input, error) {
 	var stored Input
-	if err := json.Unmarshal(snap.Input, &stored); err != nil {
+	if err := unmarshal(snap.Input, &stored); err != nil {
 		return Input{}, &agents.RunSnapshotMissingError{RunID: snap.RunID}
 	}
 	stored.Agent = in.Agent

@@ -412,6 +412,9 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	if err := r.live(ctx); err != nil {
 		return zero, err
 	}
+	if err := r.loadMessages(); err != nil { // a step that runs may read them
+		return zero, err
+	}
 	if r.carried && effect && st != nil && st.started != nil {
 		// An effect's result waits in the buffer for a message append,
 		// and this effect writes no started entry that would carry it:
@@ -595,7 +598,7 @@ func decodeResult[T any](e *bindings.JournalEntry) (T, error) {
 		return out, decodeFailure(e)
 	}
 	if len(e.Output) > 0 {
-		if err := json.Unmarshal(e.Output, &out); err != nil {
+		if err := unmarshal(e.Output, &out); err != nil {
 			return out, &agents.RunJournalUnavailableError{Err: fmt.Errorf("decode step %s: %w", e.Key, err)}
 		}
 	}

@@ -14,6 +14,14 @@ import (
 // renderPrompt is the render-prompt node: the agent's instructions,
 // rendered strictly with the journaled time and turn number.
 func (r *run) renderPrompt(ctx context.Context) error {
+	if st := r.entries.get(NodeRenderPrompt); st != nil && st.result != nil && st.result.Status == bindings.StepCompleted {
+		// Replayed: decoded when it is read (loadPrompt).
+		r.lazyPrompt = st.result
+		if r.logger != nil {
+			r.logReplayed(ctx, NodeRenderPrompt, NodeRenderPrompt, string(st.result.Status))
+		}
+		return nil
+	}
 	text, err := decide(ctx, r, NodeRenderPrompt, NodeRenderPrompt, func(ctx context.Context, _ string) (string, error) {
 		text, err := prompt.RenderText(ctx, r.agent, prompt.Context{
 			Parameters:     r.in.Parameters,
@@ -105,7 +113,18 @@ func (r *run) persistUserMessage(ctx context.Context) error {
 // this turn (read with that limit: never the whole conversation), and the
 // user message.
 func (r *run) buildInitialMessages(ctx context.Context) error {
+	if st := r.entries.get(NodeBuildInitialMessages); st != nil && st.result != nil && st.result.Status == bindings.StepCompleted {
+		// Replayed: decoded when a step first runs (loadMessages).
+		r.lazyMessages = st.result
+		if r.logger != nil {
+			r.logReplayed(ctx, NodeBuildInitialMessages, NodeBuildInitialMessages, string(st.result.Status))
+		}
+		return nil
+	}
 	msgs, err := decide(ctx, r, NodeBuildInitialMessages, NodeBuildInitialMessages, func(ctx context.Context, _ string) ([]bindings.ChatMessage, error) {
+		if err := r.loadPrompt(); err != nil {
+			return nil, err
+		}
 		system := r.prompt
 		if section := FormatRetrievedForPrompt(r.retrieved); section != "" {
 			system += "\n\n" + section

@@ -53,6 +53,14 @@ type run struct {
 	// setupDecoded is the completed setup entry's output as recheckRoute
 	// decoded it, handed to setup's replay once (then nil).
 	setupDecoded *setupState
+	// parkedDecoded holds the parked approval records loadParked decoded,
+	// each handed once to the approval step that reads it (parkedRecord).
+	parkedDecoded []parkedDecode
+	// lazyMessages is the replayed build-initial-messages entry whose
+	// messages are not decoded yet (see loadMessages); nil once they are.
+	lazyMessages *bindings.JournalEntry
+	// lazyPrompt is the replayed render-prompt entry, likewise.
+	lazyPrompt *bindings.JournalEntry
 
 	// inflight is the key (and node) of the model or tool step started in
 	// this drive whose result is not stored yet ("" when none).
@@ -117,17 +125,7 @@ func initRun(r *run, b *Bindings, in Input, a agent.Agent, runID, owner string, 
 			}
 		}
 	}
-	for _, e := range entries {
-		if e.Status != bindings.StepParked {
-			continue
-		}
-		var pr struct { // only the running time, not the request it parked on
-			ElapsedMs int64 `json:"elapsedMs"`
-		}
-		if json.Unmarshal(e.Output, &pr) == nil && pr.ElapsedMs > r.elapsedBefore {
-			r.elapsedBefore = pr.ElapsedMs
-		}
-	}
+	r.loadParked(entries)
 }
 
 // now reads the clock seam.

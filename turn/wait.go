@@ -100,7 +100,7 @@ func outcome(ctx context.Context, b *Bindings, tenantID, runID string) (Result, 
 	default:
 		return Result{}, nil, false
 	}
-	if run.Status == bindings.RunSuspended && run.LeaseOwner != "" {
+	if run.Status == bindings.RunSuspended && leaseHeld(b, run) {
 		return Result{}, nil, false // being driven: not parked for long
 	}
 	res, err := fold(ctx, b, run)
@@ -112,6 +112,25 @@ func outcome(ctx context.Context, b *Bindings, tenantID, runID string) (Result, 
 		return Result{}, nil, false
 	}
 	return res, err, true
+}
+
+// leaseHeld reports whether a driver holds run's lease: an owner whose
+// lease has not expired. A suspended run whose lease expired is parked: its
+// driver died between parking it and giving the lease up (or a renewal of
+// the lease landed after the release), and nobody claims a run parked on
+// approvals still pending, so waiting for that driver would never end.
+func leaseHeld(b *Bindings, run bindings.Run) bool {
+	if run.LeaseOwner == "" {
+		return false
+	}
+	if run.LeaseExpiresAt.IsZero() {
+		return true
+	}
+	now := time.Now
+	if b.Now != nil {
+		now = b.Now
+	}
+	return run.LeaseExpiresAt.After(now())
 }
 
 // fold rebuilds what the drive that finished or parked run returned, from

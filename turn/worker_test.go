@@ -520,3 +520,23 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
+
+// TestWaitReturnsARunParkedUnderADeadLease: a suspended run whose lease
+// is still recorded but expired (its driver died between parking the run
+// and giving the lease up) is parked, and Wait returns it as suspended
+// rather than waiting for a driver that will never come: nobody claims a
+// run parked on a pending approval.
+func TestWaitReturnsARunParkedUnderADeadLease(t *testing.T) {
+	f, b := workerFixture(t, "acme.send-email")
+	res, err := turn.Invoke(context.Background(), f.input("Send the draft."), b)
+	if err != nil || res.Status != turn.StatusSuspended {
+		t.Fatalf("Invoke = %+v, %v; want suspended", res, err)
+	}
+	if _, err := f.store.AcquireLease(context.Background(), bindings.LeaseInput{TenantID: tenant, RunID: res.RunID, Owner: "dead-driver", TTL: 50 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := waitFor(t, b, res.RunID, 10*time.Second)
+	if err != nil || got.Status != turn.StatusSuspended || len(got.Approvals) != 1 || got.Approvals[0].ID != res.Approvals[0].ID {
+		t.Fatalf("Wait = %+v, %v; want the run suspended on its approval", got, err)
+	}
+}
