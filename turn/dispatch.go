@@ -109,9 +109,7 @@ func (r *run) toolMessage(ctx context.Context, p callPlan, content, status, fail
 	meta := toolMeta{ToolID: p.ToolID, ToolVersion: p.ToolVersion, Status: status}
 	var after func(context.Context, bindings.ConversationMessage)
 	if failure != "" {
-		after = func(ctx context.Context, _ bindings.ConversationMessage) {
-			r.emit(ctx, ToolFailedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, Error: failure})
-		}
+		after = r.toolFailedAfter(p, failure)
 	}
 	if _, err := r.persist(ctx, p.Key+"/message", NodeDispatchTools, bindings.AppendMessageInput{
 		Role: bindings.RoleTool, Content: content, ToolCallID: p.ID, Metadata: meta.raw(),
@@ -120,6 +118,15 @@ func (r *run) toolMessage(ctx context.Context, p callPlan, content, status, fail
 	}
 	r.messages = append(r.messages, bindings.ChatMessage{Role: bindings.ChatTool, Content: content, ToolCallID: p.ID})
 	return nil
+}
+
+// toolFailedAfter is toolMessage's event of a failed call: a closure made
+// only when there is a failure (persist may keep it until the message is
+// stored, so what it captures lives on the heap).
+func (r *run) toolFailedAfter(p callPlan, failure string) func(context.Context, bindings.ConversationMessage) {
+	return func(ctx context.Context, _ bindings.ConversationMessage) {
+		r.emit(ctx, ToolFailedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, Error: failure})
+	}
 }
 
 // errorContent is the tool message content of a call that did not

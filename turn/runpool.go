@@ -49,6 +49,8 @@ func (r *run) release() {
 	clear(m.keys[:])
 	clear(m.entries[:])
 	clear(m.buf[:])
+	enc := m.run.encodeMsg // bound to &m.run, which stays: made once per pooled run
 	m.run, m.b = run{}, Bindings{}
+	m.run.encodeMsg = enc
 	runPool.Put(m)
 }
