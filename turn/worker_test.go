@@ -540,3 +540,43 @@ func TestWaitReturnsARunParkedUnderADeadLease(t *testing.T) {
 		t.Fatalf("Wait = %+v, %v; want the run suspended on its approval", got, err)
 	}
 }
+
+// TestWorkerLeavesARunParkedAgainUnleased: a worker that claims a run
+// whose last driver died after parking it (journaled, status not yet
+// written) parks it again, as the approval is still pending, and leaves it
+// without a lease: it is not a failed drive to hold for a retry.
+func TestWorkerLeavesARunParkedAgainUnleased(t *testing.T) {
+	f, b := workerFixture(t, "acme.send-email")
+	res, err := turn.Invoke(context.Background(), f.input("Send the draft."), b)
+	if err != nil || res.Status != turn.StatusSuspended {
+		t.Fatalf("Invoke = %+v, %v; want suspended", res, err)
+	}
+	// The driver died between the parked entry and the run's status.
+	if err := f.store.SetRunStatus(context.Background(), tenant, res.RunID, bindings.RunRunning); err != nil {
+		t.Fatal(err)
+	}
+	drove := make(chan error, 1)
+	startWorker(t, b, turn.WorkerOptions{OnRun: func(r bindings.Run, _ turn.Result, err error) {
+		if r.ID == res.RunID {
+			select {
+			case drove <- err:
+			default:
+			}
+		}
+	}})
+	select {
+	case err := <-drove:
+		if agents.CodeOf(err) != agents.CodeHitlRequired {
+			t.Fatalf("the worker's drive returned %v, want hitl-required (still pending)", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no worker drove the run")
+	}
+	run, err := f.store.GetRun(context.Background(), tenant, res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != bindings.RunSuspended || run.LeaseOwner != "" {
+		t.Errorf("after the drive: status %s, lease owner %q; want suspended and unleased", run.Status, run.LeaseOwner)
+	}
+}
