@@ -303,18 +303,24 @@ func storedEntry(seq int64, key string, node, status *string, output, stepErr []
 	if at != nil {
 		e.At = utc(*at)
 	}
+	return e, unwrapPayloads(&e, output, stepErr)
+}
+
+// unwrapPayloads sets e's Output and Error from their stored envelopes
+// (stepErr nil: no error).
+func unwrapPayloads(e *bindings.JournalEntry, output, stepErr []byte) error {
 	var err error
 	if e.Output, err = unwrapOpt(output); err != nil {
-		return e, err
+		return err
 	}
 	if stepErr != nil {
 		var se bindings.StepError
 		if err := UnwrapInto(stepErr, &se); err != nil {
-			return e, err
+			return err
 		}
 		e.Error = &se
 	}
-	return e, nil
+	return nil
 }
 
 // compacted returns doc as a read would: compacted (encoding/json's form),

@@ -245,18 +245,7 @@ func scanEntry(row pgx.CollectableRow) (bindings.JournalEntry, error) {
 	}
 	e.Status = bindings.StepStatus(status)
 	e.At = utc(e.At)
-	var err error
-	if e.Output, err = unwrapOpt(output); err != nil {
-		return e, err
-	}
-	if stepErr != nil {
-		var se bindings.StepError
-		if err := UnwrapInto(stepErr, &se); err != nil {
-			return e, err
-		}
-		e.Error = &se
-	}
-	return e, nil
+	return e, unwrapPayloads(&e, output, stepErr)
 }
 
 // checkStart checks the ids of a run to start.
