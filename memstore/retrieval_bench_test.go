@@ -3,9 +3,7 @@ package memstore_test
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,19 +11,16 @@ import (
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/retrievalbench"
 	"github.com/kindgi/agents/memstore"
 )
 
 // Retrieval at scale (issue 15, target 7), the same workload as pgstore's
-// BenchmarkRetrievalKeyword and BenchmarkRetrievalSemantic: N facts of one
-// tenant plus N/4 of another, each of 6 to 20 terms drawn from a
-// vocabulary of retrievalVocab terms with a Zipf-like (log-uniform,
-// P(rank r) ∝ 1/r) distribution ("term1" is in about half the facts),
-// and, for semantic queries, retrievalDims random components.
-const (
-	retrievalVocab = 50_000
-	retrievalDims  = 256
-)
+// BenchmarkRetrievalKeyword and BenchmarkRetrievalSemantic
+// (internal/retrievalbench): N facts of one tenant plus N/4 of another,
+// each of 6 to 20 terms drawn from a vocabulary of retrievalbench.Vocab
+// terms with a Zipf-like distribution ("term1" is in about half the
+// facts), and, for semantic queries, retrievalbench.Dims random components.
 
 // seededStores keeps one store per (size, embeddings) for the benchmarks
 // of one run.
@@ -52,16 +47,12 @@ func retrievalStore(b *testing.B, n int, embeddings bool) *memstore.Store {
 				if j > 0 {
 					text.WriteByte(' ')
 				}
-				text.WriteString("term")
-				text.WriteString(strconv.Itoa(int(math.Exp(r.Float64() * math.Log(retrievalVocab)))))
+				text.WriteString(retrievalbench.Term(r))
 			}
 			f := bindings.Fact{TenantID: tenant.id, ID: "f" + strconv.Itoa(g), Type: "note", ProjectID: "p" + strconv.Itoa(g%10),
 				Text: text.String(), CreatedAt: time.Unix(int64(g), 0)}
 			if embeddings {
-				f.Embedding = make([]float32, retrievalDims)
-				for j := range f.Embedding {
-					f.Embedding[j] = float32(r.Float64()*2 - 1)
-				}
+				f.Embedding = retrievalbench.Vector(r)
 			}
 			if _, err := s.PutFact(ctx, f); err != nil {
 				b.Fatal(err)
@@ -73,26 +64,6 @@ func retrievalStore(b *testing.B, n int, embeddings bool) *memstore.Store {
 	return s
 }
 
-// retrievalQueries are the keyword queries of each kind: rare (one term of
-// rank 5,000 to 50,000), common (one of the three most frequent terms),
-// mixed (three terms drawn from the fact distribution).
-func retrievalQueries(kind string) []string {
-	r := rand.New(rand.NewPCG(15, 7))
-	zipf := func() int { return int(math.Exp(r.Float64() * math.Log(retrievalVocab))) }
-	out := make([]string, 64)
-	for i := range out {
-		switch kind {
-		case "rare":
-			out[i] = "term" + strconv.Itoa(5000+i*700)
-		case "common":
-			out[i] = "term" + strconv.Itoa(1+i%3)
-		default:
-			out[i] = fmt.Sprintf("term%d term%d term%d", zipf(), zipf(), zipf())
-		}
-	}
-	return out
-}
-
 // BenchmarkRetrievalKeyword: a keyword query (BM25), limit 10, over N
 // facts of one tenant, by query kind.
 //
@@ -102,7 +73,7 @@ func BenchmarkRetrievalKeyword(b *testing.B) {
 		b.Run("facts="+strconv.Itoa(n), func(b *testing.B) {
 			s := retrievalStore(b, n, false)
 			for _, kind := range []string{"rare", "mixed", "common"} {
-				qs := retrievalQueries(kind)
+				qs := retrievalbench.Queries(kind)
 				b.Run("query="+kind, func(b *testing.B) {
 					benchRetrieval(b, s, func(i int) bindings.MemoryQuery {
 						return bindings.MemoryQuery{Mode: agent.ModeKeyword, Query: qs[i%len(qs)]}
@@ -118,14 +89,7 @@ func BenchmarkRetrievalKeyword(b *testing.B) {
 //
 //	go test ./memstore -run '^$' -bench RetrievalSemantic -benchtime 100x
 func BenchmarkRetrievalSemantic(b *testing.B) {
-	r := rand.New(rand.NewPCG(15, 8))
-	embs := make([][]float32, 64)
-	for i := range embs {
-		embs[i] = make([]float32, retrievalDims)
-		for j := range embs[i] {
-			embs[i][j] = float32(r.Float64()*2 - 1)
-		}
-	}
+	embs := retrievalbench.Embeddings()
 	for _, n := range []int{10_000, 100_000} {
 		b.Run("facts="+strconv.Itoa(n), func(b *testing.B) {
 			s := retrievalStore(b, n, true)
@@ -161,10 +125,5 @@ func benchRetrieval(b *testing.B, s *memstore.Store, query func(i int) bindings.
 		}
 	}
 	cpu.stop()
-	slices.Sort(samples)
-	at := func(p float64) float64 {
-		return float64(samples[min(len(samples)-1, int(p*float64(len(samples))))]) / 1e6
-	}
-	b.ReportMetric(at(0.50), "p50-ms")
-	b.ReportMetric(at(0.95), "p95-ms")
+	retrievalbench.ReportLatency(b, samples)
 }

@@ -3,10 +3,6 @@ package pgstore
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"math"
-	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +14,7 @@ import (
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/retrievalbench"
 )
 
 // Retrieval at scale (issue 15, target 7): keyword and semantic memory
@@ -30,16 +27,12 @@ import (
 // it), and marked done in retrievalBenchSeeded, so a second run reuses it.
 // Drop the database to seed afresh.
 //
-// Fact text: 6 to 20 terms drawn from a vocabulary of retrievalVocab terms
+// Fact text: 6 to 20 terms drawn from a vocabulary of retrievalbench.Vocab terms
 // with a Zipf-like (log-uniform, P(rank r) ∝ 1/r) distribution: the term
 // of rank r is "term<r>", so "term1" is in about half the facts and a term
 // of rank 20,000 in one fact in 15,000. Embeddings (sizes up to 100,000):
-// retrievalDims uniform random components.
-const (
-	retrievalBenchDB = "kindgi_retrieval_bench"
-	retrievalVocab   = 50_000
-	retrievalDims    = 256
-)
+// retrievalbench.Dims uniform random components.
+const retrievalBenchDB = "kindgi_retrieval_bench"
 
 // retrievalTenant is the tenant holding n facts.
 func retrievalTenant(n int) string { return "bench-facts-" + strconv.Itoa(n) }
@@ -130,7 +123,7 @@ func seedRetrieval(b *testing.B, pool *pgxpool.Pool, n int, embeddings bool) {
 	emb := `NULL::real[]`
 	if embeddings {
 		// g > 0 makes the subquery depend on the row, so it runs per row.
-		emb = `ARRAY(SELECT (random() * 2 - 1)::real FROM generate_series(1, ` + strconv.Itoa(retrievalDims) + `) WHERE g > 0)`
+		emb = `ARRAY(SELECT (random() * 2 - 1)::real FROM generate_series(1, ` + strconv.Itoa(retrievalbench.Dims) + `) WHERE g > 0)`
 	}
 	exec(`INSERT INTO agent_memory_facts (tenant_id, id, type, project_id, text, embedding, embedding_norm, search, created_at)
 		SELECT tn, 'f' || g, 'note', 'p' || (g % 10), txt, e,
@@ -138,7 +131,7 @@ func seedRetrieval(b *testing.B, pool *pgxpool.Pool, n int, embeddings bool) {
 			timestamptz '2026-01-01' + g * interval '1 second'
 		FROM (
 			SELECT g, tn,
-				(SELECT string_agg('term' || floor(exp(random() * ln(`+strconv.Itoa(retrievalVocab)+`)))::int, ' ')
+				(SELECT string_agg('term' || floor(exp(random() * ln(`+strconv.Itoa(retrievalbench.Vocab)+`)))::int, ' ')
 					FROM generate_series(1, 6 + (g * 7 + length(tn)) % 15) WHERE g > 0) AS txt,
 				`+emb+` AS e
 			FROM (SELECT $1::text AS tn, g FROM generate_series(1, $2::int) AS g
@@ -153,53 +146,6 @@ func seedRetrieval(b *testing.B, pool *pgxpool.Pool, n int, embeddings bool) {
 		b.Fatal(err)
 	}
 	b.Logf("seeded %d facts of %s (+%d of another tenant, embeddings %v) in %v", n, tenant, n/4, embeddings, time.Since(start).Round(time.Second))
-}
-
-// retrievalQueries are the keyword queries of each kind: rare (one term of
-// rank 5,000 to 50,000), common (one of the three most frequent terms),
-// mixed (three terms drawn from the fact distribution).
-func retrievalQueries(kind string) []string {
-	r := rand.New(rand.NewPCG(15, 7))
-	zipf := func() int { return int(math.Exp(r.Float64() * math.Log(retrievalVocab))) }
-	out := make([]string, 64)
-	for i := range out {
-		switch kind {
-		case "rare":
-			out[i] = "term" + strconv.Itoa(5000+i*700)
-		case "common":
-			out[i] = "term" + strconv.Itoa(1+i%3)
-		default:
-			out[i] = fmt.Sprintf("term%d term%d term%d", zipf(), zipf(), zipf())
-		}
-	}
-	return out
-}
-
-// retrievalEmbeddings are 64 random query vectors.
-func retrievalEmbeddings() [][]float32 {
-	r := rand.New(rand.NewPCG(15, 8))
-	out := make([][]float32, 64)
-	for i := range out {
-		v := make([]float32, retrievalDims)
-		for j := range v {
-			v[j] = float32(r.Float64()*2 - 1)
-		}
-		out[i] = v
-	}
-	return out
-}
-
-// reportRetrievalLatency reports the p50 and p95 of the samples in milliseconds.
-func reportRetrievalLatency(b *testing.B, samples []time.Duration) {
-	if len(samples) == 0 {
-		return
-	}
-	slices.Sort(samples)
-	at := func(p float64) float64 {
-		return float64(samples[min(len(samples)-1, int(p*float64(len(samples))))]) / 1e6
-	}
-	b.ReportMetric(at(0.50), "p50-ms")
-	b.ReportMetric(at(0.95), "p95-ms")
 }
 
 // BenchmarkRetrievalKeyword: a keyword query, limit 10, over N facts of
@@ -217,7 +163,7 @@ func BenchmarkRetrievalKeyword(b *testing.B) {
 			for _, kind := range []string{"rare", "mixed", "common"} {
 				b.Run("query="+kind, func(b *testing.B) {
 					benchRetrieval(b, pool, n, func(i int) bindings.MemoryQuery {
-						qs := retrievalQueries(kind)
+						qs := retrievalbench.Queries(kind)
 						return bindings.MemoryQuery{Mode: agent.ModeKeyword, Query: qs[i%len(qs)]}
 					})
 				})
@@ -235,7 +181,7 @@ func BenchmarkRetrievalSemantic(b *testing.B) {
 		b.Run("facts="+strconv.Itoa(n), func(b *testing.B) {
 			pool := retrievalBenchPool(b)
 			seedRetrieval(b, pool, n, true)
-			embs := retrievalEmbeddings()
+			embs := retrievalbench.Embeddings()
 			benchRetrieval(b, pool, n, func(i int) bindings.MemoryQuery {
 				return bindings.MemoryQuery{Mode: agent.ModeSemantic, QueryEmbedding: embs[i%len(embs)]}
 			})
@@ -265,7 +211,7 @@ func benchRetrieval(b *testing.B, pool *pgxpool.Pool, n int, query func(i int) b
 			}
 		}
 	}
-	reportRetrievalLatency(b, samples)
+	retrievalbench.ReportLatency(b, samples)
 }
 
 // explainKeyword runs EXPLAIN ANALYZE on a rare keyword query over the
@@ -273,7 +219,7 @@ func benchRetrieval(b *testing.B, pool *pgxpool.Pool, n int, query func(i int) b
 // reads the table sequentially, and logs the plan's execution time.
 func explainKeyword(b *testing.B, pool *pgxpool.Pool, n int) {
 	b.Helper()
-	q := bindings.MemoryQuery{TenantID: retrievalTenant(n), Types: []string{"note"}, Scope: agent.ScopeTenant, Limit: 10, Mode: agent.ModeKeyword, Query: retrievalQueries("rare")[0]}
+	q := bindings.MemoryQuery{TenantID: retrievalTenant(n), Types: []string{"note"}, Scope: agent.ScopeTenant, Limit: 10, Mode: agent.ModeKeyword, Query: retrievalbench.Queries("rare")[0]}
 	var m memoryQuery
 	sql := m.build(q, tsQuery(q.Query), []float32{}, 0, q.Limit)
 	var raw []byte
