@@ -156,17 +156,7 @@ func BenchmarkTurn(b *testing.B) {
 // (the runs are parked and approved before the timer starts): the replay
 // of the parked journal, the approved tool call and the final model call.
 func BenchmarkResume(b *testing.B) {
-	f := newFixture(b, nil, func(s *agent.Spec) { s.Retrieval, s.Guardrails = nil, nil })
-	benchStore(b, f)
-	script := emailThenAnswer()
-	kp := &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
-		"agent-loop/1/model-call": {ToolCalls: script[0].ToolCalls, Usage: script[0].Usage},
-		"agent-loop/2/model-call": {Text: script[1].Text, Usage: script[1].Usage},
-	}}
-	bb := f.bindings()
-	bb.Providers = bindings.Providers{kp}
-	bb.OnEvent = nil
-	bb.Provenance = bindings.ProvenanceBindings{}
+	f, bb := emailBench(b, true, nil)
 	ctx := context.Background()
 	runs := make([]string, b.N)
 	for i := range runs {
@@ -196,20 +186,7 @@ func BenchmarkResume(b *testing.B) {
 // like-for-like figure a Resume is compared with (both counted inside the
 // function, callgrind --toggle-collect=turn.Invoke / turn.Resume).
 func BenchmarkResumeFresh(b *testing.B) {
-	f := newFixture(b, nil, func(s *agent.Spec) {
-		s.Retrieval, s.Guardrails = nil, nil
-		s.ConversationPolicy.Hitl = nil
-	})
-	benchStore(b, f)
-	script := emailThenAnswer()
-	kp := &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
-		"agent-loop/1/model-call": {ToolCalls: script[0].ToolCalls, Usage: script[0].Usage},
-		"agent-loop/2/model-call": {Text: script[1].Text, Usage: script[1].Usage},
-	}}
-	bb := f.bindings()
-	bb.Providers = bindings.Providers{kp}
-	bb.OnEvent = nil
-	bb.Provenance = bindings.ProvenanceBindings{}
+	f, bb := emailBench(b, true, func(s *agent.Spec) { s.ConversationPolicy.Hitl = nil })
 	ctx := context.Background()
 	in := f.input("Send the draft.")
 	b.ReportAllocs()
@@ -229,16 +206,7 @@ func BenchmarkResumeFresh(b *testing.B) {
 // undecided and returns *agents.HitlRequiredError, running nothing — the
 // replay's own cost, without the steps a Resume then runs.
 func BenchmarkResumePending(b *testing.B) {
-	f := newFixture(b, nil, func(s *agent.Spec) { s.Retrieval, s.Guardrails = nil, nil })
-	benchStore(b, f)
-	script := emailThenAnswer()
-	kp := &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
-		"agent-loop/1/model-call": {ToolCalls: script[0].ToolCalls, Usage: script[0].Usage},
-	}}
-	bb := f.bindings()
-	bb.Providers = bindings.Providers{kp}
-	bb.OnEvent = nil
-	bb.Provenance = bindings.ProvenanceBindings{}
+	f, bb := emailBench(b, false, nil)
 	ctx := context.Background()
 	runs := make([]string, b.N)
 	for i := range runs {
@@ -255,6 +223,32 @@ func BenchmarkResumePending(b *testing.B) {
 			b.Fatalf("Resume = %v, want hitl-required", err)
 		}
 	}
+}
+
+// emailBench is the fixture of the Resume benchmarks (retrieval and
+// guardrails off, benchStore, no events or provenance), its bindings with
+// a provider scripted per model-call key: send-email first, then, when
+// answer is set, the final text.
+func emailBench(b *testing.B, answer bool, spec func(*agent.Spec)) (*fixture, turn.Bindings) {
+	f := newFixture(b, nil, func(s *agent.Spec) {
+		s.Retrieval, s.Guardrails = nil, nil
+		if spec != nil {
+			spec(s)
+		}
+	})
+	benchStore(b, f)
+	script := emailThenAnswer()
+	kp := &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
+		"agent-loop/1/model-call": {ToolCalls: script[0].ToolCalls, Usage: script[0].Usage},
+	}}
+	if answer {
+		kp.answers["agent-loop/2/model-call"] = bindings.GenerateResponse{Text: script[1].Text, Usage: script[1].Usage}
+	}
+	bb := f.bindings()
+	bb.Providers = bindings.Providers{kp}
+	bb.OnEvent = nil
+	bb.Provenance = bindings.ProvenanceBindings{}
+	return f, bb
 }
 
 // benchStore gives a fixture without retrieval a store that, as
