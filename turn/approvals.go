@@ -152,7 +152,7 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 		if err := json.Unmarshal(e.Output, &pr); err != nil {
 			return approvalOutcome{}, nil, &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 		}
-		r.emit(ctx, ApprovalRequestedEvent{RunID: r.id, ApprovalID: pr.Request.ID, ToolCallID: pr.Request.ToolCallID, ToolID: pr.Request.ToolID, ReviewerRole: pr.Request.ReviewerRole})
+		emit(r, ctx, ApprovalRequestedEvent{RunID: r.id, ApprovalID: pr.Request.ID, ToolCallID: pr.Request.ToolCallID, ToolID: pr.Request.ToolID, ReviewerRole: pr.Request.ReviewerRole})
 		if a.Status != bindings.ApprovalPending {
 			// Decided already (asked by a driver that died before parking):
 			// read the decision as for any parked attempt.

@@ -125,7 +125,7 @@ func (r *run) toolMessage(ctx context.Context, p callPlan, content, status, fail
 // stored, so what it captures lives on the heap).
 func (r *run) toolFailedAfter(p callPlan, failure string) func(context.Context, bindings.ConversationMessage) {
 	return func(ctx context.Context, _ bindings.ConversationMessage) {
-		r.emit(ctx, ToolFailedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, Error: failure})
+		emit(r, ctx, ToolFailedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, Error: failure})
 	}
 }
 

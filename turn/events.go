@@ -258,11 +258,18 @@ func (TurnCompletedEvent) Kind() string { return KindTurnCompleted }
 // Kind returns "turn.failed".
 func (TurnFailedEvent) Kind() string { return KindTurnFailed }
 
-// emit delivers e to the handler, recovering (and ignoring) a panic.
-func (r *run) emit(ctx context.Context, e Event) {
+// emit delivers e to r's handler, recovering (and ignoring) a panic. It
+// is generic so that e becomes an Event (boxed on the heap) only when
+// there is a handler: a turn without one allocates no events.
+func emit[E Event](r *run, ctx context.Context, e E) {
 	if r.b.OnEvent == nil {
 		return
 	}
+	deliver(r.b.OnEvent, ctx, e)
+}
+
+// deliver calls the handler with e, recovering (and ignoring) a panic.
+func deliver(on func(context.Context, Event), ctx context.Context, e Event) {
 	defer func() { _ = recover() }()
-	r.b.OnEvent(ctx, e)
+	on(ctx, e)
 }

@@ -42,7 +42,7 @@ func (r *run) evaluateGuardrails(ctx context.Context) error {
 		}
 		for _, o := range outs {
 			if !o.Passed {
-				r.emit(ctx, GuardrailViolatedEvent{RunID: r.id, GuardrailID: o.ID, Action: o.Action, Reason: o.Reason})
+				emit(r, ctx, GuardrailViolatedEvent{RunID: r.id, GuardrailID: o.ID, Action: o.Action, Reason: o.Reason})
 			}
 		}
 		return outs, nil

@@ -438,7 +438,7 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 		r.inflight, r.inflightNode = key, node
 	}
 	if r.b.OnEvent != nil {
-		r.emit(ctx, NodeStartedEvent{RunID: r.id, Node: node, Key: key})
+		emit(r, ctx, NodeStartedEvent{RunID: r.id, Node: node, Key: key})
 	}
 	var start time.Time
 	if r.logger != nil {
@@ -462,7 +462,7 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 		r.logStep(ctx, key, node, start, out, err)
 	}
 	if r.b.OnEvent != nil {
-		r.emit(ctx, NodeCompletedEvent{RunID: r.id, Node: node, Key: key, Code: agents.CodeOf(err)})
+		emit(r, ctx, NodeCompletedEvent{RunID: r.id, Node: node, Key: key, Code: agents.CodeOf(err)})
 	}
 	if err != nil {
 		if !final(ctx, err) {

@@ -107,7 +107,7 @@ func (r *run) modelCall(ctx context.Context, i int) (bindings.GenerateResponse, 
 		if r.in.DryRun {
 			return bindings.GenerateResponse{Model: r.s.Route.Model, FinishReason: "dry-run"}, nil
 		}
-		r.emit(ctx, ModelCallStartedEvent{RunID: r.id, Iteration: i, Provider: r.s.Route.Provider, Model: r.s.Route.Model, RequestID: requestID})
+		emit(r, ctx, ModelCallStartedEvent{RunID: r.id, Iteration: i, Provider: r.s.Route.Provider, Model: r.s.Route.Model, RequestID: requestID})
 		resp, err := r.generate(ctx, i, r.generateRequest(requestID))
 		if err != nil {
 			if agents.CodeOf(err) == "" || ctx.Err() != nil {
@@ -124,7 +124,7 @@ func (r *run) modelCall(ctx context.Context, i int) (bindings.GenerateResponse, 
 			return bindings.GenerateResponse{}, &agents.ModelInvocationError{Provider: r.s.Route.Provider, Model: r.s.Route.Model, Message: msg}
 		}
 		resp.ToolCalls = normalizeCalls(i, resp.ToolCalls)
-		r.emit(ctx, ModelCallCompletedEvent{
+		emit(r, ctx, ModelCallCompletedEvent{
 			RunID: r.id, Iteration: i, Provider: r.s.Route.Provider, Model: r.s.Route.Model, ResponseModel: resp.Model, ToolCalls: len(resp.ToolCalls),
 			Usage: UsageDelta{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens, CostUsd: resp.Usage.CostUsd},
 		})

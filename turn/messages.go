@@ -326,7 +326,7 @@ func (r *run) persistFinalMessage(ctx context.Context) (string, error) {
 	m, err := r.persist(ctx, NodePersistFinalMessage, NodePersistFinalMessage, bindings.AppendMessageInput{
 		Role: bindings.RoleAgent, Content: r.final,
 	}, func(ctx context.Context, m bindings.ConversationMessage) {
-		r.emit(ctx, AgentMessageEvent{RunID: r.id, MessageID: m.ID, Content: m.Content})
+		emit(r, ctx, AgentMessageEvent{RunID: r.id, MessageID: m.ID, Content: m.Content})
 	})
 	if err != nil {
 		return "", err

@@ -138,7 +138,7 @@ func (r *run) runRetrievals(ctx context.Context) error {
 		for i, f := range facts {
 			ids[i] = f.Fact.ID
 		}
-		r.emit(ctx, RetrievalCompletedEvent{RunID: r.id, FactIDs: ids})
+		emit(r, ctx, RetrievalCompletedEvent{RunID: r.id, FactIDs: ids})
 		return facts, nil
 	})
 	r.retrieved = facts

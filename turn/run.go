@@ -192,7 +192,7 @@ func (r *run) drive(parent context.Context) (Result, error) {
 		}
 		r.log(parent, msg, slog.String("conversation_id", r.in.ConversationID), slog.Int("journal_entries", r.entries.len()))
 	}
-	r.emit(parent, TurnStartedEvent{
+	emit(r, parent, TurnStartedEvent{
 		RunID: r.id, TenantID: r.tenantID, ConversationID: r.in.ConversationID,
 		AgentID: r.agent.ID, AgentVersion: r.agent.Version, Resumed: r.resumed,
 	})
@@ -274,7 +274,7 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 		r.releaseLease(bg)
 	}
 	r.logEnd(parent, Result{}, err, !terminal)
-	r.emit(parent, TurnFailedEvent{RunID: r.id, Code: agents.CodeOf(err), Message: err.Error()})
+	emit(r, parent, TurnFailedEvent{RunID: r.id, Code: agents.CodeOf(err), Message: err.Error()})
 	return Result{}, err
 }
 

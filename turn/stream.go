@@ -63,14 +63,14 @@ func (r *run) generate(ctx context.Context, i int, req bindings.GenerateRequest)
 	onDelta := func(d bindings.Delta) {
 		delivered = true
 		if r.b.OnEvent != nil {
-			r.emit(ctx, ModelCallDeltaEvent{RunID: r.id, Iteration: i, Delta: d})
+			emit(r, ctx, ModelCallDeltaEvent{RunID: r.id, Iteration: i, Delta: d})
 		}
 	}
 	resp, err := sp.GenerateStream(ctx, req, onDelta)
 	if err == nil || !delivered || ctx.Err() != nil || agents.CodeOf(err) != agents.CodeModelInvocationFailed {
 		return resp, err
 	}
-	r.emit(ctx, ModelCallStartedEvent{RunID: r.id, Iteration: i, Provider: r.s.Route.Provider, Model: r.s.Route.Model, RequestID: req.RequestID, Attempt: 2})
+	emit(r, ctx, ModelCallStartedEvent{RunID: r.id, Iteration: i, Provider: r.s.Route.Provider, Model: r.s.Route.Model, RequestID: req.RequestID, Attempt: 2})
 	return sp.GenerateStream(ctx, req, onDelta)
 }
 
@@ -82,10 +82,10 @@ func (r *run) emitEnd(ctx context.Context, res Result) {
 		for i, a := range res.Approvals {
 			ids[i] = a.ID
 		}
-		r.emit(ctx, TurnSuspendedEvent{RunID: r.id, ApprovalIDs: ids, Result: &res})
+		emit(r, ctx, TurnSuspendedEvent{RunID: r.id, ApprovalIDs: ids, Result: &res})
 		return
 	}
-	r.emit(ctx, TurnCompletedEvent{RunID: r.id, TurnNumber: res.TurnNumber, Usage: res.Usage, Result: &res})
+	emit(r, ctx, TurnCompletedEvent{RunID: r.id, TurnNumber: res.TurnNumber, Usage: res.Usage, Result: &res})
 }
 
 // checkModelSettings reports turn settings out of range as invalid-message.

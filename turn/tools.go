@@ -196,13 +196,13 @@ func (r *run) invokeTool(ctx context.Context, p callPlan, requestID string) (too
 			call.Secrets[name] = v
 		}
 	}
-	r.emit(ctx, ToolStartedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, RequestID: requestID, Input: p.Arguments})
+	emit(r, ctx, ToolStartedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, RequestID: requestID, Input: p.Arguments})
 	out, err := r.tools.Invoke(ctx, d, p.Arguments, call)
 	if err != nil {
 		if ctx.Err() != nil {
 			return toolResult{}, err
 		}
-		r.emit(ctx, ToolFailedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Error: err.Error()})
+		emit(r, ctx, ToolFailedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Error: err.Error()})
 		if agents.CodeOf(err) != "" {
 			if agents.CodeOf(err) == agents.CodeToolInvocationFailed {
 				return toolResult{}, err
@@ -212,11 +212,11 @@ func (r *run) invokeTool(ctx context.Context, p callPlan, requestID string) (too
 		return toolResult{Status: toolError, Error: err.Error()}, nil
 	}
 	if msg, bad := checkOutput(d, out); bad {
-		r.emit(ctx, ToolFailedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Error: msg})
+		emit(r, ctx, ToolFailedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Error: msg})
 		return toolResult{}, &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Message: msg}
 	}
 	out = journaled(out)
-	r.emit(ctx, ToolCompletedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Output: out})
+	emit(r, ctx, ToolCompletedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Output: out})
 	return toolResult{Status: toolOK, Output: out, outputAsIs: true}, nil
 }
 
