@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/kindgi/agents/bindings"
 )
@@ -25,6 +26,31 @@ func derivedID(runID, key string) string {
 	}
 	sum := sha256.Sum256([]byte(runID + "/" + key))
 	return idPrefix(runID) + "~" + hex.EncodeToString(sum[:])[:hashedIDLen-1]
+}
+
+// idTextChunk is the size of a run's first chunk of derived-id text: a
+// turn with one tool call derives seven ids (≈470 bytes with a 32-character
+// run id).
+const idTextChunk = 512
+
+// derivedID is derivedID(r.id, key) with its bytes in the run's id text
+// (r.idText) rather than an allocation of its own: a drive's ids share a
+// few chunks. A chunk's bytes never change once written (a full chunk is
+// left as it is and a new one started), so the strings stay valid for as
+// long as anyone holds them.
+func (r *run) derivedID(key string) string {
+	n := len(r.id) + 1 + len(key)
+	if n > bindings.MaxIDLength {
+		return derivedID(r.id, key)
+	}
+	if cap(r.idText)-len(r.idText) < n {
+		r.idText = make([]byte, 0, max(idTextChunk, n))
+	}
+	start := len(r.idText)
+	r.idText = append(r.idText, r.id...)
+	r.idText = append(r.idText, '/')
+	r.idText = append(r.idText, key...)
+	return unsafe.String(&r.idText[start], n)
 }
 
 // idPrefix is how every derived id of runID begins: runID + "/", with runID

@@ -157,7 +157,7 @@ func (r *run) keep(e bindings.JournalEntry) *bindings.JournalEntry {
 
 // requestID is the deterministic request id of a step: the same on every
 // retry of the step, in any process (see derivedID).
-func (r *run) requestID(key string) string { return derivedID(r.id, key) }
+func (r *run) requestID(key string) string { return r.derivedID(key) }
 
 // appendEntry writes one journal entry at once, under the driver's lease,
 // and indexes what the binding kept (the first entry of that key and

@@ -43,7 +43,7 @@ func (r *run) renderPrompt(ctx context.Context) error {
 
 // messageID is the deterministic id of the message a step stores, so a
 // retried append stores nothing twice (see derivedID).
-func (r *run) messageID(key string) string { return derivedID(r.id, key) }
+func (r *run) messageID(key string) string { return r.derivedID(key) }
 
 // persist stores one message of the turn as step key (nothing in a dry
 // run) and folds it into Result.Appended.

@@ -49,6 +49,7 @@ type run struct {
 	logger    *slog.Logger // Bindings.Logger with the run's identity; nil: no logging
 	driveWall time.Time    // wall-clock start of the drive, for logged durations
 	lease     *leaseKeeper
+	idText    []byte // the text of the drive's derived ids (see derivedID)
 	wallCtx   context.Context
 	// setupDecoded is the completed setup entry's output as recheckRoute
 	// decoded it, handed to setup's replay once (then nil).
