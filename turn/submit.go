@@ -110,9 +110,11 @@ func prepare(ctx context.Context, in Input, b *Bindings) (_ Input, raw json.RawM
 		if err != nil {
 			return Input{}, nil, Input{}, false, &agents.InvalidMessageError{Reason: "turn input is not JSON: " + err.Error()}
 		}
-		if err := json.Unmarshal(raw, &stored); err != nil {
+		dec := new(Input) // on the heap only on this path (stored stays on the stack)
+		if err := json.Unmarshal(raw, dec); err != nil {
 			return Input{}, nil, Input{}, false, &agents.InvalidMessageError{Reason: "turn input does not round-trip through JSON: " + err.Error()}
 		}
+		stored = *dec
 	}
 	stored.Agent = in.Agent
 	if explicit {
