@@ -187,3 +187,15 @@ func newID(b *Bindings) string {
 	hex.Encode(text[:], buf[:])
 	return string(text[:]) // one allocation (EncodeToString makes two)
 }
+
+// detached is context.WithoutCancel(ctx), or ctx itself when that is the
+// same thing — a context that can never be cancelled and has no deadline
+// (context.Background, a host's values on it) — without allocating.
+func detached(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		if _, ok := ctx.Deadline(); !ok {
+			return ctx
+		}
+	}
+	return context.WithoutCancel(ctx)
+}

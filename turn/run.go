@@ -206,7 +206,7 @@ func (r *run) drive(parent context.Context) (Result, error) {
 // compose-result entry, so any later drive returns the same error. Storage
 // and lease failures leave the run as it is, to be resumed.
 func (r *run) finish(parent context.Context, res Result, err error) (Result, error) {
-	bg := context.WithoutCancel(parent)
+	bg := detached(parent)
 	r.stopLease()
 	if err == nil {
 		status := bindings.RunCompleted
