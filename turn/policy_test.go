@@ -373,3 +373,32 @@ func TestWallDeadlineCancelsASlowStep(t *testing.T) {
 		t.Errorf("the turn took %v to stop", d)
 	}
 }
+
+// TestWallDeadlineIsTheStepContextsDeadline: a step under maxWallMs sees
+// the budget as its context's deadline, and once it passed the context's
+// error is context.DeadlineExceeded (as with context.WithTimeout), so a
+// tool's client reports a deadline rather than a cancellation.
+func TestWallDeadlineIsTheStepContextsDeadline(t *testing.T) {
+	f := newFixture(t, searchThenAnswer(), func(s *agent.Spec) { w := int64(50); s.Budget.MaxWallMs = &w })
+	var deadline time.Duration
+	var hasDeadline bool
+	var stepErr error
+	f.addTool("acme.clause-search", "1.8.0", clauseSchema, func(ctx context.Context, _ json.RawMessage, _ bindings.CallContext) (json.RawMessage, error) {
+		d, ok := ctx.Deadline()
+		deadline, hasDeadline = time.Until(d), ok
+		<-ctx.Done()
+		stepErr = ctx.Err()
+		return nil, ctx.Err()
+	})
+	_, err := turn.Invoke(t.Context(), f.input("Find."), f.bindings())
+	var ta *agents.TurnAbortedError
+	if !errors.As(err, &ta) || ta.Reason != agents.AbortTimeout {
+		t.Fatalf("Invoke = %v, want turn-aborted timeout", err)
+	}
+	if !hasDeadline || deadline > 50*time.Millisecond {
+		t.Errorf("the step's deadline = %v (set: %v), want within the 50 ms budget", deadline, hasDeadline)
+	}
+	if !errors.Is(stepErr, context.DeadlineExceeded) {
+		t.Errorf("the step's context error = %v, want context.DeadlineExceeded", stepErr)
+	}
+}
