@@ -178,34 +178,11 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	if err := ctx.Err(); err != nil {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
-	// The snapshot first (it never changes once written): a run id that
-	// names nothing is run-snapshot-missing, as the TypeScript package
-	// says, whatever the run binding would answer for it.
-	snap, err := b.Snapshots.Read(ctx, in.TenantID, in.RunID)
+	snap, leased, entries, err := reopen(ctx, &b, in, owner, claimed)
 	if err != nil {
-		if agents.CodeOf(err) == "" {
-			return Result{}, &agents.RunSnapshotMissingError{RunID: in.RunID}
-		}
 		return Result{}, err
 	}
-	leased := bindings.Run{}
-	if claimed != nil {
-		leased = *claimed
-	} else {
-		leased, err = b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(&b)})
-	}
-	if err != nil {
-		if agents.CodeOf(err) == agents.CodeRunBusy {
-			return Result{}, err
-		}
-		return Result{}, journalError(in.RunID, err)
-	}
 	release := func() { _ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner) }
-	entries, err := b.Runs.ReadJournal(ctx, in.TenantID, in.RunID)
-	if err != nil {
-		release()
-		return Result{}, journalError(in.RunID, err)
-	}
 	if lookup {
 		if in.Agent, err = findAgent(ctx, &b, snap); err != nil {
 			release()
@@ -241,6 +218,57 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 		}
 	}
 	return r.driveReporting(ctx)
+}
+
+// reopen reads the run's snapshot, takes its lease (unless a claim leased
+// it to owner already) and reads its journal: in one call when the store
+// is a bindings.RunReopener for both bindings, else in three. The snapshot
+// comes first (it never changes once written): a run id that names
+// nothing is run-snapshot-missing, as the TypeScript package says,
+// whatever the run binding would answer for it. Another driver's lease is
+// *agents.RunBusyError; nothing is leased when reopen fails.
+func reopen(ctx context.Context, b *Bindings, in ResumeInput, owner string, claimed *bindings.Run) (bindings.RunSnapshotRecord, bindings.Run, []bindings.JournalEntry, error) {
+	if ro, ok := b.Runs.(bindings.RunReopener); ok && sameBinding(b.Runs, b.Snapshots) {
+		res, err := ro.ReopenRun(ctx, bindings.ReopenRunInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(b), Held: claimed != nil})
+		if err != nil {
+			if agents.CodeOf(err) == "" {
+				err = journalError(in.RunID, err)
+			}
+			if c := agents.CodeOf(err); c != agents.CodeRunBusy && c != agents.CodeRunSnapshotMissing {
+				_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
+			}
+			return bindings.RunSnapshotRecord{}, bindings.Run{}, nil, err
+		}
+		if claimed != nil {
+			res.Run = *claimed
+		}
+		return res.Snapshot, res.Run, res.Journal, nil
+	}
+	snap, err := b.Snapshots.Read(ctx, in.TenantID, in.RunID)
+	if err != nil {
+		if agents.CodeOf(err) == "" {
+			return snap, bindings.Run{}, nil, &agents.RunSnapshotMissingError{RunID: in.RunID}
+		}
+		return snap, bindings.Run{}, nil, err
+	}
+	leased := bindings.Run{}
+	if claimed != nil {
+		leased = *claimed
+	} else {
+		leased, err = b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(b)})
+	}
+	if err != nil {
+		if agents.CodeOf(err) == agents.CodeRunBusy {
+			return snap, bindings.Run{}, nil, err
+		}
+		return snap, bindings.Run{}, nil, journalError(in.RunID, err)
+	}
+	entries, err := b.Runs.ReadJournal(ctx, in.TenantID, in.RunID)
+	if err != nil {
+		_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
+		return snap, bindings.Run{}, nil, journalError(in.RunID, err)
+	}
+	return snap, leased, entries, nil
 }
 
 // recheckRoute verifies, before a resumed drive, that the provider and

@@ -10,7 +10,7 @@ import (
 
 // RunBatchTests checks the optional journal capabilities of a RunBinding:
 // bindings.StepBatcher, bindings.RunFinisher, bindings.RunOpener (whose
-// snapshots Harness.Snapshots reads back) and bindings.StepMessageAppender
+// snapshots Harness.Snapshots reads back), bindings.RunReopener and bindings.StepMessageAppender
 // and bindings.MessageStepAppender (whose messages Harness.Conversations
 // reads back). Each suite skips when the
 // binding lacks its capability. RunJournalTests runs them too.
@@ -28,6 +28,10 @@ func RunBatchTests(t *testing.T, newHarness NewHarness) {
 		_, ok := h.Runs.(bindings.RunOpener)
 		return ok && h.Snapshots != nil
 	}, openCases)
+	runSuite(t, newHarness, "RunReopener", func(h Harness) bool {
+		_, ok := h.Runs.(bindings.RunReopener)
+		return ok && h.Snapshots != nil && any(h.Snapshots) == any(h.Runs)
+	}, reopenCases)
 	runSuite(t, newHarness, "StepMessageAppender", func(h Harness) bool {
 		_, ok := h.Runs.(bindings.StepMessageAppender)
 		return ok && h.Conversations != nil

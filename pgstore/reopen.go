@@ -1,0 +1,84 @@
+package pgstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// sqlReopenLease is sqlAcquireLease taken only when the run has a
+// snapshot, so that a run id without one leases nothing.
+const sqlReopenLease = `UPDATE agent_runs
+	SET lease_owner = $3, lease_expires_at = $4, updated_at = $5
+	WHERE tenant_id = $1 AND id = $2 AND ` + leaseFree + `
+	  AND EXISTS (SELECT 1 FROM agent_run_snapshots s WHERE s.tenant_id = $1 AND s.run_id = $2)
+	RETURNING ` + runCols
+
+// ReopenRun implements bindings.RunReopener: the snapshot read, the lease
+// (unless in.Held) and the journal read in one round trip and one
+// transaction, instead of the three of Read, AcquireLease and ReadJournal.
+func (s *Store) ReopenRun(ctx context.Context, in bindings.ReopenRunInput) (bindings.ReopenRunResult, error) {
+	if err := checkLookup(in.TenantID, "run id", in.RunID); err != nil {
+		return bindings.ReopenRunResult{}, err
+	}
+	if !in.Held {
+		if in.Owner == "" {
+			return bindings.ReopenRunResult{}, invalid("lease owner is empty")
+		}
+		if err := bindings.CheckID("lease owner", in.Owner); err != nil {
+			return bindings.ReopenRunResult{}, err
+		}
+	}
+	now := s.stamp(time.Time{})
+	exp := now.Add(in.TTL).Truncate(time.Microsecond)
+	var (
+		out                  bindings.ReopenRunResult
+		cur                  bindings.Run
+		found, taken, exists bool
+	)
+	err := s.batch(ctx, "reopen run", in.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlReadSnapshot, in.TenantID, in.RunID)
+		if !in.Held {
+			b.Queue(sqlReopenLease, in.TenantID, in.RunID, in.Owner, exp, now)
+		}
+		b.Queue(sqlGetRun, in.TenantID, in.RunID)
+		b.Queue(sqlReadJournal, in.TenantID, in.RunID)
+	}, func(br pgx.BatchResults) error {
+		var err error
+		if out.Snapshot, found, err = collectOne(br, scanSnapshot); err != nil {
+			return err
+		}
+		if !in.Held {
+			if out.Run, taken, err = collectOne(br, scanRun); err != nil {
+				return err
+			}
+		}
+		if cur, exists, err = collectOne(br, scanRun); err != nil {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		out.Journal, err = pgx.CollectRows(rows, scanEntry)
+		return err
+	})
+	switch {
+	case err != nil:
+		return bindings.ReopenRunResult{}, err
+	case !found:
+		return bindings.ReopenRunResult{}, &agents.RunSnapshotMissingError{RunID: in.RunID}
+	case !exists:
+		return bindings.ReopenRunResult{}, &agents.RunJournalUnavailableError{RunID: in.RunID}
+	case !in.Held && !taken:
+		return bindings.ReopenRunResult{}, &agents.RunBusyError{RunID: in.RunID, Owner: cur.LeaseOwner}
+	}
+	if out.Journal == nil {
+		out.Journal = []bindings.JournalEntry{}
+	}
+	return out, nil
+}
