@@ -143,7 +143,9 @@ func normalizeSetup(s setupState, raw []byte) (setupState, error) {
 	}
 	if s.Tools != nil {
 		tools := make([]bindings.ToolDescriptor, len(s.Tools))
-		for i, d := range s.Tools {
+		for i := range tools {
+			d := &tools[i] // built in place: a copy would escape (Config is decoded into it)
+			*d = s.Tools[i]
 			d.InputSchema = compactJSON(d.InputSchema)
 			d.OutputSchema = compactJSON(d.OutputSchema)
 			d.Secrets = emptyList(slices.Clone(d.Secrets))
@@ -165,7 +167,6 @@ func normalizeSetup(s setupState, raw []byte) (setupState, error) {
 					return setupState{}, &agents.RunJournalUnavailableError{Err: fmt.Errorf("decode step %s: %w", NodeSetup, err)}
 				}
 			}
-			tools[i] = d
 		}
 		s.Tools = tools
 	}
