@@ -360,16 +360,9 @@ func (r *run) flow(ctx context.Context) (Result, error) {
 		r.failed = true // the budget is spent: the outcome is final
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortTimeout, Err: errWallTimeout}
 	}
-	if r.lease != nil {
-		// A drive: its lease keeper's timer ends it at the deadline too.
-		r.wallCtx = r.lease.ctx
-		ctx = r.lease.withDeadline(msDuration(remaining))
-	} else {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, msDuration(remaining), errWallTimeout)
-		defer cancel()
-		r.wallCtx = ctx
-	}
+	ctx, cancel := context.WithTimeoutCause(ctx, msDuration(remaining), errWallTimeout)
+	defer cancel()
+	r.wallCtx = ctx
 
 	if s.SessionGate.Required && !r.in.DryRun { // a dry run asks nobody
 		if res, waiting, err := r.sessionGate(ctx); err != nil || waiting {
