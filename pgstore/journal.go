@@ -399,11 +399,8 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 			&o.sConversationID, &o.sProjectID, &o.sInput, &o.sCreatedAt); err != nil {
 			return err
 		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		out.Journal, err = pgx.CollectRows(rows, scanEntry)
+		var err error
+		out.Journal, err = collectJournal(br)
 		return err
 	})
 	switch {

@@ -60,11 +60,7 @@ func (s *Store) ReopenRun(ctx context.Context, in bindings.ReopenRunInput) (bind
 		if cur, exists, err = collectOne(br, scanRun); err != nil {
 			return err
 		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		out.Journal, err = pgx.CollectRows(rows, scanEntry)
+		out.Journal, err = collectJournal(br)
 		return err
 	})
 	switch {

@@ -102,11 +102,8 @@ func (s *Store) ReadJournal(ctx context.Context, tenantID, runID string) ([]bind
 		if err := br.QueryRow().Scan(&exists); err != nil {
 			return err
 		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		entries, err = pgx.CollectRows(rows, scanEntry)
+		var err error
+		entries, err = collectJournal(br)
 		return err
 	})
 	if err != nil {
@@ -234,6 +231,16 @@ func scanRun(row pgx.CollectableRow) (bindings.Run, error) {
 	}
 	r.CreatedAt, r.UpdatedAt = utc(r.CreatedAt), utc(r.UpdatedAt)
 	return r, nil
+}
+
+// collectJournal reads the next result of br, a sqlReadJournal, as
+// journal entries.
+func collectJournal(br pgx.BatchResults) ([]bindings.JournalEntry, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanEntry)
 }
 
 func scanEntry(row pgx.CollectableRow) (bindings.JournalEntry, error) {
