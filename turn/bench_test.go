@@ -158,15 +158,7 @@ func BenchmarkTurn(b *testing.B) {
 func BenchmarkResume(b *testing.B) {
 	f, bb := emailBench(b, true, nil)
 	ctx := context.Background()
-	runs := make([]string, b.N)
-	for i := range runs {
-		res, err := turn.Invoke(ctx, f.input("Send the draft."), bb)
-		if err != nil || res.Status != turn.StatusSuspended {
-			b.Fatalf("Invoke = %+v, %v", res, err)
-		}
-		f.decide(res.Approvals, true)
-		runs[i] = res.RunID
-	}
+	runs := parkEmailRuns(b, f, bb, true)
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := cpuTime()
@@ -208,14 +200,7 @@ func BenchmarkResumeFresh(b *testing.B) {
 func BenchmarkResumePending(b *testing.B) {
 	f, bb := emailBench(b, false, nil)
 	ctx := context.Background()
-	runs := make([]string, b.N)
-	for i := range runs {
-		res, err := turn.Invoke(ctx, f.input("Send the draft."), bb)
-		if err != nil || res.Status != turn.StatusSuspended {
-			b.Fatalf("Invoke = %+v, %v", res, err)
-		}
-		runs[i] = res.RunID
-	}
+	runs := parkEmailRuns(b, f, bb, false)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -249,6 +234,25 @@ func emailBench(b *testing.B, answer bool, spec func(*agent.Spec)) (*fixture, tu
 	bb.OnEvent = nil
 	bb.Provenance = bindings.ProvenanceBindings{}
 	return f, bb
+}
+
+// parkEmailRuns invokes b.N turns of emailBench's fixture, each parked on
+// its send-email approval, deciding it (approved) when decide is set, and
+// returns their run ids.
+func parkEmailRuns(b *testing.B, f *fixture, bb turn.Bindings, decide bool) []string {
+	b.Helper()
+	runs := make([]string, b.N)
+	for i := range runs {
+		res, err := turn.Invoke(context.Background(), f.input("Send the draft."), bb)
+		if err != nil || res.Status != turn.StatusSuspended {
+			b.Fatalf("Invoke = %+v, %v", res, err)
+		}
+		if decide {
+			f.decide(res.Approvals, true)
+		}
+		runs[i] = res.RunID
+	}
+	return runs
 }
 
 // benchStore gives a fixture without retrieval a store that, as
