@@ -92,16 +92,10 @@ func expand(src string) (string, error) {
 	var b strings.Builder
 	last, i := 0, 0
 	for {
-		j := nextOpen(src, i)
+		j, end, isOutput, _ := nextMarkup(src, i)
 		if j < 0 {
 			break
 		}
-		isOutput := src[j+1] == '{'
-		closer := "%}"
-		if isOutput {
-			closer = "}}"
-		}
-		end, _ := findClose(src, j+2, closer)
 		if end < 0 {
 			break
 		}
@@ -723,16 +717,10 @@ func applyTrim(src string) string {
 	i := 0
 	pendingRight := false // the last markup trims the text after it
 	for {
-		j := nextOpen(src, i)
+		j, end, isOutput, _ := nextMarkup(src, i)
 		if j < 0 {
 			break
 		}
-		isOutput := src[j+1] == '{'
-		closer := "%}"
-		if isOutput {
-			closer = "}}"
-		}
-		end, _ := findClose(src, j+2, closer)
 		if end < 0 {
 			break
 		}
@@ -761,7 +749,7 @@ func applyTrim(src string) string {
 			b.WriteString(strings.Repeat("\n", moved))
 		}
 		b.WriteString(content)
-		b.WriteString(closer)
+		b.WriteString(src[end : end+2])
 		i = end + 2
 		pendingRight = rtrim
 		if !isOutput && tagName(content) == "raw" {

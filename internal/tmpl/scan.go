@@ -37,16 +37,10 @@ func normalize(src string) (string, error) {
 	var endraws []int // offsets of the {% endraw %} tags LiquidJS reads
 	i := 0
 	for {
-		j := nextOpen(src, i)
+		j, end, isOutput, quoteErr := nextMarkup(src, i)
 		if j < 0 {
 			break
 		}
-		isOutput := src[j+1] == '{'
-		closer := "%}"
-		if isOutput {
-			closer = "}}"
-		}
-		end, quoteErr := findClose(src, j+2, closer)
 		if end < 0 {
 			kind := "tag"
 			if isOutput {
@@ -137,6 +131,24 @@ func nextOpen(src string, i int) int {
 		}
 		i++
 	}
+}
+
+// nextMarkup finds the next markup at or after i: the index j of its
+// "{{" or "{%" (-1: none), the index end of its "}}" or "%}" (-1: it is
+// not closed, quoteErr telling that an unterminated quote ran to the end),
+// and whether it is an output ("{{").
+func nextMarkup(src string, i int) (j, end int, isOutput, quoteErr bool) {
+	j = nextOpen(src, i)
+	if j < 0 {
+		return -1, -1, false, false
+	}
+	isOutput = src[j+1] == '{'
+	closer := "%}"
+	if isOutput {
+		closer = "}}"
+	}
+	end, quoteErr = findClose(src, j+2, closer)
+	return j, end, isOutput, quoteErr
 }
 
 // findClose returns the index of closer at or after i, skipping quoted

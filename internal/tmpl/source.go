@@ -61,16 +61,10 @@ func CheckSource(source string) error {
 	depth := 0
 	i := 0
 	for {
-		j := nextOpen(source, i)
+		j, end, isOutput, _ := nextMarkup(source, i)
 		if j < 0 {
 			return nil
 		}
-		isOutput := source[j+1] == '{'
-		closer := "%}"
-		if isOutput {
-			closer = "}}"
-		}
-		end, _ := findClose(source, j+2, closer)
 		if end < 0 {
 			return nil
 		}
