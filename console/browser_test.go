@@ -2,12 +2,9 @@ package console_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,11 +13,11 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/console"
+	"github.com/kindgi/agents/internal/pgtest"
 	"github.com/kindgi/agents/memstore"
 	"github.com/kindgi/agents/pgstore"
 	"github.com/kindgi/agents/registry"
@@ -83,36 +80,13 @@ func processesUsing(dir string) []string {
 // (dropped when the test ends), or skips without one.
 func pgStore(t *testing.T) *pgstore.Store {
 	t.Helper()
-	url := os.Getenv("KINDGI_TEST_DATABASE_URL")
-	if url == "" {
-		t.Skip("KINDGI_TEST_DATABASE_URL is not set")
-	}
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, url)
+	dbURL := pgtest.FreshDatabase(t, pgtest.AdminURL(t), "kindgi_console_")
+	store, err := pgstore.Open(ctx, dbURL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "kindgi_console_" + hex.EncodeToString(b[:])
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		admin.Close(ctx)
-		t.Fatal(err)
-	}
-	u, err := neturl.Parse(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + name
-	store, err := pgstore.Open(ctx, u.String(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		store.Close()
-		_, _ = admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		admin.Close(ctx)
-	})
+	t.Cleanup(store.Close)
 	return store
 }
 

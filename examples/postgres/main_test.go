@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/kindgi/agents/internal/pgtest"
 )
 
 // TestParkThenApproveInAnotherProcess builds the example and runs it twice
@@ -21,11 +19,7 @@ import (
 // approval and exits; the second approves and resumes it. The tool ran
 // exactly once, and only in the second process.
 func TestParkThenApproveInAnotherProcess(t *testing.T) {
-	admin := os.Getenv("KINDGI_TEST_DATABASE_URL")
-	if admin == "" {
-		t.Skip("KINDGI_TEST_DATABASE_URL is not set")
-	}
-	dbURL := freshDatabase(t, admin)
+	dbURL := pgtest.FreshDatabase(t, pgtest.AdminURL(t), "kindgi_example_")
 	bin := filepath.Join(t.TempDir(), "postgres-example")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -83,41 +77,4 @@ func outboxCount(t *testing.T, dbURL, runID string) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-// freshDatabase creates a database for the test and drops it afterwards,
-// returning its URL.
-func freshDatabase(t *testing.T, adminURL string) string {
-	t.Helper()
-	ctx := t.Context()
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "kindgi_example_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		c, err := pgx.Connect(ctx, adminURL)
-		if err != nil {
-			t.Errorf("drop %s: %v", name, err)
-			return
-		}
-		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(adminURL)
-	if err != nil {
-		t.Fatalf("KINDGI_TEST_DATABASE_URL is not a URL: %v", err)
-	}
-	u.Path = "/" + name
-	return u.String()
 }

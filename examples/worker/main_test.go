@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -23,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/pgtest"
 	"github.com/kindgi/agents/pgstore"
 	"github.com/kindgi/agents/turn"
 )
@@ -247,7 +247,7 @@ func submitOne(t *testing.T, store *pgstore.Store, b turn.Bindings, tenant strin
 // fell between the call and its stored result), and each conversation has
 // one user and one final message.
 func TestKilledWorkersRunsAreFinishedByAnother(t *testing.T) {
-	dbURL := freshDatabase(t)
+	dbURL := pgtest.FreshDatabase(t, pgtest.AdminURL(t), "kindgi_example_workers_")
 	ctx := t.Context()
 	store, err := open(ctx, dbURL)
 	if err != nil {
@@ -401,7 +401,7 @@ func checkRun(t *testing.T, store *pgstore.Store, tenant, runID, point string) {
 // approval), one worker SIGKILLed in the middle; the other finishes every
 // run, and an approval decided is continued without waiting for the sweep.
 func TestTwoWorkersSubmitAndApprove(t *testing.T) {
-	dbURL := freshDatabase(t)
+	dbURL := pgtest.FreshDatabase(t, pgtest.AdminURL(t), "kindgi_example_workers_")
 	ctx := t.Context()
 	store, err := open(ctx, dbURL)
 	if err != nil {
@@ -461,45 +461,6 @@ func TestTwoWorkersSubmitAndApprove(t *testing.T) {
 			t.Logf("approval decided to run completed: %v", el.Round(time.Microsecond))
 		}
 	}
-}
-
-// freshDatabase creates a database for the test from
-// KINDGI_TEST_DATABASE_URL and drops it afterwards, returning its URL.
-func freshDatabase(t *testing.T) string {
-	t.Helper()
-	adminURL := os.Getenv("KINDGI_TEST_DATABASE_URL")
-	if adminURL == "" {
-		t.Skip("KINDGI_TEST_DATABASE_URL is not set")
-	}
-	ctx := t.Context()
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	name := "kindgi_example_workers_" + randomSuffix()
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		c, err := pgx.Connect(ctx, adminURL)
-		if err != nil {
-			t.Errorf("drop %s: %v", name, err)
-			return
-		}
-		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(adminURL)
-	if err != nil {
-		t.Fatalf("KINDGI_TEST_DATABASE_URL is not a URL: %v", err)
-	}
-	u.Path = "/" + name
-	return u.String()
 }
 
 func randomSuffix() string {

@@ -1,0 +1,64 @@
+// Package pgtest gives tests that need PostgreSQL a database of their
+// own on the server KINDGI_TEST_DATABASE_URL names.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// AdminURL is KINDGI_TEST_DATABASE_URL; the test is skipped when it is
+// not set.
+func AdminURL(t testing.TB) string {
+	t.Helper()
+	u := os.Getenv("KINDGI_TEST_DATABASE_URL")
+	if u == "" {
+		t.Skip("KINDGI_TEST_DATABASE_URL is not set")
+	}
+	return u
+}
+
+// FreshDatabase creates a database named prefix plus a random suffix on
+// the server of adminURL, drops it (WITH FORCE) when the test ends, and
+// returns its URL.
+func FreshDatabase(t testing.TB, adminURL, prefix string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := prefix + hex.EncodeToString(b[:])
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, adminURL)
+		if err != nil {
+			t.Errorf("drop %s: %v", name, err)
+			return
+		}
+		defer c.Close(ctx)
+		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("drop %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(adminURL)
+	if err != nil {
+		t.Fatalf("KINDGI_TEST_DATABASE_URL is not a URL: %v", err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
