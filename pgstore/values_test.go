@@ -3,12 +3,12 @@ package pgstore
 import (
 	"bytes"
 	"encoding/json"
-	"math/big"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
 	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings/bindingstest"
 )
 
 func TestTextEncodingRoundTrips(t *testing.T) {
@@ -143,44 +143,8 @@ func TestJSONBHoldsEveryWrappedDocument(t *testing.T) {
 		wd, gd := json.NewDecoder(strings.NewReader(doc)), json.NewDecoder(bytes.NewReader(env.Doc))
 		wd.UseNumber()
 		gd.UseNumber()
-		if wd.Decode(&want) != nil || gd.Decode(&got) != nil || !sameValue(want, got) {
+		if wd.Decode(&want) != nil || gd.Decode(&got) != nil || !bindingstest.EqualJSONValues(want, got) {
 			t.Fatalf("doc %s read back as %s", doc, env.Doc)
 		}
-	}
-}
-
-// sameValue compares decoded JSON values, numbers by exact value (jsonb
-// rewrites 1E+2 as 100).
-func sameValue(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			if w, ok := y[k]; !ok || !sameValue(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !sameValue(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case json.Number:
-		y, ok := b.(json.Number)
-		rx, okx := new(big.Rat).SetString(string(x))
-		ry, oky := new(big.Rat).SetString(string(y))
-		return ok && okx && oky && rx.Cmp(ry) == 0
-	default:
-		return a == b
 	}
 }

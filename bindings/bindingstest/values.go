@@ -89,7 +89,7 @@ func sameJSON(a, b []byte) bool {
 	if !oka || !okb {
 		return false
 	}
-	return equalExact(va, vb)
+	return EqualJSONValues(va, vb)
 }
 
 // decodeExact decodes doc keeping numbers exact and lone surrogate
@@ -160,7 +160,11 @@ func hexRune(h []byte) rune {
 	return r
 }
 
-func equalExact(a, b any) bool {
+// EqualJSONValues compares values decoded from JSON with UseNumber:
+// objects and arrays member by member, numbers by their exact value (so
+// 1E+2 equals 100, as a store like PostgreSQL's jsonb may rewrite it), the
+// rest with ==.
+func EqualJSONValues(a, b any) bool {
 	switch x := a.(type) {
 	case map[string]any:
 		y, ok := b.(map[string]any)
@@ -169,7 +173,7 @@ func equalExact(a, b any) bool {
 		}
 		for k, v := range x {
 			w, ok := y[k]
-			if !ok || !equalExact(v, w) {
+			if !ok || !EqualJSONValues(v, w) {
 				return false
 			}
 		}
@@ -180,7 +184,7 @@ func equalExact(a, b any) bool {
 			return false
 		}
 		for i := range x {
-			if !equalExact(x[i], y[i]) {
+			if !EqualJSONValues(x[i], y[i]) {
 				return false
 			}
 		}
