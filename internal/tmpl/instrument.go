@@ -209,6 +209,22 @@ func (r *runner) flush(t *Template, out []render.Node) []render.Node {
 	return out
 }
 
+// addOutput compiles the output expression args of the markup at loc
+// ({{ args }} or {% echo args %}) into a site of t and adds its probe to r.
+func (t *Template) addOutput(r *runner, args string, loc parser.Locatable, tok parser.Token) error {
+	expr, err := expressions.Parse(args)
+	if err != nil {
+		return parser.WrapError(err, loc)
+	}
+	vars, refs, fs := scanExpr(args)
+	if err := checkRefs(vars, fs, loc); err != nil {
+		return err
+	}
+	idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr, pipe: compilePipeline(args)})
+	r.add(idx, true, probe(probeOut, idx, tok))
+	return nil
+}
+
 func (t *Template) instrumentRuns(nodes []render.Node, r *runner) ([]render.Node, error) {
 	out := make([]render.Node, 0, len(nodes)+len(nodes)/2)
 	for _, n := range nodes {
@@ -232,32 +248,18 @@ func (t *Template) instrumentRuns(nodes []render.Node, r *runner) ([]render.Node
 			idx := t.add(nodeInfo{text: b.String()})
 			r.add(idx, false, probe(probeText, idx, parser.Token{Source: "{% raw %}"}))
 		case *render.ObjectNode:
-			expr, err := expressions.Parse(n.Args)
-			if err != nil {
-				return nil, parser.WrapError(err, n)
-			}
-			vars, refs, fs := scanExpr(n.Args)
-			if err := checkRefs(vars, fs, n); err != nil {
+			if err := t.addOutput(r, n.Args, n, n.Token); err != nil {
 				return nil, err
 			}
-			idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr, pipe: compilePipeline(n.Args)})
-			r.add(idx, true, probe(probeOut, idx, n.Token))
 		case *render.TagNode:
 			if n.Name == "echo" {
 				// {% echo x | f %} is {{ x | f }}.
 				if strings.TrimSpace(n.Args) == "" {
 					continue
 				}
-				expr, err := expressions.Parse(n.Args)
-				if err != nil {
-					return nil, parser.WrapError(err, n)
-				}
-				vars, refs, fs := scanExpr(n.Args)
-				if err := checkRefs(vars, fs, n); err != nil {
+				if err := t.addOutput(r, n.Args, n, n.Token); err != nil {
 					return nil, err
 				}
-				idx := t.add(nodeInfo{vars: vars, refs: refs, expr: expr, pipe: compilePipeline(n.Args)})
-				r.add(idx, true, probe(probeOut, idx, n.Token))
 				continue
 			}
 			vars, refs, fs := tagScan(n.Name, n.Args)
