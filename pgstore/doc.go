@@ -40,7 +40,12 @@
 // per (run, step key, phase) through a unique index and ON CONFLICT DO
 // NOTHING; leases are taken with a conditional UPDATE, so of any number of
 // concurrent acquirers of a free lease exactly one wins; an approval is
-// decided by a conditional UPDATE on its pending status.
+// decided by a conditional UPDATE on its pending status. The reads at the
+// start of a turn ride with the writes before them (bindings.TurnOpener):
+// OpenTurn is OpenRun's batch with the conversation's read after the
+// function, AppendUserMessage is AppendStepsAndMessage's with the read of
+// the history before the message, each under the tenant the function set
+// and in its transaction.
 //
 // # Schema and migrations
 //

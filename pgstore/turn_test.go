@@ -109,8 +109,11 @@ func (f *turnFixture) invoke(ctx context.Context, b turn.Bindings, a agent.Agent
 // end of the drive is one call (bindings.RunFinisher). A message step's
 // entry, with the stored message, rides with the message itself and with
 // the decide results and the next started entry after it
-// (bindings.MessageStepAppender): the final message ends the drive.
-const maxTurnRoundTrips = 8
+// (bindings.MessageStepAppender): the final message ends the drive. The
+// two reads of the turn ride with the writes before them
+// (bindings.TurnOpener): the conversation with the start of the drive, the
+// history before the user message with the user message's append.
+const maxTurnRoundTrips = 6
 
 // TestTurnWithOneToolCallRoundTrips runs a turn with one tool call on
 // pgstore and counts its round trips with a pgx tracer and the socket

@@ -48,7 +48,7 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		return Result{}, err
 	}
 	owner := newID(&b)
-	started, entries, snap, hasSnap, err := openRun(ctx, &b, bindings.OpenRunInput{
+	started, entries, snap, hasSnap, reads, err := openTurn(ctx, &b, bindings.OpenRunInput{
 		Snapshot: bindings.RunSnapshotWriteInput{
 			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
 			AgentID: in.Agent.ID, AgentVersion: in.Agent.Version,
@@ -86,6 +86,7 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	}
 	r := newPooledRun(&b, stored, in.RunID, owner, started.Status, entries)
 	defer r.release()
+	r.reads = reads
 	return r.driveReporting(ctx)
 }
 

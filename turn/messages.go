@@ -101,6 +101,8 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 
 // persistUserMessage is the persist-user-message node.
 func (r *run) persistUserMessage(ctx context.Context) error {
+	r.reads.wantHistory = true // the history read after it may ride with its append (see history)
+	defer func() { r.reads.wantHistory = false }()
 	m, err := r.persist(ctx, NodePersistUserMessage, NodePersistUserMessage, bindings.AppendMessageInput{
 		Role: bindings.RoleUser, Content: r.in.UserMessage, ParticipantID: r.in.ParticipantID,
 	}, nil)
@@ -132,12 +134,8 @@ func (r *run) buildInitialMessages(ctx context.Context) error {
 		var hist []bindings.ConversationMessage
 		if r.s.HistoryLimit > 0 {
 			var err error
-			hist, err = r.b.Conversations.ReadMessages(ctx, bindings.ReadMessagesInput{
-				TenantID: r.tenantID, ConversationID: r.in.ConversationID,
-				Limit: r.s.HistoryLimit, BeforeSeq: r.userMsg.Seq,
-			})
-			if err != nil {
-				return nil, coded(err, "read messages")
+			if hist, err = r.history(ctx); err != nil {
+				return nil, err
 			}
 		}
 		out := make([]bindings.ChatMessage, 1, len(hist)+5) // room for a tool call's three messages

@@ -1,0 +1,250 @@
+package bindingstest
+
+import (
+	"fmt"
+	"testing"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+// turnOpenCases check bindings.TurnOpener (RunBatchTests runs them when
+// the binding has it and Harness.Snapshots and Harness.Conversations are
+// the same store).
+var turnOpenCases = []testCase{
+	{name: "TurnOpenerStoreIsTheStore", run: testTurnOpenerStore},
+	{name: "OpenTurnOpensTheRunAndReadsTheConversation", run: testOpenTurn},
+	{name: "OpenTurnOfAnExistingRunReturnsItsJournalAndFirstSnapshot", run: testOpenTurnExisting},
+	{name: "OpenTurnWithoutTheConversationStillOpensTheRun", run: testOpenTurnNoConversation},
+	{name: "OpenTurnDoesNotReadAnotherTenantsConversation", run: testOpenTurnOtherTenant},
+	{name: "OpenTurnOfARunHeldByAnotherIsBusy", run: testOpenTurnBusy},
+	{name: "AppendUserMessageStoresBothAndReadsTheHistoryBeforeTheMessage", run: testUserMessage},
+	{name: "AppendUserMessageOfAMessageStoredBeforeReadsTheHistoryBeforeIt", run: testUserMessageStoredBefore},
+	{name: "AppendUserMessageByAnotherOwnerStoresNothing", run: testUserMessageBusy},
+	{name: "AppendUserMessageOfABusyTurnKeepsTheEntries", run: testUserMessageTurnTaken},
+	{name: "AppendUserMessageToAClosedConversationKeepsTheEntries", run: testUserMessageClosed},
+	{name: "AppendUserMessageWithoutAHistoryLimitIsInvalid", run: testUserMessageNoLimit},
+}
+
+func (f *fixture) turnOpener() bindings.TurnOpener { return f.Runs.(bindings.TurnOpener) }
+
+// addMessage appends in with a fixed time.
+func (f *fixture) addMessage(t *testing.T, in bindings.AppendMessageInput) {
+	t.Helper()
+	in.CreatedAt = t0
+	_, err := f.Conversations.AppendMessage(f.ctx, in)
+	must(t, "AppendMessage "+in.ID, err)
+}
+
+func testTurnOpenerStore(t *testing.T, f *fixture) {
+	if s := f.turnOpener().TurnOpenerStore(); any(s) != any(f.Runs) {
+		t.Fatalf("TurnOpenerStore() = %T %p, want the store itself", s, s)
+	}
+}
+
+func testOpenTurn(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.open(t, a, "conv-1", at(1))
+	f.addMessage(t, bindings.AppendMessageInput{TenantID: a, ConversationID: "conv-1", Role: bindings.RoleUser, Content: "before", TurnNumber: 1})
+	res, err := f.turnOpener().OpenTurn(f.ctx, openInput(a, "run-1", "worker-1", `{"userMessage":"first"}`))
+	must(t, "OpenTurn", err)
+	if !res.Created || res.Journal == nil || len(res.Journal) != 0 || res.Run.LeaseOwner != "worker-1" || res.Run.Status != bindings.RunRunning {
+		t.Fatalf("OpenTurn of a new run: %+v; want it created, running, leased to worker-1, with an empty journal", res.OpenRunResult)
+	}
+	diff(t, "run", f.getRun(t, a, "run-1"), res.Run)
+	stored, err := f.Snapshots.Read(f.ctx, a, "run-1")
+	must(t, "Read snapshot", err)
+	if !jsonEqual(res.Snapshot.Input, stored.Input) || res.Snapshot.ConversationID != "conv-1" || !stored.CreatedAt.Equal(at(3)) {
+		t.Fatalf("returned snapshot %+v, stored %+v", res.Snapshot, stored)
+	}
+	if !res.HasConversation {
+		t.Fatal("OpenTurn did not read the conversation")
+	}
+	diff(t, "conversation", res.Conversation, f.get(t, a, "conv-1"))
+	if res.Conversation.MessageCount != 1 {
+		t.Fatalf("conversation %+v, want its one message counted", res.Conversation)
+	}
+}
+
+func testOpenTurnExisting(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.open(t, a, "conv-1", at(1))
+	_, err := f.turnOpener().OpenTurn(f.ctx, openInput(a, "run-1", "worker-1", `{"userMessage":"first"}`))
+	must(t, "OpenTurn", err)
+	f.step(t, a, "run-1", "worker-1", "setup", bindings.StepCompleted)
+	must(t, "ReleaseLease", f.Runs.ReleaseLease(f.ctx, a, "run-1", "worker-1"))
+	res, err := f.turnOpener().OpenTurn(f.ctx, openInput(a, "run-1", "worker-2", `{"userMessage":"second"}`))
+	must(t, "OpenTurn again", err)
+	if res.Created || res.Run.LeaseOwner != "worker-2" {
+		t.Fatalf("OpenTurn of an existing run: created %v, lease owner %q; want not created, leased to worker-2", res.Created, res.Run.LeaseOwner)
+	}
+	diff(t, "journal", journalKeys(res.Journal), []string{"setup:completed"})
+	if !jsonEqual(res.Snapshot.Input, []byte(`{"userMessage":"first"}`)) {
+		t.Fatalf("snapshot input %s, want the first write kept", res.Snapshot.Input)
+	}
+	if !res.HasConversation || res.Conversation.ID != "conv-1" {
+		t.Fatalf("conversation %+v (has %v), want conv-1", res.Conversation, res.HasConversation)
+	}
+}
+
+func testOpenTurnNoConversation(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	res, err := f.turnOpener().OpenTurn(f.ctx, openInput(a, "run-1", "worker-1", `{}`))
+	must(t, "OpenTurn", err)
+	if !res.Created || res.HasConversation || res.Conversation.ID != "" {
+		t.Fatalf("OpenTurn without the conversation: created %v, conversation %+v (has %v); want created, none", res.Created, res.Conversation, res.HasConversation)
+	}
+	_, err = f.Conversations.GetConversation(f.ctx, a, "conv-1")
+	wantCode(t, "GetConversation", err, agents.CodeConversationNotFound)
+}
+
+func testOpenTurnOtherTenant(t *testing.T, f *fixture) {
+	a, b := f.tenant("a"), f.tenant("b")
+	f.open(t, b, "conv-1", at(1))
+	res, err := f.turnOpener().OpenTurn(f.ctx, openInput(a, "run-1", "worker-1", `{}`))
+	must(t, "OpenTurn", err)
+	if res.HasConversation {
+		t.Fatalf("OpenTurn of tenant a read tenant b's conversation %+v", res.Conversation)
+	}
+}
+
+func testOpenTurnBusy(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.open(t, a, "conv-1", at(1))
+	f.startRun(t, a, "run-1", "worker-1")
+	_, err := f.turnOpener().OpenTurn(f.ctx, openInput(a, "run-1", "worker-2", `{}`))
+	wantCode(t, "OpenTurn of a run held by worker-1", err, agents.CodeRunBusy)
+	if r := f.getRun(t, a, "run-1"); r.LeaseOwner != "worker-1" {
+		t.Fatalf("a refused OpenTurn moved the lease to %q", r.LeaseOwner)
+	}
+}
+
+// userMessageFixture opens conv-1 with n messages of earlier turns and
+// starts run-1 leased to worker-1.
+func (f *fixture) userMessageFixture(t *testing.T, tenant string, n int) {
+	t.Helper()
+	f.open(t, tenant, "conv-1", at(1))
+	for i := range n {
+		f.addMessage(t, bindings.AppendMessageInput{TenantID: tenant, ConversationID: "conv-1", ID: fmt.Sprintf("old-%d", i),
+			Role: bindings.RoleUser, Content: fmt.Sprintf("message %d", i)})
+	}
+	f.startRun(t, tenant, "run-1", "worker-1")
+}
+
+// userMessageInput is setup and render-prompt and the user message of
+// turn 1 of run-1, by owner.
+func userMessageInput(tenant, owner string, limit int) bindings.UserMessageInput {
+	return bindings.UserMessageInput{
+		Steps: bindings.AppendStepsInput{TenantID: tenant, RunID: "run-1", Owner: owner, Entries: []bindings.JournalEntry{
+			entry("setup", bindings.StepCompleted), entry("render-prompt", bindings.StepCompleted)}},
+		Message:      runMessage(tenant, "run-1/persist-user-message"),
+		HistoryLimit: limit,
+	}
+}
+
+// wantHistory fails t unless hist is what ReadMessages returns before
+// seq with limit.
+func (f *fixture) wantHistory(t *testing.T, what, tenant string, hist []bindings.ConversationMessage, seq int64, limit int) {
+	t.Helper()
+	want, err := f.Conversations.ReadMessages(f.ctx, bindings.ReadMessagesInput{TenantID: tenant, ConversationID: "conv-1", BeforeSeq: seq, Limit: limit})
+	must(t, "ReadMessages", err)
+	diff(t, what, hist, want)
+}
+
+func testUserMessage(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.userMessageFixture(t, a, 4)
+	res, err := f.turnOpener().AppendUserMessage(f.ctx, userMessageInput(a, "worker-1", 3))
+	must(t, "AppendUserMessage", err)
+	diff(t, "appended", res.Appended, []bool{true, true})
+	if len(res.Entries) != 2 || res.Entries[1].Key != "render-prompt" || res.Entries[1].Seq == 0 {
+		t.Fatalf("entries %+v", res.Entries)
+	}
+	m := res.Message
+	if m.ID != "run-1/persist-user-message" || m.Content != "hello" || m.Seq == 0 || m.RunID != "run-1" {
+		t.Fatalf("message %+v", m)
+	}
+	diff(t, "journal", journalKeys(f.journal(t, a, "run-1")), []string{"setup:completed", "render-prompt:completed"})
+	diff(t, "messages", f.messageIDs(t, a, "conv-1"), []string{"old-0", "old-1", "old-2", "old-3", "run-1/persist-user-message"})
+	var ids []string
+	for _, h := range res.History {
+		ids = append(ids, h.ID)
+	}
+	diff(t, "history ids", ids, []string{"old-1", "old-2", "old-3"})
+	f.wantHistory(t, "history", a, res.History, m.Seq, 3)
+	// A limit above the messages there are reads them all.
+	f2 := userMessageInput(a, "worker-1", 100)
+	again, err := f.turnOpener().AppendUserMessage(f.ctx, f2)
+	must(t, "AppendUserMessage again", err)
+	diff(t, "appended again", again.Appended, []bool{false, false})
+	diff(t, "message again", again.Message, m)
+	f.wantHistory(t, "history again", a, again.History, m.Seq, 100)
+	if len(again.History) != 4 {
+		t.Fatalf("history of %d messages, want the 4 before", len(again.History))
+	}
+}
+
+func testUserMessageStoredBefore(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.userMessageFixture(t, a, 2)
+	first, err := f.turnOpener().AppendUserMessage(f.ctx, userMessageInput(a, "worker-1", 10))
+	must(t, "AppendUserMessage", err)
+	// Messages stored after it are not history before it.
+	f.addMessage(t, bindings.AppendMessageInput{TenantID: a, ConversationID: "conv-1", ID: "later", Role: bindings.RoleAgent, Content: "later", TurnNumber: 1})
+	res, err := f.turnOpener().AppendUserMessage(f.ctx, userMessageInput(a, "worker-1", 10))
+	must(t, "AppendUserMessage retried", err)
+	diff(t, "message", res.Message, first.Message)
+	diff(t, "history", res.History, first.History)
+	f.wantHistory(t, "history", a, res.History, first.Message.Seq, 10)
+	diff(t, "messages", f.messageIDs(t, a, "conv-1"), []string{"old-0", "old-1", "run-1/persist-user-message", "later"})
+}
+
+func testUserMessageBusy(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.userMessageFixture(t, a, 1)
+	res, err := f.turnOpener().AppendUserMessage(f.ctx, userMessageInput(a, "worker-2", 10))
+	wantCode(t, "AppendUserMessage by worker-2", err, agents.CodeRunBusy)
+	if res.Entries != nil || res.History != nil {
+		t.Fatalf("a refused call returned %+v", res)
+	}
+	if es := f.journal(t, a, "run-1"); len(es) != 0 {
+		t.Fatalf("a refused call stored %d entries", len(es))
+	}
+	diff(t, "messages", f.messageIDs(t, a, "conv-1"), []string{"old-0"})
+}
+
+func testUserMessageTurnTaken(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.userMessageFixture(t, a, 0)
+	f.addMessage(t, bindings.AppendMessageInput{TenantID: a, ConversationID: "conv-1", ID: "other-turn", Role: bindings.RoleUser, Content: "first", TurnNumber: 1, RunID: "run-0"})
+	res, err := f.turnOpener().AppendUserMessage(f.ctx, userMessageInput(a, "worker-1", 10))
+	wantCode(t, "AppendUserMessage of a turn another run took", err, agents.CodeConversationBusy)
+	if len(res.Entries) != 2 || res.History != nil {
+		t.Fatalf("result %+v, want the entries stored and no history", res)
+	}
+	diff(t, "journal", journalKeys(f.journal(t, a, "run-1")), []string{"setup:completed", "render-prompt:completed"})
+	diff(t, "messages", f.messageIDs(t, a, "conv-1"), []string{"other-turn"})
+}
+
+func testUserMessageClosed(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.userMessageFixture(t, a, 1)
+	must(t, "CloseConversation", f.Conversations.CloseConversation(f.ctx, a, "conv-1"))
+	res, err := f.turnOpener().AppendUserMessage(f.ctx, userMessageInput(a, "worker-1", 10))
+	wantCode(t, "AppendUserMessage to a closed conversation", err, agents.CodeConversationClosed)
+	if len(res.Entries) != 2 || res.History != nil {
+		t.Fatalf("result %+v, want the entries stored and no history", res)
+	}
+	diff(t, "journal", journalKeys(f.journal(t, a, "run-1")), []string{"setup:completed", "render-prompt:completed"})
+	diff(t, "messages", f.messageIDs(t, a, "conv-1"), []string{"old-0"})
+}
+
+func testUserMessageNoLimit(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.userMessageFixture(t, a, 0)
+	_, err := f.turnOpener().AppendUserMessage(f.ctx, userMessageInput(a, "worker-1", 0))
+	wantCode(t, "AppendUserMessage with limit 0", err, agents.CodeInvalidMessage)
+	if es := f.journal(t, a, "run-1"); len(es) != 0 {
+		t.Fatalf("an invalid call stored %d entries", len(es))
+	}
+}
