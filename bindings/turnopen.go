@@ -1,6 +1,18 @@
 package bindings
 
-import "context"
+import (
+	"context"
+	"errors"
+)
+
+// OpenTurnInput is the start of a turn's drive for TurnOpener.OpenTurn:
+// the run to open, and how much of the conversation's history to read.
+type OpenTurnInput struct {
+	OpenRunInput
+	// HistoryLimit, when at least 1, also reads the newest HistoryLimit
+	// messages of the conversation (OpenTurnResult.History); 0 reads none.
+	HistoryLimit int `json:"historyLimit,omitempty"`
+}
 
 // OpenTurnResult is what TurnOpener.OpenTurn read and stored: the run as
 // OpenRun opened it and the turn's conversation.
@@ -13,7 +25,28 @@ type OpenTurnResult struct {
 	// *agents.ConversationNotFoundError), and then Conversation is zero.
 	Conversation    Conversation `json:"conversation"`
 	HasConversation bool         `json:"hasConversation"`
+	// History is, when HistoryLimit was set and the conversation read, the
+	// newest HistoryLimit messages of the conversation, oldest first, as
+	// ReadMessages would return them: read at the same instant as
+	// Conversation, so they are the messages up to Conversation.MessageCount.
+	History []ConversationMessage `json:"history,omitempty"`
 }
+
+// UserMessageStepInput is a turn's user message appended as a message
+// step (MessageStepInput), on the condition that the conversation is
+// still as the caller read it, for TurnOpener.AppendUserMessageStep.
+type UserMessageStepInput struct {
+	MessageStepInput
+	// MessageCount is the conversation's MessageCount the caller read:
+	// the call stores anything only when the conversation still holds
+	// that many messages.
+	MessageCount int `json:"messageCount"`
+}
+
+// ErrConversationChanged is AppendUserMessageStep's error when a message
+// was appended to the conversation (or it was deleted) since the caller
+// read it: nothing was stored.
+var ErrConversationChanged = errors.New("the conversation changed since it was read")
 
 // UserMessageInput is a turn's user message, the journal entries written
 // before it, and the history the turn reads right after it, for one call
@@ -49,8 +82,9 @@ type UserMessageResult struct {
 // before them (one round trip each fewer for a database).
 //
 // OpenTurn does what RunOpener.OpenRun does, with its errors, and reads
-// the conversation in.Snapshot names as GetConversation would, in the
-// same call (a missing conversation is not an error of OpenTurn: see
+// the conversation in.Snapshot names as GetConversation would, with the
+// newest in.HistoryLimit of its messages, in the same call (a missing
+// conversation is not an error of OpenTurn: see
 // OpenTurnResult.HasConversation). Nothing else is written.
 //
 // AppendUserMessage does what StepMessageAppender.AppendStepsAndMessage
@@ -60,14 +94,24 @@ type UserMessageResult struct {
 // in.HistoryLimit} would, in the same transaction. When the read fails
 // nothing of the call is stored.
 //
+// AppendUserMessageStep does what MessageStepAppender.AppendMessageStep
+// does, with its errors, when the conversation holds in.MessageCount
+// messages, checked under the lock the message append takes (so that the
+// message gets the seq MessageCount+1, and the history read with the
+// conversation is exactly the messages before it). Otherwise it stores
+// nothing and returns ErrConversationChanged: the caller appends the
+// message as it would have without the read (AppendUserMessage).
+//
 // TurnOpenerStore returns the binding whose runs, snapshots and
 // conversations the calls read and write: the store value itself. A
 // driver uses the capability only when that is the very binding it holds
 // as its Runs, Snapshots and Conversations, so that a value embedding a
 // store (and so promoting its methods) never has its own OpenRun,
-// GetConversation, AppendStepsAndMessage or ReadMessages bypassed.
+// GetConversation, AppendStepsAndMessage, AppendMessageStep or ReadMessages
+// bypassed.
 type TurnOpener interface {
-	OpenTurn(ctx context.Context, in OpenRunInput) (OpenTurnResult, error)
+	OpenTurn(ctx context.Context, in OpenTurnInput) (OpenTurnResult, error)
 	AppendUserMessage(ctx context.Context, in UserMessageInput) (UserMessageResult, error)
+	AppendUserMessageStep(ctx context.Context, in UserMessageStepInput) (MessageStepResult, error)
 	TurnOpenerStore() RunBinding
 }

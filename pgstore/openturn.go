@@ -2,9 +2,13 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/kindgi/agents/bindings"
 )
@@ -41,19 +45,61 @@ const sqlHistoryBefore = `SELECT ` + messageCols + ` FROM agent_conversation_mes
 	ORDER BY seq DESC
 	LIMIT $4`
 
+// sqlConversationWithHistory reads a conversation and its newest $3
+// messages in one statement, so at one instant: one row per message
+// (newest first) with the conversation's columns on each, or one row with
+// NULL message columns when it has none; no row when there is no such
+// conversation.
+const sqlConversationWithHistory = `SELECT c.tenant_id, c.id, c.project_id, c.agent_id, c.agent_version, c.title, c.participant_id,
+	c.status, c.turn_count, c.message_count, c.opened_at, c.last_activity_at, c.closed_at,
+	m.id, m.seq, m.role, m.content, m.tool_calls, m.tool_call_id, m.turn_number, m.run_id, m.metadata, m.created_at, m.participant_id
+	FROM agent_conversations c
+	LEFT JOIN LATERAL (SELECT * FROM agent_conversation_messages m
+		WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id
+		ORDER BY m.seq DESC LIMIT $3) m ON true
+	WHERE c.tenant_id = $1 AND c.id = $2
+	ORDER BY m.seq DESC`
+
+// sqlExpectMessages locks conversation $2 (as the message append after it
+// does) and fails, aborting the call's transaction, unless it holds $3
+// messages and none with id $4: the turn's read of it still stands. The
+// failure is a cast of a text naming it (no function of its own: a
+// migration after 0009 could make it one); a missing conversation passes
+// (the append after it reports it).
+const sqlExpectMessages = `WITH c AS (SELECT message_count FROM agent_conversations WHERE tenant_id = $1 AND id = $2 FOR UPDATE)
+	SELECT CASE WHEN c.message_count = $3 AND NOT EXISTS (SELECT 1 FROM agent_conversation_messages m
+			WHERE m.tenant_id = $1 AND m.conversation_id = $2 AND m.id = $4) THEN true
+		ELSE (` + "'" + conversationChanged + ` at ' || c.message_count || ' messages')::boolean END
+	FROM (SELECT 1) AS one LEFT JOIN c ON true`
+
+// conversationChanged starts the text sqlExpectMessages fails to cast.
+const conversationChanged = "kindgi: conversation changed"
+
 var _ bindings.TurnOpener = (*Store)(nil)
 
 // TurnOpenerStore implements bindings.TurnOpener: the store itself.
 func (s *Store) TurnOpenerStore() bindings.RunBinding { return s }
 
 // OpenTurn implements bindings.TurnOpener: OpenRun and GetConversation of
-// the snapshot's conversation in one round trip (one more statement in
-// OpenRun's batch, read under OpenRun's transaction).
-func (s *Store) OpenTurn(ctx context.Context, in bindings.OpenRunInput) (bindings.OpenTurnResult, error) {
+// the snapshot's conversation (with its newest messages when
+// in.HistoryLimit is set) in one round trip: one more statement in
+// OpenRun's batch, read under OpenRun's transaction.
+func (s *Store) OpenTurn(ctx context.Context, in bindings.OpenTurnInput) (bindings.OpenTurnResult, error) {
 	var out bindings.OpenTurnResult
 	tenant, conv := in.Snapshot.TenantID, in.Snapshot.ConversationID
 	var extra *batchExtra
-	if checkLookup(tenant, "conversation id", conv) == nil {
+	switch {
+	case checkLookup(tenant, "conversation id", conv) != nil:
+	case in.HistoryLimit > 0:
+		extra = &batchExtra{
+			queueFn: func(b *pgx.Batch) { b.Queue(sqlConversationWithHistory, tenant, conv, int64(in.HistoryLimit)) },
+			readFn: func(br pgx.BatchResults) error {
+				var err error
+				out.Conversation, out.History, out.HasConversation, err = readConversationWithHistory(br)
+				return err
+			},
+		}
+	default:
 		extra = &batchExtra{
 			queueFn: func(b *pgx.Batch) { b.Queue(sqlGetConversation, tenant, conv) },
 			readFn: func(br pgx.BatchResults) error {
@@ -63,15 +109,111 @@ func (s *Store) OpenTurn(ctx context.Context, in bindings.OpenRunInput) (binding
 			},
 		}
 	}
-	res, err := s.openRun(ctx, in, extra)
+	res, err := s.openRun(ctx, in.OpenRunInput, extra)
 	if err != nil {
 		return bindings.OpenTurnResult{}, err
 	}
 	out.OpenRunResult = res
 	if !out.HasConversation {
-		out.Conversation = bindings.Conversation{}
+		out.Conversation, out.History = bindings.Conversation{}, nil
 	}
 	return out, nil
+}
+
+// readConversationWithHistory reads the rows of sqlConversationWithHistory:
+// the conversation, and its messages oldest first.
+func readConversationWithHistory(br pgx.BatchResults) (bindings.Conversation, []bindings.ConversationMessage, bool, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return bindings.Conversation{}, nil, false, err
+	}
+	defer rows.Close()
+	var c bindings.Conversation
+	hist := []bindings.ConversationMessage{}
+	found := false
+	for rows.Next() {
+		var (
+			status                        string
+			id, role, content, toolCallID *string
+			run, participant              *string
+			seq                           *int64
+			turn                          *int32
+			toolCalls, meta               []byte
+			created                       *time.Time
+		)
+		if err := rows.Scan(&c.TenantID, &c.ID, &c.ProjectID, &c.AgentID, &c.AgentVersion, &c.Title, &c.ParticipantID,
+			&status, &c.TurnCount, &c.MessageCount, &c.OpenedAt, &c.LastActivityAt, &c.ClosedAt,
+			&id, &seq, &role, &content, &toolCalls, &toolCallID, &turn, &run, &meta, &created, &participant); err != nil {
+			return bindings.Conversation{}, nil, false, err
+		}
+		found = true
+		c.Status = bindings.ConversationStatus(status)
+		if id == nil || seq == nil {
+			continue
+		}
+		m := bindings.ConversationMessage{TenantID: c.TenantID, ConversationID: c.ID, ID: *id, Seq: *seq,
+			Role: bindings.MessageRole(deref(role)), Content: decodeText(deref(content)), ToolCallID: deref(toolCallID),
+			RunID: deref(run), ParticipantID: deref(participant)}
+		if turn != nil {
+			m.TurnNumber = int(*turn)
+		}
+		if created != nil {
+			m.CreatedAt = utc(*created)
+		}
+		if toolCalls != nil {
+			if err := UnwrapInto(toolCalls, &m.ToolCalls); err != nil {
+				return bindings.Conversation{}, nil, false, err
+			}
+		}
+		if m.Metadata, err = unwrapOpt(meta); err != nil {
+			return bindings.Conversation{}, nil, false, err
+		}
+		hist = append(hist, m)
+	}
+	if err := rows.Err(); err != nil || !found {
+		return bindings.Conversation{}, nil, false, err
+	}
+	c.Title = decodeText(c.Title)
+	c.OpenedAt, c.LastActivityAt = utc(c.OpenedAt), utc(c.LastActivityAt)
+	if c.ClosedAt != nil {
+		t := utc(*c.ClosedAt)
+		c.ClosedAt = &t
+	}
+	slices.Reverse(hist)
+	return c, hist, true, nil
+}
+
+// AppendUserMessageStep implements bindings.TurnOpener: AppendMessageStep
+// with the check that the conversation holds in.MessageCount messages and
+// not this one in front of it (sqlExpectMessages, under the tenant's
+// setting), in the same round trip and transaction.
+func (s *Store) AppendUserMessageStep(ctx context.Context, in bindings.UserMessageStepInput) (bindings.MessageStepResult, error) {
+	msg := in.Message
+	if msg.ID == "" {
+		return bindings.MessageStepResult{}, invalid("the user message step needs the message's id")
+	}
+	pre := &batchExtra{
+		queueFn: func(b *pgx.Batch) {
+			b.Queue(setTenantSQL, msg.TenantID)
+			b.Queue(sqlExpectMessages, msg.TenantID, msg.ConversationID, int32(in.MessageCount), msg.ID)
+		},
+		readFn: func(br pgx.BatchResults) error {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+			_, err := br.Exec()
+			var pg *pgconn.PgError
+			if errors.As(err, &pg) && pg.Code == "22P02" && strings.Contains(pg.Message, conversationChanged) {
+				return bindings.ErrConversationChanged
+			}
+			return err
+		},
+	}
+	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre)
+	if errors.Is(err, bindings.ErrConversationChanged) {
+		return bindings.MessageStepResult{}, bindings.ErrConversationChanged
+	}
+	return res, err
 }
 
 // AppendUserMessage implements bindings.TurnOpener: AppendStepsAndMessage

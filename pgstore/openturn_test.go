@@ -1,6 +1,12 @@
 package pgstore
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -79,9 +85,106 @@ func TestTurnOpenerReadsWhatTheCallsItReplacesRead(t *testing.T) {
 		t.Errorf("the third turn's first request has %d messages, want the system prompt, %d of history and the user message", n, limit)
 	}
 	for i := range directTrips {
-		if directTrips[i] != wrappedTrips[i]-2 {
-			t.Errorf("turn %d: %d round trips through the Store, %d through the wrapper; want 2 fewer", i+1, directTrips[i], wrappedTrips[i])
+		// The two reads ride with writes, and the user message with the
+		// write after it.
+		if directTrips[i] != wrappedTrips[i]-3 {
+			t.Errorf("turn %d: %d round trips through the Store, %d through the wrapper; want 3 fewer", i+1, directTrips[i], wrappedTrips[i])
 		}
+	}
+}
+
+// interjecting is a policy registry that appends a message to a
+// conversation on its first call: another writer, between the turn's
+// OpenTurn and its first write.
+type interjecting struct {
+	once sync.Once
+	do   func()
+}
+
+func (p *interjecting) Evaluate(context.Context, bindings.PolicyRequest) (bindings.TenantPolicy, error) {
+	p.once.Do(p.do)
+	return bindings.TenantPolicy{}, nil
+}
+
+// TestTurnWhoseConversationChangedSinceOpenTurn drives a turn whose
+// conversation gets a message after OpenTurn read it (from the policy
+// registry, during setup), through the Store and through a wrapper
+// embedding it: the deferred user message is not stored on the stale
+// read (AppendUserMessageStep), the turn appends it as without the read
+// ahead, and the model sees the same history — with the interjected
+// message — and the journal has the same steps in the same order.
+func TestTurnWhoseConversationChangedSinceOpenTurn(t *testing.T) {
+	pool, _ := tracedPool(t, 2)
+	f := newTurnFixture(t, New(pool, nil))
+	a := lookupAgent(t, "")
+	type outcome struct {
+		messages []bindings.ChatMessage
+		steps    []string
+		initial  string
+		stored   []string
+	}
+	drive := func(binding func(b *turn.Bindings)) outcome {
+		conv := f.open(t, a)
+		p := scripted.New([]scripted.Response{
+			scripted.Call("call_1", "acme.lookup", map[string]any{"q": "answer"}),
+			scripted.Say("The answer is 42."),
+		}, &scripted.Options{Loop: true})
+		b := f.bindings()
+		b.Providers = bindings.Providers{p}
+		binding(&b)
+		if res, err := f.invoke(t.Context(), b, a, conv); err != nil || res.Status != turn.StatusCompleted {
+			t.Fatalf("first turn: %+v, %v", res, err)
+		}
+		b.PolicyRegistry = &interjecting{do: func() {
+			if _, err := f.store.AppendMessage(context.Background(), bindings.AppendMessageInput{TenantID: turnTenant, ConversationID: conv, Role: bindings.RoleSystem, Content: "An operator's note."}); err != nil {
+				t.Error(err)
+			}
+		}}
+		res, err := f.invoke(t.Context(), b, a, conv)
+		if err != nil || res.Status != turn.StatusCompleted || res.TurnNumber != 2 {
+			t.Fatalf("second turn: %+v, %v", res, err)
+		}
+		if len(res.Appended) == 0 || res.Appended[0].Role != bindings.RoleUser || res.Appended[0].Seq == 0 {
+			t.Fatalf("second turn appended %+v, want the user message first, with its seq", res.Appended)
+		}
+		var o outcome
+		reqs := p.Requests()
+		o.messages = reqs[2].Messages
+		journal, err := f.store.ReadJournal(t.Context(), turnTenant, res.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range journal {
+			o.steps = append(o.steps, e.Key+" "+string(e.Status))
+			if e.Key == turn.NodeBuildInitialMessages {
+				o.initial = string(e.Output)
+			}
+			if e.Key == turn.NodePersistUserMessage {
+				var m bindings.ConversationMessage
+				if err := json.Unmarshal(e.Output, &m); err != nil || m.Seq != res.Appended[0].Seq || m.ID != res.Appended[0].ID {
+					t.Errorf("persist-user-message output %s, want the stored message %+v", e.Output, res.Appended[0])
+				}
+			}
+		}
+		msgs, err := f.store.ReadMessages(t.Context(), bindings.ReadMessagesInput{TenantID: turnTenant, ConversationID: conv, Limit: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			o.stored = append(o.stored, string(m.Role)+" "+strconv.FormatInt(m.Seq, 10))
+		}
+		return o
+	}
+	direct := drive(func(*turn.Bindings) {})
+	wrapped := drive(func(b *turn.Bindings) {
+		w := embeddedStore{f.store}
+		b.Runs, b.Snapshots, b.Conversations = w, w, w
+	})
+	if d := cmp.Diff(wrapped, direct, cmp.AllowUnexported(outcome{})); d != "" {
+		t.Errorf("the turns differ (-wrapped +direct):\n%s", d)
+	}
+	if !strings.Contains(direct.initial, "An operator's note.") {
+		t.Errorf("build-initial-messages %s lacks the interjected message", direct.initial)
 	}
 }
 
@@ -118,15 +221,15 @@ func TestTurnOpenerUnderRowLevelSecurity(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	open, err := s.OpenTurn(ctx, bindings.OpenRunInput{
+	open, err := s.OpenTurn(ctx, bindings.OpenTurnInput{OpenRunInput: bindings.OpenRunInput{
 		Snapshot: bindings.RunSnapshotWriteInput{TenantID: tenant, RunID: "r1", FlowID: "agent.turn", FlowVersion: "1.1.0", ConversationID: "c1"},
 		Start:    bindings.StartRunInput{TenantID: tenant, RunID: "r1", FlowID: "agent.turn", FlowVersion: "1.1.0", Owner: "w1", LeaseTTL: 60e9},
-	})
+	}, HistoryLimit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !open.HasConversation || open.Conversation.MessageCount != 2 {
-		t.Fatalf("OpenTurn as the app role read conversation %+v (has %v), want c1 with 2 messages", open.Conversation, open.HasConversation)
+	if !open.HasConversation || open.Conversation.MessageCount != 2 || len(open.History) != 2 {
+		t.Fatalf("OpenTurn as the app role read conversation %+v (has %v) and history %+v, want c1 with 2 messages", open.Conversation, open.HasConversation, open.History)
 	}
 	res, err := s.AppendUserMessage(ctx, bindings.UserMessageInput{
 		Steps:        bindings.AppendStepsInput{TenantID: tenant, RunID: "r1", Owner: "w1", Entries: []bindings.JournalEntry{{Key: "setup", Node: "setup", Status: bindings.StepCompleted}}},
@@ -138,5 +241,23 @@ func TestTurnOpenerUnderRowLevelSecurity(t *testing.T) {
 	}
 	if len(res.History) != 2 || res.History[0].ID != "m1" || res.History[1].ID != "m2" {
 		t.Fatalf("AppendUserMessage as the app role read history %+v, want m1, m2", res.History)
+	}
+	// The count check sees the tenant's conversation: a stale count is
+	// refused, the right one stores the message.
+	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: tenant, RunID: "r2", FlowID: "agent.turn", FlowVersion: "1.1.0", Owner: "w1", LeaseTTL: 60e9}); err != nil {
+		t.Fatal(err)
+	}
+	step := func(count int) (bindings.MessageStepResult, error) {
+		return s.AppendUserMessageStep(ctx, bindings.UserMessageStepInput{MessageStepInput: bindings.MessageStepInput{
+			Steps: bindings.AppendStepsInput{TenantID: tenant, RunID: "r2", Owner: "w1", Entries: []bindings.JournalEntry{
+				{Key: "persist-user-message", Node: "persist-user-message", Status: bindings.StepCompleted}}},
+			Message: bindings.AppendMessageInput{TenantID: tenant, ConversationID: "c1", ID: "r2/persist-user-message", Role: bindings.RoleUser, Content: "next", TurnNumber: 2, RunID: "r2"},
+		}, MessageCount: count})
+	}
+	if _, err := step(2); !errors.Is(err, bindings.ErrConversationChanged) {
+		t.Fatalf("AppendUserMessageStep on a stale count as the app role: %v, want ErrConversationChanged", err)
+	}
+	if got, err := step(3); err != nil || got.Message.Seq != 4 {
+		t.Fatalf("AppendUserMessageStep as the app role: %+v, %v; want the message stored with seq 4", got.Message, err)
 	}
 }

@@ -48,7 +48,7 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		return Result{}, err
 	}
 	owner := newID(&b)
-	started, entries, snap, hasSnap, reads, err := openTurn(ctx, &b, bindings.OpenRunInput{
+	started, entries, snap, hasSnap, reads, err := openTurn(ctx, &b, historyLimit(in.Agent), bindings.OpenRunInput{
 		Snapshot: bindings.RunSnapshotWriteInput{
 			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
 			AgentID: in.Agent.ID, AgentVersion: in.Agent.Version,

@@ -121,10 +121,7 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 	}
 	s.Budget = capsFor(a, p)
 	s.Budget.MaxToolCalls = toolCallsCap(r.b)
-	s.HistoryLimit = DefaultHistoryLimit
-	if cp := a.ConversationPolicy; cp != nil && cp.HistoryLimit != nil {
-		s.HistoryLimit = *cp.HistoryLimit
-	}
+	s.HistoryLimit = historyLimit(a)
 	return s, nil
 }
 

@@ -1,6 +1,7 @@
 package bindingstest
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -24,6 +25,12 @@ var turnOpenCases = []testCase{
 	{name: "AppendUserMessageOfABusyTurnKeepsTheEntries", run: testUserMessageTurnTaken},
 	{name: "AppendUserMessageToAClosedConversationKeepsTheEntries", run: testUserMessageClosed},
 	{name: "AppendUserMessageWithoutAHistoryLimitIsInvalid", run: testUserMessageNoLimit},
+	{name: "OpenTurnWithAHistoryLimitReadsTheNewestMessages", run: testOpenTurnHistory},
+	{name: "AppendUserMessageStepOnTheCountReadStoresAll", run: testUserMessageStep},
+	{name: "AppendUserMessageStepAfterAnotherMessageStoresNothing", run: testUserMessageStepChanged},
+	{name: "AppendUserMessageStepOfAMessageStoredBeforeStoresNothing", run: testUserMessageStepStoredBefore},
+	{name: "AppendUserMessageStepToAClosedConversationKeepsTheEntriesBefore", run: testUserMessageStepClosed},
+	{name: "AppendUserMessageStepByAnotherOwnerStoresNothing", run: testUserMessageStepBusy},
 }
 
 func (f *fixture) turnOpener() bindings.TurnOpener { return f.Runs.(bindings.TurnOpener) }
@@ -46,7 +53,7 @@ func testOpenTurn(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.open(t, a, "conv-1", at(1))
 	f.addMessage(t, bindings.AppendMessageInput{TenantID: a, ConversationID: "conv-1", Role: bindings.RoleUser, Content: "before", TurnNumber: 1})
-	res, err := f.turnOpener().OpenTurn(f.ctx, openInput(a, "run-1", "worker-1", `{"userMessage":"first"}`))
+	res, err := f.turnOpener().OpenTurn(f.ctx, bindings.OpenTurnInput{OpenRunInput: openInput(a, "run-1", "worker-1", `{"userMessage":"first"}`)})
 	must(t, "OpenTurn", err)
 	if !res.Created || res.Journal == nil || len(res.Journal) != 0 || res.Run.LeaseOwner != "worker-1" || res.Run.Status != bindings.RunRunning {
 		t.Fatalf("OpenTurn of a new run: %+v; want it created, running, leased to worker-1, with an empty journal", res.OpenRunResult)
@@ -69,11 +76,11 @@ func testOpenTurn(t *testing.T, f *fixture) {
 func testOpenTurnExisting(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.open(t, a, "conv-1", at(1))
-	_, err := f.turnOpener().OpenTurn(f.ctx, openInput(a, "run-1", "worker-1", `{"userMessage":"first"}`))
+	_, err := f.turnOpener().OpenTurn(f.ctx, bindings.OpenTurnInput{OpenRunInput: openInput(a, "run-1", "worker-1", `{"userMessage":"first"}`)})
 	must(t, "OpenTurn", err)
 	f.step(t, a, "run-1", "worker-1", "setup", bindings.StepCompleted)
 	must(t, "ReleaseLease", f.Runs.ReleaseLease(f.ctx, a, "run-1", "worker-1"))
-	res, err := f.turnOpener().OpenTurn(f.ctx, openInput(a, "run-1", "worker-2", `{"userMessage":"second"}`))
+	res, err := f.turnOpener().OpenTurn(f.ctx, bindings.OpenTurnInput{OpenRunInput: openInput(a, "run-1", "worker-2", `{"userMessage":"second"}`)})
 	must(t, "OpenTurn again", err)
 	if res.Created || res.Run.LeaseOwner != "worker-2" {
 		t.Fatalf("OpenTurn of an existing run: created %v, lease owner %q; want not created, leased to worker-2", res.Created, res.Run.LeaseOwner)
@@ -89,7 +96,7 @@ func testOpenTurnExisting(t *testing.T, f *fixture) {
 
 func testOpenTurnNoConversation(t *testing.T, f *fixture) {
 	a := f.tenant("a")
-	res, err := f.turnOpener().OpenTurn(f.ctx, openInput(a, "run-1", "worker-1", `{}`))
+	res, err := f.turnOpener().OpenTurn(f.ctx, bindings.OpenTurnInput{OpenRunInput: openInput(a, "run-1", "worker-1", `{}`)})
 	must(t, "OpenTurn", err)
 	if !res.Created || res.HasConversation || res.Conversation.ID != "" {
 		t.Fatalf("OpenTurn without the conversation: created %v, conversation %+v (has %v); want created, none", res.Created, res.Conversation, res.HasConversation)
@@ -101,7 +108,7 @@ func testOpenTurnNoConversation(t *testing.T, f *fixture) {
 func testOpenTurnOtherTenant(t *testing.T, f *fixture) {
 	a, b := f.tenant("a"), f.tenant("b")
 	f.open(t, b, "conv-1", at(1))
-	res, err := f.turnOpener().OpenTurn(f.ctx, openInput(a, "run-1", "worker-1", `{}`))
+	res, err := f.turnOpener().OpenTurn(f.ctx, bindings.OpenTurnInput{OpenRunInput: openInput(a, "run-1", "worker-1", `{}`)})
 	must(t, "OpenTurn", err)
 	if res.HasConversation {
 		t.Fatalf("OpenTurn of tenant a read tenant b's conversation %+v", res.Conversation)
@@ -112,7 +119,7 @@ func testOpenTurnBusy(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.open(t, a, "conv-1", at(1))
 	f.startRun(t, a, "run-1", "worker-1")
-	_, err := f.turnOpener().OpenTurn(f.ctx, openInput(a, "run-1", "worker-2", `{}`))
+	_, err := f.turnOpener().OpenTurn(f.ctx, bindings.OpenTurnInput{OpenRunInput: openInput(a, "run-1", "worker-2", `{}`)})
 	wantCode(t, "OpenTurn of a run held by worker-1", err, agents.CodeRunBusy)
 	if r := f.getRun(t, a, "run-1"); r.LeaseOwner != "worker-1" {
 		t.Fatalf("a refused OpenTurn moved the lease to %q", r.LeaseOwner)
@@ -247,4 +254,124 @@ func testUserMessageNoLimit(t *testing.T, f *fixture) {
 	if es := f.journal(t, a, "run-1"); len(es) != 0 {
 		t.Fatalf("an invalid call stored %d entries", len(es))
 	}
+}
+
+func testOpenTurnHistory(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.userMessageFixture(t, a, 5)
+	in := openInput(a, "run-2", "worker-1", `{}`)
+	res, err := f.turnOpener().OpenTurn(f.ctx, bindings.OpenTurnInput{OpenRunInput: in, HistoryLimit: 3})
+	must(t, "OpenTurn", err)
+	if !res.HasConversation || res.Conversation.MessageCount != 5 {
+		t.Fatalf("conversation %+v (has %v), want conv-1 with 5 messages", res.Conversation, res.HasConversation)
+	}
+	want, err := f.Conversations.ReadMessages(f.ctx, bindings.ReadMessagesInput{TenantID: a, ConversationID: "conv-1", Limit: 3})
+	must(t, "ReadMessages", err)
+	diff(t, "history", res.History, want)
+	diff(t, "history ids", msgIDs(res.History), []string{"old-2", "old-3", "old-4"})
+	// An empty conversation has an empty history.
+	f.open(t, a, "conv-2", at(1))
+	in = openInput(a, "run-3", "worker-1", `{}`)
+	in.Snapshot.ConversationID = "conv-2"
+	res, err = f.turnOpener().OpenTurn(f.ctx, bindings.OpenTurnInput{OpenRunInput: in, HistoryLimit: 3})
+	must(t, "OpenTurn of an empty conversation", err)
+	if !res.HasConversation || res.Conversation.ID != "conv-2" || len(res.History) != 0 {
+		t.Fatalf("conversation %+v (has %v), history %+v; want conv-2 and no history", res.Conversation, res.HasConversation, res.History)
+	}
+}
+
+// userMessageStepInput is setup and render-prompt, the user message of
+// turn 1 of run-1 as a message step, and the first model call's started
+// entry, by owner, on count messages.
+func userMessageStepInput(tenant, owner string, count int) bindings.UserMessageStepInput {
+	return bindings.UserMessageStepInput{MessageStepInput: bindings.MessageStepInput{
+		Steps: bindings.AppendStepsInput{TenantID: tenant, RunID: "run-1", Owner: owner, Entries: []bindings.JournalEntry{
+			entry("setup", bindings.StepCompleted), entry("render-prompt", bindings.StepCompleted),
+			{Key: "persist-user-message", Node: "persist-user-message", Status: bindings.StepCompleted, At: at(2)},
+			entry("build-initial-messages", bindings.StepCompleted),
+			entry("agent-loop/1/model-call", bindings.StepStarted)}},
+		StepIndex: 2,
+		Message:   runMessage(tenant, "run-1/persist-user-message"),
+	}, MessageCount: count}
+}
+
+func (f *fixture) userMessageStep(in bindings.UserMessageStepInput) (bindings.MessageStepResult, error) {
+	return f.turnOpener().AppendUserMessageStep(f.ctx, in)
+}
+
+func testUserMessageStep(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.userMessageFixture(t, a, 2)
+	res, err := f.userMessageStep(userMessageStepInput(a, "worker-1", 2))
+	must(t, "AppendUserMessageStep", err)
+	diff(t, "appended", res.Appended, []bool{true, true, true, true, true})
+	m := res.Message
+	if m.ID != "run-1/persist-user-message" || m.Seq != 3 {
+		t.Fatalf("message %+v, want seq 3", m)
+	}
+	wantStepOutput(t, "returned step output", res.Entries[2], m)
+	stored := f.journal(t, a, "run-1")
+	diff(t, "journal", journalKeys(stored), []string{"setup:completed", "render-prompt:completed", "persist-user-message:completed",
+		"build-initial-messages:completed", "agent-loop/1/model-call:started"})
+	wantStepOutput(t, "stored step output", stored[2], m)
+	diff(t, "messages", f.messageIDs(t, a, "conv-1"), []string{"old-0", "old-1", "run-1/persist-user-message"})
+	if c := f.get(t, a, "conv-1"); c.TurnCount != 1 || c.MessageCount != 3 {
+		t.Fatalf("conversation %+v, want turn 1 taken and 3 messages", c)
+	}
+}
+
+func testUserMessageStepChanged(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.userMessageFixture(t, a, 2)
+	f.addMessage(t, bindings.AppendMessageInput{TenantID: a, ConversationID: "conv-1", ID: "meanwhile", Role: bindings.RoleSystem, Content: "meanwhile"})
+	res, err := f.userMessageStep(userMessageStepInput(a, "worker-1", 2))
+	if !errors.Is(err, bindings.ErrConversationChanged) {
+		t.Fatalf("AppendUserMessageStep after another message: %v, want ErrConversationChanged", err)
+	}
+	if res.Entries != nil {
+		t.Fatalf("result %+v, want nothing stored", res)
+	}
+	if es := f.journal(t, a, "run-1"); len(es) != 0 {
+		t.Fatalf("a refused call stored %d entries", len(es))
+	}
+	diff(t, "messages", f.messageIDs(t, a, "conv-1"), []string{"old-0", "old-1", "meanwhile"})
+}
+
+func testUserMessageStepStoredBefore(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.userMessageFixture(t, a, 1)
+	first, err := f.turnOpener().AppendUserMessage(f.ctx, userMessageInput(a, "worker-1", 10))
+	must(t, "AppendUserMessage", err)
+	// Read after the message was stored: the count is right, but the
+	// message is not the next one.
+	_, err = f.userMessageStep(userMessageStepInput(a, "worker-1", 2))
+	if !errors.Is(err, bindings.ErrConversationChanged) {
+		t.Fatalf("AppendUserMessageStep of a message stored before: %v, want ErrConversationChanged", err)
+	}
+	diff(t, "journal", journalKeys(f.journal(t, a, "run-1")), []string{"setup:completed", "render-prompt:completed"})
+	diff(t, "messages", f.messageIDs(t, a, "conv-1"), []string{"old-0", first.Message.ID})
+}
+
+func testUserMessageStepClosed(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.userMessageFixture(t, a, 1)
+	must(t, "CloseConversation", f.Conversations.CloseConversation(f.ctx, a, "conv-1"))
+	res, err := f.userMessageStep(userMessageStepInput(a, "worker-1", 1))
+	wantCode(t, "AppendUserMessageStep to a closed conversation", err, agents.CodeConversationClosed)
+	if len(res.Entries) != 2 {
+		t.Fatalf("result %+v, want the two entries before the message", res)
+	}
+	diff(t, "journal", journalKeys(f.journal(t, a, "run-1")), []string{"setup:completed", "render-prompt:completed"})
+	diff(t, "messages", f.messageIDs(t, a, "conv-1"), []string{"old-0"})
+}
+
+func testUserMessageStepBusy(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.userMessageFixture(t, a, 1)
+	_, err := f.userMessageStep(userMessageStepInput(a, "worker-2", 1))
+	wantCode(t, "AppendUserMessageStep by worker-2", err, agents.CodeRunBusy)
+	if es := f.journal(t, a, "run-1"); len(es) != 0 {
+		t.Fatalf("a refused call stored %d entries", len(es))
+	}
+	diff(t, "messages", f.messageIDs(t, a, "conv-1"), []string{"old-0"})
 }

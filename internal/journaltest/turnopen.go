@@ -8,9 +8,9 @@ import (
 
 // turnOpenStore is a store whose driver also reads ahead with its writes
 // (bindings.TurnOpener): OpenTurn is one write, counted and named as
-// OpenRun is, and AppendUserMessage one write, named as
-// AppendStepsAndMessage is, so that a run crashes at the same writes
-// whichever calls its driver makes.
+// OpenRun is, AppendUserMessage one, named as AppendStepsAndMessage is,
+// and AppendUserMessageStep one, named as AppendMessageStep is, so that a
+// run crashes at each of the writes its driver makes.
 type turnOpenStore struct {
 	*messageStepStore
 	to bindings.TurnOpener
@@ -18,7 +18,7 @@ type turnOpenStore struct {
 
 // OpenTurn counts the call as one write, then delegates (once crashed, it
 // fails).
-func (s *turnOpenStore) OpenTurn(ctx context.Context, in bindings.OpenRunInput) (bindings.OpenTurnResult, error) {
+func (s *turnOpenStore) OpenTurn(ctx context.Context, in bindings.OpenTurnInput) (bindings.OpenTurnResult, error) {
 	if err := s.finishingRuns.c.write("OpenRun"); err != nil {
 		return bindings.OpenTurnResult{}, err
 	}
@@ -32,6 +32,19 @@ func (s *turnOpenStore) AppendUserMessage(ctx context.Context, in bindings.UserM
 		return bindings.UserMessageResult{}, err
 	}
 	return s.to.AppendUserMessage(ctx, in)
+}
+
+// AppendUserMessageStep counts the call as one write, named as
+// AppendMessageStep is, then delegates (once crashed, it fails).
+func (s *turnOpenStore) AppendUserMessageStep(ctx context.Context, in bindings.UserMessageStepInput) (bindings.MessageStepResult, error) {
+	op := "AppendMessageStep " + in.Message.ID + " " + entryNames(in.Steps.Entries)
+	if in.Finish != "" {
+		op += " " + string(in.Finish)
+	}
+	if err := s.finishingRuns.c.write(op); err != nil {
+		return bindings.MessageStepResult{}, err
+	}
+	return s.to.AppendUserMessageStep(ctx, in)
 }
 
 // TurnOpenerStore is the wrapper itself: the binding its driver holds.
