@@ -115,3 +115,30 @@ type TurnOpener interface {
 	AppendUserMessageStep(ctx context.Context, in UserMessageStepInput) (MessageStepResult, error)
 	TurnOpenerStore() RunBinding
 }
+
+// ResumeRunResult is what RunResumer.ResumeRun read and leased: the run as
+// ReopenRun reopened it, and its approvals.
+type ResumeRunResult struct {
+	ReopenRunResult
+	// Approvals are the run's approvals, each as the HitlBinding's
+	// GetApproval returns it (expiry applied), read in the same call.
+	Approvals []Approval `json:"approvals"`
+}
+
+// RunResumer is an optional capability of a store that is a turn's
+// RunSnapshotBinding, RunBinding and HitlBinding at once: the start of a
+// resumed drive and the read of the run's approvals (which a run parked on
+// approvals reads next) in one call (one round trip fewer for a database).
+//
+// ResumeRun does what RunReopener.ReopenRun does, with its errors, and
+// reads every approval of the run (ApprovalRequest.RunID) as GetApproval
+// would, in the same call; nothing else is written.
+//
+// RunResumerStore returns the store value itself: a driver uses the
+// capability only when that is the very binding it holds as its Runs,
+// Snapshots and Hitl, so that a value embedding a store never has its own
+// methods bypassed.
+type RunResumer interface {
+	ResumeRun(ctx context.Context, in ReopenRunInput) (ResumeRunResult, error)
+	RunResumerStore() RunBinding
+}

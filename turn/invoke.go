@@ -179,7 +179,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	if err := ctx.Err(); err != nil {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
-	snap, leased, entries, err := reopen(ctx, &b, in, owner, claimed)
+	snap, leased, entries, approvals, err := reopenResuming(ctx, &b, in, owner, claimed)
 	if err != nil {
 		return Result{}, err
 	}
@@ -212,6 +212,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 		return Result{}, err
 	}
 	r := newRun(&b, stored, in.Agent, in.RunID, owner, leased.Status, entries)
+	r.reads.approvals = approvals
 	if st := r.entries.get(NodeComposeResult); st == nil || st.result == nil {
 		if err := r.recheckRoute(ctx); err != nil {
 			release()

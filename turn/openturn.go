@@ -31,6 +31,9 @@ type turnReads struct {
 	userDeferred bool
 
 	wantHistory bool // the user message is being appended
+
+	// approvals are the run's approvals, read by ResumeRun (getApproval).
+	approvals []bindings.Approval
 }
 
 // historyLimit is the number of earlier messages a turn of a reads

@@ -33,6 +33,93 @@ var turnOpenCases = []testCase{
 	{name: "AppendUserMessageStepByAnotherOwnerStoresNothing", run: testUserMessageStepBusy},
 }
 
+// resumeRunCases check bindings.RunResumer (RunBatchTests runs them when
+// the binding has it and Harness.Snapshots and Harness.Hitl are the same
+// store).
+var resumeRunCases = []testCase{
+	{name: "RunResumerStoreIsTheStore", run: testRunResumerStore},
+	{name: "ResumeRunLeasesAndReadsSnapshotJournalAndTheRunsApprovals", run: testResumeRun},
+	{name: "ResumeRunOfALeaseHeldByAnotherIsBusy", run: testResumeRunBusy},
+	{name: "ResumeRunOfAnUnknownRunIsSnapshotMissing", run: testResumeRunUnknown},
+	{name: "ResumeRunHeldReadsWithoutLeasing", run: testResumeRunHeld},
+}
+
+func (f *fixture) runResumer() bindings.RunResumer { return f.Runs.(bindings.RunResumer) }
+
+func testRunResumerStore(t *testing.T, f *fixture) {
+	if s := f.runResumer().RunResumerStore(); any(s) != any(f.Runs) {
+		t.Fatalf("RunResumerStore() = %T %p, want the store itself", s, s)
+	}
+}
+
+// requestApproval asks approval id for run.
+func (f *fixture) requestApproval(t *testing.T, tenant, run, id string) bindings.Approval {
+	t.Helper()
+	ap, err := f.Hitl.RequestApproval(f.ctx, bindings.ApprovalRequest{TenantID: tenant, ID: id, RunID: run, ConversationID: "conv-1",
+		ToolCallID: "call_1", ToolID: "acme.lookup", ToolVersion: "1.0.0", Arguments: []byte(`{"q":"x"}`), ReviewerRole: "standard", CreatedAt: at(2), ExpiresAt: farFuture})
+	must(t, "RequestApproval "+id, err)
+	return ap
+}
+
+func testResumeRun(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.parkedRun(t, a)
+	f.requestApproval(t, a, "run-1", "ap-1")
+	f.requestApproval(t, a, "run-1", "ap-2")
+	f.requestApproval(t, a, "run-other", "ap-3")
+	_, err := f.Hitl.ResolveApproval(f.ctx, a, "ap-2", bindings.ApprovalDecision{Approved: true, Reviewer: "rev"})
+	must(t, "ResolveApproval", err)
+	res, err := f.runResumer().ResumeRun(f.ctx, bindings.ReopenRunInput{TenantID: a, RunID: "run-1", Owner: "worker-2", TTL: leaseTTL})
+	must(t, "ResumeRun", err)
+	if res.Run.LeaseOwner != "worker-2" {
+		t.Fatalf("run = %+v, want leased to worker-2", res.Run)
+	}
+	diff(t, "run", f.getRun(t, a, "run-1"), res.Run)
+	diff(t, "journal", res.Journal, f.journal(t, a, "run-1"))
+	if res.Snapshot.ConversationID != "conv-1" {
+		t.Fatalf("snapshot %+v", res.Snapshot)
+	}
+	if len(res.Approvals) != 2 {
+		t.Fatalf("approvals %+v, want run-1's two", res.Approvals)
+	}
+	for _, got := range res.Approvals {
+		want, err := f.Hitl.GetApproval(f.ctx, a, got.Request.ID)
+		must(t, "GetApproval", err)
+		diff(t, "approval "+got.Request.ID, got, want)
+	}
+}
+
+func testResumeRunBusy(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.parkedRun(t, a)
+	_, err := f.Runs.AcquireLease(f.ctx, bindings.LeaseInput{TenantID: a, RunID: "run-1", Owner: "worker-1", TTL: leaseTTL})
+	must(t, "AcquireLease", err)
+	_, err = f.runResumer().ResumeRun(f.ctx, bindings.ReopenRunInput{TenantID: a, RunID: "run-1", Owner: "worker-2", TTL: leaseTTL})
+	wantCode(t, "ResumeRun of a run held by worker-1", err, agents.CodeRunBusy)
+	if r := f.getRun(t, a, "run-1"); r.LeaseOwner != "worker-1" {
+		t.Fatalf("a refused ResumeRun moved the lease to %q", r.LeaseOwner)
+	}
+}
+
+func testResumeRunUnknown(t *testing.T, f *fixture) {
+	_, err := f.runResumer().ResumeRun(f.ctx, bindings.ReopenRunInput{TenantID: f.tenant("a"), RunID: "missing", Owner: "worker-2", TTL: leaseTTL})
+	wantCode(t, "ResumeRun of an unknown run", err, agents.CodeRunSnapshotMissing)
+}
+
+func testResumeRunHeld(t *testing.T, f *fixture) {
+	a := f.tenant("a")
+	f.parkedRun(t, a)
+	f.requestApproval(t, a, "run-1", "ap-1")
+	res, err := f.runResumer().ResumeRun(f.ctx, bindings.ReopenRunInput{TenantID: a, RunID: "run-1", Held: true})
+	must(t, "ResumeRun held", err)
+	if res.Run.ID != "" || len(res.Journal) != 1 || len(res.Approvals) != 1 {
+		t.Fatalf("ResumeRun held = %+v, want no run, the journal and the approval", res)
+	}
+	if r := f.getRun(t, a, "run-1"); r.LeaseOwner != "" {
+		t.Fatalf("a held ResumeRun leased the run to %q", r.LeaseOwner)
+	}
+}
+
 func (f *fixture) turnOpener() bindings.TurnOpener { return f.Runs.(bindings.TurnOpener) }
 
 // addMessage appends in with a fixed time.
