@@ -27,8 +27,10 @@ type OpenTurnResult struct {
 	HasConversation bool         `json:"hasConversation"`
 	// History is, when HistoryLimit was set and the conversation read, the
 	// newest HistoryLimit messages of the conversation, oldest first, as
-	// ReadMessages would return them: read at the same instant as
-	// Conversation, so they are the messages up to Conversation.MessageCount.
+	// ReadMessages would return them, as of the read of Conversation: the
+	// messages up to Conversation.MessageCount. A store that cannot tell
+	// them so (a message came between its two reads) leaves it nil, and
+	// the caller reads them itself.
 	History []ConversationMessage `json:"history,omitempty"`
 }
 

@@ -3,9 +3,9 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -45,21 +45,6 @@ const sqlHistoryBefore = `SELECT ` + messageCols + ` FROM agent_conversation_mes
 	ORDER BY seq DESC
 	LIMIT $4`
 
-// sqlConversationWithHistory reads a conversation and its newest $3
-// messages in one statement, so at one instant: one row per message
-// (newest first) with the conversation's columns on each, or one row with
-// NULL message columns when it has none; no row when there is no such
-// conversation.
-const sqlConversationWithHistory = `SELECT c.tenant_id, c.id, c.project_id, c.agent_id, c.agent_version, c.title, c.participant_id,
-	c.status, c.turn_count, c.message_count, c.opened_at, c.last_activity_at, c.closed_at,
-	m.id, m.seq, m.role, m.content, m.tool_calls, m.tool_call_id, m.turn_number, m.run_id, m.metadata, m.created_at, m.participant_id
-	FROM agent_conversations c
-	LEFT JOIN LATERAL (SELECT * FROM agent_conversation_messages m
-		WHERE m.tenant_id = c.tenant_id AND m.conversation_id = c.id
-		ORDER BY m.seq DESC LIMIT $3) m ON true
-	WHERE c.tenant_id = $1 AND c.id = $2
-	ORDER BY m.seq DESC`
-
 // sqlExpectMessages locks conversation $2 (as the message append after it
 // does) and fails, aborting the call's transaction, unless it holds $3
 // messages and none with id $4: the turn's read of it still stands. The
@@ -81,9 +66,11 @@ var _ bindings.TurnOpener = (*Store)(nil)
 func (s *Store) TurnOpenerStore() bindings.RunBinding { return s }
 
 // OpenTurn implements bindings.TurnOpener: OpenRun and GetConversation of
-// the snapshot's conversation (with its newest messages when
-// in.HistoryLimit is set) in one round trip: one more statement in
-// OpenRun's batch, read under OpenRun's transaction.
+// the snapshot's conversation in one round trip, one more statement in
+// OpenRun's batch, read under OpenRun's transaction; with in.HistoryLimit,
+// one more, ReadMessages' backward scan, whose result is the history when
+// its newest message is the conversation's last (no message came between
+// the two statements), and nil otherwise.
 func (s *Store) OpenTurn(ctx context.Context, in bindings.OpenTurnInput) (bindings.OpenTurnResult, error) {
 	var out bindings.OpenTurnResult
 	tenant, conv := in.Snapshot.TenantID, in.Snapshot.ConversationID
@@ -92,11 +79,28 @@ func (s *Store) OpenTurn(ctx context.Context, in bindings.OpenTurnInput) (bindin
 	case checkLookup(tenant, "conversation id", conv) != nil:
 	case in.HistoryLimit > 0:
 		extra = &batchExtra{
-			queueFn: func(b *pgx.Batch) { b.Queue(sqlConversationWithHistory, tenant, conv, int64(in.HistoryLimit)) },
+			queueFn: func(b *pgx.Batch) {
+				b.Queue(sqlGetConversation, tenant, conv)
+				b.Queue(sqlReadMessages, tenant, conv, int64(math.MaxInt64), int64(in.HistoryLimit))
+			},
 			readFn: func(br pgx.BatchResults) error {
 				var err error
-				out.Conversation, out.History, out.HasConversation, err = readConversationWithHistory(br)
-				return err
+				if out.Conversation, out.HasConversation, err = collectOne(br, scanConversation); err != nil {
+					return err
+				}
+				rows, err := br.Query()
+				if err != nil {
+					return err
+				}
+				hist, err := pgx.CollectRows(rows, scanMessage)
+				if err != nil || !out.HasConversation || !consistentHistory(out.Conversation, hist) {
+					return err // a message came between the two reads: no history
+				}
+				slices.Reverse(hist)
+				if out.History = hist; hist == nil {
+					out.History = []bindings.ConversationMessage{}
+				}
+				return nil
 			},
 		}
 	default:
@@ -120,67 +124,16 @@ func (s *Store) OpenTurn(ctx context.Context, in bindings.OpenTurnInput) (bindin
 	return out, nil
 }
 
-// readConversationWithHistory reads the rows of sqlConversationWithHistory:
-// the conversation, and its messages oldest first.
-func readConversationWithHistory(br pgx.BatchResults) (bindings.Conversation, []bindings.ConversationMessage, bool, error) {
-	rows, err := br.Query()
-	if err != nil {
-		return bindings.Conversation{}, nil, false, err
+// consistentHistory reports whether hist, the newest messages of
+// conversation c read by the statement after c's, is what c's statement
+// would have read: its newest message is c's last (seq = MessageCount:
+// nothing was appended in between) or, for an empty conversation, there
+// is none.
+func consistentHistory(c bindings.Conversation, hist []bindings.ConversationMessage) bool {
+	if len(hist) == 0 {
+		return c.MessageCount == 0
 	}
-	defer rows.Close()
-	var c bindings.Conversation
-	hist := []bindings.ConversationMessage{}
-	found := false
-	for rows.Next() {
-		var (
-			status                        string
-			id, role, content, toolCallID *string
-			run, participant              *string
-			seq                           *int64
-			turn                          *int32
-			toolCalls, meta               []byte
-			created                       *time.Time
-		)
-		if err := rows.Scan(&c.TenantID, &c.ID, &c.ProjectID, &c.AgentID, &c.AgentVersion, &c.Title, &c.ParticipantID,
-			&status, &c.TurnCount, &c.MessageCount, &c.OpenedAt, &c.LastActivityAt, &c.ClosedAt,
-			&id, &seq, &role, &content, &toolCalls, &toolCallID, &turn, &run, &meta, &created, &participant); err != nil {
-			return bindings.Conversation{}, nil, false, err
-		}
-		found = true
-		c.Status = bindings.ConversationStatus(status)
-		if id == nil || seq == nil {
-			continue
-		}
-		m := bindings.ConversationMessage{TenantID: c.TenantID, ConversationID: c.ID, ID: *id, Seq: *seq,
-			Role: bindings.MessageRole(deref(role)), Content: decodeText(deref(content)), ToolCallID: deref(toolCallID),
-			RunID: deref(run), ParticipantID: deref(participant)}
-		if turn != nil {
-			m.TurnNumber = int(*turn)
-		}
-		if created != nil {
-			m.CreatedAt = utc(*created)
-		}
-		if toolCalls != nil {
-			if err := UnwrapInto(toolCalls, &m.ToolCalls); err != nil {
-				return bindings.Conversation{}, nil, false, err
-			}
-		}
-		if m.Metadata, err = unwrapOpt(meta); err != nil {
-			return bindings.Conversation{}, nil, false, err
-		}
-		hist = append(hist, m)
-	}
-	if err := rows.Err(); err != nil || !found {
-		return bindings.Conversation{}, nil, false, err
-	}
-	c.Title = decodeText(c.Title)
-	c.OpenedAt, c.LastActivityAt = utc(c.OpenedAt), utc(c.LastActivityAt)
-	if c.ClosedAt != nil {
-		t := utc(*c.ClosedAt)
-		c.ClosedAt = &t
-	}
-	slices.Reverse(hist)
-	return c, hist, true, nil
+	return hist[0].Seq == int64(c.MessageCount) // newest first, as read
 }
 
 // AppendUserMessageStep implements bindings.TurnOpener: AppendMessageStep

@@ -261,3 +261,30 @@ func TestTurnOpenerUnderRowLevelSecurity(t *testing.T) {
 		t.Fatalf("AppendUserMessageStep as the app role: %+v, %v; want the message stored with seq 4", got.Message, err)
 	}
 }
+
+// TestConsistentHistory holds OpenTurn's check that the history read after
+// the conversation is as of the conversation's read.
+func TestConsistentHistory(t *testing.T) {
+	msgs := func(seqs ...int64) []bindings.ConversationMessage {
+		var out []bindings.ConversationMessage
+		for _, s := range seqs {
+			out = append(out, bindings.ConversationMessage{Seq: s})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		count int
+		hist  []bindings.ConversationMessage
+		want  bool
+	}{
+		{0, nil, true},
+		{3, msgs(3, 2, 1), true},
+		{3, msgs(4, 3, 2), false}, // a message came after the conversation's read
+		{1, nil, false},           // the messages went away
+		{3, msgs(2, 1), false},
+	} {
+		if got := consistentHistory(bindings.Conversation{MessageCount: c.count}, c.hist); got != c.want {
+			t.Errorf("consistentHistory(count %d, %d messages) = %v, want %v", c.count, len(c.hist), got, c.want)
+		}
+	}
+}

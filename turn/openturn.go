@@ -74,7 +74,7 @@ func openTurn(ctx context.Context, b *Bindings, limit int, in bindings.OpenRunIn
 	if res.HasConversation {
 		reads.conv, reads.hasConv = res.Conversation, true
 		reads.count, reads.hasCount = res.Conversation.MessageCount, true
-		if limit > 0 {
+		if limit > 0 && res.History != nil {
 			reads.history, reads.hasHistory = res.History, true
 			reads.before, reads.limit = int64(res.Conversation.MessageCount)+1, limit
 		}
