@@ -101,11 +101,11 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 
 // persistUserMessage is the persist-user-message node.
 func (r *run) persistUserMessage(ctx context.Context) error {
-	r.reads.wantHistory = true // the history read after it may ride with its append (see history)
-	defer func() { r.reads.wantHistory = false }()
+	r.wantHistory = true // the history read after it may ride with its append (see history)
 	m, err := r.persist(ctx, NodePersistUserMessage, NodePersistUserMessage, bindings.AppendMessageInput{
 		Role: bindings.RoleUser, Content: r.in.UserMessage, ParticipantID: r.in.ParticipantID,
 	}, nil)
+	r.wantHistory = false
 	r.userMsg = m // deferred: as it will be stored (writeDeferred sets it then)
 	return err
 }

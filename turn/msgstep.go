@@ -138,7 +138,7 @@ func (r *run) writeDeferred(ctx context.Context, entries []bindings.JournalEntry
 	}
 	var res bindings.MessageStepResult
 	var err error
-	if d.key == NodePersistUserMessage && r.reads.userDeferred {
+	if d.key == NodePersistUserMessage && r.reads != nil && r.reads.userDeferred {
 		// The user message, on the condition that the conversation is
 		// as OpenTurn read it (see deferUserMessage).
 		if res, err = r.appendUserMessageStep(ctx, in); errors.Is(err, bindings.ErrConversationChanged) {

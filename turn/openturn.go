@@ -30,8 +30,6 @@ type turnReads struct {
 	hasCount     bool
 	userDeferred bool
 
-	wantHistory bool // the user message is being appended
-
 	// approvals are the run's approvals, read by ResumeRun (getApproval).
 	approvals []bindings.Approval
 }
@@ -57,20 +55,17 @@ func turnOpener(b *Bindings) bindings.TurnOpener {
 	return to
 }
 
-// openTurn is openRun for Invoke: with a bindings.TurnOpener it also reads
-// the turn's conversation, with its newest limit messages, in the same
-// call (reads), which setup and build-initial-messages then take instead
-// of calling GetConversation and ReadMessages.
-func openTurn(ctx context.Context, b *Bindings, limit int, in bindings.OpenRunInput) (run bindings.Run, entries []bindings.JournalEntry, snap bindings.RunSnapshotRecord, hasSnap bool, reads turnReads, err error) {
-	to := turnOpener(b)
-	if to == nil {
-		run, entries, snap, hasSnap, err = openRun(ctx, b, in)
-		return run, entries, snap, hasSnap, reads, err
-	}
+// openTurn is openRun for Invoke with the store's bindings.TurnOpener
+// (turnOpener): it also reads the turn's conversation, with its newest
+// limit messages, in the same call (reads), which setup and
+// build-initial-messages then take instead of calling GetConversation and
+// ReadMessages.
+func openTurn(ctx context.Context, to bindings.TurnOpener, limit int, in bindings.OpenRunInput) (run bindings.Run, entries []bindings.JournalEntry, snap bindings.RunSnapshotRecord, hasSnap bool, reads *turnReads, err error) {
 	res, err := to.OpenTurn(ctx, bindings.OpenTurnInput{OpenRunInput: in, HistoryLimit: max(limit, 0)})
 	if err != nil {
-		return bindings.Run{}, nil, snap, false, reads, coded(err, "open run")
+		return bindings.Run{}, nil, snap, false, nil, coded(err, "open run")
 	}
+	reads = &turnReads{}
 	if res.HasConversation {
 		reads.conv, reads.hasConv = res.Conversation, true
 		reads.count, reads.hasCount = res.Conversation.MessageCount, true
@@ -85,7 +80,7 @@ func openTurn(ctx context.Context, b *Bindings, limit int, in bindings.OpenRunIn
 // conversation is the turn's conversation for setup: the one OpenTurn
 // read (once), or GetConversation's.
 func (r *run) conversation(ctx context.Context) (bindings.Conversation, error) {
-	if rd := &r.reads; rd.hasConv {
+	if rd := r.reads; rd != nil && rd.hasConv {
 		c := rd.conv
 		rd.conv, rd.hasConv = bindings.Conversation{}, false
 		if c.TenantID == r.tenantID && c.ID == r.in.ConversationID {
@@ -109,7 +104,10 @@ func (r *run) conversation(ctx context.Context) (bindings.Conversation, error) {
 // read, and the history read is exactly the messages before it — and
 // otherwise appends it as it would have been (writeUserMessageAgain).
 func (r *run) deferUserMessage() bool {
-	rd := &r.reads
+	rd := r.reads
+	if rd == nil {
+		return false
+	}
 	ok := rd.hasCount && rd.hasHistory && rd.before == int64(rd.count)+1 && rd.limit == r.s.HistoryLimit &&
 		r.s.HistoryLimit > 0 && turnOpener(r.b) != nil
 	rd.userDeferred = ok
@@ -121,7 +119,7 @@ func (r *run) deferUserMessage() bool {
 // which also reads the history build-initial-messages needs (the messages
 // before the stored user message) in the same call.
 func (r *run) appendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, in bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
-	if !r.reads.wantHistory || r.s.HistoryLimit < 1 {
+	if !r.wantHistory || r.s.HistoryLimit < 1 {
 		return r.combiner.AppendStepsAndMessage(ctx, steps, in)
 	}
 	to := turnOpener(r.b)
@@ -137,6 +135,9 @@ func (r *run) appendStepsAndMessage(ctx context.Context, steps bindings.AppendSt
 func (r *run) appendUserMessage(ctx context.Context, to bindings.TurnOpener, steps bindings.AppendStepsInput, in bindings.AppendMessageInput) (bindings.UserMessageResult, error) {
 	res, err := to.AppendUserMessage(ctx, bindings.UserMessageInput{Steps: steps, Message: in, HistoryLimit: r.s.HistoryLimit})
 	if err == nil {
+		if r.reads == nil {
+			r.reads = &turnReads{}
+		}
 		r.reads.history, r.reads.hasHistory = res.History, true
 		r.reads.before, r.reads.limit = res.Message.Seq, r.s.HistoryLimit
 	}
@@ -149,7 +150,7 @@ func (r *run) appendUserMessage(ctx context.Context, to bindings.TurnOpener, ste
 // the message is deferred, the one it will be stored with — or
 // ReadMessages'.
 func (r *run) history(ctx context.Context) ([]bindings.ConversationMessage, error) {
-	if rd := &r.reads; rd.hasHistory {
+	if rd := r.reads; rd != nil && rd.hasHistory {
 		h, before, limit := rd.history, rd.before, rd.limit
 		rd.history, rd.hasHistory = nil, false
 		seq := r.userMsg.Seq
@@ -173,7 +174,7 @@ func (r *run) history(ctx context.Context) ([]bindings.ConversationMessage, erro
 // appendUserMessageStep is AppendUserMessageStep of the deferred user
 // message's write, on the count OpenTurn read.
 func (r *run) appendUserMessageStep(ctx context.Context, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
-	rd := &r.reads
+	rd := r.reads // set: the message is deferred (deferUserMessage)
 	to := turnOpener(r.b)
 	if to == nil {
 		return bindings.MessageStepResult{}, &agents.PersistenceError{Op: "append user message step", Err: fmt.Errorf("the store is no longer a turn opener")}

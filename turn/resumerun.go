@@ -46,10 +46,12 @@ func reopenResuming(ctx context.Context, b *Bindings, in ResumeInput, owner stri
 // getApproval is the HITL binding's GetApproval of a parked approval: the
 // one ResumeRun read at the start of the drive (once), or the binding's.
 func (r *run) getApproval(ctx context.Context, id string) (bindings.Approval, error) {
-	for i := range r.reads.approvals {
-		if a := r.reads.approvals[i]; a.Request.ID == id && a.Request.TenantID == r.tenantID {
-			r.reads.approvals = append(r.reads.approvals[:i:i], r.reads.approvals[i+1:]...)
-			return a, nil
+	if rd := r.reads; rd != nil {
+		for i := range rd.approvals {
+			if a := rd.approvals[i]; a.Request.ID == id && a.Request.TenantID == r.tenantID {
+				rd.approvals = append(rd.approvals[:i:i], rd.approvals[i+1:]...)
+				return a, nil
+			}
 		}
 	}
 	return r.b.Hitl.GetApproval(ctx, r.tenantID, id)
