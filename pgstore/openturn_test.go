@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -286,5 +287,40 @@ func TestConsistentHistory(t *testing.T) {
 		if got := consistentHistory(bindings.Conversation{MessageCount: c.count}, c.hist); got != c.want {
 			t.Errorf("consistentHistory(count %d, %d messages) = %v, want %v", c.count, len(c.hist), got, c.want)
 		}
+	}
+}
+
+// TestAskOnFirstUseAcrossTurnsWithTheUserMessageDeferred runs two turns of
+// an agent whose tool asks for approval on its first use in the
+// conversation: the first parks, is approved and resumed; the second —
+// whose user message is stored with its first model call's started entry
+// (OpenTurn's read ahead) — finds the earlier use below its user
+// message's seq and calls the tool without asking.
+func TestAskOnFirstUseAcrossTurnsWithTheUserMessageDeferred(t *testing.T) {
+	pool, _ := tracedPool(t, 2)
+	s := New(pool, nil)
+	f := newTurnFixture(t, s)
+	a := lookupAgent(t, agent.GateAskOnFirstUse)
+	b := f.bindings()
+	hour := time.Hour.Milliseconds()
+	b.TenantPolicy = &bindings.TenantPolicy{Hitl: &bindings.HitlSpec{MaxTimeoutMs: &hour, OnTimeout: turn.OnTimeoutDeny}}
+	ctx := t.Context()
+	conv := f.open(t, a)
+	first, err := f.invoke(ctx, b, a, conv)
+	if err != nil || first.Status != turn.StatusSuspended || len(first.Approvals) != 1 {
+		t.Fatalf("first turn = %+v, %v; want it parked on the first use", first, err)
+	}
+	if _, err := s.ResolveApproval(ctx, turnTenant, first.Approvals[0].ID, bindings.ApprovalDecision{Approved: true, Reviewer: "rev"}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := turn.Resume(ctx, turn.ResumeInput{TenantID: turnTenant, RunID: first.RunID, Agent: a}, b); err != nil || res.Status != turn.StatusCompleted {
+		t.Fatalf("Resume = %+v, %v", res, err)
+	}
+	second, err := f.invoke(ctx, b, a, conv)
+	if err != nil || second.Status != turn.StatusCompleted || second.Usage.ToolCalls != 1 || len(second.Approvals) != 0 {
+		t.Fatalf("second turn = %+v, %v; want it completed with the tool called, unasked", second, err)
+	}
+	if second.Appended[0].Seq == 0 || second.TurnNumber != 2 {
+		t.Fatalf("second turn's user message %+v (turn %d), want it stored", second.Appended[0], second.TurnNumber)
 	}
 }
