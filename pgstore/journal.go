@@ -88,8 +88,9 @@ func (s *Store) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bi
 	}, in.Status, nil)
 }
 
-// sqlAppendSteps is one call of kindgi_append_steps (migration 0007): the
-// lease check, the appends and the finish in one statement.
+// sqlAppendSteps is one call of kindgi_append_steps (migration 0007, its
+// body made cheaper by 0009): the lease check, the appends and the finish
+// in one statement.
 const sqlAppendSteps = `SELECT o_ord, o_seq, o_appended, o_node, o_status, o_output, o_error, o_at
 	FROM kindgi_append_steps($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
 

@@ -14,9 +14,10 @@ import (
 
 var _ bindings.MessageStepAppender = (*Store)(nil)
 
-// sqlMessageStep is one call of kindgi_message_step (migration 0008):
-// the entries before the message, the message, and the message step's
-// entry with the entries after it, in one statement.
+// sqlMessageStep is one call of kindgi_message_step (migration 0008, its
+// body written out by 0009): the entries before the message, the message,
+// and the message step's entry with the entries after it, in one
+// statement.
 const sqlMessageStep = `SELECT o_part, o_ord, o_seq, o_appended, o_node, o_status, o_output, o_error, o_at,
 	m_status, m_turn_count, m_id, m_seq, m_role, m_content, m_tool_calls, m_tool_call_id, m_turn_number, m_run_id,
 	m_metadata, m_created_at, m_participant_id, m_appended
