@@ -233,15 +233,17 @@ func (sr *stepRows) read(br pgx.BatchResults) error {
 	if err != nil {
 		return err
 	}
+	// Declared once, not per row (see appendMessageStep): Scan sets each
+	// on every row.
+	var (
+		ord              int32
+		seq              *int64
+		app              *bool
+		node, stepStatus *string
+		output, stepErr  []byte
+		at               *time.Time
+	)
 	for rows.Next() {
-		var (
-			ord              int32
-			seq              *int64
-			app              *bool
-			node, stepStatus *string
-			output, stepErr  []byte
-			at               *time.Time
-		)
 		if err := rows.Scan(&ord, &seq, &app, &node, &stepStatus, &output, &stepErr, &at); err != nil {
 			rows.Close()
 			return err

@@ -127,24 +127,29 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 			return err
 		}
 		defer rows.Close()
+		// The destinations are declared once, not per row: Scan takes
+		// their addresses, so each would be a heap allocation per row, and
+		// it sets every one of them on every row (a fresh value, or nil
+		// for NULL), so nothing carries over from the row before.
+		var (
+			part, ord                int32
+			seq                      *int64
+			app                      *bool
+			node, stepStatus         *string
+			output, stepErr          []byte
+			at                       *time.Time
+			mStatus, mID             *string
+			mTurnCount, mTurn        *int32
+			mSeq                     *int64
+			mRole, mContent          *string
+			mToolCalls, mMeta        []byte
+			mToolCallID, mRun, mPart *string
+			mCreated                 *time.Time
+			mAppended                *bool
+			ordp                     *int32
+		)
 		for rows.Next() {
-			var (
-				part, ord                int32
-				seq                      *int64
-				app                      *bool
-				node, stepStatus         *string
-				output, stepErr          []byte
-				at                       *time.Time
-				mStatus, mID             *string
-				mTurnCount, mTurn        *int32
-				mSeq                     *int64
-				mRole, mContent          *string
-				mToolCalls, mMeta        []byte
-				mToolCallID, mRun, mPart *string
-				mCreated                 *time.Time
-				mAppended                *bool
-			)
-			var ordp *int32
+			ord = 0
 			if err := rows.Scan(&part, &ordp, &seq, &app, &node, &stepStatus, &output, &stepErr, &at,
 				&mStatus, &mTurnCount, &mID, &mSeq, &mRole, &mContent, &mToolCalls, &mToolCallID, &mTurn, &mRun,
 				&mMeta, &mCreated, &mPart, &mAppended); err != nil {
