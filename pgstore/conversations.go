@@ -2,12 +2,15 @@ package pgstore
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -454,7 +457,7 @@ func (s *Store) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput)
 		if err != nil {
 			return err
 		}
-		msgs, err = pgx.CollectRows(rows, scanMessage)
+		msgs, err = collectMessages(rows, in.Limit)
 		return err
 	})
 	if err != nil {
@@ -551,4 +554,196 @@ func scanMessage(row pgx.CollectableRow) (bindings.ConversationMessage, error) {
 		return m, err
 	}
 	return m, nil
+}
+
+// Column positions of messageCols.
+const (
+	mcTenant = iota
+	mcConversation
+	mcID
+	mcSeq
+	mcRole
+	mcContent
+	mcToolCalls
+	mcToolCallID
+	mcTurn
+	mcRun
+	mcMetadata
+	mcCreated
+	mcParticipant
+	mcCount
+)
+
+// maxPresize caps the room collectMessages reserves from a size hint.
+const maxPresize = 1024
+
+// collectMessages reads the rows of a query of messageCols, as
+// pgx.CollectRows(rows, scanMessage) does, and returns the same values
+// with fewer allocations: the slice is sized from sizeHint (the query's
+// limit, 0 for none), a row's text columns share one string (a column
+// equal to the row before's reuses its string), and the envelopes are
+// read from the raw values without a copy. A row whose columns are not
+// of the types and formats the schema and pgx give (text, bigint,
+// integer, jsonb, timestamptz; NULL only in the jsonb columns) is read
+// by scanMessage.
+func collectMessages(rows pgx.Rows, sizeHint int) ([]bindings.ConversationMessage, error) {
+	defer rows.Close()
+	var msgs []bindings.ConversationMessage
+	if sizeHint > 0 {
+		msgs = make([]bindings.ConversationMessage, 0, min(sizeHint, maxPresize))
+	}
+	var (
+		fast    bool   // the columns are as collectMessages reads them
+		checked bool   // fast is set
+		text    []byte // the text columns of the row being read
+		doc     []byte // a tool_calls document being decoded
+		calls   []bindings.ToolCall
+		prev    bindings.ConversationMessage
+	)
+	for rows.Next() {
+		if !checked {
+			fast, checked = fastMessageColumns(rows.FieldDescriptions()), true
+		}
+		raw := rows.RawValues()
+		if !fast || !fastMessageRow(raw) {
+			m, err := scanMessage(rows)
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, m)
+			prev = m
+			continue
+		}
+		var m bindings.ConversationMessage
+		seq := int64(binary.BigEndian.Uint64(raw[mcSeq]))
+		created, ok := binaryTimestamptz(raw[mcCreated])
+		if !ok {
+			m, err := scanMessage(rows)
+			if err != nil {
+				return nil, err
+			}
+			msgs = append(msgs, m)
+			prev = m
+			continue
+		}
+		// The text columns: a column equal to the row before's reuses its
+		// string; the others are gathered into text, made one string.
+		cols := [...]int{mcTenant, mcConversation, mcID, mcRole, mcContent, mcToolCallID, mcRun, mcParticipant}
+		dsts := [...]*string{&m.TenantID, &m.ConversationID, &m.ID, (*string)(&m.Role), &m.Content, &m.ToolCallID, &m.RunID, &m.ParticipantID}
+		befores := [...]string{prev.TenantID, prev.ConversationID, "", string(prev.Role), "", "", prev.RunID, prev.ParticipantID}
+		var ends [len(cols)]int
+		text = text[:0]
+		for i, col := range cols {
+			if v := raw[col]; string(v) == befores[i] {
+				*dsts[i], ends[i] = befores[i], -1
+			} else {
+				text = append(text, v...)
+				ends[i] = len(text)
+			}
+		}
+		all, start := string(text), 0
+		for i, end := range ends {
+			if end >= 0 {
+				*dsts[i], start = all[start:end], end
+			}
+		}
+		m.Content = decodeText(m.Content)
+		m.Seq = seq
+		m.TurnNumber = int(int32(binary.BigEndian.Uint32(raw[mcTurn])))
+		m.CreatedAt = created
+		if v := raw[mcToolCalls]; v != nil {
+			var err error
+			calls = nil // decoded into a variable of the read's, not into m: m stays on the stack
+			if doc, err = unwrapStoredInto(doc[:0], v, &calls); err != nil {
+				return nil, err
+			}
+			m.ToolCalls = calls
+		}
+		if v := raw[mcMetadata]; v != nil {
+			var err error
+			if m.Metadata, err = unwrapStored(nil, v); err != nil {
+				return nil, err
+			}
+		}
+		msgs = append(msgs, m)
+		prev = m
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return msgs, nil
+}
+
+// fastMessageColumns reports whether the columns of messageCols come in
+// the types and formats collectMessages reads itself: text as text,
+// bigint, integer and timestamptz in binary, jsonb as text.
+func fastMessageColumns(fds []pgconn.FieldDescription) bool {
+	if len(fds) != mcCount {
+		return false
+	}
+	for i, fd := range fds {
+		var ok bool
+		switch i {
+		case mcSeq:
+			ok = fd.DataTypeOID == pgtype.Int8OID && fd.Format == pgtype.BinaryFormatCode
+		case mcTurn:
+			ok = fd.DataTypeOID == pgtype.Int4OID && fd.Format == pgtype.BinaryFormatCode
+		case mcCreated:
+			ok = fd.DataTypeOID == pgtype.TimestamptzOID && fd.Format == pgtype.BinaryFormatCode
+		case mcToolCalls, mcMetadata:
+			ok = fd.DataTypeOID == pgtype.JSONBOID && fd.Format == pgtype.TextFormatCode
+		default:
+			ok = fd.DataTypeOID == pgtype.TextOID && fd.Format == pgtype.TextFormatCode
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// fastMessageRow reports whether collectMessages reads the raw values of
+// a row itself: the fixed-size columns have their sizes, and only the
+// jsonb columns are NULL.
+func fastMessageRow(raw [][]byte) bool {
+	if len(raw) != mcCount {
+		return false
+	}
+	for i, v := range raw {
+		switch i {
+		case mcToolCalls, mcMetadata:
+		case mcSeq, mcCreated:
+			if len(v) != 8 {
+				return false
+			}
+		case mcTurn:
+			if len(v) != 4 {
+				return false
+			}
+		default:
+			if v == nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Microseconds from the Unix epoch to 2000-01-01, the epoch of
+// timestamptz's binary form.
+const microsecondsToY2K = 946_684_800 * 1_000_000
+
+// binaryTimestamptz decodes the binary form of a timestamptz as pgx and
+// utc would: the instant in UTC. ok is false for what it leaves to pgx:
+// ±infinity, a time outside the years 1 to 9999 and the zero time.
+func binaryTimestamptz(v []byte) (time.Time, bool) {
+	us := int64(binary.BigEndian.Uint64(v))
+	if us == math.MaxInt64 || us == math.MinInt64 {
+		return time.Time{}, false
+	}
+	t := time.Unix(microsecondsToY2K/1_000_000+us/1_000_000, (microsecondsToY2K%1_000_000*1_000)+(us%1_000_000*1_000))
+	if y := t.UTC().Year(); y < 1 || y > 9999 || t.IsZero() {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
 }

@@ -232,3 +232,77 @@ func unwrapOpt(raw []byte) (json.RawMessage, error) {
 	}
 	return env.Doc, nil
 }
+
+// unwrapStored is unwrapOpt of the text of a jsonb column that is not
+// NULL, the document appended to dst (nil: a new slice of its own). It
+// reads the envelope jsonb prints, {"v": 1, "doc": ...}, without
+// json.Compact's validation: jsonb prints only valid JSON. Anything else
+// is read by Unwrap, whose document never shares raw's memory.
+func unwrapStored(dst, raw []byte) (json.RawMessage, error) {
+	n := len(dst)
+	if doc, ok := bytes.CutPrefix(raw, []byte(storedPrefix)); ok && len(doc) > 0 && doc[len(doc)-1] == '}' {
+		doc = doc[:len(doc)-1]
+		if dst == nil {
+			dst = make([]byte, 0, len(doc))
+		}
+		if out, ok := compactStored(dst, doc); ok {
+			return out, nil
+		}
+	}
+	env, err := Unwrap(raw)
+	if err != nil || dst == nil {
+		return env.Doc, err
+	}
+	return append(dst[:n], env.Doc...), nil
+}
+
+// unwrapStoredInto is UnwrapInto of the text of a jsonb column that is
+// not NULL (see unwrapStored), with buf as scratch; it returns buf, grown.
+func unwrapStoredInto(buf, raw []byte, dst any) ([]byte, error) {
+	doc, err := unwrapStored(buf, raw)
+	if err != nil {
+		return buf, err
+	}
+	if err := json.Unmarshal(doc, dst); err != nil {
+		return doc, &MalformedEnvelopeError{Reason: "document does not decode: " + err.Error()}
+	}
+	return doc, nil
+}
+
+// compactStored appends to dst the valid JSON text src with the spaces
+// between tokens elided, as json.Compact would; ok is false when src
+// holds more than one value at the top level (the "doc" of an envelope
+// with more keys after it).
+func compactStored(dst, src []byte) ([]byte, bool) {
+	depth := 0
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			j := i + 1
+			for j < len(src) && src[j] != '"' {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(src) {
+				return dst, false
+			}
+			dst = append(dst, src[i:j+1]...)
+			i = j
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				return dst, false
+			}
+		}
+		dst = append(dst, src[i])
+	}
+	return dst, depth == 0
+}

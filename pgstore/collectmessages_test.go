@@ -1,0 +1,116 @@
+package pgstore
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kindgi/agents/bindings"
+)
+
+// unwrapStored reads every envelope as jsonb prints it exactly as Unwrap
+// does, and falls back to Unwrap for what it does not read itself.
+func TestUnwrapStoredReadsAsUnwrap(t *testing.T) {
+	pool := testPool(t)
+	ctx := t.Context()
+	r := rand.New(rand.NewPCG(3, 4))
+	var envs []string
+	for range 300 {
+		doc := randomDoc(r, 0)
+		if !json.Valid([]byte(doc)) {
+			continue
+		}
+		raw, err := Wrap(json.RawMessage(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		envs = append(envs, string(raw))
+	}
+	envs = append(envs, `{"v":1,"doc":1,"dog":2}`, `{"v":1,"doc":{"a":[1, 2]},"zzzz":"x"}`, `{"v":1,"doc":"a \" b, c"}`,
+		`{"v":1,"json":"[1, \"\\u0000\"]"}`, `{"v":2,"doc":1}`, `{"v":1}`, `{"v":1,"doc":" \t\n spaced \\\" , {"}`)
+	for _, e := range envs {
+		var back []byte
+		if err := pool.QueryRow(ctx, `SELECT $1::text::jsonb::text`, e).Scan(&back); err != nil {
+			t.Fatalf("%s: %v", e, err)
+		}
+		want, wantErr := unwrapOpt(back)
+		got, gotErr := unwrapStored(nil, back)
+		if !bytes.Equal(got, want) || (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("%s: unwrapStored = %s, %v; Unwrap = %s, %v", back, got, gotErr, want, wantErr)
+		}
+		scratch := []byte("prefix")
+		got, gotErr = unwrapStored(scratch, back)
+		if gotErr == nil && !bytes.Equal(got, append([]byte("prefix"), want...)) {
+			t.Fatalf("%s: unwrapStored after a prefix = %s", back, got)
+		}
+	}
+}
+
+// collectMessages reads what pgx.CollectRows(rows, scanMessage) reads.
+func TestCollectMessagesReadsAsScanMessage(t *testing.T) {
+	ctx := t.Context()
+	s := New(testPool(t), nil)
+	conv, err := s.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t-collect", AgentID: "a", AgentVersion: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := bindings.AppendMessageInput{TenantID: "t-collect", ConversationID: conv.ID}
+	for i, in := range []bindings.AppendMessageInput{
+		{Role: bindings.RoleUser, Content: "plain"},
+		{Role: bindings.RoleUser, Content: "nul \x00, bad \xff, escape \uFDD0 and 日本語", ParticipantID: "p1"},
+		{Role: bindings.RoleAgent, ToolCalls: []bindings.ToolCall{{ID: "c1", Name: "get", Arguments: json.RawMessage(`{ "q" : "a \" b", "n": [1, 2.50, {"x": null}] }`)},
+			{ID: "c2", Name: "nul", Arguments: json.RawMessage(`{"s": "\u0000"}`)}}, Metadata: json.RawMessage(`{"k": [true, false], "s": "x, y"}`)},
+		{Role: bindings.RoleTool, Content: "42", ToolCallID: "c1", RunID: "r1", TurnNumber: 3},
+		{Role: bindings.RoleTool, Content: "", ToolCallID: "c2", RunID: "r1", TurnNumber: 3, Metadata: json.RawMessage(`"\u0000"`), ToolCalls: nil},
+		{Role: bindings.RoleAgent, Content: strings.Repeat("long ", 200), RunID: "r1", TurnNumber: 3, Metadata: json.RawMessage(`null`)},
+	} {
+		in.TenantID, in.ConversationID = base.TenantID, base.ConversationID
+		if in.Content == "" && len(in.ToolCalls) == 0 {
+			in.Content = "x"
+		}
+		if _, err := s.AppendMessage(ctx, in); err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+	}
+	var want, got []bindings.ConversationMessage
+	err = s.batch(ctx, "read twice", base.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlReadMessages, base.TenantID, conv.ID, int64(1<<62), int64(100))
+		b.Queue(sqlReadMessages, base.TenantID, conv.ID, int64(1<<62), int64(100))
+	}, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		if want, err = pgx.CollectRows(rows, scanMessage); err != nil {
+			return err
+		}
+		if rows, err = br.Query(); err != nil {
+			return err
+		}
+		if !fastMessageColumns(rows.FieldDescriptions()) {
+			t.Error("the columns are not read by collectMessages' own path")
+		}
+		got, err = collectMessages(rows, 2) // a hint below the count: the slice grows
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 6 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("collectMessages read\n%+v\nscanMessage read\n%+v", got, want)
+	}
+	// A caller appending to a payload does not change another message's.
+	for i := range got {
+		if got[i].Metadata != nil {
+			_ = append(got[i].Metadata, "garbage"...)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatal("appending to a read message's metadata changed the read")
+	}
+}
