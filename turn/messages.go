@@ -150,16 +150,30 @@ func (r *run) initialMessages(hist []bindings.ConversationMessage) []bindings.Ch
 	}
 	out := make([]bindings.ChatMessage, 1, len(hist)+5) // room for a tool call's three messages
 	out[0] = bindings.ChatMessage{Role: bindings.ChatSystem, Content: system}
-	out = append(out, historyMessages(hist)...)
+	out = appendHistory(out, hist)
 	return append(out, bindings.ChatMessage{Role: bindings.ChatUser, Content: r.in.UserMessage})
 }
 
-// historyMessages turns stored messages into model messages, made well
+// appendHistory appends stored messages to out as model messages, made well
 // formed (wellFormed): a tool result whose call fell outside the window,
 // and a call of an earlier turn that never got its result (that turn
 // failed, was cancelled or halted mid-way), are left out.
-func historyMessages(hist []bindings.ConversationMessage) []bindings.ChatMessage {
-	out := make([]bindings.ChatMessage, 0, len(hist))
+//
+// The messages are appended to out itself, and fixed there when they are
+// not well formed.
+func appendHistory(out []bindings.ChatMessage, hist []bindings.ConversationMessage) []bindings.ChatMessage {
+	n := len(out)
+	out = appendChatMessages(out, hist)
+	if isWellFormed(out[n:]) {
+		return out
+	}
+	fixed := fixWellFormed(out[n:])
+	return append(out[:n], fixed...) // fixed is no longer than what it replaces
+}
+
+// appendChatMessages appends the stored messages hist to out as model
+// messages, as they are.
+func appendChatMessages(out []bindings.ChatMessage, hist []bindings.ConversationMessage) []bindings.ChatMessage {
 	for _, m := range hist {
 		switch m.Role {
 		case bindings.RoleUser:
@@ -172,7 +186,7 @@ func historyMessages(hist []bindings.ConversationMessage) []bindings.ChatMessage
 			out = append(out, bindings.ChatMessage{Role: bindings.ChatTool, Content: m.Content, ToolCallID: m.ToolCallID})
 		}
 	}
-	return wellFormed(out)
+	return out
 }
 
 // wellFormed returns msgs as model APIs (Chat Completions, Anthropic)
@@ -197,12 +211,18 @@ func wellFormed(msgs []bindings.ChatMessage) []bindings.ChatMessage {
 	if isWellFormed(msgs) {
 		return msgs
 	}
-	type group struct {
-		at      int // index in out of the assistant message
-		answers []int
-	}
+	return fixWellFormed(msgs)
+}
+
+// fixWellFormed is wellFormed of msgs that are not well formed: a new
+// slice.
+func fixWellFormed(msgs []bindings.ChatMessage) []bindings.ChatMessage {
+	// A group is an assistant message with calls and its answers: out[at]
+	// and out[answerAt[first+j]] answering its call j.
+	type group struct{ at, first int }
 	out := make([]bindings.ChatMessage, 0, len(msgs))
 	var groups []group
+	var answerAt []int
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
 		switch {
@@ -216,75 +236,141 @@ func wellFormed(msgs []bindings.ChatMessage) []bindings.ChatMessage {
 		for end < len(msgs) && msgs[end].Role == bindings.ChatTool {
 			end++
 		}
-		var calls []bindings.ToolCall
-		var answers []bindings.ChatMessage
-		for _, c := range m.ToolCalls {
-			if slices.ContainsFunc(calls, func(k bindings.ToolCall) bool { return k.ID == c.ID }) {
-				continue // a second call with the id: its answer is the first's
+		// A call is kept when it is the first of its id and an answer
+		// follows; its answer is the first with its id.
+		orig := m.ToolCalls
+		answer := func(j int) int {
+			c := orig[j]
+			for _, k := range orig[:j] {
+				if k.ID == c.ID {
+					return -1 // a second call with the id: its answer is the first's
+				}
 			}
 			for k := i + 1; k < end; k++ {
 				if msgs[k].ToolCallID == c.ID {
-					calls = append(calls, c)
-					answers = append(answers, msgs[k])
-					break
+					return k
 				}
 			}
+			return -1
 		}
-		i = end - 1
-		if len(calls) == 0 {
+		kept := 0
+		for j := range orig {
+			if answer(j) >= 0 {
+				kept++
+			}
+		}
+		if kept == 0 {
 			if m.Content != "" {
 				out = append(out, bindings.ChatMessage{Role: m.Role, Content: m.Content})
 			}
+			i = end - 1
 			continue
 		}
-		m.ToolCalls = calls
-		g := group{at: len(out)}
-		out = append(out, m)
-		for _, a := range answers {
-			g.answers = append(g.answers, len(out))
-			out = append(out, a)
+		if kept < len(m.ToolCalls) {
+			calls := make([]bindings.ToolCall, 0, kept)
+			for j, c := range orig {
+				if answer(j) >= 0 {
+					calls = append(calls, c)
+				}
+			}
+			m.ToolCalls = calls
+		} // else all are kept: the slice is shared, and cloned before a rename
+		if groups == nil {
+			groups, answerAt = make([]group, 0, len(msgs)/2), make([]int, 0, len(msgs)/2)
 		}
-		groups = append(groups, g)
+		groups = append(groups, group{at: len(out), first: len(answerAt)})
+		out = append(out, m)
+		for j := range orig {
+			if k := answer(j); k >= 0 {
+				answerAt = append(answerAt, len(out))
+				out = append(out, msgs[k])
+			}
+		}
+		i = end - 1
 	}
-	taken := map[string]bool{}
+	// The ids of the kept calls, and those assigned, latest first.
+	var taken, assigned idSet
+	taken.init(len(answerAt))
+	assigned.init(len(answerAt))
 	for _, g := range groups {
 		for _, c := range out[g.at].ToolCalls {
-			taken[c.ID] = true
+			taken.add(c.ID)
 		}
 	}
-	assigned := make(map[string]bool, len(taken))
 	for gi := len(groups) - 1; gi >= 0; gi-- {
 		g := groups[gi]
 		calls := out[g.at].ToolCalls
 		renamed := false
 		for j, c := range calls {
-			if !assigned[c.ID] {
-				assigned[c.ID] = true
+			if !assigned.has(c.ID) {
+				assigned.add(c.ID)
 				continue
 			}
 			id := "call-h" + strconv.Itoa(gi+1) + "-" + strconv.Itoa(j+1)
-			for taken[id] || assigned[id] {
+			for taken.has(id) || assigned.has(id) {
 				id += "x"
 			}
-			assigned[id] = true
+			assigned.add(id)
 			if !renamed {
 				calls = slices.Clone(calls)
 				renamed = true
 			}
 			calls[j].ID = id
 			// The answers follow the calls' order (see above).
-			out[g.answers[j]].ToolCallID = id
+			out[answerAt[g.first+j]].ToolCallID = id
 		}
 		out[g.at].ToolCalls = calls
 	}
 	return out
 }
 
+// idSet is a set of call ids: a list while it is short (a history
+// window's calls mostly are), a map past idSetScan.
+type idSet struct {
+	list []string
+	m    map[string]bool
+}
+
+// idSetScan is the most ids an idSet scans.
+const idSetScan = 32
+
+// init makes room for n ids.
+func (s *idSet) init(n int) {
+	if n > idSetScan {
+		s.m = make(map[string]bool, n)
+	} else {
+		s.list = make([]string, 0, n)
+	}
+}
+
+func (s *idSet) add(id string) {
+	switch {
+	case s.m != nil:
+		s.m[id] = true
+	case len(s.list) == idSetScan:
+		s.m = make(map[string]bool, 2*idSetScan)
+		for _, k := range s.list {
+			s.m[k] = true
+		}
+		s.m[id] = true
+	default:
+		s.list = append(s.list, id)
+	}
+}
+
+func (s *idSet) has(id string) bool {
+	if s.m != nil {
+		return s.m[id]
+	}
+	return slices.Contains(s.list, id)
+}
+
 // isWellFormed reports whether msgs already meets wellFormed's rules.
 func isWellFormed(msgs []bindings.ChatMessage) bool {
-	var ids []string // every call id so far
-	var seen map[string]bool
 	const scan = 16 // ids checked by scanning up to this many
+	var idBuf [scan]string
+	ids := idBuf[:0] // every call id so far, until seen holds them
+	var seen map[string]bool
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
 		if m.Role == bindings.ChatTool {
@@ -315,7 +401,9 @@ func isWellFormed(msgs []bindings.ChatMessage) bool {
 					return false
 				}
 				seen[c.ID] = true
-			} else if slices.Contains(ids, c.ID) {
+				continue
+			}
+			if slices.Contains(ids, c.ID) {
 				return false
 			}
 			ids = append(ids, c.ID)
