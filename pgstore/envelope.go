@@ -76,17 +76,22 @@ const (
 // around the document's bytes (jsonb compacts and orders what it stores,
 // so they need no compaction here).
 func wrapValid(raw []byte) (json.RawMessage, error) {
+	return appendWrapValid(make([]byte, 0, len(envelopePrefix)+len(raw)+len(envelopeSuffix)), raw)
+}
+
+// appendWrapValid appends wrapValid(raw) to dst.
+func appendWrapValid(dst, raw []byte) ([]byte, error) {
 	if !jsonbSafe(raw) {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, raw); err != nil {
-			return nil, &agents.PersistenceError{Op: "wrap payload", Err: err, Permanent: true}
+			return dst, &agents.PersistenceError{Op: "wrap payload", Err: err, Permanent: true}
 		}
-		return json.Marshal(textEnvelope{V: CurrentPayloadVersion, JSON: buf.String()})
+		env, err := json.Marshal(textEnvelope{V: CurrentPayloadVersion, JSON: buf.String()})
+		return append(dst, env...), err
 	}
-	out := make([]byte, 0, len(envelopePrefix)+len(raw)+len(envelopeSuffix))
-	out = append(out, envelopePrefix...)
-	out = append(out, bytes.TrimSpace(raw)...)
-	return append(out, envelopeSuffix...), nil
+	dst = append(dst, envelopePrefix...)
+	dst = append(dst, bytes.TrimSpace(raw)...)
+	return append(dst, envelopeSuffix...), nil
 }
 
 // textEnvelope is the envelope of a document jsonb cannot hold: its JSON
@@ -208,6 +213,19 @@ func wrapOpt(field string, doc json.RawMessage) ([]byte, error) {
 		return nil, err
 	}
 	return wrapValid(doc)
+}
+
+// appendWrapOpt appends wrapOpt(field, doc) to dst; null is true when
+// the payload is stored as NULL (nothing appended).
+func appendWrapOpt(dst []byte, field string, doc json.RawMessage) (out []byte, null bool, err error) {
+	if len(bytes.TrimSpace(doc)) == 0 {
+		return dst, true, nil
+	}
+	if err := bindings.CheckJSON(field, doc); err != nil {
+		return dst, false, err
+	}
+	out, err = appendWrapValid(dst, doc)
+	return out, false, err
 }
 
 // jsonArg passes a wrapped payload as a query argument: as text, which

@@ -109,6 +109,11 @@ func (s *Store) prepareSteps(entries []bindings.JournalEntry) (stepArgs, error) 
 		keys: make([]string, n), phases: make([]string, n), nodes: make([]string, n), statuses: make([]string, n),
 		outputs: make([]*string, n), errors: make([]*string, n), ats: make([]time.Time, n),
 	}
+	// The wrapped payloads are gathered into one buffer, made one string
+	// whose parts the arguments point to: ends[2i] and ends[2i+1] are
+	// where entry i's output and error end in it (-1: NULL).
+	var buf []byte
+	ends := make([]int, 2*n)
 	for i, e := range entries {
 		if err := firstErr(bindings.CheckStepKey(e.Key), bindings.CheckOptionalID("step node", e.Node)); err != nil {
 			return stepArgs{}, err
@@ -118,20 +123,39 @@ func (s *Store) prepareSteps(entries []bindings.JournalEntry) (stepArgs, error) 
 		default:
 			return stepArgs{}, invalid("unknown step status " + string(e.Status))
 		}
-		output, err := wrapOpt("step output", e.Output)
-		if err != nil {
+		var null bool
+		var err error
+		if buf, null, err = appendWrapOpt(buf, "step output", e.Output); err != nil {
 			return stepArgs{}, err
 		}
-		a.outputs[i] = textArg(output)
+		ends[2*i] = len(buf)
+		if null {
+			ends[2*i] = -1
+		}
+		ends[2*i+1] = -1
 		if e.Error != nil {
 			stepErr, err := Wrap(e.Error)
 			if err != nil {
 				return stepArgs{}, err
 			}
-			a.errors[i] = textArg(stepErr)
+			buf = append(buf, stepErr...)
+			ends[2*i+1] = len(buf)
 		}
 		a.keys[i], a.phases[i], a.nodes[i], a.statuses[i] = e.Key, e.Status.Phase(), e.Node, string(e.Status)
 		a.ats[i] = s.stamp(e.At)
+	}
+	all, start := string(buf), 0
+	texts := make([]string, 2*n)
+	for k, end := range ends {
+		if end < 0 {
+			continue
+		}
+		texts[k], start = all[start:end], end
+		if k%2 == 0 {
+			a.outputs[k/2] = &texts[k]
+		} else {
+			a.errors[k/2] = &texts[k]
+		}
 	}
 	return a, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -96,7 +97,7 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 		return bindings.MessageStepResult{}, err
 	}
 	wrapped := *tailArgs.outputs[0]
-	cut := bytes.Index([]byte(wrapped), seqField)
+	cut := strings.Index(wrapped, string(seqField)) // no copy of wrapped
 	if cut < 0 || cut+len(seqField) >= len(wrapped) || (wrapped[cut+len(seqField)] != ',' && wrapped[cut+len(seqField)] != '}') {
 		return bindings.MessageStepResult{}, invalid("encode message step " + stepKey + ": no seq field")
 	}
