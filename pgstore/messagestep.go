@@ -128,42 +128,26 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 			return err
 		}
 		defer rows.Close()
-		// The destinations are declared once, not per row: Scan takes
-		// their addresses, so each would be a heap allocation per row, and
-		// it sets every one of them on every row (a fresh value, or nil
-		// for NULL), so nothing carries over from the row before.
-		var (
-			part, ord                int32
-			seq                      *int64
-			app                      *bool
-			node, stepStatus         *string
-			output, stepErr          []byte
-			at                       *time.Time
-			mStatus, mID             *string
-			mTurnCount, mTurn        *int32
-			mSeq                     *int64
-			mRole, mContent          *string
-			mToolCalls, mMeta        []byte
-			mToolCallID, mRun, mPart *string
-			mCreated                 *time.Time
-			mAppended                *bool
-			ordp                     *int32
-		)
+		// One row's destinations for all rows: scan and decode set every
+		// field on every row, so nothing carries over from the row before.
+		r := new(messageStepRow)
+		fast := rawColumns(rows.FieldDescriptions(), messageStepKinds[:])
 		for rows.Next() {
-			ord = 0
-			if err := rows.Scan(&part, &ordp, &seq, &app, &node, &stepStatus, &output, &stepErr, &at,
-				&mStatus, &mTurnCount, &mID, &mSeq, &mRole, &mContent, &mToolCalls, &mToolCallID, &mTurn, &mRun,
-				&mMeta, &mCreated, &mPart, &mAppended); err != nil {
-				return err
+			if !fast || !r.decode(rows.RawValues()) {
+				if err := r.scan(rows); err != nil {
+					return err
+				}
 			}
-			if ordp != nil {
-				ord = *ordp
+			var ord int32
+			if r.ord != nil {
+				ord = *r.ord
 			}
+			part, seq, app, node, stepStatus, output, stepErr, at := r.part, r.seq, r.app, r.node, r.stepStatus, r.output, r.stepErr, r.at
 			switch part {
 			case 1:
 				err = before.row(ord, seq, app, node, stepStatus, output, stepErr, at)
 			case 2:
-				err = ma.fill(mStatus, mTurnCount, mID, mSeq, mRole, mContent, mToolCalls, mMeta, mToolCallID, mRun, mCreated, mPart, mTurn, mAppended)
+				err = ma.fill(r.mStatus, r.mTurnCount, r.mID, r.mSeq, r.mRole, r.mContent, r.mToolCalls, r.mMeta, r.mToolCallID, r.mRun, r.mCreated, r.mPart, r.mTurn, r.mAppended)
 			case 3:
 				err = after.row(ord, seq, app, node, stepStatus, output, stepErr, at)
 			default:
