@@ -115,7 +115,7 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 				// The shared flags say true: make them the call's own.
 				appended, own = append(make([]bool, 0, len(in.Entries)), appended...), true
 			}
-			out[i], appended[i] = r.journal.entry(j, false), false
+			out[i], appended[i] = r.journal.entry(j), false
 			continue
 		}
 		kept := entry.Output
@@ -237,7 +237,7 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 			// Sized for a turn's journal: a turn with one tool call
 			// writes 20 entries, 700 bytes of keys and nodes (a longer
 			// one grows them once).
-			journal: journal{recs: make([]entryRec, 0, 20), text: make([]byte, 0, 768)},
+			journal: journal{recs: make([]entryRec, 0, 20), outs: make([]*byte, 0, 20), text: make([]byte, 0, 768)},
 		}
 		s.runs[k] = r
 		out.Created = true

@@ -11,12 +11,17 @@ import (
 // journal is a run's entries in a form the garbage collector marks
 // cheaply. A Store keeps every run it ever journaled, and each GC cycle
 // marks all of them again: a bindings.JournalEntry holds six pointers (key,
-// node, status, output, error, the time's location), a stored record one
-// (its output). The key and node of every entry are copied into text, the
-// status is a code, the time an int64 of nanoseconds; a bindings
-// JournalEntry is built again when one is read (entry).
+// node, status, output, error, the time's location), a stored record none.
+// The key and node of every entry are copied into text, the status is a
+// code, the time an int64 of nanoseconds, and the output's first byte is
+// in outs, apart from the records (so that the records, most of a
+// journal's bytes, are never scanned); a bindings JournalEntry is built
+// again when one is read (entry).
 type journal struct {
 	recs []entryRec
+	// outs[i] is the first byte of entry i's output (nil: none or empty),
+	// recs[i].outLen its length. The bytes are never written to.
+	outs []*byte
 	// text holds the keys and nodes back to back. Bytes once written never
 	// change, so the strings read back alias them (str) instead of copying.
 	text []byte
@@ -37,8 +42,8 @@ type journal struct {
 
 // entryRec is one stored entry (see journal).
 type entryRec struct {
-	out    []byte // the output (nil: none); never written to
 	at     int64  // At in Unix nanoseconds, UTC (see oddFields)
+	outLen uint32 // the output's length (its bytes: journal.outs)
 	keyOff uint32 // the key, then the node, in journal.text
 	keyLen uint32
 	node   uint32 // the node's length
@@ -174,7 +179,7 @@ func (j *journal) scan(key string, st bindings.StepStatus, code uint8, h uint32)
 func (j *journal) add(e *bindings.JournalEntry, out []byte, sl slot) int {
 	code, h := sl.code, sl.hash
 	i := len(j.recs)
-	rec := entryRec{out: out, keyOff: uint32(len(j.text)), keyLen: uint32(len(e.Key)), node: uint32(len(e.Node)), hash: h, status: code}
+	rec := entryRec{outLen: uint32(len(out)), keyOff: uint32(len(j.text)), keyLen: uint32(len(e.Key)), node: uint32(len(e.Node)), hash: h, status: code}
 	j.text = append(append(j.text, e.Key...), e.Node...)
 	if e.Error != nil {
 		j.errs = append(j.errs, *storedStepError(e.Error))
@@ -196,6 +201,11 @@ func (j *journal) add(e *bindings.JournalEntry, out []byte, sl slot) int {
 		j.odd[i] = odd
 	}
 	j.recs = append(j.recs, rec)
+	var first *byte
+	if len(out) > 0 {
+		first = &out[0]
+	}
+	j.outs = append(j.outs, first)
 	j.seen[h>>6&1] |= 1 << (h & 63)
 	switch {
 	case j.phases != nil:
@@ -218,17 +228,23 @@ func exactNanos(t time.Time) (int64, bool) {
 	return ns, time.Unix(0, ns).UTC() == t
 }
 
-// entry returns the i-th entry (Seq i+1) as a JournalEntry: its output
-// shared with the store when share is set (a caller that only reads it),
-// else a copy.
-func (j *journal) entry(i int, share bool) bindings.JournalEntry {
+// out returns the i-th entry's output as the store keeps it (nil when it
+// has none or an empty one: a copy of either is nil); the caller must not
+// write to it.
+func (j *journal) out(i int) []byte {
+	if p := j.outs[i]; p != nil {
+		return unsafe.Slice(p, j.recs[i].outLen)
+	}
+	return nil
+}
+
+// entry returns the i-th entry (Seq i+1) as a JournalEntry with a copy of
+// its output.
+func (j *journal) entry(i int) bindings.JournalEntry {
 	rec := &j.recs[i]
 	e := bindings.JournalEntry{
 		Seq: int64(i + 1), Key: j.str(rec.keyOff, rec.keyLen), Node: j.str(rec.keyOff+rec.keyLen, rec.node),
-		Status: j.status(i), Output: rec.out,
-	}
-	if !share {
-		e.Output = cloneJSON(rec.out)
+		Status: j.status(i), Output: cloneJSON(j.out(i)),
 	}
 	if rec.err != 0 {
 		se := j.errs[rec.err-1]
@@ -246,7 +262,7 @@ func (j *journal) entry(i int, share bool) bindings.JournalEntry {
 func (j *journal) entries() []bindings.JournalEntry {
 	out := make([]bindings.JournalEntry, len(j.recs))
 	for i := range out {
-		out[i] = j.entry(i, false)
+		out[i] = j.entry(i)
 	}
 	return out
 }

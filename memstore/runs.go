@@ -182,14 +182,14 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	}
 	i, sl, ok := r.journal.find(in.Entry.Key, in.Entry.Status)
 	if ok {
-		return r.journal.entry(i, false), false, nil
+		return r.journal.entry(i), false, nil
 	}
 	e := in.Entry
 	e.Output = cloneJSON(in.Entry.Output)
 	if e.At.IsZero() {
 		e.At = s.now()
 	}
-	return r.journal.entry(r.journal.add(&e, e.Output, sl), false), true, nil
+	return r.journal.entry(r.journal.add(&e, e.Output, sl)), true, nil
 }
 
 // ReadJournal returns a run's entries in append order.
