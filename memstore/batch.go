@@ -229,16 +229,10 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	r := s.runs[k]
 	switch {
 	case r == nil:
-		r = &runRec{
-			run: bindings.Run{
-				TenantID: st.TenantID, ID: st.RunID, FlowID: st.FlowID, FlowVersion: st.FlowVersion,
-				Status: status, CreatedAt: now,
-			},
-			// Sized for a turn's journal: a turn with one tool call
-			// writes 20 entries, 700 bytes of keys and nodes (a longer
-			// one grows them once).
-			journal: journal{recs: make([]entryRec, 0, 20), outs: make([]*byte, 0, 20), text: make([]byte, 0, 768)},
-		}
+		r = newRunRec(bindings.Run{
+			TenantID: st.TenantID, ID: st.RunID, FlowID: st.FlowID, FlowVersion: st.FlowVersion,
+			Status: status, CreatedAt: now,
+		})
 		s.runs[k] = r
 		out.Created = true
 	case heldByOther(&r.run, st.Owner, now):

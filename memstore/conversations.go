@@ -35,6 +35,22 @@ type convRec struct {
 	c    bindings.Conversation
 	msgs msgLog
 	byID map[string]int
+	// The log's first chunks (newConvRec), inside the record: one
+	// allocation per conversation instead of five. The records hold
+	// pointers and come first; text0 holds none and comes last, where the
+	// GC does not scan.
+	chunks0 [1][]msgRec
+	texts0  [1][]byte
+	msgs0   [4]msgRec // a turn with one tool call stores 4 messages
+	text0   [textChunk]byte
+}
+
+// newConvRec returns a record for c, its log in the record's chunks.
+func newConvRec(c bindings.Conversation) *convRec {
+	r := &convRec{c: c}
+	r.chunks0[0], r.texts0[0] = r.msgs0[:0], r.text0[:0]
+	r.msgs.chunks, r.msgs.text = r.chunks0[:], r.texts0[:]
+	return r
 }
 
 // msgScan is the number of messages up to which find scans them.
@@ -95,6 +111,7 @@ type msgLog struct {
 // msgRec is one stored message (see msgLog).
 type msgRec struct {
 	created time.Time
+	role    bindings.MessageRole // the last pointer: what follows is not scanned
 	turn    int
 	chunk   uint32 // the text chunk of the strings,
 	off     uint32 // where they start in it, one after the other:
@@ -103,7 +120,6 @@ type msgRec struct {
 	// ids, names and arguments follow the strings in the text (see
 	// appendCalls).
 	calls uint32
-	role  bindings.MessageRole
 }
 
 // The strings of a msgRec, in their order in the text; the tool calls
@@ -342,14 +358,12 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 	if opened.IsZero() {
 		opened = s.now()
 	}
-	r := &convRec{
-		c: bindings.Conversation{
-			TenantID: in.TenantID, ID: id, ProjectID: in.ProjectID,
-			AgentID: in.AgentID, AgentVersion: in.AgentVersion,
-			Title: in.Title, ParticipantID: in.ParticipantID,
-			Status: bindings.ConversationOpen, OpenedAt: opened, LastActivityAt: opened,
-		},
-	}
+	r := newConvRec(bindings.Conversation{
+		TenantID: in.TenantID, ID: id, ProjectID: in.ProjectID,
+		AgentID: in.AgentID, AgentVersion: in.AgentVersion,
+		Title: in.Title, ParticipantID: in.ParticipantID,
+		Status: bindings.ConversationOpen, OpenedAt: opened, LastActivityAt: opened,
+	})
 	tc.byID[id] = r
 	i := tc.at(r.pos())
 	tc.order = slices.Insert(tc.order, i, r)

@@ -17,6 +17,28 @@ type runRec struct {
 	// wrote, back to back (see keep): one allocation per arenaChunk bytes
 	// instead of one per entry or call.
 	arena []byte
+	// The journal's first slabs (newRunRec), inside the record: one
+	// allocation per run instead of four. outs0 holds pointers and comes
+	// first; recs0 and text0 hold none and come last, where the GC does not
+	// scan (an object is scanned up to its last pointer).
+	outs0 [runSlab]*byte
+	recs0 [runSlab]entryRec
+	text0 [runText]byte
+}
+
+// runSlab and runText size a run's first journal slabs for a turn's
+// journal: a turn with one tool call writes 20 entries, 700 bytes of keys
+// and nodes (a longer one grows them once).
+const (
+	runSlab = 20
+	runText = 768
+)
+
+// newRunRec returns a record for run, its journal in the record's slabs.
+func newRunRec(run bindings.Run) *runRec {
+	r := &runRec{run: run}
+	r.journal.recs, r.journal.outs, r.journal.text = r.recs0[:0], r.outs0[:0], r.text0[:0]
+	return r
 }
 
 // arenaChunk is the size of a run's first output arena (a turn with one
@@ -123,12 +145,10 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 		lease(&r.run, in.Owner, in.LeaseTTL, now)
 		return r.run, nil
 	}
-	r := &runRec{
-		run: bindings.Run{
-			TenantID: in.TenantID, ID: in.RunID, FlowID: in.FlowID, FlowVersion: in.FlowVersion,
-			Status: status, CreatedAt: now,
-		},
-	}
+	r := newRunRec(bindings.Run{
+		TenantID: in.TenantID, ID: in.RunID, FlowID: in.FlowID, FlowVersion: in.FlowVersion,
+		Status: status, CreatedAt: now,
+	})
 	lease(&r.run, in.Owner, in.LeaseTTL, now)
 	s.runs[k] = r
 	s.changed(&r.run)
