@@ -42,8 +42,13 @@ type convRec struct {
 	chunks0 [1][]msgRec
 	texts0  [1][]byte
 	msgs0   [4]msgRec // a turn with one tool call stores 4 messages
-	text0   [textChunk]byte
+	text0   [convText]byte
 }
+
+// convText is the size of the first text chunk, inside a convRec: what
+// makes the record fill its allocation (1408 bytes with the runtime's
+// 8-byte type header) to the byte, as runText does for a runRec.
+const convText = 736
 
 // newConvRec returns a record for c, its log in the record's chunks.
 func newConvRec(c bindings.Conversation) *convRec {
@@ -135,9 +140,10 @@ const (
 	msgTexts
 )
 
-// textChunk is the size of a conversation's first text chunk (a turn with
-// one tool call stores about 600 bytes of ids, content, metadata and tool
-// calls; 640 is a size class); later ones double, up to 64 KB.
+// textChunk is the size of a conversation's first text chunk outside its
+// record (a turn with one tool call stores about 600 bytes of ids,
+// content, metadata and tool calls: convText holds them); later ones
+// double, up to 64 KB.
 const textChunk = 640
 
 // at returns the i-th record (0-based; Seq i+1).
