@@ -36,25 +36,31 @@ type convRec struct {
 	msgs msgLog
 	byID map[string]int
 	// The log's first chunks (newConvRec), inside the record: one
-	// allocation per conversation instead of five. The records hold
-	// pointers and come first; text0 holds none and comes last, where the
-	// GC does not scan.
-	chunks0 [1][]msgRec
-	texts0  [1][]byte
-	msgs0   [4]msgRec // a turn with one tool call stores 4 messages
-	text0   [convText]byte
+	// allocation per conversation instead of seven. The times hold
+	// pointers and come first; the records and the text hold none and come
+	// last, where the GC does not scan.
+	chunks0  [1][]msgRec
+	times0   [1][]time.Time
+	texts0   [1][]byte
+	created0 [convMsgs]time.Time
+	msgs0    [convMsgs]msgRec
+	text0    [convText]byte
 }
+
+// convMsgs is the number of messages a convRec holds itself: a turn with
+// one tool call stores 4.
+const convMsgs = 4
 
 // convText is the size of the first text chunk, inside a convRec: what
 // makes the record fill its allocation (1408 bytes with the runtime's
 // 8-byte type header) to the byte, as runText does for a runRec.
-const convText = 736
+const convText = 720
 
 // newConvRec returns a record for c, its log in the record's chunks.
 func newConvRec(c bindings.Conversation) *convRec {
 	r := &convRec{c: c}
-	r.chunks0[0], r.texts0[0] = r.msgs0[:0], r.text0[:0]
-	r.msgs.chunks, r.msgs.text = r.chunks0[:], r.texts0[:]
+	r.chunks0[0], r.times0[0], r.texts0[0] = r.msgs0[:0], r.created0[:0], r.text0[:0]
+	r.msgs.chunks, r.msgs.times, r.msgs.text = r.chunks0[:], r.times0[:], r.texts0[:]
 	return r
 }
 
@@ -100,13 +106,16 @@ const msgChunk = 1024
 //
 // A message is kept compactly, for the garbage collector: a Store keeps
 // every message it was given and each GC cycle marks them all again. A
-// bindings.ConversationMessage holds thirteen pointers; a msgRec one (the
-// time's location, which a store's clock sets to time.Local or UTC: never
-// a heap object), its strings, metadata and tool calls copied into the
-// log's text chunks and its tenant and conversation the conversation's
-// own. A ConversationMessage is built again when one is read (msg).
+// bindings.ConversationMessage holds thirteen pointers; a msgRec none: its
+// strings, metadata and tool calls are copied into the log's text chunks,
+// its role is a code, its tenant and conversation are the conversation's
+// own, and its time (whose location pointer a store's clock sets to
+// time.Local or UTC: never a heap object) is in times, a chunk of times
+// beside each chunk of records. A ConversationMessage is built again when
+// one is read (msg).
 type msgLog struct {
 	chunks [][]msgRec
+	times  [][]time.Time // times[c][k] is the time of chunks[c][k]
 	// text holds the records' strings; bytes once written never change,
 	// so the strings read back alias them. Only the last chunk has room.
 	text [][]byte
@@ -115,17 +124,33 @@ type msgLog struct {
 
 // msgRec is one stored message (see msgLog).
 type msgRec struct {
-	created time.Time
-	role    bindings.MessageRole // the last pointer: what follows is not scanned
-	turn    int
-	chunk   uint32 // the text chunk of the strings,
-	off     uint32 // where they start in it, one after the other:
-	lens    [msgTexts]uint32
+	turn  int
+	chunk uint32 // the text chunk of the strings,
+	off   uint32 // where they start in it, one after the other:
+	lens  [msgTexts]uint32
 	// calls is 1 + the number of tool calls (0: nil tool calls), whose
 	// ids, names and arguments follow the strings in the text (see
 	// appendCalls).
 	calls uint32
+	role  uint8 // roleCode
 }
+
+// roleCode is the code of a valid role (appendMessage refuses any other).
+func roleCode(r bindings.MessageRole) uint8 {
+	switch r {
+	case bindings.RoleUser:
+		return 1
+	case bindings.RoleAgent:
+		return 2
+	case bindings.RoleTool:
+		return 3
+	case bindings.RoleSystem:
+		return 4
+	}
+	panic("memstore: role " + string(r) + " is not valid")
+}
+
+var codeRole = [...]bindings.MessageRole{1: bindings.RoleUser, 2: bindings.RoleAgent, 3: bindings.RoleTool, 4: bindings.RoleSystem}
 
 // The strings of a msgRec, in their order in the text; the tool calls
 // come after them.
@@ -180,10 +205,10 @@ func (l *msgLog) msg(i int, c *bindings.Conversation) bindings.ConversationMessa
 	rec := l.at(i)
 	return bindings.ConversationMessage{
 		TenantID: c.TenantID, ConversationID: c.ID, ID: l.str(rec, msgID),
-		Seq: int64(i + 1), Role: rec.role, Content: l.str(rec, msgContent),
+		Seq: int64(i + 1), Role: codeRole[rec.role], Content: l.str(rec, msgContent),
 		ToolCalls: l.toolCalls(rec), ToolCallID: l.str(rec, msgToolCallID),
 		TurnNumber: rec.turn, RunID: l.str(rec, msgRunID), ParticipantID: l.str(rec, msgParticipantID),
-		Metadata: cloneJSON(l.bytes(rec, msgMetadata)), CreatedAt: rec.created,
+		Metadata: cloneJSON(l.bytes(rec, msgMetadata)), CreatedAt: l.times[i/msgChunk][i%msgChunk],
 	}
 }
 
@@ -249,14 +274,16 @@ func (l *msgLog) add(m *bindings.ConversationMessage) {
 	k := len(l.chunks)
 	switch {
 	case k == 0:
-		l.chunks = append(l.chunks, make([]msgRec, 0, 4)) // a turn with one tool call stores 4
+		l.chunks = append(l.chunks, make([]msgRec, 0, convMsgs))
+		l.times = append(l.times, make([]time.Time, 0, convMsgs))
 		k = 1
 	case len(l.chunks[k-1]) == msgChunk:
 		l.chunks = append(l.chunks, make([]msgRec, 0, msgChunk))
+		l.times = append(l.times, make([]time.Time, 0, msgChunk))
 		k++
 	}
 	strs := [msgCalls]string{m.ID, m.Content, m.ToolCallID, m.RunID, m.ParticipantID}
-	rec := msgRec{created: m.CreatedAt, turn: m.TurnNumber, role: m.Role}
+	rec := msgRec{turn: m.TurnNumber, role: roleCode(m.Role)}
 	if m.ToolCalls != nil {
 		rec.calls = uint32(len(m.ToolCalls)) + 1
 	}
@@ -285,6 +312,7 @@ func (l *msgLog) add(m *bindings.ConversationMessage) {
 	b = appendCalls(append(b, m.Metadata...), m.ToolCalls)
 	l.text[t] = b
 	l.chunks[k-1] = append(l.chunks[k-1], rec)
+	l.times[k-1] = append(l.times[k-1], m.CreatedAt)
 	l.n++
 }
 
