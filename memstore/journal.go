@@ -12,19 +12,16 @@ import (
 // cheaply. A Store keeps every run it ever journaled, and each GC cycle
 // marks all of them again: a bindings.JournalEntry holds six pointers (key,
 // node, status, output, error, the time's location), a stored record none.
-// The key and node of every entry are copied into text, the status is a
-// code, the time an int64 of nanoseconds, and the output's first byte is
-// in outs, apart from the records (so that the records, most of a
-// journal's bytes, are never scanned); a bindings JournalEntry is built
-// again when one is read (entry).
+// The key, node and output of every entry are copied into text, the
+// status is a code, the time an int64 of nanoseconds; a bindings
+// JournalEntry is built again when one is read (entry).
 type journal struct {
 	recs []entryRec
-	// outs[i] is the first byte of entry i's output (nil: none or empty),
-	// recs[i].outLen its length. The bytes are never written to.
-	outs []*byte
-	// text holds the keys and nodes back to back. Bytes once written never
-	// change, so the strings read back alias them (str) instead of copying.
-	text []byte
+	// text holds each entry's key, node and output back to back, in chunks
+	// (the last one partly filled): bytes once written never change, and
+	// no chunk is ever copied, so the strings read back alias them (str)
+	// instead of copying, and a long journal appends in O(1).
+	text [][]byte
 	// errs are the entries' errors (rare), entryRec.err-1 indexing them.
 	errs []bindings.StepError
 	// odd holds what a record does not: a time that int64 nanoseconds do
@@ -43,10 +40,11 @@ type journal struct {
 // entryRec is one stored entry (see journal).
 type entryRec struct {
 	at     int64  // At in Unix nanoseconds, UTC (see oddFields)
-	outLen uint32 // the output's length (its bytes: journal.outs)
-	keyOff uint32 // the key, then the node, in journal.text
+	chunk  uint32 // the text chunk of the key, node and output, one after the other
+	keyOff uint32 // where the key starts in it
 	keyLen uint32
 	node   uint32 // the node's length
+	outLen uint32 // the output's length
 	hash   uint32 // of key and phase (keyHash)
 	err    uint32 // 1 + the error's index in journal.errs; 0: none
 	status uint8  // statusCode
@@ -112,18 +110,18 @@ func keyHash(key string, st bindings.StepStatus, code uint8) uint32 {
 	return uint32(h ^ h>>32)
 }
 
-// str is text[off:off+n] as a string, aliasing the bytes (never written
-// again once appended).
-func (j *journal) str(off, n uint32) string {
+// str is text[chunk][off:off+n] as a string, aliasing the bytes (never
+// written again once appended).
+func (j *journal) str(chunk, off, n uint32) string {
 	if n == 0 {
 		return ""
 	}
-	return unsafe.String(&j.text[off], int(n))
+	return unsafe.String(&j.text[chunk][off], int(n))
 }
 
 func (j *journal) len() int { return len(j.recs) }
 
-func (j *journal) key(rec *entryRec) string { return j.str(rec.keyOff, rec.keyLen) }
+func (j *journal) key(rec *entryRec) string { return j.str(rec.chunk, rec.keyOff, rec.keyLen) }
 
 func (j *journal) status(i int) bindings.StepStatus {
 	if c := j.recs[i].status; c != 0 {
@@ -158,7 +156,7 @@ func (j *journal) scan(key string, st bindings.StepStatus, code uint8, h uint32)
 	}
 	for i := range j.recs {
 		rec := &j.recs[i]
-		if rec.hash != h || rec.keyLen != uint32(len(key)) || string(j.text[rec.keyOff:rec.keyOff+rec.keyLen]) != key {
+		if rec.hash != h || rec.keyLen != uint32(len(key)) || j.key(rec) != key {
 			continue
 		}
 		if c := rec.status; c != 0 && code != 0 {
@@ -172,15 +170,29 @@ func (j *journal) scan(key string, st bindings.StepStatus, code uint8, h uint32)
 	return 0, false
 }
 
-// add stores e, which find did not find (giving sl), with output out as
-// the next entry, and returns its index. The stored entry keeps out
-// itself (the caller copies it first when it must; e.Output is not read)
-// and a copy of e.Error as a store holds it.
-func (j *journal) add(e *bindings.JournalEntry, out []byte, sl slot) int {
+// journalChunk is the size of a journal's text chunks after the first
+// (a runRec's own), doubling up to 64 KB; a larger entry gets a chunk of
+// its size.
+const journalChunk = 4096
+
+// add stores e, which find did not find (giving sl), as the next entry,
+// and returns its index. The stored entry keeps copies of e's key, node
+// and output, and of e.Error as a store holds it.
+func (j *journal) add(e *bindings.JournalEntry, sl slot) int {
 	code, h := sl.code, sl.hash
 	i := len(j.recs)
-	rec := entryRec{outLen: uint32(len(out)), keyOff: uint32(len(j.text)), keyLen: uint32(len(e.Key)), node: uint32(len(e.Node)), hash: h, status: code}
-	j.text = append(append(j.text, e.Key...), e.Node...)
+	need := len(e.Key) + len(e.Node) + len(e.Output)
+	t := len(j.text) - 1
+	if t < 0 || cap(j.text[t])-len(j.text[t]) < need {
+		size := journalChunk
+		if t >= 0 {
+			size = max(size, min(2*cap(j.text[t]), 64<<10))
+		}
+		j.text = append(j.text, make([]byte, 0, max(size, need)))
+		t++
+	}
+	rec := entryRec{chunk: uint32(t), keyOff: uint32(len(j.text[t])), keyLen: uint32(len(e.Key)), node: uint32(len(e.Node)), outLen: uint32(len(e.Output)), hash: h, status: code}
+	j.text[t] = append(append(append(j.text[t], e.Key...), e.Node...), e.Output...)
 	if e.Error != nil {
 		j.errs = append(j.errs, *storedStepError(e.Error))
 		rec.err = uint32(len(j.errs))
@@ -201,11 +213,6 @@ func (j *journal) add(e *bindings.JournalEntry, out []byte, sl slot) int {
 		j.odd[i] = odd
 	}
 	j.recs = append(j.recs, rec)
-	var first *byte
-	if len(out) > 0 {
-		first = &out[0]
-	}
-	j.outs = append(j.outs, first)
 	j.seen[h>>6&1] |= 1 << (h & 63)
 	switch {
 	case j.phases != nil:
@@ -232,10 +239,12 @@ func exactNanos(t time.Time) (int64, bool) {
 // has none or an empty one: a copy of either is nil); the caller must not
 // write to it.
 func (j *journal) out(i int) []byte {
-	if p := j.outs[i]; p != nil {
-		return unsafe.Slice(p, j.recs[i].outLen)
+	rec := &j.recs[i]
+	if rec.outLen == 0 {
+		return nil
 	}
-	return nil
+	off := rec.keyOff + rec.keyLen + rec.node
+	return j.text[rec.chunk][off : off+rec.outLen : off+rec.outLen]
 }
 
 // entry returns the i-th entry (Seq i+1) as a JournalEntry with a copy of
@@ -243,7 +252,7 @@ func (j *journal) out(i int) []byte {
 func (j *journal) entry(i int) bindings.JournalEntry {
 	rec := &j.recs[i]
 	e := bindings.JournalEntry{
-		Seq: int64(i + 1), Key: j.str(rec.keyOff, rec.keyLen), Node: j.str(rec.keyOff+rec.keyLen, rec.node),
+		Seq: int64(i + 1), Key: j.key(rec), Node: j.str(rec.chunk, rec.keyOff+rec.keyLen, rec.node),
 		Status: j.status(i), Output: cloneJSON(j.out(i)),
 	}
 	if rec.err != 0 {
