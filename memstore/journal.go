@@ -170,9 +170,9 @@ func (j *journal) scan(key string, st bindings.StepStatus, code uint8, h uint32)
 	return 0, false
 }
 
-// journalChunk is the size of a journal's text chunks after the first
-// (a runRec's own), doubling up to 64 KB; a larger entry gets a chunk of
-// its size.
+// journalChunk is the size of a journal's second text chunk (the first
+// is a runRec's own); each later one doubles it, up to 64 KB, and a larger
+// entry gets a chunk of its size.
 const journalChunk = 4096
 
 // add stores e, which find did not find (giving sl), as the next entry,
@@ -184,10 +184,7 @@ func (j *journal) add(e *bindings.JournalEntry, sl slot) int {
 	need := len(e.Key) + len(e.Node) + len(e.Output)
 	t := len(j.text) - 1
 	if t < 0 || cap(j.text[t])-len(j.text[t]) < need {
-		size := journalChunk
-		if t >= 0 {
-			size = max(size, min(2*cap(j.text[t]), 64<<10))
-		}
+		size := journalChunk << min(max(t, 0), 4)
 		j.text = append(j.text, make([]byte, 0, max(size, need)))
 		t++
 	}
