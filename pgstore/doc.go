@@ -40,7 +40,15 @@
 // per (run, step key, phase) through a unique index and ON CONFLICT DO
 // NOTHING; leases are taken with a conditional UPDATE, so of any number of
 // concurrent acquirers of a free lease exactly one wins; an approval is
-// decided by a conditional UPDATE on its pending status.
+// decided by a conditional UPDATE on its pending status. The reads at the
+// start of a turn ride with the writes before them (bindings.TurnOpener):
+// OpenTurn is OpenRun's batch with the read of the conversation and its
+// newest messages (one statement) after the function, AppendUserMessage is
+// AppendStepsAndMessage's with the read of the history before the message,
+// each under the tenant the function set and in its transaction; and
+// AppendUserMessageStep is AppendMessageStep's after a statement that
+// locks the conversation and fails the transaction unless its message
+// count is the one OpenTurn read.
 //
 // # Schema and migrations
 //

@@ -44,8 +44,9 @@ func (s *Store) AppendStepsAndMessage(ctx context.Context, steps bindings.Append
 
 // messageTail is a message appended after the entries of appendSteps.
 type messageTail struct {
-	row messageRow
-	ma  messageAppend
+	row   messageRow
+	ma    messageAppend
+	extra *batchExtra // statements after the message's (see AppendUserMessage)
 }
 
 // AppendStep implements bindings.RunBinding: AppendSteps with one entry.
@@ -87,8 +88,9 @@ func (s *Store) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bi
 	}, in.Status, nil)
 }
 
-// sqlAppendSteps is one call of kindgi_append_steps (migration 0007): the
-// lease check, the appends and the finish in one statement.
+// sqlAppendSteps is one call of kindgi_append_steps (migration 0007, its
+// body made cheaper by 0009): the lease check, the appends and the finish
+// in one statement.
 const sqlAppendSteps = `SELECT o_ord, o_seq, o_appended, o_node, o_status, o_output, o_error, o_at
 	FROM kindgi_append_steps($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
 
@@ -182,13 +184,17 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 			args.outputs, args.errors, args.ats, finish)
 		if tail != nil {
 			tail.ma.queue(b, tail.row, &in.RunID, in.Owner, now)
+			tail.extra.queue(b)
 		}
 	}, func(br pgx.BatchResults) error {
 		if err := sr.read(br); err != nil {
 			return err
 		}
 		if tail != nil {
-			return tail.ma.read(br)
+			if err := tail.ma.read(br); err != nil {
+				return err
+			}
+			return tail.extra.read(br)
 		}
 		return nil
 	})
@@ -364,6 +370,12 @@ const sqlOpenRunFn = `SELECT o_taken, o_created, o_flow_id, o_flow_version, o_st
 // snapshot this call stored is returned as given (CreatedAt in the
 // store's precision), not read back.
 func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings.OpenRunResult, error) {
+	return s.openRun(ctx, in, nil)
+}
+
+// openRun is OpenRun, with the statements of extra (when set) after its
+// own in the same round trip and transaction (see OpenTurn).
+func (s *Store) openRun(ctx context.Context, in bindings.OpenRunInput, extra *batchExtra) (bindings.OpenRunResult, error) {
 	st, sn := in.Start, in.Snapshot
 	switch {
 	case st.TenantID == "":
@@ -393,6 +405,7 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 		b.Queue(sqlOpenRunFn, st.TenantID, st.RunID, sn.FlowID, sn.FlowVersion, sn.AgentID, sn.AgentVersion,
 			sn.ConversationID, sn.ProjectID, textArg(input), snapAt, st.Owner, exp, now, st.FlowID, st.FlowVersion, string(status))
 		b.Queue(sqlReadJournal, st.TenantID, st.RunID)
+		extra.queue(b)
 	}, func(br pgx.BatchResults) error {
 		if err := br.QueryRow().Scan(&o.taken, &o.created, &o.flowID, &o.flowVersion, &o.status, &o.owner, &o.expires,
 			&o.createdAt, &o.updatedAt, &o.snapWritten, &o.sFlowID, &o.sFlowVersion, &o.sAgentID, &o.sAgentVersion,
@@ -400,8 +413,10 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 			return err
 		}
 		var err error
-		out.Journal, err = collectJournal(br)
-		return err
+		if out.Journal, err = collectJournal(br); err != nil {
+			return err
+		}
+		return extra.read(br)
 	})
 	switch {
 	case err != nil:

@@ -14,9 +14,10 @@ import (
 
 var _ bindings.MessageStepAppender = (*Store)(nil)
 
-// sqlMessageStep is one call of kindgi_message_step (migration 0008):
-// the entries before the message, the message, and the message step's
-// entry with the entries after it, in one statement.
+// sqlMessageStep is one call of kindgi_message_step (migration 0008, its
+// body written out by 0009): the entries before the message, the message,
+// and the message step's entry with the entries after it, in one
+// statement.
 const sqlMessageStep = `SELECT o_part, o_ord, o_seq, o_appended, o_node, o_status, o_output, o_error, o_at,
 	m_status, m_turn_count, m_id, m_seq, m_role, m_content, m_tool_calls, m_tool_call_id, m_turn_number, m_run_id,
 	m_metadata, m_created_at, m_participant_id, m_appended
@@ -39,6 +40,13 @@ func (s *Store) MessageStepStore() bindings.RunBinding { return s }
 // When the message was stored before (a retry), the step's entry and the
 // entries after it are written by a second call, from the stored message.
 func (s *Store) AppendMessageStep(ctx context.Context, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
+	return s.appendMessageStep(ctx, in, nil)
+}
+
+// appendMessageStep is AppendMessageStep, with the statements of pre (when
+// set) before its own in the same round trip and transaction (see
+// AppendUserMessageStep).
+func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepInput, pre *batchExtra) (bindings.MessageStepResult, error) {
 	steps := in.Steps
 	if in.Message.TenantID != steps.TenantID {
 		return bindings.MessageStepResult{}, invalid("the entries and the message are of different tenants")
@@ -103,6 +111,7 @@ func (s *Store) AppendMessageStep(ctx context.Context, in bindings.MessageStepIn
 	after := newStepRows(tail, tailArgs)
 	in0 := row.in
 	err = s.send(ctx, "append message step", func(b *pgx.Batch) {
+		pre.queue(b)
 		b.Queue(sqlMessageStep, steps.TenantID, steps.RunID, steps.Owner, now,
 			beforeArgs.keys, beforeArgs.phases, beforeArgs.nodes, beforeArgs.statuses, beforeArgs.outputs, beforeArgs.errors, beforeArgs.ats,
 			in0.ConversationID, row.id, string(in0.Role), encodeText(in0.Content), textArg(row.toolCalls), in0.ToolCallID,
@@ -110,6 +119,9 @@ func (s *Store) AppendMessageStep(ctx context.Context, in bindings.MessageStepIn
 			prefix, suffix,
 			tailArgs.keys, tailArgs.phases, tailArgs.nodes, tailArgs.statuses, tailArgs.outputs, tailArgs.errors, tailArgs.ats, finish)
 	}, func(br pgx.BatchResults) error {
+		if err := pre.read(br); err != nil {
+			return err
+		}
 		rows, err := br.Query()
 		if err != nil {
 			return err

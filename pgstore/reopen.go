@@ -22,6 +22,12 @@ const sqlReopenLease = `UPDATE agent_runs
 // (unless in.Held) and the journal read in one round trip and one
 // transaction, instead of the three of Read, AcquireLease and ReadJournal.
 func (s *Store) ReopenRun(ctx context.Context, in bindings.ReopenRunInput) (bindings.ReopenRunResult, error) {
+	return s.reopenRun(ctx, in, nil)
+}
+
+// reopenRun is ReopenRun, with the statements of extra (when set) after
+// its own in the same round trip and transaction (see ResumeRun).
+func (s *Store) reopenRun(ctx context.Context, in bindings.ReopenRunInput, extra *batchExtra) (bindings.ReopenRunResult, error) {
 	if err := checkLookup(in.TenantID, "run id", in.RunID); err != nil {
 		return bindings.ReopenRunResult{}, err
 	}
@@ -47,6 +53,7 @@ func (s *Store) ReopenRun(ctx context.Context, in bindings.ReopenRunInput) (bind
 		}
 		b.Queue(sqlGetRun, in.TenantID, in.RunID)
 		b.Queue(sqlReadJournal, in.TenantID, in.RunID)
+		extra.queue(b)
 	}, func(br pgx.BatchResults) error {
 		var err error
 		if out.Snapshot, found, err = collectOne(br, scanSnapshot); err != nil {
@@ -60,8 +67,10 @@ func (s *Store) ReopenRun(ctx context.Context, in bindings.ReopenRunInput) (bind
 		if cur, exists, err = collectOne(br, scanRun); err != nil {
 			return err
 		}
-		out.Journal, err = collectJournal(br)
-		return err
+		if out.Journal, err = collectJournal(br); err != nil {
+			return err
+		}
+		return extra.read(br)
 	})
 	switch {
 	case err != nil:

@@ -109,8 +109,11 @@ func (f *turnFixture) invoke(ctx context.Context, b turn.Bindings, a agent.Agent
 // end of the drive is one call (bindings.RunFinisher). A message step's
 // entry, with the stored message, rides with the message itself and with
 // the decide results and the next started entry after it
-// (bindings.MessageStepAppender): the final message ends the drive.
-const maxTurnRoundTrips = 8
+// (bindings.MessageStepAppender): the final message ends the drive. The
+// reads of the turn ride with the start of the drive (bindings.TurnOpener:
+// the conversation and its history), and the user message, like the
+// others, with the write after it (the first model call's started entry).
+const maxTurnRoundTrips = 5
 
 // TestTurnWithOneToolCallRoundTrips runs a turn with one tool call on
 // pgstore and counts its round trips with a pgx tracer and the socket

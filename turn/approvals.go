@@ -90,7 +90,7 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 			if err != nil {
 				return approvalOutcome{}, nil, &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 			}
-			a, err := r.b.Hitl.GetApproval(ctx, r.tenantID, pr.Request.ID)
+			a, err := r.getApproval(ctx, pr.Request.ID)
 			if err != nil {
 				return approvalOutcome{}, nil, coded(err, "get approval")
 			}

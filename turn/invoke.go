@@ -48,7 +48,7 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		return Result{}, err
 	}
 	owner := newID(&b)
-	started, entries, snap, hasSnap, err := openRun(ctx, &b, bindings.OpenRunInput{
+	open := bindings.OpenRunInput{
 		Snapshot: bindings.RunSnapshotWriteInput{
 			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
 			AgentID: in.Agent.ID, AgentVersion: in.Agent.Version,
@@ -58,7 +58,19 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
 			Owner: owner, LeaseTTL: leaseTTL(&b),
 		},
-	})
+	}
+	var (
+		started bindings.Run
+		entries []bindings.JournalEntry
+		snap    bindings.RunSnapshotRecord
+		hasSnap bool
+		reads   *turnReads
+	)
+	if to := turnOpener(&b); to != nil {
+		started, entries, snap, hasSnap, reads, err = openTurn(ctx, to, historyLimit(in.Agent), open)
+	} else {
+		started, entries, snap, hasSnap, err = openRun(ctx, &b, open)
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -86,6 +98,7 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	}
 	r := newPooledRun(&b, stored, in.RunID, owner, started.Status, entries)
 	defer r.release()
+	r.reads = reads
 	return r.driveReporting(ctx)
 }
 
@@ -178,7 +191,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	if err := ctx.Err(); err != nil {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
-	snap, leased, entries, err := reopen(ctx, &b, in, owner, claimed)
+	snap, leased, entries, approvals, err := reopenResuming(ctx, &b, in, owner, claimed)
 	if err != nil {
 		return Result{}, err
 	}
@@ -211,6 +224,9 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 		return Result{}, err
 	}
 	r := newRun(&b, stored, in.Agent, in.RunID, owner, leased.Status, entries)
+	if approvals != nil {
+		r.reads = &turnReads{approvals: approvals}
+	}
 	if st := r.entries.get(NodeComposeResult); st == nil || st.result == nil {
 		if err := r.recheckRoute(ctx); err != nil {
 			release()

@@ -270,7 +270,7 @@ func (r *run) appendMessage(ctx context.Context, in bindings.AppendMessageInput)
 	if err := r.checkLease(); err != nil {
 		return bindings.ConversationMessage{}, err
 	}
-	stored, appended, m, err := r.combiner.AppendStepsAndMessage(ctx, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: r.buf}, in)
+	stored, appended, m, err := r.appendStepsAndMessage(ctx, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: r.buf}, in)
 	if stored != nil {
 		// The entries were stored, whatever became of the message.
 		if len(stored) != len(r.buf) || len(appended) != len(r.buf) {

@@ -101,10 +101,12 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 
 // persistUserMessage is the persist-user-message node.
 func (r *run) persistUserMessage(ctx context.Context) error {
+	r.wantHistory = true // the history read after it may ride with its append (see history)
 	m, err := r.persist(ctx, NodePersistUserMessage, NodePersistUserMessage, bindings.AppendMessageInput{
 		Role: bindings.RoleUser, Content: r.in.UserMessage, ParticipantID: r.in.ParticipantID,
 	}, nil)
-	r.userMsg = m
+	r.wantHistory = false
+	r.userMsg = m // deferred: as it will be stored (writeDeferred sets it then)
 	return err
 }
 
@@ -125,28 +127,31 @@ func (r *run) buildInitialMessages(ctx context.Context) error {
 		if err := r.loadPrompt(); err != nil {
 			return nil, err
 		}
-		system := r.prompt
-		if section := FormatRetrievedForPrompt(r.retrieved); section != "" {
-			system += "\n\n" + section
-		}
 		var hist []bindings.ConversationMessage
 		if r.s.HistoryLimit > 0 {
 			var err error
-			hist, err = r.b.Conversations.ReadMessages(ctx, bindings.ReadMessagesInput{
-				TenantID: r.tenantID, ConversationID: r.in.ConversationID,
-				Limit: r.s.HistoryLimit, BeforeSeq: r.userMsg.Seq,
-			})
-			if err != nil {
-				return nil, coded(err, "read messages")
+			if hist, err = r.history(ctx); err != nil {
+				return nil, err
 			}
 		}
-		out := make([]bindings.ChatMessage, 1, len(hist)+5) // room for a tool call's three messages
-		out[0] = bindings.ChatMessage{Role: bindings.ChatSystem, Content: system}
-		out = append(out, historyMessages(hist)...)
-		return append(out, bindings.ChatMessage{Role: bindings.ChatUser, Content: r.in.UserMessage}), nil
+		return r.initialMessages(hist), nil
 	})
 	r.messages = msgs
 	return err
+}
+
+// initialMessages is build-initial-messages' result from the history
+// before the user message: the system prompt (loaded) with the retrieved
+// facts, the history, the user message.
+func (r *run) initialMessages(hist []bindings.ConversationMessage) []bindings.ChatMessage {
+	system := r.prompt
+	if section := FormatRetrievedForPrompt(r.retrieved); section != "" {
+		system += "\n\n" + section
+	}
+	out := make([]bindings.ChatMessage, 1, len(hist)+5) // room for a tool call's three messages
+	out[0] = bindings.ChatMessage{Role: bindings.ChatSystem, Content: system}
+	out = append(out, historyMessages(hist)...)
+	return append(out, bindings.ChatMessage{Role: bindings.ChatUser, Content: r.in.UserMessage})
 }
 
 // historyMessages turns stored messages into model messages, made well

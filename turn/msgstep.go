@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	agents "github.com/kindgi/agents"
@@ -38,10 +39,12 @@ type deferredMessage struct {
 // and those entries together or not at all, so nothing outside the run
 // sees a decision before the message is stored, and a crash before it
 // loses what a crash at the message's own append loses. The message's
-// events (after) are emitted once it is stored. The user message is never
-// deferred: its Seq bounds the history read right after it.
+// events (after) are emitted once it is stored. The user message, whose
+// Seq bounds the history read right after it, is deferred only with the
+// history read ahead by a bindings.TurnOpener, stored on the condition
+// that the conversation is still as read (see deferUserMessage).
 func (r *run) deferMessage(ctx context.Context, key, node string, in bindings.AppendMessageInput, after func(context.Context, bindings.ConversationMessage)) (bool, error) {
-	if r.msgStep == nil || key == NodePersistUserMessage {
+	if r.msgStep == nil || (key == NodePersistUserMessage && !r.deferUserMessage()) {
 		return false, nil
 	}
 	if r.deferred.set {
@@ -129,10 +132,21 @@ func (r *run) writeDeferred(ctx context.Context, entries []bindings.JournalEntry
 		r.dropBuffer()
 		return nil, nil, &agents.PersistenceError{Op: "append message step", Err: fmt.Errorf("the entry of step %s is not buffered", d.key)}
 	}
-	res, err := r.msgStep.AppendMessageStep(ctx, bindings.MessageStepInput{
+	in := bindings.MessageStepInput{
 		Steps:     bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries},
 		StepIndex: at, Message: d.in, Finish: finish, Encode: r.encodeMsg,
-	})
+	}
+	var res bindings.MessageStepResult
+	var err error
+	if d.key == NodePersistUserMessage && r.reads != nil && r.reads.userDeferred {
+		// The user message, on the condition that the conversation is
+		// as OpenTurn read it (see deferUserMessage).
+		if res, err = r.appendUserMessageStep(ctx, in); errors.Is(err, bindings.ErrConversationChanged) {
+			return r.writeUserMessageAgain(ctx, entries, at, finish)
+		}
+	} else {
+		res, err = r.msgStep.AppendMessageStep(ctx, in)
+	}
 	if err != nil {
 		if res.Entries == nil {
 			// Nothing stored: the deferred message stays for a retry.
@@ -146,6 +160,9 @@ func (r *run) writeDeferred(ctx context.Context, entries []bindings.JournalEntry
 	r.deferred = deferredMessage{}
 	if d.appended < len(r.appended) && r.appended[d.appended].ID == res.Message.ID {
 		r.appended[d.appended] = res.Message // with its Seq and CreatedAt
+	}
+	if d.key == NodePersistUserMessage {
+		r.userMsg = res.Message // the bound of the history reads after it
 	}
 	if err := r.stored(res.Entries[:len(r.buf)], res.Appended); err != nil {
 		return nil, nil, err

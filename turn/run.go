@@ -62,6 +62,14 @@ type run struct {
 	lazyMessages *bindings.JournalEntry
 	// lazyPrompt is the replayed render-prompt entry, likewise.
 	lazyPrompt *bindings.JournalEntry
+	// reads is what a bindings.TurnOpener or RunResumer read ahead (see
+	// openTurn), nil when nothing was: kept out of line, so that a run on
+	// a store without them carries (and zeroes, and the GC scans) one
+	// pointer.
+	reads *turnReads
+	// wantHistory says the user message is being appended (see
+	// appendStepsAndMessage).
+	wantHistory bool
 
 	// inflight is the key (and node) of the model or tool step started in
 	// this drive whose result is not stored yet ("" when none).

@@ -79,9 +79,9 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 	}
 	s.Route, s.Model = ref, model
 
-	conv, err := r.b.Conversations.GetConversation(ctx, r.tenantID, r.in.ConversationID)
+	conv, err := r.conversation(ctx)
 	if err != nil {
-		return s, coded(err, "get conversation")
+		return s, err
 	}
 	if conv.Status == bindings.ConversationClosed {
 		return s, &agents.ConversationClosedError{ConversationID: conv.ID}
@@ -121,10 +121,7 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 	}
 	s.Budget = capsFor(a, p)
 	s.Budget.MaxToolCalls = toolCallsCap(r.b)
-	s.HistoryLimit = DefaultHistoryLimit
-	if cp := a.ConversationPolicy; cp != nil && cp.HistoryLimit != nil {
-		s.HistoryLimit = *cp.HistoryLimit
-	}
+	s.HistoryLimit = historyLimit(a)
 	return s, nil
 }
 

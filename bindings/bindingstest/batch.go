@@ -12,7 +12,8 @@ import (
 // bindings.StepBatcher, bindings.RunFinisher, bindings.RunOpener (whose
 // snapshots Harness.Snapshots reads back), bindings.RunReopener and bindings.StepMessageAppender
 // and bindings.MessageStepAppender (whose messages Harness.Conversations
-// reads back). Each suite skips when the
+// reads back), bindings.TurnOpener and bindings.RunResumer. Each suite
+// skips when the
 // binding lacks its capability. RunJournalTests runs them too.
 func RunBatchTests(t *testing.T, newHarness NewHarness) {
 	t.Helper()
@@ -40,6 +41,14 @@ func RunBatchTests(t *testing.T, newHarness NewHarness) {
 		_, ok := h.Runs.(bindings.MessageStepAppender)
 		return ok && h.Conversations != nil
 	}, messageStepCases)
+	runSuite(t, newHarness, "TurnOpener", func(h Harness) bool {
+		_, ok := h.Runs.(bindings.TurnOpener)
+		return ok && any(h.Snapshots) == any(h.Runs) && any(h.Conversations) == any(h.Runs)
+	}, turnOpenCases)
+	runSuite(t, newHarness, "RunResumer", func(h Harness) bool {
+		_, ok := h.Runs.(bindings.RunResumer)
+		return ok && any(h.Snapshots) == any(h.Runs) && any(h.Hitl) == any(h.Runs)
+	}, resumeRunCases)
 }
 
 var batchCases = []testCase{

@@ -143,10 +143,15 @@ type Store interface {
 // are one write each.
 //
 // When s is a bindings.MessageStepAppender, so is the store returned: its
-// AppendMessageStep is one write too.
+// AppendMessageStep is one write too. When s is both that and a
+// bindings.TurnOpener, the store returned is a TurnOpener too (see
+// turnOpenStore).
 func (c *Crasher) Store(s Store) Store {
 	st := store{finishingRuns{batchingRuns{runs{c, s}, s}, s}, snapshots{c, s}, conversations{c, s}, s}
 	if ms, ok := s.(bindings.MessageStepAppender); ok {
+		if to, ok := s.(bindings.TurnOpener); ok {
+			return &turnOpenStore{messageStepStore: &messageStepStore{store: st, ms: ms}, to: to}
+		}
 		return &messageStepStore{store: st, ms: ms}
 	}
 	return st

@@ -1,0 +1,215 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/kindgi/agents/bindings"
+)
+
+// batchExtra is statements a write call sends after its own, in its round
+// trip and transaction: queue queues them, read reads their results. The
+// tenant is set by the functions before them (set_config(…, true) lasts
+// for the transaction). A nil batchExtra queues and reads nothing.
+type batchExtra struct {
+	queueFn func(b *pgx.Batch)
+	readFn  func(br pgx.BatchResults) error
+}
+
+func (e *batchExtra) queue(b *pgx.Batch) {
+	if e != nil {
+		e.queueFn(b)
+	}
+}
+
+func (e *batchExtra) read(br pgx.BatchResults) error {
+	if e == nil {
+		return nil
+	}
+	return e.readFn(br)
+}
+
+// sqlHistoryBefore reads the newest $4 messages before the message $3 of
+// the conversation (none when there is no such message): ReadMessages'
+// backward walk of agent_conversation_messages_seq_idx, bounded by that
+// message's seq, which the same transaction just assigned or found.
+const sqlHistoryBefore = `SELECT ` + messageCols + ` FROM agent_conversation_messages
+	WHERE tenant_id = $1 AND conversation_id = $2
+	  AND seq < (SELECT m.seq FROM agent_conversation_messages m WHERE m.tenant_id = $1 AND m.conversation_id = $2 AND m.id = $3)
+	ORDER BY seq DESC
+	LIMIT $4`
+
+// sqlExpectMessages locks conversation $2 (as the message append after it
+// does) and fails, aborting the call's transaction, unless it holds $3
+// messages and none with id $4: the turn's read of it still stands. The
+// failure is a cast of a text naming it (no function of its own: a
+// migration after 0009 could make it one); a missing conversation passes
+// (the append after it reports it).
+const sqlExpectMessages = `WITH c AS (SELECT message_count FROM agent_conversations WHERE tenant_id = $1 AND id = $2 FOR UPDATE)
+	SELECT CASE WHEN c.message_count = $3 AND NOT EXISTS (SELECT 1 FROM agent_conversation_messages m
+			WHERE m.tenant_id = $1 AND m.conversation_id = $2 AND m.id = $4) THEN true
+		ELSE (` + "'" + conversationChanged + ` at ' || c.message_count || ' messages')::boolean END
+	FROM (SELECT 1) AS one LEFT JOIN c ON true`
+
+// conversationChanged starts the text sqlExpectMessages fails to cast.
+const conversationChanged = "kindgi: conversation changed"
+
+var _ bindings.TurnOpener = (*Store)(nil)
+
+// TurnOpenerStore implements bindings.TurnOpener: the store itself.
+func (s *Store) TurnOpenerStore() bindings.RunBinding { return s }
+
+// OpenTurn implements bindings.TurnOpener: OpenRun and GetConversation of
+// the snapshot's conversation in one round trip, one more statement in
+// OpenRun's batch, read under OpenRun's transaction; with in.HistoryLimit,
+// one more, ReadMessages' backward scan, whose result is the history when
+// its newest message is the conversation's last (no message came between
+// the two statements), and nil otherwise.
+func (s *Store) OpenTurn(ctx context.Context, in bindings.OpenTurnInput) (bindings.OpenTurnResult, error) {
+	var out bindings.OpenTurnResult
+	tenant, conv := in.Snapshot.TenantID, in.Snapshot.ConversationID
+	var extra *batchExtra
+	switch {
+	case checkLookup(tenant, "conversation id", conv) != nil:
+	case in.HistoryLimit > 0:
+		extra = &batchExtra{
+			queueFn: func(b *pgx.Batch) {
+				b.Queue(sqlGetConversation, tenant, conv)
+				b.Queue(sqlReadMessages, tenant, conv, int64(math.MaxInt64), int64(in.HistoryLimit))
+			},
+			readFn: func(br pgx.BatchResults) error {
+				var err error
+				if out.Conversation, out.HasConversation, err = collectOne(br, scanConversation); err != nil {
+					return err
+				}
+				rows, err := br.Query()
+				if err != nil {
+					return err
+				}
+				hist, err := pgx.CollectRows(rows, scanMessage)
+				if err != nil || !out.HasConversation || !consistentHistory(out.Conversation, hist) {
+					return err // a message came between the two reads: no history
+				}
+				slices.Reverse(hist)
+				if out.History = hist; hist == nil {
+					out.History = []bindings.ConversationMessage{}
+				}
+				return nil
+			},
+		}
+	default:
+		extra = &batchExtra{
+			queueFn: func(b *pgx.Batch) { b.Queue(sqlGetConversation, tenant, conv) },
+			readFn: func(br pgx.BatchResults) error {
+				var err error
+				out.Conversation, out.HasConversation, err = collectOne(br, scanConversation)
+				return err
+			},
+		}
+	}
+	res, err := s.openRun(ctx, in.OpenRunInput, extra)
+	if err != nil {
+		return bindings.OpenTurnResult{}, err
+	}
+	out.OpenRunResult = res
+	if !out.HasConversation {
+		out.Conversation, out.History = bindings.Conversation{}, nil
+	}
+	return out, nil
+}
+
+// consistentHistory reports whether hist, the newest messages of
+// conversation c read by the statement after c's, is what c's statement
+// would have read: its newest message is c's last (seq = MessageCount:
+// nothing was appended in between) or, for an empty conversation, there
+// is none.
+func consistentHistory(c bindings.Conversation, hist []bindings.ConversationMessage) bool {
+	if len(hist) == 0 {
+		return c.MessageCount == 0
+	}
+	return hist[0].Seq == int64(c.MessageCount) // newest first, as read
+}
+
+// AppendUserMessageStep implements bindings.TurnOpener: AppendMessageStep
+// with the check that the conversation holds in.MessageCount messages and
+// not this one in front of it (sqlExpectMessages, under the tenant's
+// setting), in the same round trip and transaction.
+func (s *Store) AppendUserMessageStep(ctx context.Context, in bindings.UserMessageStepInput) (bindings.MessageStepResult, error) {
+	msg := in.Message
+	if msg.ID == "" {
+		return bindings.MessageStepResult{}, invalid("the user message step needs the message's id")
+	}
+	pre := &batchExtra{
+		queueFn: func(b *pgx.Batch) {
+			b.Queue(setTenantSQL, msg.TenantID)
+			b.Queue(sqlExpectMessages, msg.TenantID, msg.ConversationID, int32(in.MessageCount), msg.ID)
+		},
+		readFn: func(br pgx.BatchResults) error {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+			_, err := br.Exec()
+			var pg *pgconn.PgError
+			if errors.As(err, &pg) && pg.Code == "22P02" && strings.Contains(pg.Message, conversationChanged) {
+				return bindings.ErrConversationChanged
+			}
+			return err
+		},
+	}
+	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre)
+	if errors.Is(err, bindings.ErrConversationChanged) {
+		return bindings.MessageStepResult{}, bindings.ErrConversationChanged
+	}
+	return res, err
+}
+
+// AppendUserMessage implements bindings.TurnOpener: AppendStepsAndMessage
+// and the read of the history before the stored message in one round
+// trip and one transaction (one more statement after the message's).
+func (s *Store) AppendUserMessage(ctx context.Context, in bindings.UserMessageInput) (bindings.UserMessageResult, error) {
+	steps, msg := in.Steps, in.Message
+	if msg.TenantID != steps.TenantID {
+		return bindings.UserMessageResult{}, invalid("the entries and the message are of different tenants")
+	}
+	if in.HistoryLimit < 1 {
+		return bindings.UserMessageResult{}, invalid("the history limit is less than 1")
+	}
+	row, err := s.prepareMessage(msg)
+	if err != nil {
+		return bindings.UserMessageResult{}, err
+	}
+	var hist []bindings.ConversationMessage
+	tail := &messageTail{row: row, extra: &batchExtra{
+		queueFn: func(b *pgx.Batch) {
+			b.Queue(sqlHistoryBefore, msg.TenantID, msg.ConversationID, row.id, int64(in.HistoryLimit))
+		},
+		readFn: func(br pgx.BatchResults) error {
+			rows, err := br.Query()
+			if err != nil {
+				return err
+			}
+			hist, err = pgx.CollectRows(rows, scanMessage)
+			return err
+		},
+	}}
+	entries, appended, err := s.appendSteps(ctx, "append user message", steps, "", tail)
+	if err != nil {
+		return bindings.UserMessageResult{}, err
+	}
+	out := bindings.UserMessageResult{Entries: entries, Appended: appended}
+	if out.Message, err = tail.ma.result(); err != nil {
+		return out, err
+	}
+	slices.Reverse(hist)
+	if hist == nil {
+		hist = []bindings.ConversationMessage{}
+	}
+	out.History = hist
+	return out, nil
+}

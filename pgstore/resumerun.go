@@ -1,0 +1,42 @@
+package pgstore
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kindgi/agents/bindings"
+)
+
+var _ bindings.RunResumer = (*Store)(nil)
+
+// RunResumerStore implements bindings.RunResumer: the store itself.
+func (s *Store) RunResumerStore() bindings.RunBinding { return s }
+
+// ResumeRun implements bindings.RunResumer: ReopenRun and the read of the
+// run's approvals (agent_approvals_run_idx) in one round trip, one more
+// statement in ReopenRun's batch.
+func (s *Store) ResumeRun(ctx context.Context, in bindings.ReopenRunInput) (bindings.ResumeRunResult, error) {
+	var aps []bindings.Approval
+	res, err := s.reopenRun(ctx, in, &batchExtra{
+		queueFn: func(b *pgx.Batch) { b.Queue(sqlListApprovals, in.TenantID, in.RunID) },
+		readFn: func(br pgx.BatchResults) error {
+			rows, err := br.Query()
+			if err != nil {
+				return err
+			}
+			aps, err = pgx.CollectRows(rows, scanApproval)
+			return err
+		},
+	})
+	if err != nil {
+		return bindings.ResumeRunResult{}, err
+	}
+	for i := range aps {
+		aps[i] = s.withExpiry(aps[i])
+	}
+	if aps == nil {
+		aps = []bindings.Approval{}
+	}
+	return bindings.ResumeRunResult{ReopenRunResult: res, Approvals: aps}, nil
+}

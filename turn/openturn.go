@@ -1,0 +1,287 @@
+package turn
+
+import (
+	"context"
+	"fmt"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
+	"github.com/kindgi/agents/bindings"
+)
+
+// turnReads holds what a bindings.TurnOpener read ahead for a drive, each
+// for its one reader: the conversation for setup, and the history before
+// the user message for build-initial-messages.
+type turnReads struct {
+	conv    bindings.Conversation
+	hasConv bool
+
+	// history holds the newest messages before the user message: read by
+	// OpenTurn with the conversation (before is then the seq the user
+	// message gets when nothing is appended meanwhile: MessageCount+1), or
+	// by AppendUserMessage (before is the stored message's seq).
+	history    []bindings.ConversationMessage
+	hasHistory bool
+	before     int64
+	limit      int
+	// count is the MessageCount OpenTurn read (hasCount): the condition on
+	// which the deferred user message is stored (userDeferred).
+	count        int
+	hasCount     bool
+	userDeferred bool
+
+	// approvals are the run's approvals, read by ResumeRun (getApproval).
+	approvals []bindings.Approval
+}
+
+// historyLimit is the number of earlier messages a turn of a reads
+// (setupState.HistoryLimit).
+func historyLimit(a agent.Agent) int {
+	if cp := a.ConversationPolicy; cp != nil && cp.HistoryLimit != nil {
+		return *cp.HistoryLimit
+	}
+	return DefaultHistoryLimit
+}
+
+// turnOpener returns b's bindings.TurnOpener when its store offers one
+// and is bound, as itself, as the turn's Runs, Snapshots and
+// Conversations (so that no wrapper's own methods are bypassed); nil
+// otherwise.
+func turnOpener(b *Bindings) bindings.TurnOpener {
+	to, ok := b.Runs.(bindings.TurnOpener)
+	if !ok || !sameBinding(to.TurnOpenerStore(), b.Runs) || !sameBinding(b.Runs, b.Snapshots) || !sameBinding(b.Runs, b.Conversations) {
+		return nil
+	}
+	return to
+}
+
+// openTurn is openRun for Invoke with the store's bindings.TurnOpener
+// (turnOpener): it also reads the turn's conversation, with its newest
+// limit messages, in the same call (reads), which setup and
+// build-initial-messages then take instead of calling GetConversation and
+// ReadMessages.
+func openTurn(ctx context.Context, to bindings.TurnOpener, limit int, in bindings.OpenRunInput) (run bindings.Run, entries []bindings.JournalEntry, snap bindings.RunSnapshotRecord, hasSnap bool, reads *turnReads, err error) {
+	res, err := to.OpenTurn(ctx, bindings.OpenTurnInput{OpenRunInput: in, HistoryLimit: max(limit, 0)})
+	if err != nil {
+		return bindings.Run{}, nil, snap, false, nil, coded(err, "open run")
+	}
+	reads = &turnReads{}
+	if res.HasConversation {
+		reads.conv, reads.hasConv = res.Conversation, true
+		reads.count, reads.hasCount = res.Conversation.MessageCount, true
+		if limit > 0 && res.History != nil {
+			reads.history, reads.hasHistory = res.History, true
+			reads.before, reads.limit = int64(res.Conversation.MessageCount)+1, limit
+		}
+	}
+	return res.Run, res.Journal, res.Snapshot, true, reads, nil
+}
+
+// conversation is the turn's conversation for setup: the one OpenTurn
+// read (once), or GetConversation's.
+func (r *run) conversation(ctx context.Context) (bindings.Conversation, error) {
+	if rd := r.reads; rd != nil && rd.hasConv {
+		c := rd.conv
+		rd.conv, rd.hasConv = bindings.Conversation{}, false
+		if c.TenantID == r.tenantID && c.ID == r.in.ConversationID {
+			return c, nil
+		}
+	}
+	c, err := r.b.Conversations.GetConversation(ctx, r.tenantID, r.in.ConversationID)
+	if err != nil {
+		return c, coded(err, "get conversation")
+	}
+	return c, nil
+}
+
+// deferUserMessage reports whether the user message may wait for the
+// drive's next write like the other messages (deferMessage), and marks it
+// so: only with the history OpenTurn read for this turn's limit, the
+// conversation's message count to store it on (AppendUserMessageStep),
+// and the store's TurnOpener. build-initial-messages then takes that
+// history; the next write stores the message only if no message was
+// appended meanwhile — so the message gets the seq right after the ones
+// read, and the history read is exactly the messages before it — and
+// otherwise appends it as it would have been (writeUserMessageAgain).
+func (r *run) deferUserMessage() bool {
+	rd := r.reads
+	if rd == nil {
+		return false
+	}
+	ok := rd.hasCount && rd.hasHistory && rd.before == int64(rd.count)+1 && rd.limit == r.s.HistoryLimit &&
+		r.s.HistoryLimit > 0 && turnOpener(r.b) != nil
+	rd.userDeferred = ok
+	return ok
+}
+
+// appendStepsAndMessage is the combiner's AppendStepsAndMessage; for the
+// user message, with a bindings.TurnOpener, it is AppendUserMessage,
+// which also reads the history build-initial-messages needs (the messages
+// before the stored user message) in the same call.
+func (r *run) appendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, in bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
+	if !r.wantHistory || r.s.HistoryLimit < 1 {
+		return r.combiner.AppendStepsAndMessage(ctx, steps, in)
+	}
+	to := turnOpener(r.b)
+	if to == nil {
+		return r.combiner.AppendStepsAndMessage(ctx, steps, in)
+	}
+	res, err := r.appendUserMessage(ctx, to, steps, in)
+	return res.Entries, res.Appended, res.Message, err
+}
+
+// appendUserMessage is AppendUserMessage; the history it read is kept for
+// build-initial-messages.
+func (r *run) appendUserMessage(ctx context.Context, to bindings.TurnOpener, steps bindings.AppendStepsInput, in bindings.AppendMessageInput) (bindings.UserMessageResult, error) {
+	res, err := to.AppendUserMessage(ctx, bindings.UserMessageInput{Steps: steps, Message: in, HistoryLimit: r.s.HistoryLimit})
+	if err == nil {
+		if r.reads == nil {
+			r.reads = &turnReads{}
+		}
+		r.reads.history, r.reads.hasHistory = res.History, true
+		r.reads.before, r.reads.limit = res.Message.Seq, r.s.HistoryLimit
+	}
+	return res, err
+}
+
+// history is the history before the user message for
+// build-initial-messages: the messages read ahead (once), when read with
+// this bound and limit — the bound is the user message's seq, or, while
+// the message is deferred, the one it will be stored with — or
+// ReadMessages'.
+func (r *run) history(ctx context.Context) ([]bindings.ConversationMessage, error) {
+	if rd := r.reads; rd != nil && rd.hasHistory {
+		h, before, limit := rd.history, rd.before, rd.limit
+		rd.history, rd.hasHistory = nil, false
+		seq := r.userMsg.Seq
+		if seq == 0 && rd.userDeferred && r.deferred.set && r.deferred.key == NodePersistUserMessage {
+			seq = int64(rd.count) + 1 // what AppendUserMessageStep stores it with, or stores nothing
+		}
+		if before == seq && limit == r.s.HistoryLimit {
+			return h, nil
+		}
+	}
+	hist, err := r.b.Conversations.ReadMessages(ctx, bindings.ReadMessagesInput{
+		TenantID: r.tenantID, ConversationID: r.in.ConversationID,
+		Limit: r.s.HistoryLimit, BeforeSeq: r.userMsg.Seq,
+	})
+	if err != nil {
+		return nil, coded(err, "read messages")
+	}
+	return hist, nil
+}
+
+// appendUserMessageStep is AppendUserMessageStep of the deferred user
+// message's write, on the count OpenTurn read.
+func (r *run) appendUserMessageStep(ctx context.Context, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
+	rd := r.reads // set: the message is deferred (deferUserMessage)
+	to := turnOpener(r.b)
+	if to == nil {
+		return bindings.MessageStepResult{}, &agents.PersistenceError{Op: "append user message step", Err: fmt.Errorf("the store is no longer a turn opener")}
+	}
+	res, err := to.AppendUserMessageStep(ctx, bindings.UserMessageStepInput{MessageStepInput: in, MessageCount: rd.count})
+	if err == nil {
+		rd.userDeferred = false
+		if res.Message.Seq != int64(rd.count)+1 {
+			return bindings.MessageStepResult{}, &agents.PersistenceError{Op: "append user message step", Err: fmt.Errorf("the message got seq %d, want %d", res.Message.Seq, rd.count+1)}
+		}
+	}
+	return res, err
+}
+
+// writeUserMessageAgain is writeDeferred of the deferred user message
+// when AppendUserMessageStep stored nothing because the conversation
+// changed since OpenTurn read it: the write is made as it would have been
+// without the read ahead. The entries before the message and the message
+// go in one AppendUserMessage, which reads the history before it; the
+// message step's entry gets the stored message; build-initial-messages,
+// when buffered, is decided again from that history (the model has not
+// been called: the write carries its started entry); then the rest is
+// written as writeEntries (or FinishRun, with finish) writes it. The
+// journal is then what it would have been had the user message been
+// appended at once.
+func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.JournalEntry, at int, finish bindings.RunStatus) ([]bindings.JournalEntry, []bool, error) {
+	d := r.deferred
+	r.reads.userDeferred = false
+	to := turnOpener(r.b)
+	if to == nil {
+		return nil, nil, &agents.PersistenceError{Op: "append user message", Err: fmt.Errorf("the store is no longer a turn opener")}
+	}
+	n := len(r.buf)
+	rest := append([]bindings.JournalEntry(nil), entries[at:]...) // the step's entry and those after it
+	head := entries[:at:at]
+	res, err := r.appendUserMessage(ctx, to, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: head}, d.in)
+	if err != nil {
+		if res.Entries == nil {
+			// Nothing stored: the deferred message stays for a retry.
+			return nil, nil, coded(err, "append message")
+		}
+		return nil, nil, r.refusedDeferred(ctx, at, bindings.MessageStepResult{Entries: res.Entries, Appended: res.Appended}, err)
+	}
+	if len(res.Entries) != at || len(res.Appended) != at {
+		return nil, nil, &agents.PersistenceError{Op: "append message", Err: fmt.Errorf("%d entries written, %d returned", at, len(res.Entries))}
+	}
+	for i := range res.Entries {
+		if !res.Appended[i] {
+			return nil, nil, &agents.RunBusyError{RunID: r.id}
+		}
+		if st := r.entries.get(res.Entries[i].Key); st != nil && st.result != nil {
+			*st.result = res.Entries[i]
+		}
+	}
+	m := res.Message
+	r.deferred = deferredMessage{}
+	if d.appended < len(r.appended) && r.appended[d.appended].ID == m.ID {
+		r.appended[d.appended] = m
+	}
+	r.userMsg = m // the history's bound
+	if d.after != nil {
+		d.after(ctx, m)
+	}
+	out, err := encodeStep(r, &m)
+	if err != nil {
+		return nil, nil, &agents.PersistenceError{Op: "encode step " + d.key, Err: err, Permanent: true}
+	}
+	rest[0].Output = out
+	if st := r.entries.get(d.key); st != nil && st.result != nil {
+		st.result.Output = out
+	}
+	for i := range rest {
+		if rest[i].Key != NodeBuildInitialMessages || rest[i].Status != bindings.StepCompleted {
+			continue
+		}
+		hist, err := r.history(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		msgs := r.initialMessages(hist)
+		raw, err := encodeStep(r, &msgs)
+		if err != nil {
+			return nil, nil, &agents.PersistenceError{Op: "encode step " + NodeBuildInitialMessages, Err: err, Permanent: true}
+		}
+		rest[i].Output = raw
+		if st := r.entries.get(NodeBuildInitialMessages); st != nil && st.result != nil {
+			st.result.Output = raw
+		}
+		r.messages = msgs
+	}
+	r.buf = append(r.buf[:0], rest[:n-at]...)
+	var stored []bindings.JournalEntry
+	var appended []bool
+	if finish != "" {
+		stored, appended, err = r.finisher.FinishRun(ctx, bindings.FinishRunInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: rest, Status: finish})
+		if err == nil && (len(stored) != len(rest) || len(appended) != len(rest)) {
+			err = &agents.PersistenceError{Op: "finish run", Err: fmt.Errorf("%d entries written, %d returned", len(rest), len(stored))}
+		}
+		if err != nil {
+			return nil, nil, coded(err, "finish run")
+		}
+		err = r.stored(stored[:len(r.buf)], appended)
+	} else {
+		stored, appended, err = r.writeEntries(ctx, rest)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(res.Entries, stored...), append(res.Appended, appended...), nil
+}
