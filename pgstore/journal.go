@@ -105,9 +105,12 @@ type stepArgs struct {
 // prepareSteps validates entries and encodes them as column arrays.
 func (s *Store) prepareSteps(entries []bindings.JournalEntry) (stepArgs, error) {
 	n := len(entries)
+	// The columns share one backing array per element type (full slice
+	// expressions: none grows into the next).
+	strs, ptrs := make([]string, 4*n), make([]*string, 2*n)
 	a := stepArgs{
-		keys: make([]string, n), phases: make([]string, n), nodes: make([]string, n), statuses: make([]string, n),
-		outputs: make([]*string, n), errors: make([]*string, n), ats: make([]time.Time, n),
+		keys: strs[:n:n], phases: strs[n : 2*n : 2*n], nodes: strs[2*n : 3*n : 3*n], statuses: strs[3*n:],
+		outputs: ptrs[:n:n], errors: ptrs[n:], ats: make([]time.Time, n),
 	}
 	// The wrapped payloads are gathered into one buffer, made one string
 	// whose parts the arguments point to: ends[2i] and ends[2i+1] are
