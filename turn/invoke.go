@@ -223,7 +223,8 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 		release()
 		return Result{}, err
 	}
-	r := newRun(&b, stored, in.Agent, in.RunID, owner, leased.Status, entries)
+	r := newPooledRun(&b, stored, in.RunID, owner, leased.Status, entries)
+	defer r.release()
 	if approvals != nil {
 		r.reads = &turnReads{approvals: approvals}
 	}

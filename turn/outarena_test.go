@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn"
 )
@@ -50,5 +51,72 @@ func TestReusedOutputArena(t *testing.T) {
 	}
 	if js := journal(first.RunID); string(js) != string(firstJournal) {
 		t.Errorf("the first turn's journal changed after later turns:\n%s\nwant\n%s", js, firstJournal)
+	}
+}
+
+// TestReusedOutputArenaAfterResume is TestReusedOutputArena for resumed
+// drives, which are pooled as Invoke's are: a resumed turn's Result and
+// journal stay as they were after later turns and Resumes reuse the pooled
+// run and its output arena.
+func TestReusedOutputArenaAfterResume(t *testing.T) {
+	_, store, b := anchorFixture(t, true)
+	a, err := agent.Define(agent.Spec{
+		ID: "bench.anchor", Version: "1.0.0", Name: "Anchor",
+		Instructions: anchorInstruction,
+		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
+		Tools:        []agent.ToolRef{{ID: "clause_search", Version: "^1.0.0"}},
+		ConversationPolicy: &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
+			Overrides: map[string]agent.ToolGate{"clause_search": {Mode: agent.GateAlwaysAsk}},
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Hitl = store
+	park := func() string {
+		conv, err := store.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := turn.Invoke(t.Context(), turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, b)
+		if err != nil || res.Status != turn.StatusSuspended || len(res.Approvals) != 1 {
+			t.Fatalf("Invoke = %+v, %v", res, err)
+		}
+		if _, err := store.ResolveApproval(t.Context(), "t1", res.Approvals[0].ID, bindings.ApprovalDecision{Approved: true, Reviewer: "rita"}); err != nil {
+			t.Fatal(err)
+		}
+		return res.RunID
+	}
+	resume := func(runID string) turn.Result {
+		res, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: "t1", RunID: runID, Agent: a}, b)
+		if err != nil || res.Status != turn.StatusCompleted || res.Response.Content != "Here is the clause." {
+			t.Fatalf("Resume = %+v, %v", res, err)
+		}
+		return res
+	}
+	marshal := func(v any) string {
+		js, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(js)
+	}
+	journal := func(runID string) string {
+		es, err := store.ReadJournal(t.Context(), "t1", runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return marshal(es)
+	}
+	first := resume(park())
+	firstJSON, firstJournal := marshal(first), journal(first.RunID)
+	for range 3 {
+		resume(park())
+	}
+	if js := marshal(first); js != firstJSON {
+		t.Errorf("the first resumed turn's result changed after later turns:\n%s\nwant\n%s", js, firstJSON)
+	}
+	if js := journal(first.RunID); js != firstJournal {
+		t.Errorf("the first resumed turn's journal changed after later turns:\n%s\nwant\n%s", js, firstJournal)
 	}
 }
