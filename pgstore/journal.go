@@ -364,9 +364,16 @@ func compacted(doc []byte) json.RawMessage {
 	if len(bytes.TrimSpace(doc)) == 0 {
 		return nil
 	}
-	for _, c := range doc {
-		switch c {
-		case ' ', '\t', '\n', '\r':
+	// Only white space outside strings is compacted away: text with
+	// spaces in its strings only is compact already.
+	inString := false
+	for i := 0; i < len(doc); i++ {
+		switch c := doc[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
 			var buf bytes.Buffer
 			if json.Compact(&buf, doc) != nil {
 				return doc
