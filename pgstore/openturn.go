@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -45,20 +44,16 @@ const sqlHistoryBefore = `SELECT ` + messageCols + ` FROM agent_conversation_mes
 	ORDER BY seq DESC
 	LIMIT $4`
 
-// sqlExpectMessages locks conversation $2 (as the message append after it
-// does) and fails, aborting the call's transaction, unless it holds $3
-// messages and none with id $4: the turn's read of it still stands. The
-// failure is a cast of a text naming it (no function of its own: a
-// migration after 0009 could make it one); a missing conversation passes
-// (the append after it reports it).
-const sqlExpectMessages = `WITH c AS (SELECT message_count FROM agent_conversations WHERE tenant_id = $1 AND id = $2 FOR UPDATE)
-	SELECT CASE WHEN c.message_count = $3 AND NOT EXISTS (SELECT 1 FROM agent_conversation_messages m
-			WHERE m.tenant_id = $1 AND m.conversation_id = $2 AND m.id = $4) THEN true
-		ELSE (` + "'" + conversationChanged + ` at ' || c.message_count || ' messages')::boolean END
-	FROM (SELECT 1) AS one LEFT JOIN c ON true`
+// sqlExpectMessages is kindgi_expect_messages (migration 0010): it sets
+// the tenant, locks conversation $2 (as the message append after it does)
+// and fails, aborting the call's transaction, with SQLSTATE
+// codeConversationChanged unless it holds $3 messages and none with id $4:
+// the turn's read of it still stands. A missing conversation passes (the
+// append after it reports it).
+const sqlExpectMessages = `SELECT kindgi_expect_messages($1, $2, $3, $4)`
 
-// conversationChanged starts the text sqlExpectMessages fails to cast.
-const conversationChanged = "kindgi: conversation changed"
+// codeConversationChanged is the SQLSTATE kindgi_expect_messages raises.
+const codeConversationChanged = "KG001"
 
 var _ bindings.TurnOpener = (*Store)(nil)
 
@@ -138,8 +133,8 @@ func consistentHistory(c bindings.Conversation, hist []bindings.ConversationMess
 
 // AppendUserMessageStep implements bindings.TurnOpener: AppendMessageStep
 // with the check that the conversation holds in.MessageCount messages and
-// not this one in front of it (sqlExpectMessages, under the tenant's
-// setting), in the same round trip and transaction.
+// not this one in front of it (sqlExpectMessages, which sets the tenant),
+// in the same round trip and transaction: two statements.
 func (s *Store) AppendUserMessageStep(ctx context.Context, in bindings.UserMessageStepInput) (bindings.MessageStepResult, error) {
 	msg := in.Message
 	if msg.ID == "" {
@@ -147,16 +142,11 @@ func (s *Store) AppendUserMessageStep(ctx context.Context, in bindings.UserMessa
 	}
 	pre := &batchExtra{
 		queueFn: func(b *pgx.Batch) {
-			b.Queue(setTenantSQL, msg.TenantID)
 			b.Queue(sqlExpectMessages, msg.TenantID, msg.ConversationID, int32(in.MessageCount), msg.ID)
 		},
 		readFn: func(br pgx.BatchResults) error {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
 			_, err := br.Exec()
-			var pg *pgconn.PgError
-			if errors.As(err, &pg) && pg.Code == "22P02" && strings.Contains(pg.Message, conversationChanged) {
+			if pgCode(err) == codeConversationChanged {
 				return bindings.ErrConversationChanged
 			}
 			return err
@@ -212,4 +202,13 @@ func (s *Store) AppendUserMessage(ctx context.Context, in bindings.UserMessageIn
 	}
 	out.History = hist
 	return out, nil
+}
+
+// pgCode is the SQLSTATE of err when PostgreSQL raised it, "" otherwise.
+func pgCode(err error) string {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code
+	}
+	return ""
 }
