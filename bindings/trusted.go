@@ -53,3 +53,15 @@ package bindings
 type TrustedJournal interface {
 	TrustedJournal() (journal StepBatcher, of RunBinding)
 }
+
+// OutputCopier is an optional capability of the StepBatcher a
+// TrustedJournal returns. CopiesOutputs reports whether its store keeps
+// copies of the entry outputs it is given, on every call of the journal
+// (AppendSteps and, when it has them, FinishRun, AppendStepsAndMessage and
+// AppendMessageStep, the message step's encoded output included), never
+// the caller's bytes. When it does, the caller may write over the bytes of
+// the outputs it passed once nothing the calls returned to it is in use
+// (the entries returned may still share their outputs with the input).
+type OutputCopier interface {
+	CopiesOutputs() bool
+}

@@ -15,13 +15,17 @@ var (
 
 	_ bindings.StepMessageAppender = (*Store)(nil)
 	_ bindings.TrustedJournal      = (*Store)(nil)
+	_ bindings.OutputCopier        = trustedJournal{}
 )
 
 // TrustedJournal implements bindings.TrustedJournal: the returned batcher
 // (also a RunFinisher and a StepMessageAppender) skips the checks its
 // caller vouches for — of the ids, every entry's key, node, status and
 // output, and the message's ids and JSON — unless Options.CheckTrusted is
-// set, and keeps the entries' outputs without copying them. Everything else is checked as always. The binding it returns is s.
+// set. Everything else is checked as always. It keeps copies of the
+// entries' outputs, as the Store's own methods do (a bindings.OutputCopier:
+// the caller may write over its outputs once a call has returned). The
+// binding it returns is s.
 func (s *Store) TrustedJournal() (bindings.StepBatcher, bindings.RunBinding) {
 	return trustedJournal{s}, s
 }
@@ -35,15 +39,18 @@ var (
 	_ bindings.StepMessageAppender = trustedJournal{}
 )
 
-// AppendSteps is Store.AppendSteps without the vouched checks. It keeps
-// the entries' outputs as they are (the caller never writes to them
-// again), and its results share memory with its input (see
+// AppendSteps is Store.AppendSteps without the vouched checks. Its
+// results share memory with its input (see
 // bindings.TrustedJournal): the entries returned are in.Entries, each
 // updated to what the store kept, and the flags, when all true, are shared
 // and read-only.
 func (t trustedJournal) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
 	return t.s.appendSteps(ctx, in, "", !t.s.checkTrusted)
 }
+
+// CopiesOutputs implements bindings.OutputCopier: the store keeps copies
+// of the outputs it is given, never the caller's bytes.
+func (t trustedJournal) CopiesOutputs() bool { return true }
 
 // FinishRun is Store.FinishRun without the vouched checks.
 func (t trustedJournal) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
@@ -115,14 +122,8 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 				// The shared flags say true: make them the call's own.
 				appended, own = append(make([]bool, 0, len(in.Entries)), appended...), true
 			}
-			out[i], appended[i] = r.journal.entry(j, false), false
+			out[i], appended[i] = r.journal.entry(j), false
 			continue
-		}
-		kept := entry.Output
-		if kept != nil && !trusted {
-			// A trusting caller never writes to its outputs again: the
-			// store keeps them. Any other's are copied.
-			kept = r.keep(kept)
 		}
 		// The entry returned is the caller's own with its Seq and At (its
 		// Output shared with the input, never with the store): for a
@@ -137,7 +138,7 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 		if ret.At.IsZero() {
 			ret.At = now
 		}
-		ret.Seq = int64(r.journal.add(ret, kept, sl) + 1)
+		ret.Seq = int64(r.journal.add(ret, sl) + 1)
 		appended[i] = true
 	}
 	if status != "" {
@@ -229,16 +230,10 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	r := s.runs[k]
 	switch {
 	case r == nil:
-		r = &runRec{
-			run: bindings.Run{
-				TenantID: st.TenantID, ID: st.RunID, FlowID: st.FlowID, FlowVersion: st.FlowVersion,
-				Status: status, CreatedAt: now,
-			},
-			// Sized for a turn's journal: a turn with one tool call
-			// writes 20 entries, 700 bytes of keys and nodes (a longer
-			// one grows them once).
-			journal: journal{recs: make([]entryRec, 0, 20), text: make([]byte, 0, 768)},
-		}
+		r = newRunRec(bindings.Run{
+			TenantID: st.TenantID, ID: st.RunID, FlowID: st.FlowID, FlowVersion: st.FlowVersion,
+			Status: status, CreatedAt: now,
+		})
 		s.runs[k] = r
 		out.Created = true
 	case heldByOther(&r.run, st.Owner, now):

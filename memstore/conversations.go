@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sort"
@@ -34,6 +35,33 @@ type convRec struct {
 	c    bindings.Conversation
 	msgs msgLog
 	byID map[string]int
+	// The log's first chunks (newConvRec), inside the record: one
+	// allocation per conversation instead of seven. The times hold
+	// pointers and come first; the records and the text hold none and come
+	// last, where the GC does not scan.
+	chunks0  [1][]msgRec
+	times0   [1][]time.Time
+	texts0   [1][]byte
+	created0 [convMsgs]time.Time
+	msgs0    [convMsgs]msgRec
+	text0    [convText]byte
+}
+
+// convMsgs is the number of messages a convRec holds itself: a turn with
+// one tool call stores 4.
+const convMsgs = 4
+
+// convText is the size of the first text chunk, inside a convRec: what
+// makes the record fill its allocation (1408 bytes with the runtime's
+// 8-byte type header) to the byte, as runText does for a runRec.
+const convText = 720
+
+// newConvRec returns a record for c, its log in the record's chunks.
+func newConvRec(c bindings.Conversation) *convRec {
+	r := &convRec{c: c}
+	r.chunks0[0], r.times0[0], r.texts0[0] = r.msgs0[:0], r.created0[:0], r.text0[:0]
+	r.msgs.chunks, r.msgs.times, r.msgs.text = r.chunks0[:], r.times0[:], r.texts0[:]
+	return r
 }
 
 // msgScan is the number of messages up to which find scans them.
@@ -58,7 +86,7 @@ func (r *convRec) add(m *bindings.ConversationMessage) {
 	r.msgs.add(m)
 	switch {
 	case r.byID != nil:
-		r.byID[m.ID] = r.msgs.n - 1
+		r.byID[r.msgs.str(r.msgs.at(r.msgs.n-1), msgID)] = r.msgs.n - 1
 	case r.msgs.n > msgScan:
 		r.byID = make(map[string]int, 2*r.msgs.n)
 		for i := range r.msgs.n {
@@ -78,13 +106,16 @@ const msgChunk = 1024
 //
 // A message is kept compactly, for the garbage collector: a Store keeps
 // every message it was given and each GC cycle marks them all again. A
-// bindings.ConversationMessage holds thirteen pointers; a msgRec three
-// (metadata, tool calls, the time's location), its strings copied into
-// the log's text chunks and its tenant and conversation the
-// conversation's own. A ConversationMessage is built again when one is
-// read (msg).
+// bindings.ConversationMessage holds thirteen pointers; a msgRec none: its
+// strings, metadata and tool calls are copied into the log's text chunks,
+// its role is a code, its tenant and conversation are the conversation's
+// own, and its time (whose location pointer a store's clock sets to
+// time.Local or UTC: never a heap object) is in times, a chunk of times
+// beside each chunk of records. A ConversationMessage is built again when
+// one is read (msg).
 type msgLog struct {
 	chunks [][]msgRec
+	times  [][]time.Time // times[c][k] is the time of chunks[c][k]
 	// text holds the records' strings; bytes once written never change,
 	// so the strings read back alias them. Only the last chunk has room.
 	text [][]byte
@@ -93,82 +124,177 @@ type msgLog struct {
 
 // msgRec is one stored message (see msgLog).
 type msgRec struct {
-	meta    []byte
-	calls   []bindings.ToolCall
-	created time.Time
-	turn    int
-	chunk   uint32 // the text chunk of the strings,
-	off     uint32 // where they start in it, one after the other:
-	lens    [5]uint32
-	role    bindings.MessageRole
+	turn  int
+	chunk uint32 // the text chunk of the strings,
+	off   uint32 // where they start in it, one after the other:
+	lens  [msgTexts]uint32
+	// calls is 1 + the number of tool calls (0: nil tool calls), whose
+	// ids, names and arguments follow the strings in the text (see
+	// appendCalls).
+	calls uint32
+	role  uint8 // roleCode
 }
 
-// The strings of a msgRec, in their order in the text.
+// roleCode is the code of a valid role (appendMessage refuses any other).
+func roleCode(r bindings.MessageRole) uint8 {
+	switch r {
+	case bindings.RoleUser:
+		return 1
+	case bindings.RoleAgent:
+		return 2
+	case bindings.RoleTool:
+		return 3
+	case bindings.RoleSystem:
+		return 4
+	}
+	panic("memstore: role " + string(r) + " is not valid")
+}
+
+var codeRole = [...]bindings.MessageRole{1: bindings.RoleUser, 2: bindings.RoleAgent, 3: bindings.RoleTool, 4: bindings.RoleSystem}
+
+// The strings of a msgRec, in their order in the text; the tool calls
+// come after them.
 const (
 	msgID = iota
 	msgContent
 	msgToolCallID
 	msgRunID
 	msgParticipantID
+	msgMetadata
+	msgCalls // the tool calls' bytes
+	msgTexts
 )
 
-// textChunk is the size of a conversation's first text chunk (a turn with
-// one tool call stores about 300 bytes of ids and content); later ones
+// textChunk is the size of a conversation's first text chunk outside its
+// record (a turn with one tool call stores about 600 bytes of ids,
+// content, metadata and tool calls: convText holds them); later ones
 // double, up to 64 KB.
-const textChunk = 512
+const textChunk = 640
 
 // at returns the i-th record (0-based; Seq i+1).
 func (l *msgLog) at(i int) *msgRec {
 	return &l.chunks[i/msgChunk][i%msgChunk]
 }
 
-// str returns the k-th string of rec, aliasing the text.
-func (l *msgLog) str(rec *msgRec, k int) string {
+// bytes returns the k-th text of rec, aliasing the text (nil when empty).
+func (l *msgLog) bytes(rec *msgRec, k int) []byte {
 	n := rec.lens[k]
 	if n == 0 {
-		return ""
+		return nil
 	}
 	off := rec.off
 	for _, m := range rec.lens[:k] {
 		off += m
 	}
-	return unsafe.String(&l.text[rec.chunk][off], int(n))
+	return l.text[rec.chunk][off : off+n : off+n]
 }
 
-// msg returns the i-th message of conversation c, sharing its tool calls
-// and metadata with the store (cloneMessage copies them).
+// str returns the k-th string of rec, aliasing the text.
+func (l *msgLog) str(rec *msgRec, k int) string {
+	b := l.bytes(rec, k)
+	if b == nil {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// msg returns the i-th message of conversation c as a caller's own copy:
+// its strings alias the text (never written again), its tool calls and
+// metadata are copies.
 func (l *msgLog) msg(i int, c *bindings.Conversation) bindings.ConversationMessage {
 	rec := l.at(i)
 	return bindings.ConversationMessage{
 		TenantID: c.TenantID, ConversationID: c.ID, ID: l.str(rec, msgID),
-		Seq: int64(i + 1), Role: rec.role, Content: l.str(rec, msgContent),
-		ToolCalls: rec.calls, ToolCallID: l.str(rec, msgToolCallID),
+		Seq: int64(i + 1), Role: codeRole[rec.role], Content: l.str(rec, msgContent),
+		ToolCalls: l.toolCalls(rec), ToolCallID: l.str(rec, msgToolCallID),
 		TurnNumber: rec.turn, RunID: l.str(rec, msgRunID), ParticipantID: l.str(rec, msgParticipantID),
-		Metadata: rec.meta, CreatedAt: rec.created,
+		Metadata: cloneJSON(l.bytes(rec, msgMetadata)), CreatedAt: l.times[i/msgChunk][i%msgChunk],
 	}
 }
 
-// add appends m, keeping its tool calls and metadata as they are (the
-// caller's copies). The first chunk grows as a slice does (a short
-// conversation holds no more than it needs); later ones are allocated
-// whole.
+// callHead is the size of a tool call's head in the text: the lengths of
+// its id, name and arguments.
+const callHead = 12
+
+// callsLen is the size of tcs in the text (appendCalls).
+func callsLen(tcs []bindings.ToolCall) int {
+	n := 0
+	for i := range tcs {
+		n += callHead + len(tcs[i].ID) + len(tcs[i].Name) + len(tcs[i].Arguments)
+	}
+	return n
+}
+
+// appendCalls appends tcs as a store holds them (storedToolCalls): for
+// each, the lengths of its id, name and arguments (uint32, little endian),
+// then those bytes. The ids and names are valid UTF-8 here (storedAsIs;
+// the others go through storedToolCalls first).
+func appendCalls(b []byte, tcs []bindings.ToolCall) []byte {
+	for i := range tcs {
+		tc := &tcs[i]
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(tc.ID)))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(tc.Name)))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(tc.Arguments)))
+		b = append(append(append(b, tc.ID...), tc.Name...), tc.Arguments...)
+	}
+	return b
+}
+
+// toolCalls returns a copy of rec's tool calls: ids and names alias the
+// text, the arguments are the caller's own (nil when empty, as cloneJSON
+// gives them).
+func (l *msgLog) toolCalls(rec *msgRec) []bindings.ToolCall {
+	if rec.calls == 0 {
+		return nil
+	}
+	out := make([]bindings.ToolCall, rec.calls-1)
+	b := l.bytes(rec, msgCalls)
+	for i := range out {
+		idLen := binary.LittleEndian.Uint32(b)
+		nameLen := binary.LittleEndian.Uint32(b[4:])
+		argLen := binary.LittleEndian.Uint32(b[8:])
+		b = b[callHead:]
+		if idLen > 0 {
+			out[i].ID = unsafe.String(&b[0], idLen)
+		}
+		if nameLen > 0 {
+			out[i].Name = unsafe.String(&b[idLen], nameLen)
+		}
+		out[i].Arguments = cloneJSON(b[idLen+nameLen : idLen+nameLen+argLen])
+		b = b[idLen+nameLen+argLen:]
+	}
+	return out
+}
+
+// add appends m, copying its strings, metadata and tool calls (which hold
+// what a store keeps: see storedToolCalls) into the text. The first chunk
+// grows as a slice does (a short conversation holds no more than it
+// needs); later ones are allocated whole.
 func (l *msgLog) add(m *bindings.ConversationMessage) {
 	k := len(l.chunks)
 	switch {
 	case k == 0:
-		l.chunks = append(l.chunks, make([]msgRec, 0, 4)) // a turn with one tool call stores 4
+		l.chunks = append(l.chunks, make([]msgRec, 0, convMsgs))
+		l.times = append(l.times, make([]time.Time, 0, convMsgs))
 		k = 1
 	case len(l.chunks[k-1]) == msgChunk:
 		l.chunks = append(l.chunks, make([]msgRec, 0, msgChunk))
+		l.times = append(l.times, make([]time.Time, 0, msgChunk))
 		k++
 	}
-	strs := [5]string{m.ID, m.Content, m.ToolCallID, m.RunID, m.ParticipantID}
-	rec := msgRec{meta: m.Metadata, calls: m.ToolCalls, created: m.CreatedAt, turn: m.TurnNumber, role: m.Role}
+	strs := [msgCalls]string{m.ID, m.Content, m.ToolCallID, m.RunID, m.ParticipantID}
+	rec := msgRec{turn: m.TurnNumber, role: roleCode(m.Role)}
+	if m.ToolCalls != nil {
+		rec.calls = uint32(len(m.ToolCalls)) + 1
+	}
 	need := 0
-	for i, str := range strs {
+	for i, str := range strs[:msgMetadata] {
 		rec.lens[i] = uint32(len(str))
 		need += len(str)
 	}
+	rec.lens[msgMetadata] = uint32(len(m.Metadata))
+	rec.lens[msgCalls] = uint32(callsLen(m.ToolCalls))
+	need += int(rec.lens[msgMetadata] + rec.lens[msgCalls])
 	t := len(l.text) - 1
 	if t < 0 || cap(l.text[t])-len(l.text[t]) < need {
 		size := textChunk
@@ -179,10 +305,14 @@ func (l *msgLog) add(m *bindings.ConversationMessage) {
 		t++
 	}
 	rec.chunk, rec.off = uint32(t), uint32(len(l.text[t]))
-	for _, str := range strs {
-		l.text[t] = append(l.text[t], str...)
+	b := l.text[t]
+	for _, str := range strs[:msgMetadata] {
+		b = append(b, str...)
 	}
+	b = appendCalls(append(b, m.Metadata...), m.ToolCalls)
+	l.text[t] = b
 	l.chunks[k-1] = append(l.chunks[k-1], rec)
+	l.times[k-1] = append(l.times[k-1], m.CreatedAt)
 	l.n++
 }
 
@@ -208,12 +338,6 @@ func (tc *tenantConvs) at(cur bindings.ConversationPageCursor) int {
 func cloneConversation(c bindings.Conversation) bindings.Conversation {
 	c.ClosedAt = cloneTime(c.ClosedAt)
 	return c
-}
-
-func cloneMessage(m bindings.ConversationMessage) bindings.ConversationMessage {
-	m.ToolCalls = cloneToolCalls(m.ToolCalls)
-	m.Metadata = cloneJSON(m.Metadata)
-	return m
 }
 
 // conv finds a conversation; the caller holds convMu.
@@ -268,14 +392,12 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 	if opened.IsZero() {
 		opened = s.now()
 	}
-	r := &convRec{
-		c: bindings.Conversation{
-			TenantID: in.TenantID, ID: id, ProjectID: in.ProjectID,
-			AgentID: in.AgentID, AgentVersion: in.AgentVersion,
-			Title: in.Title, ParticipantID: in.ParticipantID,
-			Status: bindings.ConversationOpen, OpenedAt: opened, LastActivityAt: opened,
-		},
-	}
+	r := newConvRec(bindings.Conversation{
+		TenantID: in.TenantID, ID: id, ProjectID: in.ProjectID,
+		AgentID: in.AgentID, AgentVersion: in.AgentVersion,
+		Title: in.Title, ParticipantID: in.ParticipantID,
+		Status: bindings.ConversationOpen, OpenedAt: opened, LastActivityAt: opened,
+	})
 	tc.byID[id] = r
 	i := tc.at(r.pos())
 	tc.order = slices.Insert(tc.order, i, r)
@@ -444,7 +566,7 @@ func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	}
 	if in.ID != "" {
 		if i, ok := r.find(in.ID); ok {
-			return cloneMessage(r.msgs.msg(i, &r.c)), nil
+			return r.msgs.msg(i, &r.c), nil
 		}
 	}
 	if r.c.Status == bindings.ConversationClosed {
@@ -461,30 +583,34 @@ func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	if created.IsZero() {
 		created = s.now()
 	}
-	meta := in.Metadata
-	if !trusted {
-		meta = cloneJSON(in.Metadata) // a trusting caller never writes to its metadata again
-	}
 	m := bindings.ConversationMessage{
 		TenantID: in.TenantID, ConversationID: in.ConversationID, ID: id,
 		Seq: int64(r.msgs.n + 1), Role: in.Role, Content: in.Content,
-		ToolCalls: storedToolCalls(in.ToolCalls), ToolCallID: in.ToolCallID,
-		TurnNumber: in.TurnNumber, RunID: in.RunID, ParticipantID: in.ParticipantID, Metadata: meta,
+		ToolCalls: in.ToolCalls, ToolCallID: in.ToolCallID,
+		TurnNumber: in.TurnNumber, RunID: in.RunID, ParticipantID: in.ParticipantID, Metadata: in.Metadata,
 		CreatedAt: created,
 	}
-	r.add(&m)
+	asIs := storedAsIs(in.ToolCalls)
+	if !asIs {
+		m.ToolCalls = storedToolCalls(in.ToolCalls)
+	}
+	r.add(&m) // copies what it keeps
 	r.c.MessageCount++
 	r.c.TurnCount = max(r.c.TurnCount, in.TurnNumber)
 	if created.After(r.c.LastActivityAt) {
 		r.c.LastActivityAt = created
 	}
-	if trusted && storedAsIs(in.ToolCalls) {
+	if trusted && asIs {
 		// The same message built from the caller's own values, not the
 		// store's: no copy.
-		m.ToolCalls = in.ToolCalls
 		return m, nil
 	}
-	return cloneMessage(m), nil
+	// The caller's own copy of what the store kept.
+	if asIs {
+		m.ToolCalls = cloneToolCalls(in.ToolCalls)
+	}
+	m.Metadata = cloneJSON(in.Metadata)
+	return m, nil
 }
 
 // storedAsIs reports whether storedToolCalls(tcs) holds what tcs holds
@@ -541,7 +667,7 @@ func (s *Store) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput)
 	}
 	out := make([]bindings.ConversationMessage, 0, end-start)
 	for i := start; i < end; i++ {
-		out = append(out, cloneMessage(r.msgs.msg(int(i), &r.c)))
+		out = append(out, r.msgs.msg(int(i), &r.c))
 	}
 	return out, nil
 }

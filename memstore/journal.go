@@ -11,15 +11,17 @@ import (
 // journal is a run's entries in a form the garbage collector marks
 // cheaply. A Store keeps every run it ever journaled, and each GC cycle
 // marks all of them again: a bindings.JournalEntry holds six pointers (key,
-// node, status, output, error, the time's location), a stored record one
-// (its output). The key and node of every entry are copied into text, the
+// node, status, output, error, the time's location), a stored record none.
+// The key, node and output of every entry are copied into text, the
 // status is a code, the time an int64 of nanoseconds; a bindings
 // JournalEntry is built again when one is read (entry).
 type journal struct {
 	recs []entryRec
-	// text holds the keys and nodes back to back. Bytes once written never
-	// change, so the strings read back alias them (str) instead of copying.
-	text []byte
+	// text holds each entry's key, node and output back to back, in chunks
+	// (the last one partly filled): bytes once written never change, and
+	// no chunk is ever copied, so the strings read back alias them (str)
+	// instead of copying, and a long journal appends in O(1).
+	text [][]byte
 	// errs are the entries' errors (rare), entryRec.err-1 indexing them.
 	errs []bindings.StepError
 	// odd holds what a record does not: a time that int64 nanoseconds do
@@ -37,11 +39,12 @@ type journal struct {
 
 // entryRec is one stored entry (see journal).
 type entryRec struct {
-	out    []byte // the output (nil: none); never written to
 	at     int64  // At in Unix nanoseconds, UTC (see oddFields)
-	keyOff uint32 // the key, then the node, in journal.text
+	chunk  uint32 // the text chunk of the key, node and output, one after the other
+	keyOff uint32 // where the key starts in it
 	keyLen uint32
 	node   uint32 // the node's length
+	outLen uint32 // the output's length
 	hash   uint32 // of key and phase (keyHash)
 	err    uint32 // 1 + the error's index in journal.errs; 0: none
 	status uint8  // statusCode
@@ -107,18 +110,18 @@ func keyHash(key string, st bindings.StepStatus, code uint8) uint32 {
 	return uint32(h ^ h>>32)
 }
 
-// str is text[off:off+n] as a string, aliasing the bytes (never written
-// again once appended).
-func (j *journal) str(off, n uint32) string {
+// str is text[chunk][off:off+n] as a string, aliasing the bytes (never
+// written again once appended).
+func (j *journal) str(chunk, off, n uint32) string {
 	if n == 0 {
 		return ""
 	}
-	return unsafe.String(&j.text[off], int(n))
+	return unsafe.String(&j.text[chunk][off], int(n))
 }
 
 func (j *journal) len() int { return len(j.recs) }
 
-func (j *journal) key(rec *entryRec) string { return j.str(rec.keyOff, rec.keyLen) }
+func (j *journal) key(rec *entryRec) string { return j.str(rec.chunk, rec.keyOff, rec.keyLen) }
 
 func (j *journal) status(i int) bindings.StepStatus {
 	if c := j.recs[i].status; c != 0 {
@@ -153,7 +156,7 @@ func (j *journal) scan(key string, st bindings.StepStatus, code uint8, h uint32)
 	}
 	for i := range j.recs {
 		rec := &j.recs[i]
-		if rec.hash != h || rec.keyLen != uint32(len(key)) || string(j.text[rec.keyOff:rec.keyOff+rec.keyLen]) != key {
+		if rec.hash != h || rec.keyLen != uint32(len(key)) || j.key(rec) != key {
 			continue
 		}
 		if c := rec.status; c != 0 && code != 0 {
@@ -167,15 +170,26 @@ func (j *journal) scan(key string, st bindings.StepStatus, code uint8, h uint32)
 	return 0, false
 }
 
-// add stores e, which find did not find (giving sl), with output out as
-// the next entry, and returns its index. The stored entry keeps out
-// itself (the caller copies it first when it must; e.Output is not read)
-// and a copy of e.Error as a store holds it.
-func (j *journal) add(e *bindings.JournalEntry, out []byte, sl slot) int {
+// journalChunk is the size of a journal's second text chunk (the first
+// is a runRec's own); each later one doubles it, up to 64 KB, and a larger
+// entry gets a chunk of its size.
+const journalChunk = 4096
+
+// add stores e, which find did not find (giving sl), as the next entry,
+// and returns its index. The stored entry keeps copies of e's key, node
+// and output, and of e.Error as a store holds it.
+func (j *journal) add(e *bindings.JournalEntry, sl slot) int {
 	code, h := sl.code, sl.hash
 	i := len(j.recs)
-	rec := entryRec{out: out, keyOff: uint32(len(j.text)), keyLen: uint32(len(e.Key)), node: uint32(len(e.Node)), hash: h, status: code}
-	j.text = append(append(j.text, e.Key...), e.Node...)
+	need := len(e.Key) + len(e.Node) + len(e.Output)
+	t := len(j.text) - 1
+	if t < 0 || cap(j.text[t])-len(j.text[t]) < need {
+		size := journalChunk << min(max(t, 0), 4)
+		j.text = append(j.text, make([]byte, 0, max(size, need)))
+		t++
+	}
+	rec := entryRec{chunk: uint32(t), keyOff: uint32(len(j.text[t])), keyLen: uint32(len(e.Key)), node: uint32(len(e.Node)), outLen: uint32(len(e.Output)), hash: h, status: code}
+	j.text[t] = append(append(append(j.text[t], e.Key...), e.Node...), e.Output...)
 	if e.Error != nil {
 		j.errs = append(j.errs, *storedStepError(e.Error))
 		rec.err = uint32(len(j.errs))
@@ -218,17 +232,25 @@ func exactNanos(t time.Time) (int64, bool) {
 	return ns, time.Unix(0, ns).UTC() == t
 }
 
-// entry returns the i-th entry (Seq i+1) as a JournalEntry: its output
-// shared with the store when share is set (a caller that only reads it),
-// else a copy.
-func (j *journal) entry(i int, share bool) bindings.JournalEntry {
+// out returns the i-th entry's output as the store keeps it (nil when it
+// has none or an empty one: a copy of either is nil); the caller must not
+// write to it.
+func (j *journal) out(i int) []byte {
+	rec := &j.recs[i]
+	if rec.outLen == 0 {
+		return nil
+	}
+	off := rec.keyOff + rec.keyLen + rec.node
+	return j.text[rec.chunk][off : off+rec.outLen : off+rec.outLen]
+}
+
+// entry returns the i-th entry (Seq i+1) as a JournalEntry with a copy of
+// its output.
+func (j *journal) entry(i int) bindings.JournalEntry {
 	rec := &j.recs[i]
 	e := bindings.JournalEntry{
-		Seq: int64(i + 1), Key: j.str(rec.keyOff, rec.keyLen), Node: j.str(rec.keyOff+rec.keyLen, rec.node),
-		Status: j.status(i), Output: rec.out,
-	}
-	if !share {
-		e.Output = cloneJSON(rec.out)
+		Seq: int64(i + 1), Key: j.key(rec), Node: j.str(rec.chunk, rec.keyOff+rec.keyLen, rec.node),
+		Status: j.status(i), Output: cloneJSON(j.out(i)),
 	}
 	if rec.err != 0 {
 		se := j.errs[rec.err-1]
@@ -246,7 +268,7 @@ func (j *journal) entry(i int, share bool) bindings.JournalEntry {
 func (j *journal) entries() []bindings.JournalEntry {
 	out := make([]bindings.JournalEntry, len(j.recs))
 	for i := range out {
-		out[i] = j.entry(i, false)
+		out[i] = j.entry(i)
 	}
 	return out
 }

@@ -13,27 +13,33 @@ import (
 type runRec struct {
 	run     bindings.Run
 	journal journal
-	// arena holds the stored outputs of the entries an untrusting caller
-	// wrote, back to back (see keep): one allocation per arenaChunk bytes
-	// instead of one per entry or call.
-	arena []byte
+	// The journal's first slabs (newRunRec), inside the record: one
+	// allocation per run instead of three. texts0 holds a pointer and comes
+	// first; recs0 and text0 hold none and come last, where the GC does not
+	// scan (an object is scanned up to its last pointer).
+	texts0 [1][]byte
+	recs0  [runSlab]entryRec
+	text0  [runText]byte
 }
 
-// arenaChunk is the size of a run's first output arena (a turn with one
-// tool call journals about 3.4 KB of outputs); later ones double, up to
-// 64 KB.
-const arenaChunk = 4096
+// runSlab and runText size a run's first journal slabs for a turn's
+// journal: a turn with one tool call writes 20 entries, 700 bytes of keys
+// and nodes and 3.4 KB of outputs (a longer one adds a chunk). runText
+// makes a runRec fill its allocation (6144 bytes with the runtime's 8-byte
+// type header) to the byte: the GC scans a larger allocation's tail after
+// the type as another runRec, and so counts all of it as scan work
+// (TestRecordsFillTheirSizeClass).
+const (
+	runSlab = 20
+	runText = 5040
+)
 
-// keep returns the run's own copy of an output, carved from its arena
-// (capped at its length, so that no copy can grow into the next). A full
-// arena is replaced by a new one; the outputs in the old one keep it.
-func (r *runRec) keep(b []byte) []byte {
-	if cap(r.arena)-len(r.arena) < len(b) {
-		r.arena = make([]byte, 0, max(arenaChunk, min(2*cap(r.arena), 64<<10), len(b)))
-	}
-	start := len(r.arena)
-	r.arena = append(r.arena, b...)
-	return r.arena[start:len(r.arena):len(r.arena)]
+// newRunRec returns a record for run, its journal in the record's slabs.
+func newRunRec(run bindings.Run) *runRec {
+	r := &runRec{run: run}
+	r.texts0[0] = r.text0[:0]
+	r.journal.recs, r.journal.text = r.recs0[:0], r.texts0[:]
+	return r
 }
 
 // scanLimit is the journal length up to which find scans the entries.
@@ -123,12 +129,10 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 		lease(&r.run, in.Owner, in.LeaseTTL, now)
 		return r.run, nil
 	}
-	r := &runRec{
-		run: bindings.Run{
-			TenantID: in.TenantID, ID: in.RunID, FlowID: in.FlowID, FlowVersion: in.FlowVersion,
-			Status: status, CreatedAt: now,
-		},
-	}
+	r := newRunRec(bindings.Run{
+		TenantID: in.TenantID, ID: in.RunID, FlowID: in.FlowID, FlowVersion: in.FlowVersion,
+		Status: status, CreatedAt: now,
+	})
 	lease(&r.run, in.Owner, in.LeaseTTL, now)
 	s.runs[k] = r
 	s.changed(&r.run)
@@ -182,14 +186,13 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	}
 	i, sl, ok := r.journal.find(in.Entry.Key, in.Entry.Status)
 	if ok {
-		return r.journal.entry(i, false), false, nil
+		return r.journal.entry(i), false, nil
 	}
 	e := in.Entry
-	e.Output = cloneJSON(in.Entry.Output)
 	if e.At.IsZero() {
 		e.At = s.now()
 	}
-	return r.journal.entry(r.journal.add(&e, e.Output, sl), false), true, nil
+	return r.journal.entry(r.journal.add(&e, sl)), true, nil
 }
 
 // ReadJournal returns a run's entries in append order.

@@ -2,6 +2,8 @@ package memstore
 
 import (
 	"context"
+	"time"
+	"unsafe"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -46,10 +48,75 @@ func (s *Store) write(ctx context.Context, in bindings.RunSnapshotWriteInput) (b
 	if in.CreatedAt.IsZero() {
 		in.CreatedAt = s.now()
 	}
-	stored := in
-	stored.Input = cloneJSON(in.Input)
-	s.snapshots[k] = stored
+	s.snapshots[k] = newSnapRec(&in)
 	return in, true, nil
+}
+
+// snapRec is a stored snapshot in a form the garbage collector marks
+// cheaply (a Store keeps every snapshot, and each GC cycle marks them all
+// again): its strings and input copied into one text, back to back, in
+// the order of snapTexts; the tenant and run id are the map key's. A
+// bindings.RunSnapshotRecord holds eleven pointers, a snapRec two (the
+// text and the time's location).
+type snapRec struct {
+	text    []byte // never written to once stored
+	lens    [snapTexts]uint32
+	created time.Time
+}
+
+// The texts of a snapRec, in their order in its text.
+const (
+	snapFlowID = iota
+	snapFlowVersion
+	snapAgentID
+	snapAgentVersion
+	snapConversationID
+	snapProjectID
+	snapInput
+	snapTexts
+)
+
+// newSnapRec returns the record of in, copying its strings and input.
+func newSnapRec(in *bindings.RunSnapshotWriteInput) snapRec {
+	strs := [snapInput]string{in.FlowID, in.FlowVersion, in.AgentID, in.AgentVersion, in.ConversationID, in.ProjectID}
+	rec := snapRec{created: in.CreatedAt}
+	need := len(in.Input)
+	for i, str := range strs {
+		rec.lens[i] = uint32(len(str))
+		need += len(str)
+	}
+	rec.lens[snapInput] = uint32(len(in.Input))
+	b := make([]byte, 0, need)
+	for _, str := range strs {
+		b = append(b, str...)
+	}
+	rec.text = append(b, in.Input...)
+	return rec
+}
+
+// record returns the snapshot of k as a RunSnapshotRecord: its strings
+// alias the text, its input is a copy (nil when empty, as cloneJSON gives
+// it).
+func (rec *snapRec) record(k key) bindings.RunSnapshotRecord {
+	var parts [snapTexts][]byte
+	off := uint32(0)
+	for i, n := range rec.lens {
+		parts[i] = rec.text[off : off+n : off+n]
+		off += n
+	}
+	str := func(b []byte) string {
+		if len(b) == 0 {
+			return ""
+		}
+		return unsafe.String(&b[0], len(b))
+	}
+	return bindings.RunSnapshotRecord{
+		TenantID: k.tenant, RunID: k.id,
+		FlowID: str(parts[snapFlowID]), FlowVersion: str(parts[snapFlowVersion]),
+		AgentID: str(parts[snapAgentID]), AgentVersion: str(parts[snapAgentVersion]),
+		ConversationID: str(parts[snapConversationID]), ProjectID: str(parts[snapProjectID]),
+		Input: cloneJSON(parts[snapInput]), CreatedAt: rec.created,
+	}
 }
 
 // Read returns a run's snapshot, or *agents.RunSnapshotMissingError.
@@ -62,10 +129,10 @@ func (s *Store) Read(ctx context.Context, tenantID, runID string) (bindings.RunS
 	}
 	s.snapMu.RLock()
 	defer s.snapMu.RUnlock()
-	rec, ok := s.snapshots[key{tenantID, runID}]
+	k := key{tenantID, runID}
+	rec, ok := s.snapshots[k]
 	if !ok {
 		return bindings.RunSnapshotRecord{}, &agents.RunSnapshotMissingError{RunID: runID}
 	}
-	rec.Input = cloneJSON(rec.Input)
-	return rec, nil
+	return rec.record(k), nil
 }

@@ -69,7 +69,7 @@ type Store struct {
 	convs  map[string]*tenantConvs
 
 	snapMu    sync.RWMutex
-	snapshots map[key]bindings.RunSnapshotRecord
+	snapshots map[key]snapRec
 
 	runMu sync.RWMutex
 	runs  map[key]*runRec
@@ -118,7 +118,7 @@ func New(opts *Options) *Store {
 		embedModel:   o.EmbeddingModel,
 		checkTrusted: o.CheckTrusted,
 		convs:        map[string]*tenantConvs{},
-		snapshots:    map[key]bindings.RunSnapshotRecord{},
+		snapshots:    map[key]snapRec{},
 		runs:         map[key]*runRec{},
 		facts:        map[string]*tenantFacts{},
 		approvals:    map[key]*bindings.Approval{},

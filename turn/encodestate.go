@@ -492,11 +492,12 @@ const outArenaSize = 4096
 // encodeStep is encodeOutput for a step of r's drive, written into the
 // drive's output arena: one buffer for the outputs of a drive instead of
 // one (sized by a guess) for each. Each output is capped at its length
-// and never written again, so the journal, and a store trusting the turn
-// (trustedJournal), may keep it as it is.
+// and never written again during the drive, so the journal, and a store
+// trusting the turn (trustedJournal), may keep it as it is; the next drive
+// writes over the arena only when the store keeps copies (newOutArena).
 func encodeStep[T any](r *run, out *T) ([]byte, error) {
 	if cap(r.outArena)-len(r.outArena) < 512 {
-		r.outArena = make([]byte, 0, outArenaSize)
+		r.outArena = r.newOutArena()
 	}
 	start := len(r.outArena)
 	room := r.outArena[start:start]

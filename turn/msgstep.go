@@ -91,7 +91,7 @@ func (r *run) encodeMessageInArena(m bindings.ConversationMessage) ([]byte, erro
 		if size > outArenaSize/2 {
 			return encodeMessage(m)
 		}
-		r.outArena = make([]byte, 0, outArenaSize)
+		r.outArena = r.newOutArena()
 	}
 	start := len(r.outArena)
 	b, ok := appendMessageJSON(r.outArena[start:start], &m)

@@ -16,14 +16,20 @@ import (
 // What the drive hands out never points into it: a Result holds slices of
 // its own (appended messages, retrieved facts), the journal entries a
 // store keeps are copies (their outputs live in the drive's output arena,
-// never in runMem), and the lease renewal and every step have finished
-// when the drive returns.
+// which is in runMem only when the store copies them: see newOutArena),
+// and the lease renewal and every step have finished when the drive
+// returns.
 type runMem struct {
 	run     run
 	b       Bindings
 	keys    [20]keyState
 	entries [20]bindings.JournalEntry
 	buf     [6]bindings.JournalEntry
+	// arena is the drive's first output arena when its store copies what
+	// it keeps (bindings.OutputCopier; see newOutArena), written over by
+	// the next drive; arenaTaken is set while a drive uses it.
+	arena      []byte
+	arenaTaken bool
 }
 
 var runPool = sync.Pool{New: func() any { return new(runMem) }}
@@ -52,5 +58,26 @@ func (r *run) release() {
 	enc := m.run.encodeMsg // bound to &m.run, which stays: made once per pooled run
 	m.run, m.b = run{}, Bindings{}
 	m.run.encodeMsg = enc
+	m.arenaTaken = false // nothing reads its outputs now: the store copied them
 	runPool.Put(m)
+}
+
+// newOutArena returns an empty output arena for encodeStep: the pooled
+// run's own when the store copies the outputs it keeps
+// (bindings.OutputCopier), so that drives after this one write over it
+// instead of allocating theirs (4 KB a turn); a new one otherwise, which
+// the store may keep as it is. Outputs written into it are read during the
+// drive only (the journal index, the store's calls): what the drive hands
+// out is decoded or copied from them, never a slice of them.
+func (r *run) newOutArena() []byte {
+	if m := r.mem; m != nil && !m.arenaTaken && &m.run == r {
+		if c, ok := r.batcher.(bindings.OutputCopier); ok && c.CopiesOutputs() {
+			m.arenaTaken = true
+			if m.arena == nil {
+				m.arena = make([]byte, 0, outArenaSize)
+			}
+			return m.arena[:0]
+		}
+	}
+	return make([]byte, 0, outArenaSize)
 }

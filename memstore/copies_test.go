@@ -1,0 +1,70 @@
+package memstore_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/kindgi/agents/bindings"
+)
+
+// TestTrustedJournalKeepsCopies holds what the trusted journal's
+// bindings.OutputCopier promises: once a call has returned, the caller may
+// write over the outputs it passed (entries and the message step's encoded
+// output) and what the store reads back does not change.
+func TestTrustedJournalKeepsCopies(t *testing.T) {
+	s, conv := openTrustedRun(t, nil)
+	j, _, m := journalOf(t, s)
+	if c, ok := j.(bindings.OutputCopier); !ok || !c.CopiesOutputs() {
+		t.Fatal("the trusted journal is not an OutputCopier that copies")
+	}
+	ms, ok := j.(bindings.MessageStepAppender)
+	if !ok {
+		t.Fatal("the trusted journal is not a MessageStepAppender")
+	}
+	arena := []byte(`{"a":1}{"b":2}{"c":3}`)
+	if _, _, err := j.AppendSteps(t.Context(), bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{
+		{Key: "s/1", Status: bindings.StepCompleted, Output: arena[0:7:7]},
+		{Key: "s/2", Status: bindings.StepCompleted, Output: arena[7:14:14]},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := m.AppendStepsAndMessage(t.Context(), bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{
+		{Key: "s/3", Status: bindings.StepCompleted, Output: arena[14:21:21]},
+	}}, bindings.AppendMessageInput{TenantID: "t", ConversationID: conv, Role: bindings.RoleUser, Content: "hi", Metadata: arena[0:7:7]}); err != nil {
+		t.Fatal(err)
+	}
+	stepOut := []byte(`{"m":1}`)
+	if _, err := ms.AppendMessageStep(t.Context(), bindings.MessageStepInput{
+		Steps:   bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{{Key: "s/4", Status: bindings.StepCompleted}}},
+		Message: bindings.AppendMessageInput{TenantID: "t", ConversationID: conv, Role: bindings.RoleAgent, Content: "ok"},
+		Encode:  func(bindings.ConversationMessage) ([]byte, error) { return stepOut, nil },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range arena {
+		arena[i] = 'x'
+	}
+	for i := range stepOut {
+		stepOut[i] = 'x'
+	}
+	got, err := s.ReadJournal(t.Context(), "t", "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"a":1}`, `{"b":2}`, `{"c":3}`, `{"m":1}`}
+	if len(got) != len(want) {
+		t.Fatalf("journal has %d entries, want %d", len(got), len(want))
+	}
+	for i, e := range got {
+		if string(e.Output) != want[i] {
+			t.Errorf("entry %s output = %s, want %s", e.Key, e.Output, want[i])
+		}
+	}
+	msgs, err := s.ReadMessages(t.Context(), bindings.ReadMessagesInput{TenantID: "t", ConversationID: conv, Limit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) == 0 || !json.Valid(msgs[0].Metadata) || string(msgs[0].Metadata) != `{"a":1}` {
+		t.Errorf("message metadata = %s, want {\"a\":1}", msgs[0].Metadata)
+	}
+}

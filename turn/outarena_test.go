@@ -1,0 +1,54 @@
+package turn_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn"
+)
+
+// TestReusedOutputArena holds that a drive which writes its outputs over
+// the previous drive's arena (memstore copies what it keeps:
+// bindings.OutputCopier) changes nothing the previous turn handed out or
+// stored: its Result and its journal read the same after later turns.
+func TestReusedOutputArena(t *testing.T) {
+	a, store, b := anchorFixture(t, true)
+	invoke := func() (turn.Result, []byte) {
+		conv, err := store.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := turn.Invoke(t.Context(), turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, js
+	}
+	journal := func(runID string) []byte {
+		es, err := store.ReadJournal(t.Context(), "t1", runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := json.Marshal(es)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return js
+	}
+	first, firstJSON := invoke()
+	firstJournal := journal(first.RunID)
+	for range 3 {
+		invoke()
+	}
+	if js, _ := json.Marshal(first); string(js) != string(firstJSON) {
+		t.Errorf("the first turn's result changed after later turns:\n%s\nwant\n%s", js, firstJSON)
+	}
+	if js := journal(first.RunID); string(js) != string(firstJournal) {
+		t.Errorf("the first turn's journal changed after later turns:\n%s\nwant\n%s", js, firstJournal)
+	}
+}
