@@ -144,3 +144,58 @@ type RunResumer interface {
 	ResumeRun(ctx context.Context, in ReopenRunInput) (ResumeRunResult, error)
 	RunResumerStore() RunBinding
 }
+
+// ReadTurnResult is what OptimisticTurnOpener.ReadTurn read.
+type ReadTurnResult struct {
+	// Exists is true when the run or its snapshot is stored: the turn
+	// then opens it with OpenTurn (or OpenRun), and the rest of the result
+	// is zero.
+	Exists bool `json:"exists"`
+	// Conversation, HasConversation and History are, when the run does
+	// not exist, what OpenTurn reads with them (see OpenTurnResult), read
+	// in the same call.
+	Conversation    Conversation          `json:"conversation"`
+	HasConversation bool                  `json:"hasConversation"`
+	History         []ConversationMessage `json:"history,omitempty"`
+}
+
+// OpenUserMessageStepInput is a new run's opening and its first write in
+// one call of OptimisticTurnOpener.OpenUserMessageStep.
+type OpenUserMessageStepInput struct {
+	// Open is the run to create, as for RunOpener.OpenRun; its lease owner
+	// is the step's (UserMessageStepInput's Steps.Owner).
+	Open OpenRunInput `json:"open"`
+	UserMessageStepInput
+}
+
+// ErrRunExists is OpenUserMessageStep's error when the run or its
+// snapshot is stored already: nothing was stored, and the caller opens the
+// run as it would have without the optimistic open (OpenRun, with the
+// checks of an existing run).
+var ErrRunExists = errors.New("the run exists already")
+
+// OptimisticTurnOpener is an optional capability of a TurnOpener: a turn
+// of a new run opens it with its first write instead of a write of its
+// own (one commit fewer for a database).
+//
+// ReadTurn writes nothing: it reports whether the run in.Start names (or
+// its snapshot) is stored and, when it is not, reads the conversation and
+// its history as OpenTurn does.
+//
+// OpenUserMessageStep, only when neither the run nor its snapshot is
+// stored, writes the snapshot (in.Open.Snapshot), creates the run leased
+// to in.Open.Start.Owner as OpenRun creates a new one, and does what
+// AppendUserMessageStep does, with its errors — all or nothing. When the
+// run or its snapshot exists it stores nothing and returns ErrRunExists;
+// when AppendUserMessageStep would store nothing (ErrConversationChanged,
+// or an error with no entries stored), neither the snapshot nor the run is
+// stored either. A crash before it returns leaves nothing of the run.
+//
+// OptimisticTurnOpenerStore returns the store value itself, as
+// TurnOpenerStore does.
+type OptimisticTurnOpener interface {
+	TurnOpener
+	ReadTurn(ctx context.Context, in OpenTurnInput) (ReadTurnResult, error)
+	OpenUserMessageStep(ctx context.Context, in OpenUserMessageStepInput) (MessageStepResult, error)
+	OptimisticTurnOpenerStore() RunBinding
+}

@@ -46,9 +46,16 @@
 // newest messages (one statement) after the function, AppendUserMessage is
 // AppendStepsAndMessage's with the read of the history before the message,
 // each under the tenant the function set and in its transaction; and
-// AppendUserMessageStep is AppendMessageStep's after a statement that
-// locks the conversation and fails the transaction unless its message
-// count is the one OpenTurn read.
+// AppendUserMessageStep is AppendMessageStep's after a statement
+// (kindgi_expect_messages, migration 0010) that locks the conversation and
+// fails the transaction with SQLSTATE KG001 unless its message count is
+// the one OpenTurn read. A new run is created by its first write
+// (bindings.OptimisticTurnOpener): ReadTurn is one read-only batch (does
+// the run or its snapshot exist? the conversation, its newest messages),
+// and OpenUserMessageStep is AppendUserMessageStep's batch with
+// kindgi_open_new_run in front, which inserts the snapshot and the leased
+// run only if neither is stored (else SQLSTATE KG002: nothing of the
+// transaction is stored) and then checks the conversation.
 //
 // # Schema and migrations
 //

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"math"
 	"slices"
-	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -45,20 +45,16 @@ const sqlHistoryBefore = `SELECT ` + messageCols + ` FROM agent_conversation_mes
 	ORDER BY seq DESC
 	LIMIT $4`
 
-// sqlExpectMessages locks conversation $2 (as the message append after it
-// does) and fails, aborting the call's transaction, unless it holds $3
-// messages and none with id $4: the turn's read of it still stands. The
-// failure is a cast of a text naming it (no function of its own: a
-// migration after 0009 could make it one); a missing conversation passes
-// (the append after it reports it).
-const sqlExpectMessages = `WITH c AS (SELECT message_count FROM agent_conversations WHERE tenant_id = $1 AND id = $2 FOR UPDATE)
-	SELECT CASE WHEN c.message_count = $3 AND NOT EXISTS (SELECT 1 FROM agent_conversation_messages m
-			WHERE m.tenant_id = $1 AND m.conversation_id = $2 AND m.id = $4) THEN true
-		ELSE (` + "'" + conversationChanged + ` at ' || c.message_count || ' messages')::boolean END
-	FROM (SELECT 1) AS one LEFT JOIN c ON true`
+// sqlExpectMessages is kindgi_expect_messages (migration 0010): it sets
+// the tenant, locks conversation $2 (as the message append after it does)
+// and fails, aborting the call's transaction, with SQLSTATE
+// codeConversationChanged unless it holds $3 messages and none with id $4:
+// the turn's read of it still stands. A missing conversation passes (the
+// append after it reports it).
+const sqlExpectMessages = `SELECT kindgi_expect_messages($1, $2, $3, $4)`
 
-// conversationChanged starts the text sqlExpectMessages fails to cast.
-const conversationChanged = "kindgi: conversation changed"
+// codeConversationChanged is the SQLSTATE kindgi_expect_messages raises.
+const codeConversationChanged = "KG001"
 
 var _ bindings.TurnOpener = (*Store)(nil)
 
@@ -138,8 +134,8 @@ func consistentHistory(c bindings.Conversation, hist []bindings.ConversationMess
 
 // AppendUserMessageStep implements bindings.TurnOpener: AppendMessageStep
 // with the check that the conversation holds in.MessageCount messages and
-// not this one in front of it (sqlExpectMessages, under the tenant's
-// setting), in the same round trip and transaction.
+// not this one in front of it (sqlExpectMessages, which sets the tenant),
+// in the same round trip and transaction: two statements.
 func (s *Store) AppendUserMessageStep(ctx context.Context, in bindings.UserMessageStepInput) (bindings.MessageStepResult, error) {
 	msg := in.Message
 	if msg.ID == "" {
@@ -147,16 +143,11 @@ func (s *Store) AppendUserMessageStep(ctx context.Context, in bindings.UserMessa
 	}
 	pre := &batchExtra{
 		queueFn: func(b *pgx.Batch) {
-			b.Queue(setTenantSQL, msg.TenantID)
 			b.Queue(sqlExpectMessages, msg.TenantID, msg.ConversationID, int32(in.MessageCount), msg.ID)
 		},
 		readFn: func(br pgx.BatchResults) error {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
 			_, err := br.Exec()
-			var pg *pgconn.PgError
-			if errors.As(err, &pg) && pg.Code == "22P02" && strings.Contains(pg.Message, conversationChanged) {
+			if pgCode(err) == codeConversationChanged {
 				return bindings.ErrConversationChanged
 			}
 			return err
@@ -212,4 +203,154 @@ func (s *Store) AppendUserMessage(ctx context.Context, in bindings.UserMessageIn
 	}
 	out.History = hist
 	return out, nil
+}
+
+// pgCode is the SQLSTATE of err when PostgreSQL raised it, "" otherwise.
+func pgCode(err error) string {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code
+	}
+	return ""
+}
+
+// sqlRunOrSnapshotExists tells whether run $2 or its snapshot is stored.
+const sqlRunOrSnapshotExists = `SELECT EXISTS (SELECT 1 FROM agent_runs WHERE tenant_id = $1 AND id = $2)
+	OR EXISTS (SELECT 1 FROM agent_run_snapshots WHERE tenant_id = $1 AND run_id = $2)`
+
+// sqlOpenNewRun is kindgi_open_new_run (migration 0010): the snapshot and
+// the run created, only if neither is stored (else SQLSTATE
+// codeRunExists), then the conversation checked as sqlExpectMessages
+// checks it.
+const sqlOpenNewRun = `SELECT kindgi_open_new_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`
+
+// codeRunExists is the SQLSTATE kindgi_open_new_run raises.
+const codeRunExists = "KG002"
+
+var _ bindings.OptimisticTurnOpener = (*Store)(nil)
+
+// OptimisticTurnOpenerStore implements bindings.OptimisticTurnOpener: the
+// store itself.
+func (s *Store) OptimisticTurnOpenerStore() bindings.RunBinding { return s }
+
+// ReadTurn implements bindings.OptimisticTurnOpener: whether the run or
+// its snapshot is stored, the conversation and its newest in.HistoryLimit
+// messages (as OpenTurn reads them), in one read-only round trip: nothing
+// is written, so its transaction's commit flushes nothing.
+func (s *Store) ReadTurn(ctx context.Context, in bindings.OpenTurnInput) (bindings.ReadTurnResult, error) {
+	st := in.Start
+	if err := checkLookup(st.TenantID, "run id", st.RunID); err != nil {
+		return bindings.ReadTurnResult{}, err
+	}
+	tenant, conv := in.Snapshot.TenantID, in.Snapshot.ConversationID
+	readConv := tenant == st.TenantID && checkLookup(tenant, "conversation id", conv) == nil
+	var out bindings.ReadTurnResult
+	err := s.batch(ctx, "read turn", st.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlRunOrSnapshotExists, st.TenantID, st.RunID)
+		if readConv {
+			b.Queue(sqlGetConversation, tenant, conv)
+			if in.HistoryLimit > 0 {
+				b.Queue(sqlReadMessages, tenant, conv, int64(math.MaxInt64), int64(in.HistoryLimit))
+			}
+		}
+	}, func(br pgx.BatchResults) error {
+		if err := br.QueryRow().Scan(&out.Exists); err != nil {
+			return err
+		}
+		if !readConv {
+			return nil
+		}
+		var err error
+		if out.Conversation, out.HasConversation, err = collectOne(br, scanConversation); err != nil {
+			return err
+		}
+		if in.HistoryLimit <= 0 {
+			return nil
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		hist, err := pgx.CollectRows(rows, scanMessage)
+		if err != nil || !out.HasConversation || !consistentHistory(out.Conversation, hist) {
+			return err // a message came between the two reads: no history
+		}
+		slices.Reverse(hist)
+		if out.History = hist; hist == nil {
+			out.History = []bindings.ConversationMessage{}
+		}
+		return nil
+	})
+	if err != nil {
+		return bindings.ReadTurnResult{}, err
+	}
+	if out.Exists || !out.HasConversation {
+		out.Conversation, out.HasConversation, out.History = bindings.Conversation{}, false, nil
+	}
+	return out, nil
+}
+
+// OpenUserMessageStep implements bindings.OptimisticTurnOpener:
+// kindgi_open_new_run (the snapshot and the run, only if neither is
+// stored, and the conversation's check) and kindgi_message_step in one
+// round trip and one transaction: two statements. A run that exists
+// raises in the first, and nothing of the call is stored.
+func (s *Store) OpenUserMessageStep(ctx context.Context, in bindings.OpenUserMessageStepInput) (bindings.MessageStepResult, error) {
+	st, sn, msg := in.Open.Start, in.Open.Snapshot, in.Message
+	switch {
+	case st.TenantID == "":
+		return bindings.MessageStepResult{}, invalid("tenant id is empty")
+	case st.RunID == "":
+		return bindings.MessageStepResult{}, invalid("run id is empty")
+	case sn.TenantID != st.TenantID || sn.RunID != st.RunID:
+		return bindings.MessageStepResult{}, invalid("the snapshot and the run name different runs")
+	case in.Steps.TenantID != st.TenantID || in.Steps.RunID != st.RunID || in.Steps.Owner != st.Owner:
+		return bindings.MessageStepResult{}, invalid("the run opened and the step's run or lease owner differ")
+	case msg.ID == "":
+		return bindings.MessageStepResult{}, invalid("the user message step needs the message's id")
+	case st.Owner == "":
+		return bindings.MessageStepResult{}, invalid("lease owner is empty")
+	}
+	if err := firstErr(checkSnapshot(sn), checkStart(st)); err != nil {
+		return bindings.MessageStepResult{}, err
+	}
+	input, err := wrapOpt("snapshot input", sn.Input)
+	if err != nil {
+		return bindings.MessageStepResult{}, err
+	}
+	status, err := newRunStatus(st.Status)
+	if err != nil {
+		return bindings.MessageStepResult{}, err
+	}
+	now := s.stamp(time.Time{})
+	exp := now.Add(st.LeaseTTL).Truncate(time.Microsecond)
+	snapAt := s.stamp(sn.CreatedAt)
+	pre := &batchExtra{
+		queueFn: func(b *pgx.Batch) {
+			b.Queue(sqlOpenNewRun, st.TenantID, st.RunID, sn.FlowID, sn.FlowVersion, sn.AgentID, sn.AgentVersion,
+				sn.ConversationID, sn.ProjectID, textArg(input), snapAt, st.Owner, exp, now, st.FlowID, st.FlowVersion, string(status),
+				int32(in.MessageCount), msg.ID)
+		},
+		readFn: func(br pgx.BatchResults) error {
+			_, err := br.Exec()
+			switch pgCode(err) {
+			case codeRunExists:
+				return bindings.ErrRunExists
+			case codeConversationChanged:
+				return bindings.ErrConversationChanged
+			}
+			return err
+		},
+	}
+	if msg.TenantID != st.TenantID || msg.ConversationID != sn.ConversationID {
+		return bindings.MessageStepResult{}, invalid("the user message is not of the run's conversation")
+	}
+	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre)
+	switch {
+	case errors.Is(err, bindings.ErrRunExists):
+		return bindings.MessageStepResult{}, bindings.ErrRunExists
+	case errors.Is(err, bindings.ErrConversationChanged):
+		return bindings.MessageStepResult{}, bindings.ErrConversationChanged
+	}
+	return res, err
 }

@@ -103,7 +103,7 @@ var writesCache sync.Map
 
 func writesUncached(sql string) bool {
 	s := strings.ToLower(sql)
-	for _, w := range []string{"insert ", "update ", "delete ", "merge ", "kindgi_append_", "kindgi_open_run", "kindgi_message_step"} {
+	for _, w := range []string{"insert ", "update ", "delete ", "merge ", "kindgi_append_", "kindgi_open_run", "kindgi_open_new_run", "kindgi_message_step"} {
 		if strings.Contains(s, w) {
 			return true
 		}
@@ -159,6 +159,7 @@ func opNameUncached(sql string) string {
 	for name, stmt := range map[string]string{
 		"Snapshots.Write": sqlWriteSnapshot, "Snapshots.Read": sqlReadSnapshot,
 		"Runs.StartRun": sqlStartRun, "Runs.GetRun": sqlGetRun, "Runs.AppendSteps": sqlAppendSteps, "Runs.OpenRun": sqlOpenRunFn,
+		"ReadTurn": sqlRunOrSnapshotExists, "OpenUserMessageStep": sqlOpenNewRun, "AppendUserMessageStep": sqlExpectMessages,
 		"Runs.ReadJournal": sqlRunExists, "Runs.SetRunStatus": sqlSetRunStatus,
 		"Runs.AcquireLease": sqlAcquireLease, "Runs.ReleaseLease": sqlReleaseLease,
 		"Conversations.Open": sqlOpenConversation, "Conversations.Get": sqlGetConversation,

@@ -113,7 +113,15 @@ func (f *turnFixture) invoke(ctx context.Context, b turn.Bindings, a agent.Agent
 // reads of the turn ride with the start of the drive (bindings.TurnOpener:
 // the conversation and its history), and the user message, like the
 // others, with the write after it (the first model call's started entry).
+// A new run is created by that write too (bindings.OptimisticTurnOpener):
+// the start of the drive is a read, and the turn commits one time fewer.
 const maxTurnRoundTrips = 5
+
+// maxTurnCommits bounds the round trips of that turn that write (each
+// one transaction, one commit): the user message's step (which creates
+// the run), the assistant message's, the tool message's and the final
+// one.
+const maxTurnCommits = 4
 
 // TestTurnWithOneToolCallRoundTrips runs a turn with one tool call on
 // pgstore and counts its round trips with a pgx tracer and the socket
@@ -144,5 +152,8 @@ func TestTurnWithOneToolCallRoundTrips(t *testing.T) {
 	}
 	if writes != int64(batches) {
 		t.Errorf("%d socket writes for %d batches: some call needed more than one round trip", writes, batches)
+	}
+	if _, commits := rt.statements(); commits > maxTurnCommits {
+		t.Errorf("%d round trips wrote (commits), want at most %d", commits, maxTurnCommits)
 	}
 }

@@ -136,6 +136,9 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 		req.ReviewerRole = role
 		req.CreatedAt = now
 		req.ExpiresAt = now.Add(msDuration(r.s.Hitl.TimeoutMs))
+		if err := r.openPending(ctx); err != nil {
+			return approvalOutcome{}, nil, err
+		}
 		a, err := r.b.Hitl.RequestApproval(ctx, req)
 		if err != nil {
 			return approvalOutcome{}, nil, coded(err, "request approval")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -58,6 +59,25 @@ func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
 			Owner: owner, LeaseTTL: leaseTTL(&b),
 		},
+	}
+	if oo := optimisticOpener(&b); oo != nil && historyLimit(in.Agent) > 0 {
+		// A new run is created by its first write (see optimisticopen.go).
+		reads, ok, err := readTurn(ctx, oo, historyLimit(in.Agent), open)
+		if err != nil {
+			return Result{}, err
+		}
+		if ok {
+			reads.open = &pendingOpen{oo: oo, in: open, stored: stored}
+			r := newPooledRun(&b, stored, in.RunID, owner, bindings.RunRunning, nil)
+			r.reads = reads
+			res, err := r.driveReporting(ctx)
+			r.release()
+			if reopen := (*errRunOpened)(nil); !errors.As(err, &reopen) {
+				return res, err
+			}
+			// Another driver created the run since the read, and nothing
+			// of this drive is stored: open it as it is now, as below.
+		}
 	}
 	var (
 		started bindings.Run

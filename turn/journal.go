@@ -172,6 +172,9 @@ func (r *run) appendEntry(ctx context.Context, key, node string, status bindings
 	}
 	e := bindings.JournalEntry{Key: key, Node: node, Status: status, Output: output, Error: se, At: r.now()}
 	if r.batcher == nil {
+		if err := r.openPending(ctx); err != nil {
+			return bindings.JournalEntry{}, false, err
+		}
 		e, appended, err := r.b.Runs.AppendStep(ctx, bindings.AppendStepInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entry: e})
 		if err != nil {
 			return bindings.JournalEntry{}, false, coded(err, "append journal step "+key)
@@ -261,6 +264,9 @@ func (r *run) appendMessage(ctx context.Context, in bindings.AppendMessageInput)
 		if err := r.flush(ctx); err != nil {
 			return bindings.ConversationMessage{}, err
 		}
+		if err := r.openPending(ctx); err != nil {
+			return bindings.ConversationMessage{}, err
+		}
 		m, err := r.b.Conversations.AppendMessage(ctx, in)
 		if err != nil {
 			return m, coded(err, "append message")
@@ -309,6 +315,9 @@ func (r *run) flush(ctx context.Context) error {
 func (r *run) writeEntries(ctx context.Context, entries []bindings.JournalEntry) ([]bindings.JournalEntry, []bool, error) {
 	if r.deferred.set {
 		return r.writeDeferred(ctx, entries, "")
+	}
+	if err := r.openPending(ctx); err != nil {
+		return nil, nil, err
 	}
 	stored, appended, err := r.batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries})
 	if err != nil {

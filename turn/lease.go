@@ -37,6 +37,7 @@ func (r *run) keepLease(ctx context.Context, cancel context.CancelCauseFunc) {
 	k := &leaseKeeper{}
 	r.lease = k
 	ttl := r.ttl()
+	pend := r.unopened() // read here: the renewals run on their own goroutine
 	var renew func()
 	renew = func() {
 		k.mu.Lock()
@@ -49,6 +50,15 @@ func (r *run) keepLease(ctx context.Context, cancel context.CancelCauseFunc) {
 		defer k.running.Done()
 		if ctx.Err() != nil {
 			return // the drive is over
+		}
+		if pend != nil && !pend.opened.Load() {
+			// The run is not stored yet: no lease to renew.
+			k.mu.Lock()
+			if !k.stopped {
+				k.timer.Reset(ttl / 3)
+			}
+			k.mu.Unlock()
+			return
 		}
 		_, err := r.b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, TTL: ttl})
 		if agents.CodeOf(err) == agents.CodeRunBusy {
@@ -84,6 +94,9 @@ func (r *run) stopLease() {
 // unreleased lease simply expires).
 func (r *run) releaseLease(ctx context.Context) {
 	r.stopLease()
+	if r.unopened() != nil {
+		return // the run is not stored: no lease to release
+	}
 	_ = r.b.Runs.ReleaseLease(context.WithoutCancel(ctx), r.tenantID, r.id, r.owner)
 }
 

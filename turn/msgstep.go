@@ -145,6 +145,9 @@ func (r *run) writeDeferred(ctx context.Context, entries []bindings.JournalEntry
 			return r.writeUserMessageAgain(ctx, entries, at, finish)
 		}
 	} else {
+		if err := r.openPending(ctx); err != nil {
+			return nil, nil, err
+		}
 		res, err = r.msgStep.AppendMessageStep(ctx, in)
 	}
 	if err != nil {

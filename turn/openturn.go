@@ -32,6 +32,10 @@ type turnReads struct {
 
 	// approvals are the run's approvals, read by ResumeRun (getApproval).
 	approvals []bindings.Approval
+
+	// open is the run's open still to be made, by its first write, when
+	// ReadTurn read it as missing (see optimisticopen.go); nil otherwise.
+	open *pendingOpen
 }
 
 // historyLimit is the number of earlier messages a turn of a reads
@@ -119,6 +123,9 @@ func (r *run) deferUserMessage() bool {
 // which also reads the history build-initial-messages needs (the messages
 // before the stored user message) in the same call.
 func (r *run) appendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, in bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
+	if err := r.openPending(ctx); err != nil {
+		return nil, nil, bindings.ConversationMessage{}, err
+	}
 	if !r.wantHistory || r.s.HistoryLimit < 1 {
 		return r.combiner.AppendStepsAndMessage(ctx, steps, in)
 	}
@@ -133,6 +140,9 @@ func (r *run) appendStepsAndMessage(ctx context.Context, steps bindings.AppendSt
 // appendUserMessage is AppendUserMessage; the history it read is kept for
 // build-initial-messages.
 func (r *run) appendUserMessage(ctx context.Context, to bindings.TurnOpener, steps bindings.AppendStepsInput, in bindings.AppendMessageInput) (bindings.UserMessageResult, error) {
+	if err := r.openPending(ctx); err != nil {
+		return bindings.UserMessageResult{}, err
+	}
 	res, err := to.AppendUserMessage(ctx, bindings.UserMessageInput{Steps: steps, Message: in, HistoryLimit: r.s.HistoryLimit})
 	if err == nil {
 		if r.reads == nil {
@@ -179,7 +189,13 @@ func (r *run) appendUserMessageStep(ctx context.Context, in bindings.MessageStep
 	if to == nil {
 		return bindings.MessageStepResult{}, &agents.PersistenceError{Op: "append user message step", Err: fmt.Errorf("the store is no longer a turn opener")}
 	}
-	res, err := to.AppendUserMessageStep(ctx, bindings.UserMessageStepInput{MessageStepInput: in, MessageCount: rd.count})
+	var res bindings.MessageStepResult
+	var err error
+	if p := r.unopened(); p != nil {
+		res, err = r.openUserMessageStep(ctx, p, bindings.UserMessageStepInput{MessageStepInput: in, MessageCount: rd.count})
+	} else {
+		res, err = to.AppendUserMessageStep(ctx, bindings.UserMessageStepInput{MessageStepInput: in, MessageCount: rd.count})
+	}
 	if err == nil {
 		rd.userDeferred = false
 		if res.Message.Seq != int64(rd.count)+1 {

@@ -216,6 +216,11 @@ func (r *run) drive(parent context.Context) (Result, error) {
 func (r *run) finish(parent context.Context, res Result, err error) (Result, error) {
 	bg := detached(parent)
 	r.stopLease()
+	if reopen := (*errRunOpened)(nil); errors.As(err, &reopen) {
+		// Another driver created the run: nothing of this drive is
+		// stored, and Invoke opens the run as it finds it.
+		return Result{}, err
+	}
 	if err == nil {
 		status := bindings.RunCompleted
 		if res.Status == StatusSuspended {
@@ -313,6 +318,9 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 		return nil
 	}
 	if r.finisher != nil {
+		if err := r.openPending(ctx); err != nil {
+			return err
+		}
 		stored, appended, err := r.finisher.FinishRun(ctx, bindings.FinishRunInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries, Status: status})
 		if err == nil && len(stored) != len(entries) {
 			err = &agents.PersistenceError{Op: "finish run", Err: fmt.Errorf("%d entries written, %d returned", len(entries), len(stored))}
@@ -330,6 +338,9 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 	err := r.flush(ctx)
 	if err == nil && last != nil {
 		_, _, err = r.appendEntry(ctx, last.Key, last.Node, last.Status, last.Output, last.Error)
+	}
+	if err == nil {
+		err = r.openPending(ctx)
 	}
 	if err == nil {
 		if serr := r.b.Runs.SetRunStatus(ctx, r.tenantID, r.id, status); serr != nil {

@@ -261,6 +261,9 @@ func (r *run) autoClose(ctx context.Context, conv bindings.Conversation, now tim
 		}
 		return closed
 	}
+	if err := r.openPending(ctx); err != nil {
+		return err
+	}
 	if err := r.b.Conversations.CloseConversation(ctx, r.tenantID, conv.ID); err != nil {
 		return coded(err, "close inactive conversation")
 	}

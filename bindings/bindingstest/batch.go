@@ -49,6 +49,10 @@ func RunBatchTests(t *testing.T, newHarness NewHarness) {
 		_, ok := h.Runs.(bindings.RunResumer)
 		return ok && any(h.Snapshots) == any(h.Runs) && any(h.Hitl) == any(h.Runs)
 	}, resumeRunCases)
+	runSuite(t, newHarness, "OptimisticTurnOpener", func(h Harness) bool {
+		_, ok := h.Runs.(bindings.OptimisticTurnOpener)
+		return ok && any(h.Snapshots) == any(h.Runs) && any(h.Conversations) == any(h.Runs)
+	}, optimisticOpenCases)
 }
 
 var batchCases = []testCase{

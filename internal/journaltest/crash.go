@@ -145,12 +145,17 @@ type Store interface {
 // When s is a bindings.MessageStepAppender, so is the store returned: its
 // AppendMessageStep is one write too. When s is both that and a
 // bindings.TurnOpener, the store returned is a TurnOpener too (see
-// turnOpenStore).
+// turnOpenStore), and an OptimisticTurnOpener when s is one (see
+// optimisticStore).
 func (c *Crasher) Store(s Store) Store {
 	st := store{finishingRuns{batchingRuns{runs{c, s}, s}, s}, snapshots{c, s}, conversations{c, s}, s}
 	if ms, ok := s.(bindings.MessageStepAppender); ok {
 		if to, ok := s.(bindings.TurnOpener); ok {
-			return &turnOpenStore{messageStepStore: &messageStepStore{store: st, ms: ms}, to: to}
+			ts := &turnOpenStore{messageStepStore: &messageStepStore{store: st, ms: ms}, to: to}
+			if oo, ok := s.(bindings.OptimisticTurnOpener); ok {
+				return &optimisticStore{turnOpenStore: ts, oo: oo}
+			}
+			return ts
 		}
 		return &messageStepStore{store: st, ms: ms}
 	}

@@ -52,3 +52,43 @@ func (s *turnOpenStore) TurnOpenerStore() bindings.RunBinding { return s }
 
 // MessageStepStore is the wrapper itself, as for messageStepStore.
 func (s *turnOpenStore) MessageStepStore() bindings.RunBinding { return s }
+
+// optimisticStore is a turnOpenStore whose driver opens a new run with its
+// first write (bindings.OptimisticTurnOpener): ReadTurn is a read, and
+// OpenUserMessageStep one write, named as AppendMessageStep is (the write
+// a run crashes at first is then the one that creates it).
+type optimisticStore struct {
+	*turnOpenStore
+	oo bindings.OptimisticTurnOpener
+}
+
+// ReadTurn delegates (once crashed, it fails): it writes nothing.
+func (s *optimisticStore) ReadTurn(ctx context.Context, in bindings.OpenTurnInput) (bindings.ReadTurnResult, error) {
+	if err := s.finishingRuns.c.read("ReadTurn"); err != nil {
+		return bindings.ReadTurnResult{}, err
+	}
+	return s.oo.ReadTurn(ctx, in)
+}
+
+// OpenUserMessageStep counts the call as one write, named as
+// AppendMessageStep is, then delegates (once crashed, it fails).
+func (s *optimisticStore) OpenUserMessageStep(ctx context.Context, in bindings.OpenUserMessageStepInput) (bindings.MessageStepResult, error) {
+	op := "AppendMessageStep " + in.Message.ID + " " + entryNames(in.Steps.Entries)
+	if in.Finish != "" {
+		op += " " + string(in.Finish)
+	}
+	if err := s.finishingRuns.c.write(op); err != nil {
+		return bindings.MessageStepResult{}, err
+	}
+	return s.oo.OpenUserMessageStep(ctx, in)
+}
+
+// OptimisticTurnOpenerStore is the wrapper itself: the binding its driver
+// holds.
+func (s *optimisticStore) OptimisticTurnOpenerStore() bindings.RunBinding { return s }
+
+// TurnOpenerStore is the wrapper itself.
+func (s *optimisticStore) TurnOpenerStore() bindings.RunBinding { return s }
+
+// MessageStepStore is the wrapper itself.
+func (s *optimisticStore) MessageStepStore() bindings.RunBinding { return s }
