@@ -271,7 +271,7 @@ func (s *Store) ReadTurn(ctx context.Context, in bindings.OpenTurnInput) (bindin
 		if err != nil {
 			return err
 		}
-		hist, err := pgx.CollectRows(rows, scanMessage)
+		hist, err := collectMessages(rows, in.HistoryLimit)
 		if err != nil || !out.HasConversation || !consistentHistory(out.Conversation, hist) {
 			return err // a message came between the two reads: no history
 		}
