@@ -81,22 +81,8 @@ func (s *Store) OpenTurn(ctx context.Context, in bindings.OpenTurnInput) (bindin
 			},
 			readFn: func(br pgx.BatchResults) error {
 				var err error
-				if out.Conversation, out.HasConversation, err = collectOne(br, scanConversation); err != nil {
-					return err
-				}
-				rows, err := br.Query()
-				if err != nil {
-					return err
-				}
-				hist, err := collectMessages(rows, in.HistoryLimit)
-				if err != nil || !out.HasConversation || !consistentHistory(out.Conversation, hist) {
-					return err // a message came between the two reads: no history
-				}
-				slices.Reverse(hist)
-				if out.History = hist; hist == nil {
-					out.History = []bindings.ConversationMessage{}
-				}
-				return nil
+				out.Conversation, out.HasConversation, out.History, err = readConversationHistory(br, in.HistoryLimit, true)
+				return err
 			},
 		}
 	default:
@@ -261,25 +247,8 @@ func (s *Store) ReadTurn(ctx context.Context, in bindings.OpenTurnInput) (bindin
 			return nil
 		}
 		var err error
-		if out.Conversation, out.HasConversation, err = collectOne(br, scanConversation); err != nil {
-			return err
-		}
-		if in.HistoryLimit <= 0 {
-			return nil
-		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		hist, err := collectMessages(rows, in.HistoryLimit)
-		if err != nil || !out.HasConversation || !consistentHistory(out.Conversation, hist) {
-			return err // a message came between the two reads: no history
-		}
-		slices.Reverse(hist)
-		if out.History = hist; hist == nil {
-			out.History = []bindings.ConversationMessage{}
-		}
-		return nil
+		out.Conversation, out.HasConversation, out.History, err = readConversationHistory(br, in.HistoryLimit, in.HistoryLimit > 0)
+		return err
 	})
 	if err != nil {
 		return bindings.ReadTurnResult{}, err
@@ -353,4 +322,29 @@ func (s *Store) OpenUserMessageStep(ctx context.Context, in bindings.OpenUserMes
 		return bindings.MessageStepResult{}, bindings.ErrConversationChanged
 	}
 	return res, err
+}
+
+// readConversationHistory reads the results of sqlGetConversation and,
+// when withHistory, of the sqlReadMessages after it (the newest limit
+// messages): the conversation, whether there is one, and its history
+// oldest first — nil (no history read) when a message came between the
+// two reads, so that the newest one read is not the conversation's last.
+func readConversationHistory(br pgx.BatchResults, limit int, withHistory bool) (bindings.Conversation, bool, []bindings.ConversationMessage, error) {
+	conv, has, err := collectOne(br, scanConversation)
+	if err != nil || !withHistory {
+		return conv, has, nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return conv, has, nil, err
+	}
+	hist, err := collectMessages(rows, limit)
+	if err != nil || !has || !consistentHistory(conv, hist) {
+		return conv, has, nil, err
+	}
+	slices.Reverse(hist)
+	if hist == nil {
+		hist = []bindings.ConversationMessage{}
+	}
+	return conv, has, hist, nil
 }

@@ -161,3 +161,23 @@ func BenchmarkAnchorTurn(b *testing.B) {
 		}
 	}
 }
+
+// anchorGatedAgent is the anchor workload's agent with clause_search gated
+// (always ask), so that a turn parks on its approval: the agent of
+// BenchmarkAnchorResume and the resumed-arena test.
+func anchorGatedAgent(tb testing.TB) agent.Agent {
+	tb.Helper()
+	a, err := agent.Define(agent.Spec{
+		ID: "bench.anchor", Version: "1.0.0", Name: "Anchor",
+		Instructions: anchorInstruction,
+		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
+		Tools:        []agent.ToolRef{{ID: "clause_search", Version: "^1.0.0"}},
+		ConversationPolicy: &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
+			Overrides: map[string]agent.ToolGate{"clause_search": {Mode: agent.GateAlwaysAsk}},
+		}}},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a
+}

@@ -278,18 +278,7 @@ func benchStore(b *testing.B, f *fixture) {
 // call, the final model call — to set beside a fresh anchor turn.
 func BenchmarkAnchorResume(b *testing.B) {
 	_, store, bb := anchorFixture(b, false)
-	a, err := agent.Define(agent.Spec{
-		ID: "bench.anchor", Version: "1.0.0", Name: "Anchor",
-		Instructions: anchorInstruction,
-		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
-		Tools:        []agent.ToolRef{{ID: "clause_search", Version: "^1.0.0"}},
-		ConversationPolicy: &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
-			Overrides: map[string]agent.ToolGate{"clause_search": {Mode: agent.GateAlwaysAsk}},
-		}}},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	a := anchorGatedAgent(b)
 	bb.Hitl = store
 	ctx := context.Background()
 	runs := make([]string, b.N)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn"
 )
@@ -60,18 +59,7 @@ func TestReusedOutputArena(t *testing.T) {
 // run and its output arena.
 func TestReusedOutputArenaAfterResume(t *testing.T) {
 	_, store, b := anchorFixture(t, true)
-	a, err := agent.Define(agent.Spec{
-		ID: "bench.anchor", Version: "1.0.0", Name: "Anchor",
-		Instructions: anchorInstruction,
-		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
-		Tools:        []agent.ToolRef{{ID: "clause_search", Version: "^1.0.0"}},
-		ConversationPolicy: &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
-			Overrides: map[string]agent.ToolGate{"clause_search": {Mode: agent.GateAlwaysAsk}},
-		}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := anchorGatedAgent(t)
 	b.Hitl = store
 	park := func() string {
 		conv, err := store.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
