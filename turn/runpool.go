@@ -52,12 +52,14 @@ func (r *run) release() {
 	if m == nil || &m.run != r {
 		return
 	}
-	clear(m.keys[:])
-	clear(m.entries[:])
-	clear(m.buf[:])
-	enc := m.run.encodeMsg // bound to &m.run, which stays: made once per pooled run
-	m.run, m.b = run{}, Bindings{}
-	m.run.encodeMsg = enc
+	// The run, its Bindings and the slabs are not cleared here: the next
+	// newPooledRun overwrites the run and the Bindings whole (initRun) and
+	// uses the slabs only up to the length it fills, and clearing them
+	// costs a write barrier per pointer word whenever a GC mark is running
+	// (≈10k instructions a turn on average). What they still point to — the
+	// finished drive's values, already handed out or stored — stays
+	// reachable until the pool drops the memory (sync.Pool keeps it for at
+	// most two GC cycles) or a later drive overwrites it.
 	m.arenaTaken = false // nothing reads its outputs now: the store copied them
 	runPool.Put(m)
 }
