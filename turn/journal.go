@@ -85,10 +85,13 @@ func (r *run) noteAttempt(ctx context.Context, err error) {
 // points into entries, which are the run's own (read from the store for
 // this drive): nothing is copied.
 func (r *run) loadJournal(entries []bindings.JournalEntry) {
-	if n := len(entries) + 20; r.mem != nil && n <= len(r.mem.keys) {
+	if r.mem != nil && len(entries) <= len(r.mem.keys) {
+		// The pooled slab, also for a resumed run's keys: an entry's started
+		// and result phases share a key, and the index adds a slab of its
+		// own once this one is full.
 		r.entries = journalIndex{slab: r.mem.keys[:0]}
 	} else {
-		r.entries = newJournalIndex(n) // room for a turn's own keys
+		r.entries = newJournalIndex(len(entries) + 20) // room for a turn's own keys
 	}
 	if r.mem != nil {
 		r.entrySlab = r.mem.entries[:0]
