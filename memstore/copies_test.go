@@ -68,3 +68,38 @@ func TestTrustedJournalKeepsCopies(t *testing.T) {
 		t.Errorf("message metadata = %s, want {\"a\":1}", msgs[0].Metadata)
 	}
 }
+
+// TestReadJournalOutputsAreIndependentCopies holds that the outputs
+// ReadJournal returns, which share one buffer per read, are the caller's
+// own: appending to one does not write over the next, writing into one
+// changes neither the store nor a later read, and an entry without an
+// output reads as nil.
+func TestReadJournalOutputsAreIndependentCopies(t *testing.T) {
+	s, _ := openTrustedRun(t, nil)
+	if _, _, err := s.AppendSteps(t.Context(), bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{
+		{Key: "s/1", Status: bindings.StepCompleted, Output: json.RawMessage(`{"a":1}`)},
+		{Key: "s/2", Status: bindings.StepStarted},
+		{Key: "s/3", Status: bindings.StepCompleted, Output: json.RawMessage(`[2]`)},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	es, err := s.ReadJournal(t.Context(), "t", "r")
+	if err != nil || len(es) != 3 {
+		t.Fatalf("ReadJournal = %v, %v", es, err)
+	}
+	if es[1].Output != nil {
+		t.Errorf("an entry without an output reads as %q, want nil", es[1].Output)
+	}
+	_ = append(es[0].Output, `xxxx`...)
+	if string(es[2].Output) != `[2]` {
+		t.Errorf("appending to the first output wrote over the third: %q", es[2].Output)
+	}
+	es[0].Output[2] = 'Z'
+	again, err := s.ReadJournal(t.Context(), "t", "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again[0].Output) != `{"a":1}` || string(again[2].Output) != `[2]` {
+		t.Errorf("a caller's write changed the store: %q, %q", again[0].Output, again[2].Output)
+	}
+}

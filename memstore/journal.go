@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"time"
 	"unsafe"
 
@@ -247,10 +248,15 @@ func (j *journal) out(i int) []byte {
 // entry returns the i-th entry (Seq i+1) as a JournalEntry with a copy of
 // its output.
 func (j *journal) entry(i int) bindings.JournalEntry {
+	return j.entryWith(i, cloneJSON(j.out(i)))
+}
+
+// entryWith is entry(i) with output as its Output (a copy of j.out(i)).
+func (j *journal) entryWith(i int, output json.RawMessage) bindings.JournalEntry {
 	rec := &j.recs[i]
 	e := bindings.JournalEntry{
 		Seq: int64(i + 1), Key: j.key(rec), Node: j.str(rec.chunk, rec.keyOff+rec.keyLen, rec.node),
-		Status: j.status(i), Output: cloneJSON(j.out(i)),
+		Status: j.status(i), Output: output,
 	}
 	if rec.err != 0 {
 		se := j.errs[rec.err-1]
@@ -264,11 +270,26 @@ func (j *journal) entry(i int) bindings.JournalEntry {
 	return e
 }
 
-// entries returns copies of all entries, in append order.
+// entries returns copies of all entries, in append order. Their outputs
+// are copied into one buffer (one allocation for the read, not one per
+// entry), each capped at its own length so that appending to one never
+// writes over the next.
 func (j *journal) entries() []bindings.JournalEntry {
 	out := make([]bindings.JournalEntry, len(j.recs))
+	n := 0
 	for i := range out {
-		out[i] = j.entry(i)
+		n += len(j.out(i))
+	}
+	buf := make([]byte, 0, n)
+	for i := range out {
+		o := j.out(i)
+		if len(o) == 0 { // as cloneJSON: no bytes, no output
+			out[i] = j.entryWith(i, nil)
+			continue
+		}
+		at := len(buf)
+		buf = append(buf, o...)
+		out[i] = j.entryWith(i, json.RawMessage(buf[at:len(buf):len(buf)]))
 	}
 	return out
 }
