@@ -605,7 +605,12 @@ func collectMessages(rows pgx.Rows, sizeHint int) ([]bindings.ConversationMessag
 			fast, checked = fastMessageColumns(rows.FieldDescriptions()), true
 		}
 		raw := rows.RawValues()
-		if !fast || !fastMessageRow(raw) {
+		var created time.Time
+		ok := fast && fastMessageRow(raw)
+		if ok {
+			created, ok = binaryTimestamptz(raw[mcCreated])
+		}
+		if !ok {
 			m, err := scanMessage(rows)
 			if err != nil {
 				return nil, err
@@ -616,16 +621,6 @@ func collectMessages(rows pgx.Rows, sizeHint int) ([]bindings.ConversationMessag
 		}
 		var m bindings.ConversationMessage
 		seq := int64(binary.BigEndian.Uint64(raw[mcSeq]))
-		created, ok := binaryTimestamptz(raw[mcCreated])
-		if !ok {
-			m, err := scanMessage(rows)
-			if err != nil {
-				return nil, err
-			}
-			msgs = append(msgs, m)
-			prev = m
-			continue
-		}
 		// The text columns: a column equal to the row before's reuses its
 		// string; the others are gathered into text, made one string.
 		cols := [...]int{mcTenant, mcConversation, mcID, mcRole, mcContent, mcToolCallID, mcRun, mcParticipant}

@@ -76,12 +76,7 @@ func (anchorModel) Generate(_ context.Context, req bindings.GenerateRequest) (bi
 // the benchmark does not.
 func anchorFixture(tb testing.TB, checkTrusted bool) (agent.Agent, *memstore.Store, turn.Bindings) {
 	tb.Helper()
-	a, err := agent.Define(agent.Spec{
-		ID: "bench.anchor", Version: "1.0.0", Name: "Anchor",
-		Instructions: anchorInstruction,
-		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
-		Tools:        []agent.ToolRef{{ID: "clause_search", Version: "^1.0.0"}},
-	})
+	a, err := agent.Define(anchorSpec())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -167,17 +162,24 @@ func BenchmarkAnchorTurn(b *testing.B) {
 // BenchmarkAnchorResume and the resumed-arena test.
 func anchorGatedAgent(tb testing.TB) agent.Agent {
 	tb.Helper()
-	a, err := agent.Define(agent.Spec{
-		ID: "bench.anchor", Version: "1.0.0", Name: "Anchor",
-		Instructions: anchorInstruction,
-		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
-		Tools:        []agent.ToolRef{{ID: "clause_search", Version: "^1.0.0"}},
-		ConversationPolicy: &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
-			Overrides: map[string]agent.ToolGate{"clause_search": {Mode: agent.GateAlwaysAsk}},
-		}}},
-	})
+	spec := anchorSpec()
+	spec.ConversationPolicy = &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
+		Overrides: map[string]agent.ToolGate{"clause_search": {Mode: agent.GateAlwaysAsk}},
+	}}}
+	a, err := agent.Define(spec)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return a
+}
+
+// anchorSpec is the anchor workload's agent: the 315-character
+// instruction and the one tool, clause_search.
+func anchorSpec() agent.Spec {
+	return agent.Spec{
+		ID: "bench.anchor", Version: "1.0.0", Name: "Anchor",
+		Instructions: anchorInstruction,
+		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
+		Tools:        []agent.ToolRef{{ID: "clause_search", Version: "^1.0.0"}},
+	}
 }

@@ -69,16 +69,24 @@ func openTurn(ctx context.Context, to bindings.TurnOpener, limit int, in binding
 	if err != nil {
 		return bindings.Run{}, nil, snap, false, nil, coded(err, "open run")
 	}
-	reads = &turnReads{}
-	if res.HasConversation {
-		reads.conv, reads.hasConv = res.Conversation, true
-		reads.count, reads.hasCount = res.Conversation.MessageCount, true
-		if limit > 0 && res.History != nil {
-			reads.history, reads.hasHistory = res.History, true
-			reads.before, reads.limit = int64(res.Conversation.MessageCount)+1, limit
+	return res.Run, res.Journal, res.Snapshot, true, readsOf(res.Conversation, res.HasConversation, res.History, limit), nil
+}
+
+// readsOf is what a TurnOpener's read of the turn's conversation gives
+// setup and build-initial-messages: the conversation and its message
+// count, when there is one, and its history, when limit asked for one and
+// the store read it consistently (a nil history: not read).
+func readsOf(conv bindings.Conversation, hasConv bool, history []bindings.ConversationMessage, limit int) *turnReads {
+	reads := &turnReads{}
+	if hasConv {
+		reads.conv, reads.hasConv = conv, true
+		reads.count, reads.hasCount = conv.MessageCount, true
+		if limit > 0 && history != nil {
+			reads.history, reads.hasHistory = history, true
+			reads.before, reads.limit = int64(conv.MessageCount)+1, limit
 		}
 	}
-	return res.Run, res.Journal, res.Snapshot, true, reads, nil
+	return reads
 }
 
 // conversation is the turn's conversation for setup: the one OpenTurn

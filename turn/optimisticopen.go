@@ -96,16 +96,7 @@ func readTurn(ctx context.Context, oo bindings.OptimisticTurnOpener, limit int, 
 	if res.Exists {
 		return nil, false, nil
 	}
-	reads = &turnReads{}
-	if res.HasConversation {
-		reads.conv, reads.hasConv = res.Conversation, true
-		reads.count, reads.hasCount = res.Conversation.MessageCount, true
-		if limit > 0 && res.History != nil {
-			reads.history, reads.hasHistory = res.History, true
-			reads.before, reads.limit = int64(res.Conversation.MessageCount)+1, limit
-		}
-	}
-	return reads, true, nil
+	return readsOf(res.Conversation, res.HasConversation, res.History, limit), true, nil
 }
 
 // unopened is the run's open still to be made (nil when the run is
