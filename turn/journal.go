@@ -112,6 +112,49 @@ func (r *run) record(e bindings.JournalEntry) {
 	}
 }
 
+// recordAt indexes the entry at e, as record does, without copying it
+// when e is the entry slab's next free slot (see slabRoom): the slab then
+// takes it as it is. Every entry a drive writes lands there first, so an
+// entry is copied once on its way to the index (not into a buffer, then the
+// slab, then again with its Seq), and each pointer word not copied is a
+// write barrier less while a GC mark runs.
+func (r *run) recordAt(e *bindings.JournalEntry) {
+	p := r.slot(e)
+	if p == nil {
+		return
+	}
+	if n := len(r.entrySlab); n < cap(r.entrySlab) && e == &r.entrySlab[:n+1][n] {
+		r.entrySlab = r.entrySlab[:n+1]
+		*p = e
+		return
+	}
+	*p = r.keep(*e)
+}
+
+// slabRoom returns an empty slice at the entry slab's free room (a new slab
+// when this one is full): appending to it writes the slots the slab takes
+// next, which is where the buffer and the entries written with it are built
+// (see bufferEntry, appendEntry), so that recordAt finds them in place.
+func (r *run) slabRoom() []bindings.JournalEntry {
+	if len(r.entrySlab) == cap(r.entrySlab) {
+		r.entrySlab = make([]bindings.JournalEntry, 0, max(20, cap(r.entrySlab))) // 20: a turn's own entries, with one tool call
+	}
+	n := len(r.entrySlab)
+	return r.entrySlab[n:n]
+}
+
+// bufTail returns the buffer, to append one entry to: at the entry slab's
+// free room when it is empty. A buffer that is not empty already ends
+// there (every entry buffered is kept in the slab at once, and nothing else
+// is kept while the buffer holds entries) or is an array of its own, after
+// a full slab was replaced (then its entries are copied, as before).
+func (r *run) bufTail() []bindings.JournalEntry {
+	if len(r.buf) == 0 {
+		return r.slabRoom()
+	}
+	return r.buf
+}
+
 // slot returns where the index keeps e: the phase of e's key state that
 // has no entry yet, or nil when it has one already (or when e is a failed
 // attempt of a step, which only counts the attempt).
@@ -151,9 +194,7 @@ func (r *run) state(key string) *keyState {
 
 // keep stores e in the entry slab and returns its address there.
 func (r *run) keep(e bindings.JournalEntry) *bindings.JournalEntry {
-	if len(r.entrySlab) == cap(r.entrySlab) {
-		r.entrySlab = make([]bindings.JournalEntry, 0, max(20, cap(r.entrySlab))) // 20: a turn's own entries, with one tool call
-	}
+	r.slabRoom()
 	r.entrySlab = append(r.entrySlab, e)
 	return &r.entrySlab[len(r.entrySlab)-1]
 }
@@ -185,12 +226,12 @@ func (r *run) appendEntry(ctx context.Context, key, node string, status bindings
 		r.record(e)
 		return e, appended, nil
 	}
-	stored, appended, err := r.writeEntries(ctx, append(r.buf, e))
+	stored, appended, err := r.writeEntries(ctx, append(r.bufTail(), e))
 	if err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
 	last := len(stored) - 1
-	r.record(stored[last])
+	r.recordAt(&stored[last]) // in place when the store updated e there (bindings.TrustedJournal)
 	return stored[last], appended[last], nil
 }
 
@@ -225,10 +266,19 @@ func (r *run) bufferEntry(ctx context.Context, key, node string, output json.Raw
 	if err := r.checkLease(); err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
-	e := bindings.JournalEntry{Key: key, Node: node, Status: bindings.StepCompleted, Output: output, At: r.now()}
-	r.buf = append(r.buf, e)
-	r.record(e)
-	return e, true, nil
+	r.buf = append(r.bufTail(), bindings.JournalEntry{Key: key, Node: node, Status: bindings.StepCompleted, Output: output, At: r.now()})
+	e := &r.buf[len(r.buf)-1]
+	if n := len(r.entrySlab); n < cap(r.entrySlab) && e == &r.entrySlab[:n+1][n] {
+		// The slab takes the buffered entry as it is, indexed or not, so
+		// that the buffer keeps ending at the slab's free room.
+		r.entrySlab = r.entrySlab[:n+1]
+		if p := r.slot(e); p != nil {
+			*p = e
+		}
+	} else {
+		r.record(*e)
+	}
+	return *e, true, nil
 }
 
 // carry buffers the result of an effect step (a model or tool call) when
@@ -344,8 +394,9 @@ func (r *run) stored(buffered []bindings.JournalEntry, appended []bool) error {
 			return &agents.RunBusyError{RunID: r.id}
 		}
 		// Overwrite the provisional entry in place (it gains its Seq): no
-		// allocation per entry.
-		if st := r.entries.get(buffered[i].Key); st != nil && st.result != nil {
+		// allocation per entry. A store that updated the buffer in place
+		// (bindings.TrustedJournal) updated the index's entry itself.
+		if st := r.entries.get(buffered[i].Key); st != nil && st.result != nil && st.result != &buffered[i] {
 			*st.result = buffered[i]
 		}
 	}

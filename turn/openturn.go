@@ -249,7 +249,7 @@ func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.Jour
 		if !res.Appended[i] {
 			return nil, nil, &agents.RunBusyError{RunID: r.id}
 		}
-		if st := r.entries.get(res.Entries[i].Key); st != nil && st.result != nil {
+		if st := r.entries.get(res.Entries[i].Key); st != nil && st.result != nil && st.result != &res.Entries[i] {
 			*st.result = res.Entries[i]
 		}
 	}
@@ -289,7 +289,9 @@ func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.Jour
 		}
 		r.messages = msgs
 	}
-	r.buf = append(r.buf[:0], rest[:n-at]...)
+	// A buffer of its own: the entry slab's slots from the buffer's start
+	// on hold the entries just stored, which the index points to.
+	r.buf = append(r.buf[:0:0], rest[:n-at]...)
 	var stored []bindings.JournalEntry
 	var appended []bool
 	if finish != "" {

@@ -37,7 +37,7 @@ type run struct {
 	quoted   quotedString
 	// batcher and finisher are the optional capabilities of b.Runs (nil
 	// without them); buf holds decide results not written yet (see
-	// bufferEntry).
+	// bufferEntry), in entrySlab's last slots (see bufTail).
 	batcher   bindings.StepBatcher
 	finisher  bindings.RunFinisher
 	combiner  bindings.StepMessageAppender                       // only when Runs and Conversations are one store
@@ -118,11 +118,6 @@ func initRun(r *run, b *Bindings, in Input, a agent.Agent, runID, owner string, 
 	if sb, ok := b.Runs.(bindings.StepBatcher); ok {
 		sb = trustedJournal(b.Runs, sb)
 		r.batcher = sb
-		if r.mem != nil {
-			r.buf = r.mem.buf[:0]
-		} else {
-			r.buf = make([]bindings.JournalEntry, 0, len(runMem{}.buf)) // a turn buffers at most 4, and one more entry goes with them
-		}
 		r.finisher, _ = sb.(bindings.RunFinisher)
 		if c, ok := sb.(bindings.StepMessageAppender); ok && sameBinding(b.Runs, b.Conversations) {
 			r.combiner = c
@@ -302,7 +297,7 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 	entries := r.buf
 	if last != nil {
 		last.At = r.now()
-		entries = append(entries, *last)
+		entries = append(r.bufTail(), *last)
 	}
 	if r.finisher != nil && r.deferred.set {
 		// The final message waits for this write: it goes with it.
@@ -312,8 +307,8 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 			r.releaseLease(ctx)
 			return err
 		}
-		for _, e := range stored[n:] {
-			r.record(e)
+		for i := n; i < len(stored); i++ {
+			r.recordAt(&stored[i])
 		}
 		return nil
 	}
@@ -329,9 +324,10 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 			r.releaseLease(ctx)
 			return coded(err, "finish run")
 		}
-		err = r.stored(stored[:len(r.buf)], appended)
-		for _, e := range stored[len(r.buf):] {
-			r.record(e)
+		n := len(r.buf)
+		err = r.stored(stored[:n], appended)
+		for i := n; i < len(stored); i++ {
+			r.recordAt(&stored[i])
 		}
 		return err
 	}

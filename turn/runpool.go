@@ -7,8 +7,9 @@ import (
 )
 
 // runMem is the memory of a drive that nothing keeps once the drive is
-// over: the run itself, the first slabs of its journal index and its
-// journal buffer. Invoke and Resume take it from runPool and give it back
+// over: the run itself and the first slabs of its journal index (the
+// entries and their key states; the journal buffer is the entry slab's
+// tail). Invoke and Resume take it from runPool and give it back
 // when the drive returns (release), so that a turn does not allocate it
 // afresh (6 KB a turn, a quarter of a memstore turn's allocations, and the
 // GC work that comes with them).
@@ -24,7 +25,6 @@ type runMem struct {
 	b       Bindings
 	keys    [20]keyState
 	entries [20]bindings.JournalEntry
-	buf     [6]bindings.JournalEntry
 	// arena is the drive's first output arena when its store copies what
 	// it keeps (bindings.OutputCopier; see newOutArena), written over by
 	// the next drive; arenaTaken is set while a drive uses it.
