@@ -323,11 +323,11 @@ func (r *run) recheckRoute(ctx context.Context) error {
 	// The drive replays setup next: it takes this decode instead of
 	// decoding the state (its tools and their schemas) a second time.
 	r.setupDecoded = &s
-	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, r.agent.ID, bindings.PolicyKindModel)
+	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, r.in.Agent.ID, bindings.PolicyKindModel)
 	if err != nil {
 		return err
 	}
-	_, _, err = checkRoute(r.agent, r.b.Providers, p, s.Route)
+	_, _, err = checkRoute(r.in.Agent, r.b.Providers, p, s.Route)
 	return err
 }
 

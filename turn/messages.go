@@ -23,7 +23,7 @@ func (r *run) renderPrompt(ctx context.Context) error {
 		return nil
 	}
 	text, err := decide(ctx, r, NodeRenderPrompt, NodeRenderPrompt, func(ctx context.Context, _ string) (string, error) {
-		text, err := prompt.RenderText(ctx, r.agent, prompt.Context{
+		text, err := prompt.RenderText(ctx, r.in.Agent, prompt.Context{
 			Parameters:     r.in.Parameters,
 			Now:            r.s.Now,
 			ConversationID: r.in.ConversationID,

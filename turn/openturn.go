@@ -226,6 +226,11 @@ func (r *run) appendUserMessageStep(ctx context.Context, in bindings.MessageStep
 // appended at once.
 func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.JournalEntry, at int, finish bindings.RunStatus) ([]bindings.JournalEntry, []bool, error) {
 	d := r.deferred
+	msg, ok := r.message(&d)
+	if !ok {
+		r.dropBuffer()
+		return nil, nil, &agents.PersistenceError{Op: "append user message", Err: fmt.Errorf("the message of step %s is not held", d.key)}
+	}
 	r.reads.userDeferred = false
 	to := turnOpener(r.b)
 	if to == nil {
@@ -234,7 +239,7 @@ func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.Jour
 	n := len(r.buf)
 	rest := append([]bindings.JournalEntry(nil), entries[at:]...) // the step's entry and those after it
 	head := entries[:at:at]
-	res, err := r.appendUserMessage(ctx, to, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: head}, d.in)
+	res, err := r.appendUserMessage(ctx, to, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: head}, msg)
 	if err != nil {
 		if res.Entries == nil {
 			// Nothing stored: the deferred message stays for a retry.
@@ -254,7 +259,7 @@ func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.Jour
 		}
 	}
 	m := res.Message
-	r.deferred = deferredMessage{}
+	r.deferred.set = false
 	if d.appended < len(r.appended) && r.appended[d.appended].ID == m.ID {
 		r.appended[d.appended] = m
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	agents "github.com/kindgi/agents"
-	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 )
 
@@ -20,8 +19,7 @@ import (
 type run struct {
 	mem      *runMem // the pooled memory r lives in (nil: not pooled)
 	b        *Bindings
-	in       Input
-	agent    agent.Agent
+	in       Input // in.Agent is the run's agent
 	tenantID string
 	id       string
 	owner    string
@@ -103,17 +101,17 @@ type run struct {
 }
 
 // newRun prepares a drive over a run's journal.
-func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) *run {
+func newRun(b *Bindings, in Input, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) *run {
 	r := &run{}
-	initRun(r, b, in, a, runID, owner, status, entries)
+	initRun(r, b, in, runID, owner, status, entries)
 	return r
 }
 
 // initRun sets up a zero run r (see newRun); a pooled run (r.mem set)
 // starts its index and buffer in the pooled slabs.
-func initRun(r *run, b *Bindings, in Input, a agent.Agent, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) {
+func initRun(r *run, b *Bindings, in Input, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) {
 	encodeMsg := r.encodeMsg // a pooled run keeps its closure (r stays where it is)
-	*r = run{mem: r.mem, b: b, in: in, agent: a, tenantID: in.TenantID, id: runID, owner: owner, status: status, resumed: len(entries) > 0}
+	*r = run{mem: r.mem, b: b, in: in, tenantID: in.TenantID, id: runID, owner: owner, status: status, resumed: len(entries) > 0}
 	r.loadJournal(entries)
 	if sb, ok := b.Runs.(bindings.StepBatcher); ok {
 		sb = trustedJournal(b.Runs, sb)
@@ -198,7 +196,7 @@ func (r *run) drive(parent context.Context) (Result, error) {
 	}
 	emit(r, parent, TurnStartedEvent{
 		RunID: r.id, TenantID: r.tenantID, ConversationID: r.in.ConversationID,
-		AgentID: r.agent.ID, AgentVersion: r.agent.Version, Resumed: r.resumed,
+		AgentID: r.in.Agent.ID, AgentVersion: r.in.Agent.Version, Resumed: r.resumed,
 	})
 	res, err := r.flow(ctx)
 	return r.finish(parent, res, err)

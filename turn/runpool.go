@@ -2,6 +2,7 @@ package turn
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/kindgi/agents/bindings"
 )
@@ -40,8 +41,10 @@ func newPooledRun(b *Bindings, in Input, runID, owner string, status bindings.Ru
 	m := runPool.Get().(*runMem)
 	r := &m.run
 	r.mem = m
-	m.b = *b // the caller's Bindings stay on its stack
-	initRun(r, &m.b, in, in.Agent, runID, owner, status, entries)
+	if !sameBits(&m.b, b) {
+		m.b = *b // the caller's Bindings stay on its stack
+	}
+	initRun(r, &m.b, in, runID, owner, status, entries)
 	return r
 }
 
@@ -82,4 +85,17 @@ func (r *run) newOutArena() []byte {
 		}
 	}
 	return make([]byte, 0, outArenaSize)
+}
+
+// sameBits reports whether *a and *b hold the same bytes: then they are
+// the same value (the same pointers, lengths and numbers), and assigning one
+// to the other changes nothing. A pooled run's memory is written over by
+// every drive, and each pointer word written costs a write barrier while a
+// GC mark runs (≈ 150 instructions, marking what the old and the new word
+// point to), so copies that would not change it are skipped: the Bindings
+// of an Invoke are usually those of the drive before. Padding that differs
+// only makes them differ (then the value is copied, as always).
+func sameBits[T any](a, b *T) bool {
+	n := unsafe.Sizeof(*a)
+	return unsafe.String((*byte)(unsafe.Pointer(a)), n) == unsafe.String((*byte)(unsafe.Pointer(b)), n)
 }
