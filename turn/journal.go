@@ -155,6 +155,22 @@ func (r *run) bufTail() []bindings.JournalEntry {
 	return r.buf
 }
 
+// pushBuf appends a slot to the buffer (see bufTail) and returns it, to
+// be written field by field: the slot holds an earlier entry (the pooled
+// slab's last drive's), and a field written costs the compiler's inline
+// write barrier while a GC mark runs, where a JournalEntry copied whole
+// costs the runtime's bulk one, several times dearer per pointer word.
+func (r *run) pushBuf() *bindings.JournalEntry {
+	b := r.bufTail()
+	if len(b) < cap(b) {
+		b = b[:len(b)+1]
+	} else {
+		b = append(b, bindings.JournalEntry{})
+	}
+	r.buf = b
+	return &b[len(b)-1]
+}
+
 // slot returns where the index keeps e: the phase of e's key state that
 // has no entry yet, or nil when it has one already (or when e is a failed
 // attempt of a step, which only counts the attempt).
@@ -266,8 +282,8 @@ func (r *run) bufferEntry(ctx context.Context, key, node string, output json.Raw
 	if err := r.checkLease(); err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
-	r.buf = append(r.bufTail(), bindings.JournalEntry{Key: key, Node: node, Status: bindings.StepCompleted, Output: output, At: r.now()})
-	e := &r.buf[len(r.buf)-1]
+	e := r.pushBuf()
+	e.Seq, e.Key, e.Node, e.Status, e.Output, e.Error, e.At = 0, key, node, bindings.StepCompleted, output, nil, r.now()
 	if n := len(r.entrySlab); n < cap(r.entrySlab) && e == &r.entrySlab[:n+1][n] {
 		// The slab takes the buffered entry as it is, indexed or not, so
 		// that the buffer keeps ending at the slab's free room.

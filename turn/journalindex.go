@@ -50,8 +50,13 @@ func (x *journalIndex) add(key string) *keyState {
 		}
 		x.slab = make([]keyState, 0, max(16, cap(x.slab)))
 	}
-	x.slab = append(x.slab, keyState{key: key})
+	// Field by field, not as one struct copy: a pooled slab holds the last
+	// drive's states, and while a GC mark runs each pointer word written
+	// costs a write barrier, which a struct copy pays through the runtime's
+	// bulk barrier (several times the compiler's inline one).
+	x.slab = x.slab[:len(x.slab)+1]
 	st := &x.slab[len(x.slab)-1]
+	st.key, st.started, st.parked, st.result, st.attempts = key, nil, nil, nil, 0
 	x.n++
 	switch {
 	case x.byKey != nil:
