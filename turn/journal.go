@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -155,20 +156,44 @@ func (r *run) bufTail() []bindings.JournalEntry {
 	return r.buf
 }
 
-// pushBuf appends a slot to the buffer (see bufTail) and returns it, to
-// be written field by field: the slot holds an earlier entry (the pooled
-// slab's last drive's), and a field written costs the compiler's inline
-// write barrier while a GC mark runs, where a JournalEntry copied whole
-// costs the runtime's bulk one, several times dearer per pointer word.
-func (r *run) pushBuf() *bindings.JournalEntry {
+// bufSlot returns the buffer with one slot more (see bufTail), and that
+// slot, which holds an earlier entry (the pooled slab's last drive's) or a
+// zero one: the caller writes it with setEntry (bufferEntry then makes
+// the longer buffer r.buf).
+func (r *run) bufSlot() ([]bindings.JournalEntry, *bindings.JournalEntry) {
 	b := r.bufTail()
-	if len(b) < cap(b) {
-		b = b[:len(b)+1]
-	} else {
+	n := len(b)
+	if n == cap(b) {
 		b = append(b, bindings.JournalEntry{})
 	}
-	r.buf = b
-	return &b[len(b)-1]
+	b = b[:n+1]
+	return b, &b[n]
+}
+
+// setEntry makes *e the entry of those fields (Seq zero). It writes them
+// one by one, skipping the key and the output when *e already holds them
+// (the same bytes at the same address: the slot of a pooled slab usually
+// holds the same step's entry of the drive before, its key the same
+// string and its output at the same place in the reused arena; node and
+// status are constants, whose words cost the barrier little).
+// While a GC mark runs, every pointer word written costs a write barrier,
+// and a JournalEntry copied whole costs the runtime's bulk one, several
+// times dearer per word than the compiler's inline barrier of a field.
+func setEntry(e *bindings.JournalEntry, key, node string, status bindings.StepStatus, output json.RawMessage, se *bindings.StepError, at time.Time) {
+	e.Seq, e.Node, e.Status, e.Error, e.At = 0, node, status, se, at
+	if !sameString(e.Key, key) {
+		e.Key = key
+	}
+	if unsafe.SliceData(e.Output) != unsafe.SliceData(output) || len(e.Output) != len(output) || cap(e.Output) != cap(output) {
+		e.Output = output
+	}
+}
+
+// sameString reports whether a and b are the same string: the same bytes
+// at the same address (not only equal bytes: a string may alias bytes a
+// later drive writes over, such as a derived id's).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
 // slot returns where the index keeps e: the phase of e's key state that
@@ -230,11 +255,11 @@ func (r *run) appendEntry(ctx context.Context, key, node string, status bindings
 	if err := r.checkLease(); err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
-	e := bindings.JournalEntry{Key: key, Node: node, Status: status, Output: output, Error: se, At: r.now()}
 	if r.batcher == nil {
 		if err := r.openPending(ctx); err != nil {
 			return bindings.JournalEntry{}, false, err
 		}
+		e := bindings.JournalEntry{Key: key, Node: node, Status: status, Output: output, Error: se, At: r.now()}
 		e, appended, err := r.b.Runs.AppendStep(ctx, bindings.AppendStepInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entry: e})
 		if err != nil {
 			return bindings.JournalEntry{}, false, coded(err, "append journal step "+key)
@@ -242,7 +267,9 @@ func (r *run) appendEntry(ctx context.Context, key, node string, status bindings
 		r.record(e)
 		return e, appended, nil
 	}
-	stored, appended, err := r.writeEntries(ctx, append(r.bufTail(), e))
+	entries, e := r.bufSlot() // the buffer and e after it, not buffered
+	setEntry(e, key, node, status, output, se, r.now())
+	stored, appended, err := r.writeEntries(ctx, entries)
 	if err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
@@ -282,8 +309,9 @@ func (r *run) bufferEntry(ctx context.Context, key, node string, output json.Raw
 	if err := r.checkLease(); err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
-	e := r.pushBuf()
-	e.Seq, e.Key, e.Node, e.Status, e.Output, e.Error, e.At = 0, key, node, bindings.StepCompleted, output, nil, r.now()
+	b, e := r.bufSlot()
+	r.buf = b
+	setEntry(e, key, node, bindings.StepCompleted, output, nil, r.now())
 	if n := len(r.entrySlab); n < cap(r.entrySlab) && e == &r.entrySlab[:n+1][n] {
 		// The slab takes the buffered entry as it is, indexed or not, so
 		// that the buffer keeps ending at the slab's free room.
