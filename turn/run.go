@@ -107,25 +107,57 @@ func newRun(b *Bindings, in Input, runID, owner string, status bindings.RunStatu
 	return r
 }
 
-// initRun sets up a zero run r (see newRun); a pooled run (r.mem set)
-// starts its index and buffer in the pooled slabs.
+// initRun sets up r, a zero run (see newRun) or a pooled one (r.mem set),
+// which reset clears first; a pooled run starts its index and buffer in the
+// pooled slabs.
 func initRun(r *run, b *Bindings, in Input, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) {
-	encodeMsg := r.encodeMsg // a pooled run keeps its closure (r stays where it is)
-	*r = run{mem: r.mem, b: b, in: in, tenantID: in.TenantID, id: runID, owner: owner, status: status, resumed: len(entries) > 0}
+	if r.mem != nil {
+		r.reset()
+		r.setInput(&in)
+	} else {
+		r.in = in
+	}
+	r.b, r.tenantID, r.id, r.owner, r.status, r.resumed = b, in.TenantID, runID, owner, status, len(entries) > 0
 	r.loadJournal(entries)
+	var (
+		batcher  bindings.StepBatcher
+		finisher bindings.RunFinisher
+		combiner bindings.StepMessageAppender
+		msgStep  bindings.MessageStepAppender
+	)
+	encodeMsg := r.encodeMsg // a pooled run keeps its closure (r stays where it is)
 	if sb, ok := b.Runs.(bindings.StepBatcher); ok {
-		sb = trustedJournal(b.Runs, sb)
-		r.batcher = sb
-		r.finisher, _ = sb.(bindings.RunFinisher)
-		if c, ok := sb.(bindings.StepMessageAppender); ok && sameBinding(b.Runs, b.Conversations) {
-			r.combiner = c
-			if ms, ok := sb.(bindings.MessageStepAppender); ok && sameBinding(ms.MessageStepStore(), b.Runs) {
-				r.msgStep = ms
-				if r.encodeMsg = encodeMsg; encodeMsg == nil || r.mem == nil {
-					r.encodeMsg = r.encodeMessageInArena
+		batcher = trustedJournal(b.Runs, sb)
+		finisher, _ = batcher.(bindings.RunFinisher)
+		if c, ok := batcher.(bindings.StepMessageAppender); ok && sameBinding(b.Runs, b.Conversations) {
+			combiner = c
+			if ms, ok := batcher.(bindings.MessageStepAppender); ok && sameBinding(ms.MessageStepStore(), b.Runs) {
+				msgStep = ms
+				if encodeMsg == nil {
+					encodeMsg = r.encodeMessageInArena
 				}
 			}
 		}
+	}
+	if msgStep == nil {
+		encodeMsg = nil
+	}
+	// Written only when they change: usually a pooled run's drive before
+	// had the same store (see reset).
+	if !sameBits(&r.batcher, &batcher) {
+		r.batcher = batcher
+	}
+	if !sameBits(&r.finisher, &finisher) {
+		r.finisher = finisher
+	}
+	if !sameBits(&r.combiner, &combiner) {
+		r.combiner = combiner
+	}
+	if !sameBits(&r.msgStep, &msgStep) {
+		r.msgStep = msgStep
+	}
+	if !sameBits(&r.encodeMsg, &encodeMsg) {
+		r.encodeMsg = encodeMsg
 	}
 	r.loadParked(entries)
 }

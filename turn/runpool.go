@@ -2,6 +2,7 @@ package turn
 
 import (
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/kindgi/agents/bindings"
@@ -56,7 +57,7 @@ func (r *run) release() {
 		return
 	}
 	// The run, its Bindings and the slabs are not cleared here: the next
-	// newPooledRun overwrites the run and the Bindings whole (initRun) and
+	// newPooledRun overwrites the run and the Bindings (initRun) and
 	// uses the slabs only up to the length it fills, and clearing them
 	// costs a write barrier per pointer word whenever a GC mark is running
 	// (≈10k instructions a turn on average). What they still point to — the
@@ -65,6 +66,42 @@ func (r *run) release() {
 	// most two GC cycles) or a later drive overwrites it.
 	m.arenaTaken = false // nothing reads its outputs now: the store copied them
 	runPool.Put(m)
+}
+
+// reset clears a pooled run for initRun, which then sets its identity,
+// Input, Bindings, journal and store capabilities: every other field is
+// made zero, as in a new run. It writes field by field, not *r = run{}:
+// while a GC mark runs every pointer word written costs a write barrier,
+// and one struct copy of the run (146 pointer words) pays the runtime's
+// bulk barrier for each of them, nil or not, at ≈ 55 instructions a word
+// before the marking. What initRun sets is left to it: the identity, the
+// journal index and slab (loadJournal), and the capabilities and the agent,
+// written only when they change.
+// TestResetClearsEveryField fails when a field of run is left out here.
+func (r *run) reset() {
+	r.outArena, r.quoted = nil, quotedString{}
+	r.deferred = deferredMessage{}
+	r.buf, r.carried, r.logger, r.driveWall, r.lease, r.idText = nil, false, nil, time.Time{}, nil, nil
+	r.wallCtx, r.setupDecoded, r.parkedDecoded, r.lazyMessages, r.lazyPrompt = nil, nil, nil, nil, nil
+	r.reads, r.wantHistory, r.inflight, r.inflightNode = nil, false, "", ""
+	r.replaying, r.failed, r.pending, r.parkedNow, r.driveStart, r.elapsedBefore = false, false, false, 0, time.Time{}, 0
+	r.s = setupState{}
+	r.provider, r.tools, r.toolDefs, r.prompt = nil, nil, nil, ""
+	r.userMsg = bindings.ConversationMessage{}
+	r.retrieved, r.messages, r.appended, r.usage, r.traceCalls, r.usedTools = nil, nil, nil, Usage{}, nil, nil
+	r.final, r.output, r.outputRetried, r.outcomes, r.provenance = "", nil, false, nil, nil
+}
+
+// setInput makes r.in a copy of *in field by field, writing the agent
+// only when it changed (usually the drive before had the same: see reset).
+func (r *run) setInput(in *Input) {
+	if !sameBits(&r.in.Agent, &in.Agent) {
+		r.in.Agent = in.Agent
+	}
+	d := &r.in
+	d.TenantID, d.ProjectID, d.ConversationID, d.UserMessage = in.TenantID, in.ProjectID, in.ConversationID, in.UserMessage
+	d.Parameters, d.ParticipantID, d.DryRun, d.Principal = in.Parameters, in.ParticipantID, in.DryRun, in.Principal
+	d.RunID, d.ModelSettings = in.RunID, in.ModelSettings
 }
 
 // newOutArena returns an empty output arena for encodeStep: the pooled
