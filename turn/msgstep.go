@@ -185,10 +185,10 @@ func (r *run) writeDeferred(ctx context.Context, entries []bindings.JournalEntry
 	}
 	r.deferred.set = false
 	if d.appended < len(r.appended) && r.appended[d.appended].ID == res.Message.ID {
-		r.appended[d.appended] = res.Message // with its Seq and CreatedAt
+		copyMessage(&r.appended[d.appended], &res.Message) // with its Seq and CreatedAt
 	}
 	if d.key == NodePersistUserMessage {
-		r.userMsg = res.Message // the bound of the history reads after it
+		copyMessage(&r.userMsg, &res.Message) // the bound of the history reads after it
 	}
 	if err := r.stored(res.Entries[:len(r.buf)], res.Appended); err != nil {
 		return nil, nil, err

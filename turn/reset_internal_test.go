@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/kindgi/agents/bindings"
@@ -126,4 +127,17 @@ func (junkProvider) ID() string                   { return "junk" }
 func (junkProvider) Models() []bindings.ModelInfo { return nil }
 func (junkProvider) Generate(context.Context, bindings.GenerateRequest) (bindings.GenerateResponse, error) {
 	return bindings.GenerateResponse{}, nil
+}
+
+// TestCopyMessageCopiesEveryField holds that copyMessage copies every field
+// of a message (a field added to bindings.ConversationMessage and not to
+// copyMessage fails here).
+func TestCopyMessageCopiesEveryField(t *testing.T) {
+	var src, dst bindings.ConversationMessage
+	fillJunk(t, reflect.ValueOf(&src).Elem(), nil)
+	src.CreatedAt = time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	copyMessage(&dst, &src)
+	if !reflect.DeepEqual(dst, src) {
+		t.Errorf("copyMessage gave %+v, want %+v", dst, src)
+	}
 }
