@@ -78,9 +78,9 @@ func TestIndexFollowsTheStore(t *testing.T) {
 				if st == nil {
 					t.Fatalf("the index has no key %s", e.Key)
 				}
-				got := st.result
+				got := r.at(st.result)
 				if e.Status == bindings.StepStarted {
-					got = st.started
+					got = r.at(st.started)
 				}
 				if got == nil || !reflect.DeepEqual(*got, e) {
 					t.Errorf("the index holds %+v for %s, the store %+v", got, e.Key, e)

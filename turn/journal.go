@@ -15,15 +15,44 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
-// keyState holds the journal entries of one step key, one per phase, and
-// for a model or tool step the number of its attempts that ended without a
-// stored result (see noteAttempt).
+// keyState holds the journal entries of one step key, one per phase (see
+// run.at), and for a model or tool step the number of its attempts that
+// ended without a stored result (see noteAttempt).
 type keyState struct {
-	key      string
-	started  *bindings.JournalEntry
-	parked   *bindings.JournalEntry
-	result   *bindings.JournalEntry
-	attempts int
+	key                     string
+	started, parked, result entryRef
+	attempts                int
+}
+
+// entryRef names an entry the journal index holds: 0 none, n > 0 the n-th
+// entry kept in the drive's entry slabs (record), n < 0 the -n-th of the
+// entries read for the drive (loadJournal). A number, not a pointer: the
+// key states of a pooled slab are written for every step of every drive,
+// and a pointer word written costs a write barrier while a GC mark runs.
+type entryRef int32
+
+// entrySlabLen is the length of every entry slab: a turn's own entries,
+// with one tool call (the pooled run's first slab is one).
+const entrySlabLen = len(runMem{}.entries)
+
+// at returns the entry ref names, nil for none.
+func (r *run) at(ref entryRef) *bindings.JournalEntry {
+	switch {
+	case ref > 0:
+		i := int(ref) - 1
+		if k := i / entrySlabLen; k < len(r.fullSlabs) {
+			return &r.fullSlabs[k][i%entrySlabLen]
+		}
+		return &r.entrySlab[i-len(r.fullSlabs)*entrySlabLen]
+	case ref < 0:
+		return &r.loaded[-int(ref)-1]
+	}
+	return nil
+}
+
+// slabRef is the ref of the entry slab's i-th entry.
+func (r *run) slabRef(i int) entryRef {
+	return entryRef(len(r.fullSlabs)*entrySlabLen + i + 1)
 }
 
 // attemptSep joins a step key and an attempt number into the key of the
@@ -59,7 +88,7 @@ func (r *run) noteAttempt(ctx context.Context, err error) {
 	key, node := r.inflight, r.inflightNode
 	r.inflight = ""
 	st := r.entries.get(key)
-	if key == "" || st == nil || (st.result != nil && st.result.Seq != 0) {
+	if key == "" || st == nil || (st.result != 0 && r.at(st.result).Seq != 0) {
 		return
 	}
 	msg := err.Error()
@@ -97,9 +126,10 @@ func (r *run) loadJournal(entries []bindings.JournalEntry) {
 	if r.mem != nil {
 		r.entrySlab = r.mem.entries[:0]
 	}
+	r.loaded = entries
 	for i := range entries {
 		if p := r.slot(&entries[i]); p != nil {
-			*p = &entries[i]
+			*p = entryRef(-i - 1)
 		}
 	}
 }
@@ -126,7 +156,7 @@ func (r *run) recordAt(e *bindings.JournalEntry) {
 	}
 	if n := len(r.entrySlab); n < cap(r.entrySlab) && e == &r.entrySlab[:n+1][n] {
 		r.entrySlab = r.entrySlab[:n+1]
-		*p = e
+		*p = r.slabRef(n)
 		return
 	}
 	*p = r.keep(*e)
@@ -138,10 +168,18 @@ func (r *run) recordAt(e *bindings.JournalEntry) {
 // (see bufferEntry, appendEntry), so that recordAt finds them in place.
 func (r *run) slabRoom() []bindings.JournalEntry {
 	if len(r.entrySlab) == cap(r.entrySlab) {
-		r.entrySlab = make([]bindings.JournalEntry, 0, max(20, cap(r.entrySlab))) // 20: a turn's own entries, with one tool call
+		r.newSlab()
 	}
 	n := len(r.entrySlab)
 	return r.entrySlab[n:n]
+}
+
+// newSlab replaces the full entry slab by a new one.
+func (r *run) newSlab() {
+	if cap(r.entrySlab) > 0 {
+		r.fullSlabs = append(r.fullSlabs, r.entrySlab) // kept whole: refs name its entries
+	}
+	r.entrySlab = make([]bindings.JournalEntry, 0, entrySlabLen)
 }
 
 // bufTail returns the buffer, to append one entry to: at the entry slab's
@@ -199,7 +237,7 @@ func sameString(a, b string) bool {
 // slot returns where the index keeps e: the phase of e's key state that
 // has no entry yet, or nil when it has one already (or when e is a failed
 // attempt of a step, which only counts the attempt).
-func (r *run) slot(e *bindings.JournalEntry) **bindings.JournalEntry {
+func (r *run) slot(e *bindings.JournalEntry) *entryRef {
 	if e.Status == bindings.StepFailed {
 		if i := strings.LastIndex(e.Key, attemptSep); i >= 0 {
 			if n, err := strconv.Atoi(e.Key[i+len(attemptSep):]); err == nil {
@@ -218,7 +256,7 @@ func (r *run) slot(e *bindings.JournalEntry) **bindings.JournalEntry {
 	case string(bindings.StepParked):
 		p = &st.parked
 	}
-	if *p != nil {
+	if *p != 0 {
 		return nil
 	}
 	return p
@@ -233,11 +271,11 @@ func (r *run) state(key string) *keyState {
 	return st
 }
 
-// keep stores e in the entry slab and returns its address there.
-func (r *run) keep(e bindings.JournalEntry) *bindings.JournalEntry {
+// keep stores e in the entry slab and returns its ref.
+func (r *run) keep(e bindings.JournalEntry) entryRef {
 	r.slabRoom()
 	r.entrySlab = append(r.entrySlab, e)
-	return &r.entrySlab[len(r.entrySlab)-1]
+	return r.slabRef(len(r.entrySlab) - 1)
 }
 
 // requestID is the deterministic request id of a step: the same on every
@@ -317,7 +355,7 @@ func (r *run) bufferEntry(ctx context.Context, key, node string, output json.Raw
 		// that the buffer keeps ending at the slab's free room.
 		r.entrySlab = r.entrySlab[:n+1]
 		if p := r.slot(e); p != nil {
-			*p = e
+			*p = r.slabRef(n)
 		}
 	} else {
 		r.record(*e)
@@ -440,8 +478,8 @@ func (r *run) stored(buffered []bindings.JournalEntry, appended []bool) error {
 		// Overwrite the provisional entry in place (it gains its Seq): no
 		// allocation per entry. A store that updated the buffer in place
 		// (bindings.TrustedJournal) updated the index's entry itself.
-		if st := r.entries.get(buffered[i].Key); st != nil && st.result != nil && st.result != &buffered[i] {
-			*st.result = buffered[i]
+		if st := r.entries.get(buffered[i].Key); st != nil && st.result != 0 && r.at(st.result) != &buffered[i] {
+			*r.at(st.result) = buffered[i]
 		}
 	}
 	return nil
@@ -497,19 +535,19 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	effect := kind == kindEffect
 	var zero T
 	st := r.entries.get(key)
-	if st != nil && st.result != nil {
+	if st != nil && st.result != 0 {
 		var out T
 		var err error
 		if p, ok := any(r.setupDecoded).(*T); ok && p != nil && key == NodeSetup {
 			out, r.setupDecoded = *p, nil // decoded from this entry by recheckRoute; used once
 		} else {
-			out, err = decodeResult[T](st.result)
+			out, err = decodeResult[T](r.at(st.result))
 		}
-		if err != nil && st.result.Status == bindings.StepFailed {
+		if err != nil && r.at(st.result).Status == bindings.StepFailed {
 			r.failed = true
 		}
 		if r.logger != nil {
-			r.logReplayed(ctx, key, node, string(st.result.Status))
+			r.logReplayed(ctx, key, node, string(r.at(st.result).Status))
 		}
 		return out, err
 	}
@@ -522,7 +560,7 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	if err := r.loadMessages(); err != nil { // a step that runs may read them
 		return zero, err
 	}
-	if r.carried && effect && st != nil && st.started != nil {
+	if r.carried && effect && st != nil && st.started != 0 {
 		// An effect's result waits in the buffer for a message append,
 		// and this effect writes no started entry that would carry it:
 		// write it before the effect starts. A decide step leaves it
@@ -533,7 +571,7 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 		}
 	}
 	if effect {
-		if st == nil || st.started == nil {
+		if st == nil || st.started == 0 {
 			if _, _, err := r.appendEntry(ctx, key, node, bindings.StepStarted, nil, nil); err != nil {
 				return zero, err
 			}

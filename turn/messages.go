@@ -14,11 +14,11 @@ import (
 // renderPrompt is the render-prompt node: the agent's instructions,
 // rendered strictly with the journaled time and turn number.
 func (r *run) renderPrompt(ctx context.Context) error {
-	if st := r.entries.get(NodeRenderPrompt); st != nil && st.result != nil && st.result.Status == bindings.StepCompleted {
+	if st := r.entries.get(NodeRenderPrompt); st != nil && st.result != 0 && r.at(st.result).Status == bindings.StepCompleted {
 		// Replayed: decoded when it is read (loadPrompt).
-		r.lazyPrompt = st.result
+		r.lazyPrompt = r.at(st.result)
 		if r.logger != nil {
-			r.logReplayed(ctx, NodeRenderPrompt, NodeRenderPrompt, string(st.result.Status))
+			r.logReplayed(ctx, NodeRenderPrompt, NodeRenderPrompt, string(r.at(st.result).Status))
 		}
 		return nil
 	}
@@ -121,11 +121,11 @@ func (r *run) persistUserMessage(ctx context.Context) error {
 // this turn (read with that limit: never the whole conversation), and the
 // user message.
 func (r *run) buildInitialMessages(ctx context.Context) error {
-	if st := r.entries.get(NodeBuildInitialMessages); st != nil && st.result != nil && st.result.Status == bindings.StepCompleted {
+	if st := r.entries.get(NodeBuildInitialMessages); st != nil && st.result != 0 && r.at(st.result).Status == bindings.StepCompleted {
 		// Replayed: decoded when a step first runs (loadMessages).
-		r.lazyMessages = st.result
+		r.lazyMessages = r.at(st.result)
 		if r.logger != nil {
-			r.logReplayed(ctx, NodeBuildInitialMessages, NodeBuildInitialMessages, string(st.result.Status))
+			r.logReplayed(ctx, NodeBuildInitialMessages, NodeBuildInitialMessages, string(r.at(st.result).Status))
 		}
 		return nil
 	}

@@ -209,8 +209,8 @@ func (r *run) refusedDeferred(ctx context.Context, at int, res bindings.MessageS
 	r.deferred.set = false
 	for _, e := range r.buf[at:] {
 		// Not stored, and never to be: the index forgets them.
-		if st := r.entries.get(e.Key); st != nil && st.result != nil && st.result.Seq == 0 {
-			st.result = nil
+		if st := r.entries.get(e.Key); st != nil && st.result != 0 && r.at(st.result).Seq == 0 {
+			st.result = 0
 		}
 	}
 	r.buf = r.buf[:at]

@@ -254,8 +254,8 @@ func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.Jour
 		if !res.Appended[i] {
 			return nil, nil, &agents.RunBusyError{RunID: r.id}
 		}
-		if st := r.entries.get(res.Entries[i].Key); st != nil && st.result != nil && st.result != &res.Entries[i] {
-			*st.result = res.Entries[i]
+		if st := r.entries.get(res.Entries[i].Key); st != nil && st.result != 0 && r.at(st.result) != &res.Entries[i] {
+			*r.at(st.result) = res.Entries[i]
 		}
 	}
 	m := res.Message
@@ -272,8 +272,8 @@ func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.Jour
 		return nil, nil, &agents.PersistenceError{Op: "encode step " + d.key, Err: err, Permanent: true}
 	}
 	rest[0].Output = out
-	if st := r.entries.get(d.key); st != nil && st.result != nil {
-		st.result.Output = out
+	if st := r.entries.get(d.key); st != nil && st.result != 0 {
+		r.at(st.result).Output = out
 	}
 	for i := range rest {
 		if rest[i].Key != NodeBuildInitialMessages || rest[i].Status != bindings.StepCompleted {
@@ -289,8 +289,8 @@ func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.Jour
 			return nil, nil, &agents.PersistenceError{Op: "encode step " + NodeBuildInitialMessages, Err: err, Permanent: true}
 		}
 		rest[i].Output = raw
-		if st := r.entries.get(NodeBuildInitialMessages); st != nil && st.result != nil {
-			st.result.Output = raw
+		if st := r.entries.get(NodeBuildInitialMessages); st != nil && st.result != 0 {
+			r.at(st.result).Output = raw
 		}
 		r.messages = msgs
 	}

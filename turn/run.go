@@ -27,8 +27,12 @@ type run struct {
 	status   bindings.RunStatus // the run's status when this drive took it
 
 	entries journalIndex
-	// entrySlab holds the entries that entries points to (see record).
+	// entrySlab holds the entries the index keeps (see record), after
+	// fullSlabs (see at); loaded are the entries read for the drive
+	// (loadJournal).
 	entrySlab []bindings.JournalEntry
+	fullSlabs [][]bindings.JournalEntry
+	loaded    []bindings.JournalEntry
 	// outArena holds the outputs of the drive's steps (encodeStep);
 	// quoted is the rendered prompt as journaled there.
 	outArena []byte
@@ -191,12 +195,12 @@ func (r *run) drive(parent context.Context) (Result, error) {
 	if r.logger != nil {
 		r.driveWall = time.Now()
 	}
-	if st := r.entries.get(NodeComposeResult); st != nil && st.result != nil {
-		r.log(parent, logRunFinished, slog.String("status", string(st.result.Status)))
+	if st := r.entries.get(NodeComposeResult); st != nil && st.result != 0 {
+		r.log(parent, logRunFinished, slog.String("status", string(r.at(st.result).Status)))
 		// Finished: make the run's status say so (a driver may have died
 		// between the outcome and the status), then return the outcome.
 		want := bindings.RunCompleted
-		if st.result.Status == bindings.StepFailed {
+		if r.at(st.result).Status == bindings.StepFailed {
 			want = bindings.RunFailed
 		}
 		if r.status != want {
@@ -206,8 +210,8 @@ func (r *run) drive(parent context.Context) (Result, error) {
 			}
 		}
 		defer r.releaseLease(parent)
-		if st.result.Status == bindings.StepFailed {
-			return decodeResult[Result](st.result)
+		if r.at(st.result).Status == bindings.StepFailed {
+			return decodeResult[Result](r.at(st.result))
 		}
 		// Rebuild the result by folding the journal: every step returns
 		// its stored output and nothing runs.
@@ -380,16 +384,16 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 // flow runs the nodes of agent.turn in order; each side effect is a step.
 func (r *run) flow(ctx context.Context) (Result, error) {
 	prior := r.entries.get(NodeSetup)
-	ranNow := prior == nil || prior.result == nil
+	ranNow := prior == nil || prior.result == 0
 	s, err := decide(ctx, r, NodeSetup, NodeSetup, r.setup)
 	if err != nil {
 		return Result{}, err
 	}
-	if st := r.entries.get(NodeSetup); ranNow && st != nil && st.result != nil {
+	if st := r.entries.get(NodeSetup); ranNow && st != nil && st.result != 0 {
 		// Work from the journaled form when setup ran in this drive too, so a tool's
 		// config (any JSON) reaches it with the same Go types on every
 		// drive: float64 numbers, map[string]any objects.
-		if s, err = normalizeSetup(s, st.result.Output); err != nil {
+		if s, err = normalizeSetup(s, r.at(st.result).Output); err != nil {
 			return Result{}, err
 		}
 	}

@@ -79,7 +79,7 @@ func (r *run) release() {
 // written only when they change.
 // TestResetClearsEveryField fails when a field of run is left out here.
 func (r *run) reset() {
-	r.outArena, r.quoted = nil, quotedString{}
+	r.fullSlabs, r.outArena, r.quoted = nil, nil, quotedString{}
 	r.deferred = deferredMessage{}
 	r.buf, r.carried, r.logger, r.driveWall, r.lease, r.idText = nil, false, nil, time.Time{}, nil, nil
 	r.wallCtx, r.setupDecoded, r.parkedDecoded, r.lazyMessages, r.lazyPrompt = nil, nil, nil, nil, nil
