@@ -1,9 +1,11 @@
 package turn
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kindgi/agents/bindings"
@@ -510,6 +512,9 @@ func encodeStep[T any](r *run, out *T) ([]byte, error) {
 		if b, fast = appendChatMessagesQuoted(room, *msgs, &r.quoted); !fast {
 			b, err = appendOutput(room, out)
 		}
+	} else if ps, ok := any(out).(*string); ok && r.mem != nil && len(*ps) >= 64 && *ps == r.mem.prompt.s {
+		// The prompt of the pooled run's drive before, quoted then.
+		b = append(roomFor(room, len(r.mem.prompt.json)), r.mem.prompt.json...)
 	} else {
 		b, err = appendOutput(room, out)
 	}
@@ -522,6 +527,9 @@ func encodeStep[T any](r *run, out *T) ([]byte, error) {
 	} // else it outgrew the arena: a buffer of its own
 	if s, ok := any(out).(*string); ok && len(*s) >= 64 && len(b) > 0 && b[0] == '"' {
 		r.quoted = quotedString{s: *s, json: b}
+		if m := r.mem; m != nil && *s != m.prompt.s {
+			m.prompt = quotedString{s: strings.Clone(*s), json: bytes.Clone(b)}
+		}
 	}
 	return b, nil
 }

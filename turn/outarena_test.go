@@ -2,8 +2,10 @@ package turn_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
+	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn"
 )
@@ -106,5 +108,48 @@ func TestReusedOutputArenaAfterResume(t *testing.T) {
 	}
 	if js := journal(first.RunID); js != firstJournal {
 		t.Errorf("the first resumed turn's journal changed after later turns:\n%s\nwant\n%s", js, firstJournal)
+	}
+}
+
+// TestPromptQuotedAfterChange holds that a pooled run which quoted its
+// drive before's prompt (encodeStep keeps the JSON of the last long step
+// output) journals each turn's own prompt: agents with different long
+// instructions of one length, alternated on one store, each get theirs,
+// as json.Marshal writes it (the second with characters it escapes).
+func TestPromptQuotedAfterChange(t *testing.T) {
+	_, store, b := anchorFixture(t, true)
+	specs := []agent.Spec{anchorSpec(), anchorSpec()}
+	specs[1].ID = "bench.anchor-2"
+	specs[1].Instructions = strings.Repeat("Quote <clauses> & \"cite\" them. ", 20)[:len(anchorInstruction)] // as long
+	for i := range 6 {
+		a, err := agent.Define(specs[i%2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		conv, err := store.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := turn.Invoke(t.Context(), turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, err := store.ReadJournal(t.Context(), "t1", res.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(a.Instructions)
+		found := false
+		for _, e := range es {
+			if e.Key == turn.NodeRenderPrompt {
+				found = true
+				if string(e.Output) != string(want) {
+					t.Errorf("turn %d: render-prompt journaled %s, want %s", i, e.Output, want)
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("turn %d: no render-prompt entry", i)
+		}
 	}
 }

@@ -32,6 +32,12 @@ type runMem struct {
 	// the next drive; arenaTaken is set while a drive uses it.
 	arena      []byte
 	arenaTaken bool
+	// prompt is the last long string a drive of this memory journaled as a
+	// step's output (the rendered prompt: an agent's instruction is the same
+	// on every turn) and its JSON, both copies of their own: a drive whose
+	// prompt has the same text writes the JSON again instead of quoting the
+	// text afresh (encodeStep).
+	prompt quotedString
 }
 
 var runPool = sync.Pool{New: func() any { return new(runMem) }}
