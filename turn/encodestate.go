@@ -24,6 +24,41 @@ type jsonw struct {
 	ok bool
 	// quoted, when set, is a long string quoted already (see quotedString).
 	quoted *quotedString
+	// asIs, when set, remembers raw JSON found to be written as it is.
+	asIs *rawMemo
+}
+
+// rawMemo holds copies of raw JSON documents that rawAsIs accepted, so
+// that the same bytes again are written without checking them again: a
+// pooled run's setup state holds its tools' schemas, the same on every turn
+// of an agent (rawAsIs validates a document in full, ≈ 40 instructions a
+// byte, where a comparison costs a few per word).
+type rawMemo struct {
+	docs [][]byte
+}
+
+// rawMemoDocs and rawMemoMax bound what a rawMemo keeps: the first few
+// documents, each of at most rawMemoMax bytes.
+const (
+	rawMemoDocs = 8
+	rawMemoMax  = 4096
+)
+
+// asIs reports rawAsIs(raw), from the memo when it holds raw, and
+// remembers raw when it is as is and there is room.
+func (m *rawMemo) asIs(raw json.RawMessage) bool {
+	for _, d := range m.docs {
+		if bytes.Equal(d, raw) {
+			return true
+		}
+	}
+	if !rawAsIs(raw) {
+		return false
+	}
+	if len(m.docs) < rawMemoDocs && len(raw) <= rawMemoMax {
+		m.docs = append(m.docs, bytes.Clone(raw))
+	}
+	return true
 }
 
 // quotedString is a string of a drive's journal and its JSON as a step's
@@ -74,11 +109,19 @@ func (w *jsonw) raw(r json.RawMessage) {
 	switch {
 	case r == nil:
 		w.lit("null")
-	case w.ok && rawAsIs(r):
+	case w.ok && w.rawAsIs(r):
 		w.b = append(w.b, r...)
 	default:
 		w.ok = false
 	}
+}
+
+// rawAsIs is rawAsIs(r), through w.asIs when it is set.
+func (w *jsonw) rawAsIs(r json.RawMessage) bool {
+	if w.asIs != nil {
+		return w.asIs.asIs(r)
+	}
+	return rawAsIs(r)
 }
 
 // strs appends a []string: nil is null.
@@ -117,6 +160,12 @@ func (w *jsonw) done() ([]byte, bool) { return w.b, w.ok }
 // and an effective HITL policy with tool gates or floors (none of them in
 // the common turn).
 func appendSetupJSON(room []byte, s *setupState) ([]byte, bool) {
+	return appendSetupJSONMemo(room, s, nil)
+}
+
+// appendSetupJSONMemo is appendSetupJSON checking raw JSON with memo when
+// it is set (see rawMemo).
+func appendSetupJSONMemo(room []byte, s *setupState, memo *rawMemo) ([]byte, bool) {
 	size := 768
 	for i := range s.Tools {
 		d := &s.Tools[i]
@@ -130,6 +179,7 @@ func appendSetupJSON(room []byte, s *setupState) ([]byte, bool) {
 		size += 64 + len(g.ID) + len(g.Kind) + len(g.CheckID) + len(g.Action) + len(g.Config)
 	}
 	w := newJSONW(room, size)
+	w.asIs = memo
 	w.lit(`{"now":`)
 	w.time(s.Now)
 	w.lit(`,"turnNumber":`)
@@ -510,6 +560,12 @@ func encodeStep[T any](r *run, out *T) ([]byte, error) {
 		// render-prompt journaled.
 		var fast bool
 		if b, fast = appendChatMessagesQuoted(room, *msgs, &r.quoted); !fast {
+			b, err = appendOutput(room, out)
+		}
+	} else if st, ok := any(out).(*setupState); ok && r.mem != nil {
+		// The setup state, its tools' schemas checked once per pooled run.
+		var fast bool
+		if b, fast = appendSetupJSONMemo(room, st, &r.mem.rawAsIs); !fast {
 			b, err = appendOutput(room, out)
 		}
 	} else if ps, ok := any(out).(*string); ok && r.mem != nil && len(*ps) >= 64 && *ps == r.mem.prompt.s {

@@ -38,6 +38,9 @@ type runMem struct {
 	// prompt has the same text writes the JSON again instead of quoting the
 	// text afresh (encodeStep).
 	prompt quotedString
+	// rawAsIs remembers the raw JSON of the setup states this memory's
+	// drives journaled (their tools' schemas) as written as it is.
+	rawAsIs rawMemo
 }
 
 var runPool = sync.Pool{New: func() any { return new(runMem) }}
