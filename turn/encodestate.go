@@ -44,13 +44,21 @@ const (
 	rawMemoMax  = 4096
 )
 
-// asIs reports rawAsIs(raw), from the memo when it holds raw, and
-// remembers raw when it is as is and there is room.
-func (m *rawMemo) asIs(raw json.RawMessage) bool {
+// has reports whether m holds raw.
+func (m *rawMemo) has(raw json.RawMessage) bool {
 	for _, d := range m.docs {
 		if bytes.Equal(d, raw) {
 			return true
 		}
+	}
+	return false
+}
+
+// asIs reports rawAsIs(raw), from the memo when it holds raw, and
+// remembers raw when it is as is and there is room.
+func (m *rawMemo) asIs(raw json.RawMessage) bool {
+	if m.has(raw) {
+		return true
 	}
 	if !rawAsIs(raw) {
 		return false

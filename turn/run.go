@@ -393,7 +393,11 @@ func (r *run) flow(ctx context.Context) (Result, error) {
 		// Work from the journaled form when setup ran in this drive too, so a tool's
 		// config (any JSON) reaches it with the same Go types on every
 		// drive: float64 numbers, map[string]any objects.
-		if s, err = normalizeSetup(s, r.at(st.result).Output); err != nil {
+		var memo *rawMemo
+		if r.mem != nil {
+			memo = &r.mem.rawAsIs
+		}
+		if s, err = normalizeSetupMemo(s, r.at(st.result).Output, memo); err != nil {
 			return Result{}, err
 		}
 	}

@@ -135,6 +135,12 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 // escaped U+FFFD (the encoder's replacement of invalid UTF-8 in a string)
 // is decoded instead. TestNormalizeSetupIsDecode holds it to decodeResult.
 func normalizeSetup(s setupState, raw []byte) (setupState, error) {
+	return normalizeSetupMemo(s, raw, nil)
+}
+
+// normalizeSetupMemo is normalizeSetup, taking a document memo holds (see
+// rawMemo) as journaled already: as is, it is its journaled form.
+func normalizeSetupMemo(s setupState, raw []byte, memo *rawMemo) (setupState, error) {
 	if bytes.Contains(raw, []byte(`\ufffd`)) {
 		return decodeResult[setupState](&bindings.JournalEntry{Key: NodeSetup, Status: bindings.StepCompleted, Output: raw})
 	}
@@ -143,8 +149,8 @@ func normalizeSetup(s setupState, raw []byte) (setupState, error) {
 		for i := range tools {
 			d := &tools[i] // built in place: a copy would escape (Config is decoded into it)
 			*d = s.Tools[i]
-			d.InputSchema = compactJSON(d.InputSchema)
-			d.OutputSchema = compactJSON(d.OutputSchema)
+			d.InputSchema = memo.compact(d.InputSchema)
+			d.OutputSchema = memo.compact(d.OutputSchema)
 			d.Secrets = emptyList(slices.Clone(d.Secrets))
 			d.Env = emptyMap(maps.Clone(d.Env))
 			d.Annotations = d.Annotations.Clone()
@@ -170,7 +176,7 @@ func normalizeSetup(s setupState, raw []byte) (setupState, error) {
 	if s.Guardrails != nil {
 		gs := make([]bindings.Guardrail, len(s.Guardrails))
 		for i, g := range s.Guardrails {
-			g.Config = compactJSON(g.Config)
+			g.Config = memo.compact(g.Config)
 			gs[i] = g
 		}
 		s.Guardrails = gs
@@ -192,6 +198,15 @@ func normalizeSetup(s setupState, raw []byte) (setupState, error) {
 		s.Hitl.ToolGates = &c
 	}
 	return s, nil
+}
+
+// compact is compactJSON(raw), raw itself when m (which may be nil) holds
+// it: a document rawAsIs accepted is its own journaled form.
+func (m *rawMemo) compact(raw json.RawMessage) json.RawMessage {
+	if m != nil && len(raw) > 0 && m.has(raw) {
+		return raw
+	}
+	return compactJSON(raw)
 }
 
 // compactJSON returns a JSON document as the journal stores it (see

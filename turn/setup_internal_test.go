@@ -80,6 +80,18 @@ func TestNormalizeSetupIsDecode(t *testing.T) {
 			if d := cmp.Diff(want, again); d != "" {
 				t.Errorf("normalizing a decoded setup changed it:\n%s", d)
 			}
+			// With the memo of a pooled run that wrote this state (its
+			// schemas found as is), the same.
+			var memo rawMemo
+			if _, ok := appendSetupJSONMemo(nil, &s, &memo); ok {
+				memoed, err := normalizeSetupMemo(s, raw, &memo)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(want, memoed); d != "" {
+					t.Errorf("normalized with the memo, the setup differs from the decoded one (-decoded +normalized):\n%s", d)
+				}
+			}
 			for i, d := range got.Tools {
 				if len(d.Env) > 0 && reflect.ValueOf(d.Env).UnsafePointer() == reflect.ValueOf(s.Tools[i].Env).UnsafePointer() {
 					t.Errorf("tool %d env is the descriptor's own map", i)
