@@ -218,7 +218,14 @@ func (r *run) bufSlot() ([]bindings.JournalEntry, *bindings.JournalEntry) {
 // and a JournalEntry copied whole costs the runtime's bulk one, several
 // times dearer per word than the compiler's inline barrier of a field.
 func setEntry(e *bindings.JournalEntry, key, node string, status bindings.StepStatus, output json.RawMessage, se *bindings.StepError, at time.Time) {
-	e.Seq, e.Node, e.Status, e.Error, e.At = 0, node, status, se, at
+	e.Node, e.Status, e.Error = node, status, se
+	setEntryKeyed(e, key, output, at)
+}
+
+// setEntryKeyed is setEntry of the Seq (zero), the key, the output and the
+// time.
+func setEntryKeyed(e *bindings.JournalEntry, key string, output json.RawMessage, at time.Time) {
+	e.Seq, e.At = 0, at
 	if !sameString(e.Key, key) {
 		e.Key = key
 	}
@@ -347,9 +354,27 @@ func (r *run) bufferEntry(ctx context.Context, key, node string, output json.Raw
 	if err := r.checkLease(); err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
-	b, e := r.bufSlot()
-	r.buf = b
-	setEntry(e, key, node, bindings.StepCompleted, output, nil, r.now())
+	var e *bindings.JournalEntry
+	if n := len(r.buf); n > 0 && n < cap(r.buf) {
+		r.buf = r.buf[:n+1] // the same array: no pointer word written
+		e = &r.buf[n]
+	} else {
+		var b []bindings.JournalEntry
+		b, e = r.bufSlot()
+		r.buf = b
+	}
+	// As setEntry, and the node, status and error too only when the slot
+	// does not hold them (setEntry, inlined, leaves them to this caller).
+	if !sameString(e.Node, node) {
+		e.Node = node
+	}
+	if !sameString(string(e.Status), string(bindings.StepCompleted)) {
+		e.Status = bindings.StepCompleted
+	}
+	if e.Error != nil {
+		e.Error = nil
+	}
+	setEntryKeyed(e, key, output, r.now())
 	if n := len(r.entrySlab); n < cap(r.entrySlab) && e == &r.entrySlab[:n+1][n] {
 		// The slab takes the buffered entry as it is, indexed or not, so
 		// that the buffer keeps ending at the slab's free room.
