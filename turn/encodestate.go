@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/kindgi/agents/bindings"
 )
@@ -87,11 +88,26 @@ func (w *jsonw) lit(s string) { w.b = append(w.b, s...) }
 // str appends s as a JSON string.
 func (w *jsonw) str(s string) {
 	if q := w.quoted; q != nil && len(s) == len(q.s) && s == q.s {
-		w.b = append(w.b, q.json...)
+		w.setB(append(w.b, q.json...))
 		return
 	}
 	if w.ok {
-		w.b, w.ok = appendJSONString(w.b, s)
+		b, ok := appendJSONString(w.b, s)
+		w.setB(b)
+		w.ok = ok
+	}
+}
+
+// setB makes b, w.b with bytes appended, w.b, writing only its length
+// when the bytes went into w.b's room (they usually do: see roomFor). A
+// jsonw is its encoder's local, but a method not inlined writes through a
+// pointer the compiler cannot see is to the stack, so a slice header
+// written whole pays a write barrier while a GC mark runs.
+func (w *jsonw) setB(b []byte) {
+	if unsafe.SliceData(b) == unsafe.SliceData(w.b) && cap(b) == cap(w.b) {
+		w.b = w.b[:len(b)]
+	} else {
+		w.b = b
 	}
 }
 
@@ -118,7 +134,7 @@ func (w *jsonw) raw(r json.RawMessage) {
 	case r == nil:
 		w.lit("null")
 	case w.ok && w.rawAsIs(r):
-		w.b = append(w.b, r...)
+		w.setB(append(w.b, r...))
 	default:
 		w.ok = false
 	}
@@ -156,7 +172,7 @@ func (w *jsonw) time(t time.Time) {
 		return
 	}
 	w.b = append(w.b, '"')
-	w.b = t.AppendFormat(w.b, time.RFC3339Nano)
+	w.setB(t.AppendFormat(w.b, time.RFC3339Nano))
 	w.b = append(w.b, '"')
 }
 
