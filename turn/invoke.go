@@ -211,11 +211,15 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	if err := ctx.Err(); err != nil {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
-	snap, leased, entries, approvals, err := reopenResuming(ctx, &b, in, owner, claimed)
+	snap, leased, entries, approvals, pending, err := reopenResuming(ctx, &b, in, owner, claimed)
 	if err != nil {
 		return Result{}, err
 	}
-	release := func() { _ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner) }
+	release := func() {
+		if pending == nil { // else nothing is leased yet
+			_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
+		}
+	}
 	if lookup {
 		if in.Agent, err = findAgent(ctx, &b, snap); err != nil {
 			release()
@@ -245,8 +249,8 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	}
 	r := newPooledRun(&b, stored, in.RunID, owner, leased.Status, entries)
 	defer r.release()
-	if approvals != nil {
-		r.reads = &turnReads{approvals: approvals}
+	if approvals != nil || pending != nil {
+		r.reads = &turnReads{approvals: approvals, lease: pending}
 	}
 	if st := r.entries.get(NodeComposeResult); st == nil || st.result == nil {
 		if err := r.recheckRoute(ctx); err != nil {

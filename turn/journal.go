@@ -319,10 +319,7 @@ func (r *run) writeEntries(ctx context.Context, entries []bindings.JournalEntry)
 	if r.deferred.set {
 		return r.writeDeferred(ctx, entries, "")
 	}
-	if err := r.openPending(ctx); err != nil {
-		return nil, nil, err
-	}
-	stored, appended, err := r.batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries})
+	stored, appended, err := r.appendSteps(ctx, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries})
 	if err != nil {
 		return nil, nil, coded(err, "append journal steps")
 	}

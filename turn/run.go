@@ -175,6 +175,9 @@ func (r *run) drive(parent context.Context) (Result, error) {
 			want = bindings.RunFailed
 		}
 		if r.status != want {
+			if err := r.takeLease(parent); err != nil {
+				return Result{}, err
+			}
 			if err := r.b.Runs.SetRunStatus(parent, r.tenantID, r.id, want); err != nil {
 				r.releaseLease(parent)
 				return Result{}, coded(err, "set run status")
@@ -251,7 +254,9 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 	case parent.Err() != nil:
 		err = &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: parent.Err()}
 		terminal = true
-	case r.lease != nil && r.lease.lost.Load():
+	case r.lease != nil && r.lease.lost.Load(), r.reads != nil && r.reads.lease != nil && r.reads.lease.lost.Load():
+		// Another driver holds the run, or took it since this drive read
+		// it (optimisticresume.go): nothing more is written.
 		err = &agents.RunBusyError{RunID: r.id}
 		terminal = false
 	case r.wallCtx != nil && errors.Is(context.Cause(r.wallCtx), errWallTimeout):
@@ -318,10 +323,7 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 		return nil
 	}
 	if r.finisher != nil {
-		if err := r.openPending(ctx); err != nil {
-			return err
-		}
-		stored, appended, err := r.finisher.FinishRun(ctx, bindings.FinishRunInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries, Status: status})
+		stored, appended, err := r.finishRun(ctx, bindings.FinishRunInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries, Status: status})
 		if err == nil && len(stored) != len(entries) {
 			err = &agents.PersistenceError{Op: "finish run", Err: fmt.Errorf("%d entries written, %d returned", len(entries), len(stored))}
 		}
