@@ -182,6 +182,13 @@ func sameBinding(a, b any) (same bool) {
 // keep their results and nothing runs twice. An approval still pending is
 // *agents.HitlRequiredError and nothing runs. A finished run returns its
 // recorded result or error without calling anything.
+//
+// With a store that is a bindings.OptimisticRunResumer bound as Runs,
+// Snapshots and Hitl, the read takes no lease: the drive's first write
+// takes it, only if the run is still as read. A driver that took or drove
+// the run in between makes that write store nothing, and Resume fails
+// with *agents.RunBusyError before it calls anything (having emitted a
+// TurnStartedEvent and a TurnFailedEvent).
 func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 	return resume(ctx, in, b, newID(&b), nil)
 }
