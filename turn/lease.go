@@ -104,7 +104,7 @@ func (r *run) releaseLease(ctx context.Context) {
 
 // checkLease fails fast once the lease is known to be lost.
 func (r *run) checkLease() error {
-	if (r.lease != nil && r.lease.lost.Load()) || (r.reads != nil && r.reads.lease != nil && r.reads.lease.lost.Load()) {
+	if r.lease != nil && r.lease.lost.Load() {
 		return &agents.RunBusyError{RunID: r.id}
 	}
 	return nil

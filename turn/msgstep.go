@@ -147,8 +147,13 @@ func (r *run) writeDeferred(ctx context.Context, entries []bindings.JournalEntry
 		if res, err = r.appendUserMessageStep(ctx, in); errors.Is(err, bindings.ErrConversationChanged) {
 			return r.writeUserMessageAgain(ctx, entries, at, finish)
 		}
+	} else if rd := r.reads; rd != nil && rd.lease != nil {
+		res, err = r.appendMessageStepAsRead(ctx, in)
 	} else {
-		res, err = r.appendMessageStep(ctx, in)
+		if err := r.openPending(ctx); err != nil {
+			return nil, nil, err
+		}
+		res, err = r.msgStep.AppendMessageStep(ctx, in)
 	}
 	if err != nil {
 		if res.Entries == nil {

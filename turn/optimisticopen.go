@@ -115,6 +115,14 @@ func (r *run) unopened() *pendingOpen {
 // optimisticresume.go). A run found opened by another driver (a journal,
 // another input) stops the drive with errRunOpened.
 func (r *run) openPending(ctx context.Context) error {
+	if rd := r.reads; rd == nil || (rd.open == nil && rd.lease == nil) {
+		return nil
+	}
+	return r.openPendingNow(ctx)
+}
+
+// openPendingNow is openPending for a run with a pending open or lease.
+func (r *run) openPendingNow(ctx context.Context) error {
 	if err := r.takeLease(ctx); err != nil {
 		return err
 	}

@@ -97,22 +97,28 @@ func (r *run) unleased() *pendingLease {
 	return nil
 }
 
-// asRead runs write, a write as read of p, and records its outcome: the
-// lease taken (took), or lost (run-busy: nothing was stored, and nothing
-// more will be).
-func asRead[T any](p *pendingLease, runID string, write func() (T, bool, error)) (T, error) {
-	if p.lost.Load() {
-		var zero T
-		return zero, &agents.RunBusyError{RunID: runID}
-	}
-	res, took, err := write()
+// asRead records the outcome of a write as read of p: the lease taken
+// (took), or lost (run-busy: nothing was stored, and the drive writes
+// nothing more — checkLease — and ends run-busy).
+func (r *run) asRead(p *pendingLease, took bool, err error) {
 	switch {
 	case took:
 		p.taken.Store(true)
 	case agents.CodeOf(err) == agents.CodeRunBusy:
 		p.lost.Store(true)
+		if r.lease != nil {
+			r.lease.lost.Store(true)
+		}
 	}
-	return res, err
+}
+
+// lostLease is the error of a write after a write as read found the run
+// changed: nothing is called.
+func (r *run) lostLease(p *pendingLease) error {
+	if p.lost.Load() {
+		return &agents.RunBusyError{RunID: r.id}
+	}
+	return nil
 }
 
 // takeLease takes the pending lease alone (TakeLeaseAsRead), before a
@@ -122,31 +128,28 @@ func (r *run) takeLease(ctx context.Context) error {
 	if p == nil {
 		return nil
 	}
-	_, err := asRead(p, r.id, func() (bindings.Run, bool, error) {
-		run, err := p.or.TakeLeaseAsRead(ctx, p.lease, bindings.LeaseInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, TTL: r.ttl()})
-		return run, err == nil, err
-	})
+	if err := r.lostLease(p); err != nil {
+		return err
+	}
+	_, err := p.or.TakeLeaseAsRead(ctx, p.lease, bindings.LeaseInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, TTL: r.ttl()})
+	r.asRead(p, err == nil, err)
 	if err != nil {
 		return coded(err, "take lease")
 	}
 	return nil
 }
 
-// stepsResult is what a step batch write returns.
-type stepsResult struct {
-	entries  []bindings.JournalEntry
-	appended []bool
-}
-
-// appendSteps is the batcher's AppendSteps, as read while the lease is
-// still to be taken.
-func (r *run) appendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
+// appendStepsAsRead is the batcher's AppendSteps of a drive with a lease
+// still to be taken, or taken by an earlier write (then, or when the
+// batcher is not the resumer, as writeEntries writes otherwise).
+func (r *run) appendStepsAsRead(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
 	if p := r.unleased(); p != nil && sameBinding(r.batcher, p.or) {
-		res, err := asRead(p, r.id, func() (stepsResult, bool, error) {
-			e, a, err := p.or.AppendStepsAsRead(ctx, p.lease, in)
-			return stepsResult{e, a}, err == nil, err
-		})
-		return res.entries, res.appended, err
+		if err := r.lostLease(p); err != nil {
+			return nil, nil, err
+		}
+		stored, appended, err := p.or.AppendStepsAsRead(ctx, p.lease, in)
+		r.asRead(p, err == nil, err)
+		return stored, appended, err
 	}
 	if err := r.openPending(ctx); err != nil {
 		return nil, nil, err
@@ -154,15 +157,16 @@ func (r *run) appendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]
 	return r.batcher.AppendSteps(ctx, in)
 }
 
-// finishRun is the finisher's FinishRun, as read while the lease is still
-// to be taken.
-func (r *run) finishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
+// finishRunAsRead is the finisher's FinishRun of a drive with a lease
+// still to be taken, or taken (see appendStepsAsRead).
+func (r *run) finishRunAsRead(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
 	if p := r.unleased(); p != nil && sameBinding(r.finisher, p.or) {
-		res, err := asRead(p, r.id, func() (stepsResult, bool, error) {
-			e, a, err := p.or.FinishRunAsRead(ctx, p.lease, in)
-			return stepsResult{e, a}, err == nil, err
-		})
-		return res.entries, res.appended, err
+		if err := r.lostLease(p); err != nil {
+			return nil, nil, err
+		}
+		stored, appended, err := p.or.FinishRunAsRead(ctx, p.lease, in)
+		r.asRead(p, err == nil, err)
+		return stored, appended, err
 	}
 	if err := r.openPending(ctx); err != nil {
 		return nil, nil, err
@@ -170,15 +174,18 @@ func (r *run) finishRun(ctx context.Context, in bindings.FinishRunInput) ([]bind
 	return r.finisher.FinishRun(ctx, in)
 }
 
-// appendMessageStep is the message step appender's AppendMessageStep, as
-// read while the lease is still to be taken. A message refused after the
-// entries before it were stored took the lease too.
-func (r *run) appendMessageStep(ctx context.Context, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
+// appendMessageStepAsRead is the message step appender's AppendMessageStep
+// of a drive with a lease still to be taken, or taken (see
+// appendStepsAsRead). A message refused after the entries before it were
+// stored took the lease too.
+func (r *run) appendMessageStepAsRead(ctx context.Context, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
 	if p := r.unleased(); p != nil && sameBinding(r.msgStep, p.or) {
-		return asRead(p, r.id, func() (bindings.MessageStepResult, bool, error) {
-			res, err := p.or.AppendMessageStepAsRead(ctx, p.lease, in)
-			return res, err == nil || res.Entries != nil, err
-		})
+		if err := r.lostLease(p); err != nil {
+			return bindings.MessageStepResult{}, err
+		}
+		res, err := p.or.AppendMessageStepAsRead(ctx, p.lease, in)
+		r.asRead(p, err == nil || res.Entries != nil, err)
+		return res, err
 	}
 	if err := r.openPending(ctx); err != nil {
 		return bindings.MessageStepResult{}, err

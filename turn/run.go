@@ -254,9 +254,7 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 	case parent.Err() != nil:
 		err = &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: parent.Err()}
 		terminal = true
-	case r.lease != nil && r.lease.lost.Load(), r.reads != nil && r.reads.lease != nil && r.reads.lease.lost.Load():
-		// Another driver holds the run, or took it since this drive read
-		// it (optimisticresume.go): nothing more is written.
+	case r.lease != nil && r.lease.lost.Load():
 		err = &agents.RunBusyError{RunID: r.id}
 		terminal = false
 	case r.wallCtx != nil && errors.Is(context.Cause(r.wallCtx), errWallTimeout):
@@ -323,7 +321,18 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 		return nil
 	}
 	if r.finisher != nil {
-		stored, appended, err := r.finishRun(ctx, bindings.FinishRunInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries, Status: status})
+		in := bindings.FinishRunInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries, Status: status}
+		var stored []bindings.JournalEntry
+		var appended []bool
+		var err error
+		if rd := r.reads; rd != nil && rd.lease != nil {
+			stored, appended, err = r.finishRunAsRead(ctx, in)
+		} else {
+			if err := r.openPending(ctx); err != nil {
+				return err
+			}
+			stored, appended, err = r.finisher.FinishRun(ctx, in)
+		}
 		if err == nil && len(stored) != len(entries) {
 			err = &agents.PersistenceError{Op: "finish run", Err: fmt.Errorf("%d entries written, %d returned", len(entries), len(stored))}
 		}
