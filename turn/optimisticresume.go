@@ -21,8 +21,9 @@ import (
 //   - Before the first write this drive has stored nothing and had no
 //     external effect: every model call, tool call and approval request
 //     starts with a write (its started entry, which carries the buffered
-//     decisions), and every message append and provenance emit comes
-//     after one (flush, then openPending). A crash there leaves the run
+//     decisions), and every other write — a message append, a provenance
+//     emit, a compliance record, an auto-close — takes the lease first
+//     (openPending or takeLease). A crash there leaves the run
 //     exactly as it was parked: its journal, status and lease untouched,
 //     resumable again.
 //   - A lease another owner holds unexpired at the read fails the Resume
