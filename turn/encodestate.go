@@ -607,7 +607,10 @@ func encodeStep[T any](r *run, out *T) ([]byte, error) {
 	} // else it outgrew the arena: a buffer of its own
 	if s, ok := any(out).(*string); ok && len(*s) >= 64 && len(b) > 0 && b[0] == '"' {
 		r.quoted = quotedString{s: *s, json: b}
-		if m := r.mem; m != nil && *s != m.prompt.s {
+		if m := r.mem; m != nil && *s != m.prompt.s && *s == r.in.Agent.Instructions {
+			// An instruction without template tags is the prompt of every
+			// turn of its agent; a rendered one may differ on each, and is
+			// not copied.
 			m.prompt = quotedString{s: strings.Clone(*s), json: bytes.Clone(b)}
 		}
 	}

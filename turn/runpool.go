@@ -32,11 +32,11 @@ type runMem struct {
 	// the next drive; arenaTaken is set while a drive uses it.
 	arena      []byte
 	arenaTaken bool
-	// prompt is the last long string a drive of this memory journaled as a
-	// step's output (the rendered prompt: an agent's instruction is the same
-	// on every turn) and its JSON, both copies of their own: a drive whose
-	// prompt has the same text writes the JSON again instead of quoting the
-	// text afresh (encodeStep).
+	// prompt is the last prompt a drive of this memory journaled that was
+	// its agent's instruction as it is (no template tags: the same on every
+	// turn), and its JSON, both copies of their own: a drive whose prompt
+	// has the same text writes the JSON again instead of quoting the text
+	// afresh (encodeStep).
 	prompt quotedString
 	// rawAsIs remembers the raw JSON of the setup states this memory's
 	// drives journaled (their tools' schemas) as written as it is.
