@@ -100,6 +100,10 @@ type stepArgs struct {
 	keys, phases, nodes, statuses []string
 	outputs, errors               []*string
 	ats                           []time.Time
+	// Bit i of compact is set when entry i's output is compact as given,
+	// so that it is returned as it is (see jsonbScan) instead of
+	// compacted; entries past the 64th are compacted.
+	compact uint64
 }
 
 // prepareSteps validates entries and encodes them as column arrays.
@@ -126,10 +130,13 @@ func (s *Store) prepareSteps(entries []bindings.JournalEntry) (stepArgs, error) 
 		default:
 			return stepArgs{}, invalid("unknown step status " + string(e.Status))
 		}
-		var null bool
+		var null, compact bool
 		var err error
-		if buf, null, err = appendWrapOpt(buf, "step output", e.Output); err != nil {
+		if buf, null, compact, err = appendWrapOpt(buf, "step output", e.Output); err != nil {
 			return stepArgs{}, err
+		}
+		if compact && i < 64 {
+			a.compact |= 1 << i
 		}
 		ends[2*i] = len(buf)
 		if null {
@@ -161,6 +168,15 @@ func (s *Store) prepareSteps(entries []bindings.JournalEntry) (stepArgs, error) 
 		}
 	}
 	return a, nil
+}
+
+// output is entry i's output doc as a read returns it: compacted, which
+// a compact doc is already.
+func (a stepArgs) output(i int, doc []byte) json.RawMessage {
+	if i < 64 && a.compact&(1<<i) != 0 {
+		return doc
+	}
+	return compacted(doc)
 }
 
 // textArg is a wrapped payload as an element of a text[] argument: nil
@@ -303,7 +319,7 @@ func (sr *stepRows) row(ord int32, seq *int64, app *bool, node, stepStatus *stri
 	if sr.appended[i] = *app; sr.appended[i] {
 		e := sr.entries[i]
 		sr.out[i] = bindings.JournalEntry{Seq: *seq, Key: e.Key, Node: e.Node, Status: e.Status,
-			Output: compacted(e.Output), Error: copyStepError(e.Error), At: sr.args.ats[i]}
+			Output: sr.args.output(i, e.Output), Error: copyStepError(e.Error), At: sr.args.ats[i]}
 		return nil
 	}
 	var err error

@@ -182,7 +182,7 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 			doc := make([]byte, 0, len(enc)+len(seq))
 			at := bytes.Index(enc, seqField) + len(seqField) - 1
 			doc = append(append(append(doc, enc[:at]...), seq...), enc[at+1:]...)
-			out[0].Output = compacted(doc)
+			out[0].Output = tailArgs.output(0, doc) // doc is enc with digits in place of the 0
 		}
 	} else {
 		// The message was stored before: its step is written from it.

@@ -119,18 +119,32 @@ const (
 // has no \u0000 escape, no unpaired surrogate escape, no number beyond
 // the limits above and no nesting deeper than jsonbMaxDepth.
 func jsonbSafe(doc []byte) bool {
+	safe, _ := jsonbScan(doc)
+	return safe
+}
+
+// jsonbScan reports jsonbSafe(doc) and, in the same pass, whether doc is
+// compact: no white space outside its strings, so that compacted(doc) is
+// doc itself (a write returns an appended payload compacted; knowing it
+// is compact spares that second pass over its bytes). compact is false
+// when safe is.
+func jsonbScan(doc []byte) (safe, compact bool) {
 	depth := 0
+	compact = true
 	for i := 0; i < len(doc); i++ {
 		switch c := doc[i]; {
 		case c == '"':
 			end, ok := jsonbSafeString(doc, i+1)
 			if !ok {
-				return false
+				return false, false
 			}
 			i = end
+		case c == ',' || c == ':':
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			compact = false
 		case c == '[' || c == '{':
 			if depth++; depth > jsonbMaxDepth {
-				return false
+				return false, false
 			}
 		case c == ']' || c == '}':
 			depth--
@@ -140,12 +154,12 @@ func jsonbSafe(doc []byte) bool {
 				j++
 			}
 			if !jsonbSafeNumber(doc[i:j]) {
-				return false
+				return false, false
 			}
 			i = j - 1
 		}
 	}
-	return true
+	return true, compact
 }
 
 // jsonbSafeString checks the string whose contents start at doc[i] and
