@@ -170,6 +170,16 @@ func (s *Store) prepareSteps(entries []bindings.JournalEntry) (stepArgs, error) 
 	return a, nil
 }
 
+// The columns as the arguments of a statement (see textArray): a
+// pointer into a, which must not change until the statement is sent.
+func (a *stepArgs) keysArg() any     { return (*textArray)(&a.keys) }
+func (a *stepArgs) phasesArg() any   { return (*textArray)(&a.phases) }
+func (a *stepArgs) nodesArg() any    { return (*textArray)(&a.nodes) }
+func (a *stepArgs) statusesArg() any { return (*textArray)(&a.statuses) }
+func (a *stepArgs) outputsArg() any  { return (*nullTextArray)(&a.outputs) }
+func (a *stepArgs) errorsArg() any   { return (*nullTextArray)(&a.errors) }
+func (a *stepArgs) atsArg() any      { return (*timeArray)(&a.ats) }
+
 // output is entry i's output doc as a read returns it: compacted, which
 // a compact doc is already.
 func (a stepArgs) output(i int, doc []byte) json.RawMessage {
@@ -223,8 +233,9 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 	}
 	sr := newStepRows(in.Entries, args)
 	err = s.send(ctx, op, func(b *pgx.Batch) {
-		b.Queue(sqlAppendSteps, in.TenantID, in.RunID, in.Owner, now, args.keys, args.phases, args.nodes, args.statuses,
-			args.outputs, args.errors, args.ats, finish)
+		a := &args
+		b.Queue(sqlAppendSteps, in.TenantID, in.RunID, in.Owner, now, a.keysArg(), a.phasesArg(), a.nodesArg(), a.statusesArg(),
+			a.outputsArg(), a.errorsArg(), a.atsArg(), finish)
 		if tail != nil {
 			tail.ma.queue(b, tail.row, &in.RunID, in.Owner, now)
 			tail.extra.queue(b)

@@ -111,14 +111,15 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 	before := newStepRows(head, beforeArgs)
 	after := newStepRows(tail, tailArgs)
 	in0 := row.in
+	ba, ta := &beforeArgs, &tailArgs
 	err = s.send(ctx, "append message step", func(b *pgx.Batch) {
 		pre.queue(b)
 		b.Queue(sqlMessageStep, steps.TenantID, steps.RunID, steps.Owner, now,
-			beforeArgs.keys, beforeArgs.phases, beforeArgs.nodes, beforeArgs.statuses, beforeArgs.outputs, beforeArgs.errors, beforeArgs.ats,
+			ba.keysArg(), ba.phasesArg(), ba.nodesArg(), ba.statusesArg(), ba.outputsArg(), ba.errorsArg(), ba.atsArg(),
 			in0.ConversationID, row.id, string(in0.Role), encodeText(in0.Content), textArg(row.toolCalls), in0.ToolCallID,
 			in0.TurnNumber, in0.RunID, textArg(row.metadata), row.at, in0.ParticipantID,
 			prefix, suffix,
-			tailArgs.keys, tailArgs.phases, tailArgs.nodes, tailArgs.statuses, tailArgs.outputs, tailArgs.errors, tailArgs.ats, finish)
+			ta.keysArg(), ta.phasesArg(), ta.nodesArg(), ta.statusesArg(), ta.outputsArg(), ta.errorsArg(), ta.atsArg(), finish)
 	}, func(br pgx.BatchResults) error {
 		if err := pre.read(br); err != nil {
 			return err
