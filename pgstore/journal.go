@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 
@@ -119,7 +120,11 @@ func (s *Store) prepareSteps(entries []bindings.JournalEntry) (stepArgs, error) 
 	// The wrapped payloads are gathered into one buffer, made one string
 	// whose parts the arguments point to: ends[2i] and ends[2i+1] are
 	// where entry i's output and error end in it (-1: NULL).
-	var buf []byte
+	size := 0
+	for _, e := range entries {
+		size += len(envelopePrefix) + len(e.Output) + len(envelopeSuffix)
+	}
+	buf := make([]byte, 0, size) // an error or a text envelope grows it
 	ends := make([]int, 2*n)
 	for i, e := range entries {
 		if err := firstErr(bindings.CheckStepKey(e.Key), bindings.CheckOptionalID("step node", e.Node)); err != nil {
@@ -154,7 +159,8 @@ func (s *Store) prepareSteps(entries []bindings.JournalEntry) (stepArgs, error) 
 		a.keys[i], a.phases[i], a.nodes[i], a.statuses[i] = e.Key, e.Status.Phase(), e.Node, string(e.Status)
 		a.ats[i] = s.stamp(e.At)
 	}
-	all, start := string(buf), 0
+	// buf is not written after this, so the string shares its bytes.
+	all, start := unsafe.String(unsafe.SliceData(buf), len(buf)), 0
 	texts := make([]string, 2*n)
 	for k, end := range ends {
 		if end < 0 {
