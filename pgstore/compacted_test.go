@@ -62,3 +62,70 @@ func TestJSONBScanCompactIsCompacted(t *testing.T) {
 		}
 	}
 }
+
+// jsonbSafeStringBytewise is jsonbSafeString one byte at a time, as it
+// was before it skipped eight bytes at a time: the reference it is
+// checked against.
+func jsonbSafeStringBytewise(doc []byte, i int) (int, bool) {
+	for ; i < len(doc); i++ {
+		switch doc[i] {
+		case '"':
+			return i, true
+		case '\\':
+			if i+1 < len(doc) && doc[i+1] != 'u' {
+				i++
+				continue
+			}
+			r, ok := unicodeEscape(doc, i)
+			switch {
+			case !ok || r == 0 || 0xDC00 <= r && r <= 0xDFFF:
+				return i, false
+			case 0xD800 <= r && r <= 0xDBFF:
+				low, ok := unicodeEscape(doc, i+6)
+				if !ok || low < 0xDC00 || low > 0xDFFF {
+					return i, false
+				}
+				i += 11
+			default:
+				i += 5
+			}
+		}
+	}
+	return i, false
+}
+
+// jsonbSafeString finds what the byte-at-a-time scan finds, wherever the
+// quotes, escapes and multi-byte characters fall against its eight-byte
+// steps, and whatever follows the string.
+func TestJSONBSafeStringAsBytewise(t *testing.T) {
+	pieces := []string{"a", "b", " ", `\"`, `\\`, `\n`, `\u00e9`, `\u0000`, `\ud83d\ude00`, `\ud800`, `\udc00x`, "é", "🙂",
+		"\u0080", "\xff", "!", "#", "\x7f", "abcdefgh"}
+	tails := []string{``, `"`, `",`, `"}`, `"` + strings.Repeat("x", 9), `\`}
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 20000 {
+		var b strings.Builder
+		b.WriteString(`{"`)
+		for range r.IntN(12) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		b.WriteString(tails[r.IntN(len(tails))])
+		doc := []byte(b.String())
+		end, ok := jsonbSafeString(doc, 2)
+		wantEnd, wantOK := jsonbSafeStringBytewise(doc, 2)
+		if end != wantEnd || ok != wantOK {
+			t.Fatalf("jsonbSafeString(%q) = %d, %v; byte at a time %d, %v", doc, end, ok, wantEnd, wantOK)
+		}
+	}
+	for w := range 256 { // every byte in every position of a word
+		for pos := range 8 {
+			word := []byte("aaaaaaaa")
+			word[pos] = byte(w)
+			doc := append([]byte(`{"`), append(word, `"xxxxxxxx`...)...)
+			end, ok := jsonbSafeString(doc, 2)
+			wantEnd, wantOK := jsonbSafeStringBytewise(doc, 2)
+			if end != wantEnd || ok != wantOK {
+				t.Fatalf("jsonbSafeString(%q) = %d, %v; byte at a time %d, %v", doc, end, ok, wantEnd, wantOK)
+			}
+		}
+	}
+}

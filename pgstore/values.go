@@ -2,6 +2,8 @@ package pgstore
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 
@@ -166,6 +168,18 @@ func jsonbScan(doc []byte) (safe, compact bool) {
 // returns the index of its closing quote.
 func jsonbSafeString(doc []byte, i int) (int, bool) {
 	for ; i < len(doc); i++ {
+		// Eight bytes at a time to the next quote or backslash (the
+		// document is valid JSON: every other byte passes as it is).
+		for i+8 <= len(doc) {
+			if m := quoteOrBackslash(binary.LittleEndian.Uint64(doc[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i >= len(doc) {
+			break
+		}
 		switch doc[i] {
 		case '"':
 			return i, true
@@ -190,6 +204,16 @@ func jsonbSafeString(doc []byte, i int) (int, bool) {
 		}
 	}
 	return i, false
+}
+
+// quoteOrBackslash marks, in the high bit of each byte, the bytes of the
+// eight of w (in memory order, little-endian) that are a quote or a
+// backslash. Only its lowest mark is exact (a mark above it may be
+// false), which is the one jsonbSafeString uses.
+func quoteOrBackslash(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q, b := w^(ones*'"'), w^(ones*'\\')
+	return ((q-ones)&^q | (b-ones)&^b) & highs
 }
 
 // unicodeEscape reads the escape \uXXXX at doc[i].
