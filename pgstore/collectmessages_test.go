@@ -65,6 +65,10 @@ func TestCollectMessagesReadsAsScanMessage(t *testing.T) {
 		{Role: bindings.RoleUser, Content: "nul \x00, bad \xff, escape \uFDD0 and 日本語", ParticipantID: "p1"},
 		{Role: bindings.RoleAgent, ToolCalls: []bindings.ToolCall{{ID: "c1", Name: "get", Arguments: json.RawMessage(`{ "q" : "a \" b", "n": [1, 2.50, {"x": null}] }`)},
 			{ID: "c2", Name: "nul", Arguments: json.RawMessage(`{"s": "\u0000"}`)}}, Metadata: json.RawMessage(`{"k": [true, false], "s": "x, y"}`)},
+		{Role: bindings.RoleAgent, ToolCalls: []bindings.ToolCall{{ID: "c3", Name: "é/🙂", Arguments: json.RawMessage(`"text, with } and ]"`)},
+			{ID: "c4", Name: "n", Arguments: json.RawMessage(`[1, {"a": "]"}, []]`)}, {ID: "", Name: "", Arguments: json.RawMessage(`12.5e3`)}}},
+		{Role: bindings.RoleAgent, ToolCalls: []bindings.ToolCall{{ID: `c"5`, Name: "x", Arguments: json.RawMessage(`{}`)},
+			{ID: "c6\\", Name: "y", Arguments: json.RawMessage(`{"a": "\\"}`)}}},
 		{Role: bindings.RoleTool, Content: "42", ToolCallID: "c1", RunID: "r1", TurnNumber: 3},
 		{Role: bindings.RoleTool, Content: "", ToolCallID: "c2", RunID: "r1", TurnNumber: 3, Metadata: json.RawMessage(`"\u0000"`), ToolCalls: nil},
 		{Role: bindings.RoleAgent, Content: strings.Repeat("long ", 200), RunID: "r1", TurnNumber: 3, Metadata: json.RawMessage(`null`)},
@@ -101,7 +105,7 @@ func TestCollectMessagesReadsAsScanMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(want) != 6 || !reflect.DeepEqual(got, want) {
+	if len(want) != 8 || !reflect.DeepEqual(got, want) {
 		t.Fatalf("collectMessages read\n%+v\nscanMessage read\n%+v", got, want)
 	}
 	// A caller appending to a payload does not change another message's.

@@ -597,7 +597,6 @@ func collectMessages(rows pgx.Rows, sizeHint int) ([]bindings.ConversationMessag
 		checked bool   // fast is set
 		text    []byte // the text columns of the row being read
 		doc     []byte // a tool_calls document being decoded
-		calls   []bindings.ToolCall
 		prev    bindings.ConversationMessage
 	)
 	for rows.Next() {
@@ -648,11 +647,9 @@ func collectMessages(rows pgx.Rows, sizeHint int) ([]bindings.ConversationMessag
 		m.CreatedAt = created
 		if v := raw[mcToolCalls]; v != nil {
 			var err error
-			calls = nil // decoded into a variable of the read's, not into m: m stays on the stack
-			if doc, err = unwrapStoredInto(doc[:0], v, &calls); err != nil {
+			if doc, m.ToolCalls, err = unwrapToolCalls(doc[:0], v); err != nil {
 				return nil, err
 			}
-			m.ToolCalls = calls
 		}
 		if v := raw[mcMetadata]; v != nil {
 			var err error

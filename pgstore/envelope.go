@@ -286,19 +286,6 @@ func unwrapStored(dst, raw []byte) (json.RawMessage, error) {
 	return append(dst[:n], env.Doc...), nil
 }
 
-// unwrapStoredInto is UnwrapInto of the text of a jsonb column that is
-// not NULL (see unwrapStored), with buf as scratch; it returns buf, grown.
-func unwrapStoredInto(buf, raw []byte, dst any) ([]byte, error) {
-	doc, err := unwrapStored(buf, raw)
-	if err != nil {
-		return buf, err
-	}
-	if err := json.Unmarshal(doc, dst); err != nil {
-		return doc, &MalformedEnvelopeError{Reason: "document does not decode: " + err.Error()}
-	}
-	return doc, nil
-}
-
 // compactStored appends to dst the valid JSON text src with the spaces
 // between tokens elided, as json.Compact would; ok is false when src
 // holds more than one value at the top level (the "doc" of an envelope
