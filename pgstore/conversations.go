@@ -230,7 +230,7 @@ func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID
 // concurrent user messages of one turn number exactly one is stored (the
 // others are *agents.ConversationBusyError).
 func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
-	row, err := s.prepareMessage(in)
+	row, err := s.prepareMessage(in, false)
 	if err != nil {
 		return bindings.ConversationMessage{}, err
 	}
@@ -253,7 +253,7 @@ type messageRow struct {
 }
 
 // prepareMessage validates a message to append and encodes its payloads.
-func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, error) {
+func (s *Store) prepareMessage(in bindings.AppendMessageInput, trusted bool) (messageRow, error) {
 	switch {
 	case in.TenantID == "":
 		return messageRow{}, invalid("tenant id is empty")
@@ -264,15 +264,17 @@ func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, erro
 	case in.Content == "" && len(in.ToolCalls) == 0:
 		return messageRow{}, invalid("message has neither content nor tool calls")
 	}
-	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("conversation id", in.ConversationID),
-		bindings.CheckOptionalID("message id", in.ID), bindings.CheckOptionalID("tool call id", in.ToolCallID),
-		bindings.CheckOptionalID("run id", in.RunID), bindings.CheckOptionalID("participant id", in.ParticipantID)); err != nil {
-		return messageRow{}, err
-	}
-	for i, tc := range in.ToolCalls {
-		if bindings.CheckJSON("tool call arguments", tc.Arguments) != nil {
-			// The field's name is formatted only for the refusal.
-			return messageRow{}, invalid(fmt.Sprintf("tool call %d arguments are not valid JSON", i))
+	if !trusted {
+		if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("conversation id", in.ConversationID),
+			bindings.CheckOptionalID("message id", in.ID), bindings.CheckOptionalID("tool call id", in.ToolCallID),
+			bindings.CheckOptionalID("run id", in.RunID), bindings.CheckOptionalID("participant id", in.ParticipantID)); err != nil {
+			return messageRow{}, err
+		}
+		for i, tc := range in.ToolCalls {
+			if bindings.CheckJSON("tool call arguments", tc.Arguments) != nil {
+				// The field's name is formatted only for the refusal.
+				return messageRow{}, invalid(fmt.Sprintf("tool call %d arguments are not valid JSON", i))
+			}
 		}
 	}
 	row := messageRow{in: in, id: in.ID, at: s.stamp(in.CreatedAt)}
@@ -285,7 +287,7 @@ func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, erro
 			return messageRow{}, err
 		}
 	}
-	if row.metadata, err = wrapOpt("message metadata", in.Metadata); err != nil {
+	if row.metadata, err = wrapOptChecked("message metadata", in.Metadata, trusted); err != nil {
 		return messageRow{}, err
 	}
 	return row, nil
