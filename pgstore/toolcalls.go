@@ -38,15 +38,15 @@ func unwrapToolCalls(buf, raw []byte) ([]byte, []bindings.ToolCall, error) {
 // and "arguments" (any value, kept as its text); ok is false for any
 // other document. The calls' strings and arguments share one copy of
 // doc (the arguments' slices capped at their length).
-func decodeToolCalls(doc []byte) (calls []bindings.ToolCall, ok bool) {
+func decodeToolCalls(doc []byte) ([]bindings.ToolCall, bool) {
 	if len(doc) < 2 || doc[0] != '[' {
 		return nil, false
 	}
 	if len(doc) == 2 && doc[1] == ']' {
 		return []bindings.ToolCall{}, true
 	}
-	n := 1 + bytes.Count(doc, []byte(`"arguments":`)) // at least the calls there are, when their arguments hold no such text
-	calls = make([]bindings.ToolCall, 0, n)
+	var first [4]bindings.ToolCall // the calls read, then copied into a slice of their number
+	read := first[:0]
 	cp := bytes.Clone(doc) // not written after this: the strings share its bytes
 	i := 1
 	for {
@@ -96,12 +96,12 @@ func decodeToolCalls(doc []byte) (calls []bindings.ToolCall, ok bool) {
 			return nil, false
 		}
 		i++
-		calls = append(calls, c)
+		read = append(read, c)
 		switch {
 		case i < len(cp) && cp[i] == ',':
 			i++
 		case i == len(cp)-1 && cp[i] == ']':
-			return calls, true
+			return append(make([]bindings.ToolCall, 0, len(read)), read...), true
 		default:
 			return nil, false
 		}
