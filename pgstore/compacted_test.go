@@ -129,3 +129,36 @@ func TestJSONBSafeStringAsBytewise(t *testing.T) {
 		}
 	}
 }
+
+// compactStored makes of a document what json.Compact makes of it, and
+// refuses text with more than one value at the top level (what follows a
+// "doc" in an envelope with more keys), whatever the strings hold and
+// wherever they fall against its eight-byte steps.
+func TestCompactStoredIsJSONCompact(t *testing.T) {
+	docs := []string{`{"a": "b c"}`, `"x y"`, `{"s": "a \" b"}`, `["\\", 1 ]`, ` 1`, `{"k": "v"}`, `"\\\\" `, `{"a": "\t"}`,
+		`{"a": 1}` + "\n", `[1, 2, {"b": [true, false, null]}]`, `{"x": "\u0000 é 🙂"}`, `""`, `[]`, `{ }`,
+		`{"long": "` + strings.Repeat(`abc \" def\\`, 20) + `"}`}
+	r := rand.New(rand.NewPCG(11, 12))
+	for i := range 2000 {
+		d := randomDoc(r, 0)
+		if i%2 == 1 { // randomDoc's strings hold no ',' or ':'
+			d = strings.ReplaceAll(strings.ReplaceAll(d, ",", ", "), ":", ": ")
+		}
+		docs = append(docs, d)
+	}
+	for _, d := range docs {
+		var want bytes.Buffer
+		if err := json.Compact(&want, []byte(d)); err != nil {
+			continue
+		}
+		got, ok := compactStored([]byte("pre"), []byte(d))
+		if !ok || string(got) != "pre"+want.String() {
+			t.Fatalf("compactStored(%q) = %q, %v; json.Compact: %q", d, got, ok, want.String())
+		}
+	}
+	for _, d := range []string{`1, "dog": 2`, `{"a": [1, 2]}, "zzzz": "x"`, `"a", "b"`, `"unterminated`, `"a \"`} {
+		if got, ok := compactStored(nil, []byte(d)); ok {
+			t.Errorf("compactStored(%q) = %q, ok", d, got)
+		}
+	}
+}

@@ -59,11 +59,18 @@ func decodeToolCalls(doc []byte) ([]bindings.ToolCall, bool) {
 			if i < len(cp) && cp[i] == '}' && first {
 				break
 			}
-			key, end, ok := plainString(cp, i)
-			if !ok || end >= len(cp) || cp[end] != ':' {
+			var key string
+			switch {
+			case bytes.HasPrefix(cp[i:], []byte(`"id":`)):
+				key = "id"
+			case bytes.HasPrefix(cp[i:], []byte(`"name":`)):
+				key = "name"
+			case bytes.HasPrefix(cp[i:], []byte(`"arguments":`)):
+				key = "arguments"
+			default:
 				return nil, false
 			}
-			i = end + 1
+			i += len(key) + 3
 			switch key {
 			case "id", "name":
 				s, end, ok := plainString(cp, i)
@@ -120,8 +127,16 @@ func plainString(doc []byte, i int) (s string, end int, ok bool) {
 		return "", 0, false
 	}
 	v := doc[i+1 : i+1+j]
-	if bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
-		return "", 0, false
+	for _, c := range v {
+		if c == '\\' {
+			return "", 0, false
+		}
+		if c >= utf8.RuneSelf {
+			if bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+				return "", 0, false
+			}
+			break
+		}
 	}
 	if len(v) > 0 {
 		s = unsafe.String(&v[0], len(v))
