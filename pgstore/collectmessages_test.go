@@ -2,11 +2,14 @@ package pgstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -116,5 +119,37 @@ func TestCollectMessagesReadsAsScanMessage(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatal("appending to a read message's metadata changed the read")
+	}
+}
+
+// binaryTimestamptz reads an instant as the check by year it replaced
+// did, on both sides of each bound: years 1 and 9999, the zero time,
+// ±infinity.
+func TestBinaryTimestamptzBounds(t *testing.T) {
+	byYear := func(v []byte) (time.Time, bool) {
+		us := int64(binary.BigEndian.Uint64(v))
+		if us == math.MaxInt64 || us == math.MinInt64 {
+			return time.Time{}, false
+		}
+		t := time.Unix(microsecondsToY2K/1_000_000+us/1_000_000, (microsecondsToY2K%1_000_000*1_000)+(us%1_000_000*1_000))
+		if y := t.UTC().Year(); y < 1 || y > 9999 || t.IsZero() {
+			return time.Time{}, false
+		}
+		return t.UTC(), true
+	}
+	var cases []int64
+	for _, b := range []int64{y2kMicrosYear1, y2kMicrosYear10000, 0, -microsecondsToY2K} {
+		for d := int64(-2); d <= 2; d++ {
+			cases = append(cases, b+d, b+d*1_000_000)
+		}
+	}
+	cases = append(cases, math.MaxInt64, math.MinInt64, math.MaxInt64-1, math.MinInt64+1, 1<<60, -(1 << 60))
+	for _, us := range cases {
+		v := binary.BigEndian.AppendUint64(nil, uint64(us))
+		got, ok := binaryTimestamptz(v)
+		want, wantOK := byYear(v)
+		if ok != wantOK || !got.Equal(want) || got.Location() != want.Location() {
+			t.Errorf("binaryTimestamptz(%d) = %v, %v; by year %v, %v", us, got, ok, want, wantOK)
+		}
 	}
 }

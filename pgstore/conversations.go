@@ -732,12 +732,18 @@ const microsecondsToY2K = 946_684_800 * 1_000_000
 // ±infinity, a time outside the years 1 to 9999 and the zero time.
 func binaryTimestamptz(v []byte) (time.Time, bool) {
 	us := int64(binary.BigEndian.Uint64(v))
-	if us == math.MaxInt64 || us == math.MinInt64 {
+	// The years 1 to 9999 but the zero time (0001-01-01 00:00 UTC), as
+	// bounds on us (±infinity are outside them).
+	if us <= y2kMicrosYear1 || us >= y2kMicrosYear10000 {
 		return time.Time{}, false
 	}
 	t := time.Unix(microsecondsToY2K/1_000_000+us/1_000_000, (microsecondsToY2K%1_000_000*1_000)+(us%1_000_000*1_000))
-	if y := t.UTC().Year(); y < 1 || y > 9999 || t.IsZero() {
-		return time.Time{}, false
-	}
 	return t.UTC(), true
 }
+
+// The microseconds from 2000-01-01 to 0001-01-01 and to 10000-01-01
+// (UTC), the bounds of binaryTimestamptz.
+var (
+	y2kMicrosYear1     = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()*1_000_000 - microsecondsToY2K
+	y2kMicrosYear10000 = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).Unix()*1_000_000 - microsecondsToY2K
+)
