@@ -84,10 +84,28 @@ func TestCollectMessagesReadsAsScanMessage(t *testing.T) {
 			t.Fatalf("message %d: %v", i, err)
 		}
 	}
+	readTwice(t, s, base.TenantID, conv.ID, 8)
+	// Rows read by scanMessage (a created_at past the year 9999) between
+	// the others: the rows after them take their repeated columns from
+	// them.
+	for _, seq := range []int{1, 4, 5, 8} {
+		if _, err := s.db.Exec(ctx, `UPDATE agent_conversation_messages SET created_at = '12000-06-01Z' WHERE tenant_id = $1 AND conversation_id = $2 AND seq = $3`,
+			base.TenantID, conv.ID, seq); err != nil {
+			t.Fatal(err)
+		}
+		readTwice(t, s, base.TenantID, conv.ID, 8)
+	}
+}
+
+// readTwice reads the messages of conversation conv with scanMessage and
+// with collectMessages, and checks that both read the same n messages.
+func readTwice(t *testing.T, s *Store, tenant, conv string, n int) {
+	t.Helper()
+	ctx := t.Context()
 	var want, got []bindings.ConversationMessage
-	err = s.batch(ctx, "read twice", base.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlReadMessages, base.TenantID, conv.ID, int64(1<<62), int64(100))
-		b.Queue(sqlReadMessages, base.TenantID, conv.ID, int64(1<<62), int64(100))
+	err := s.batch(ctx, "read twice", tenant, func(b *pgx.Batch) {
+		b.Queue(sqlReadMessages, tenant, conv, int64(1<<62), int64(100))
+		b.Queue(sqlReadMessages, tenant, conv, int64(1<<62), int64(100))
 	}, func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {
@@ -108,7 +126,7 @@ func TestCollectMessagesReadsAsScanMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(want) != 8 || !reflect.DeepEqual(got, want) {
+	if len(want) != n || !reflect.DeepEqual(got, want) {
 		t.Fatalf("collectMessages read\n%+v\nscanMessage read\n%+v", got, want)
 	}
 	// A caller appending to a payload does not change another message's.
