@@ -255,7 +255,7 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 		st := string(status)
 		finish = &st
 	}
-	sr := newStepRows(in.Entries, args)
+	sr := newStepRows(in.Entries, args, trusted)
 	err = s.send(ctx, op, func(b *pgx.Batch) {
 		a := &args
 		b.Queue(sqlAppendSteps, in.TenantID, in.RunID, in.Owner, now, a.keysArg(), a.phasesArg(), a.nodesArg(), a.statusesArg(),
@@ -297,12 +297,19 @@ type stepRows struct {
 	expires      *time.Time
 	exists, done bool
 	got          int
+	inPlace      bool // out is entries (see newStepRows)
 }
 
-// newStepRows is a reader of the rows of appending entries, encoded as args.
-func newStepRows(entries []bindings.JournalEntry, args stepArgs) *stepRows {
+// newStepRows is a reader of the rows of appending entries, encoded as
+// args. inPlace makes its results entries themselves, each updated to
+// the entry stored (what a TrustedJournal caller allows).
+func newStepRows(entries []bindings.JournalEntry, args stepArgs, inPlace bool) *stepRows {
 	n := len(entries)
-	return &stepRows{entries: entries, args: args, out: make([]bindings.JournalEntry, n), appended: make([]bool, n)}
+	sr := &stepRows{entries: entries, args: args, out: entries, appended: make([]bool, n), inPlace: inPlace}
+	if !inPlace {
+		sr.out = make([]bindings.JournalEntry, n)
+	}
+	return sr
 }
 
 // read reads the next result of br: the lease row, then one row per entry.
@@ -352,6 +359,11 @@ func (sr *stepRows) row(ord int32, seq *int64, app *bool, node, stepStatus *stri
 	sr.done = true
 	sr.got++
 	if sr.appended[i] = *app; sr.appended[i] {
+		if sr.inPlace { // the caller's entry, its error shared
+			e := &sr.out[i]
+			e.Seq, e.Output, e.At = *seq, sr.args.output(i, e.Output), sr.args.ats[i]
+			return nil
+		}
 		e := sr.entries[i]
 		sr.out[i] = bindings.JournalEntry{Seq: *seq, Key: e.Key, Node: e.Node, Status: e.Status,
 			Output: sr.args.output(i, e.Output), Error: copyStepError(e.Error), At: sr.args.ats[i]}

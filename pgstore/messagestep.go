@@ -89,7 +89,12 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 	if err != nil {
 		return bindings.MessageStepResult{}, invalid("encode message step " + stepKey + ": " + err.Error())
 	}
-	tail := append([]bindings.JournalEntry(nil), steps.Entries[in.StepIndex:]...)
+	// The entries from the step's on, with its output: a copy, or for a
+	// TrustedJournal caller its own entries, updated in place.
+	tail := steps.Entries[in.StepIndex:]
+	if !trusted {
+		tail = append([]bindings.JournalEntry(nil), tail...)
+	}
 	tail[0].Output = enc
 	beforeArgs, err := s.prepareSteps(head, trusted)
 	if err != nil {
@@ -111,8 +116,8 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 		f := string(in.Finish)
 		finish = &f
 	}
-	before := newStepRows(head, beforeArgs)
-	after := newStepRows(tail, tailArgs)
+	before := newStepRows(head, beforeArgs, trusted)
+	after := newStepRows(tail, tailArgs, trusted)
 	in0 := row.in
 	ba, ta := &beforeArgs, &tailArgs
 	err = s.send(ctx, "append message step", func(b *pgx.Batch) {
@@ -200,8 +205,10 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 			return bindings.MessageStepResult{Entries: before.out, Appended: before.appended, Message: m}, err
 		}
 	}
-	res := bindings.MessageStepResult{Message: m,
-		Entries:  append(append(make([]bindings.JournalEntry, 0, len(before.out)+len(out)), before.out...), out...),
+	res := bindings.MessageStepResult{Message: m, Entries: steps.Entries, // trusted: updated in place
 		Appended: append(append(make([]bool, 0, len(before.out)+len(out)), before.appended...), appended...)}
+	if !trusted {
+		res.Entries = append(append(make([]bindings.JournalEntry, 0, len(before.out)+len(out)), before.out...), out...)
+	}
 	return res, nil
 }

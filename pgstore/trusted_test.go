@@ -181,3 +181,47 @@ func TestTrustedJournalChecksWhatIsNotVouched(t *testing.T) {
 		t.Errorf("closed conversation: %v, want conversation-closed", err)
 	}
 }
+
+// TestTrustedJournalUpdatesTheInputInPlace: the trusted journal returns
+// the caller's own entries, each updated to the entry stored (what
+// bindings.TrustedJournal allows); the Store's own methods leave the
+// input as it was.
+func TestTrustedJournalUpdatesTheInputInPlace(t *testing.T) {
+	ctx := context.Background()
+	s := New(testPool(t), nil)
+	tenant := "trusted-" + randomID()
+	batcher, _, _, stepper := trustedOf(t, s)
+	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: tenant, RunID: "r", FlowID: "f", FlowVersion: "1", Owner: "o", LeaseTTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := s.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, AgentID: "a", AgentVersion: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := []bindings.JournalEntry{{Key: "own", Status: bindings.StepCompleted, Output: json.RawMessage(`{"a": 1}`)}}
+	if _, _, err := s.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: tenant, RunID: "r", Owner: "o", Entries: own}); err != nil {
+		t.Fatal(err)
+	}
+	if own[0].Seq != 0 || string(own[0].Output) != `{"a": 1}` {
+		t.Fatalf("the Store's AppendSteps changed its input: %+v", own[0])
+	}
+	in := []bindings.JournalEntry{{Key: "a", Status: bindings.StepCompleted, Output: json.RawMessage(`{"a": 1}`)}, {Key: "own", Status: bindings.StepCompleted, Output: json.RawMessage(`2`)}}
+	got, appended, err := batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: tenant, RunID: "r", Owner: "o", Entries: in})
+	if err != nil || &got[0] != &in[0] || in[0].Seq != 2 || string(in[0].Output) != `{"a":1}` || in[0].At.IsZero() || !appended[0] {
+		t.Fatalf("trusted AppendSteps = %+v %v, %v (input %+v)", got, appended, err, in)
+	}
+	if appended[1] || in[1].Seq != 1 || string(in[1].Output) != `{"a":1}` {
+		t.Fatalf("the entry stored before: %+v, appended %v", in[1], appended[1])
+	}
+	steps := []bindings.JournalEntry{{Key: "b", Status: bindings.StepCompleted}, {Key: "msg", Status: bindings.StepCompleted}, {Key: "c", Status: bindings.StepStarted}}
+	res, err := stepper.AppendMessageStep(ctx, bindings.MessageStepInput{StepIndex: 1,
+		Steps:   bindings.AppendStepsInput{TenantID: tenant, RunID: "r", Owner: "o", Entries: steps},
+		Message: bindings.AppendMessageInput{TenantID: tenant, ConversationID: conv.ID, ID: "m", Role: bindings.RoleUser, Content: "hi"}})
+	if err != nil || len(res.Entries) != 3 || &res.Entries[0] != &steps[0] || steps[0].Seq <= 2 || steps[1].Seq <= steps[0].Seq || steps[2].Seq <= steps[1].Seq {
+		t.Fatalf("trusted AppendMessageStep = %+v, %v (input %+v)", res, err, steps)
+	}
+	var step struct{ Seq int64 }
+	if err := json.Unmarshal(steps[1].Output, &step); err != nil || step.Seq != res.Message.Seq || step.Seq == 0 {
+		t.Fatalf("the message step's output %s, message seq %d", steps[1].Output, res.Message.Seq)
+	}
+}
