@@ -13,8 +13,10 @@ import (
 // boxes each element into an interface (an allocation per element), and
 // a []*string or []time.Time through reflection or a wrapper per element.
 // The journal writes pass seven arrays per statement, two statements a
-// write. textArray, nullTextArray and timeArray are the same slices seen
-// through types whose Index returns a pointer into the slice, which an
+// write. textArray and timeArray are the same slices, and nullTextArray
+// the payload columns (a []string whose empty elements are NULL, instead
+// of a []*string), seen through types whose Index returns a pointer into
+// the slice, which an
 // interface holds without allocating, to an element type pgx's text and
 // timestamptz codecs take as it is (pgtype.TextValuer,
 // pgtype.TimestamptzValuer). The binary encoding, which pgx uses when it
@@ -22,15 +24,17 @@ import (
 // statement), is built by pgx's own ArrayCodec from these elements.
 // Where pgx does not know the parameter's type (QueryExecModeExec,
 // QueryExecModeSimpleProtocol) it sends a text value; each array's
-// TextValue is then pgx's own text encoding of the plain slice, so that
-// every mode sends what it sent for the slice.
+// TextValue is then pgx's own text encoding of the plain slice (for
+// nullTextArray, of the []*string with nil for its empty elements), so
+// that every mode sends what it sent for the slice.
 
 // textArray is a []string argument of type text[].
 type textArray []string
 
-// nullTextArray is a []*string argument of type text[]: a nil element
-// is NULL.
-type nullTextArray []*string
+// nullTextArray is a []string argument of type text[] whose empty
+// elements are NULL (its elements are wrapped payloads, which are never
+// empty: see Wrap).
+type nullTextArray []string
 
 // timeArray is a []time.Time argument of type timestamptz[].
 type timeArray []time.Time
@@ -74,16 +78,36 @@ func (a *textArray) TextValue() (pgtype.Text, error) {
 // Dimensions implements pgtype.ArrayGetter (see textArray).
 func (a *nullTextArray) Dimensions() []pgtype.ArrayDimension { return dims(*a == nil, len(*a)) }
 
-// Index implements pgtype.ArrayGetter: element i, nil for NULL.
-func (a *nullTextArray) Index(i int) any { return (*textItem)((*a)[i]) }
+// Index implements pgtype.ArrayGetter: a pointer to element i, nil for
+// NULL.
+func (a *nullTextArray) Index(i int) any {
+	if (*a)[i] == "" {
+		return (*textItem)(nil)
+	}
+	return (*textItem)(&(*a)[i])
+}
 
 // IndexType implements pgtype.ArrayGetter.
 func (a *nullTextArray) IndexType() any { return (*textItem)(nil) }
 
 // TextValue implements pgtype.TextValuer (see textArray): pgx's text
-// encoding of the []*string.
+// encoding of a.pointers().
 func (a *nullTextArray) TextValue() (pgtype.Text, error) {
-	return arrayText(pgtype.TextArrayOID, []*string(*a))
+	return arrayText(pgtype.TextArrayOID, a.pointers())
+}
+
+// pointers is a as the []*string pgx encodes it as: nil for NULL.
+func (a *nullTextArray) pointers() []*string {
+	if *a == nil {
+		return nil
+	}
+	p := make([]*string, len(*a))
+	for i := range *a {
+		if (*a)[i] != "" {
+			p[i] = &(*a)[i]
+		}
+	}
+	return p
 }
 
 // Dimensions implements pgtype.ArrayGetter (see textArray).

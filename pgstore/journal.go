@@ -111,7 +111,7 @@ const sqlAppendSteps = `SELECT o_ord, o_seq, o_appended, o_node, o_status, o_out
 // kindgi_append_steps takes.
 type stepArgs struct {
 	keys, phases, nodes, statuses []string
-	outputs, errors               []*string
+	outputs, errors               []string // wrapped payloads, "" for NULL (an envelope is never empty)
 	ats                           []time.Time
 	// Bit i of compact is set when entry i's output is compact as given,
 	// so that it is returned as it is (see jsonbScan) instead of
@@ -126,10 +126,10 @@ func (s *Store) prepareSteps(entries []bindings.JournalEntry, trusted bool) (ste
 	n := len(entries)
 	// The columns share one backing array per element type (full slice
 	// expressions: none grows into the next).
-	strs, ptrs := make([]string, 4*n), make([]*string, 2*n)
+	strs := make([]string, 6*n)
 	a := stepArgs{
-		keys: strs[:n:n], phases: strs[n : 2*n : 2*n], nodes: strs[2*n : 3*n : 3*n], statuses: strs[3*n:],
-		outputs: ptrs[:n:n], errors: ptrs[n:], ats: make([]time.Time, n),
+		keys: strs[:n:n], phases: strs[n : 2*n : 2*n], nodes: strs[2*n : 3*n : 3*n], statuses: strs[3*n : 4*n : 4*n],
+		outputs: strs[4*n : 5*n : 5*n], errors: strs[5*n:], ats: make([]time.Time, n),
 	}
 	// The wrapped payloads are gathered into one buffer, made one string
 	// whose parts the arguments point to: ends[2i] and ends[2i+1] are
@@ -139,7 +139,12 @@ func (s *Store) prepareSteps(entries []bindings.JournalEntry, trusted bool) (ste
 		size += len(envelopePrefix) + len(e.Output) + len(envelopeSuffix)
 	}
 	buf := make([]byte, 0, size) // an error or a text envelope grows it
-	ends := make([]int, 2*n)
+	var endsOnStack [32]int
+	ends := endsOnStack[:0]
+	if 2*n > len(endsOnStack) {
+		ends = make([]int, 0, 2*n)
+	}
+	ends = ends[:2*n]
 	for i, e := range entries {
 		if !trusted {
 			if err := firstErr(bindings.CheckStepKey(e.Key), bindings.CheckOptionalID("step node", e.Node)); err != nil {
@@ -177,17 +182,16 @@ func (s *Store) prepareSteps(entries []bindings.JournalEntry, trusted bool) (ste
 	}
 	// buf is not written after this, so the string shares its bytes.
 	all, start := unsafe.String(unsafe.SliceData(buf), len(buf)), 0
-	texts := make([]string, 2*n)
 	for k, end := range ends {
 		if end < 0 {
 			continue
 		}
-		texts[k], start = all[start:end], end
 		if k%2 == 0 {
-			a.outputs[k/2] = &texts[k]
+			a.outputs[k/2] = all[start:end]
 		} else {
-			a.errors[k/2] = &texts[k]
+			a.errors[k/2] = all[start:end]
 		}
+		start = end
 	}
 	return a, nil
 }

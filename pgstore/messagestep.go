@@ -104,7 +104,7 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 	if err != nil {
 		return bindings.MessageStepResult{}, err
 	}
-	wrapped := *tailArgs.outputs[0]
+	wrapped := tailArgs.outputs[0]
 	cut := strings.Index(wrapped, string(seqField)) // no copy of wrapped
 	if cut < 0 || cut+len(seqField) >= len(wrapped) || (wrapped[cut+len(seqField)] != ',' && wrapped[cut+len(seqField)] != '}') {
 		return bindings.MessageStepResult{}, invalid("encode message step " + stepKey + ": no seq field")

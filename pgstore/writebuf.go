@@ -127,10 +127,7 @@ func batchSize(b *pgx.Batch) int {
 			case *nullTextArray:
 				n += 20
 				for _, s := range *v {
-					n += 4
-					if s != nil {
-						n += len(*s)
-					}
+					n += 4 + len(s)
 				}
 			case *timeArray:
 				n += 20 + 12*len(*v)

@@ -68,7 +68,7 @@ func TestWriteReserveSendsTheSameBytes(t *testing.T) {
 	now := time.Date(2026, 12, 1, 17, 0, 0, 123456000, time.UTC)
 	out := strings.Repeat(`{"v":1,"doc":{"role":"user","content":"What is the answer?"}},`, 80)
 	keys := textArray{"setup", "build-initial-messages", "agent-loop/1/model-call"}
-	outs := nullTextArray{&out, nil, &out}
+	outs := nullTextArray{out, "", out}
 	ats := timeArray{now, now, now}
 	batch := func() *pgx.Batch {
 		b := &pgx.Batch{}
