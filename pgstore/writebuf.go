@@ -2,29 +2,41 @@ package pgstore
 
 import (
 	"context"
+	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// The connection's write buffer, grown once per batch.
+// The connection's write buffer, grown once per batch, from buffers kept
+// between batches.
 //
 // pgx encodes a batch's messages into its connection's write buffer
 // (pgproto3.Frontend) and, after writing them, replaces a buffer larger
 // than 1 KB with a new one of 1 KB. A journal write's batch is 2–7 KB, so
 // each grew the buffer from 1 KB by appends, five or six allocations and
 // copies (about 30 KB a turn, a fifth of the bytes a pgstore turn
-// allocates). sendBatch first grows the buffer to the batch's estimated
-// size, in one allocation, by sending the connection's Frontend a message
-// that encodes to no bytes (writeReserve): what goes on the wire is
-// unchanged. With pgproto3's tracing on, it traces as an "Unknown"
-// message of length 0.
+// allocated). sendBatch first hands the connection a buffer that holds
+// the batch's estimated size, by sending its Frontend a message that
+// encodes to no bytes (writeReserve): what goes on the wire is unchanged.
+// The buffer comes from writeBufs and goes back there once the batch is
+// closed, when the Frontend no longer holds it (writeProbe: it holds a
+// buffer it kept after an error, or after a batch smaller than 1 KB; such
+// a buffer is left to it). With pgproto3's tracing on, the two messages
+// trace as "Unknown" messages of length 0.
 
 // reserveMin is the batch size from which sendBatch grows the buffer
 // first: pgx keeps a buffer of 1 KB between batches.
 const reserveMin = 1024
+
+// writeBufMin is the least capacity of a buffer of writeBufs.
+const writeBufMin = 8 << 10
+
+// writeBufs holds write buffers between batches (*[]byte).
+var writeBufs sync.Pool
 
 // sendBatch is s.db.SendBatch, with the write buffer of the connection
 // the batch goes out on first grown to hold it (see writeReserve) when
@@ -34,6 +46,7 @@ func (s *Store) sendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	if n < reserveMin {
 		return s.db.SendBatch(ctx, b)
 	}
+	var conn *pgx.Conn
 	switch db := s.db.(type) {
 	case *pgxpool.Pool:
 		// As Pool.SendBatch does, with the buffer grown in between; the
@@ -42,62 +55,113 @@ func (s *Store) sendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 		if err != nil {
 			return pgx.FailedBatchResults(b, err)
 		}
-		reserveWrite(c.Conn().PgConn(), n)
-		return &releasingResults{BatchResults: c.SendBatch(ctx, b), c: c}
+		r := &reservedResults{pc: c.Conn().PgConn(), pool: c, reserve: writeReserve{n: n}}
+		reserveWrite(r.pc, &r.reserve)
+		r.BatchResults = c.SendBatch(ctx, b)
+		return r
 	case *pgx.Conn:
-		reserveWrite(db.PgConn(), n)
+		conn = db
 	case pgx.Tx:
-		if c := db.Conn(); c != nil {
-			reserveWrite(c.PgConn(), n)
-		}
+		conn = db.Conn()
 	}
-	return s.db.SendBatch(ctx, b)
+	if conn == nil {
+		return s.db.SendBatch(ctx, b)
+	}
+	r := &reservedResults{pc: conn.PgConn(), reserve: writeReserve{n: n}}
+	reserveWrite(r.pc, &r.reserve)
+	r.BatchResults = s.db.SendBatch(ctx, b)
+	return r
 }
 
-// releasingResults releases the pool connection a batch was sent on when
-// the batch is closed, as pgxpool's own batch results do.
-type releasingResults struct {
+// reservedResults are the results of a batch sent with a reserved write
+// buffer: closing them gives the buffer back (when the connection's
+// Frontend no longer holds it) and releases the pool connection, as
+// pgxpool's own batch results do.
+type reservedResults struct {
 	pgx.BatchResults
-	c *pgxpool.Conn
+	pc      *pgconn.PgConn
+	pool    *pgxpool.Conn // nil for a connection of the caller's
+	reserve writeReserve
+	closed  bool
 }
 
 // Close implements pgx.BatchResults.
-func (r *releasingResults) Close() error {
+func (r *reservedResults) Close() error {
 	err := r.BatchResults.Close()
-	if r.c != nil {
-		r.c.Release()
-		r.c = nil
+	if !r.closed {
+		r.closed = true
+		if buf := r.reserve.buf; buf != nil && !frontendHolds(r.pc, *buf) {
+			writeBufs.Put(buf)
+		}
+		if r.pool != nil {
+			r.pool.Release()
+		}
 	}
 	return err
 }
 
-// reserveWrite grows c's write buffer to hold n more bytes.
-func reserveWrite(c *pgconn.PgConn, n int) {
+// reserveWrite hands c's write buffer room for w.n more bytes.
+func reserveWrite(c *pgconn.PgConn, w *writeReserve) {
 	if c == nil || c.IsClosed() {
 		return
 	}
-	c.Frontend().Send(writeReserve(n))
+	c.Frontend().Send(w)
 }
 
-// writeReserve is a frontend message of no bytes: encoding it grows the
-// buffer it is appended to so that n more bytes fit without growing it
-// again.
-type writeReserve int
+// frontendHolds reports whether c's Frontend holds buf as its write
+// buffer (or cannot be asked: then it is taken to hold it).
+func frontendHolds(c *pgconn.PgConn, buf []byte) bool {
+	var p writeProbe
+	c.Frontend().Send(&p)
+	return !p.asked || p.data == unsafe.SliceData(buf[:cap(buf)])
+}
+
+// writeReserve is a frontend message of no bytes: encoding it hands the
+// buffer it is appended to room for n more bytes, in a buffer of
+// writeBufs (buf) when the buffer has no such room.
+type writeReserve struct {
+	n   int
+	buf *[]byte // the buffer handed over, if any
+}
 
 // Frontend implements pgproto3.FrontendMessage.
-func (writeReserve) Frontend() {}
+func (*writeReserve) Frontend() {}
 
 // Decode implements pgproto3.Message; a writeReserve is never received.
-func (writeReserve) Decode([]byte) error { return nil }
+func (*writeReserve) Decode([]byte) error { return nil }
 
 // Encode implements pgproto3.Message: dst, with room for n more bytes.
-func (n writeReserve) Encode(dst []byte) ([]byte, error) {
-	if cap(dst)-len(dst) >= int(n) {
+func (w *writeReserve) Encode(dst []byte) ([]byte, error) {
+	need := len(dst) + w.n
+	if cap(dst) >= need {
 		return dst, nil
 	}
-	grown := make([]byte, len(dst), len(dst)+int(n))
-	copy(grown, dst)
-	return grown, nil
+	p, _ := writeBufs.Get().(*[]byte)
+	if p == nil || cap(*p) < need {
+		b := make([]byte, 0, max(need, writeBufMin))
+		p = &b
+	}
+	w.buf = p
+	return append((*p)[:0], dst...), nil
+}
+
+// writeProbe is a frontend message of no bytes that notes the buffer it
+// is appended to.
+type writeProbe struct {
+	asked bool
+	data  *byte
+}
+
+// Frontend implements pgproto3.FrontendMessage.
+func (*writeProbe) Frontend() {}
+
+// Decode implements pgproto3.Message; a writeProbe is never received.
+func (*writeProbe) Decode([]byte) error { return nil }
+
+// Encode implements pgproto3.Message: dst as it is.
+func (p *writeProbe) Encode(dst []byte) ([]byte, error) {
+	p.asked, p.data = true, unsafe.SliceData(dst[:cap(dst)])
+	return dst, nil
 }
 
 // batchSize estimates the bytes of b's messages as pgx sends the

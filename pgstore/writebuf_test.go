@@ -80,7 +80,7 @@ func TestWriteReserveSendsTheSameBytes(t *testing.T) {
 	send := func(reserve bool) []byte {
 		b := batch()
 		if reserve {
-			reserveWrite(conn.PgConn(), batchSize(b))
+			reserveWrite(conn.PgConn(), &writeReserve{n: batchSize(b)})
 		}
 		written()
 		if err := conn.SendBatch(ctx, b).Close(); err != nil {
@@ -130,4 +130,57 @@ func TestSendBatchOverAConnectionAndATransaction(t *testing.T) {
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 	check(New(tx, nil), "tx-"+randomID())
+}
+
+// A buffer handed to the Frontend is given back only when the Frontend
+// no longer holds it: after a batch of more than 1 KB (pgx then replaces
+// it), not before the batch is written nor after a batch of 1 KB or less
+// (pgx keeps it). A batch sent through a Store whose buffer came from
+// writeBufs writes the same bytes as one that did not.
+func TestFrontendHoldsTheReservedBuffer(t *testing.T) {
+	conn, written := recordedConn(t)
+	ctx := context.Background()
+	pc := conn.PgConn()
+	small := &pgx.Batch{}
+	small.Queue(setTenantSQL, "t")
+	large := &pgx.Batch{}
+	large.Queue(`SELECT length($1::text)`, strings.Repeat("x", 3000))
+	for _, c := range []struct {
+		name    string
+		b       *pgx.Batch
+		reserve int // more than the buffer the case before left has
+		held    bool
+	}{{"a batch of 1 KB or less", small, 16 << 10, true}, {"a batch of more than 1 KB", large, 64 << 10, false}} {
+		w := &writeReserve{n: c.reserve}
+		reserveWrite(pc, w)
+		if w.buf == nil || !frontendHolds(pc, *w.buf) {
+			t.Fatalf("%s: the reserved buffer is not the Frontend's before the batch", c.name)
+		}
+		if err := conn.SendBatch(ctx, c.b).Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := frontendHolds(pc, *w.buf); got != c.held {
+			t.Errorf("%s: the Frontend holds the reserved buffer after it: %v, want %v", c.name, got, c.held)
+		}
+	}
+	// Through a Store over the connection, twice: the second batch's
+	// buffer is the one the first gave back.
+	s := New(conn, nil)
+	tenant := "reuse-" + randomID()
+	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: tenant, RunID: "r", FlowID: "f", FlowVersion: "1", Owner: "o", LeaseTTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	big := []byte(`{"text":"` + strings.Repeat("y", 3000) + `"}`)
+	var sent [][]byte
+	for _, key := range []string{"warm-up: prepares the statement", "a", "b"} {
+		written()
+		if _, _, err := s.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: tenant, RunID: "r", Owner: "o",
+			Entries: []bindings.JournalEntry{{Key: key, Status: bindings.StepCompleted, Output: big}}}); err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, written())
+	}
+	if len(sent[1]) < 3000 || len(sent[1]) != len(sent[2]) {
+		t.Fatalf("two appends of the same size went out as %d and %d bytes", len(sent[1]), len(sent[2]))
+	}
 }
