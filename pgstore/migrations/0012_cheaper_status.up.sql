@@ -388,3 +388,39 @@ BEGIN
 END
 $$;
 -- +goose StatementEnd
+
+-- 4. kindgi_expect_messages (0011) looks for a stored message with id
+--    p_id through the primary key whatever the statistics say. Written as
+--    an equality, the lookup ties in cost, on tables not yet analyzed,
+--    with a scan of agent_conversation_messages_seq_idx over the whole
+--    conversation filtered by id (the planner keeps the index it met
+--    first, the newest), and a plan cached on a fresh table keeps that
+--    scan until the table is analyzed: its cost then grows with the
+--    conversation. As a range on id in id order, only the primary key
+--    serves it without a sort. Same check, same SQLSTATE KG001.
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION kindgi_expect_messages(p_tenant text, p_conv text, p_count integer, p_id text)
+RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_count integer;
+BEGIN
+    PERFORM set_config('kindgi.tenant_id', p_tenant, true);
+    SELECT c.message_count INTO v_count FROM agent_conversations c
+        WHERE c.tenant_id = p_tenant AND c.id = p_conv FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    IF v_count = p_count THEN
+        -- id >= p_id AND id <= p_id is id = p_id (a deterministic
+        -- collation orders equal strings only when their bytes are equal).
+        PERFORM 1 FROM agent_conversation_messages m
+            WHERE m.tenant_id = p_tenant AND m.conversation_id = p_conv AND m.id >= p_id AND m.id <= p_id
+            ORDER BY m.id LIMIT 1;
+    END IF;
+    IF v_count <> p_count OR FOUND THEN
+        RAISE EXCEPTION 'kindgi: conversation changed at % messages', v_count USING ERRCODE = 'KG001';
+    END IF;
+END
+$$;
+-- +goose StatementEnd
