@@ -106,8 +106,12 @@ CREATE TRIGGER agent_runs_notify_update AFTER UPDATE OF status, lease_owner ON a
 --    whose rows a tuplestore collects and a second scan reads; when some
 --    were stored already, one read of the journal returns each entry of
 --    the call as stored (appended now when its seq is v_last + i).
---    Arguments, rows (in another order when an entry was stored already;
---    pgstore reads them by ordinal) and effects as in 0010.
+--    A row the function locked with SELECT … FOR UPDATE (the
+--    conversation, and the run when the call finishes it) is then updated
+--    through its ctid, which the lock holds still until this transaction
+--    writes it (the key is checked again), instead of a second index
+--    lookup. Arguments, rows (in another order when an entry was stored
+--    already; pgstore reads them by ordinal) and effects as in 0010.
 
 -- kindgi_append_steps: as in migration 0010, with the insert above.
 -- +goose StatementBegin
@@ -125,6 +129,7 @@ DECLARE
     v_last    bigint;
     v_n       integer;
     v_ins     integer;
+    v_row     tid;
 BEGIN
     PERFORM set_config('kindgi.tenant_id', p_tenant, true);
     v_n := coalesce(array_length(p_keys, 1), 0);
@@ -144,7 +149,7 @@ BEGIN
             RETURN;
         END IF;
     ELSE
-        SELECT r.lease_owner, r.lease_expires_at, r.last_seq INTO v_owner, v_expires, v_last
+        SELECT r.ctid, r.lease_owner, r.lease_expires_at, r.last_seq INTO v_row, v_owner, v_expires, v_last
             FROM agent_runs r WHERE r.tenant_id = p_tenant AND r.id = p_run FOR UPDATE;
         IF NOT FOUND THEN
             RETURN;
@@ -192,7 +197,7 @@ BEGIN
             SET last_seq = v_last, status = p_finish, updated_at = p_now,
                 lease_owner = CASE WHEN p_owner <> '' THEN '' ELSE r.lease_owner END,
                 lease_expires_at = CASE WHEN p_owner <> '' THEN NULL ELSE r.lease_expires_at END
-            WHERE r.tenant_id = p_tenant AND r.id = p_run;
+            WHERE r.ctid = v_row AND r.tenant_id = p_tenant AND r.id = p_run;
     END IF;
 END
 $$;
@@ -223,6 +228,8 @@ DECLARE
     v_h        integer;
     v_n        integer;
     v_ins      integer;
+    v_row      tid;
+    v_crow     tid;
     v_count    integer;
     v_conv     boolean;
     v_stored   boolean := false;
@@ -257,7 +264,7 @@ BEGIN
             RETURN;
         END IF;
     ELSE
-        SELECT r.lease_owner, r.lease_expires_at, r.last_seq INTO v_owner, v_expires, v_last
+        SELECT r.ctid, r.lease_owner, r.lease_expires_at, r.last_seq INTO v_row, v_owner, v_expires, v_last
             FROM agent_runs r WHERE r.tenant_id = p_tenant AND r.id = p_run FOR UPDATE;
         IF NOT FOUND THEN
             RETURN;
@@ -274,7 +281,7 @@ BEGIN
 
     -- The message, as kindgi_append_message appends it (the lease was
     -- checked above, under the run's lock, which is held to the commit).
-    SELECT c.status, c.turn_count, c.message_count INTO v_status, v_turns, v_count
+    SELECT c.ctid, c.status, c.turn_count, c.message_count INTO v_crow, v_status, v_turns, v_count
         FROM agent_conversations c WHERE c.tenant_id = p_tenant AND c.id = p_conv FOR UPDATE;
     v_conv := FOUND;
     IF v_conv AND v_status = 'open' AND NOT (p_role = 'user' AND p_turn > 0 AND v_turns >= p_turn) THEN
@@ -290,7 +297,7 @@ BEGIN
                 SET message_count = v_count + 1,
                     turn_count = GREATEST(c.turn_count, p_turn),
                     last_activity_at = GREATEST(c.last_activity_at, p_at)
-                WHERE c.tenant_id = p_tenant AND c.id = p_conv;
+                WHERE c.ctid = v_crow AND c.tenant_id = p_tenant AND c.id = p_conv;
         END IF;
     END IF;
 
@@ -357,9 +364,9 @@ BEGIN
                 SET last_seq = v_last, status = p_finish, updated_at = p_now,
                     lease_owner = CASE WHEN p_owner <> '' THEN '' ELSE r.lease_owner END,
                     lease_expires_at = CASE WHEN p_owner <> '' THEN NULL ELSE r.lease_expires_at END
-                WHERE r.tenant_id = p_tenant AND r.id = p_run;
+                WHERE r.ctid = v_row AND r.tenant_id = p_tenant AND r.id = p_run;
         ELSIF v_n > 0 AND v_ins > 0 THEN
-            UPDATE agent_runs r SET last_seq = v_last WHERE r.tenant_id = p_tenant AND r.id = p_run;
+            UPDATE agent_runs r SET last_seq = v_last WHERE r.ctid = v_row AND r.tenant_id = p_tenant AND r.id = p_run;
         END IF;
     END IF;
 
