@@ -35,13 +35,13 @@ func migrateUpTo(t *testing.T, db DB, name string) []Migration {
 // the migration before cheaper_status, stores runs of every status and
 // conversations of both, then migrates the rest: the rows read back the
 // same, the tables and their indexes without a predicate were not
-// rewritten, the status columns are checked by
-// their domains (a value outside them is refused with check_violation, as
-// the CHECKs refused it), the row-level security policies that read status
-// are the same policies with the same expressions (the column read through
-// a cast to text), the file may be applied again, and the run trigger
-// notifies a status change and a released lease, not an update that only
-// moves last_seq.
+// rewritten, the status columns are checked by their domains (a value
+// outside them is refused with check_violation, as the CHECKs refused
+// it), the row-level security policies that read status are the same
+// policies with the same expressions (the column read through a cast to
+// text), the file may be applied again, and the run trigger notifies a
+// status change and a released lease, not an update that only moves
+// last_seq.
 func TestCheaperStatusOverAnExistingDatabase(t *testing.T) {
 	pool, schema := freshSchemaPool(t)
 	ctx := t.Context()
