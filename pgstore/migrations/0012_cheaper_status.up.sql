@@ -1,5 +1,11 @@
 -- +goose Up
--- Cheaper run and conversation writes.
+-- Cheaper writes of a turn on the database server, with the same rows,
+-- results and refusals: (1) the run notification trigger only for updates
+-- that set status or lease_owner, (2) run and conversation status checked
+-- by domains, (3) kindgi_append_steps and kindgi_message_step without a
+-- CTE around their journal insert and with ctid updates of the rows they
+-- locked, (4) kindgi_expect_messages' message lookup by the primary key
+-- whatever the statistics.
 --
 -- 1. The notification trigger of run updates (0004) is for updates that
 --    set status or lease_owner: its WHEN clause, which PostgreSQL reads
