@@ -38,6 +38,11 @@ DROP TRIGGER IF EXISTS agent_runs_notify_update ON agent_runs;
 -- they meant; their stored text now reads the column through a cast to
 -- text ("(status)::text = 'open'::text").
 --
+-- A policy of the operator's own that reads status (on any table) is
+-- kept the same way. A view or rule that reads it makes ALTER COLUMN TYPE
+-- fail, and the migration with it, with nothing changed; an index that
+-- reads it is rebuilt as below.
+--
 -- On an existing database: no table rewrite (the column becomes a domain
 -- without a constraint first, which is binary-compatible with text), but
 -- the partial indexes whose predicate reads status are rebuilt
@@ -67,25 +72,26 @@ BEGIN
         IF (SELECT a.atttypid FROM pg_attribute a
             WHERE a.attrelid = format('%I.%I', current_schema(), c.tab)::regclass AND a.attname = 'status') = 'text'::regtype THEN
             v_pols := '{}';
+            -- Every policy that reads the column, on this table or another.
             FOR p IN
-                SELECT pol.polname, pg_get_expr(pol.polqual, pol.polrelid) AS qual,
+                SELECT pol.polname, pol.polrelid::regclass::text AS tab, pg_get_expr(pol.polqual, pol.polrelid) AS qual,
                        pg_get_expr(pol.polwithcheck, pol.polrelid) AS chk
                 FROM pg_policy pol
-                WHERE pol.polrelid = format('%I.%I', current_schema(), c.tab)::regclass
-                  AND EXISTS (SELECT 1 FROM pg_depend d JOIN pg_attribute a
+                WHERE EXISTS (SELECT 1 FROM pg_depend d JOIN pg_attribute a
                                   ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid AND a.attname = 'status'
                               WHERE d.classid = 'pg_policy'::regclass AND d.objid = pol.oid
-                                AND d.refclassid = 'pg_class'::regclass AND d.refobjid = pol.polrelid)
+                                AND d.refclassid = 'pg_class'::regclass
+                                AND d.refobjid = format('%I.%I', current_schema(), c.tab)::regclass)
             LOOP
-                EXECUTE format('ALTER POLICY %I ON %I.%I USING (false)', p.polname, current_schema(), c.tab)
+                EXECUTE format('ALTER POLICY %I ON %s USING (false)', p.polname, p.tab)
                     || CASE WHEN p.chk IS NOT NULL THEN ' WITH CHECK (false)' ELSE '' END;
-                v_pols := v_pols || ARRAY[p.polname::text, p.qual, p.chk];
+                v_pols := v_pols || ARRAY[p.polname::text, p.tab, p.qual, p.chk];
             END LOOP;
             EXECUTE format('ALTER TABLE %I.%I ALTER COLUMN status TYPE %I.%I',
                 current_schema(), c.tab, current_schema(), c.dom);
-            FOR i IN 1 .. coalesce(array_length(v_pols, 1), 0) / 3 LOOP
-                EXECUTE format('ALTER POLICY %I ON %I.%I USING (%s)', v_pols[3*i-2], current_schema(), c.tab, v_pols[3*i-1])
-                    || CASE WHEN v_pols[3*i] IS NOT NULL THEN format(' WITH CHECK (%s)', v_pols[3*i]) ELSE '' END;
+            FOR i IN 1 .. coalesce(array_length(v_pols, 1), 0) / 4 LOOP
+                EXECUTE format('ALTER POLICY %I ON %s USING (%s)', v_pols[4*i-3], v_pols[4*i-2], v_pols[4*i-1])
+                    || CASE WHEN v_pols[4*i] IS NOT NULL THEN format(' WITH CHECK (%s)', v_pols[4*i]) ELSE '' END;
             END LOOP;
         END IF;
         IF NOT EXISTS (SELECT 1 FROM pg_constraint
