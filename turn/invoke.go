@@ -44,6 +44,31 @@ import (
 // crash is sent again with the same request id, so a tool with side
 // effects must treat it as an idempotency key.
 func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
+	res, err := invoke(ctx, in, b)
+	if err != nil {
+		err = abortedBy(ctx, err)
+	}
+	return res, err
+}
+
+// abortedBy reports err, when it is the done ctx's own error coming back
+// from a call made before the drive began (a store's read, a snapshot
+// write), as the turn-aborted (external) error that a cancellation during
+// the drive gives: the caller sees one outcome for cancelling, whenever it
+// lands.
+func abortedBy(ctx context.Context, err error) error {
+	if ctx.Err() == nil || !(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return err
+	}
+	if ta := (*agents.TurnAbortedError)(nil); errors.As(err, &ta) {
+		return err
+	}
+	return &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
+}
+
+// invoke is Invoke; Invoke only reports a cancellation before the drive
+// as the turn's abort.
+func invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	in, raw, stored, explicit, err := prepare(ctx, in, &b)
 	if err != nil {
 		return Result{}, err
@@ -182,8 +207,19 @@ func sameBinding(a, b any) (same bool) {
 // keep their results and nothing runs twice. An approval still pending is
 // *agents.HitlRequiredError and nothing runs. A finished run returns its
 // recorded result or error without calling anything.
+//
+// With a store that is a bindings.OptimisticRunResumer bound as Runs,
+// Snapshots and Hitl, the read takes no lease: the drive's first write
+// takes it, only if the run is still as read. A driver that took or drove
+// the run in between makes that write store nothing, and Resume fails
+// with *agents.RunBusyError before it calls anything (having emitted a
+// TurnStartedEvent and a TurnFailedEvent).
 func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
-	return resume(ctx, in, b, newID(&b), nil)
+	res, err := resume(ctx, in, b, newID(&b), nil)
+	if err != nil {
+		err = abortedBy(ctx, err)
+	}
+	return res, err
 }
 
 // resume is Resume as lease owner owner. claimed, when set, is the run as
@@ -211,11 +247,15 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	if err := ctx.Err(); err != nil {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
-	snap, leased, entries, approvals, err := reopenResuming(ctx, &b, in, owner, claimed)
+	snap, leased, entries, approvals, pending, err := reopenResuming(ctx, &b, in, owner, claimed)
 	if err != nil {
 		return Result{}, err
 	}
-	release := func() { _ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner) }
+	release := func() {
+		if pending == nil { // else nothing is leased yet
+			_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
+		}
+	}
 	if lookup {
 		if in.Agent, err = findAgent(ctx, &b, snap); err != nil {
 			release()
@@ -245,8 +285,8 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	}
 	r := newPooledRun(&b, stored, in.RunID, owner, leased.Status, entries)
 	defer r.release()
-	if approvals != nil {
-		r.reads = &turnReads{approvals: approvals}
+	if approvals != nil || pending != nil {
+		r.reads = &turnReads{approvals: approvals, lease: pending}
 	}
 	if st := r.entries.get(NodeComposeResult); st == nil || st.result == 0 {
 		if err := r.recheckRoute(ctx); err != nil {
