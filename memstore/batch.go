@@ -105,6 +105,9 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.checkShared(r); err != nil {
+		return nil, nil, err
+	}
 	now := s.now()
 	if in.Owner != "" && !holds(&r.run, in.Owner, now) {
 		return nil, nil, runBusy(&r.run)

@@ -73,6 +73,9 @@ type Store struct {
 
 	runMu sync.RWMutex
 	runs  map[key]*runRec
+	// shared is what shared journal reads handed out, kept with
+	// Options.CheckTrusted only (checkShared).
+	shared map[*runRec]sharedCheck
 
 	memMu sync.RWMutex
 	facts map[string]*tenantFacts

@@ -211,7 +211,9 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	if err := ctx.Err(); err != nil {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
-	snap, leased, entries, approvals, err := reopenResuming(ctx, &b, in, owner, claimed)
+	slab := loadedPool.Get().(*loadedSlab)
+	defer loadedPool.Put(slab) // after r.release: the run indexes the journal in it
+	snap, leased, entries, approvals, err := reopenResuming(ctx, &b, in, owner, claimed, slab[:0])
 	if err != nil {
 		return Result{}, err
 	}
@@ -263,8 +265,9 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 // comes first (it never changes once written): a run id that names
 // nothing is run-snapshot-missing, as the TypeScript package says,
 // whatever the run binding would answer for it. Another driver's lease is
-// *agents.RunBusyError; nothing is leased when reopen fails.
-func reopen(ctx context.Context, b *Bindings, in ResumeInput, owner string, claimed *bindings.Run) (bindings.RunSnapshotRecord, bindings.Run, []bindings.JournalEntry, error) {
+// *agents.RunBusyError; nothing is leased when reopen fails. A store that
+// is a bindings.SharedJournalReader reads the journal into dst.
+func reopen(ctx context.Context, b *Bindings, in ResumeInput, owner string, claimed *bindings.Run, dst []bindings.JournalEntry) (bindings.RunSnapshotRecord, bindings.Run, []bindings.JournalEntry, error) {
 	if ro, ok := b.Runs.(bindings.RunReopener); ok && sameBinding(b.Runs, b.Snapshots) {
 		res, err := ro.ReopenRun(ctx, bindings.ReopenRunInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(b), Held: claimed != nil})
 		if err != nil {
@@ -300,7 +303,7 @@ func reopen(ctx context.Context, b *Bindings, in ResumeInput, owner string, clai
 		}
 		return snap, bindings.Run{}, nil, journalError(in.RunID, err)
 	}
-	entries, err := b.Runs.ReadJournal(ctx, in.TenantID, in.RunID)
+	entries, err := readJournal(ctx, b, in.TenantID, in.RunID, dst)
 	if err != nil {
 		_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
 		return snap, bindings.Run{}, nil, journalError(in.RunID, err)

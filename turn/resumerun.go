@@ -19,11 +19,11 @@ func runResumer(b *Bindings) bindings.RunResumer {
 }
 
 // reopenResuming is reopen, with a bindings.RunResumer in one call that
-// also reads the run's approvals (for getApproval).
-func reopenResuming(ctx context.Context, b *Bindings, in ResumeInput, owner string, claimed *bindings.Run) (bindings.RunSnapshotRecord, bindings.Run, []bindings.JournalEntry, []bindings.Approval, error) {
+// also reads the run's approvals (for getApproval); dst is reopen's.
+func reopenResuming(ctx context.Context, b *Bindings, in ResumeInput, owner string, claimed *bindings.Run, dst []bindings.JournalEntry) (bindings.RunSnapshotRecord, bindings.Run, []bindings.JournalEntry, []bindings.Approval, error) {
 	rr := runResumer(b)
 	if rr == nil {
-		snap, leased, entries, err := reopen(ctx, b, in, owner, claimed)
+		snap, leased, entries, err := reopen(ctx, b, in, owner, claimed, dst)
 		return snap, leased, entries, nil, err
 	}
 	res, err := rr.ResumeRun(ctx, bindings.ReopenRunInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(b), Held: claimed != nil})
