@@ -247,6 +247,9 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	}
 	r := newPooledRun(&b, stored, in.RunID, owner, leased.Status, entries)
 	defer r.release()
+	if len(entries) > 0 && &entries[0] == &slab[0] {
+		r.shared = entries // only a SharedJournalReader writes into the slab
+	}
 	if approvals != nil {
 		r.reads = &turnReads{approvals: approvals}
 	}
@@ -319,7 +322,7 @@ func (r *run) recheckRoute(ctx context.Context) error {
 	if st == nil || st.result == nil || st.result.Status != bindings.StepCompleted {
 		return nil
 	}
-	s, err := decodeResult[setupState](st.result)
+	s, err := decodeOutcome[setupState](st.result, r.sharedOutput(st.result))
 	if err != nil {
 		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}

@@ -408,7 +408,7 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 		if p, ok := any(r.setupDecoded).(*T); ok && p != nil && key == NodeSetup {
 			out, r.setupDecoded = *p, nil // decoded from this entry by recheckRoute; used once
 		} else {
-			out, err = decodeResult[T](st.result)
+			out, err = decodeOutcome[T](st.result, r.sharedOutput(st.result))
 		}
 		if err != nil && st.result.Status == bindings.StepFailed {
 			r.failed = true
@@ -604,13 +604,17 @@ func (r *run) fail(ctx context.Context, key, node string, err error) error {
 }
 
 // decodeResult returns the outcome a result entry recorded.
-func decodeResult[T any](e *bindings.JournalEntry) (T, error) {
+func decodeResult[T any](e *bindings.JournalEntry) (T, error) { return decodeOutcome[T](e, false) }
+
+// decodeOutcome is decodeResult; shared says no one ever writes e's output
+// (r.sharedOutput(e)), which is then decoded in place (unmarshalIn).
+func decodeOutcome[T any](e *bindings.JournalEntry, shared bool) (T, error) {
 	var out T
 	if e.Status == bindings.StepFailed {
 		return out, decodeFailure(e)
 	}
 	if len(e.Output) > 0 {
-		if err := unmarshal(e.Output, &out); err != nil {
+		if err := unmarshalIn(e.Output, &out, shared); err != nil {
 			return out, &agents.RunJournalUnavailableError{Err: fmt.Errorf("decode step %s: %w", e.Key, err)}
 		}
 	}

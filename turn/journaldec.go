@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
@@ -26,8 +27,14 @@ import (
 // decodeFast decodes raw into *out when it is one of the types with a
 // decoder and raw is in a form the decoder reads; it reports false (and
 // *out is to be discarded) otherwise.
-func decodeFast[T any](raw []byte, out *T) bool {
-	d := jdec{b: raw, s: string(raw)}
+func decodeFast[T any](raw []byte, out *T) bool { return decodeFastIn(raw, string(raw), out) }
+
+// decodeFastIn is decodeFast with s the text of raw: string(raw), or
+// raw's bytes themselves when no one ever writes them (a shared journal
+// read's: see sharedOutput), so that the strings decoded share them
+// instead of a copy.
+func decodeFastIn[T any](raw []byte, s string, out *T) bool {
+	d := jdec{b: raw, s: s}
 	switch v := any(out).(type) {
 	case *setupState:
 		d.setup(v)
@@ -1612,8 +1619,19 @@ func (d *jdec) budgetCaps(b *budgetCaps) {
 
 // unmarshal is json.Unmarshal(raw, out) for a zero *out, through the
 // decoders above when they read raw.
-func unmarshal[T any](raw []byte, out *T) error {
-	if decodeFast(raw, out) {
+func unmarshal[T any](raw []byte, out *T) error { return unmarshalIn(raw, out, false) }
+
+// unmarshalIn is unmarshal; shared says no one ever writes raw's bytes
+// (sharedOutput): the decoders read them in place, and the strings they
+// return share them.
+func unmarshalIn[T any](raw []byte, out *T, shared bool) error {
+	var s string
+	if shared {
+		s = unsafe.String(unsafe.SliceData(raw), len(raw))
+	} else {
+		s = string(raw)
+	}
+	if decodeFastIn(raw, s, out) {
 		return nil
 	}
 	var zero T
@@ -1626,7 +1644,7 @@ func unmarshal[T any](raw []byte, out *T) error {
 // building the initial messages, or the provenance record.
 func (r *run) loadPrompt() error {
 	if e := r.lazyPrompt; e != nil {
-		text, err := decodeResult[string](e)
+		text, err := decodeOutcome[string](e, r.sharedOutput(e))
 		if err != nil {
 			return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 		}
@@ -1647,7 +1665,7 @@ func (r *run) loadMessages() error {
 	if e == nil {
 		return nil
 	}
-	msgs, err := decodeResult[[]bindings.ChatMessage](e)
+	msgs, err := decodeOutcome[[]bindings.ChatMessage](e, r.sharedOutput(e))
 	if err != nil {
 		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
@@ -1701,7 +1719,7 @@ func (r *run) parkedRecord(e *bindings.JournalEntry) (parkRecord, error) {
 		}
 	}
 	var pr parkRecord
-	err := unmarshal(e.Output, &pr)
+	err := unmarshalIn(e.Output, &pr, r.sharedOutput(e))
 	return pr, err
 }
 

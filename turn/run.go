@@ -62,6 +62,9 @@ type run struct {
 	lazyMessages *bindings.JournalEntry
 	// lazyPrompt is the replayed render-prompt entry, likewise.
 	lazyPrompt *bindings.JournalEntry
+	// shared is the journal a Resume loaded with a shared read (see
+	// sharedOutput), nil otherwise.
+	shared []bindings.JournalEntry
 	// reads is what a bindings.TurnOpener or RunResumer read ahead (see
 	// openTurn), nil when nothing was: kept out of line, so that a run on
 	// a store without them carries (and zeroes, and the GC scans) one

@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"sync"
+	"unsafe"
 
 	"github.com/kindgi/agents/bindings"
 )
@@ -30,4 +31,17 @@ func readJournal(ctx context.Context, b *Bindings, tenantID, runID string, dst [
 		}
 	}
 	return b.Runs.ReadJournal(ctx, tenantID, runID)
+}
+
+// sharedOutput reports whether e is an entry of the journal a shared read
+// loaded (r.shared), whose output no one ever writes: not one this drive
+// wrote, whose output is in the drive's arena (newOutArena), written over
+// by a later drive.
+func (r *run) sharedOutput(e *bindings.JournalEntry) bool {
+	if len(r.shared) == 0 {
+		return false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(r.shared)))
+	p := uintptr(unsafe.Pointer(e))
+	return p >= base && p < base+uintptr(len(r.shared))*unsafe.Sizeof(*e)
 }
