@@ -1634,9 +1634,13 @@ func unmarshalIn[T any](raw []byte, out *T, shared bool) error {
 	if decodeFastIn(raw, s, out) {
 		return nil
 	}
-	var zero T
-	*out = zero
-	return json.Unmarshal(raw, out)
+	// encoding/json decodes into a value of its own, so that out does not
+	// escape: a caller's value stays on its stack when the decoders read
+	// raw (the usual case).
+	p := new(T)
+	err := json.Unmarshal(raw, p)
+	*out = *p
+	return err
 }
 
 // loadPrompt decodes the prompt of a replayed render-prompt step
