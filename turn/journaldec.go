@@ -80,12 +80,17 @@ const maxDecodeDepth = 64
 type jdec struct {
 	b []byte // the document
 	s string // b as one string: decoded strings without escapes are its substrings
-	// own is a copy of b made on the first raw value: raw values are its
-	// slices (capped, so an append to one never reaches the next), one
-	// allocation for all of them, and none shares memory with b.
-	own []byte
-	i   int
-	bad bool
+	// The first raw value of a document is a copy of its own (most
+	// documents hold one: a tool call's arguments, a tool's schema); own
+	// is a copy of b from the second one on (b[ownAt:]), and that value
+	// and every later one are its slices (capped, so an append to one
+	// never reaches the next): at most two allocations a document, and no
+	// raw value shares memory with b.
+	own     []byte
+	ownAt   int
+	rawSeen bool
+	i       int
+	bad     bool
 }
 
 func (d *jdec) fail() {
@@ -466,10 +471,16 @@ func (d *jdec) raw() json.RawMessage {
 	if d.bad {
 		return nil
 	}
-	if d.own == nil {
-		d.own = append([]byte(nil), d.b...)
+	if !d.rawSeen {
+		d.rawSeen = true
+		v := make(json.RawMessage, d.i-start)
+		copy(v, d.b[start:d.i])
+		return v
 	}
-	return json.RawMessage(d.own[start:d.i:d.i])
+	if d.own == nil {
+		d.own, d.ownAt = append([]byte(nil), d.b[start:]...), start
+	}
+	return json.RawMessage(d.own[start-d.ownAt : d.i-d.ownAt : d.i-d.ownAt])
 }
 
 // skip reads any value, checking its syntax, in one loop: open
