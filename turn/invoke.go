@@ -322,13 +322,16 @@ func (r *run) recheckRoute(ctx context.Context) error {
 	if st == nil || st.result == nil || st.result.Status != bindings.StepCompleted {
 		return nil
 	}
-	s, err := decodeOutcome[setupState](st.result, r.sharedOutput(st.result))
-	if err != nil {
+	// Decoded into the run's own setup state (zero until the flow sets it
+	// from setup's replay, to this same value): no copy on the heap.
+	s := &r.s
+	var err error
+	if *s, err = decodeOutcome[setupState](st.result, r.sharedOutput(st.result)); err != nil {
 		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
 	// The drive replays setup next: it takes this decode instead of
 	// decoding the state (its tools and their schemas) a second time.
-	r.setupDecoded = &s
+	r.setupDecoded = s
 	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, r.agent.ID, bindings.PolicyKindModel)
 	if err != nil {
 		return err
