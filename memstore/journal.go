@@ -210,6 +210,19 @@ func (j *journal) add(e *bindings.JournalEntry, sl slot) int {
 		}
 		j.odd[i] = odd
 	}
+	if len(j.recs) == cap(j.recs) {
+		// Past the record's own slab (runSlab, 20: a fresh turn's), room
+		// for 32 — a parked turn resumed writes 23 — which fills its size
+		// class to the byte (append would double to 40, 1,600 bytes in a
+		// 1,792-byte class); doubling after that.
+		n := 32
+		if cap(j.recs) >= n {
+			n = 2 * cap(j.recs)
+		}
+		recs := make([]entryRec, len(j.recs), n)
+		copy(recs, j.recs)
+		j.recs = recs
+	}
 	j.recs = append(j.recs, rec)
 	j.seen[h>>6&1] |= 1 << (h & 63)
 	switch {
