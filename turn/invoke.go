@@ -323,10 +323,11 @@ func (r *run) recheckRoute(ctx context.Context) error {
 		return nil
 	}
 	// Decoded into the run's own setup state (zero until the flow sets it
-	// from setup's replay, to this same value): no copy on the heap.
+	// from setup's replay, to this same value), in place: no copy on the
+	// heap, and no whole-struct copy into the pooled run (a bulk write
+	// barrier while a GC mark runs).
 	s := &r.s
-	var err error
-	if *s, err = decodeOutcome[setupState](st.result, r.sharedOutput(st.result)); err != nil {
+	if err := decodeOutcomeInto(st.result, r.sharedOutput(st.result), s); err != nil {
 		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
 	// The drive replays setup next: it takes this decode instead of

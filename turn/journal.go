@@ -610,15 +610,22 @@ func decodeResult[T any](e *bindings.JournalEntry) (T, error) { return decodeOut
 // (r.sharedOutput(e)), which is then decoded in place (unmarshalIn).
 func decodeOutcome[T any](e *bindings.JournalEntry, shared bool) (T, error) {
 	var out T
+	err := decodeOutcomeInto(e, shared, &out)
+	return out, err
+}
+
+// decodeOutcomeInto is decodeOutcome into *out, which is zero: the
+// decoders write its fields in place.
+func decodeOutcomeInto[T any](e *bindings.JournalEntry, shared bool, out *T) error {
 	if e.Status == bindings.StepFailed {
-		return out, decodeFailure(e)
+		return decodeFailure(e)
 	}
 	if len(e.Output) > 0 {
-		if err := unmarshalIn(e.Output, &out, shared); err != nil {
-			return out, &agents.RunJournalUnavailableError{Err: fmt.Errorf("decode step %s: %w", e.Key, err)}
+		if err := unmarshalIn(e.Output, out, shared); err != nil {
+			return &agents.RunJournalUnavailableError{Err: fmt.Errorf("decode step %s: %w", e.Key, err)}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // final reports whether err is a step's own outcome, to be journaled as
