@@ -1,7 +1,9 @@
 package turn
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -242,6 +244,12 @@ func (d *jdec) str() string {
 	}
 	s, start := d.s, d.i+1
 	j := start
+	for b := d.b; j+8 <= len(b); j += 8 {
+		if m := notPlain8(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+			j += bits.TrailingZeros64(m) >> 3
+			break
+		}
+	}
 	for j < len(s) && strPlain[s[j]] {
 		j++
 	}
@@ -250,6 +258,17 @@ func (d *jdec) str() string {
 		return s[start:j]
 	}
 	return d.strSlow(start, j)
+}
+
+// notPlain8 has the high bit set of each byte of w (eight bytes of a
+// document, the first lowest) that is not strPlain — a control, a
+// non-ASCII byte, the quote, the backslash — and, above the first such
+// byte, maybe of others: the lowest set bit is exact (the borrow of a
+// subtraction only carries upward).
+func notPlain8(w uint64) uint64 {
+	const lo01, lo20, hi80 = 0x0101010101010101, 0x2020202020202020, 0x8080808080808080
+	q, b := w^(0x22*lo01), w^(0x5c*lo01)
+	return ((w-lo20) & ^w | (q-lo01)&^q | (b-lo01)&^b | w) & hi80
 }
 
 // strPlain holds the bytes a string holds as they are: printable ASCII but

@@ -1,7 +1,10 @@
 package turn
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -303,3 +306,50 @@ func TestRawValuesAreCopies(t *testing.T) {
 }
 
 func uintptrOf(p *byte) uintptr { return uintptr(unsafe.Pointer(p)) }
+
+// TestNotPlain8: the word test of str finds the first byte that is not
+// strPlain, whatever byte it is and wherever it is in the word, whatever
+// follows it — and none in a word of plain bytes.
+func TestNotPlain8(t *testing.T) {
+	first := func(w [8]byte) int {
+		for i, c := range w {
+			if !strPlain[c] {
+				return i
+			}
+		}
+		return 8
+	}
+	check := func(w [8]byte) {
+		m := notPlain8(binary.LittleEndian.Uint64(w[:]))
+		got := 8
+		if m != 0 {
+			got = bits.TrailingZeros64(m) >> 3
+		}
+		if want := first(w); got != want {
+			t.Fatalf("notPlain8(%q) finds byte %d, want %d", w, got, want)
+		}
+	}
+	for c := range 256 {
+		for p := range 8 {
+			for _, after := range []byte{'a', 0, '"', '\\', 0xff, 0x1f, 0x80, 0x7f} {
+				w := [8]byte{'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a'}
+				w[p] = byte(c)
+				for k := p + 1; k < 8; k++ {
+					w[k] = after
+				}
+				check(w)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200_000 {
+		var w [8]byte
+		for k := range w {
+			w[k] = byte(rng.IntN(256))
+			if rng.IntN(4) > 0 {
+				w[k] = byte(0x20 + rng.IntN(0x60))
+			}
+		}
+		check(w)
+	}
+}
