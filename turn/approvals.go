@@ -57,10 +57,10 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 			key += "/" + strconv.Itoa(attempt)
 		}
 		st := r.entries.get(key)
-		if st != nil && st.result != nil {
-			o, err := decodeResult[approvalOutcome](st.result)
+		if st != nil && st.result != 0 {
+			o, err := decodeResult[approvalOutcome](r.at(st.result))
 			if err != nil {
-				if st.result.Status == bindings.StepFailed {
+				if r.at(st.result).Status == bindings.StepFailed {
 					r.failed = true
 				}
 				return o, nil, err
@@ -71,13 +71,13 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 			}
 			return o, nil, nil
 		}
-		if r.replaying && st != nil && st.parked != nil {
+		if r.replaying && st != nil && st.parked != 0 {
 			// Folding a parked run for Wait: it waits on this approval
 			// unless the approval was decided since.
-			return r.foldParked(ctx, st.parked)
+			return r.foldParked(ctx, r.at(st.parked))
 		}
 		if r.b.Hitl == nil {
-			if st != nil && st.parked != nil {
+			if st != nil && st.parked != 0 {
 				// Asked by an earlier drive: a later drive with a HITL
 				// binding can still continue the run.
 				r.pending = true
@@ -85,8 +85,8 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 			}
 			return approvalOutcome{}, nil, r.fail(ctx, key, node, &agents.HitlRequiredError{Reason: "a call needs approval and no HITL binding is bound"})
 		}
-		if st != nil && st.parked != nil {
-			pr, err := r.parkedRecord(st.parked)
+		if st != nil && st.parked != 0 {
+			pr, err := r.parkedRecord(r.at(st.parked))
 			if err != nil {
 				return approvalOutcome{}, nil, &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 			}
@@ -125,7 +125,7 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 			}
 			return stored, nil, nil
 		}
-		if st == nil || st.started == nil {
+		if st == nil || st.started == 0 {
 			if _, _, err := r.appendEntry(ctx, key, node, bindings.StepStarted, nil, nil); err != nil {
 				return approvalOutcome{}, nil, err
 			}

@@ -85,7 +85,7 @@ func (r *run) guardrailsBindings() GuardrailsBindings {
 // trace is what a guardrail check sees of the turn.
 func (r *run) trace() bindings.RunTrace {
 	return BuildRunTrace(RunTraceInput{
-		RunID: r.id, TenantID: r.tenantID, AgentID: r.agent.ID, AgentVersion: r.agent.Version,
+		RunID: r.id, TenantID: r.tenantID, AgentID: r.in.Agent.ID, AgentVersion: r.in.Agent.Version,
 		ConversationID: r.in.ConversationID, Messages: r.messages, ToolCalls: r.traceCalls, Response: r.final,
 	})
 }

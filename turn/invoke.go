@@ -248,12 +248,12 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	r := newPooledRun(&b, stored, in.RunID, owner, leased.Status, entries)
 	defer r.release()
 	if len(entries) > 0 && &entries[0] == &slab[0] {
-		r.shared = entries // only a SharedJournalReader writes into the slab
+		r.sharedLoaded = true // only a SharedJournalReader writes into the slab
 	}
 	if approvals != nil {
 		r.reads = &turnReads{approvals: approvals}
 	}
-	if st := r.entries.get(NodeComposeResult); st == nil || st.result == nil {
+	if st := r.entries.get(NodeComposeResult); st == nil || st.result == 0 {
 		if err := r.recheckRoute(ctx); err != nil {
 			release()
 			return Result{RunID: in.RunID, ConversationID: stored.ConversationID}, err
@@ -319,25 +319,26 @@ func reopen(ctx context.Context, b *Bindings, in ResumeInput, owner string, clai
 // current policy. A run whose setup has not completed routes afresh.
 func (r *run) recheckRoute(ctx context.Context) error {
 	st := r.entries.get(NodeSetup)
-	if st == nil || st.result == nil || st.result.Status != bindings.StepCompleted {
+	if st == nil || st.result == 0 || r.at(st.result).Status != bindings.StepCompleted {
 		return nil
 	}
 	// Decoded into the run's own setup state (zero until the flow sets it
 	// from setup's replay, to this same value), in place: no copy on the
 	// heap, and no whole-struct copy into the pooled run (a bulk write
 	// barrier while a GC mark runs).
+	e := r.at(st.result)
 	s := &r.s
-	if err := decodeOutcomeInto(st.result, r.sharedOutput(st.result), s); err != nil {
+	if err := decodeOutcomeInto(e, r.sharedOutput(e), s); err != nil {
 		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
 	// The drive replays setup next: it takes this decode instead of
 	// decoding the state (its tools and their schemas) a second time.
 	r.setupDecoded = s
-	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, r.agent.ID, bindings.PolicyKindModel)
+	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, r.in.Agent.ID, bindings.PolicyKindModel)
 	if err != nil {
 		return err
 	}
-	_, _, err = checkRoute(r.agent, r.b.Providers, p, s.Route)
+	_, _, err = checkRoute(r.in.Agent, r.b.Providers, p, s.Route)
 	return err
 }
 

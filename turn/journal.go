@@ -9,20 +9,50 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 )
 
-// keyState holds the journal entries of one step key, one per phase, and
-// for a model or tool step the number of its attempts that ended without a
-// stored result (see noteAttempt).
+// keyState holds the journal entries of one step key, one per phase (see
+// run.at), and for a model or tool step the number of its attempts that
+// ended without a stored result (see noteAttempt).
 type keyState struct {
-	key      string
-	started  *bindings.JournalEntry
-	parked   *bindings.JournalEntry
-	result   *bindings.JournalEntry
-	attempts int
+	key                     string
+	started, parked, result entryRef
+	attempts                int
+}
+
+// entryRef names an entry the journal index holds: 0 none, n > 0 the n-th
+// entry kept in the drive's entry slabs (record), n < 0 the -n-th of the
+// entries read for the drive (loadJournal). A number, not a pointer: the
+// key states of a pooled slab are written for every step of every drive,
+// and a pointer word written costs a write barrier while a GC mark runs.
+type entryRef int32
+
+// entrySlabLen is the length of every entry slab: a turn's own entries,
+// with one tool call (the pooled run's first slab is one).
+const entrySlabLen = len(runMem{}.entries)
+
+// at returns the entry ref names, nil for none.
+func (r *run) at(ref entryRef) *bindings.JournalEntry {
+	switch {
+	case ref > 0:
+		i := int(ref) - 1
+		if k := i / entrySlabLen; k < len(r.fullSlabs) {
+			return &r.fullSlabs[k][i%entrySlabLen]
+		}
+		return &r.entrySlab[i-len(r.fullSlabs)*entrySlabLen]
+	case ref < 0:
+		return &r.loaded[-int(ref)-1]
+	}
+	return nil
+}
+
+// slabRef is the ref of the entry slab's i-th entry.
+func (r *run) slabRef(i int) entryRef {
+	return entryRef(len(r.fullSlabs)*entrySlabLen + i + 1)
 }
 
 // attemptSep joins a step key and an attempt number into the key of the
@@ -58,7 +88,7 @@ func (r *run) noteAttempt(ctx context.Context, err error) {
 	key, node := r.inflight, r.inflightNode
 	r.inflight = ""
 	st := r.entries.get(key)
-	if key == "" || st == nil || (st.result != nil && st.result.Seq != 0) {
+	if key == "" || st == nil || (st.result != 0 && r.at(st.result).Seq != 0) {
 		return
 	}
 	msg := err.Error()
@@ -96,9 +126,10 @@ func (r *run) loadJournal(entries []bindings.JournalEntry) {
 	if r.mem != nil {
 		r.entrySlab = r.mem.entries[:0]
 	}
+	r.loaded = entries
 	for i := range entries {
 		if p := r.slot(&entries[i]); p != nil {
-			*p = &entries[i]
+			*p = entryRef(-i - 1)
 		}
 	}
 }
@@ -112,10 +143,101 @@ func (r *run) record(e bindings.JournalEntry) {
 	}
 }
 
+// recordAt indexes the entry at e, as record does, without copying it
+// when e is the entry slab's next free slot (see slabRoom): the slab then
+// takes it as it is. Every entry a drive writes lands there first, so an
+// entry is copied once on its way to the index (not into a buffer, then the
+// slab, then again with its Seq), and each pointer word not copied is a
+// write barrier less while a GC mark runs.
+func (r *run) recordAt(e *bindings.JournalEntry) {
+	p := r.slot(e)
+	if p == nil {
+		return
+	}
+	if n := len(r.entrySlab); n < cap(r.entrySlab) && e == &r.entrySlab[:n+1][n] {
+		r.entrySlab = r.entrySlab[:n+1]
+		*p = r.slabRef(n)
+		return
+	}
+	*p = r.keep(*e)
+}
+
+// slabRoom returns an empty slice at the entry slab's free room (a new slab
+// when this one is full): appending to it writes the slots the slab takes
+// next, which is where the buffer and the entries written with it are built
+// (see bufferEntry, appendEntry), so that recordAt finds them in place.
+func (r *run) slabRoom() []bindings.JournalEntry {
+	if len(r.entrySlab) == cap(r.entrySlab) {
+		r.newSlab()
+	}
+	n := len(r.entrySlab)
+	return r.entrySlab[n:n]
+}
+
+// newSlab replaces the full entry slab by a new one.
+func (r *run) newSlab() {
+	if cap(r.entrySlab) > 0 {
+		r.fullSlabs = append(r.fullSlabs, r.entrySlab) // kept whole: refs name its entries
+	}
+	r.entrySlab = make([]bindings.JournalEntry, 0, entrySlabLen)
+}
+
+// bufTail returns the buffer, to append one entry to: at the entry slab's
+// free room when it is empty. A buffer that is not empty already ends
+// there (every entry buffered is kept in the slab at once, and nothing else
+// is kept while the buffer holds entries) or is an array of its own, after
+// a full slab was replaced (then its entries are copied, as before).
+func (r *run) bufTail() []bindings.JournalEntry {
+	if len(r.buf) == 0 {
+		return r.slabRoom()
+	}
+	return r.buf
+}
+
+// bufSlot returns the buffer with one slot more (see bufTail), and that
+// slot, which holds an earlier entry (the pooled slab's last drive's) or a
+// zero one: the caller writes it with setEntry (bufferEntry then makes
+// the longer buffer r.buf).
+func (r *run) bufSlot() ([]bindings.JournalEntry, *bindings.JournalEntry) {
+	b := r.bufTail()
+	n := len(b)
+	if n == cap(b) {
+		b = append(b, bindings.JournalEntry{})
+	}
+	b = b[:n+1]
+	return b, &b[n]
+}
+
+// setEntry makes *e the entry of those fields (Seq zero). It writes them
+// one by one, skipping the key and the output when *e already holds them
+// (the same bytes at the same address: the slot of a pooled slab usually
+// holds the same step's entry of the drive before, its key the same
+// string and its output at the same place in the reused arena; node and
+// status are constants, whose words cost the barrier little).
+// While a GC mark runs, every pointer word written costs a write barrier,
+// and a JournalEntry copied whole costs the runtime's bulk one, several
+// times dearer per word than the compiler's inline barrier of a field.
+func setEntry(e *bindings.JournalEntry, key, node string, status bindings.StepStatus, output json.RawMessage, se *bindings.StepError, at time.Time) {
+	e.Seq, e.Node, e.Status, e.Error, e.At = 0, node, status, se, at
+	if !sameString(e.Key, key) {
+		e.Key = key
+	}
+	if unsafe.SliceData(e.Output) != unsafe.SliceData(output) || len(e.Output) != len(output) || cap(e.Output) != cap(output) {
+		e.Output = output
+	}
+}
+
+// sameString reports whether a and b are the same string: the same bytes
+// at the same address (not only equal bytes: a string may alias bytes a
+// later drive writes over, such as a derived id's).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
 // slot returns where the index keeps e: the phase of e's key state that
 // has no entry yet, or nil when it has one already (or when e is a failed
 // attempt of a step, which only counts the attempt).
-func (r *run) slot(e *bindings.JournalEntry) **bindings.JournalEntry {
+func (r *run) slot(e *bindings.JournalEntry) *entryRef {
 	if e.Status == bindings.StepFailed {
 		if i := strings.LastIndex(e.Key, attemptSep); i >= 0 {
 			if n, err := strconv.Atoi(e.Key[i+len(attemptSep):]); err == nil {
@@ -134,7 +256,7 @@ func (r *run) slot(e *bindings.JournalEntry) **bindings.JournalEntry {
 	case string(bindings.StepParked):
 		p = &st.parked
 	}
-	if *p != nil {
+	if *p != 0 {
 		return nil
 	}
 	return p
@@ -149,13 +271,11 @@ func (r *run) state(key string) *keyState {
 	return st
 }
 
-// keep stores e in the entry slab and returns its address there.
-func (r *run) keep(e bindings.JournalEntry) *bindings.JournalEntry {
-	if len(r.entrySlab) == cap(r.entrySlab) {
-		r.entrySlab = make([]bindings.JournalEntry, 0, max(20, cap(r.entrySlab))) // 20: a turn's own entries, with one tool call
-	}
+// keep stores e in the entry slab and returns its ref.
+func (r *run) keep(e bindings.JournalEntry) entryRef {
+	r.slabRoom()
 	r.entrySlab = append(r.entrySlab, e)
-	return &r.entrySlab[len(r.entrySlab)-1]
+	return r.slabRef(len(r.entrySlab) - 1)
 }
 
 // requestID is the deterministic request id of a step: the same on every
@@ -173,11 +293,11 @@ func (r *run) appendEntry(ctx context.Context, key, node string, status bindings
 	if err := r.checkLease(); err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
-	e := bindings.JournalEntry{Key: key, Node: node, Status: status, Output: output, Error: se, At: r.now()}
 	if r.batcher == nil {
 		if err := r.openPending(ctx); err != nil {
 			return bindings.JournalEntry{}, false, err
 		}
+		e := bindings.JournalEntry{Key: key, Node: node, Status: status, Output: output, Error: se, At: r.now()}
 		e, appended, err := r.b.Runs.AppendStep(ctx, bindings.AppendStepInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entry: e})
 		if err != nil {
 			return bindings.JournalEntry{}, false, coded(err, "append journal step "+key)
@@ -185,12 +305,14 @@ func (r *run) appendEntry(ctx context.Context, key, node string, status bindings
 		r.record(e)
 		return e, appended, nil
 	}
-	stored, appended, err := r.writeEntries(ctx, append(r.buf, e))
+	entries, e := r.bufSlot() // the buffer and e after it, not buffered
+	setEntry(e, key, node, status, output, se, r.now())
+	stored, appended, err := r.writeEntries(ctx, entries)
 	if err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
 	last := len(stored) - 1
-	r.record(stored[last])
+	r.recordAt(&stored[last]) // in place when the store updated e there (bindings.TrustedJournal)
 	return stored[last], appended[last], nil
 }
 
@@ -225,10 +347,20 @@ func (r *run) bufferEntry(ctx context.Context, key, node string, output json.Raw
 	if err := r.checkLease(); err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
-	e := bindings.JournalEntry{Key: key, Node: node, Status: bindings.StepCompleted, Output: output, At: r.now()}
-	r.buf = append(r.buf, e)
-	r.record(e)
-	return e, true, nil
+	b, e := r.bufSlot()
+	r.buf = b
+	setEntry(e, key, node, bindings.StepCompleted, output, nil, r.now())
+	if n := len(r.entrySlab); n < cap(r.entrySlab) && e == &r.entrySlab[:n+1][n] {
+		// The slab takes the buffered entry as it is, indexed or not, so
+		// that the buffer keeps ending at the slab's free room.
+		r.entrySlab = r.entrySlab[:n+1]
+		if p := r.slot(e); p != nil {
+			*p = r.slabRef(n)
+		}
+	} else {
+		r.record(*e)
+	}
+	return *e, true, nil
 }
 
 // carry buffers the result of an effect step (a model or tool call) when
@@ -344,9 +476,10 @@ func (r *run) stored(buffered []bindings.JournalEntry, appended []bool) error {
 			return &agents.RunBusyError{RunID: r.id}
 		}
 		// Overwrite the provisional entry in place (it gains its Seq): no
-		// allocation per entry.
-		if st := r.entries.get(buffered[i].Key); st != nil && st.result != nil {
-			*st.result = buffered[i]
+		// allocation per entry. A store that updated the buffer in place
+		// (bindings.TrustedJournal) updated the index's entry itself.
+		if st := r.entries.get(buffered[i].Key); st != nil && st.result != 0 && r.at(st.result) != &buffered[i] {
+			*r.at(st.result) = buffered[i]
 		}
 	}
 	return nil
@@ -402,19 +535,20 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	effect := kind == kindEffect
 	var zero T
 	st := r.entries.get(key)
-	if st != nil && st.result != nil {
+	if st != nil && st.result != 0 {
 		var out T
 		var err error
 		if p, ok := any(r.setupDecoded).(*T); ok && p != nil && key == NodeSetup {
 			out, r.setupDecoded = *p, nil // decoded from this entry by recheckRoute; used once
 		} else {
-			out, err = decodeOutcome[T](st.result, r.sharedOutput(st.result))
+			e := r.at(st.result)
+			out, err = decodeOutcome[T](e, r.sharedOutput(e))
 		}
-		if err != nil && st.result.Status == bindings.StepFailed {
+		if err != nil && r.at(st.result).Status == bindings.StepFailed {
 			r.failed = true
 		}
 		if r.logger != nil {
-			r.logReplayed(ctx, key, node, string(st.result.Status))
+			r.logReplayed(ctx, key, node, string(r.at(st.result).Status))
 		}
 		return out, err
 	}
@@ -427,7 +561,7 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	if err := r.loadMessages(); err != nil { // a step that runs may read them
 		return zero, err
 	}
-	if r.carried && effect && st != nil && st.started != nil {
+	if r.carried && effect && st != nil && st.started != 0 {
 		// An effect's result waits in the buffer for a message append,
 		// and this effect writes no started entry that would carry it:
 		// write it before the effect starts. A decide step leaves it
@@ -438,7 +572,7 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 		}
 	}
 	if effect {
-		if st == nil || st.started == nil {
+		if st == nil || st.started == 0 {
 			if _, _, err := r.appendEntry(ctx, key, node, bindings.StepStarted, nil, nil); err != nil {
 				return zero, err
 			}

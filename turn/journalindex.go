@@ -50,8 +50,17 @@ func (x *journalIndex) add(key string) *keyState {
 		}
 		x.slab = make([]keyState, 0, max(16, cap(x.slab)))
 	}
-	x.slab = append(x.slab, keyState{key: key})
+	// Field by field, not as one struct copy, and the key only when the
+	// slot does not hold it already (a pooled slab holds the last drive's
+	// states, usually of the same keys): while a GC mark runs each pointer
+	// word written costs a write barrier, and a struct copy pays the
+	// runtime's bulk one (several times the compiler's inline one).
+	x.slab = x.slab[:len(x.slab)+1]
 	st := &x.slab[len(x.slab)-1]
+	if !sameString(st.key, key) {
+		st.key = key
+	}
+	st.started, st.parked, st.result, st.attempts = 0, 0, 0, 0
 	x.n++
 	switch {
 	case x.byKey != nil:

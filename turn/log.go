@@ -32,7 +32,7 @@ func (r *run) initLog(ctx context.Context) {
 	r.logger = l.With(
 		slog.String("run_id", r.id),
 		slog.String("tenant_id", r.tenantID),
-		slog.String("agent", r.agent.ID+"@"+r.agent.Version),
+		slog.String("agent", r.in.Agent.ID+"@"+r.in.Agent.Version),
 	)
 }
 

@@ -55,7 +55,7 @@ func (r *run) loop(ctx context.Context) (Result, bool, error) {
 		calls := resp.ToolCalls
 		r.messages = append(r.messages, bindings.ChatMessage{Role: bindings.ChatAssistant, Content: resp.Text, ToolCalls: calls})
 		fix := false // the answer goes back to the model (validateOutput)
-		if len(calls) == 0 && len(r.agent.Output) > 0 && !r.in.DryRun {
+		if len(calls) == 0 && len(r.in.Agent.Output) > 0 && !r.in.DryRun {
 			if fix, err = r.validateOutput(ctx, i, resp.Text); err != nil {
 				return Result{}, false, err
 			}

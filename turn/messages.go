@@ -14,16 +14,16 @@ import (
 // renderPrompt is the render-prompt node: the agent's instructions,
 // rendered strictly with the journaled time and turn number.
 func (r *run) renderPrompt(ctx context.Context) error {
-	if st := r.entries.get(NodeRenderPrompt); st != nil && st.result != nil && st.result.Status == bindings.StepCompleted {
+	if st := r.entries.get(NodeRenderPrompt); st != nil && st.result != 0 && r.at(st.result).Status == bindings.StepCompleted {
 		// Replayed: decoded when it is read (loadPrompt).
-		r.lazyPrompt = st.result
+		r.lazyPrompt = r.at(st.result)
 		if r.logger != nil {
-			r.logReplayed(ctx, NodeRenderPrompt, NodeRenderPrompt, string(st.result.Status))
+			r.logReplayed(ctx, NodeRenderPrompt, NodeRenderPrompt, string(r.at(st.result).Status))
 		}
 		return nil
 	}
 	text, err := decide(ctx, r, NodeRenderPrompt, NodeRenderPrompt, func(ctx context.Context, _ string) (string, error) {
-		text, err := prompt.RenderText(ctx, r.agent, prompt.Context{
+		text, err := prompt.RenderText(ctx, r.in.Agent, prompt.Context{
 			Parameters:     r.in.Parameters,
 			Now:            r.s.Now,
 			ConversationID: r.in.ConversationID,
@@ -94,7 +94,13 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 		if r.appended == nil {
 			r.appended = make([]bindings.ConversationMessage, 0, 4) // a turn with one tool call stores 4
 		}
-		r.appended = append(r.appended, m)
+		n := len(r.appended)
+		if n == cap(r.appended) {
+			r.appended = append(r.appended, bindings.ConversationMessage{})
+		} else {
+			r.appended = r.appended[:n+1]
+		}
+		copyMessage(&r.appended[n], &m)
 	}
 	return m, err
 }
@@ -106,7 +112,7 @@ func (r *run) persistUserMessage(ctx context.Context) error {
 		Role: bindings.RoleUser, Content: r.in.UserMessage, ParticipantID: r.in.ParticipantID,
 	}, nil)
 	r.wantHistory = false
-	r.userMsg = m // deferred: as it will be stored (writeDeferred sets it then)
+	copyMessage(&r.userMsg, &m) // deferred: as it will be stored (writeDeferred sets it then)
 	return err
 }
 
@@ -115,11 +121,11 @@ func (r *run) persistUserMessage(ctx context.Context) error {
 // this turn (read with that limit: never the whole conversation), and the
 // user message.
 func (r *run) buildInitialMessages(ctx context.Context) error {
-	if st := r.entries.get(NodeBuildInitialMessages); st != nil && st.result != nil && st.result.Status == bindings.StepCompleted {
+	if st := r.entries.get(NodeBuildInitialMessages); st != nil && st.result != 0 && r.at(st.result).Status == bindings.StepCompleted {
 		// Replayed: decoded when a step first runs (loadMessages).
-		r.lazyMessages = st.result
+		r.lazyMessages = r.at(st.result)
 		if r.logger != nil {
-			r.logReplayed(ctx, NodeBuildInitialMessages, NodeBuildInitialMessages, string(st.result.Status))
+			r.logReplayed(ctx, NodeBuildInitialMessages, NodeBuildInitialMessages, string(r.at(st.result).Status))
 		}
 		return nil
 	}
@@ -442,4 +448,15 @@ func (m toolMeta) raw() json.RawMessage {
 	}
 	b, _ := json.Marshal(m)
 	return b
+}
+
+// copyMessage makes *dst a copy of *src field by field: a message copied
+// whole into the run's memory pays the runtime's bulk write barrier for its
+// eleven pointer words while a GC mark runs, several times dearer a word
+// than the compiler's inline barrier of a field. TestCopyMessageCopiesEveryField
+// fails when a field of bindings.ConversationMessage is left out here.
+func copyMessage(dst, src *bindings.ConversationMessage) {
+	dst.TenantID, dst.ConversationID, dst.ID, dst.Seq, dst.Role = src.TenantID, src.ConversationID, src.ID, src.Seq, src.Role
+	dst.Content, dst.ToolCalls, dst.ToolCallID, dst.TurnNumber = src.Content, src.ToolCalls, src.ToolCallID, src.TurnNumber
+	dst.RunID, dst.ParticipantID, dst.Metadata, dst.CreatedAt = src.RunID, src.ParticipantID, src.Metadata, src.CreatedAt
 }

@@ -13,13 +13,35 @@ import (
 // deferredMessage is a message step whose append waits for the drive's
 // next write, to be stored with it in one bindings.MessageStepAppender
 // call (see deferMessage).
+//
+// The message itself is not copied here: it is r.appended[appended], where
+// persist puts it before any write can happen (see message). Holding it
+// once, and clearing only set once it is written, keeps the pointer words
+// a message step writes few (each costs a write barrier while a GC mark
+// runs).
 type deferredMessage struct {
 	set      bool
 	key      string // the message step's key; its entry is in r.buf
 	node     string
-	in       bindings.AppendMessageInput
 	appended int // its index in r.appended
 	after    func(context.Context, bindings.ConversationMessage)
+}
+
+// message returns the append of the deferred message d, as persist was
+// given it: the message persist returned for it (and appended to
+// r.appended) has its fields, but for the Seq and CreatedAt the store
+// gives it. ok is false when r.appended does not hold it (its step failed
+// before persist appended it; then its entry is not buffered either).
+func (r *run) message(d *deferredMessage) (in bindings.AppendMessageInput, ok bool) {
+	if d.appended >= len(r.appended) {
+		return in, false
+	}
+	m := &r.appended[d.appended]
+	return bindings.AppendMessageInput{
+		TenantID: m.TenantID, ConversationID: m.ConversationID, ID: m.ID, Role: m.Role, Content: m.Content,
+		ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, TurnNumber: m.TurnNumber, RunID: m.RunID,
+		ParticipantID: m.ParticipantID, Metadata: m.Metadata,
+	}, true
 }
 
 // deferMessage defers the append of in, the message of step key, to the
@@ -56,7 +78,7 @@ func (r *run) deferMessage(ctx context.Context, key, node string, in bindings.Ap
 	if err := r.checkLease(); err != nil {
 		return false, err
 	}
-	r.deferred = deferredMessage{set: true, key: key, node: node, in: in, appended: len(r.appended), after: after}
+	r.deferred = deferredMessage{set: true, key: key, node: node, appended: len(r.appended), after: after}
 	return true, nil
 }
 
@@ -128,13 +150,14 @@ func (r *run) writeDeferred(ctx context.Context, entries []bindings.JournalEntry
 			break
 		}
 	}
-	if at < 0 {
+	msg, ok := r.message(&d)
+	if at < 0 || !ok {
 		r.dropBuffer()
 		return nil, nil, &agents.PersistenceError{Op: "append message step", Err: fmt.Errorf("the entry of step %s is not buffered", d.key)}
 	}
 	in := bindings.MessageStepInput{
 		Steps:     bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries},
-		StepIndex: at, Message: d.in, Finish: finish, Encode: r.encodeMsg,
+		StepIndex: at, Message: msg, Finish: finish, Encode: r.encodeMsg,
 	}
 	var res bindings.MessageStepResult
 	var err error
@@ -160,12 +183,12 @@ func (r *run) writeDeferred(ctx context.Context, entries []bindings.JournalEntry
 	if len(res.Entries) != len(entries) || len(res.Appended) != len(entries) {
 		return nil, nil, &agents.PersistenceError{Op: "append message step", Err: fmt.Errorf("%d entries written, %d returned", len(entries), len(res.Entries))}
 	}
-	r.deferred = deferredMessage{}
+	r.deferred.set = false
 	if d.appended < len(r.appended) && r.appended[d.appended].ID == res.Message.ID {
-		r.appended[d.appended] = res.Message // with its Seq and CreatedAt
+		copyMessage(&r.appended[d.appended], &res.Message) // with its Seq and CreatedAt
 	}
 	if d.key == NodePersistUserMessage {
-		r.userMsg = res.Message // the bound of the history reads after it
+		copyMessage(&r.userMsg, &res.Message) // the bound of the history reads after it
 	}
 	if err := r.stored(res.Entries[:len(r.buf)], res.Appended); err != nil {
 		return nil, nil, err
@@ -183,16 +206,16 @@ func (r *run) refusedDeferred(ctx context.Context, at int, res bindings.MessageS
 		return &agents.PersistenceError{Op: "append message step", Err: fmt.Errorf("%d entries written, %d returned", at, len(res.Entries))}
 	}
 	d := r.deferred
-	r.deferred = deferredMessage{}
+	r.deferred.set = false
 	for _, e := range r.buf[at:] {
 		// Not stored, and never to be: the index forgets them.
-		if st := r.entries.get(e.Key); st != nil && st.result != nil && st.result.Seq == 0 {
-			st.result = nil
+		if st := r.entries.get(e.Key); st != nil && st.result != 0 && r.at(st.result).Seq == 0 {
+			st.result = 0
 		}
 	}
 	r.buf = r.buf[:at]
-	if d.appended < len(r.appended) && r.appended[d.appended].ID == d.in.ID {
-		r.appended = r.appended[:d.appended]
+	if d.appended < len(r.appended) {
+		r.appended = r.appended[:d.appended] // its message, never stored
 	}
 	if serr := r.stored(res.Entries, res.Appended); serr != nil {
 		return serr
@@ -208,5 +231,5 @@ func (r *run) refusedDeferred(ctx context.Context, at int, res bindings.MessageS
 // crash would (see bufferEntry).
 func (r *run) dropBuffer() {
 	r.buf, r.carried = r.buf[:0], false
-	r.deferred = deferredMessage{}
+	r.deferred.set = false
 }

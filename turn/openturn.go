@@ -226,6 +226,11 @@ func (r *run) appendUserMessageStep(ctx context.Context, in bindings.MessageStep
 // appended at once.
 func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.JournalEntry, at int, finish bindings.RunStatus) ([]bindings.JournalEntry, []bool, error) {
 	d := r.deferred
+	msg, ok := r.message(&d)
+	if !ok {
+		r.dropBuffer()
+		return nil, nil, &agents.PersistenceError{Op: "append user message", Err: fmt.Errorf("the message of step %s is not held", d.key)}
+	}
 	r.reads.userDeferred = false
 	to := turnOpener(r.b)
 	if to == nil {
@@ -234,7 +239,7 @@ func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.Jour
 	n := len(r.buf)
 	rest := append([]bindings.JournalEntry(nil), entries[at:]...) // the step's entry and those after it
 	head := entries[:at:at]
-	res, err := r.appendUserMessage(ctx, to, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: head}, d.in)
+	res, err := r.appendUserMessage(ctx, to, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: head}, msg)
 	if err != nil {
 		if res.Entries == nil {
 			// Nothing stored: the deferred message stays for a retry.
@@ -249,12 +254,12 @@ func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.Jour
 		if !res.Appended[i] {
 			return nil, nil, &agents.RunBusyError{RunID: r.id}
 		}
-		if st := r.entries.get(res.Entries[i].Key); st != nil && st.result != nil {
-			*st.result = res.Entries[i]
+		if st := r.entries.get(res.Entries[i].Key); st != nil && st.result != 0 && r.at(st.result) != &res.Entries[i] {
+			*r.at(st.result) = res.Entries[i]
 		}
 	}
 	m := res.Message
-	r.deferred = deferredMessage{}
+	r.deferred.set = false
 	if d.appended < len(r.appended) && r.appended[d.appended].ID == m.ID {
 		r.appended[d.appended] = m
 	}
@@ -267,8 +272,8 @@ func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.Jour
 		return nil, nil, &agents.PersistenceError{Op: "encode step " + d.key, Err: err, Permanent: true}
 	}
 	rest[0].Output = out
-	if st := r.entries.get(d.key); st != nil && st.result != nil {
-		st.result.Output = out
+	if st := r.entries.get(d.key); st != nil && st.result != 0 {
+		r.at(st.result).Output = out
 	}
 	for i := range rest {
 		if rest[i].Key != NodeBuildInitialMessages || rest[i].Status != bindings.StepCompleted {
@@ -284,12 +289,14 @@ func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.Jour
 			return nil, nil, &agents.PersistenceError{Op: "encode step " + NodeBuildInitialMessages, Err: err, Permanent: true}
 		}
 		rest[i].Output = raw
-		if st := r.entries.get(NodeBuildInitialMessages); st != nil && st.result != nil {
-			st.result.Output = raw
+		if st := r.entries.get(NodeBuildInitialMessages); st != nil && st.result != 0 {
+			r.at(st.result).Output = raw
 		}
 		r.messages = msgs
 	}
-	r.buf = append(r.buf[:0], rest[:n-at]...)
+	// A buffer of its own: the entry slab's slots from the buffer's start
+	// on hold the entries just stored, which the index points to.
+	r.buf = append(r.buf[:0:0], rest[:n-at]...)
 	var stored []bindings.JournalEntry
 	var appended []bool
 	if finish != "" {

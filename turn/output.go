@@ -34,7 +34,7 @@ type outputCheck struct {
 func (r *run) validateOutput(ctx context.Context, i int, text string) (retry bool, err error) {
 	key := loopKey(i) + "/" + NodeValidateOutput
 	chk, err := decide(ctx, r, key, NodeValidateOutput, func(context.Context, string) (outputCheck, error) {
-		sch, err := outputSchema(r.agent.Output)
+		sch, err := outputSchema(r.in.Agent.Output)
 		if err != nil {
 			return outputCheck{}, &agents.InvalidAgentError{Issues: []agents.Issue{{Path: "output", Message: err.Error()}}}
 		}

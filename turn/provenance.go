@@ -167,7 +167,7 @@ func (r *run) persistProvenance(ctx context.Context) error {
 func (r *run) provenanceSource() ProvenanceSource {
 	return ProvenanceSource{
 		TenantID: r.tenantID, RunID: r.id, ConversationID: r.in.ConversationID, TurnNumber: r.s.TurnNumber,
-		ParticipantID: r.in.ParticipantID, AgentID: r.agent.ID, AgentVersion: r.agent.Version,
+		ParticipantID: r.in.ParticipantID, AgentID: r.in.Agent.ID, AgentVersion: r.in.Agent.Version,
 		Route: r.s.Route, Prompt: r.prompt, Messages: r.messages, ToolCalls: r.traceCalls,
 		Retrieved: r.retrieved, Guardrails: r.outcomes, Usage: r.usage, CreatedAt: r.s.Now,
 	}

@@ -129,7 +129,7 @@ func (r *run) runRetrievals(ctx context.Context) error {
 	facts, err := decide(ctx, r, NodeRunRetrievals, NodeRunRetrievals, func(ctx context.Context, _ string) ([]RetrievedFact, error) {
 		facts, err := RunRetrievals(ctx, RetrievalRequest{
 			TenantID: r.tenantID, ProjectID: r.in.ProjectID, ConversationID: r.in.ConversationID,
-			Query: r.in.UserMessage, Intents: r.agent.Retrieval,
+			Query: r.in.UserMessage, Intents: r.in.Agent.Retrieval,
 		}, RetrievalBindings{Memory: r.b.Memory, Embeddings: r.b.Embeddings, EmbeddingModel: r.b.EmbeddingModel})
 		if err != nil {
 			return nil, err

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	agents "github.com/kindgi/agents"
-	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 )
 
@@ -20,8 +19,7 @@ import (
 type run struct {
 	mem      *runMem // the pooled memory r lives in (nil: not pooled)
 	b        *Bindings
-	in       Input
-	agent    agent.Agent
+	in       Input // in.Agent is the run's agent
 	tenantID string
 	id       string
 	owner    string
@@ -29,15 +27,19 @@ type run struct {
 	status   bindings.RunStatus // the run's status when this drive took it
 
 	entries journalIndex
-	// entrySlab holds the entries that entries points to (see record).
+	// entrySlab holds the entries the index keeps (see record), after
+	// fullSlabs (see at); loaded are the entries read for the drive
+	// (loadJournal).
 	entrySlab []bindings.JournalEntry
+	fullSlabs [][]bindings.JournalEntry
+	loaded    []bindings.JournalEntry
 	// outArena holds the outputs of the drive's steps (encodeStep);
 	// quoted is the rendered prompt as journaled there.
 	outArena []byte
 	quoted   quotedString
 	// batcher and finisher are the optional capabilities of b.Runs (nil
 	// without them); buf holds decide results not written yet (see
-	// bufferEntry).
+	// bufferEntry), in entrySlab's last slots (see bufTail).
 	batcher   bindings.StepBatcher
 	finisher  bindings.RunFinisher
 	combiner  bindings.StepMessageAppender                       // only when Runs and Conversations are one store
@@ -62,9 +64,8 @@ type run struct {
 	lazyMessages *bindings.JournalEntry
 	// lazyPrompt is the replayed render-prompt entry, likewise.
 	lazyPrompt *bindings.JournalEntry
-	// shared is the journal a Resume loaded with a shared read (see
-	// sharedOutput), nil otherwise.
-	shared []bindings.JournalEntry
+	// sharedLoaded says loaded is a shared read's (see sharedOutput).
+	sharedLoaded bool
 	// reads is what a bindings.TurnOpener or RunResumer read ahead (see
 	// openTurn), nil when nothing was: kept out of line, so that a run on
 	// a store without them carries (and zeroes, and the GC scans) one
@@ -106,36 +107,63 @@ type run struct {
 }
 
 // newRun prepares a drive over a run's journal.
-func newRun(b *Bindings, in Input, a agent.Agent, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) *run {
+func newRun(b *Bindings, in Input, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) *run {
 	r := &run{}
-	initRun(r, b, in, a, runID, owner, status, entries)
+	initRun(r, b, in, runID, owner, status, entries)
 	return r
 }
 
-// initRun sets up a zero run r (see newRun); a pooled run (r.mem set)
-// starts its index and buffer in the pooled slabs.
-func initRun(r *run, b *Bindings, in Input, a agent.Agent, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) {
-	encodeMsg := r.encodeMsg // a pooled run keeps its closure (r stays where it is)
-	*r = run{mem: r.mem, b: b, in: in, agent: a, tenantID: in.TenantID, id: runID, owner: owner, status: status, resumed: len(entries) > 0}
+// initRun sets up r, a zero run (see newRun) or a pooled one (r.mem set),
+// which reset clears first; a pooled run starts its index and buffer in the
+// pooled slabs.
+func initRun(r *run, b *Bindings, in Input, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) {
+	if r.mem != nil {
+		r.reset()
+		r.setInput(&in)
+	} else {
+		r.in = in
+	}
+	r.b, r.tenantID, r.id, r.owner, r.status, r.resumed = b, in.TenantID, runID, owner, status, len(entries) > 0
 	r.loadJournal(entries)
+	var (
+		batcher  bindings.StepBatcher
+		finisher bindings.RunFinisher
+		combiner bindings.StepMessageAppender
+		msgStep  bindings.MessageStepAppender
+	)
+	encodeMsg := r.encodeMsg // a pooled run keeps its closure (r stays where it is)
 	if sb, ok := b.Runs.(bindings.StepBatcher); ok {
-		sb = trustedJournal(b.Runs, sb)
-		r.batcher = sb
-		if r.mem != nil {
-			r.buf = r.mem.buf[:0]
-		} else {
-			r.buf = make([]bindings.JournalEntry, 0, len(runMem{}.buf)) // a turn buffers at most 4, and one more entry goes with them
-		}
-		r.finisher, _ = sb.(bindings.RunFinisher)
-		if c, ok := sb.(bindings.StepMessageAppender); ok && sameBinding(b.Runs, b.Conversations) {
-			r.combiner = c
-			if ms, ok := sb.(bindings.MessageStepAppender); ok && sameBinding(ms.MessageStepStore(), b.Runs) {
-				r.msgStep = ms
-				if r.encodeMsg = encodeMsg; encodeMsg == nil || r.mem == nil {
-					r.encodeMsg = r.encodeMessageInArena
+		batcher = trustedJournal(b.Runs, sb)
+		finisher, _ = batcher.(bindings.RunFinisher)
+		if c, ok := batcher.(bindings.StepMessageAppender); ok && sameBinding(b.Runs, b.Conversations) {
+			combiner = c
+			if ms, ok := batcher.(bindings.MessageStepAppender); ok && sameBinding(ms.MessageStepStore(), b.Runs) {
+				msgStep = ms
+				if encodeMsg == nil {
+					encodeMsg = r.encodeMessageInArena
 				}
 			}
 		}
+	}
+	if msgStep == nil {
+		encodeMsg = nil
+	}
+	// Written only when they change: usually a pooled run's drive before
+	// had the same store (see reset).
+	if !sameBits(&r.batcher, &batcher) {
+		r.batcher = batcher
+	}
+	if !sameBits(&r.finisher, &finisher) {
+		r.finisher = finisher
+	}
+	if !sameBits(&r.combiner, &combiner) {
+		r.combiner = combiner
+	}
+	if !sameBits(&r.msgStep, &msgStep) {
+		r.msgStep = msgStep
+	}
+	if !sameBits(&r.encodeMsg, &encodeMsg) {
+		r.encodeMsg = encodeMsg
 	}
 	r.loadParked(entries)
 }
@@ -169,12 +197,12 @@ func (r *run) drive(parent context.Context) (Result, error) {
 	if r.logger != nil {
 		r.driveWall = time.Now()
 	}
-	if st := r.entries.get(NodeComposeResult); st != nil && st.result != nil {
-		r.log(parent, logRunFinished, slog.String("status", string(st.result.Status)))
+	if st := r.entries.get(NodeComposeResult); st != nil && st.result != 0 {
+		r.log(parent, logRunFinished, slog.String("status", string(r.at(st.result).Status)))
 		// Finished: make the run's status say so (a driver may have died
 		// between the outcome and the status), then return the outcome.
 		want := bindings.RunCompleted
-		if st.result.Status == bindings.StepFailed {
+		if r.at(st.result).Status == bindings.StepFailed {
 			want = bindings.RunFailed
 		}
 		if r.status != want {
@@ -184,8 +212,8 @@ func (r *run) drive(parent context.Context) (Result, error) {
 			}
 		}
 		defer r.releaseLease(parent)
-		if st.result.Status == bindings.StepFailed {
-			return decodeResult[Result](st.result)
+		if r.at(st.result).Status == bindings.StepFailed {
+			return decodeResult[Result](r.at(st.result))
 		}
 		// Rebuild the result by folding the journal: every step returns
 		// its stored output and nothing runs.
@@ -206,7 +234,7 @@ func (r *run) drive(parent context.Context) (Result, error) {
 	}
 	emit(r, parent, TurnStartedEvent{
 		RunID: r.id, TenantID: r.tenantID, ConversationID: r.in.ConversationID,
-		AgentID: r.agent.ID, AgentVersion: r.agent.Version, Resumed: r.resumed,
+		AgentID: r.in.Agent.ID, AgentVersion: r.in.Agent.Version, Resumed: r.resumed,
 	})
 	res, err := r.flow(ctx)
 	return r.finish(parent, res, err)
@@ -305,7 +333,7 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 	entries := r.buf
 	if last != nil {
 		last.At = r.now()
-		entries = append(entries, *last)
+		entries = append(r.bufTail(), *last)
 	}
 	if r.finisher != nil && r.deferred.set {
 		// The final message waits for this write: it goes with it.
@@ -315,8 +343,8 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 			r.releaseLease(ctx)
 			return err
 		}
-		for _, e := range stored[n:] {
-			r.record(e)
+		for i := n; i < len(stored); i++ {
+			r.recordAt(&stored[i])
 		}
 		return nil
 	}
@@ -332,9 +360,10 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 			r.releaseLease(ctx)
 			return coded(err, "finish run")
 		}
-		err = r.stored(stored[:len(r.buf)], appended)
-		for _, e := range stored[len(r.buf):] {
-			r.record(e)
+		n := len(r.buf)
+		err = r.stored(stored[:n], appended)
+		for i := n; i < len(stored); i++ {
+			r.recordAt(&stored[i])
 		}
 		return err
 	}
@@ -357,16 +386,16 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 // flow runs the nodes of agent.turn in order; each side effect is a step.
 func (r *run) flow(ctx context.Context) (Result, error) {
 	prior := r.entries.get(NodeSetup)
-	ranNow := prior == nil || prior.result == nil
+	ranNow := prior == nil || prior.result == 0
 	s, err := decide(ctx, r, NodeSetup, NodeSetup, r.setup)
 	if err != nil {
 		return Result{}, err
 	}
-	if st := r.entries.get(NodeSetup); ranNow && st != nil && st.result != nil {
+	if st := r.entries.get(NodeSetup); ranNow && st != nil && st.result != 0 {
 		// Work from the journaled form when setup ran in this drive too, so a tool's
 		// config (any JSON) reaches it with the same Go types on every
 		// drive: float64 numbers, map[string]any objects.
-		if s, err = normalizeSetup(s, st.result.Output); err != nil {
+		if s, err = normalizeSetup(s, r.at(st.result).Output); err != nil {
 			return Result{}, err
 		}
 	}

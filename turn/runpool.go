@@ -2,13 +2,16 @@ package turn
 
 import (
 	"sync"
+	"time"
+	"unsafe"
 
 	"github.com/kindgi/agents/bindings"
 )
 
 // runMem is the memory of a drive that nothing keeps once the drive is
-// over: the run itself, the first slabs of its journal index and its
-// journal buffer. Invoke and Resume take it from runPool and give it back
+// over: the run itself and the first slabs of its journal index (the
+// entries and their key states; the journal buffer is the entry slab's
+// tail). Invoke and Resume take it from runPool and give it back
 // when the drive returns (release), so that a turn does not allocate it
 // afresh (6 KB a turn, a quarter of a memstore turn's allocations, and the
 // GC work that comes with them).
@@ -24,7 +27,6 @@ type runMem struct {
 	b       Bindings
 	keys    [20]keyState
 	entries [20]bindings.JournalEntry
-	buf     [6]bindings.JournalEntry
 	// arena is the drive's first output arena when its store copies what
 	// it keeps (bindings.OutputCopier; see newOutArena), written over by
 	// the next drive; arenaTaken is set while a drive uses it.
@@ -40,8 +42,10 @@ func newPooledRun(b *Bindings, in Input, runID, owner string, status bindings.Ru
 	m := runPool.Get().(*runMem)
 	r := &m.run
 	r.mem = m
-	m.b = *b // the caller's Bindings stay on its stack
-	initRun(r, &m.b, in, in.Agent, runID, owner, status, entries)
+	if !sameBits(&m.b, b) {
+		m.b = *b // the caller's Bindings stay on its stack
+	}
+	initRun(r, &m.b, in, runID, owner, status, entries)
 	return r
 }
 
@@ -53,7 +57,7 @@ func (r *run) release() {
 		return
 	}
 	// The run, its Bindings and the slabs are not cleared here: the next
-	// newPooledRun overwrites the run and the Bindings whole (initRun) and
+	// newPooledRun overwrites the run and the Bindings (initRun) and
 	// uses the slabs only up to the length it fills, and clearing them
 	// costs a write barrier per pointer word whenever a GC mark is running
 	// (≈10k instructions a turn on average). What they still point to — the
@@ -62,6 +66,43 @@ func (r *run) release() {
 	// most two GC cycles) or a later drive overwrites it.
 	m.arenaTaken = false // nothing reads its outputs now: the store copied them
 	runPool.Put(m)
+}
+
+// reset clears a pooled run for initRun, which then sets its identity,
+// Input, Bindings, journal and store capabilities: every other field is
+// made zero, as in a new run. It writes field by field, not *r = run{}:
+// while a GC mark runs every pointer word written costs a write barrier,
+// and one struct copy of the run (146 pointer words) pays the runtime's
+// bulk barrier for each of them, nil or not, at ≈ 55 instructions a word
+// before the marking. What initRun sets is left to it: the identity, the
+// journal index and slab (loadJournal), and the capabilities and the agent,
+// written only when they change.
+// TestResetClearsEveryField fails when a field of run is left out here.
+func (r *run) reset() {
+	r.fullSlabs, r.outArena, r.quoted = nil, nil, quotedString{}
+	r.deferred = deferredMessage{}
+	r.buf, r.carried, r.logger, r.driveWall, r.lease, r.idText = nil, false, nil, time.Time{}, nil, nil
+	r.wallCtx, r.setupDecoded, r.parkedDecoded, r.lazyMessages, r.lazyPrompt = nil, nil, nil, nil, nil
+	r.reads, r.wantHistory, r.inflight, r.inflightNode = nil, false, "", ""
+	r.sharedLoaded = false
+	r.replaying, r.failed, r.pending, r.parkedNow, r.driveStart, r.elapsedBefore = false, false, false, 0, time.Time{}, 0
+	r.s = setupState{}
+	r.provider, r.tools, r.toolDefs, r.prompt = nil, nil, nil, ""
+	r.userMsg = bindings.ConversationMessage{}
+	r.retrieved, r.messages, r.appended, r.usage, r.traceCalls, r.usedTools = nil, nil, nil, Usage{}, nil, nil
+	r.final, r.output, r.outputRetried, r.outcomes, r.provenance = "", nil, false, nil, nil
+}
+
+// setInput makes r.in a copy of *in field by field, writing the agent
+// only when it changed (usually the drive before had the same: see reset).
+func (r *run) setInput(in *Input) {
+	if !sameBits(&r.in.Agent, &in.Agent) {
+		r.in.Agent = in.Agent
+	}
+	d := &r.in
+	d.TenantID, d.ProjectID, d.ConversationID, d.UserMessage = in.TenantID, in.ProjectID, in.ConversationID, in.UserMessage
+	d.Parameters, d.ParticipantID, d.DryRun, d.Principal = in.Parameters, in.ParticipantID, in.DryRun, in.Principal
+	d.RunID, d.ModelSettings = in.RunID, in.ModelSettings
 }
 
 // newOutArena returns an empty output arena for encodeStep: the pooled
@@ -82,4 +123,17 @@ func (r *run) newOutArena() []byte {
 		}
 	}
 	return make([]byte, 0, outArenaSize)
+}
+
+// sameBits reports whether *a and *b hold the same bytes: then they are
+// the same value (the same pointers, lengths and numbers), and assigning one
+// to the other changes nothing. A pooled run's memory is written over by
+// every drive, and each pointer word written costs a write barrier while a
+// GC mark runs (≈ 150 instructions, marking what the old and the new word
+// point to), so copies that would not change it are skipped: the Bindings
+// of an Invoke are usually those of the drive before. Padding that differs
+// only makes them differ (then the value is copied, as always).
+func sameBits[T any](a, b *T) bool {
+	n := unsafe.Sizeof(*a)
+	return unsafe.String((*byte)(unsafe.Pointer(a)), n) == unsafe.String((*byte)(unsafe.Pointer(b)), n)
 }

@@ -44,7 +44,7 @@ type setupState struct {
 // the HITL binding (invalid-bindings when a gate could ask and none is
 // bound), all before any model call.
 func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
-	a := r.agent
+	a := r.in.Agent
 	var s setupState
 	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, a.ID, bindings.PolicyKindModel, bindings.PolicyKindHitl)
 	if err != nil {
@@ -236,7 +236,7 @@ func nilIfNullList(p *[]string) *[]string {
 // meanwhile keeps it open, and the turn goes on); without it,
 // CloseConversation closes it. A dry run closes nothing and fails alike.
 func (r *run) autoClose(ctx context.Context, conv bindings.Conversation, now time.Time) error {
-	cutoff, due := closeCutoff(r.agent, now)
+	cutoff, due := closeCutoff(r.in.Agent, now)
 	if !due || !conv.LastActivityAt.Before(cutoff) {
 		return nil
 	}

@@ -34,14 +34,14 @@ func readJournal(ctx context.Context, b *Bindings, tenantID, runID string, dst [
 }
 
 // sharedOutput reports whether e is an entry of the journal a shared read
-// loaded (r.shared), whose output no one ever writes: not one this drive
-// wrote, whose output is in the drive's arena (newOutArena), written over
-// by a later drive.
+// loaded (r.loaded, with r.sharedLoaded), whose output no one ever
+// writes: not one this drive wrote, whose output is in the drive's arena
+// (newOutArena), written over by a later drive.
 func (r *run) sharedOutput(e *bindings.JournalEntry) bool {
-	if len(r.shared) == 0 {
+	if !r.sharedLoaded || len(r.loaded) == 0 {
 		return false
 	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(r.shared)))
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(r.loaded)))
 	p := uintptr(unsafe.Pointer(e))
-	return p >= base && p < base+uintptr(len(r.shared))*unsafe.Sizeof(*e)
+	return p >= base && p < base+uintptr(len(r.loaded))*unsafe.Sizeof(*e)
 }

@@ -17,15 +17,15 @@ func TestSharedOutputIsTheLoadedJournal(t *testing.T) {
 	slab := new(loadedSlab)
 	loaded := append(slab[:0], bindings.JournalEntry{Key: "render-prompt", Status: bindings.StepCompleted, Output: json.RawMessage(`"hello"`)},
 		bindings.JournalEntry{Key: "b", Status: bindings.StepCompleted})
-	r := &run{shared: loaded}
-	kept := r.keep(bindings.JournalEntry{Key: "c", Status: bindings.StepCompleted, Output: json.RawMessage(`"hello"`)})
+	r := &run{loaded: loaded, sharedLoaded: true}
+	kept := r.at(r.keep(bindings.JournalEntry{Key: "c", Status: bindings.StepCompleted, Output: json.RawMessage(`"hello"`)}))
 	copied := loaded[0]
 	switch {
 	case !r.sharedOutput(&loaded[0]) || !r.sharedOutput(&loaded[1]):
 		t.Error("an entry of the loaded journal is not shared")
 	case r.sharedOutput(kept) || r.sharedOutput(&copied) || r.sharedOutput(&slab[2]):
 		t.Error("an entry outside the loaded journal is shared")
-	case (&run{}).sharedOutput(&loaded[0]):
+	case (&run{}).sharedOutput(&loaded[0]), (&run{loaded: loaded}).sharedOutput(&loaded[0]):
 		t.Error("a run without a shared read shares an entry")
 	}
 	in, err := decodeOutcome[string](&loaded[0], r.sharedOutput(&loaded[0]))

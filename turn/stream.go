@@ -37,9 +37,9 @@ func (r *run) generateRequest(requestID string) bindings.GenerateRequest {
 	req := bindings.GenerateRequest{
 		Model: r.s.Route.Model, Messages: slices.Clip(wellFormed(r.messages)), Tools: r.toolDefs,
 		RequestID: requestID, TenantID: r.tenantID, RunID: r.id,
-		Output: r.agent.Output,
+		Output: r.in.Agent.Output,
 	}
-	if s := r.agent.ModelSettings; s != nil {
+	if s := r.in.Agent.ModelSettings; s != nil {
 		req.Settings = *s
 	}
 	if !r.in.ModelSettings.IsZero() {

@@ -177,7 +177,7 @@ func (r *run) toolUsed(ctx context.Context, toolID string) (bool, error) {
 func (r *run) invokeTool(ctx context.Context, p callPlan, requestID string) (toolResult, error) {
 	d, _ := r.tool(p.ToolID)
 	call := bindings.CallContext{
-		TenantID: r.tenantID, RunID: r.id, ConversationID: r.in.ConversationID, AgentID: r.agent.ID,
+		TenantID: r.tenantID, RunID: r.id, ConversationID: r.in.ConversationID, AgentID: r.in.Agent.ID,
 		RequestID: requestID, Env: d.Env, Config: d.Config,
 	}
 	if r.in.Principal != nil {

@@ -154,10 +154,10 @@ func fold(ctx context.Context, b *Bindings, run bindings.Run) (Result, error) {
 	}
 	fb := *b
 	fb.OnEvent, fb.Logger = nil, nil // a fold is not a drive: no events, no logs
-	r := newRun(&fb, stored, a, run.ID, "", run.Status, entries)
+	r := newRun(&fb, stored, run.ID, "", run.Status, entries)
 	r.replaying = true
-	if st := r.entries.get(NodeComposeResult); st != nil && st.result != nil && st.result.Status == bindings.StepFailed {
-		return decodeResult[Result](st.result)
+	if st := r.entries.get(NodeComposeResult); st != nil && st.result != 0 && r.at(st.result).Status == bindings.StepFailed {
+		return decodeResult[Result](r.at(st.result))
 	}
 	return r.flow(ctx)
 }

@@ -1,0 +1,91 @@
+package turn
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/memstore"
+)
+
+// copyingRuns is memstore's run binding without its trusted journal: its
+// AppendSteps returns copies of the entries it is given (the path of a
+// store such as pgstore), not the entries updated in place.
+type copyingRuns struct{ *memstore.Store }
+
+// TestIndexFollowsTheStore holds that the journal index of a pooled run
+// points at entries equal to what the store keeps — Seq, At and outputs —
+// after buffered results and entries written at once have gone through
+// the entry slab (see bufTail, recordAt): with a store that updates the
+// entries in place (bindings.TrustedJournal) and with one that returns
+// copies, over more entries than the pooled slab holds, so that a buffer
+// is open when the slab fills. A buffer written over entries the index
+// still points to would show here.
+func TestIndexFollowsTheStore(t *testing.T) {
+	for _, trusted := range []bool{true, false} {
+		t.Run(fmt.Sprintf("trusted=%v", trusted), func(t *testing.T) {
+			ctx := context.Background()
+			store := memstore.New(nil)
+			if _, err := store.StartRun(ctx, bindings.StartRunInput{TenantID: "t1", RunID: "run-1", FlowID: FlowID, FlowVersion: FlowVersion, Owner: "o1", LeaseTTL: time.Minute}); err != nil {
+				t.Fatal(err)
+			}
+			var runs bindings.RunBinding = store
+			if !trusted {
+				runs = copyingRuns{store}
+			}
+			b := Bindings{Runs: runs}
+			r := newPooledRun(&b, Input{TenantID: "t1"}, "run-1", "o1", bindings.RunRunning, nil)
+			defer r.release()
+			if _, own := r.batcher.(copyingRuns); own == trusted {
+				t.Fatalf("trusted=%v but the run's batcher is %T", trusted, r.batcher)
+			}
+			n := 3 * len(runMem{}.entries)
+			for i := range n {
+				key, out := fmt.Sprintf("step/%d", i), []byte(fmt.Sprintf(`{"i":%d}`, i))
+				var err error
+				switch i % 5 {
+				case 2:
+					_, _, err = r.appendEntry(ctx, key, "node", bindings.StepStarted, nil, nil)
+				case 4:
+					_, _, err = r.appendEntry(ctx, key, "node", bindings.StepCompleted, out, nil)
+				default:
+					_, _, err = r.bufferEntry(ctx, key, "node", out)
+				}
+				if err != nil {
+					t.Fatalf("entry %d: %v", i, err)
+				}
+				if i%7 == 6 {
+					if err := r.flush(ctx); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := r.flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			stored, err := store.ReadJournal(ctx, "t1", "run-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(stored) != n {
+				t.Fatalf("%d entries stored, want %d", len(stored), n)
+			}
+			for _, e := range stored {
+				st := r.entries.get(e.Key)
+				if st == nil {
+					t.Fatalf("the index has no key %s", e.Key)
+				}
+				got := r.at(st.result)
+				if e.Status == bindings.StepStarted {
+					got = r.at(st.started)
+				}
+				if got == nil || !reflect.DeepEqual(*got, e) {
+					t.Errorf("the index holds %+v for %s, the store %+v", got, e.Key, e)
+				}
+			}
+		})
+	}
+}
