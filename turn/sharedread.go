@@ -10,8 +10,9 @@ import (
 
 // loadedSlab holds the journal a Resume loads (loadJournal indexes it in
 // place) when the store reads it into the caller's memory
-// (bindings.SharedJournalReader): 24 entries, a turn parked on one
-// approval and resumed with room to spare. Resume takes one from
+// (bindings.SharedJournalReader): 24 entries, twice the 11 of a turn
+// parked on one approval (a longer journal is read into a slice of the
+// store's making). Resume takes one from
 // loadedPool and gives it back when the drive has returned, as it does the
 // run's own memory (runMem): nothing the drive hands out points into it.
 type loadedSlab [24]bindings.JournalEntry
