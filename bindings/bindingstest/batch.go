@@ -12,7 +12,8 @@ import (
 // bindings.StepBatcher, bindings.RunFinisher, bindings.RunOpener (whose
 // snapshots Harness.Snapshots reads back), bindings.RunReopener and bindings.StepMessageAppender
 // and bindings.MessageStepAppender (whose messages Harness.Conversations
-// reads back), bindings.TurnOpener and bindings.RunResumer. Each suite
+// reads back), bindings.TurnOpener, bindings.RunResumer and the
+// bindings.SharedJournalReader of a bindings.TrustedJournal. Each suite
 // skips when the
 // binding lacks its capability. RunJournalTests runs them too.
 func RunBatchTests(t *testing.T, newHarness NewHarness) {
@@ -49,6 +50,7 @@ func RunBatchTests(t *testing.T, newHarness NewHarness) {
 		_, ok := h.Runs.(bindings.RunResumer)
 		return ok && any(h.Snapshots) == any(h.Runs) && any(h.Hitl) == any(h.Runs)
 	}, resumeRunCases)
+	runSuite(t, newHarness, "SharedJournalReader", hasSharedRead, sharedReadCases)
 	runSuite(t, newHarness, "OptimisticTurnOpener", func(h Harness) bool {
 		_, ok := h.Runs.(bindings.OptimisticTurnOpener)
 		return ok && any(h.Snapshots) == any(h.Runs) && any(h.Conversations) == any(h.Runs)
