@@ -247,9 +247,6 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	}
 	r := newPooledRun(&b, stored, in.RunID, owner, leased.Status, entries)
 	defer r.release()
-	if len(entries) > 0 && &entries[0] == &slab[0] {
-		r.sharedLoaded = true // only a SharedJournalReader writes into the slab
-	}
 	if approvals != nil {
 		r.reads = &turnReads{approvals: approvals}
 	}
@@ -328,7 +325,7 @@ func (r *run) recheckRoute(ctx context.Context) error {
 	// barrier while a GC mark runs).
 	e := r.at(st.result)
 	s := &r.s
-	if err := decodeOutcomeInto(e, r.sharedOutput(e), s); err != nil {
+	if err := decodeOutcomeInto(e, r.inPlace(e), s); err != nil {
 		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
 	// The drive replays setup next: it takes this decode instead of

@@ -542,7 +542,7 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 			out, r.setupDecoded = *p, nil // decoded from this entry by recheckRoute; used once
 		} else {
 			e := r.at(st.result)
-			out, err = decodeOutcome[T](e, r.sharedOutput(e))
+			out, err = decodeOutcome[T](e, r.inPlace(e))
 		}
 		if err != nil && r.at(st.result).Status == bindings.StepFailed {
 			r.failed = true
@@ -741,7 +741,7 @@ func (r *run) fail(ctx context.Context, key, node string, err error) error {
 func decodeResult[T any](e *bindings.JournalEntry) (T, error) { return decodeOutcome[T](e, false) }
 
 // decodeOutcome is decodeResult; shared says no one ever writes e's output
-// (r.sharedOutput(e)), which is then decoded in place (unmarshalIn).
+// (r.inPlace(e)), which is then decoded in place (unmarshalIn).
 func decodeOutcome[T any](e *bindings.JournalEntry, shared bool) (T, error) {
 	var out T
 	err := decodeOutcomeInto(e, shared, &out)

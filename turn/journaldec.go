@@ -32,9 +32,9 @@ import (
 func decodeFast[T any](raw []byte, out *T) bool { return decodeFastIn(raw, string(raw), out) }
 
 // decodeFastIn is decodeFast with s the text of raw: string(raw), or
-// raw's bytes themselves when no one ever writes them (a shared journal
-// read's: see sharedOutput), so that the strings decoded share them
-// instead of a copy.
+// raw's bytes themselves when no one ever writes them (an entry of the
+// journal read for the drive: see run.inPlace), so that the strings
+// decoded share them instead of a copy.
 func decodeFastIn[T any](raw []byte, s string, out *T) bool {
 	d := jdec{b: raw, s: s}
 	switch v := any(out).(type) {
@@ -1652,7 +1652,7 @@ func (d *jdec) budgetCaps(b *budgetCaps) {
 func unmarshal[T any](raw []byte, out *T) error { return unmarshalIn(raw, out, false) }
 
 // unmarshalIn is unmarshal; shared says no one ever writes raw's bytes
-// (sharedOutput): the decoders read them in place, and the strings they
+// (run.inPlace): the decoders read them in place, and the strings they
 // return share them.
 func unmarshalIn[T any](raw []byte, out *T, shared bool) error {
 	var s string
@@ -1678,7 +1678,7 @@ func unmarshalIn[T any](raw []byte, out *T, shared bool) error {
 // building the initial messages, or the provenance record.
 func (r *run) loadPrompt() error {
 	if e := r.lazyPrompt; e != nil {
-		text, err := decodeOutcome[string](e, r.sharedOutput(e))
+		text, err := decodeOutcome[string](e, r.inPlace(e))
 		if err != nil {
 			return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 		}
@@ -1699,7 +1699,7 @@ func (r *run) loadMessages() error {
 	if e == nil {
 		return nil
 	}
-	msgs, err := decodeOutcome[[]bindings.ChatMessage](e, r.sharedOutput(e))
+	msgs, err := decodeOutcome[[]bindings.ChatMessage](e, r.inPlace(e))
 	if err != nil {
 		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
@@ -1728,7 +1728,7 @@ func (r *run) loadParked(entries []bindings.JournalEntry) {
 		}
 		var pr parkRecord
 		ms, ok := int64(0), false
-		if unmarshal(e.Output, &pr) == nil {
+		if unmarshalIn(e.Output, &pr, r.inPlace(e)) == nil {
 			ms, ok = pr.ElapsedMs, true
 			if !slices.ContainsFunc(r.parkedDecoded, func(p parkedDecode) bool { return p.key == e.Key }) {
 				r.parkedDecoded = append(r.parkedDecoded, parkedDecode{key: e.Key, pr: pr})
@@ -1753,7 +1753,7 @@ func (r *run) parkedRecord(e *bindings.JournalEntry) (parkRecord, error) {
 		}
 	}
 	var pr parkRecord
-	err := unmarshalIn(e.Output, &pr, r.sharedOutput(e))
+	err := unmarshalIn(e.Output, &pr, r.inPlace(e))
 	return pr, err
 }
 

@@ -64,8 +64,6 @@ type run struct {
 	lazyMessages *bindings.JournalEntry
 	// lazyPrompt is the replayed render-prompt entry, likewise.
 	lazyPrompt *bindings.JournalEntry
-	// sharedLoaded says loaded is a shared read's (see sharedOutput).
-	sharedLoaded bool
 	// reads is what a bindings.TurnOpener or RunResumer read ahead (see
 	// openTurn), nil when nothing was: kept out of line, so that a run on
 	// a store without them carries (and zeroes, and the GC scans) one

@@ -84,7 +84,6 @@ func (r *run) reset() {
 	r.buf, r.carried, r.logger, r.driveWall, r.lease, r.idText = nil, false, nil, time.Time{}, nil, nil
 	r.wallCtx, r.setupDecoded, r.parkedDecoded, r.lazyMessages, r.lazyPrompt = nil, nil, nil, nil, nil
 	r.reads, r.wantHistory, r.inflight, r.inflightNode = nil, false, "", ""
-	r.sharedLoaded = false
 	r.replaying, r.failed, r.pending, r.parkedNow, r.driveStart, r.elapsedBefore = false, false, false, 0, time.Time{}, 0
 	r.s = setupState{}
 	r.provider, r.tools, r.toolDefs, r.prompt = nil, nil, nil, ""

@@ -34,15 +34,27 @@ func readJournal(ctx context.Context, b *Bindings, tenantID, runID string, dst [
 	return b.Runs.ReadJournal(ctx, tenantID, runID)
 }
 
-// sharedOutput reports whether e is an entry of the journal a shared read
-// loaded (r.loaded, with r.sharedLoaded), whose output no one ever
-// writes: not one this drive wrote, whose output is in the drive's arena
-// (newOutArena), written over by a later drive.
-func (r *run) sharedOutput(e *bindings.JournalEntry) bool {
-	if !r.sharedLoaded || len(r.loaded) == 0 {
+// inPlace reports whether e's output may be decoded in place, the
+// strings decoded sharing its bytes (unmarshalIn): e is an entry of the
+// journal read for this drive (r.loaded), whose bytes no one writes — the
+// caller's own copy (RunBinding.ReadJournal, a RunOpener's or
+// RunReopener's journal: returned values are copies), or a shared read's
+// (bindings.SharedJournalReader), which its store never writes again —
+// and its output is not in the pooled run's output arena, which later
+// drives write over (newOutArena). An entry this drive wrote is decoded
+// from a copy, as before.
+func (r *run) inPlace(e *bindings.JournalEntry) bool {
+	if len(r.loaded) == 0 || !within(unsafe.Pointer(e), unsafe.Pointer(unsafe.SliceData(r.loaded)), uintptr(len(r.loaded))*unsafe.Sizeof(*e)) {
 		return false
 	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(r.loaded)))
-	p := uintptr(unsafe.Pointer(e))
-	return p >= base && p < base+uintptr(len(r.loaded))*unsafe.Sizeof(*e)
+	if m := r.mem; m != nil && len(e.Output) > 0 && cap(m.arena) > 0 &&
+		within(unsafe.Pointer(unsafe.SliceData(e.Output)), unsafe.Pointer(unsafe.SliceData(m.arena)), uintptr(cap(m.arena))) {
+		return false
+	}
+	return true
+}
+
+// within reports whether p is in the n bytes from base.
+func within(p, base unsafe.Pointer, n uintptr) bool {
+	return uintptr(p) >= uintptr(base) && uintptr(p)-uintptr(base) < n
 }
