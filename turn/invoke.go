@@ -240,7 +240,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 		release()
 		return Result{}, err
 	}
-	stored, err := decodeSnapshot(snap, Input{Agent: in.Agent})
+	stored, err := decodeSnapshotIn(snap, Input{Agent: in.Agent}, true) // read by reopen: the caller's own
 	if err != nil {
 		release()
 		return Result{}, err
@@ -405,8 +405,15 @@ func checkFlow(snap bindings.RunSnapshotRecord) error {
 
 // decodeSnapshot rebuilds the turn input a snapshot stored.
 func decodeSnapshot(snap bindings.RunSnapshotRecord, in Input) (Input, error) {
+	return decodeSnapshotIn(snap, in, false)
+}
+
+// decodeSnapshotIn is decodeSnapshot; inPlace says nothing ever writes
+// snap.Input (a snapshot the binding read for the caller: returned values
+// are copies), which is then decoded in place (unmarshalIn).
+func decodeSnapshotIn(snap bindings.RunSnapshotRecord, in Input, inPlace bool) (Input, error) {
 	var stored Input
-	if err := unmarshal(snap.Input, &stored); err != nil {
+	if err := unmarshalIn(snap.Input, &stored, inPlace); err != nil {
 		return Input{}, &agents.RunSnapshotMissingError{RunID: snap.RunID}
 	}
 	stored.Agent = in.Agent
