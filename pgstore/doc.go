@@ -55,7 +55,15 @@
 // and OpenUserMessageStep is AppendUserMessageStep's batch with
 // kindgi_open_new_run in front, which inserts the snapshot and the leased
 // run only if neither is stored (else SQLSTATE KG002: nothing of the
-// transaction is stored) and then checks the conversation.
+// transaction is stored) and then checks the conversation. A resumed run
+// is leased by its first write (bindings.OptimisticRunResumer):
+// ReadResumeRun is one read-only batch (the snapshot, the run with its
+// last_seq, the journal, the approvals), and the writes as read are
+// AppendSteps', AppendMessageStep's or FinishRun's batch with
+// kindgi_lease_as_read (migration 0012) in front, which takes the lease
+// only if the run's status, lease and last_seq are as read (else SQLSTATE
+// KG003: nothing of the transaction is stored, and the caller gets
+// run-busy).
 //
 // # Schema and migrations
 //

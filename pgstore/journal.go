@@ -182,6 +182,13 @@ func textArg(raw []byte) *string {
 // with the Seq the store gave it and At in the store's precision; it is
 // not read back.
 func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendStepsInput, status bindings.RunStatus, tail *messageTail) ([]bindings.JournalEntry, []bool, error) {
+	return s.appendStepsAfter(ctx, op, nil, in, status, tail)
+}
+
+// appendStepsAfter is appendSteps, with the statements of pre (when set)
+// before its own in the same round trip and transaction (see
+// AppendStepsAsRead).
+func (s *Store) appendStepsAfter(ctx context.Context, op string, pre *batchExtra, in bindings.AppendStepsInput, status bindings.RunStatus, tail *messageTail) ([]bindings.JournalEntry, []bool, error) {
 	switch {
 	case in.TenantID == "":
 		return nil, nil, invalid("tenant id is empty")
@@ -196,7 +203,7 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(in.Entries) == 0 && status == "" && tail == nil {
+	if len(in.Entries) == 0 && status == "" && tail == nil && pre == nil {
 		return []bindings.JournalEntry{}, []bool{}, nil
 	}
 	now := s.stamp(time.Time{})
@@ -207,6 +214,7 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 	}
 	sr := newStepRows(in.Entries, args)
 	err = s.send(ctx, op, func(b *pgx.Batch) {
+		pre.queue(b)
 		b.Queue(sqlAppendSteps, in.TenantID, in.RunID, in.Owner, now, args.keys, args.phases, args.nodes, args.statuses,
 			args.outputs, args.errors, args.ats, finish)
 		if tail != nil {
@@ -214,6 +222,9 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 			tail.extra.queue(b)
 		}
 	}, func(br pgx.BatchResults) error {
+		if err := pre.read(br); err != nil {
+			return err
+		}
 		if err := sr.read(br); err != nil {
 			return err
 		}

@@ -75,3 +75,91 @@ func BenchmarkResumeParkedTurn(b *testing.B) {
 	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "client-cpu-ms/op")
 	b.ReportMetric(float64(server)/1e6/float64(b.N), "backend-cpu-ms/op")
 }
+
+// reopenLeased is the Store with the optimistic lease turned off: its
+// OptimisticRunResumerStore is the Store, not the wrapper, so a turn bound
+// to the wrapper takes the run's lease in the reopen (ResumeRun), as
+// before migration 0012; every other capability is the wrapper's own.
+type reopenLeased struct{ *Store }
+
+// RunResumerStore is the wrapper itself.
+func (w reopenLeased) RunResumerStore() bindings.RunBinding { return w }
+
+// MessageStepStore is the wrapper itself.
+func (w reopenLeased) MessageStepStore() bindings.RunBinding { return w }
+
+// TurnOpenerStore is the wrapper itself.
+func (w reopenLeased) TurnOpenerStore() bindings.RunBinding { return w }
+
+// OptimisticTurnOpenerStore is the wrapper itself.
+func (w reopenLeased) OptimisticTurnOpenerStore() bindings.RunBinding { return w }
+
+// BenchmarkResumeLeaseInterleaved is BenchmarkResumeParkedTurn with the
+// two ways of taking the lease in one process, interleaved Resume by
+// Resume so that both see the same load: "reopen" takes it in the reopen
+// round trip (its own commit), "first-write" with the first write
+// (bindings.OptimisticRunResumer). It reports each one's p50 and
+// commits, and the ratio of the p50s (first-write over reopen).
+func BenchmarkResumeLeaseInterleaved(b *testing.B) {
+	pool, rt := tracedPool(b, 1, "synchronous_commit", "on")
+	s := New(pool, nil)
+	f := newTurnFixture(b, s)
+	a := lookupAgent(b, agent.GateAlwaysAsk)
+	first := f.bindings()
+	first.Providers = bindings.Providers{answerModel{}}
+	hour := time.Hour.Milliseconds()
+	first.TenantPolicy = &bindings.TenantPolicy{Hitl: &bindings.HitlSpec{MaxTimeoutMs: &hour, OnTimeout: turn.OnTimeoutDeny}}
+	reopen := first
+	w := reopenLeased{s}
+	reopen.Runs, reopen.Snapshots, reopen.Conversations, reopen.Hitl = w, w, w, w
+	ctx := context.Background()
+	park := func() string {
+		res, err := f.invoke(ctx, first, a, f.open(b, a))
+		if err != nil || res.Status != turn.StatusSuspended || len(res.Approvals) != 1 {
+			b.Fatalf("Invoke = %+v, %v; want one approval pending", res.Status, err)
+		}
+		if _, err := s.ResolveApproval(ctx, turnTenant, res.Approvals[0].ID, bindings.ApprovalDecision{Approved: true, Reviewer: "bench"}); err != nil {
+			b.Fatal(err)
+		}
+		return res.RunID
+	}
+	paths := [2]turn.Bindings{reopen, first}
+	resume := func(run string, bb turn.Bindings) {
+		res, err := turn.Resume(ctx, turn.ResumeInput{TenantID: turnTenant, RunID: run, Agent: a}, bb)
+		if err != nil || res.Status != turn.StatusCompleted {
+			b.Fatalf("Resume = %+v, %v", res.Status, err)
+		}
+	}
+	for _, bb := range paths {
+		resume(park(), bb) // warm up both
+	}
+	n := max(b.N, 2)
+	runs := make([]string, n)
+	for i := range runs {
+		runs[i] = park()
+	}
+	var took [2][]time.Duration
+	var commits [2]int
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i, run := range runs {
+		k := i % 2
+		_, w0 := rt.statements()
+		start := time.Now()
+		resume(run, paths[k])
+		took[k] = append(took[k], time.Since(start))
+		_, w1 := rt.statements()
+		commits[k] += w1 - w0
+	}
+	b.StopTimer()
+	p50 := func(k int) float64 {
+		slices.Sort(took[k])
+		return float64(took[k][len(took[k])/2]) / 1e6
+	}
+	r, fw := p50(0), p50(1)
+	b.ReportMetric(r, "p50-ms-reopen")
+	b.ReportMetric(fw, "p50-ms-first-write")
+	b.ReportMetric(fw/r, "p50-ratio")
+	b.ReportMetric(float64(commits[0])/float64(len(took[0])), "commits-reopen")
+	b.ReportMetric(float64(commits[1])/float64(len(took[1])), "commits-first-write")
+}

@@ -103,7 +103,7 @@ var writesCache sync.Map
 
 func writesUncached(sql string) bool {
 	s := strings.ToLower(sql)
-	for _, w := range []string{"insert ", "update ", "delete ", "merge ", "kindgi_append_", "kindgi_open_run", "kindgi_open_new_run", "kindgi_message_step"} {
+	for _, w := range []string{"insert ", "update ", "delete ", "merge ", "kindgi_append_", "kindgi_open_run", "kindgi_open_new_run", "kindgi_message_step", "kindgi_lease_as_read"} {
 		if strings.Contains(s, w) {
 			return true
 		}

@@ -62,6 +62,9 @@ func (r *run) evaluateGuardrails(ctx context.Context) error {
 			if err := r.flush(ctx); err != nil {
 				return 0, err
 			}
+			if err := r.takeLease(ctx); err != nil {
+				return 0, err
+			}
 			recs := ComplianceRecords(r.trace(), r.s.TurnNumber, outs)
 			return len(recs), RecordCompliance(ctx, r.b.Compliance, recs)
 		}); err != nil {

@@ -182,6 +182,13 @@ func sameBinding(a, b any) (same bool) {
 // keep their results and nothing runs twice. An approval still pending is
 // *agents.HitlRequiredError and nothing runs. A finished run returns its
 // recorded result or error without calling anything.
+//
+// With a store that is a bindings.OptimisticRunResumer bound as Runs,
+// Snapshots and Hitl, the read takes no lease: the drive's first write
+// takes it, only if the run is still as read. A driver that took or drove
+// the run in between makes that write store nothing, and Resume fails
+// with *agents.RunBusyError before it calls anything (having emitted a
+// TurnStartedEvent and a TurnFailedEvent).
 func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 	return resume(ctx, in, b, newID(&b), nil)
 }
@@ -213,11 +220,15 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	}
 	slab := loadedPool.Get().(*loadedSlab)
 	defer loadedPool.Put(slab) // after r.release: the run indexes the journal in it
-	snap, leased, entries, approvals, err := reopenResuming(ctx, &b, in, owner, claimed, slab[:0])
+	snap, leased, entries, approvals, pending, err := reopenResuming(ctx, &b, in, owner, claimed, slab[:0])
 	if err != nil {
 		return Result{}, err
 	}
-	release := func() { _ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner) }
+	release := func() {
+		if pending == nil { // else nothing is leased yet
+			_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
+		}
+	}
 	if lookup {
 		if in.Agent, err = findAgent(ctx, &b, snap); err != nil {
 			release()
@@ -247,8 +258,8 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	}
 	r := newPooledRun(&b, stored, in.RunID, owner, leased.Status, entries)
 	defer r.release()
-	if approvals != nil {
-		r.reads = &turnReads{approvals: approvals}
+	if approvals != nil || pending != nil {
+		r.reads = &turnReads{approvals: approvals, lease: pending}
 	}
 	if st := r.entries.get(NodeComposeResult); st == nil || st.result == 0 {
 		if err := r.recheckRoute(ctx); err != nil {

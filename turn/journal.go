@@ -451,10 +451,18 @@ func (r *run) writeEntries(ctx context.Context, entries []bindings.JournalEntry)
 	if r.deferred.set {
 		return r.writeDeferred(ctx, entries, "")
 	}
-	if err := r.openPending(ctx); err != nil {
-		return nil, nil, err
+	in := bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries}
+	var stored []bindings.JournalEntry
+	var appended []bool
+	var err error
+	if rd := r.reads; rd != nil && rd.lease != nil {
+		stored, appended, err = r.appendStepsAsRead(ctx, in)
+	} else {
+		if err := r.openPending(ctx); err != nil {
+			return nil, nil, err
+		}
+		stored, appended, err = r.batcher.AppendSteps(ctx, in)
 	}
-	stored, appended, err := r.batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries})
 	if err != nil {
 		return nil, nil, coded(err, "append journal steps")
 	}

@@ -38,6 +38,7 @@ func (r *run) keepLease(ctx context.Context, cancel context.CancelCauseFunc) {
 	r.lease = k
 	ttl := r.ttl()
 	pend := r.unopened() // read here: the renewals run on their own goroutine
+	pl := r.unleased()
 	var renew func()
 	renew = func() {
 		k.mu.Lock()
@@ -51,8 +52,9 @@ func (r *run) keepLease(ctx context.Context, cancel context.CancelCauseFunc) {
 		if ctx.Err() != nil {
 			return // the drive is over
 		}
-		if pend != nil && !pend.opened.Load() {
-			// The run is not stored yet: no lease to renew.
+		if (pend != nil && !pend.opened.Load()) || (pl != nil && !pl.taken.Load()) {
+			// The run is not stored yet, or not leased yet: no lease to
+			// renew.
 			k.mu.Lock()
 			if !k.stopped {
 				k.timer.Reset(ttl / 3)
@@ -94,8 +96,8 @@ func (r *run) stopLease() {
 // unreleased lease simply expires).
 func (r *run) releaseLease(ctx context.Context) {
 	r.stopLease()
-	if r.unopened() != nil {
-		return // the run is not stored: no lease to release
+	if r.unopened() != nil || r.unleased() != nil {
+		return // the run is not stored, or not leased: no lease to release
 	}
 	_ = r.b.Runs.ReleaseLease(context.WithoutCancel(ctx), r.tenantID, r.id, r.owner)
 }

@@ -164,9 +164,14 @@ func (r *run) writeDeferred(ctx context.Context, entries []bindings.JournalEntry
 	if d.key == NodePersistUserMessage && r.reads != nil && r.reads.userDeferred {
 		// The user message, on the condition that the conversation is
 		// as OpenTurn read it (see deferUserMessage).
+		if err := r.takeLease(ctx); err != nil {
+			return nil, nil, err
+		}
 		if res, err = r.appendUserMessageStep(ctx, in); errors.Is(err, bindings.ErrConversationChanged) {
 			return r.writeUserMessageAgain(ctx, entries, at, finish)
 		}
+	} else if rd := r.reads; rd != nil && rd.lease != nil {
+		res, err = r.appendMessageStepAsRead(ctx, in)
 	} else {
 		if err := r.openPending(ctx); err != nil {
 			return nil, nil, err

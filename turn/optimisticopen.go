@@ -110,9 +110,22 @@ func (r *run) unopened() *pendingOpen {
 
 // openPending opens the run with OpenRun before a write other than the
 // one that creates it (see the comment at the top of this file); nothing
-// when the run is stored. A run found opened by another driver (a journal,
+// when the run is stored. It also takes a resumed drive's lease still to
+// be taken (takeLease) before a write that does not take it as read (see
+// optimisticresume.go). A run found opened by another driver (a journal,
 // another input) stops the drive with errRunOpened.
 func (r *run) openPending(ctx context.Context) error {
+	if rd := r.reads; rd == nil || (rd.open == nil && rd.lease == nil) {
+		return nil
+	}
+	return r.openPendingNow(ctx)
+}
+
+// openPendingNow is openPending for a run with a pending open or lease.
+func (r *run) openPendingNow(ctx context.Context) error {
+	if err := r.takeLease(ctx); err != nil {
+		return err
+	}
 	p := r.unopened()
 	if p == nil {
 		return nil

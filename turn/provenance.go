@@ -154,6 +154,9 @@ func (r *run) persistProvenance(ctx context.Context) error {
 		if err := r.flush(ctx); err != nil {
 			return nil, err
 		}
+		if err := r.takeLease(ctx); err != nil {
+			return nil, err
+		}
 		if err := r.loadPrompt(); err != nil {
 			return nil, err
 		}

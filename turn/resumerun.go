@@ -20,11 +20,20 @@ func runResumer(b *Bindings) bindings.RunResumer {
 
 // reopenResuming is reopen, with a bindings.RunResumer in one call that
 // also reads the run's approvals (for getApproval); dst is reopen's.
-func reopenResuming(ctx context.Context, b *Bindings, in ResumeInput, owner string, claimed *bindings.Run, dst []bindings.JournalEntry) (bindings.RunSnapshotRecord, bindings.Run, []bindings.JournalEntry, []bindings.Approval, error) {
+//
+// With a bindings.OptimisticRunResumer (and no claim) it leases nothing:
+// the run as read, and the lease its first write takes (see
+// optimisticresume.go), are returned instead.
+func reopenResuming(ctx context.Context, b *Bindings, in ResumeInput, owner string, claimed *bindings.Run, dst []bindings.JournalEntry) (bindings.RunSnapshotRecord, bindings.Run, []bindings.JournalEntry, []bindings.Approval, *pendingLease, error) {
+	if claimed == nil {
+		if or := optimisticResumer(b); or != nil {
+			return readResuming(ctx, b, or, in, owner)
+		}
+	}
 	rr := runResumer(b)
 	if rr == nil {
 		snap, leased, entries, err := reopen(ctx, b, in, owner, claimed, dst)
-		return snap, leased, entries, nil, err
+		return snap, leased, entries, nil, nil, err
 	}
 	res, err := rr.ResumeRun(ctx, bindings.ReopenRunInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(b), Held: claimed != nil})
 	if err != nil {
@@ -35,12 +44,12 @@ func reopenResuming(ctx context.Context, b *Bindings, in ResumeInput, owner stri
 		if c := agents.CodeOf(err); c != agents.CodeRunBusy && c != agents.CodeRunSnapshotMissing {
 			_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
 		}
-		return bindings.RunSnapshotRecord{}, bindings.Run{}, nil, nil, err
+		return bindings.RunSnapshotRecord{}, bindings.Run{}, nil, nil, nil, err
 	}
 	if claimed != nil {
 		res.Run = *claimed
 	}
-	return res.Snapshot, res.Run, res.Journal, res.Approvals, nil
+	return res.Snapshot, res.Run, res.Journal, res.Approvals, nil, nil
 }
 
 // getApproval is the HITL binding's GetApproval of a parked approval: the

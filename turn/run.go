@@ -204,6 +204,9 @@ func (r *run) drive(parent context.Context) (Result, error) {
 			want = bindings.RunFailed
 		}
 		if r.status != want {
+			if err := r.takeLease(parent); err != nil {
+				return Result{}, err
+			}
 			if err := r.b.Runs.SetRunStatus(parent, r.tenantID, r.id, want); err != nil {
 				r.releaseLease(parent)
 				return Result{}, coded(err, "set run status")
@@ -347,10 +350,18 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 		return nil
 	}
 	if r.finisher != nil {
-		if err := r.openPending(ctx); err != nil {
-			return err
+		in := bindings.FinishRunInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries, Status: status}
+		var stored []bindings.JournalEntry
+		var appended []bool
+		var err error
+		if rd := r.reads; rd != nil && rd.lease != nil {
+			stored, appended, err = r.finishRunAsRead(ctx, in)
+		} else {
+			if err := r.openPending(ctx); err != nil {
+				return err
+			}
+			stored, appended, err = r.finisher.FinishRun(ctx, in)
 		}
-		stored, appended, err := r.finisher.FinishRun(ctx, bindings.FinishRunInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries, Status: status})
 		if err == nil && len(stored) != len(entries) {
 			err = &agents.PersistenceError{Op: "finish run", Err: fmt.Errorf("%d entries written, %d returned", len(entries), len(stored))}
 		}

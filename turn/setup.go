@@ -245,6 +245,11 @@ func (r *run) autoClose(ctx context.Context, conv bindings.Conversation, now tim
 		return closed
 	}
 	if l, ok := r.b.Conversations.(bindings.InactiveConversationLister); ok {
+		// A write: the run is opened, or its lease taken, first (see
+		// openPending).
+		if err := r.openPending(ctx); err != nil {
+			return err
+		}
 		ok, err := l.CloseIfInactive(ctx, r.tenantID, conv.ID, cutoff)
 		if err != nil {
 			return coded(err, "close inactive conversation")

@@ -12,7 +12,8 @@ import (
 // bindings.StepBatcher, bindings.RunFinisher, bindings.RunOpener (whose
 // snapshots Harness.Snapshots reads back), bindings.RunReopener and bindings.StepMessageAppender
 // and bindings.MessageStepAppender (whose messages Harness.Conversations
-// reads back), bindings.TurnOpener, bindings.RunResumer and the
+// reads back), bindings.TurnOpener, bindings.RunResumer,
+// bindings.OptimisticTurnOpener, bindings.OptimisticRunResumer and the
 // bindings.SharedJournalReader of a bindings.TrustedJournal. Each suite
 // skips when the
 // binding lacks its capability. RunJournalTests runs them too.
@@ -55,6 +56,10 @@ func RunBatchTests(t *testing.T, newHarness NewHarness) {
 		_, ok := h.Runs.(bindings.OptimisticTurnOpener)
 		return ok && any(h.Snapshots) == any(h.Runs) && any(h.Conversations) == any(h.Runs)
 	}, optimisticOpenCases)
+	runSuite(t, newHarness, "OptimisticRunResumer", func(h Harness) bool {
+		_, ok := h.Runs.(bindings.OptimisticRunResumer)
+		return ok && any(h.Snapshots) == any(h.Runs) && any(h.Conversations) == any(h.Runs) && any(h.Hitl) == any(h.Runs)
+	}, optimisticResumeCases)
 }
 
 var batchCases = []testCase{

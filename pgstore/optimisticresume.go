@@ -1,0 +1,218 @@
+package pgstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+)
+
+var _ bindings.OptimisticRunResumer = (*Store)(nil)
+
+// sqlGetRunAsRead is sqlGetRun with the run's journal version (last_seq)
+// and its raw lease expiry.
+const sqlGetRunAsRead = `SELECT ` + runCols + `, last_seq FROM agent_runs WHERE tenant_id = $1 AND id = $2`
+
+// sqlLeaseAsRead is kindgi_lease_as_read (migration 0012): the lease taken
+// for $3 until $4 only if the run is as read (status $6, lease owner $7,
+// lease expiry $8 when $7 is not empty, last_seq $9) and its lease is free
+// for $3 at $5; else the call's transaction fails with SQLSTATE
+// codeRunChanged.
+const sqlLeaseAsRead = `SELECT kindgi_lease_as_read($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+
+// codeRunChanged is the SQLSTATE kindgi_lease_as_read raises.
+const codeRunChanged = "KG003"
+
+// OptimisticRunResumerStore implements bindings.OptimisticRunResumer: the
+// store itself.
+func (s *Store) OptimisticRunResumerStore() bindings.RunBinding { return s }
+
+// ReadResumeRun implements bindings.OptimisticRunResumer: the snapshot,
+// the run with its journal version, the journal and the approvals in one
+// read-only round trip (its transaction's commit flushes nothing). The run
+// is read before the journal: an append between the two statements moves
+// last_seq past the version returned, so the lease as read fails.
+func (s *Store) ReadResumeRun(ctx context.Context, in bindings.ReopenRunInput) (bindings.ReadResumeRunResult, error) {
+	if err := checkLookup(in.TenantID, "run id", in.RunID); err != nil {
+		return bindings.ReadResumeRunResult{}, err
+	}
+	switch {
+	case in.Held:
+		return bindings.ReadResumeRunResult{}, invalid("a held lease is resumed with ResumeRun")
+	case in.Owner == "":
+		return bindings.ReadResumeRunResult{}, invalid("lease owner is empty")
+	}
+	if err := bindings.CheckID("lease owner", in.Owner); err != nil {
+		return bindings.ReadResumeRunResult{}, err
+	}
+	now := s.stamp(time.Time{})
+	var (
+		out           bindings.ReadResumeRunResult
+		found, exists bool
+	)
+	err := s.batch(ctx, "read resume run", in.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlReadSnapshot, in.TenantID, in.RunID)
+		b.Queue(sqlGetRunAsRead, in.TenantID, in.RunID)
+		b.Queue(sqlReadJournal, in.TenantID, in.RunID)
+		b.Queue(sqlListApprovals, in.TenantID, in.RunID)
+	}, func(br pgx.BatchResults) error {
+		var err error
+		if out.Snapshot, found, err = collectOne(br, scanSnapshot); err != nil {
+			return err
+		}
+		out.Run, exists, err = collectOne(br, func(row pgx.CollectableRow) (bindings.Run, error) {
+			var r bindings.Run
+			var status string
+			var expires *time.Time
+			if err := row.Scan(&r.TenantID, &r.ID, &r.FlowID, &r.FlowVersion, &status, &r.LeaseOwner, &expires,
+				&r.CreatedAt, &r.UpdatedAt, &out.JournalVersion); err != nil {
+				return r, err
+			}
+			r.Status = bindings.RunStatus(status)
+			if expires != nil && r.LeaseOwner != "" {
+				r.LeaseExpiresAt = expires.UTC()
+			}
+			r.CreatedAt, r.UpdatedAt = utc(r.CreatedAt), utc(r.UpdatedAt)
+			return r, nil
+		})
+		if err != nil {
+			return err
+		}
+		if out.Journal, err = collectJournal(br); err != nil {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		out.Approvals, err = pgx.CollectRows(rows, scanApproval)
+		return err
+	})
+	switch {
+	case err != nil:
+		return bindings.ReadResumeRunResult{}, err
+	case !found:
+		return bindings.ReadResumeRunResult{}, &agents.RunSnapshotMissingError{RunID: in.RunID}
+	case !exists:
+		return bindings.ReadResumeRunResult{}, &agents.RunJournalUnavailableError{RunID: in.RunID}
+	case out.Run.LeaseOwner != "" && out.Run.LeaseOwner != in.Owner && out.Run.LeaseExpiresAt.After(now):
+		return bindings.ReadResumeRunResult{}, &agents.RunBusyError{RunID: in.RunID, Owner: out.Run.LeaseOwner}
+	}
+	if out.Journal == nil {
+		out.Journal = []bindings.JournalEntry{}
+	}
+	for i := range out.Approvals {
+		out.Approvals[i] = s.withExpiry(out.Approvals[i])
+	}
+	if out.Approvals == nil {
+		out.Approvals = []bindings.Approval{}
+	}
+	return out, nil
+}
+
+// leaseAsRead is the statement a write as read sends first: the lease of
+// run runID taken for owner as lease says (sqlLeaseAsRead), its failure
+// read as *agents.RunBusyError.
+func (s *Store) leaseAsRead(lease bindings.LeaseAsRead, tenantID, runID, owner string) (*batchExtra, error) {
+	if owner == "" {
+		return nil, invalid("lease owner is empty")
+	}
+	if err := firstErr(bindings.CheckID("tenant id", tenantID), bindings.CheckID("run id", runID),
+		bindings.CheckID("lease owner", owner)); err != nil {
+		return nil, err
+	}
+	now := s.stamp(time.Time{})
+	exp := now.Add(lease.TTL).Truncate(time.Microsecond)
+	var readExp *time.Time
+	if !lease.Run.LeaseExpiresAt.IsZero() {
+		t := lease.Run.LeaseExpiresAt
+		readExp = &t
+	}
+	return &batchExtra{
+		queueFn: func(b *pgx.Batch) {
+			b.Queue(sqlLeaseAsRead, tenantID, runID, owner, exp, now, string(lease.Run.Status), lease.Run.LeaseOwner, readExp, lease.JournalVersion)
+		},
+		readFn: func(br pgx.BatchResults) error {
+			_, err := br.Exec()
+			if pgCode(err) == codeRunChanged {
+				return &agents.RunBusyError{RunID: runID}
+			}
+			return err
+		},
+	}, nil
+}
+
+// AppendStepsAsRead implements bindings.OptimisticRunResumer:
+// kindgi_lease_as_read and kindgi_append_steps in one round trip and one
+// transaction (two statements).
+func (s *Store) AppendStepsAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
+	pre, err := s.leaseAsRead(lease, in.TenantID, in.RunID, in.Owner)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.appendStepsAfter(ctx, "append steps", pre, in, "", nil)
+}
+
+// FinishRunAsRead implements bindings.OptimisticRunResumer:
+// kindgi_lease_as_read and FinishRun's kindgi_append_steps in one round
+// trip and one transaction (two statements).
+func (s *Store) FinishRunAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
+	switch in.Status {
+	case bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
+	default:
+		return nil, nil, invalid("unknown run status " + string(in.Status))
+	}
+	pre, err := s.leaseAsRead(lease, in.TenantID, in.RunID, in.Owner)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.appendStepsAfter(ctx, "finish run", pre, bindings.AppendStepsInput{
+		TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries,
+	}, in.Status, nil)
+}
+
+// AppendMessageStepAsRead implements bindings.OptimisticRunResumer:
+// kindgi_lease_as_read and kindgi_message_step in one round trip and one
+// transaction (two statements). A message stored before (a retry) has its
+// step written by a second call, as AppendMessageStep does, under the
+// lease the first took.
+func (s *Store) AppendMessageStepAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
+	pre, err := s.leaseAsRead(lease, in.Steps.TenantID, in.Steps.RunID, in.Steps.Owner)
+	if err != nil {
+		return bindings.MessageStepResult{}, err
+	}
+	return s.appendMessageStep(ctx, in, pre)
+}
+
+// TakeLeaseAsRead implements bindings.OptimisticRunResumer:
+// kindgi_lease_as_read and a read of the run, in one round trip and one
+// transaction.
+func (s *Store) TakeLeaseAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.LeaseInput) (bindings.Run, error) {
+	pre, err := s.leaseAsRead(bindings.LeaseAsRead{TTL: in.TTL, Run: lease.Run, JournalVersion: lease.JournalVersion}, in.TenantID, in.RunID, in.Owner)
+	if err != nil {
+		return bindings.Run{}, err
+	}
+	var run bindings.Run
+	var found bool
+	err = s.send(ctx, "take lease", func(b *pgx.Batch) {
+		pre.queue(b)
+		b.Queue(sqlGetRun, in.TenantID, in.RunID)
+	}, func(br pgx.BatchResults) error {
+		if err := pre.read(br); err != nil {
+			return err
+		}
+		var err error
+		run, found, err = collectOne(br, scanRun)
+		return err
+	})
+	if err != nil {
+		return bindings.Run{}, err
+	}
+	if !found {
+		return bindings.Run{}, &agents.RunJournalUnavailableError{RunID: in.RunID}
+	}
+	return run, nil
+}
