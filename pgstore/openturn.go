@@ -139,7 +139,7 @@ func (s *Store) AppendUserMessageStep(ctx context.Context, in bindings.UserMessa
 			return err
 		},
 	}
-	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre)
+	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre, false)
 	if errors.Is(err, bindings.ErrConversationChanged) {
 		return bindings.MessageStepResult{}, bindings.ErrConversationChanged
 	}
@@ -157,7 +157,7 @@ func (s *Store) AppendUserMessage(ctx context.Context, in bindings.UserMessageIn
 	if in.HistoryLimit < 1 {
 		return bindings.UserMessageResult{}, invalid("the history limit is less than 1")
 	}
-	row, err := s.prepareMessage(msg)
+	row, err := s.prepareMessage(msg, false)
 	if err != nil {
 		return bindings.UserMessageResult{}, err
 	}
@@ -175,7 +175,7 @@ func (s *Store) AppendUserMessage(ctx context.Context, in bindings.UserMessageIn
 			return err
 		},
 	}}
-	entries, appended, err := s.appendSteps(ctx, "append user message", steps, "", tail)
+	entries, appended, err := s.appendSteps(ctx, "append user message", steps, "", tail, false)
 	if err != nil {
 		return bindings.UserMessageResult{}, err
 	}
@@ -314,7 +314,7 @@ func (s *Store) OpenUserMessageStep(ctx context.Context, in bindings.OpenUserMes
 	if msg.TenantID != st.TenantID || msg.ConversationID != sn.ConversationID {
 		return bindings.MessageStepResult{}, invalid("the user message is not of the run's conversation")
 	}
-	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre)
+	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre, false)
 	switch {
 	case errors.Is(err, bindings.ErrRunExists):
 		return bindings.MessageStepResult{}, bindings.ErrRunExists

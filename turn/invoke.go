@@ -44,6 +44,31 @@ import (
 // crash is sent again with the same request id, so a tool with side
 // effects must treat it as an idempotency key.
 func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
+	res, err := invoke(ctx, in, b)
+	if err != nil {
+		err = abortedBy(ctx, err)
+	}
+	return res, err
+}
+
+// abortedBy reports err, when it is the done ctx's own error coming back
+// from a call made before the drive began (a store's read, a snapshot
+// write), as the turn-aborted (external) error that a cancellation during
+// the drive gives: the caller sees one outcome for cancelling, whenever it
+// lands.
+func abortedBy(ctx context.Context, err error) error {
+	if ctx.Err() == nil || !(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return err
+	}
+	if ta := (*agents.TurnAbortedError)(nil); errors.As(err, &ta) {
+		return err
+	}
+	return &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
+}
+
+// invoke is Invoke; Invoke only reports a cancellation before the drive
+// as the turn's abort.
+func invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	in, raw, stored, explicit, err := prepare(ctx, in, &b)
 	if err != nil {
 		return Result{}, err
@@ -190,7 +215,11 @@ func sameBinding(a, b any) (same bool) {
 // with *agents.RunBusyError before it calls anything (having emitted a
 // TurnStartedEvent and a TurnFailedEvent).
 func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
-	return resume(ctx, in, b, newID(&b), nil)
+	res, err := resume(ctx, in, b, newID(&b), nil)
+	if err != nil {
+		err = abortedBy(ctx, err)
+	}
+	return res, err
 }
 
 // resume is Resume as lease owner owner. claimed, when set, is the run as
