@@ -46,3 +46,28 @@ func FuzzValidJSON(f *testing.F) {
 		}
 	})
 }
+
+// str, which skips eight bytes at a time, accepts and ends each string
+// where a byte-at-a-time reading of the same rules does, wherever its
+// special bytes fall against the eight-byte steps.
+func TestValidJSONStringsAgainstEveryWordPosition(t *testing.T) {
+	for c := range 256 {
+		for pos := range 12 {
+			s := []byte(`"abcdefghijklmnop"`)
+			s[1+pos] = byte(c)
+			for _, doc := range [][]byte{s, append(append([]byte{'['}, s...), ']'), append([]byte(`{"k":`), append(s, '}')...)} {
+				if got, want := validJSON(doc), standardValid(doc); got != want {
+					t.Fatalf("validJSON(%q) = %v, utf8.Valid && json.Valid = %v", doc, got, want)
+				}
+			}
+		}
+	}
+	for _, piece := range []string{"é", "🙂", "\xed\xa0\x80", "\xf0\x9f\x98", `\u00e9`, `\"`, `\\`, `\x`, "\x1f", "\x7f"} {
+		for pad := range 17 {
+			doc := []byte(`"` + strings.Repeat("a", pad) + piece + strings.Repeat("b", 17-pad) + `"`)
+			if got, want := validJSON(doc), standardValid(doc); got != want {
+				t.Fatalf("validJSON(%q) = %v, utf8.Valid && json.Valid = %v", doc, got, want)
+			}
+		}
+	}
+}

@@ -126,6 +126,11 @@ type GenerateResponse struct {
 //
 // Generate returns *agents.ModelInvocationError on failure and honours ctx.
 // Models is static for the provider's life, or cheap to call.
+//
+// req is read-only to the provider, and only until Generate returns: its
+// slices and raw JSON (messages, tool calls' arguments, tools' input
+// schemas) are the turn's own, shared with its journal and the next
+// calls, not copies. A provider that needs to change one copies it first.
 type Provider interface {
 	ID() string
 	Models() []ModelInfo

@@ -1,5 +1,7 @@
 package bindings
 
+import "context"
+
 // TrustedJournal is an optional capability of a RunBinding that is a
 // StepBatcher: journal writes for a caller that builds and checks every
 // entry itself, so that the store need not check each entry again. A
@@ -64,4 +66,42 @@ type TrustedJournal interface {
 // (the entries returned may still share their outputs with the input).
 type OutputCopier interface {
 	CopiesOutputs() bool
+}
+
+// SharedJournalReader is an optional capability of the StepBatcher a
+// TrustedJournal returns: RunBinding.ReadJournal without the copies. A
+// resumed drive reads a run's whole journal once and only reads it: the
+// outputs a store has kept never change, so a store that keeps them in
+// memory may hand out its own bytes instead of a copy of each.
+//
+// ReadJournalShared appends the run's entries, in append order, to dst
+// and returns the extended slice, with ReadJournal's values and errors.
+// The slice and the JournalEntry values are the caller's own (a store
+// writes only into dst's unused capacity, and keeps no reference to
+// dst); each entry's Output, Key and Node may be the store's own stored
+// bytes, shared with every other read. Of those bytes, the store
+// promises that:
+//
+//   - it never writes them again, whatever happens to the run after the
+//     read: appends of any caller (AppendStep, AppendSteps, FinishRun, the
+//     message steps), a status change, a lease, retention deleting the
+//     run (Pruner), or anything that rewrites or compacts stored entries
+//     (such a store writes a new copy and leaves the bytes read before as
+//     they were). An entry read keeps its values for as long as the
+//     caller holds it;
+//   - each Output is capped at its own length (cap equals len), so that
+//     appending to it copies rather than writes over the bytes stored
+//     after it.
+//
+// The caller vouches, as for the TrustedJournal's writes, that it never
+// writes to an Output's bytes, and that nothing it hands to code it does
+// not control (a Result, an event, a tool, a model) holds them: what
+// leaves the caller is decoded into values of its own, a copy, or a
+// string. Writing to them would change the store's journal for every
+// reader. A store may check the vouch (memstore does with
+// Options.CheckTrusted: it refuses the run's next journal call when bytes
+// it handed out have changed); a caller that breaks it has a bug, and a
+// store that does not check may keep what the caller wrote.
+type SharedJournalReader interface {
+	ReadJournalShared(ctx context.Context, tenantID, runID string, dst []JournalEntry) ([]JournalEntry, error)
 }

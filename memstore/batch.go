@@ -24,8 +24,9 @@ var (
 // output, and the message's ids and JSON — unless Options.CheckTrusted is
 // set. Everything else is checked as always. It keeps copies of the
 // entries' outputs, as the Store's own methods do (a bindings.OutputCopier:
-// the caller may write over its outputs once a call has returned). The
-// binding it returns is s.
+// the caller may write over its outputs once a call has returned), and
+// reads a journal without copying it (a bindings.SharedJournalReader:
+// ReadJournalShared). The binding it returns is s.
 func (s *Store) TrustedJournal() (bindings.StepBatcher, bindings.RunBinding) {
 	return trustedJournal{s}, s
 }
@@ -103,6 +104,9 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 	defer s.runMu.Unlock()
 	r, err := s.run(in.TenantID, in.RunID)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.checkShared(r); err != nil {
 		return nil, nil, err
 	}
 	now := s.now()

@@ -210,6 +210,19 @@ func (j *journal) add(e *bindings.JournalEntry, sl slot) int {
 		}
 		j.odd[i] = odd
 	}
+	if len(j.recs) == cap(j.recs) {
+		// Past the record's own slab (runSlab, 20: a fresh turn's), room
+		// for 32 — a parked turn resumed writes 23 — which fills its size
+		// class to the byte (append would double to 40, 1,600 bytes in a
+		// 1,792-byte class); doubling after that.
+		n := 32
+		if cap(j.recs) >= n {
+			n = 2 * cap(j.recs)
+		}
+		recs := make([]entryRec, len(j.recs), n)
+		copy(recs, j.recs)
+		j.recs = recs
+	}
 	j.recs = append(j.recs, rec)
 	j.seen[h>>6&1] |= 1 << (h & 63)
 	switch {
@@ -253,11 +266,20 @@ func (j *journal) entry(i int) bindings.JournalEntry {
 
 // entryWith is entry(i) with output as its Output (a copy of j.out(i)).
 func (j *journal) entryWith(i int, output json.RawMessage) bindings.JournalEntry {
+	var e bindings.JournalEntry
+	j.fill(&e, i, output)
+	return e
+}
+
+// fill sets every field of *e to entryWith(i, output)'s.
+func (j *journal) fill(e *bindings.JournalEntry, i int, output json.RawMessage) {
 	rec := &j.recs[i]
-	e := bindings.JournalEntry{
-		Seq: int64(i + 1), Key: j.key(rec), Node: j.str(rec.chunk, rec.keyOff+rec.keyLen, rec.node),
-		Status: j.status(i), Output: output,
-	}
+	e.Seq = int64(i + 1)
+	e.Key = j.key(rec)
+	e.Node = j.str(rec.chunk, rec.keyOff+rec.keyLen, rec.node)
+	e.Status = j.status(i)
+	e.Output = output
+	e.Error = nil
 	if rec.err != 0 {
 		se := j.errs[rec.err-1]
 		e.Error = &se
@@ -267,7 +289,6 @@ func (j *journal) entryWith(i int, output json.RawMessage) bindings.JournalEntry
 	} else {
 		e.At = time.Unix(0, rec.at).UTC()
 	}
-	return e
 }
 
 // entries returns copies of all entries, in append order. Their outputs

@@ -46,9 +46,11 @@ type Options struct {
 	ReviewerRoles []string
 	// CheckTrusted makes the journal of TrustedJournal check what its
 	// caller vouches for as the Store's own methods check it, refusing an
-	// entry or message that fails (an *agents.InvalidMessageError). It is
-	// for the tests of a caller, to prove that what it vouches for holds;
-	// without it those checks are skipped.
+	// entry or message that fails (an *agents.InvalidMessageError), and
+	// makes the store remember what its shared journal reads handed out
+	// (ReadJournalShared), refusing the run's next journal call once those
+	// bytes have changed. It is for the tests of a caller, to prove that
+	// what it vouches for holds; without it those checks are skipped.
 	CheckTrusted bool
 }
 
@@ -73,6 +75,9 @@ type Store struct {
 
 	runMu sync.RWMutex
 	runs  map[key]*runRec
+	// shared is what shared journal reads handed out, kept with
+	// Options.CheckTrusted only (checkShared).
+	shared map[*runRec]sharedCheck
 
 	memMu sync.RWMutex
 	facts map[string]*tenantFacts

@@ -2,11 +2,14 @@ package pgstore
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -65,6 +68,10 @@ func TestCollectMessagesReadsAsScanMessage(t *testing.T) {
 		{Role: bindings.RoleUser, Content: "nul \x00, bad \xff, escape \uFDD0 and 日本語", ParticipantID: "p1"},
 		{Role: bindings.RoleAgent, ToolCalls: []bindings.ToolCall{{ID: "c1", Name: "get", Arguments: json.RawMessage(`{ "q" : "a \" b", "n": [1, 2.50, {"x": null}] }`)},
 			{ID: "c2", Name: "nul", Arguments: json.RawMessage(`{"s": "\u0000"}`)}}, Metadata: json.RawMessage(`{"k": [true, false], "s": "x, y"}`)},
+		{Role: bindings.RoleAgent, ToolCalls: []bindings.ToolCall{{ID: "c3", Name: "é/🙂", Arguments: json.RawMessage(`"text, with } and ]"`)},
+			{ID: "c4", Name: "n", Arguments: json.RawMessage(`[1, {"a": "]"}, []]`)}, {ID: "", Name: "", Arguments: json.RawMessage(`12.5e3`)}}},
+		{Role: bindings.RoleAgent, ToolCalls: []bindings.ToolCall{{ID: `c"5`, Name: "x", Arguments: json.RawMessage(`{}`)},
+			{ID: "c6\\", Name: "y", Arguments: json.RawMessage(`{"a": "\\"}`)}}},
 		{Role: bindings.RoleTool, Content: "42", ToolCallID: "c1", RunID: "r1", TurnNumber: 3},
 		{Role: bindings.RoleTool, Content: "", ToolCallID: "c2", RunID: "r1", TurnNumber: 3, Metadata: json.RawMessage(`"\u0000"`), ToolCalls: nil},
 		{Role: bindings.RoleAgent, Content: strings.Repeat("long ", 200), RunID: "r1", TurnNumber: 3, Metadata: json.RawMessage(`null`)},
@@ -77,10 +84,28 @@ func TestCollectMessagesReadsAsScanMessage(t *testing.T) {
 			t.Fatalf("message %d: %v", i, err)
 		}
 	}
+	readTwice(t, s, base.TenantID, conv.ID, 8)
+	// Rows read by scanMessage (a created_at past the year 9999) between
+	// the others: the rows after them take their repeated columns from
+	// them.
+	for _, seq := range []int{1, 4, 5, 8} {
+		if _, err := s.db.Exec(ctx, `UPDATE agent_conversation_messages SET created_at = '12000-06-01Z' WHERE tenant_id = $1 AND conversation_id = $2 AND seq = $3`,
+			base.TenantID, conv.ID, seq); err != nil {
+			t.Fatal(err)
+		}
+		readTwice(t, s, base.TenantID, conv.ID, 8)
+	}
+}
+
+// readTwice reads the messages of conversation conv with scanMessage and
+// with collectMessages, and checks that both read the same n messages.
+func readTwice(t *testing.T, s *Store, tenant, conv string, n int) {
+	t.Helper()
+	ctx := t.Context()
 	var want, got []bindings.ConversationMessage
-	err = s.batch(ctx, "read twice", base.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlReadMessages, base.TenantID, conv.ID, int64(1<<62), int64(100))
-		b.Queue(sqlReadMessages, base.TenantID, conv.ID, int64(1<<62), int64(100))
+	err := s.batch(ctx, "read twice", tenant, func(b *pgx.Batch) {
+		b.Queue(sqlReadMessages, tenant, conv, int64(1<<62), int64(100))
+		b.Queue(sqlReadMessages, tenant, conv, int64(1<<62), int64(100))
 	}, func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {
@@ -101,7 +126,7 @@ func TestCollectMessagesReadsAsScanMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(want) != 6 || !reflect.DeepEqual(got, want) {
+	if len(want) != n || !reflect.DeepEqual(got, want) {
 		t.Fatalf("collectMessages read\n%+v\nscanMessage read\n%+v", got, want)
 	}
 	// A caller appending to a payload does not change another message's.
@@ -112,5 +137,37 @@ func TestCollectMessagesReadsAsScanMessage(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatal("appending to a read message's metadata changed the read")
+	}
+}
+
+// binaryTimestamptz reads an instant as the check by year it replaced
+// did, on both sides of each bound: years 1 and 9999, the zero time,
+// ±infinity.
+func TestBinaryTimestamptzBounds(t *testing.T) {
+	byYear := func(v []byte) (time.Time, bool) {
+		us := int64(binary.BigEndian.Uint64(v))
+		if us == math.MaxInt64 || us == math.MinInt64 {
+			return time.Time{}, false
+		}
+		t := time.Unix(microsecondsToY2K/1_000_000+us/1_000_000, (microsecondsToY2K%1_000_000*1_000)+(us%1_000_000*1_000))
+		if y := t.UTC().Year(); y < 1 || y > 9999 || t.IsZero() {
+			return time.Time{}, false
+		}
+		return t.UTC(), true
+	}
+	var cases []int64
+	for _, b := range []int64{y2kMicrosYear1, y2kMicrosYear10000, 0, -microsecondsToY2K} {
+		for d := int64(-2); d <= 2; d++ {
+			cases = append(cases, b+d, b+d*1_000_000)
+		}
+	}
+	cases = append(cases, math.MaxInt64, math.MinInt64, math.MaxInt64-1, math.MinInt64+1, 1<<60, -(1 << 60))
+	for _, us := range cases {
+		v := binary.BigEndian.AppendUint64(nil, uint64(us))
+		got, ok := binaryTimestamptz(v)
+		want, wantOK := byYear(v)
+		if ok != wantOK || !got.Equal(want) || got.Location() != want.Location() {
+			t.Errorf("binaryTimestamptz(%d) = %v, %v; by year %v, %v", us, got, ok, want, wantOK)
+		}
 	}
 }

@@ -230,7 +230,7 @@ func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID
 // concurrent user messages of one turn number exactly one is stored (the
 // others are *agents.ConversationBusyError).
 func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
-	row, err := s.prepareMessage(in)
+	row, err := s.prepareMessage(in, false)
 	if err != nil {
 		return bindings.ConversationMessage{}, err
 	}
@@ -253,7 +253,7 @@ type messageRow struct {
 }
 
 // prepareMessage validates a message to append and encodes its payloads.
-func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, error) {
+func (s *Store) prepareMessage(in bindings.AppendMessageInput, trusted bool) (messageRow, error) {
 	switch {
 	case in.TenantID == "":
 		return messageRow{}, invalid("tenant id is empty")
@@ -264,15 +264,17 @@ func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, erro
 	case in.Content == "" && len(in.ToolCalls) == 0:
 		return messageRow{}, invalid("message has neither content nor tool calls")
 	}
-	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("conversation id", in.ConversationID),
-		bindings.CheckOptionalID("message id", in.ID), bindings.CheckOptionalID("tool call id", in.ToolCallID),
-		bindings.CheckOptionalID("run id", in.RunID), bindings.CheckOptionalID("participant id", in.ParticipantID)); err != nil {
-		return messageRow{}, err
-	}
-	for i, tc := range in.ToolCalls {
-		if bindings.CheckJSON("tool call arguments", tc.Arguments) != nil {
-			// The field's name is formatted only for the refusal.
-			return messageRow{}, invalid(fmt.Sprintf("tool call %d arguments are not valid JSON", i))
+	if !trusted {
+		if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("conversation id", in.ConversationID),
+			bindings.CheckOptionalID("message id", in.ID), bindings.CheckOptionalID("tool call id", in.ToolCallID),
+			bindings.CheckOptionalID("run id", in.RunID), bindings.CheckOptionalID("participant id", in.ParticipantID)); err != nil {
+			return messageRow{}, err
+		}
+		for i, tc := range in.ToolCalls {
+			if bindings.CheckJSON("tool call arguments", tc.Arguments) != nil {
+				// The field's name is formatted only for the refusal.
+				return messageRow{}, invalid(fmt.Sprintf("tool call %d arguments are not valid JSON", i))
+			}
 		}
 	}
 	row := messageRow{in: in, id: in.ID, at: s.stamp(in.CreatedAt)}
@@ -285,7 +287,7 @@ func (s *Store) prepareMessage(in bindings.AppendMessageInput) (messageRow, erro
 			return messageRow{}, err
 		}
 	}
-	if row.metadata, err = wrapOpt("message metadata", in.Metadata); err != nil {
+	if row.metadata, err = wrapOptChecked("message metadata", in.Metadata, trusted); err != nil {
 		return messageRow{}, err
 	}
 	return row, nil
@@ -597,7 +599,6 @@ func collectMessages(rows pgx.Rows, sizeHint int) ([]bindings.ConversationMessag
 		checked bool   // fast is set
 		text    []byte // the text columns of the row being read
 		doc     []byte // a tool_calls document being decoded
-		calls   []bindings.ToolCall
 		prev    bindings.ConversationMessage
 	)
 	for rows.Next() {
@@ -648,11 +649,9 @@ func collectMessages(rows pgx.Rows, sizeHint int) ([]bindings.ConversationMessag
 		m.CreatedAt = created
 		if v := raw[mcToolCalls]; v != nil {
 			var err error
-			calls = nil // decoded into a variable of the read's, not into m: m stays on the stack
-			if doc, err = unwrapStoredInto(doc[:0], v, &calls); err != nil {
+			if doc, m.ToolCalls, err = unwrapToolCalls(doc[:0], v); err != nil {
 				return nil, err
 			}
-			m.ToolCalls = calls
 		}
 		if v := raw[mcMetadata]; v != nil {
 			var err error
@@ -733,12 +732,18 @@ const microsecondsToY2K = 946_684_800 * 1_000_000
 // ±infinity, a time outside the years 1 to 9999 and the zero time.
 func binaryTimestamptz(v []byte) (time.Time, bool) {
 	us := int64(binary.BigEndian.Uint64(v))
-	if us == math.MaxInt64 || us == math.MinInt64 {
+	// The years 1 to 9999 but the zero time (0001-01-01 00:00 UTC), as
+	// bounds on us (±infinity are outside them).
+	if us <= y2kMicrosYear1 || us >= y2kMicrosYear10000 {
 		return time.Time{}, false
 	}
 	t := time.Unix(microsecondsToY2K/1_000_000+us/1_000_000, (microsecondsToY2K%1_000_000*1_000)+(us%1_000_000*1_000))
-	if y := t.UTC().Year(); y < 1 || y > 9999 || t.IsZero() {
-		return time.Time{}, false
-	}
 	return t.UTC(), true
 }
+
+// The microseconds from 2000-01-01 to 0001-01-01 and to 10000-01-01
+// (UTC), the bounds of binaryTimestamptz.
+var (
+	y2kMicrosYear1     = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()*1_000_000 - microsecondsToY2K
+	y2kMicrosYear10000 = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).Unix()*1_000_000 - microsecondsToY2K
+)

@@ -47,7 +47,7 @@
 // AppendStepsAndMessage's with the read of the history before the message,
 // each under the tenant the function set and in its transaction; and
 // AppendUserMessageStep is AppendMessageStep's after a statement
-// (kindgi_expect_messages, migration 0010) that locks the conversation and
+// (kindgi_expect_messages, migration 0011, redefined by 0013) that locks the conversation and
 // fails the transaction with SQLSTATE KG001 unless its message count is
 // the one OpenTurn read. A new run is created by its first write
 // (bindings.OptimisticTurnOpener): ReadTurn is one read-only batch (does

@@ -81,17 +81,28 @@ func wrapValid(raw []byte) (json.RawMessage, error) {
 
 // appendWrapValid appends wrapValid(raw) to dst.
 func appendWrapValid(dst, raw []byte) ([]byte, error) {
-	if !jsonbSafe(raw) {
+	out, _, err := appendWrapScan(dst, raw)
+	return out, err
+}
+
+// appendWrapScan is appendWrapValid, and reports whether raw is compact
+// (see jsonbScan): compacted(raw) is raw.
+func appendWrapScan(dst, raw []byte) (out []byte, compact bool, err error) {
+	safe, compact := jsonbScan(raw)
+	if !safe {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, raw); err != nil {
-			return dst, &agents.PersistenceError{Op: "wrap payload", Err: err, Permanent: true}
+			return dst, false, &agents.PersistenceError{Op: "wrap payload", Err: err, Permanent: true}
 		}
 		env, err := json.Marshal(textEnvelope{V: CurrentPayloadVersion, JSON: buf.String()})
-		return append(dst, env...), err
+		return append(dst, env...), false, err
 	}
 	dst = append(dst, envelopePrefix...)
-	dst = append(dst, bytes.TrimSpace(raw)...)
-	return append(dst, envelopeSuffix...), nil
+	if !compact {
+		raw = bytes.TrimSpace(raw)
+	}
+	dst = append(dst, raw...)
+	return append(dst, envelopeSuffix...), compact, nil
 }
 
 // textEnvelope is the envelope of a document jsonb cannot hold: its JSON
@@ -206,26 +217,38 @@ func MustUnwrap(raw []byte) json.RawMessage {
 // payload is stored as NULL, one that is not valid JSON is refused with
 // *agents.InvalidMessageError (bindings.CheckJSON).
 func wrapOpt(field string, doc json.RawMessage) ([]byte, error) {
+	return wrapOptChecked(field, doc, false)
+}
+
+// wrapOptChecked is wrapOpt; trusted skips bindings.CheckJSON: the caller
+// vouches for doc (see TrustedJournal).
+func wrapOptChecked(field string, doc json.RawMessage, trusted bool) ([]byte, error) {
 	if len(bytes.TrimSpace(doc)) == 0 {
 		return nil, nil
 	}
-	if err := bindings.CheckJSON(field, doc); err != nil {
-		return nil, err
+	if !trusted {
+		if err := bindings.CheckJSON(field, doc); err != nil {
+			return nil, err
+		}
 	}
 	return wrapValid(doc)
 }
 
 // appendWrapOpt appends wrapOpt(field, doc) to dst; null is true when
-// the payload is stored as NULL (nothing appended).
-func appendWrapOpt(dst []byte, field string, doc json.RawMessage) (out []byte, null bool, err error) {
+// the payload is stored as NULL (nothing appended), compact when doc is
+// compact (compacted(doc) is doc; see jsonbScan). trusted skips
+// bindings.CheckJSON: the caller vouches for doc (see TrustedJournal).
+func appendWrapOpt(dst []byte, field string, doc json.RawMessage, trusted bool) (out []byte, null, compact bool, err error) {
 	if len(bytes.TrimSpace(doc)) == 0 {
-		return dst, true, nil
+		return dst, true, false, nil
 	}
-	if err := bindings.CheckJSON(field, doc); err != nil {
-		return dst, false, err
+	if !trusted {
+		if err := bindings.CheckJSON(field, doc); err != nil {
+			return dst, false, false, err
+		}
 	}
-	out, err = appendWrapValid(dst, doc)
-	return out, false, err
+	out, compact, err = appendWrapScan(dst, doc)
+	return out, false, compact, err
 }
 
 // jsonArg passes a wrapped payload as a query argument: as text, which
@@ -272,19 +295,6 @@ func unwrapStored(dst, raw []byte) (json.RawMessage, error) {
 		return env.Doc, err
 	}
 	return append(dst[:n], env.Doc...), nil
-}
-
-// unwrapStoredInto is UnwrapInto of the text of a jsonb column that is
-// not NULL (see unwrapStored), with buf as scratch; it returns buf, grown.
-func unwrapStoredInto(buf, raw []byte, dst any) ([]byte, error) {
-	doc, err := unwrapStored(buf, raw)
-	if err != nil {
-		return buf, err
-	}
-	if err := json.Unmarshal(doc, dst); err != nil {
-		return doc, &MalformedEnvelopeError{Reason: "document does not decode: " + err.Error()}
-	}
-	return doc, nil
 }
 
 // compactStored appends to dst the valid JSON text src with the spaces

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 
@@ -26,15 +27,21 @@ var (
 // entries, then the message (stored only when the entries are), in one
 // round trip and one transaction.
 func (s *Store) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
+	return s.appendStepsAndMessage(ctx, steps, msg, false)
+}
+
+// appendStepsAndMessage is AppendStepsAndMessage; trusted skips the checks
+// a TrustedJournal caller vouches for.
+func (s *Store) appendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput, trusted bool) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
 	if msg.TenantID != steps.TenantID {
 		return nil, nil, bindings.ConversationMessage{}, invalid("the entries and the message are of different tenants")
 	}
-	row, err := s.prepareMessage(msg)
+	row, err := s.prepareMessage(msg, trusted)
 	if err != nil {
 		return nil, nil, bindings.ConversationMessage{}, err
 	}
 	tail := &messageTail{row: row}
-	entries, appended, err := s.appendSteps(ctx, "append steps and message", steps, "", tail)
+	entries, appended, err := s.appendSteps(ctx, "append steps and message", steps, "", tail, trusted)
 	if err != nil {
 		return nil, nil, bindings.ConversationMessage{}, err
 	}
@@ -56,7 +63,7 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	}
 	entries, appended, err := s.appendSteps(ctx, "append step", bindings.AppendStepsInput{
 		TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: []bindings.JournalEntry{in.Entry},
-	}, "", nil)
+	}, "", nil, false)
 	if err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
@@ -72,12 +79,18 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 // otherwise nothing is stored and the error is *agents.RunBusyError. A
 // missing run is *agents.RunJournalUnavailableError.
 func (s *Store) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
-	return s.appendSteps(ctx, "append steps", in, "", nil)
+	return s.appendSteps(ctx, "append steps", in, "", nil, false)
 }
 
 // FinishRun implements bindings.RunFinisher: the entries, the status and
 // the release of the owner's lease in one round trip and one transaction.
 func (s *Store) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
+	return s.finishRun(ctx, in, false)
+}
+
+// finishRun is FinishRun; trusted skips the checks a TrustedJournal
+// caller vouches for (the status is checked: it is not vouched for).
+func (s *Store) finishRun(ctx context.Context, in bindings.FinishRunInput, trusted bool) ([]bindings.JournalEntry, []bool, error) {
 	switch in.Status {
 	case bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
 	default:
@@ -85,7 +98,7 @@ func (s *Store) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bi
 	}
 	return s.appendSteps(ctx, "finish run", bindings.AppendStepsInput{
 		TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries,
-	}, in.Status, nil)
+	}, in.Status, nil, trusted)
 }
 
 // sqlAppendSteps is one call of kindgi_append_steps (migration 0007, its
@@ -98,38 +111,58 @@ const sqlAppendSteps = `SELECT o_ord, o_seq, o_appended, o_node, o_status, o_out
 // kindgi_append_steps takes.
 type stepArgs struct {
 	keys, phases, nodes, statuses []string
-	outputs, errors               []*string
+	outputs, errors               []string // wrapped payloads, "" for NULL (an envelope is never empty)
 	ats                           []time.Time
+	// Bit i of compact is set when entry i's output is compact as given,
+	// so that it is returned as it is (see jsonbScan) instead of
+	// compacted; entries past the 64th are compacted.
+	compact uint64
 }
 
-// prepareSteps validates entries and encodes them as column arrays.
-func (s *Store) prepareSteps(entries []bindings.JournalEntry) (stepArgs, error) {
+// prepareSteps validates entries and encodes them as column arrays;
+// trusted skips the checks of each entry's key, node, status and output,
+// which a TrustedJournal caller vouches for.
+func (s *Store) prepareSteps(entries []bindings.JournalEntry, trusted bool) (stepArgs, error) {
 	n := len(entries)
 	// The columns share one backing array per element type (full slice
 	// expressions: none grows into the next).
-	strs, ptrs := make([]string, 4*n), make([]*string, 2*n)
+	strs := make([]string, 6*n)
 	a := stepArgs{
-		keys: strs[:n:n], phases: strs[n : 2*n : 2*n], nodes: strs[2*n : 3*n : 3*n], statuses: strs[3*n:],
-		outputs: ptrs[:n:n], errors: ptrs[n:], ats: make([]time.Time, n),
+		keys: strs[:n:n], phases: strs[n : 2*n : 2*n], nodes: strs[2*n : 3*n : 3*n], statuses: strs[3*n : 4*n : 4*n],
+		outputs: strs[4*n : 5*n : 5*n], errors: strs[5*n:], ats: make([]time.Time, n),
 	}
 	// The wrapped payloads are gathered into one buffer, made one string
 	// whose parts the arguments point to: ends[2i] and ends[2i+1] are
 	// where entry i's output and error end in it (-1: NULL).
-	var buf []byte
-	ends := make([]int, 2*n)
+	size := 0
+	for _, e := range entries {
+		size += len(envelopePrefix) + len(e.Output) + len(envelopeSuffix)
+	}
+	buf := make([]byte, 0, size) // an error or a text envelope grows it
+	var endsOnStack [32]int
+	ends := endsOnStack[:0]
+	if 2*n > len(endsOnStack) {
+		ends = make([]int, 0, 2*n)
+	}
+	ends = ends[:2*n]
 	for i, e := range entries {
-		if err := firstErr(bindings.CheckStepKey(e.Key), bindings.CheckOptionalID("step node", e.Node)); err != nil {
-			return stepArgs{}, err
+		if !trusted {
+			if err := firstErr(bindings.CheckStepKey(e.Key), bindings.CheckOptionalID("step node", e.Node)); err != nil {
+				return stepArgs{}, err
+			}
+			switch e.Status {
+			case bindings.StepStarted, bindings.StepCompleted, bindings.StepFailed, bindings.StepParked:
+			default:
+				return stepArgs{}, invalid("unknown step status " + string(e.Status))
+			}
 		}
-		switch e.Status {
-		case bindings.StepStarted, bindings.StepCompleted, bindings.StepFailed, bindings.StepParked:
-		default:
-			return stepArgs{}, invalid("unknown step status " + string(e.Status))
-		}
-		var null bool
+		var null, compact bool
 		var err error
-		if buf, null, err = appendWrapOpt(buf, "step output", e.Output); err != nil {
+		if buf, null, compact, err = appendWrapOpt(buf, "step output", e.Output, trusted); err != nil {
 			return stepArgs{}, err
+		}
+		if compact && i < 64 {
+			a.compact |= 1 << i
 		}
 		ends[2*i] = len(buf)
 		if null {
@@ -147,20 +180,39 @@ func (s *Store) prepareSteps(entries []bindings.JournalEntry) (stepArgs, error) 
 		a.keys[i], a.phases[i], a.nodes[i], a.statuses[i] = e.Key, e.Status.Phase(), e.Node, string(e.Status)
 		a.ats[i] = s.stamp(e.At)
 	}
-	all, start := string(buf), 0
-	texts := make([]string, 2*n)
+	// buf is not written after this, so the string shares its bytes.
+	all, start := unsafe.String(unsafe.SliceData(buf), len(buf)), 0
 	for k, end := range ends {
 		if end < 0 {
 			continue
 		}
-		texts[k], start = all[start:end], end
 		if k%2 == 0 {
-			a.outputs[k/2] = &texts[k]
+			a.outputs[k/2] = all[start:end]
 		} else {
-			a.errors[k/2] = &texts[k]
+			a.errors[k/2] = all[start:end]
 		}
+		start = end
 	}
 	return a, nil
+}
+
+// The columns as the arguments of a statement (see textArray): a
+// pointer into a, which must not change until the statement is sent.
+func (a *stepArgs) keysArg() any     { return (*textArray)(&a.keys) }
+func (a *stepArgs) phasesArg() any   { return (*textArray)(&a.phases) }
+func (a *stepArgs) nodesArg() any    { return (*textArray)(&a.nodes) }
+func (a *stepArgs) statusesArg() any { return (*textArray)(&a.statuses) }
+func (a *stepArgs) outputsArg() any  { return (*nullTextArray)(&a.outputs) }
+func (a *stepArgs) errorsArg() any   { return (*nullTextArray)(&a.errors) }
+func (a *stepArgs) atsArg() any      { return (*timeArray)(&a.ats) }
+
+// output is entry i's output doc as a read returns it: compacted, which
+// a compact doc is already.
+func (a stepArgs) output(i int, doc []byte) json.RawMessage {
+	if i < 64 && a.compact&(1<<i) != 0 {
+		return doc
+	}
+	return compacted(doc)
 }
 
 // textArg is a wrapped payload as an element of a text[] argument: nil
@@ -181,25 +233,27 @@ func textArg(raw []byte) *string {
 // error is *agents.RunBusyError. An appended entry is returned as given,
 // with the Seq the store gave it and At in the store's precision; it is
 // not read back.
-func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendStepsInput, status bindings.RunStatus, tail *messageTail) ([]bindings.JournalEntry, []bool, error) {
-	return s.appendStepsAfter(ctx, op, nil, in, status, tail)
+func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendStepsInput, status bindings.RunStatus, tail *messageTail, trusted bool) ([]bindings.JournalEntry, []bool, error) {
+	return s.appendStepsAfter(ctx, op, nil, in, status, tail, trusted)
 }
 
 // appendStepsAfter is appendSteps, with the statements of pre (when set)
 // before its own in the same round trip and transaction (see
 // AppendStepsAsRead).
-func (s *Store) appendStepsAfter(ctx context.Context, op string, pre *batchExtra, in bindings.AppendStepsInput, status bindings.RunStatus, tail *messageTail) ([]bindings.JournalEntry, []bool, error) {
+func (s *Store) appendStepsAfter(ctx context.Context, op string, pre *batchExtra, in bindings.AppendStepsInput, status bindings.RunStatus, tail *messageTail, trusted bool) ([]bindings.JournalEntry, []bool, error) {
 	switch {
 	case in.TenantID == "":
 		return nil, nil, invalid("tenant id is empty")
 	case in.RunID == "":
 		return nil, nil, invalid("run id is empty")
 	}
-	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
-		bindings.CheckOptionalID("lease owner", in.Owner)); err != nil {
-		return nil, nil, err
+	if !trusted {
+		if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
+			bindings.CheckOptionalID("lease owner", in.Owner)); err != nil {
+			return nil, nil, err
+		}
 	}
-	args, err := s.prepareSteps(in.Entries)
+	args, err := s.prepareSteps(in.Entries, trusted)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -212,11 +266,12 @@ func (s *Store) appendStepsAfter(ctx context.Context, op string, pre *batchExtra
 		st := string(status)
 		finish = &st
 	}
-	sr := newStepRows(in.Entries, args)
+	sr := newStepRows(in.Entries, args, trusted)
 	err = s.send(ctx, op, func(b *pgx.Batch) {
 		pre.queue(b)
-		b.Queue(sqlAppendSteps, in.TenantID, in.RunID, in.Owner, now, args.keys, args.phases, args.nodes, args.statuses,
-			args.outputs, args.errors, args.ats, finish)
+		a := &args
+		b.Queue(sqlAppendSteps, in.TenantID, in.RunID, in.Owner, now, a.keysArg(), a.phasesArg(), a.nodesArg(), a.statusesArg(),
+			a.outputsArg(), a.errorsArg(), a.atsArg(), finish)
 		if tail != nil {
 			tail.ma.queue(b, tail.row, &in.RunID, in.Owner, now)
 			tail.extra.queue(b)
@@ -257,12 +312,19 @@ type stepRows struct {
 	expires      *time.Time
 	exists, done bool
 	got          int
+	inPlace      bool // out is entries (see newStepRows)
 }
 
-// newStepRows is a reader of the rows of appending entries, encoded as args.
-func newStepRows(entries []bindings.JournalEntry, args stepArgs) *stepRows {
+// newStepRows is a reader of the rows of appending entries, encoded as
+// args. inPlace makes its results entries themselves, each updated to
+// the entry stored (what a TrustedJournal caller allows).
+func newStepRows(entries []bindings.JournalEntry, args stepArgs, inPlace bool) *stepRows {
 	n := len(entries)
-	return &stepRows{entries: entries, args: args, out: make([]bindings.JournalEntry, n), appended: make([]bool, n)}
+	sr := &stepRows{entries: entries, args: args, out: entries, appended: make([]bool, n), inPlace: inPlace}
+	if !inPlace {
+		sr.out = make([]bindings.JournalEntry, n)
+	}
+	return sr
 }
 
 // read reads the next result of br: the lease row, then one row per entry.
@@ -312,9 +374,14 @@ func (sr *stepRows) row(ord int32, seq *int64, app *bool, node, stepStatus *stri
 	sr.done = true
 	sr.got++
 	if sr.appended[i] = *app; sr.appended[i] {
+		if sr.inPlace { // the caller's entry, its error shared
+			e := &sr.out[i]
+			e.Seq, e.Output, e.At = *seq, sr.args.output(i, e.Output), sr.args.ats[i]
+			return nil
+		}
 		e := sr.entries[i]
 		sr.out[i] = bindings.JournalEntry{Seq: *seq, Key: e.Key, Node: e.Node, Status: e.Status,
-			Output: compacted(e.Output), Error: copyStepError(e.Error), At: sr.args.ats[i]}
+			Output: sr.args.output(i, e.Output), Error: copyStepError(e.Error), At: sr.args.ats[i]}
 		return nil
 	}
 	var err error

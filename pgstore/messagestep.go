@@ -41,13 +41,14 @@ func (s *Store) MessageStepStore() bindings.RunBinding { return s }
 // When the message was stored before (a retry), the step's entry and the
 // entries after it are written by a second call, from the stored message.
 func (s *Store) AppendMessageStep(ctx context.Context, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
-	return s.appendMessageStep(ctx, in, nil)
+	return s.appendMessageStep(ctx, in, nil, false)
 }
 
 // appendMessageStep is AppendMessageStep, with the statements of pre (when
 // set) before its own in the same round trip and transaction (see
-// AppendUserMessageStep).
-func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepInput, pre *batchExtra) (bindings.MessageStepResult, error) {
+// AppendUserMessageStep); trusted skips the checks a TrustedJournal
+// caller vouches for.
+func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepInput, pre *batchExtra, trusted bool) (bindings.MessageStepResult, error) {
 	steps := in.Steps
 	if in.Message.TenantID != steps.TenantID {
 		return bindings.MessageStepResult{}, invalid("the entries and the message are of different tenants")
@@ -63,11 +64,13 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 	case steps.RunID == "":
 		return bindings.MessageStepResult{}, invalid("run id is empty")
 	}
-	if err := firstErr(bindings.CheckID("tenant id", steps.TenantID), bindings.CheckID("run id", steps.RunID),
-		bindings.CheckOptionalID("lease owner", steps.Owner)); err != nil {
-		return bindings.MessageStepResult{}, err
+	if !trusted {
+		if err := firstErr(bindings.CheckID("tenant id", steps.TenantID), bindings.CheckID("run id", steps.RunID),
+			bindings.CheckOptionalID("lease owner", steps.Owner)); err != nil {
+			return bindings.MessageStepResult{}, err
+		}
 	}
-	row, err := s.prepareMessage(in.Message)
+	row, err := s.prepareMessage(in.Message, trusted)
 	if err != nil {
 		return bindings.MessageStepResult{}, err
 	}
@@ -86,17 +89,22 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 	if err != nil {
 		return bindings.MessageStepResult{}, invalid("encode message step " + stepKey + ": " + err.Error())
 	}
-	tail := append([]bindings.JournalEntry(nil), steps.Entries[in.StepIndex:]...)
+	// The entries from the step's on, with its output: a copy, or for a
+	// TrustedJournal caller its own entries, updated in place.
+	tail := steps.Entries[in.StepIndex:]
+	if !trusted {
+		tail = append([]bindings.JournalEntry(nil), tail...)
+	}
 	tail[0].Output = enc
-	beforeArgs, err := s.prepareSteps(head)
+	beforeArgs, err := s.prepareSteps(head, trusted)
 	if err != nil {
 		return bindings.MessageStepResult{}, err
 	}
-	tailArgs, err := s.prepareSteps(tail)
+	tailArgs, err := s.prepareSteps(tail, trusted)
 	if err != nil {
 		return bindings.MessageStepResult{}, err
 	}
-	wrapped := *tailArgs.outputs[0]
+	wrapped := tailArgs.outputs[0]
 	cut := strings.Index(wrapped, string(seqField)) // no copy of wrapped
 	if cut < 0 || cut+len(seqField) >= len(wrapped) || (wrapped[cut+len(seqField)] != ',' && wrapped[cut+len(seqField)] != '}') {
 		return bindings.MessageStepResult{}, invalid("encode message step " + stepKey + ": no seq field")
@@ -108,17 +116,18 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 		f := string(in.Finish)
 		finish = &f
 	}
-	before := newStepRows(head, beforeArgs)
-	after := newStepRows(tail, tailArgs)
+	before := newStepRows(head, beforeArgs, trusted)
+	after := newStepRows(tail, tailArgs, trusted)
 	in0 := row.in
+	ba, ta := &beforeArgs, &tailArgs
 	err = s.send(ctx, "append message step", func(b *pgx.Batch) {
 		pre.queue(b)
 		b.Queue(sqlMessageStep, steps.TenantID, steps.RunID, steps.Owner, now,
-			beforeArgs.keys, beforeArgs.phases, beforeArgs.nodes, beforeArgs.statuses, beforeArgs.outputs, beforeArgs.errors, beforeArgs.ats,
+			ba.keysArg(), ba.phasesArg(), ba.nodesArg(), ba.statusesArg(), ba.outputsArg(), ba.errorsArg(), ba.atsArg(),
 			in0.ConversationID, row.id, string(in0.Role), encodeText(in0.Content), textArg(row.toolCalls), in0.ToolCallID,
 			in0.TurnNumber, in0.RunID, textArg(row.metadata), row.at, in0.ParticipantID,
 			prefix, suffix,
-			tailArgs.keys, tailArgs.phases, tailArgs.nodes, tailArgs.statuses, tailArgs.outputs, tailArgs.errors, tailArgs.ats, finish)
+			ta.keysArg(), ta.phasesArg(), ta.nodesArg(), ta.statusesArg(), ta.outputsArg(), ta.errorsArg(), ta.atsArg(), finish)
 	}, func(br pgx.BatchResults) error {
 		if err := pre.read(br); err != nil {
 			return err
@@ -182,7 +191,7 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 			doc := make([]byte, 0, len(enc)+len(seq))
 			at := bytes.Index(enc, seqField) + len(seqField) - 1
 			doc = append(append(append(doc, enc[:at]...), seq...), enc[at+1:]...)
-			out[0].Output = compacted(doc)
+			out[0].Output = tailArgs.output(0, doc) // doc is enc with digits in place of the 0
 		}
 	} else {
 		// The message was stored before: its step is written from it.
@@ -191,13 +200,15 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 		}
 		tail[0].Output = enc
 		out, appended, err = s.appendSteps(ctx, "append message step", bindings.AppendStepsInput{
-			TenantID: steps.TenantID, RunID: steps.RunID, Owner: steps.Owner, Entries: tail}, in.Finish, nil)
+			TenantID: steps.TenantID, RunID: steps.RunID, Owner: steps.Owner, Entries: tail}, in.Finish, nil, trusted)
 		if err != nil {
 			return bindings.MessageStepResult{Entries: before.out, Appended: before.appended, Message: m}, err
 		}
 	}
-	res := bindings.MessageStepResult{Message: m,
-		Entries:  append(append(make([]bindings.JournalEntry, 0, len(before.out)+len(out)), before.out...), out...),
+	res := bindings.MessageStepResult{Message: m, Entries: steps.Entries, // trusted: updated in place
 		Appended: append(append(make([]bool, 0, len(before.out)+len(out)), before.appended...), appended...)}
+	if !trusted {
+		res.Entries = append(append(make([]bindings.JournalEntry, 0, len(before.out)+len(out)), before.out...), out...)
+	}
 	return res, nil
 }

@@ -45,7 +45,7 @@ const sqlHistoryBefore = `SELECT ` + messageCols + ` FROM agent_conversation_mes
 	ORDER BY seq DESC
 	LIMIT $4`
 
-// sqlExpectMessages is kindgi_expect_messages (migration 0010): it sets
+// sqlExpectMessages is kindgi_expect_messages (migration 0011, redefined by 0013): it sets
 // the tenant, locks conversation $2 (as the message append after it does)
 // and fails, aborting the call's transaction, with SQLSTATE
 // codeConversationChanged unless it holds $3 messages and none with id $4:
@@ -139,7 +139,7 @@ func (s *Store) AppendUserMessageStep(ctx context.Context, in bindings.UserMessa
 			return err
 		},
 	}
-	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre)
+	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre, false)
 	if errors.Is(err, bindings.ErrConversationChanged) {
 		return bindings.MessageStepResult{}, bindings.ErrConversationChanged
 	}
@@ -157,7 +157,7 @@ func (s *Store) AppendUserMessage(ctx context.Context, in bindings.UserMessageIn
 	if in.HistoryLimit < 1 {
 		return bindings.UserMessageResult{}, invalid("the history limit is less than 1")
 	}
-	row, err := s.prepareMessage(msg)
+	row, err := s.prepareMessage(msg, false)
 	if err != nil {
 		return bindings.UserMessageResult{}, err
 	}
@@ -175,7 +175,7 @@ func (s *Store) AppendUserMessage(ctx context.Context, in bindings.UserMessageIn
 			return err
 		},
 	}}
-	entries, appended, err := s.appendSteps(ctx, "append user message", steps, "", tail)
+	entries, appended, err := s.appendSteps(ctx, "append user message", steps, "", tail, false)
 	if err != nil {
 		return bindings.UserMessageResult{}, err
 	}
@@ -204,7 +204,7 @@ func pgCode(err error) string {
 const sqlRunOrSnapshotExists = `SELECT EXISTS (SELECT 1 FROM agent_runs WHERE tenant_id = $1 AND id = $2)
 	OR EXISTS (SELECT 1 FROM agent_run_snapshots WHERE tenant_id = $1 AND run_id = $2)`
 
-// sqlOpenNewRun is kindgi_open_new_run (migration 0010): the snapshot and
+// sqlOpenNewRun is kindgi_open_new_run (migration 0011): the snapshot and
 // the run created, only if neither is stored (else SQLSTATE
 // codeRunExists), then the conversation checked as sqlExpectMessages
 // checks it.
@@ -314,7 +314,7 @@ func (s *Store) OpenUserMessageStep(ctx context.Context, in bindings.OpenUserMes
 	if msg.TenantID != st.TenantID || msg.ConversationID != sn.ConversationID {
 		return bindings.MessageStepResult{}, invalid("the user message is not of the run's conversation")
 	}
-	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre)
+	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre, false)
 	switch {
 	case errors.Is(err, bindings.ErrRunExists):
 		return bindings.MessageStepResult{}, bindings.ErrRunExists

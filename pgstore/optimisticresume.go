@@ -153,7 +153,7 @@ func (s *Store) AppendStepsAsRead(ctx context.Context, lease bindings.LeaseAsRea
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.appendStepsAfter(ctx, "append steps", pre, in, "", nil)
+	return s.appendStepsAfter(ctx, "append steps", pre, in, "", nil, false)
 }
 
 // FinishRunAsRead implements bindings.OptimisticRunResumer:
@@ -171,7 +171,7 @@ func (s *Store) FinishRunAsRead(ctx context.Context, lease bindings.LeaseAsRead,
 	}
 	return s.appendStepsAfter(ctx, "finish run", pre, bindings.AppendStepsInput{
 		TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries,
-	}, in.Status, nil)
+	}, in.Status, nil, false)
 }
 
 // AppendMessageStepAsRead implements bindings.OptimisticRunResumer:
@@ -184,7 +184,7 @@ func (s *Store) AppendMessageStepAsRead(ctx context.Context, lease bindings.Leas
 	if err != nil {
 		return bindings.MessageStepResult{}, err
 	}
-	return s.appendMessageStep(ctx, in, pre)
+	return s.appendMessageStep(ctx, in, pre, false)
 }
 
 // TakeLeaseAsRead implements bindings.OptimisticRunResumer:

@@ -28,10 +28,12 @@ func grantSweeper(t *testing.T, role string) {
 
 // sweepPolicies are the policies migrations 0003 (expired approvals) and
 // 0005 (idle conversations) add when kindgi_sweeper exists, as policiesBeyondTenantIsolation describes them.
+// The status of runs and conversations is a domain over text since 0013
+// (cheaper_status), so those policies read it through a cast to text.
 var sweepPolicies = []string{
 	"agent_approvals.agent_expiry_sweep PERMISSIVE SELECT TO {kindgi_sweeper} USING ((current_setting('kindgi.sweep'::text, true) = 'expired-approvals'::text) AND (status = 'pending'::text) AND (expires_at IS NOT NULL)) CHECK ",
-	"agent_conversations.agent_idle_sweep PERMISSIVE SELECT TO {kindgi_sweeper} USING ((current_setting('kindgi.sweep'::text, true) = 'inactive-conversations'::text) AND (status = 'open'::text)) CHECK ",
-	"agent_runs.agent_expiry_sweep PERMISSIVE SELECT TO {kindgi_sweeper} USING ((current_setting('kindgi.sweep'::text, true) = 'expired-approvals'::text) AND (status = 'suspended'::text)) CHECK ",
+	"agent_conversations.agent_idle_sweep PERMISSIVE SELECT TO {kindgi_sweeper} USING ((current_setting('kindgi.sweep'::text, true) = 'inactive-conversations'::text) AND ((status)::text = 'open'::text)) CHECK ",
+	"agent_runs.agent_expiry_sweep PERMISSIVE SELECT TO {kindgi_sweeper} USING ((current_setting('kindgi.sweep'::text, true) = 'expired-approvals'::text) AND ((status)::text = 'suspended'::text)) CHECK ",
 }
 
 // policiesBeyondTenantIsolation describes, one line each in name order,

@@ -2,6 +2,8 @@ package pgstore
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 
@@ -119,18 +121,32 @@ const (
 // has no \u0000 escape, no unpaired surrogate escape, no number beyond
 // the limits above and no nesting deeper than jsonbMaxDepth.
 func jsonbSafe(doc []byte) bool {
+	safe, _ := jsonbScan(doc)
+	return safe
+}
+
+// jsonbScan reports jsonbSafe(doc) and, in the same pass, whether doc is
+// compact: no white space outside its strings, so that compacted(doc) is
+// doc itself (a write returns an appended payload compacted; knowing it
+// is compact spares that second pass over its bytes). compact is false
+// when safe is.
+func jsonbScan(doc []byte) (safe, compact bool) {
 	depth := 0
+	compact = true
 	for i := 0; i < len(doc); i++ {
 		switch c := doc[i]; {
 		case c == '"':
 			end, ok := jsonbSafeString(doc, i+1)
 			if !ok {
-				return false
+				return false, false
 			}
 			i = end
+		case c == ',' || c == ':':
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			compact = false
 		case c == '[' || c == '{':
 			if depth++; depth > jsonbMaxDepth {
-				return false
+				return false, false
 			}
 		case c == ']' || c == '}':
 			depth--
@@ -140,18 +156,30 @@ func jsonbSafe(doc []byte) bool {
 				j++
 			}
 			if !jsonbSafeNumber(doc[i:j]) {
-				return false
+				return false, false
 			}
 			i = j - 1
 		}
 	}
-	return true
+	return true, compact
 }
 
 // jsonbSafeString checks the string whose contents start at doc[i] and
 // returns the index of its closing quote.
 func jsonbSafeString(doc []byte, i int) (int, bool) {
 	for ; i < len(doc); i++ {
+		// Eight bytes at a time to the next quote or backslash (the
+		// document is valid JSON: every other byte passes as it is).
+		for i+8 <= len(doc) {
+			if m := quoteOrBackslash(binary.LittleEndian.Uint64(doc[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i >= len(doc) {
+			break
+		}
 		switch doc[i] {
 		case '"':
 			return i, true
@@ -176,6 +204,16 @@ func jsonbSafeString(doc []byte, i int) (int, bool) {
 		}
 	}
 	return i, false
+}
+
+// quoteOrBackslash marks, in the high bit of each byte, the bytes of the
+// eight of w (in memory order, little-endian) that are a quote or a
+// backslash. Only its lowest mark is exact (a mark above it may be
+// false), which is the one jsonbSafeString uses.
+func quoteOrBackslash(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q, b := w^(ones*'"'), w^(ones*'\\')
+	return ((q-ones)&^q | (b-ones)&^b) & highs
 }
 
 // unicodeEscape reads the escape \uXXXX at doc[i].

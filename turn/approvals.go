@@ -192,7 +192,7 @@ func (r *run) foldParked(ctx context.Context, parked *bindings.JournalEntry) (ap
 // complete journals a decided approval attempt and returns the outcome the
 // journal keeps (the first one recorded).
 func (r *run) complete(ctx context.Context, key, node string, o approvalOutcome) (approvalOutcome, error) {
-	raw, err := encodeApprovalOutcome(&o)
+	raw, err := encodeStep(r, &o) // into the drive's output arena (appendApprovalOutcomeJSON)
 	if err != nil {
 		return o, &agents.PersistenceError{Op: "encode approval outcome", Err: err, Permanent: true}
 	}
@@ -250,9 +250,19 @@ func (r *run) sessionGate(ctx context.Context) (Result, bool, error) {
 }
 
 // encodeApprovalOutcome is json.Marshal(*o), without reflection for the
-// strings appendJSONString writes (TestEncodeApprovalOutcomeMatchesMarshal).
-func encodeApprovalOutcome(o *approvalOutcome) ([]byte, error) {
-	b := make([]byte, 0, 64+len(o.Status)+len(o.ApprovalID)+len(o.Reviewer)+len(o.Comment)+len(o.NextRole))
+// strings appendJSONString writes (TestEncodeApprovalOutcomeMatchesMarshal);
+// a drive encodes it with encodeStep, into its output arena.
+func encodeApprovalOutcome(o *approvalOutcome) ([]byte, error) { return encodeOutput(o) }
+
+// approvalOutcomeSize is room enough for appendApprovalOutcomeJSON(o).
+func approvalOutcomeSize(o *approvalOutcome) int {
+	return 64 + len(o.Status) + len(o.ApprovalID) + len(o.Reviewer) + len(o.Comment) + len(o.NextRole)
+}
+
+// appendApprovalOutcomeJSON appends what json.Marshal(*o) returns and
+// reports true, or reports false when a string holds something it leaves
+// to encoding/json (see appendJSONString).
+func appendApprovalOutcomeJSON(b []byte, o *approvalOutcome) ([]byte, bool) {
 	b = append(b, `{"status":`...)
 	b, ok := appendJSONString(b, o.Status)
 	if ok {
@@ -266,7 +276,7 @@ func encodeApprovalOutcome(o *approvalOutcome) ([]byte, error) {
 		}
 	}
 	if !ok {
-		return json.Marshal(*o)
+		return nil, false
 	}
-	return append(b, '}'), nil
+	return append(b, '}'), true
 }

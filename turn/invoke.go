@@ -44,6 +44,31 @@ import (
 // crash is sent again with the same request id, so a tool with side
 // effects must treat it as an idempotency key.
 func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
+	res, err := invoke(ctx, in, b)
+	if err != nil {
+		err = abortedBy(ctx, err)
+	}
+	return res, err
+}
+
+// abortedBy reports err, when it is the done ctx's own error coming back
+// from a call made before the drive began (a store's read, a snapshot
+// write), as the turn-aborted (external) error that a cancellation during
+// the drive gives: the caller sees one outcome for cancelling, whenever it
+// lands.
+func abortedBy(ctx context.Context, err error) error {
+	if ctx.Err() == nil || !(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return err
+	}
+	if ta := (*agents.TurnAbortedError)(nil); errors.As(err, &ta) {
+		return err
+	}
+	return &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
+}
+
+// invoke is Invoke; Invoke only reports a cancellation before the drive
+// as the turn's abort.
+func invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	in, raw, stored, explicit, err := prepare(ctx, in, &b)
 	if err != nil {
 		return Result{}, err
@@ -190,7 +215,11 @@ func sameBinding(a, b any) (same bool) {
 // with *agents.RunBusyError before it calls anything (having emitted a
 // TurnStartedEvent and a TurnFailedEvent).
 func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
-	return resume(ctx, in, b, newID(&b), nil)
+	res, err := resume(ctx, in, b, newID(&b), nil)
+	if err != nil {
+		err = abortedBy(ctx, err)
+	}
+	return res, err
 }
 
 // resume is Resume as lease owner owner. claimed, when set, is the run as
@@ -218,7 +247,9 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	if err := ctx.Err(); err != nil {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
-	snap, leased, entries, approvals, pending, err := reopenResuming(ctx, &b, in, owner, claimed)
+	slab := loadedPool.Get().(*loadedSlab)
+	defer loadedPool.Put(slab) // after r.release: the run indexes the journal in it
+	snap, leased, entries, approvals, pending, err := reopenResuming(ctx, &b, in, owner, claimed, slab[:0])
 	if err != nil {
 		return Result{}, err
 	}
@@ -249,7 +280,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 		release()
 		return Result{}, err
 	}
-	stored, err := decodeSnapshot(snap, Input{Agent: in.Agent})
+	stored, err := decodeSnapshotIn(snap, Input{Agent: in.Agent}, true) // read by reopen: the caller's own
 	if err != nil {
 		release()
 		return Result{}, err
@@ -274,8 +305,9 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 // comes first (it never changes once written): a run id that names
 // nothing is run-snapshot-missing, as the TypeScript package says,
 // whatever the run binding would answer for it. Another driver's lease is
-// *agents.RunBusyError; nothing is leased when reopen fails.
-func reopen(ctx context.Context, b *Bindings, in ResumeInput, owner string, claimed *bindings.Run) (bindings.RunSnapshotRecord, bindings.Run, []bindings.JournalEntry, error) {
+// *agents.RunBusyError; nothing is leased when reopen fails. A store that
+// is a bindings.SharedJournalReader reads the journal into dst.
+func reopen(ctx context.Context, b *Bindings, in ResumeInput, owner string, claimed *bindings.Run, dst []bindings.JournalEntry) (bindings.RunSnapshotRecord, bindings.Run, []bindings.JournalEntry, error) {
 	if ro, ok := b.Runs.(bindings.RunReopener); ok && sameBinding(b.Runs, b.Snapshots) {
 		res, err := ro.ReopenRun(ctx, bindings.ReopenRunInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(b), Held: claimed != nil})
 		if err != nil {
@@ -311,7 +343,7 @@ func reopen(ctx context.Context, b *Bindings, in ResumeInput, owner string, clai
 		}
 		return snap, bindings.Run{}, nil, journalError(in.RunID, err)
 	}
-	entries, err := b.Runs.ReadJournal(ctx, in.TenantID, in.RunID)
+	entries, err := readJournal(ctx, b, in.TenantID, in.RunID, dst)
 	if err != nil {
 		_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
 		return snap, bindings.Run{}, nil, journalError(in.RunID, err)
@@ -327,13 +359,18 @@ func (r *run) recheckRoute(ctx context.Context) error {
 	if st == nil || st.result == 0 || r.at(st.result).Status != bindings.StepCompleted {
 		return nil
 	}
-	s, err := decodeResult[setupState](r.at(st.result))
-	if err != nil {
+	// Decoded into the run's own setup state (zero until the flow sets it
+	// from setup's replay, to this same value), in place: no copy on the
+	// heap, and no whole-struct copy into the pooled run (a bulk write
+	// barrier while a GC mark runs).
+	e := r.at(st.result)
+	s := &r.s
+	if err := decodeOutcomeInto(e, r.inPlace(e), s); err != nil {
 		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
 	// The drive replays setup next: it takes this decode instead of
 	// decoding the state (its tools and their schemas) a second time.
-	r.setupDecoded = &s
+	r.setupDecoded = s
 	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, r.in.Agent.ID, bindings.PolicyKindModel)
 	if err != nil {
 		return err
@@ -408,8 +445,15 @@ func checkFlow(snap bindings.RunSnapshotRecord) error {
 
 // decodeSnapshot rebuilds the turn input a snapshot stored.
 func decodeSnapshot(snap bindings.RunSnapshotRecord, in Input) (Input, error) {
+	return decodeSnapshotIn(snap, in, false)
+}
+
+// decodeSnapshotIn is decodeSnapshot; inPlace says nothing ever writes
+// snap.Input (a snapshot the binding read for the caller: returned values
+// are copies), which is then decoded in place (unmarshalIn).
+func decodeSnapshotIn(snap bindings.RunSnapshotRecord, in Input, inPlace bool) (Input, error) {
 	var stored Input
-	if err := unmarshal(snap.Input, &stored); err != nil {
+	if err := unmarshalIn(snap.Input, &stored, inPlace); err != nil {
 		return Input{}, &agents.RunSnapshotMissingError{RunID: snap.RunID}
 	}
 	stored.Agent = in.Agent

@@ -574,7 +574,8 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 		if p, ok := any(r.setupDecoded).(*T); ok && p != nil && key == NodeSetup {
 			out, r.setupDecoded = *p, nil // decoded from this entry by recheckRoute; used once
 		} else {
-			out, err = decodeResult[T](r.at(st.result))
+			e := r.at(st.result)
+			out, err = decodeOutcome[T](e, r.inPlace(e))
 		}
 		if err != nil && r.at(st.result).Status == bindings.StepFailed {
 			r.failed = true
@@ -770,17 +771,28 @@ func (r *run) fail(ctx context.Context, key, node string, err error) error {
 }
 
 // decodeResult returns the outcome a result entry recorded.
-func decodeResult[T any](e *bindings.JournalEntry) (T, error) {
+func decodeResult[T any](e *bindings.JournalEntry) (T, error) { return decodeOutcome[T](e, false) }
+
+// decodeOutcome is decodeResult; shared says no one ever writes e's output
+// (r.inPlace(e)), which is then decoded in place (unmarshalIn).
+func decodeOutcome[T any](e *bindings.JournalEntry, shared bool) (T, error) {
 	var out T
+	err := decodeOutcomeInto(e, shared, &out)
+	return out, err
+}
+
+// decodeOutcomeInto is decodeOutcome into *out, which is zero: the
+// decoders write its fields in place.
+func decodeOutcomeInto[T any](e *bindings.JournalEntry, shared bool, out *T) error {
 	if e.Status == bindings.StepFailed {
-		return out, decodeFailure(e)
+		return decodeFailure(e)
 	}
 	if len(e.Output) > 0 {
-		if err := unmarshal(e.Output, &out); err != nil {
-			return out, &agents.RunJournalUnavailableError{Err: fmt.Errorf("decode step %s: %w", e.Key, err)}
+		if err := unmarshalIn(e.Output, out, shared); err != nil {
+			return &agents.RunJournalUnavailableError{Err: fmt.Errorf("decode step %s: %w", e.Key, err)}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // final reports whether err is a step's own outcome, to be journaled as

@@ -1,12 +1,15 @@
 package turn
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
@@ -26,8 +29,14 @@ import (
 // decodeFast decodes raw into *out when it is one of the types with a
 // decoder and raw is in a form the decoder reads; it reports false (and
 // *out is to be discarded) otherwise.
-func decodeFast[T any](raw []byte, out *T) bool {
-	d := jdec{b: raw, s: string(raw)}
+func decodeFast[T any](raw []byte, out *T) bool { return decodeFastIn(raw, string(raw), out) }
+
+// decodeFastIn is decodeFast with s the text of raw: string(raw), or
+// raw's bytes themselves when no one ever writes them (an entry of the
+// journal read for the drive: see run.inPlace), so that the strings
+// decoded share them instead of a copy.
+func decodeFastIn[T any](raw []byte, s string, out *T) bool {
+	d := jdec{b: raw, s: s}
 	switch v := any(out).(type) {
 	case *setupState:
 		d.setup(v)
@@ -73,12 +82,17 @@ const maxDecodeDepth = 64
 type jdec struct {
 	b []byte // the document
 	s string // b as one string: decoded strings without escapes are its substrings
-	// own is a copy of b made on the first raw value: raw values are its
-	// slices (capped, so an append to one never reaches the next), one
-	// allocation for all of them, and none shares memory with b.
-	own []byte
-	i   int
-	bad bool
+	// The first raw value of a document is a copy of its own (most
+	// documents hold one: a tool call's arguments, a tool's schema); own
+	// is a copy of b from the second one on (b[ownAt:]), and that value
+	// and every later one are its slices (capped, so an append to one
+	// never reaches the next): at most two allocations a document, and no
+	// raw value shares memory with b.
+	own     []byte
+	ownAt   int
+	rawSeen bool
+	i       int
+	bad     bool
 }
 
 func (d *jdec) fail() {
@@ -230,6 +244,12 @@ func (d *jdec) str() string {
 	}
 	s, start := d.s, d.i+1
 	j := start
+	for b := d.b; j+8 <= len(b); j += 8 {
+		if m := notPlain8(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+			j += bits.TrailingZeros64(m) >> 3
+			break
+		}
+	}
 	for j < len(s) && strPlain[s[j]] {
 		j++
 	}
@@ -238,6 +258,17 @@ func (d *jdec) str() string {
 		return s[start:j]
 	}
 	return d.strSlow(start, j)
+}
+
+// notPlain8 has the high bit set of each byte of w (eight bytes of a
+// document, the first lowest) that is not strPlain — a control, a
+// non-ASCII byte, the quote, the backslash — and, above the first such
+// byte, maybe of others: the lowest set bit is exact (the borrow of a
+// subtraction only carries upward).
+func notPlain8(w uint64) uint64 {
+	const lo01, lo20, hi80 = 0x0101010101010101, 0x2020202020202020, 0x8080808080808080
+	q, b := w^(0x22*lo01), w^(0x5c*lo01)
+	return ((w-lo20) & ^w | (q-lo01)&^q | (b-lo01)&^b | w) & hi80
 }
 
 // strPlain holds the bytes a string holds as they are: printable ASCII but
@@ -459,10 +490,16 @@ func (d *jdec) raw() json.RawMessage {
 	if d.bad {
 		return nil
 	}
-	if d.own == nil {
-		d.own = append([]byte(nil), d.b...)
+	if !d.rawSeen {
+		d.rawSeen = true
+		v := make(json.RawMessage, d.i-start)
+		copy(v, d.b[start:d.i])
+		return v
 	}
-	return json.RawMessage(d.own[start:d.i:d.i])
+	if d.own == nil {
+		d.own, d.ownAt = append([]byte(nil), d.b[start:]...), start
+	}
+	return json.RawMessage(d.own[start-d.ownAt : d.i-d.ownAt : d.i-d.ownAt])
 }
 
 // skip reads any value, checking its syntax, in one loop: open
@@ -1612,13 +1649,28 @@ func (d *jdec) budgetCaps(b *budgetCaps) {
 
 // unmarshal is json.Unmarshal(raw, out) for a zero *out, through the
 // decoders above when they read raw.
-func unmarshal[T any](raw []byte, out *T) error {
-	if decodeFast(raw, out) {
+func unmarshal[T any](raw []byte, out *T) error { return unmarshalIn(raw, out, false) }
+
+// unmarshalIn is unmarshal; shared says no one ever writes raw's bytes
+// (run.inPlace): the decoders read them in place, and the strings they
+// return share them.
+func unmarshalIn[T any](raw []byte, out *T, shared bool) error {
+	var s string
+	if shared {
+		s = unsafe.String(unsafe.SliceData(raw), len(raw))
+	} else {
+		s = string(raw)
+	}
+	if decodeFastIn(raw, s, out) {
 		return nil
 	}
-	var zero T
-	*out = zero
-	return json.Unmarshal(raw, out)
+	// encoding/json decodes into a value of its own, so that out does not
+	// escape: a caller's value stays on its stack when the decoders read
+	// raw (the usual case).
+	p := new(T)
+	err := json.Unmarshal(raw, p)
+	*out = *p
+	return err
 }
 
 // loadPrompt decodes the prompt of a replayed render-prompt step
@@ -1626,7 +1678,7 @@ func unmarshal[T any](raw []byte, out *T) error {
 // building the initial messages, or the provenance record.
 func (r *run) loadPrompt() error {
 	if e := r.lazyPrompt; e != nil {
-		text, err := decodeResult[string](e)
+		text, err := decodeOutcome[string](e, r.inPlace(e))
 		if err != nil {
 			return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 		}
@@ -1647,7 +1699,7 @@ func (r *run) loadMessages() error {
 	if e == nil {
 		return nil
 	}
-	msgs, err := decodeResult[[]bindings.ChatMessage](e)
+	msgs, err := decodeOutcome[[]bindings.ChatMessage](e, r.inPlace(e))
 	if err != nil {
 		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
@@ -1676,7 +1728,7 @@ func (r *run) loadParked(entries []bindings.JournalEntry) {
 		}
 		var pr parkRecord
 		ms, ok := int64(0), false
-		if unmarshal(e.Output, &pr) == nil {
+		if unmarshalIn(e.Output, &pr, r.inPlace(e)) == nil {
 			ms, ok = pr.ElapsedMs, true
 			if !slices.ContainsFunc(r.parkedDecoded, func(p parkedDecode) bool { return p.key == e.Key }) {
 				r.parkedDecoded = append(r.parkedDecoded, parkedDecode{key: e.Key, pr: pr})
@@ -1701,7 +1753,7 @@ func (r *run) parkedRecord(e *bindings.JournalEntry) (parkRecord, error) {
 		}
 	}
 	var pr parkRecord
-	err := unmarshal(e.Output, &pr)
+	err := unmarshalIn(e.Output, &pr, r.inPlace(e))
 	return pr, err
 }
 

@@ -43,6 +43,10 @@ func appendOutput[T any](room []byte, out *T) ([]byte, error) {
 		if b, ok := appendToolResultJSON(roomFor(room, 48+len(v.Status)+len(v.Output)+len(v.Error)), v); ok {
 			return b, nil
 		}
+	case *approvalOutcome: // a decided approval
+		if b, ok := appendApprovalOutcomeJSON(roomFor(room, approvalOutcomeSize(v)), v); ok {
+			return b, nil
+		}
 	case *budgetState: // a budget check, one per model call
 		if b, ok := appendBudgetJSON(roomFor(room, 80), v); ok {
 			return b, nil

@@ -140,11 +140,20 @@ func (r *run) takeLease(ctx context.Context) error {
 	return nil
 }
 
+// writesAsRead reports whether w, one of the run's store capabilities
+// (batcher, finisher, msgStep), writes to the store of p: then its write
+// as read may take its place. w is the store itself, or the journal the
+// store's bindings.TrustedJournal gave for it (trustedJournal), whose
+// writes are the store's own without the checks the turn vouches for.
+func (r *run) writesAsRead(w any, p *pendingLease) bool {
+	return w != nil && (sameBinding(w, p.or) || (sameBinding(r.b.Runs, p.or) && isTrustedOf(r.b.Runs, w)))
+}
+
 // appendStepsAsRead is the batcher's AppendSteps of a drive with a lease
 // still to be taken, or taken by an earlier write (then, or when the
 // batcher is not the resumer, as writeEntries writes otherwise).
 func (r *run) appendStepsAsRead(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
-	if p := r.unleased(); p != nil && sameBinding(r.batcher, p.or) {
+	if p := r.unleased(); p != nil && r.writesAsRead(r.batcher, p) {
 		if err := r.lostLease(p); err != nil {
 			return nil, nil, err
 		}
@@ -161,7 +170,7 @@ func (r *run) appendStepsAsRead(ctx context.Context, in bindings.AppendStepsInpu
 // finishRunAsRead is the finisher's FinishRun of a drive with a lease
 // still to be taken, or taken (see appendStepsAsRead).
 func (r *run) finishRunAsRead(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
-	if p := r.unleased(); p != nil && sameBinding(r.finisher, p.or) {
+	if p := r.unleased(); p != nil && r.writesAsRead(r.finisher, p) {
 		if err := r.lostLease(p); err != nil {
 			return nil, nil, err
 		}
@@ -180,7 +189,7 @@ func (r *run) finishRunAsRead(ctx context.Context, in bindings.FinishRunInput) (
 // appendStepsAsRead). A message refused after the entries before it were
 // stored took the lease too.
 func (r *run) appendMessageStepAsRead(ctx context.Context, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
-	if p := r.unleased(); p != nil && sameBinding(r.msgStep, p.or) {
+	if p := r.unleased(); p != nil && r.writesAsRead(r.msgStep, p) {
 		if err := r.lostLease(p); err != nil {
 			return bindings.MessageStepResult{}, err
 		}

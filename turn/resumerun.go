@@ -19,12 +19,12 @@ func runResumer(b *Bindings) bindings.RunResumer {
 }
 
 // reopenResuming is reopen, with a bindings.RunResumer in one call that
-// also reads the run's approvals (for getApproval).
+// also reads the run's approvals (for getApproval); dst is reopen's.
 //
 // With a bindings.OptimisticRunResumer (and no claim) it leases nothing:
 // the run as read, and the lease its first write takes (see
 // optimisticresume.go), are returned instead.
-func reopenResuming(ctx context.Context, b *Bindings, in ResumeInput, owner string, claimed *bindings.Run) (bindings.RunSnapshotRecord, bindings.Run, []bindings.JournalEntry, []bindings.Approval, *pendingLease, error) {
+func reopenResuming(ctx context.Context, b *Bindings, in ResumeInput, owner string, claimed *bindings.Run, dst []bindings.JournalEntry) (bindings.RunSnapshotRecord, bindings.Run, []bindings.JournalEntry, []bindings.Approval, *pendingLease, error) {
 	if claimed == nil {
 		if or := optimisticResumer(b); or != nil {
 			return readResuming(ctx, b, or, in, owner)
@@ -32,7 +32,7 @@ func reopenResuming(ctx context.Context, b *Bindings, in ResumeInput, owner stri
 	}
 	rr := runResumer(b)
 	if rr == nil {
-		snap, leased, entries, err := reopen(ctx, b, in, owner, claimed)
+		snap, leased, entries, err := reopen(ctx, b, in, owner, claimed, dst)
 		return snap, leased, entries, nil, nil, err
 	}
 	res, err := rr.ResumeRun(ctx, bindings.ReopenRunInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(b), Held: claimed != nil})

@@ -13,7 +13,8 @@ import (
 // snapshots Harness.Snapshots reads back), bindings.RunReopener and bindings.StepMessageAppender
 // and bindings.MessageStepAppender (whose messages Harness.Conversations
 // reads back), bindings.TurnOpener, bindings.RunResumer,
-// bindings.OptimisticTurnOpener and bindings.OptimisticRunResumer. Each suite
+// bindings.OptimisticTurnOpener, bindings.OptimisticRunResumer and the
+// bindings.SharedJournalReader of a bindings.TrustedJournal. Each suite
 // skips when the
 // binding lacks its capability. RunJournalTests runs them too.
 func RunBatchTests(t *testing.T, newHarness NewHarness) {
@@ -50,6 +51,7 @@ func RunBatchTests(t *testing.T, newHarness NewHarness) {
 		_, ok := h.Runs.(bindings.RunResumer)
 		return ok && any(h.Snapshots) == any(h.Runs) && any(h.Hitl) == any(h.Runs)
 	}, resumeRunCases)
+	runSuite(t, newHarness, "SharedJournalReader", hasSharedRead, sharedReadCases)
 	runSuite(t, newHarness, "OptimisticTurnOpener", func(h Harness) bool {
 		_, ok := h.Runs.(bindings.OptimisticTurnOpener)
 		return ok && any(h.Snapshots) == any(h.Runs) && any(h.Conversations) == any(h.Runs)
