@@ -14,8 +14,11 @@ import (
 	"github.com/kindgi/agents/turn"
 )
 
-// slowInstructions render for a few hundred milliseconds before they hit
-// the work bound: 100,000 comparisons of a 40,000-item list.
+// slowInstructions render until they hit the work bound: 100,000
+// comparisons of a 40,000-item list. The bound caps a render's time (5–15
+// ms on a 2-core machine), so the deadlines below are 1 ms: a render ends
+// at its bound before a deadline only on a machine several times faster,
+// and a deadline that lands before the render began aborts the turn too.
 var slowInstructions = `{% assign a = "` + strings.Repeat("ab", 20_000) + `" | split: "" %}` +
 	`{% for i in (1..100000) %}{% if a == a %}{% endif %}{% endfor %}For {{ firmName }}.`
 
@@ -37,8 +40,8 @@ func TestDeadlineStopsARender(t *testing.T) {
 		parent time.Duration
 		reason string
 	}{
-		{"maxWallMs", 3, 0, agents.AbortTimeout},
-		{"cancellation", 60_000, 3 * time.Millisecond, agents.AbortExternal},
+		{"maxWallMs", 1, 0, agents.AbortTimeout},
+		{"cancellation", 60_000, time.Millisecond, agents.AbortExternal},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
