@@ -56,10 +56,14 @@ const convMsgs = 4
 // 8-byte type header) to the byte, as runText does for a runRec.
 const convText = 720
 
-// newConvRec returns a record for c, its log in the record's chunks.
+// newConvRec returns a record for c, its log in the record's chunks, and
+// c's ids copied into the front of the first text chunk (see
+// ownString): the caller keys the record by r.c.ID.
 func newConvRec(c bindings.Conversation) *convRec {
 	r := &convRec{c: c}
-	r.chunks0[0], r.times0[0], r.texts0[0] = r.msgs0[:0], r.created0[:0], r.text0[:0]
+	text := ownString(ownString(r.text0[:], &r.c.TenantID), &r.c.ID)
+	text = ownString(ownString(ownString(text, &r.c.ProjectID), &r.c.AgentID), &r.c.AgentVersion)
+	r.chunks0[0], r.times0[0], r.texts0[0] = r.msgs0[:0], r.created0[:0], text[:0]
 	r.msgs.chunks, r.msgs.times, r.msgs.text = r.chunks0[:], r.times0[:], r.texts0[:]
 	return r
 }
@@ -398,7 +402,7 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 		Title: in.Title, ParticipantID: in.ParticipantID,
 		Status: bindings.ConversationOpen, OpenedAt: opened, LastActivityAt: opened,
 	})
-	tc.byID[id] = r
+	tc.byID[r.c.ID] = r
 	i := tc.at(r.pos())
 	tc.order = slices.Insert(tc.order, i, r)
 	return cloneConversation(r.c), nil

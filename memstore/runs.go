@@ -34,10 +34,16 @@ const (
 	runText = 5040
 )
 
-// newRunRec returns a record for run, its journal in the record's slabs.
+// newRunRec returns a record for run, its journal in the record's slabs,
+// and the run's ids copied into the front of the first text slab (see
+// ownString). The caller keys the record by its own strings: those a
+// caller looks the run up with, so that the map's string compare finds
+// the same pointer and reads no bytes.
 func newRunRec(run bindings.Run) *runRec {
 	r := &runRec{run: run}
-	r.texts0[0] = r.text0[:0]
+	text := ownString(ownString(r.text0[:], &r.run.TenantID), &r.run.ID)
+	text = ownString(ownString(text, &r.run.FlowID), &r.run.FlowVersion)
+	r.texts0[0] = text[:0]
 	r.journal.recs, r.journal.text = r.recs0[:0], r.texts0[:]
 	return r
 }

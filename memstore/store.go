@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -258,4 +259,20 @@ func cloneStrings(s []string) []string {
 		return nil
 	}
 	return append([]string(nil), s...)
+}
+
+// ownString copies the string at p into the front of buf, *p then aliasing
+// the copy, and returns the rest of buf; an empty string, or one longer
+// than half of buf, is left as it is (buf returned whole). A record's ids
+// so live in its own text (whose bytes never change once written) rather
+// than pointing elsewhere: the GC skips a pointer into the object it scans
+// with one compare, and every GC cycle scans every record kept again.
+func ownString(buf []byte, p *string) []byte {
+	n := len(*p)
+	if n == 0 || n > len(buf)/2 {
+		return buf
+	}
+	copy(buf, *p)
+	*p = unsafe.String(&buf[0], n)
+	return buf[n:]
 }
