@@ -408,7 +408,8 @@ func (r *run) flow(ctx context.Context) (Result, error) {
 		if r.mem != nil {
 			memo = &r.mem.rawAsIs
 		}
-		if s, err = normalizeSetupMemo(s, r.at(st.result).Output, memo); err != nil {
+		// s is setup's, built in this drive and held by nothing else.
+		if s, err = normalizeSetupMemo(s, r.at(st.result).Output, memo, true); err != nil {
 			return Result{}, err
 		}
 	}
@@ -485,10 +486,31 @@ func (r *run) bind() error {
 	}
 	r.provider = pr
 	r.tools = r.b.Tools.ForTenant(r.tenantID)
-	r.toolDefs = make([]bindings.ToolDefinition, len(r.s.Tools))
-	for i, d := range r.s.Tools {
-		r.toolDefs[i] = bindings.ToolDefinition{Name: d.ID, Description: d.Description, InputSchema: d.InputSchema}
+	n := len(r.s.Tools)
+	var defs []bindings.ToolDefinition
+	if m := r.mem; m != nil && &m.run == r {
+		if cap(m.toolDefs) < n {
+			m.toolDefs = make([]bindings.ToolDefinition, n)
+		}
+		defs = m.toolDefs[:n]
+	} else {
+		defs = make([]bindings.ToolDefinition, n)
 	}
+	for i := range r.s.Tools {
+		d, t := &r.s.Tools[i], &defs[i]
+		// Field by field, and only what changed: the pooled slot usually
+		// holds the drive before's same strings.
+		if !sameString(t.Name, d.ID) {
+			t.Name = d.ID
+		}
+		if !sameString(t.Description, d.Description) {
+			t.Description = d.Description
+		}
+		if !sameBits(&t.InputSchema, &d.InputSchema) {
+			t.InputSchema = d.InputSchema
+		}
+	}
+	r.toolDefs = defs
 	return nil
 }
 

@@ -41,6 +41,14 @@ type runMem struct {
 	// rawAsIs remembers the raw JSON of the setup states this memory's
 	// drives journaled (their tools' schemas) as written as it is.
 	rawAsIs rawMemo
+	// plans and toolDefs are the backing of a drive's call plans (plan)
+	// and of its model requests' tool list (bind), written over by the
+	// next: neither outlives the drive. Plans are read within dispatch,
+	// which copies what it hands out (approval requests, tool messages);
+	// a provider reads the tools only until Generate returns
+	// (bindings.Provider).
+	plans    [2]callPlan
+	toolDefs []bindings.ToolDefinition
 }
 
 var runPool = sync.Pool{New: func() any { return new(runMem) }}
