@@ -167,12 +167,13 @@ func (w *jsonw) strs(ss []string) {
 // time appends t as time.Time's MarshalJSON does, for a UTC time in years
 // 0–9999 (anything else is left to it).
 func (w *jsonw) time(t time.Time) {
-	if _, off := t.Zone(); off != 0 || t.Year() < 0 || t.Year() > 9999 {
+	w.b = append(w.b, '"')
+	b, ok := appendTimeJSON(w.b, t)
+	if !ok {
 		w.ok = false
 		return
 	}
-	w.b = append(w.b, '"')
-	w.setB(t.AppendFormat(w.b, time.RFC3339Nano))
+	w.setB(b)
 	w.b = append(w.b, '"')
 }
 
