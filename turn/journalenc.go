@@ -231,6 +231,15 @@ func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
 // raw field that is not compact, HTML-safe, valid JSON, or a time outside
 // what it writes (UTC, years 0–9999).
 func appendMessageJSON(b []byte, m *bindings.ConversationMessage) ([]byte, bool) {
+	return appendMessageJSONKnown(b, m, nil)
+}
+
+// appendMessageJSONKnown is appendMessageJSON with the tenant,
+// conversation and run ids it is likely to meet (known: in that order,
+// each plain — every byte jsonPlain — or empty): an id equal to its known
+// one is written as it is between quotes, which is what appendJSONString
+// writes for it, without scanning it again.
+func appendMessageJSONKnown(b []byte, m *bindings.ConversationMessage, known *[3]string) ([]byte, bool) {
 	ok := true
 	str := func(prefix, s string) {
 		b = append(b, prefix...)
@@ -238,8 +247,18 @@ func appendMessageJSON(b []byte, m *bindings.ConversationMessage) ([]byte, bool)
 			b, ok = appendJSONString(b, s)
 		}
 	}
-	str(`{"tenantId":`, m.TenantID)
-	str(`,"conversationId":`, m.ConversationID)
+	id := func(prefix, s string, k int) {
+		if known == nil || s != known[k] {
+			str(prefix, s)
+			return
+		}
+		b = append(b, prefix...)
+		b = append(b, '"')
+		b = append(b, s...)
+		b = append(b, '"')
+	}
+	id(`{"tenantId":`, m.TenantID, 0)
+	id(`,"conversationId":`, m.ConversationID, 1)
 	str(`,"id":`, m.ID)
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendInt(b, m.Seq, 10)
@@ -270,7 +289,7 @@ func appendMessageJSON(b []byte, m *bindings.ConversationMessage) ([]byte, bool)
 	b = append(b, `,"turnNumber":`...)
 	b = strconv.AppendInt(b, int64(m.TurnNumber), 10)
 	if m.RunID != "" {
-		str(`,"runId":`, m.RunID)
+		id(`,"runId":`, m.RunID, 2)
 	}
 	if m.ParticipantID != "" {
 		str(`,"participantId":`, m.ParticipantID)
@@ -368,6 +387,17 @@ func plainWords(s string) int {
 		}
 	}
 	return i
+}
+
+// isPlainJSON reports whether every byte of s is jsonPlain: then
+// appendJSONString writes it as it is between quotes.
+func isPlainJSON(s string) bool {
+	for i := plainWords(s); i < len(s); i++ {
+		if !jsonPlain[s[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonPlain holds the bytes appendJSONString copies as they are: printable

@@ -64,6 +64,10 @@ type run struct {
 	lazyMessages *bindings.JournalEntry
 	// lazyPrompt is the replayed render-prompt entry, likewise.
 	lazyPrompt *bindings.JournalEntry
+	// plainIDs are the drive's tenant, conversation and run ids as
+	// knownIDs keeps them (once plainIDsSet) for the messages it encodes.
+	plainIDs    [3]string
+	plainIDsSet bool
 	// reads is what a bindings.TurnOpener or RunResumer read ahead (see
 	// openTurn), nil when nothing was: kept out of line, so that a run on
 	// a store without them carries (and zeroes, and the GC scans) one

@@ -98,6 +98,7 @@ func (r *run) release() {
 func (r *run) reset() {
 	r.fullSlabs, r.outArena, r.quoted = nil, nil, quotedString{}
 	r.deferred = deferredMessage{}
+	r.plainIDs, r.plainIDsSet = [3]string{}, false
 	r.buf, r.carried, r.logger, r.driveWall, r.lease, r.idText = nil, false, nil, time.Time{}, nil, nil
 	r.wallCtx, r.setupDecoded, r.parkedDecoded, r.lazyMessages, r.lazyPrompt = nil, nil, nil, nil, nil
 	r.reads, r.wantHistory, r.inflight, r.inflightNode = nil, false, "", ""

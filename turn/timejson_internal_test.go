@@ -1,9 +1,12 @@
 package turn
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/kindgi/agents/bindings"
 )
 
 // TestAppendTimeJSONAsAppendFormat: appendTimeJSON writes what
@@ -50,6 +53,42 @@ func TestAppendTimeJSONAsAppendFormat(t *testing.T) {
 	} {
 		if got, ok := appendTimeJSON([]byte("x"), tm); ok || string(got) != "x" {
 			t.Errorf("appendTimeJSON(%v) = %q, %v; want it refused", tm, got, ok)
+		}
+	}
+}
+
+// TestAppendMessageJSONKnownAsMarshal: with known ids (plain ones as
+// knownIDs keeps them, matching the message's or not), a message encodes
+// as json.Marshal encodes it, and as appendMessageJSON does.
+func TestAppendMessageJSONKnownAsMarshal(t *testing.T) {
+	ids := []string{"", "t1", "0123456789abcdef0123456789abcdef", `a"b`, "a<b>&c", "ünï", "a\\b", "tab\there", "long-0123456789012345678901234567890123456789"}
+	at := time.Date(2026, 12, 1, 18, 0, 0, 123456000, time.UTC)
+	for _, tenant := range ids {
+		for _, conv := range ids {
+			for _, run := range ids {
+				m := bindings.ConversationMessage{
+					TenantID: tenant, ConversationID: conv, ID: "r/loop/0/message", Seq: 7, Role: bindings.RoleTool,
+					Content: `{"clauses":[]}`, ToolCallID: "call-1", TurnNumber: 3, RunID: run,
+					Metadata: json.RawMessage(`{"toolId":"x","status":"ok"}`), CreatedAt: at,
+				}
+				want, err := json.Marshal(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var known [3]string
+				for k, s := range [3]string{tenant, conv, run} {
+					if isPlainJSON(s) {
+						known[k] = s
+					}
+				}
+				for _, kn := range []*[3]string{nil, &known, {"t1", "t1", "t1"}} {
+					got, ok := appendMessageJSONKnown(nil, &m, kn)
+					plain, pok := appendMessageJSON(nil, &m)
+					if ok != pok || (ok && (string(got) != string(want) || string(plain) != string(want))) {
+						t.Fatalf("ids %q %q %q, known %v: got %s (%v), appendMessageJSON %s (%v), want %s", tenant, conv, run, kn, got, ok, plain, pok, want)
+					}
+				}
+			}
 		}
 	}
 }
