@@ -231,15 +231,17 @@ func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
 // raw field that is not compact, HTML-safe, valid JSON, or a time outside
 // what it writes (UTC, years 0–9999).
 func appendMessageJSON(b []byte, m *bindings.ConversationMessage) ([]byte, bool) {
-	return appendMessageJSONKnown(b, m, nil)
+	return appendMessageJSONKnown(b, m, nil, nil)
 }
 
 // appendMessageJSONKnown is appendMessageJSON with the tenant,
 // conversation and run ids it is likely to meet (known: in that order,
 // each plain — every byte jsonPlain — or empty): an id equal to its known
 // one is written as it is between quotes, which is what appendJSONString
-// writes for it, without scanning it again.
-func appendMessageJSONKnown(b []byte, m *bindings.ConversationMessage, known *[3]string) ([]byte, bool) {
+// writes for it, without scanning it again. With memo set, the metadata
+// is checked through it (rawMemo.asIs): a tool message's metadata is the
+// same few documents on every turn.
+func appendMessageJSONKnown(b []byte, m *bindings.ConversationMessage, known *[3]string, memo *rawMemo) ([]byte, bool) {
 	ok := true
 	str := func(prefix, s string) {
 		b = append(b, prefix...)
@@ -296,7 +298,7 @@ func appendMessageJSONKnown(b []byte, m *bindings.ConversationMessage, known *[3
 	}
 	if len(m.Metadata) > 0 {
 		b = append(b, `,"metadata":`...)
-		if ok = ok && rawAsIs(m.Metadata); ok {
+		if ok = ok && (memo == nil && rawAsIs(m.Metadata) || memo != nil && memo.asIs(m.Metadata)); ok {
 			b = append(b, m.Metadata...)
 		}
 	}

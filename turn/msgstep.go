@@ -116,7 +116,11 @@ func (r *run) encodeMessageInArena(m bindings.ConversationMessage) ([]byte, erro
 		r.outArena = r.newOutArena()
 	}
 	start := len(r.outArena)
-	b, ok := appendMessageJSONKnown(r.outArena[start:start], &m, r.knownIDs())
+	var memo *rawMemo
+	if r.mem != nil {
+		memo = &r.mem.rawAsIs
+	}
+	b, ok := appendMessageJSONKnown(r.outArena[start:start], &m, r.knownIDs(), memo)
 	if !ok {
 		return marshalMessage(m)
 	}

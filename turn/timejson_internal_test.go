@@ -59,7 +59,8 @@ func TestAppendTimeJSONAsAppendFormat(t *testing.T) {
 
 // TestAppendMessageJSONKnownAsMarshal: with known ids (plain ones as
 // knownIDs keeps them, matching the message's or not), a message encodes
-// as json.Marshal encodes it, and as appendMessageJSON does.
+// as json.Marshal encodes it, and as appendMessageJSON does, with its
+// metadata checked through a rawMemo or not.
 func TestAppendMessageJSONKnownAsMarshal(t *testing.T) {
 	ids := []string{"", "t1", "0123456789abcdef0123456789abcdef", `a"b`, "a<b>&c", "ünï", "a\\b", "tab\there", "long-0123456789012345678901234567890123456789"}
 	at := time.Date(2026, 12, 1, 18, 0, 0, 123456000, time.UTC)
@@ -81,14 +82,32 @@ func TestAppendMessageJSONKnownAsMarshal(t *testing.T) {
 						known[k] = s
 					}
 				}
-				for _, kn := range []*[3]string{nil, &known, {"t1", "t1", "t1"}} {
-					got, ok := appendMessageJSONKnown(nil, &m, kn)
+				var memo rawMemo
+				for i, kn := range []*[3]string{nil, &known, {"t1", "t1", "t1"}, &known} {
+					mm := &memo // the last time from the memo, which holds the metadata then
+					if i == 0 {
+						mm = nil
+					}
+					got, ok := appendMessageJSONKnown(nil, &m, kn, mm)
 					plain, pok := appendMessageJSON(nil, &m)
 					if ok != pok || (ok && (string(got) != string(want) || string(plain) != string(want))) {
 						t.Fatalf("ids %q %q %q, known %v: got %s (%v), appendMessageJSON %s (%v), want %s", tenant, conv, run, kn, got, ok, plain, pok, want)
 					}
 				}
 			}
+		}
+	}
+	// Metadata the memo must not take as is, before and after one it does.
+	var memo rawMemo
+	for _, meta := range []string{`{"toolId":"x","status":"ok"}`, `{"a": 1}`, `{"a":"<"}`, `{"a":1`, "{\"a\":\"\xff\"}", `{"toolId":"x","status":"ok"}`} {
+		m := bindings.ConversationMessage{TenantID: "t1", ID: "m", Role: bindings.RoleTool, Metadata: json.RawMessage(meta), CreatedAt: at}
+		got, ok := appendMessageJSONKnown(nil, &m, nil, &memo)
+		plain, pok := appendMessageJSON(nil, &m)
+		if ok != pok || (ok && string(got) != string(plain)) {
+			t.Errorf("metadata %q: through the memo %s (%v), without %s (%v)", meta, got, ok, plain, pok)
+		}
+		if want, err := json.Marshal(m); ok && (err != nil || string(got) != string(want)) {
+			t.Errorf("metadata %q: %s, json.Marshal %s (%v)", meta, got, want, err)
 		}
 	}
 }
