@@ -21,12 +21,18 @@ func encodeOutput[T any](out *T) ([]byte, error) { return appendOutput(nil, out)
 // its start, growing it as append does; see encodeStep), and into a buffer
 // of its own, sized for the output, otherwise.
 func appendOutput[T any](room []byte, out *T) ([]byte, error) {
+	return appendOutputArgs(room, out, nil)
+}
+
+// appendOutputArgs is appendOutput checking tool call arguments through
+// args (see recentAsIs) when it is set.
+func appendOutputArgs[T any](room []byte, out *T, args *recentAsIs) ([]byte, error) {
 	if m, ok := any(out).(*bindings.ConversationMessage); ok {
 		size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata) // the names, ids, numbers and time fit in 512
 		for i := range m.ToolCalls {
 			size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
 		}
-		if b, ok := appendMessageJSON(roomFor(room, size), m); ok {
+		if b, ok := appendMessageJSONKnown(roomFor(room, size), m, nil, nil, args); ok {
 			return b, nil
 		}
 	}
@@ -36,7 +42,7 @@ func appendOutput[T any](room []byte, out *T) ([]byte, error) {
 		for i := range v.ToolCalls {
 			size += 48 + len(v.ToolCalls[i].ID) + len(v.ToolCalls[i].Name) + len(v.ToolCalls[i].Arguments)
 		}
-		if b, ok := appendResponseJSON(roomFor(room, size), v); ok {
+		if b, ok := appendResponseJSONArgs(roomFor(room, size), v, args); ok {
 			return b, nil
 		}
 	case *toolResult: // a tool call's result
@@ -64,7 +70,7 @@ func appendOutput[T any](room []byte, out *T) ([]byte, error) {
 			return b, nil
 		}
 	case *[]callPlan: // a dispatch plan
-		if b, ok := appendPlansJSON(room, *v); ok {
+		if b, ok := appendPlansJSONArgs(room, *v, args); ok {
 			return b, nil
 		}
 	case *composeRecord:
@@ -108,6 +114,12 @@ func emptyListJSON(isNil bool) []byte {
 // encoding/json (see appendMessageJSON; and a cost json.Marshal writes
 // with an exponent, or cannot write).
 func appendResponseJSON(b []byte, v *bindings.GenerateResponse) ([]byte, bool) {
+	return appendResponseJSONArgs(b, v, nil)
+}
+
+// appendResponseJSONArgs is appendResponseJSON checking the tool calls'
+// arguments through args when it is set.
+func appendResponseJSONArgs(b []byte, v *bindings.GenerateResponse, args *recentAsIs) ([]byte, bool) {
 	ok := true
 	b = append(b, '{')
 	sep := func() {
@@ -122,7 +134,7 @@ func appendResponseJSON(b []byte, v *bindings.GenerateResponse) ([]byte, bool) {
 	if len(v.ToolCalls) > 0 && ok {
 		sep()
 		b = append(b, `"toolCalls":`...)
-		b, ok = appendToolCallsJSON(b, v.ToolCalls)
+		b, ok = appendToolCallsJSON(b, v.ToolCalls, args)
 	}
 	if v.FinishReason != "" && ok {
 		sep()
@@ -149,7 +161,7 @@ func appendResponseJSON(b []byte, v *bindings.GenerateResponse) ([]byte, bool) {
 
 // appendToolCallsJSON appends json.Marshal(calls) for a non-empty slice,
 // reporting false as appendMessageJSON does.
-func appendToolCallsJSON(b []byte, calls []bindings.ToolCall) ([]byte, bool) {
+func appendToolCallsJSON(b []byte, calls []bindings.ToolCall, args *recentAsIs) ([]byte, bool) {
 	ok := true
 	b = append(b, '[')
 	for i := range calls {
@@ -168,7 +180,7 @@ func appendToolCallsJSON(b []byte, calls []bindings.ToolCall) ([]byte, bool) {
 		b = append(b, `,"arguments":`...)
 		if c.Arguments == nil {
 			b = append(b, "null"...)
-		} else if rawAsIs(c.Arguments) {
+		} else if args.asIs(c.Arguments) {
 			b = append(b, c.Arguments...)
 		} else {
 			return b, false
@@ -231,7 +243,7 @@ func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
 // raw field that is not compact, HTML-safe, valid JSON, or a time outside
 // what it writes (UTC, years 0–9999).
 func appendMessageJSON(b []byte, m *bindings.ConversationMessage) ([]byte, bool) {
-	return appendMessageJSONKnown(b, m, nil, nil)
+	return appendMessageJSONKnown(b, m, nil, nil, nil)
 }
 
 // appendMessageJSONKnown is appendMessageJSON with the tenant,
@@ -240,8 +252,9 @@ func appendMessageJSON(b []byte, m *bindings.ConversationMessage) ([]byte, bool)
 // one is written as it is between quotes, which is what appendJSONString
 // writes for it, without scanning it again. With memo set, the metadata
 // is checked through it (rawMemo.asIs): a tool message's metadata is the
-// same few documents on every turn.
-func appendMessageJSONKnown(b []byte, m *bindings.ConversationMessage, known *[3]string, memo *rawMemo) ([]byte, bool) {
+// same few documents on every turn. With args set, the tool calls'
+// arguments are checked through it.
+func appendMessageJSONKnown(b []byte, m *bindings.ConversationMessage, known *[3]string, memo *rawMemo, args *recentAsIs) ([]byte, bool) {
 	ok := true
 	str := func(prefix, s string) {
 		b = append(b, prefix...)
@@ -278,7 +291,7 @@ func appendMessageJSONKnown(b []byte, m *bindings.ConversationMessage, known *[3
 			b = append(b, `,"arguments":`...)
 			if c.Arguments == nil {
 				b = append(b, "null"...)
-			} else if ok = ok && rawAsIs(c.Arguments); ok {
+			} else if ok = ok && args.asIs(c.Arguments); ok {
 				b = append(b, c.Arguments...)
 			}
 			b = append(b, '}')
@@ -309,6 +322,48 @@ func appendMessageJSONKnown(b []byte, m *bindings.ConversationMessage, known *[3
 	}
 	b = append(b, `"}`...)
 	return b, ok
+}
+
+// recentAsIs holds copies of the last few tool call arguments rawAsIs
+// accepted in a pooled run's drives: a drive writes a call's arguments
+// into its journal three times (the model's response, the assistant
+// message, the dispatch plan), and each check validates them in full
+// where a comparison with the copy costs a few instructions a word. The
+// copies are the memory's own, never handed out, so bytes equal to one
+// are as is whoever wrote them. A nil *recentAsIs checks with rawAsIs.
+type recentAsIs struct {
+	docs [4][]byte
+	next int
+}
+
+// recentAsIsMax bounds the arguments recentAsIs copies.
+const recentAsIsMax = 1024
+
+// asIs reports rawAsIs(raw), from m's copies when one is raw, and
+// copies raw (over the oldest) when it is as is and not too long.
+func (m *recentAsIs) asIs(raw json.RawMessage) bool {
+	if m == nil {
+		return rawAsIs(raw)
+	}
+	for i := range m.docs {
+		if d := m.docs[i]; len(d) == len(raw) && len(d) > 0 && string(d) == string(raw) {
+			return true
+		}
+	}
+	if !rawAsIs(raw) {
+		return false
+	}
+	if len(raw) <= recentAsIsMax {
+		d := &m.docs[m.next]
+		if cap(*d) >= len(raw) {
+			*d = (*d)[:len(raw)] // its length only: no pointer written
+		} else {
+			*d = make([]byte, len(raw), max(len(raw), 64))
+		}
+		copy(*d, raw)
+		m.next = (m.next + 1) % len(m.docs)
+	}
+	return true
 }
 
 // rawAsIs reports whether json.Marshal copies raw as it is: valid JSON

@@ -117,10 +117,11 @@ func (r *run) encodeMessageInArena(m bindings.ConversationMessage) ([]byte, erro
 	}
 	start := len(r.outArena)
 	var memo *rawMemo
+	var args *recentAsIs
 	if r.mem != nil {
-		memo = &r.mem.rawAsIs
+		memo, args = &r.mem.rawAsIs, &r.mem.args
 	}
-	b, ok := appendMessageJSONKnown(r.outArena[start:start], &m, r.knownIDs(), memo)
+	b, ok := appendMessageJSONKnown(r.outArena[start:start], &m, r.knownIDs(), memo, args)
 	if !ok {
 		return marshalMessage(m)
 	}

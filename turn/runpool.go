@@ -41,6 +41,9 @@ type runMem struct {
 	// rawAsIs remembers the raw JSON of the setup states this memory's
 	// drives journaled (their tools' schemas) as written as it is.
 	rawAsIs rawMemo
+	// args remembers the tool call arguments its drives journaled as
+	// written as they are (each is written three times a drive).
+	args recentAsIs
 	// plans and toolDefs are the backing of a drive's call plans (plan)
 	// and of its model requests' tool list (bind), written over by the
 	// next: neither outlives the drive. Plans are read within dispatch,

@@ -88,7 +88,7 @@ func TestAppendMessageJSONKnownAsMarshal(t *testing.T) {
 					if i == 0 {
 						mm = nil
 					}
-					got, ok := appendMessageJSONKnown(nil, &m, kn, mm)
+					got, ok := appendMessageJSONKnown(nil, &m, kn, mm, nil)
 					plain, pok := appendMessageJSON(nil, &m)
 					if ok != pok || (ok && (string(got) != string(want) || string(plain) != string(want))) {
 						t.Fatalf("ids %q %q %q, known %v: got %s (%v), appendMessageJSON %s (%v), want %s", tenant, conv, run, kn, got, ok, plain, pok, want)
@@ -101,13 +101,39 @@ func TestAppendMessageJSONKnownAsMarshal(t *testing.T) {
 	var memo rawMemo
 	for _, meta := range []string{`{"toolId":"x","status":"ok"}`, `{"a": 1}`, `{"a":"<"}`, `{"a":1`, "{\"a\":\"\xff\"}", `{"toolId":"x","status":"ok"}`} {
 		m := bindings.ConversationMessage{TenantID: "t1", ID: "m", Role: bindings.RoleTool, Metadata: json.RawMessage(meta), CreatedAt: at}
-		got, ok := appendMessageJSONKnown(nil, &m, nil, &memo)
+		got, ok := appendMessageJSONKnown(nil, &m, nil, &memo, nil)
 		plain, pok := appendMessageJSON(nil, &m)
 		if ok != pok || (ok && string(got) != string(plain)) {
 			t.Errorf("metadata %q: through the memo %s (%v), without %s (%v)", meta, got, ok, plain, pok)
 		}
 		if want, err := json.Marshal(m); ok && (err != nil || string(got) != string(want)) {
 			t.Errorf("metadata %q: %s, json.Marshal %s (%v)", meta, got, want, err)
+		}
+	}
+}
+
+// TestRecentAsIsIsRawAsIs: recentAsIs answers rawAsIs for every document,
+// remembered or not, after its copies have rolled over, and when the
+// caller's bytes it copied from are written over afterwards.
+func TestRecentAsIsIsRawAsIs(t *testing.T) {
+	docs := []string{`{"query":"nda"}`, `{"query":"nda"}`, `{"a": 1}`, `{"a":"<"}`, `{"a":1`, "{\"a\":\"\xff\"}", `[1,2]`, `"x"`, `{}`, `{"q":""}`, `null`, ``, ` `, `{"query":"nda"}`, `{"b":2}`, `{"c":3}`, `{"d":4}`, `{"query":"nda"}`}
+	var m recentAsIs
+	var nilM *recentAsIs
+	for round := range 3 {
+		for _, d := range docs {
+			raw := []byte(d)
+			if got, want := m.asIs(raw), rawAsIs(raw); got != want {
+				t.Fatalf("round %d: asIs(%q) = %v, rawAsIs %v", round, d, got, want)
+			}
+			if got, want := nilM.asIs(raw), rawAsIs(raw); got != want {
+				t.Fatalf("nil: asIs(%q) = %v, rawAsIs %v", d, got, want)
+			}
+			for i := range raw { // the caller's bytes change: the copy does not
+				raw[i] = ' '
+			}
+			if len(raw) > 0 && m.asIs(raw) {
+				t.Fatalf("round %d: asIs of %q written over with spaces = true", round, d)
+			}
 		}
 	}
 }
