@@ -446,6 +446,11 @@ func plainWords(s string) int {
 	return i
 }
 
+// digitPairs is "00" to "99", two bytes a number.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
 // isPlainJSON reports whether every byte of s is jsonPlain: then
 // appendJSONString writes it as it is between quotes.
 func isPlainJSON(s string) bool {
@@ -509,20 +514,23 @@ func appendTimeJSON(b []byte, t time.Time) ([]byte, bool) {
 		return b, false
 	}
 	var buf [30]byte
-	buf[0], buf[1], buf[2], buf[3] = byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10)
-	buf[4], buf[5], buf[6] = '-', byte('0'+month/10), byte('0'+month%10)
-	buf[7], buf[8], buf[9] = '-', byte('0'+day/10), byte('0'+day%10)
-	h, m, s := rem/3600, rem/60%60, rem%60
-	buf[10], buf[11], buf[12] = 'T', byte('0'+h/10), byte('0'+h%10)
-	buf[13], buf[14], buf[15] = ':', byte('0'+m/10), byte('0'+m%10)
-	buf[16], buf[17], buf[18] = ':', byte('0'+s/10), byte('0'+s%10)
+	pair := func(i int, v int64) { buf[i], buf[i+1] = digitPairs[2*v], digitPairs[2*v+1] }
+	pair(0, year/100)
+	pair(2, year%100)
+	buf[4], buf[7], buf[10], buf[13], buf[16] = '-', '-', 'T', ':', ':'
+	pair(5, month)
+	pair(8, day)
+	pair(11, rem/3600)
+	pair(14, rem/60%60)
+	pair(17, rem%60)
 	n := 19
-	if ns := t.Nanosecond(); ns != 0 {
+	if ns := int64(t.Nanosecond()); ns != 0 {
 		buf[19] = '.'
-		for i := 28; i >= 20; i-- {
-			buf[i] = byte('0' + ns%10)
-			ns /= 10
-		}
+		hi, mid, lo := ns/1000000, ns/1000%1000, ns%1000
+		buf[20], buf[23], buf[26] = byte('0'+hi/100), byte('0'+mid/100), byte('0'+lo/100)
+		pair(21, hi%100)
+		pair(24, mid%100)
+		pair(27, lo%100)
 		n = 29
 		for buf[n-1] == '0' {
 			n--
