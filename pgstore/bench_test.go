@@ -34,6 +34,7 @@ func BenchmarkTurnWithOneToolCall(b *testing.B) {
 
 func benchmarkTurns(b *testing.B, syncCommit string, workers int) {
 	b.ReportAllocs()
+	updatesBefore := tableUpdates(b)
 	pool, rt := tracedPool(b, int32(workers), "synchronous_commit", syncCommit)
 	f := newTurnFixture(b, New(pool, nil))
 	a := lookupAgent(b, "")
@@ -86,6 +87,70 @@ func benchmarkTurns(b *testing.B, syncCommit string, workers int) {
 	b.ReportMetric(float64(writers)/float64(b.N), "commits/turn")
 	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "client-cpu-ms/turn")
 	b.ReportMetric(float64(server)/1e6/float64(b.N), "backend-cpu-ms/turn")
+	// The backends flush their table statistics when they exit: close the
+	// pool and wait for them before reading the counters.
+	pool.Close()
+	waitBackendsGone(b, pids)
+	updates := tableUpdates(b)
+	for _, t := range []struct{ table, unit string }{{"agent_runs", "runs"}, {"agent_conversations", "convs"}} {
+		d := updates[t.table].sub(updatesBefore[t.table])
+		b.ReportMetric(float64(d.updates)/float64(b.N), t.unit+"-updates/turn")
+		b.ReportMetric(float64(d.hot)/float64(b.N), t.unit+"-hot-updates/turn")
+	}
+}
+
+// updateCounts are a table's row updates and, of them, the HOT ones
+// (pg_stat_user_tables n_tup_upd and n_tup_hot_upd).
+type updateCounts struct{ updates, hot int64 }
+
+func (c updateCounts) sub(o updateCounts) updateCounts {
+	return updateCounts{c.updates - o.updates, c.hot - o.hot}
+}
+
+// tableUpdates reads the test database's cumulative update counts per
+// table, as flushed by the backends so far (a backend flushes at most once
+// a second while busy, and when it exits). Measured over a benchmark run
+// whose backends have exited (waitBackendsGone), they include its set-up
+// (fixture, warm-up turns): a few rows next to b.N turns.
+func tableUpdates(b *testing.B) map[string]updateCounts {
+	b.Helper()
+	rows, err := testPool(b).Query(context.Background(),
+		"SELECT relname, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE schemaname = current_schema()")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	m := map[string]updateCounts{}
+	for rows.Next() {
+		var name string
+		var c updateCounts
+		if err := rows.Scan(&name, &c.updates, &c.hot); err != nil {
+			b.Fatal(err)
+		}
+		m[name] = c
+	}
+	if err := rows.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// waitBackendsGone waits until none of the backends pids is listed in
+// pg_stat_activity any more.
+func waitBackendsGone(b *testing.B, pids []int) {
+	b.Helper()
+	for range 500 {
+		var n int
+		if err := testPool(b).QueryRow(context.Background(),
+			"SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)", pids).Scan(&n); err != nil {
+			b.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.Fatalf("backends %v still running", pids)
 }
 
 // backendPIDs opens n connections of pool at once (so the benchmark's

@@ -64,19 +64,7 @@ func (s *Store) ReadResumeRun(ctx context.Context, in bindings.ReopenRunInput) (
 			return err
 		}
 		out.Run, exists, err = collectOne(br, func(row pgx.CollectableRow) (bindings.Run, error) {
-			var r bindings.Run
-			var status string
-			var expires *time.Time
-			if err := row.Scan(&r.TenantID, &r.ID, &r.FlowID, &r.FlowVersion, &status, &r.LeaseOwner, &expires,
-				&r.CreatedAt, &r.UpdatedAt, &out.JournalVersion); err != nil {
-				return r, err
-			}
-			r.Status = bindings.RunStatus(status)
-			if expires != nil && r.LeaseOwner != "" {
-				r.LeaseExpiresAt = expires.UTC()
-			}
-			r.CreatedAt, r.UpdatedAt = utc(r.CreatedAt), utc(r.UpdatedAt)
-			return r, nil
+			return scanRunAnd(row, &out.JournalVersion)
 		})
 		if err != nil {
 			return err

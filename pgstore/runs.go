@@ -218,11 +218,17 @@ func (s *Store) ReleaseLease(ctx context.Context, tenantID, runID, owner string)
 }
 
 func scanRun(row pgx.CollectableRow) (bindings.Run, error) {
+	return scanRunAnd(row)
+}
+
+// scanRunAnd is scanRun of a row whose run columns are followed by more
+// columns, scanned into more.
+func scanRunAnd(row pgx.CollectableRow, more ...any) (bindings.Run, error) {
 	var r bindings.Run
 	var status string
 	var expires *time.Time
-	err := row.Scan(&r.TenantID, &r.ID, &r.FlowID, &r.FlowVersion, &status, &r.LeaseOwner, &expires, &r.CreatedAt, &r.UpdatedAt)
-	if err != nil {
+	dst := append([]any{&r.TenantID, &r.ID, &r.FlowID, &r.FlowVersion, &status, &r.LeaseOwner, &expires, &r.CreatedAt, &r.UpdatedAt}, more...)
+	if err := row.Scan(dst...); err != nil {
 		return r, err
 	}
 	r.Status = bindings.RunStatus(status)

@@ -28,7 +28,13 @@ func (r *run) dispatch(ctx context.Context, i int, calls []bindings.ToolCall) ([
 	if err != nil {
 		return nil, err
 	}
-	decided := make([]approvalOutcome, len(plans))
+	var decidedRoom [2]approvalOutcome // on the stack for the usual one or two calls
+	decided := decidedRoom[:0]
+	if len(plans) <= len(decidedRoom) {
+		decided = decidedRoom[:len(plans)]
+	} else {
+		decided = make([]approvalOutcome, len(plans))
+	}
 	var waiting []bindings.ApprovalRequest
 	for j, p := range plans {
 		if p.Action != actionApprove {

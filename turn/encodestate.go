@@ -167,12 +167,13 @@ func (w *jsonw) strs(ss []string) {
 // time appends t as time.Time's MarshalJSON does, for a UTC time in years
 // 0–9999 (anything else is left to it).
 func (w *jsonw) time(t time.Time) {
-	if _, off := t.Zone(); off != 0 || t.Year() < 0 || t.Year() > 9999 {
+	w.b = append(w.b, '"')
+	b, ok := appendTimeJSON(w.b, t)
+	if !ok {
 		w.ok = false
 		return
 	}
-	w.b = append(w.b, '"')
-	w.setB(t.AppendFormat(w.b, time.RFC3339Nano))
+	w.setB(b)
 	w.b = append(w.b, '"')
 }
 
@@ -393,6 +394,12 @@ func (w *jsonw) hitl(h *EffectiveHitlPolicy) {
 
 // appendPlansJSON writes json.Marshal(plans).
 func appendPlansJSON(room []byte, plans []callPlan) ([]byte, bool) {
+	return appendPlansJSONArgs(room, plans, nil)
+}
+
+// appendPlansJSONArgs is appendPlansJSON checking the calls' arguments
+// through args when it is set.
+func appendPlansJSONArgs(room []byte, plans []callPlan, args *recentAsIs) ([]byte, bool) {
 	if plans == nil {
 		return append(roomFor(room, 4), "null"...), true
 	}
@@ -416,7 +423,14 @@ func appendPlansJSON(room []byte, plans []callPlan) ([]byte, bool) {
 			w.strField(`,"toolVersion":`, p.ToolVersion)
 		}
 		w.lit(`,"arguments":`)
-		w.raw(p.Arguments)
+		switch {
+		case p.Arguments == nil:
+			w.lit("null")
+		case w.ok && args.asIs(p.Arguments):
+			w.setB(append(w.b, p.Arguments...))
+		default:
+			w.ok = false
+		}
 		w.strField(`,"action":`, p.Action)
 		for _, f := range [...]struct{ name, v string }{
 			{`,"status":`, p.Status}, {`,"message":`, p.Message}, {`,"reviewerRole":`, p.ReviewerRole}, {`,"reason":`, p.Reason},
@@ -462,7 +476,7 @@ func appendChatMessagesQuoted(room []byte, msgs []bindings.ChatMessage, quoted *
 		w.strField(`,"content":`, m.Content)
 		if len(m.ToolCalls) > 0 && w.ok {
 			w.lit(`,"toolCalls":`)
-			w.b, w.ok = appendToolCallsJSON(w.b, m.ToolCalls)
+			w.b, w.ok = appendToolCallsJSON(w.b, m.ToolCalls, nil)
 		}
 		if m.ToolCallID != "" {
 			w.strField(`,"toolCallId":`, m.ToolCallID)
@@ -596,7 +610,11 @@ func encodeStep[T any](r *run, out *T) ([]byte, error) {
 		// The prompt of the pooled run's drive before, quoted then.
 		b = append(roomFor(room, len(r.mem.prompt.json)), r.mem.prompt.json...)
 	} else {
-		b, err = appendOutput(room, out)
+		var args *recentAsIs
+		if r.mem != nil {
+			args = &r.mem.args
+		}
+		b, err = appendOutputArgs(room, out, args)
 	}
 	if err != nil {
 		return nil, err

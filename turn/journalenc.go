@@ -21,12 +21,18 @@ func encodeOutput[T any](out *T) ([]byte, error) { return appendOutput(nil, out)
 // its start, growing it as append does; see encodeStep), and into a buffer
 // of its own, sized for the output, otherwise.
 func appendOutput[T any](room []byte, out *T) ([]byte, error) {
+	return appendOutputArgs(room, out, nil)
+}
+
+// appendOutputArgs is appendOutput checking tool call arguments through
+// args (see recentAsIs) when it is set.
+func appendOutputArgs[T any](room []byte, out *T, args *recentAsIs) ([]byte, error) {
 	if m, ok := any(out).(*bindings.ConversationMessage); ok {
 		size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata) // the names, ids, numbers and time fit in 512
 		for i := range m.ToolCalls {
 			size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
 		}
-		if b, ok := appendMessageJSON(roomFor(room, size), m); ok {
+		if b, ok := appendMessageJSONKnown(roomFor(room, size), m, nil, nil, args); ok {
 			return b, nil
 		}
 	}
@@ -36,7 +42,7 @@ func appendOutput[T any](room []byte, out *T) ([]byte, error) {
 		for i := range v.ToolCalls {
 			size += 48 + len(v.ToolCalls[i].ID) + len(v.ToolCalls[i].Name) + len(v.ToolCalls[i].Arguments)
 		}
-		if b, ok := appendResponseJSON(roomFor(room, size), v); ok {
+		if b, ok := appendResponseJSONArgs(roomFor(room, size), v, args); ok {
 			return b, nil
 		}
 	case *toolResult: // a tool call's result
@@ -64,7 +70,7 @@ func appendOutput[T any](room []byte, out *T) ([]byte, error) {
 			return b, nil
 		}
 	case *[]callPlan: // a dispatch plan
-		if b, ok := appendPlansJSON(room, *v); ok {
+		if b, ok := appendPlansJSONArgs(room, *v, args); ok {
 			return b, nil
 		}
 	case *composeRecord:
@@ -108,6 +114,12 @@ func emptyListJSON(isNil bool) []byte {
 // encoding/json (see appendMessageJSON; and a cost json.Marshal writes
 // with an exponent, or cannot write).
 func appendResponseJSON(b []byte, v *bindings.GenerateResponse) ([]byte, bool) {
+	return appendResponseJSONArgs(b, v, nil)
+}
+
+// appendResponseJSONArgs is appendResponseJSON checking the tool calls'
+// arguments through args when it is set.
+func appendResponseJSONArgs(b []byte, v *bindings.GenerateResponse, args *recentAsIs) ([]byte, bool) {
 	ok := true
 	b = append(b, '{')
 	sep := func() {
@@ -122,7 +134,7 @@ func appendResponseJSON(b []byte, v *bindings.GenerateResponse) ([]byte, bool) {
 	if len(v.ToolCalls) > 0 && ok {
 		sep()
 		b = append(b, `"toolCalls":`...)
-		b, ok = appendToolCallsJSON(b, v.ToolCalls)
+		b, ok = appendToolCallsJSON(b, v.ToolCalls, args)
 	}
 	if v.FinishReason != "" && ok {
 		sep()
@@ -149,7 +161,7 @@ func appendResponseJSON(b []byte, v *bindings.GenerateResponse) ([]byte, bool) {
 
 // appendToolCallsJSON appends json.Marshal(calls) for a non-empty slice,
 // reporting false as appendMessageJSON does.
-func appendToolCallsJSON(b []byte, calls []bindings.ToolCall) ([]byte, bool) {
+func appendToolCallsJSON(b []byte, calls []bindings.ToolCall, args *recentAsIs) ([]byte, bool) {
 	ok := true
 	b = append(b, '[')
 	for i := range calls {
@@ -168,7 +180,7 @@ func appendToolCallsJSON(b []byte, calls []bindings.ToolCall) ([]byte, bool) {
 		b = append(b, `,"arguments":`...)
 		if c.Arguments == nil {
 			b = append(b, "null"...)
-		} else if rawAsIs(c.Arguments) {
+		} else if args.asIs(c.Arguments) {
 			b = append(b, c.Arguments...)
 		} else {
 			return b, false
@@ -231,6 +243,18 @@ func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
 // raw field that is not compact, HTML-safe, valid JSON, or a time outside
 // what it writes (UTC, years 0–9999).
 func appendMessageJSON(b []byte, m *bindings.ConversationMessage) ([]byte, bool) {
+	return appendMessageJSONKnown(b, m, nil, nil, nil)
+}
+
+// appendMessageJSONKnown is appendMessageJSON with the tenant,
+// conversation and run ids it is likely to meet (known: in that order,
+// each plain — every byte jsonPlain — or empty): an id equal to its known
+// one is written as it is between quotes, which is what appendJSONString
+// writes for it, without scanning it again. With memo set, the metadata
+// is checked through it (rawMemo.asIs): a tool message's metadata is the
+// same few documents on every turn. With args set, the tool calls'
+// arguments are checked through it.
+func appendMessageJSONKnown(b []byte, m *bindings.ConversationMessage, known *[3]string, memo *rawMemo, args *recentAsIs) ([]byte, bool) {
 	ok := true
 	str := func(prefix, s string) {
 		b = append(b, prefix...)
@@ -238,8 +262,18 @@ func appendMessageJSON(b []byte, m *bindings.ConversationMessage) ([]byte, bool)
 			b, ok = appendJSONString(b, s)
 		}
 	}
-	str(`{"tenantId":`, m.TenantID)
-	str(`,"conversationId":`, m.ConversationID)
+	id := func(prefix, s string, k int) {
+		if known == nil || s != known[k] {
+			str(prefix, s)
+			return
+		}
+		b = append(b, prefix...)
+		b = append(b, '"')
+		b = append(b, s...)
+		b = append(b, '"')
+	}
+	id(`{"tenantId":`, m.TenantID, 0)
+	id(`,"conversationId":`, m.ConversationID, 1)
 	str(`,"id":`, m.ID)
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendInt(b, m.Seq, 10)
@@ -257,7 +291,7 @@ func appendMessageJSON(b []byte, m *bindings.ConversationMessage) ([]byte, bool)
 			b = append(b, `,"arguments":`...)
 			if c.Arguments == nil {
 				b = append(b, "null"...)
-			} else if ok = ok && rawAsIs(c.Arguments); ok {
+			} else if ok = ok && args.asIs(c.Arguments); ok {
 				b = append(b, c.Arguments...)
 			}
 			b = append(b, '}')
@@ -270,25 +304,66 @@ func appendMessageJSON(b []byte, m *bindings.ConversationMessage) ([]byte, bool)
 	b = append(b, `,"turnNumber":`...)
 	b = strconv.AppendInt(b, int64(m.TurnNumber), 10)
 	if m.RunID != "" {
-		str(`,"runId":`, m.RunID)
+		id(`,"runId":`, m.RunID, 2)
 	}
 	if m.ParticipantID != "" {
 		str(`,"participantId":`, m.ParticipantID)
 	}
 	if len(m.Metadata) > 0 {
 		b = append(b, `,"metadata":`...)
-		if ok = ok && rawAsIs(m.Metadata); ok {
+		if ok = ok && (memo == nil && rawAsIs(m.Metadata) || memo != nil && memo.asIs(m.Metadata)); ok {
 			b = append(b, m.Metadata...)
 		}
 	}
-	t := m.CreatedAt
-	if _, off := t.Zone(); off != 0 || t.Year() < 0 || t.Year() > 9999 {
+	b = append(b, `,"createdAt":"`...)
+	b, tok := appendTimeJSON(b, m.CreatedAt)
+	if !tok {
 		return b, false
 	}
-	b = append(b, `,"createdAt":"`...)
-	b = t.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `"}`...)
 	return b, ok
+}
+
+// recentAsIs holds copies of the last few tool call arguments rawAsIs
+// accepted in a pooled run's drives: a drive writes a call's arguments
+// into its journal three times (the model's response, the assistant
+// message, the dispatch plan), and each check validates them in full
+// where a comparison with the copy costs a few instructions a word. The
+// copies are the memory's own, never handed out, so bytes equal to one
+// are as is whoever wrote them. A nil *recentAsIs checks with rawAsIs.
+type recentAsIs struct {
+	docs [4][]byte
+	next int
+}
+
+// recentAsIsMax bounds the arguments recentAsIs copies.
+const recentAsIsMax = 1024
+
+// asIs reports rawAsIs(raw), from m's copies when one is raw, and
+// copies raw (over the oldest) when it is as is and not too long.
+func (m *recentAsIs) asIs(raw json.RawMessage) bool {
+	if m == nil {
+		return rawAsIs(raw)
+	}
+	for i := range m.docs {
+		if d := m.docs[i]; len(d) == len(raw) && len(d) > 0 && string(d) == string(raw) {
+			return true
+		}
+	}
+	if !rawAsIs(raw) {
+		return false
+	}
+	if len(raw) <= recentAsIsMax {
+		d := &m.docs[m.next]
+		if cap(*d) >= len(raw) {
+			*d = (*d)[:len(raw)] // its length only: no pointer written
+		} else {
+			*d = make([]byte, len(raw), max(len(raw), 64))
+		}
+		copy(*d, raw)
+		m.next = (m.next + 1) % len(m.docs)
+	}
+	return true
 }
 
 // rawAsIs reports whether json.Marshal copies raw as it is: valid JSON
@@ -371,6 +446,22 @@ func plainWords(s string) int {
 	return i
 }
 
+// digitPairs is "00" to "99", two bytes a number.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// isPlainJSON reports whether every byte of s is jsonPlain: then
+// appendJSONString writes it as it is between quotes.
+func isPlainJSON(s string) bool {
+	for i := plainWords(s); i < len(s); i++ {
+		if !jsonPlain[s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
 // jsonPlain holds the bytes appendJSONString copies as they are: printable
 // ASCII but the quote, the backslash and <, >, & (which json.Marshal
 // escapes).
@@ -380,3 +471,71 @@ var jsonPlain = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// appendTimeJSON appends t as t.AppendFormat(b, time.RFC3339Nano) writes
+// it, for a time at offset 0 in the years 0–9999 (what json.Marshal
+// writes for those, without its quotes), and reports false, appending
+// nothing, for any other. It computes the date once from the Unix seconds
+// (time's Zone, Year and AppendFormat each compute it again: ≈ 850
+// instructions a message). TestAppendTimeJSONAsAppendFormat holds it to
+// AppendFormat.
+func appendTimeJSON(b []byte, t time.Time) ([]byte, bool) {
+	if _, off := t.Zone(); off != 0 {
+		return b, false
+	}
+	sec := t.Unix()
+	days := sec / 86400
+	rem := sec % 86400
+	if rem < 0 {
+		rem += 86400
+		days--
+	}
+	// Civil date from days since 1970-01-01 (H. Hinnant's days_from_civil
+	// inverse), in 400-year eras from 0000-03-01.
+	z := days + 719468
+	era := z / 146097
+	if z < 0 && z%146097 != 0 {
+		era--
+	}
+	doe := z - era*146097                                  // [0, 146096]
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
+	year := yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100) // [0, 365], from March 1
+	mp := (5*doy + 2) / 153                  // [0, 11], March = 0
+	day := doy - (153*mp+2)/5 + 1
+	month := mp + 3
+	if month > 12 {
+		month -= 12
+	}
+	if month <= 2 {
+		year++
+	}
+	if year < 0 || year > 9999 {
+		return b, false
+	}
+	var buf [30]byte
+	pair := func(i int, v int64) { buf[i], buf[i+1] = digitPairs[2*v], digitPairs[2*v+1] }
+	pair(0, year/100)
+	pair(2, year%100)
+	buf[4], buf[7], buf[10], buf[13], buf[16] = '-', '-', 'T', ':', ':'
+	pair(5, month)
+	pair(8, day)
+	pair(11, rem/3600)
+	pair(14, rem/60%60)
+	pair(17, rem%60)
+	n := 19
+	if ns := int64(t.Nanosecond()); ns != 0 {
+		buf[19] = '.'
+		hi, mid, lo := ns/1000000, ns/1000%1000, ns%1000
+		buf[20], buf[23], buf[26] = byte('0'+hi/100), byte('0'+mid/100), byte('0'+lo/100)
+		pair(21, hi%100)
+		pair(24, mid%100)
+		pair(27, lo%100)
+		n = 29
+		for buf[n-1] == '0' {
+			n--
+		}
+	}
+	buf[n] = 'Z'
+	return append(b, buf[:n+1]...), true
+}

@@ -64,6 +64,10 @@ type run struct {
 	lazyMessages *bindings.JournalEntry
 	// lazyPrompt is the replayed render-prompt entry, likewise.
 	lazyPrompt *bindings.JournalEntry
+	// plainIDs are the drive's tenant, conversation and run ids as
+	// knownIDs keeps them (once plainIDsSet) for the messages it encodes.
+	plainIDs    [3]string
+	plainIDsSet bool
 	// reads is what a bindings.TurnOpener or RunResumer read ahead (see
 	// openTurn), nil when nothing was: kept out of line, so that a run on
 	// a store without them carries (and zeroes, and the GC scans) one
@@ -408,7 +412,8 @@ func (r *run) flow(ctx context.Context) (Result, error) {
 		if r.mem != nil {
 			memo = &r.mem.rawAsIs
 		}
-		if s, err = normalizeSetupMemo(s, r.at(st.result).Output, memo); err != nil {
+		// s is setup's, built in this drive and held by nothing else.
+		if s, err = normalizeSetupMemo(s, r.at(st.result).Output, memo, true); err != nil {
 			return Result{}, err
 		}
 	}
@@ -485,10 +490,31 @@ func (r *run) bind() error {
 	}
 	r.provider = pr
 	r.tools = r.b.Tools.ForTenant(r.tenantID)
-	r.toolDefs = make([]bindings.ToolDefinition, len(r.s.Tools))
-	for i, d := range r.s.Tools {
-		r.toolDefs[i] = bindings.ToolDefinition{Name: d.ID, Description: d.Description, InputSchema: d.InputSchema}
+	n := len(r.s.Tools)
+	var defs []bindings.ToolDefinition
+	if m := r.mem; m != nil && &m.run == r {
+		if cap(m.toolDefs) < n {
+			m.toolDefs = make([]bindings.ToolDefinition, n)
+		}
+		defs = m.toolDefs[:n]
+	} else {
+		defs = make([]bindings.ToolDefinition, n)
 	}
+	for i := range r.s.Tools {
+		d, t := &r.s.Tools[i], &defs[i]
+		// Field by field, and only what changed: the pooled slot usually
+		// holds the drive before's same strings.
+		if !sameString(t.Name, d.ID) {
+			t.Name = d.ID
+		}
+		if !sameString(t.Description, d.Description) {
+			t.Description = d.Description
+		}
+		if !sameBits(&t.InputSchema, &d.InputSchema) {
+			t.InputSchema = d.InputSchema
+		}
+	}
+	r.toolDefs = defs
 	return nil
 }
 

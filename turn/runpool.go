@@ -41,6 +41,17 @@ type runMem struct {
 	// rawAsIs remembers the raw JSON of the setup states this memory's
 	// drives journaled (their tools' schemas) as written as it is.
 	rawAsIs rawMemo
+	// args remembers the tool call arguments its drives journaled as
+	// written as they are (each is written three times a drive).
+	args recentAsIs
+	// plans and toolDefs are the backing of a drive's call plans (plan)
+	// and of its model requests' tool list (bind), written over by the
+	// next: neither outlives the drive. Plans are read within dispatch,
+	// which copies what it hands out (approval requests, tool messages);
+	// a provider reads the tools only until Generate returns
+	// (bindings.Provider).
+	plans    [2]callPlan
+	toolDefs []bindings.ToolDefinition
 }
 
 var runPool = sync.Pool{New: func() any { return new(runMem) }}
@@ -90,6 +101,7 @@ func (r *run) release() {
 func (r *run) reset() {
 	r.fullSlabs, r.outArena, r.quoted = nil, nil, quotedString{}
 	r.deferred = deferredMessage{}
+	r.plainIDs, r.plainIDsSet = [3]string{}, false
 	r.buf, r.carried, r.logger, r.driveWall, r.lease, r.idText = nil, false, nil, time.Time{}, nil, nil
 	r.wallCtx, r.setupDecoded, r.parkedDecoded, r.lazyMessages, r.lazyPrompt = nil, nil, nil, nil, nil
 	r.reads, r.wantHistory, r.inflight, r.inflightNode = nil, false, "", ""

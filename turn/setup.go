@@ -135,20 +135,28 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 // escaped U+FFFD (the encoder's replacement of invalid UTF-8 in a string)
 // is decoded instead. TestNormalizeSetupIsDecode holds it to decodeResult.
 func normalizeSetup(s setupState, raw []byte) (setupState, error) {
-	return normalizeSetupMemo(s, raw, nil)
+	return normalizeSetupMemo(s, raw, nil, false)
 }
 
 // normalizeSetupMemo is normalizeSetup, taking a document memo holds (see
-// rawMemo) as journaled already: as is, it is its journaled form.
-func normalizeSetupMemo(s setupState, raw []byte, memo *rawMemo) (setupState, error) {
+// rawMemo) as journaled already: as is, it is its journaled form. With own
+// set, s's tool and guardrail lists are the caller's to write over (a
+// setup state built in this drive, which nothing else holds): they are
+// normalized in place instead of copied.
+func normalizeSetupMemo(s setupState, raw []byte, memo *rawMemo, own bool) (setupState, error) {
 	if bytes.Contains(raw, []byte(`\ufffd`)) {
 		return decodeResult[setupState](&bindings.JournalEntry{Key: NodeSetup, Status: bindings.StepCompleted, Output: raw})
 	}
 	if s.Tools != nil {
-		tools := make([]bindings.ToolDescriptor, len(s.Tools))
+		tools := s.Tools
+		if !own {
+			tools = make([]bindings.ToolDescriptor, len(s.Tools))
+		}
 		for i := range tools {
 			d := &tools[i] // built in place: a copy would escape (Config is decoded into it)
-			*d = s.Tools[i]
+			if !own {
+				*d = s.Tools[i]
+			}
 			d.InputSchema = memo.compact(d.InputSchema)
 			d.OutputSchema = memo.compact(d.OutputSchema)
 			d.Secrets = emptyList(slices.Clone(d.Secrets))
@@ -174,7 +182,10 @@ func normalizeSetupMemo(s setupState, raw []byte, memo *rawMemo) (setupState, er
 		s.Tools = tools
 	}
 	if s.Guardrails != nil {
-		gs := make([]bindings.Guardrail, len(s.Guardrails))
+		gs := s.Guardrails
+		if !own {
+			gs = make([]bindings.Guardrail, len(s.Guardrails))
+		}
 		for i, g := range s.Guardrails {
 			g.Config = memo.compact(g.Config)
 			gs[i] = g

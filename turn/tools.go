@@ -74,7 +74,12 @@ func (r *run) tool(id string) (bindings.ToolDescriptor, bool) {
 // told), a call the authorizer denies is refused, and a call whose gate
 // asks is sent for approval.
 func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]callPlan, error) {
-	plans := make([]callPlan, len(calls))
+	var plans []callPlan
+	if m := r.mem; m != nil && &m.run == r && len(calls) <= len(m.plans) {
+		plans = m.plans[:len(calls)] // every element is written below
+	} else {
+		plans = make([]callPlan, len(calls))
+	}
 	for j, c := range calls {
 		p := callPlan{ID: c.ID, Key: callKey(i, c.ID), ToolID: c.Name, Arguments: c.Arguments, Action: actionRun}
 		d, ok := r.tool(c.Name)
