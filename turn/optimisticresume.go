@@ -142,11 +142,13 @@ func (r *run) takeLease(ctx context.Context) error {
 
 // writesAsRead reports whether w, one of the run's store capabilities
 // (batcher, finisher, msgStep), writes to the store of p: then its write
-// as read may take its place. w is the store itself, or the journal the
-// store's bindings.TrustedJournal gave for it (trustedJournal), whose
-// writes are the store's own without the checks the turn vouches for.
+// as read may take its place. Each is set from the run's Runs binding
+// only — the store itself, or the journal its bindings.TrustedJournal
+// gives, whose writes are the store's own without the checks the turn
+// vouches for (see initRun) — so w writes to p's store when it is set and
+// Runs is p's.
 func (r *run) writesAsRead(w any, p *pendingLease) bool {
-	return w != nil && (sameBinding(w, p.or) || (sameBinding(r.b.Runs, p.or) && isTrustedOf(r.b.Runs, w)))
+	return w != nil && sameBinding(r.b.Runs, p.or)
 }
 
 // appendStepsAsRead is the batcher's AppendSteps of a drive with a lease

@@ -54,14 +54,3 @@ func trustedJournal(runs bindings.RunBinding, sb bindings.StepBatcher) bindings.
 func validJSON(raw []byte) bool {
 	return len(bytes.TrimSpace(raw)) > 0 && bindings.CheckJSON("", raw) == nil
 }
-
-// isTrustedOf reports whether w is the journal runs' bindings.TrustedJournal
-// gives for runs itself (the one trustedJournal binds), or the same value.
-func isTrustedOf(runs bindings.RunBinding, w any) bool {
-	tj, ok := runs.(bindings.TrustedJournal)
-	if !ok {
-		return false
-	}
-	j, of := tj.TrustedJournal()
-	return j != nil && sameBinding(of, runs) && sameBinding(any(j), w)
-}
