@@ -67,6 +67,20 @@ type Run struct {
 	LeaseExpiresAt time.Time `json:"leaseExpiresAt,omitzero"`
 	CreatedAt      time.Time `json:"createdAt"`
 	UpdatedAt      time.Time `json:"updatedAt"`
+	// LastError is the last failed drive of a run that has not ended (nil
+	// when no drive failed, or once the run ended): what a person reading a
+	// stuck run needs to know why it is stuck.
+	LastError *RunError `json:"lastError,omitempty"`
+}
+
+// RunError records the failed drives of a run that did not end: the last
+// failure's code and message, when it happened, and how many drives of the
+// run failed so far (counted by the store, so across every worker).
+type RunError struct {
+	Code     string    `json:"code"`
+	Message  string    `json:"message"`
+	At       time.Time `json:"at"`
+	Attempts int       `json:"attempts"`
 }
 
 // StartRunInput creates a run in status running (or Status), leased to
