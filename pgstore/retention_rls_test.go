@@ -26,10 +26,11 @@ func grantSweeper(t *testing.T, role string) {
 	}
 }
 
-// sweepPolicies are the policies migrations 0003 (expired approvals) and
-// 0005 (idle conversations) add when kindgi_sweeper exists, as policiesBeyondTenantIsolation describes them.
-// The status of runs and conversations is a domain over text (the baseline)
-// (cheaper_status), so those policies read it through a cast to text.
+// sweepPolicies are the policies the baseline migration adds when
+// kindgi_sweeper exists (expired approvals, idle conversations), as
+// policiesBeyondTenantIsolation describes them. The status of runs and
+// conversations is a domain over text, so those policies read it through
+// a cast to text.
 var sweepPolicies = []string{
 	"agent_approvals.agent_expiry_sweep PERMISSIVE SELECT TO {kindgi_sweeper} USING ((current_setting('kindgi.sweep'::text, true) = 'expired-approvals'::text) AND (status = 'pending'::text) AND (expires_at IS NOT NULL)) CHECK ",
 	"agent_conversations.agent_idle_sweep PERMISSIVE SELECT TO {kindgi_sweeper} USING ((current_setting('kindgi.sweep'::text, true) = 'inactive-conversations'::text) AND ((status)::text = 'open'::text)) CHECK ",
