@@ -25,22 +25,22 @@ var (
 )
 
 // WorkerRole is the database role whose members may claim runs across
-// tenants (migration 0004 creates it when it may): grant it to the login
+// tenants (the baseline migration creates it when it may): grant it to the login
 // role of the workers.
 const WorkerRole = "kindgi_worker"
 
 // NotifyChannel is the LISTEN/NOTIFY channel on which the schema's
-// triggers announce run changes (see migrations/0004_workers.up.sql).
+// triggers announce run changes (see migrations/0001_baseline.up.sql).
 const NotifyChannel = "kindgi_runs"
 
 // maxClaim caps the runs one ClaimRuns call leases.
 const maxClaim = 1000
 
 // setClaimSQL admits the claim's read and lease across tenants for a
-// member of kindgi_worker (migration 0004): transaction-local, for the
+// member of kindgi_worker (the baseline migration): transaction-local, for the
 // claim that follows it in the same batch. It opens agent_runs only:
 // whether a parked run's approvals are settled is read from the run's own
-// approvals_total and approvals_pending_until (migration 0006).
+// approvals_total and approvals_pending_until (the baseline migration).
 const setClaimSQL = `SELECT set_config('kindgi.claim', 'runs', true)`
 
 // sqlClaimRuns leases ($1 owner, $2 expiry, $3 now) up to $4 runs that

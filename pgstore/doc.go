@@ -29,9 +29,9 @@
 // round trip once the statements are prepared on the connection. The
 // journal and message writes of a turn (AppendSteps, FinishRun,
 // AppendMessage, AppendStepsAndMessage, AppendMessageStep, OpenRun) are
-// each one statement: a call of a PL/pgSQL function of migration 0007 (kindgi_append_steps,
+// each one statement: a call of a PL/pgSQL function of the baseline migration (kindgi_append_steps,
 // kindgi_append_message, kindgi_open_run; AppendMessageStep's is
-// kindgi_message_step of migration 0008) that sets the tenant itself,
+// kindgi_message_step of the baseline migration) that sets the tenant itself,
 // runs with the caller's privileges (row-level security applies inside
 // it) and does the locking, checks and inserts of the whole call. Writes
 // that must serialise lock their parent row first (a conversation for
@@ -47,7 +47,7 @@
 // AppendStepsAndMessage's with the read of the history before the message,
 // each under the tenant the function set and in its transaction; and
 // AppendUserMessageStep is AppendMessageStep's after a statement
-// (kindgi_expect_messages, migration 0011, redefined by 0013) that locks the conversation and
+// (kindgi_expect_messages, the baseline migration) that locks the conversation and
 // fails the transaction with SQLSTATE KG001 unless its message count is
 // the one OpenTurn read. A new run is created by its first write
 // (bindings.OptimisticTurnOpener): ReadTurn is one read-only batch (does
@@ -60,7 +60,7 @@
 // ReadResumeRun is one read-only batch (the snapshot, the run with its
 // last_seq, the journal, the approvals), and the writes as read are
 // AppendSteps', AppendMessageStep's or FinishRun's batch with
-// kindgi_lease_as_read (migration 0012) in front, which takes the lease
+// kindgi_lease_as_read (the baseline migration) in front, which takes the lease
 // only if the run's status, lease and last_seq are as read (else SQLSTATE
 // KG003: nothing of the transaction is stored, and the caller gets
 // run-busy).
@@ -102,10 +102,10 @@
 // migrates may not create roles and kindgi_sweeper does not exist, the
 // migration creates no sweep policy; create the role (CREATE ROLE
 // kindgi_sweeper NOLOGIN) before migrating, or afterwards and then run
-// migrations/0003_retention.up.sql again by hand.
+// the last block of migrations/0001_baseline.up.sql again by hand.
 //
 // Workers (ClaimRuns with no TenantIDs, used by turn.Worker) claim across
-// tenants in the same way: migration 0004 creates the NOLOGIN role
+// tenants in the same way: the baseline migration creates the NOLOGIN role
 // kindgi_worker (WorkerRole) and widens the tenant policies of agent_runs
 // and agent_approvals for its members, only in a transaction that sets
 // kindgi.claim, as ClaimRuns does for its one statement: such a
@@ -115,12 +115,12 @@
 // role of the workers (GRANT kindgi_worker TO worker_role); for any other
 // role a claim across tenants claims nothing, and a worker gives its
 // tenants (WorkerOptions.TenantIDs) instead. Without CREATEROLE, create
-// the role first, or run migrations/0004_workers.up.sql again once it
-// exists.
+// the role first, or run the last block of
+// migrations/0001_baseline.up.sql again once it exists.
 //
 // # Workers and notifications
 //
-// Triggers of migration 0004 NOTIFY the channel kindgi_runs (NotifyChannel)
+// Triggers of the baseline migration NOTIFY the channel kindgi_runs (NotifyChannel)
 // when a run is created, changes status or has its lease released, and when
 // an approval is decided. WatchRuns shares one LISTEN connection, taken from
 // the Store's pool, among its watchers: turn.Wait and turn.Worker wake on

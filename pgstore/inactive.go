@@ -13,7 +13,7 @@ import (
 var _ bindings.InactiveConversationLister = (*Store)(nil)
 
 // setIdleSweepSQL admits the auto-close sweep's read across tenants for a
-// member of kindgi_sweeper (see migrations/0005_compliance_and_auto_close.up.sql),
+// member of kindgi_sweeper (see migrations/0001_baseline.up.sql),
 // transaction-local, for the one SELECT that follows it in the batch.
 const setIdleSweepSQL = `SELECT set_config('kindgi.sweep', 'inactive-conversations', true)`
 
@@ -34,7 +34,7 @@ const sqlCloseIfInactive = `UPDATE agent_conversations
 	WHERE tenant_id = $1 AND id = $2 AND status = 'open' AND last_activity_at < $3`
 
 // ListInactiveConversations implements bindings.InactiveConversationLister.
-// It reads across tenants through the FOR SELECT policy of migration 0005,
+// It reads across tenants through the FOR SELECT policy of the baseline migration,
 // which admits only open conversations, only to members of kindgi_sweeper,
 // only in a transaction that set kindgi.sweep; it returns references only.
 func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.InactiveConversationsInput) ([]bindings.InactiveConversationRef, error) {

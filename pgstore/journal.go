@@ -101,7 +101,7 @@ func (s *Store) finishRun(ctx context.Context, in bindings.FinishRunInput, trust
 	}, in.Status, nil, trusted)
 }
 
-// sqlAppendSteps is one call of kindgi_append_steps (migration 0007, its
+// sqlAppendSteps is one call of kindgi_append_steps (the baseline migration, its
 // body made cheaper by 0009): the lease check, the appends and the finish
 // in one statement.
 const sqlAppendSteps = `SELECT o_ord, o_seq, o_appended, o_node, o_status, o_output, o_error, o_at
@@ -471,7 +471,7 @@ func copyStepError(se *bindings.StepError) *bindings.StepError {
 	return &c
 }
 
-// sqlOpenRunFn is one call of kindgi_open_run (migration 0007): the
+// sqlOpenRunFn is one call of kindgi_open_run (the baseline migration): the
 // snapshot write, the run start and the reads a retry needs, in one
 // statement.
 const sqlOpenRunFn = `SELECT o_taken, o_created, o_flow_id, o_flow_version, o_status, o_lease_owner, o_lease_expires_at,

@@ -15,7 +15,7 @@ import (
 
 var _ bindings.MessageStepAppender = (*Store)(nil)
 
-// sqlMessageStep is one call of kindgi_message_step (migration 0008, its
+// sqlMessageStep is one call of kindgi_message_step (the baseline migration, its
 // body written out by 0009): the entries before the message, the message,
 // and the message step's entry with the entries after it, in one
 // statement.

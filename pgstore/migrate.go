@@ -16,7 +16,11 @@ import (
 )
 
 // Migrations holds the schema as plain SQL files under "migrations/", named
-// NNNN_name.up.sql and applied in name order.
+// NNNN_name.up.sql and applied in name order. Today there is one, the
+// baseline 0001_baseline.up.sql: the thirteen files it replaced before the
+// first release recorded version 1 too, so a database they migrated skips
+// it (their schema is the baseline's, as a test compares with pg_dump).
+// Later changes come as files 0002 and on.
 //
 // Migrate applies them. They also work with other tools (use one tool per
 // database: each keeps its own version table):

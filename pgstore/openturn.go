@@ -45,7 +45,7 @@ const sqlHistoryBefore = `SELECT ` + messageCols + ` FROM agent_conversation_mes
 	ORDER BY seq DESC
 	LIMIT $4`
 
-// sqlExpectMessages is kindgi_expect_messages (migration 0011, redefined by 0013): it sets
+// sqlExpectMessages is kindgi_expect_messages (the baseline migration): it sets
 // the tenant, locks conversation $2 (as the message append after it does)
 // and fails, aborting the call's transaction, with SQLSTATE
 // codeConversationChanged unless it holds $3 messages and none with id $4:
@@ -204,7 +204,7 @@ func pgCode(err error) string {
 const sqlRunOrSnapshotExists = `SELECT EXISTS (SELECT 1 FROM agent_runs WHERE tenant_id = $1 AND id = $2)
 	OR EXISTS (SELECT 1 FROM agent_run_snapshots WHERE tenant_id = $1 AND run_id = $2)`
 
-// sqlOpenNewRun is kindgi_open_new_run (migration 0011): the snapshot and
+// sqlOpenNewRun is kindgi_open_new_run (the baseline migration): the snapshot and
 // the run created, only if neither is stored (else SQLSTATE
 // codeRunExists), then the conversation checked as sqlExpectMessages
 // checks it.

@@ -16,7 +16,7 @@ var _ bindings.OptimisticRunResumer = (*Store)(nil)
 // and its raw lease expiry.
 const sqlGetRunAsRead = `SELECT ` + runCols + `, last_seq FROM agent_runs WHERE tenant_id = $1 AND id = $2`
 
-// sqlLeaseAsRead is kindgi_lease_as_read (migration 0012): the lease taken
+// sqlLeaseAsRead is kindgi_lease_as_read (the baseline migration): the lease taken
 // for $3 until $4 only if the run is as read (status $6, lease owner $7,
 // lease expiry $8 when $7 is not empty, last_seq $9) and its lease is free
 // for $3 at $5; else the call's transaction fails with SQLSTATE

@@ -93,7 +93,7 @@ func ceilMicro(t time.Time) time.Time {
 }
 
 // setSweepSQL admits the sweep's read across tenants for a member of
-// kindgi_sweeper (see migrations/0003_retention.up.sql): transaction-local,
+// kindgi_sweeper (see migrations/0001_baseline.up.sql): transaction-local,
 // for the one SELECT that follows it in the same batch.
 const setSweepSQL = `SELECT set_config('kindgi.sweep', 'expired-approvals', true)`
 
@@ -114,7 +114,7 @@ const sqlExpiredApprovalsAfter = sqlExpiredApprovalsHead + `
 	sqlExpiredApprovalsTail
 
 // ExpiredApprovals implements bindings.ApprovalSweeper. It reads across
-// tenants through the FOR SELECT policies of migration 0003, which admit
+// tenants through the FOR SELECT policies of the baseline migration, which admit
 // only pending approvals with an expiry and suspended runs, only to
 // members of the role kindgi_sweeper, and only in a transaction that set
 // kindgi.sweep; it returns references only. Connected as a role subject

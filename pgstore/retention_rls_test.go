@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// sweeperRole is the role migration 0003 gates the sweep policies on.
+// sweeperRole is the role the baseline migration gates the sweep policies on.
 const sweeperRole = "kindgi_sweeper"
 
 // grantSweeper makes role a member of kindgi_sweeper, as an operator does
@@ -26,10 +26,11 @@ func grantSweeper(t *testing.T, role string) {
 	}
 }
 
-// sweepPolicies are the policies migrations 0003 (expired approvals) and
-// 0005 (idle conversations) add when kindgi_sweeper exists, as policiesBeyondTenantIsolation describes them.
-// The status of runs and conversations is a domain over text since 0013
-// (cheaper_status), so those policies read it through a cast to text.
+// sweepPolicies are the policies the baseline migration adds when
+// kindgi_sweeper exists (expired approvals, idle conversations), as
+// policiesBeyondTenantIsolation describes them. The status of runs and
+// conversations is a domain over text, so those policies read it through
+// a cast to text.
 var sweepPolicies = []string{
 	"agent_approvals.agent_expiry_sweep PERMISSIVE SELECT TO {kindgi_sweeper} USING ((current_setting('kindgi.sweep'::text, true) = 'expired-approvals'::text) AND (status = 'pending'::text) AND (expires_at IS NOT NULL)) CHECK ",
 	"agent_conversations.agent_idle_sweep PERMISSIVE SELECT TO {kindgi_sweeper} USING ((current_setting('kindgi.sweep'::text, true) = 'inactive-conversations'::text) AND ((status)::text = 'open'::text)) CHECK ",
@@ -52,7 +53,7 @@ func policiesBeyondTenantIsolation(t *testing.T, pool *pgxpool.Pool, schema stri
 }
 
 // TestSweepPoliciesNeedTheSweeperRole migrates, as a role that may not
-// create roles, two fresh schemas it owns: with migration 0003 naming a
+// create roles, two fresh schemas it owns: with the baseline migration naming a
 // sweeper role that does not exist, the migration succeeds and creates no
 // sweep policy (so nothing widens any read); with the real kindgi_sweeper,
 // which exists, it creates the two read-only policies for that role.
@@ -132,7 +133,7 @@ func TestSweepPoliciesNeedTheSweeperRole(t *testing.T) {
 	}
 }
 
-// TestSweeperRoleCreatedByRacingMigrations applies migration 0003 (with
+// TestSweeperRoleCreatedByRacingMigrations applies the baseline migration (with
 // its role renamed to a fresh one) to two schemas from two transactions
 // that race to create the role, as migrations of two fresh databases of
 // one cluster do: the second blocks on the first's uncommitted role, gets

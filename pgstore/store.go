@@ -146,7 +146,7 @@ func (s *Store) batch(ctx context.Context, op, tenantID string, queue func(b *pg
 // send runs the statements queued by queue as one implicit transaction in
 // one round trip, and hands each result to read in order, like batch but
 // without setting the tenant: for statements that set it themselves (the
-// functions of migration 0007).
+// functions of the baseline migration).
 func (s *Store) send(ctx context.Context, op string, queue func(b *pgx.Batch), read func(br pgx.BatchResults) error) error {
 	b := &pgx.Batch{}
 	queue(b)

@@ -58,7 +58,7 @@ func runPrune(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 func prune(ctx context.Context, url, tenant string, olderThan time.Duration, asJSON bool, stdout, stderr io.Writer) int {
 	// No migrations here: prune needs no schema rights (run kindgi migrate
-	// first; the indexes of migration 0003 make the deletes cheap).
+	// first; the indexes of the baseline migration make the deletes cheap).
 	pool, err := pgxpool.New(ctx, url)
 	if err == nil {
 		err = pool.Ping(ctx)

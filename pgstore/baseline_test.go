@@ -1,0 +1,122 @@
+package pgstore
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kindgi/agents/bindings"
+)
+
+// legacyMigrationsDir holds the thirteen files the baseline replaced,
+// kept only so that TestBaselineEqualsLegacySchema can apply them.
+const legacyMigrationsDir = "testdata/legacy-migrations"
+
+// legacyMigrations reads the files the baseline replaced, in order.
+func legacyMigrations(t *testing.T) []Migration {
+	t.Helper()
+	entries, err := os.ReadDir(legacyMigrationsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Migration
+	for i, e := range entries {
+		b, err := os.ReadFile(filepath.Join(legacyMigrationsDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, Migration{Version: int64(i + 1), Name: e.Name(), SQL: string(b)})
+	}
+	if len(out) != 13 {
+		t.Fatalf("%d legacy migrations, want 13", len(out))
+	}
+	return out
+}
+
+// schemaOnlyDump is pg_dump --schema-only of one schema of the test
+// database, with the schema's name replaced by SCHEMA and the lines that
+// differ from one dump to the next (pg_dump's \restrict keys) removed.
+func schemaOnlyDump(t *testing.T, schema string) string {
+	t.Helper()
+	if _, err := exec.LookPath("pg_dump"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("pg_dump is not installed (CI installs postgresql)")
+		}
+		t.Skip("pg_dump is not installed")
+	}
+	cfg := testEnv.config.ConnConfig
+	cmd := exec.CommandContext(t.Context(), "pg_dump", "--schema-only", "--no-owner", "-n", schema, "-d", testEnv.name)
+	cmd.Env = append(os.Environ(), "PGHOST="+cfg.Host, "PGPORT="+strconv.Itoa(int(cfg.Port)), "PGUSER="+cfg.User, "PGPASSWORD="+cfg.Password)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pg_dump -n %s: %v", schema, err)
+	}
+	restrict := regexp.MustCompile(`(?m)^\\(un)?restrict .*\n`)
+	s := restrict.ReplaceAllString(string(out), "")
+	return regexp.MustCompile(`\b`+regexp.QuoteMeta(schema)+`\b`).ReplaceAllString(s, "SCHEMA")
+}
+
+// TestBaselineEqualsLegacySchema migrates one schema with the thirteen
+// files the baseline replaced and another with Migrate (the baseline):
+// pg_dump --schema-only prints the same schema for both, and Migrate over
+// the legacy schema applies nothing (version 1 is recorded there) and
+// leaves a store that works.
+func TestBaselineEqualsLegacySchema(t *testing.T) {
+	ctx := t.Context()
+	legacyPool, legacySchema := freshSchemaPool(t)
+	for _, m := range legacyMigrations(t) {
+		if err := applyOne(ctx, legacyPool, m); err != nil {
+			t.Fatalf("legacy %s: %v", m.Name, err)
+		}
+	}
+	basePool, baseSchema := freshSchemaPool(t)
+	if err := Migrate(ctx, basePool); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(schemaOnlyDump(t, legacySchema), schemaOnlyDump(t, baseSchema)); d != "" {
+		t.Fatalf("pg_dump --schema-only of the legacy files (-) and the baseline (+) differ:\n%s", d)
+	}
+
+	versions := func() []string {
+		t.Helper()
+		rows, err := legacyPool.Query(ctx, `SELECT version || ' ' || name FROM `+VersionTable+` ORDER BY version`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	before := versions()
+	if err := Migrate(ctx, legacyPool); err != nil {
+		t.Fatalf("Migrate over the legacy schema: %v", err)
+	}
+	if d := cmp.Diff(before, versions()); d != "" {
+		t.Errorf("Migrate over the legacy schema recorded (-before +after):\n%s", d)
+	}
+	if !slices.Contains(before, "1 0001_agents.up.sql") {
+		t.Errorf("legacy versions %v lack 1 0001_agents.up.sql", before)
+	}
+	// The store works over it: a run started, journaled and read back.
+	store := New(legacyPool, nil)
+	if _, err := store.StartRun(ctx, bindings.StartRunInput{TenantID: "t1", RunID: "r1", FlowID: "f", FlowVersion: "1", Owner: "w", LeaseTTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.AppendStep(ctx, bindings.AppendStepInput{TenantID: "t1", RunID: "r1", Owner: "w", Entry: bindings.JournalEntry{Key: "setup", Status: bindings.StepCompleted, Output: []byte(`{"ok":true}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := store.ReadJournal(ctx, "t1", "r1")
+	if err != nil || len(entries) != 1 || string(entries[0].Output) != `{"ok":true}` {
+		t.Fatalf("journal over the legacy schema: %+v, %v", entries, err)
+	}
+}
