@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 
@@ -180,8 +179,9 @@ func (s *Store) prepareSteps(entries []bindings.JournalEntry, trusted bool) (ste
 		a.keys[i], a.phases[i], a.nodes[i], a.statuses[i] = e.Key, e.Status.Phase(), e.Node, string(e.Status)
 		a.ats[i] = s.stamp(e.At)
 	}
-	// buf is not written after this, so the string shares its bytes.
-	all, start := unsafe.String(unsafe.SliceData(buf), len(buf)), 0
+	// One string holds every output and error; each argument is a slice
+	// of it.
+	all, start := string(buf), 0
 	for k, end := range ends {
 		if end < 0 {
 			continue

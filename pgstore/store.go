@@ -150,7 +150,7 @@ func (s *Store) batch(ctx context.Context, op, tenantID string, queue func(b *pg
 func (s *Store) send(ctx context.Context, op string, queue func(b *pgx.Batch), read func(br pgx.BatchResults) error) error {
 	b := &pgx.Batch{}
 	queue(b)
-	br := s.sendBatch(ctx, b)
+	br := s.db.SendBatch(ctx, b)
 	err := read(br)
 	if cerr := br.Close(); err == nil {
 		err = cerr

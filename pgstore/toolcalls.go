@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/kindgi/agents/bindings"
 )
@@ -116,8 +115,7 @@ func decodeToolCalls(doc []byte) ([]bindings.ToolCall, bool) {
 }
 
 // plainString reads the JSON string at doc[i] when it holds no escape and
-// is valid UTF-8: its text (sharing doc's bytes, which must not change)
-// and the index after its closing quote.
+// is valid UTF-8: its text and the index after its closing quote.
 func plainString(doc []byte, i int) (s string, end int, ok bool) {
 	if i >= len(doc) || doc[i] != '"' {
 		return "", 0, false
@@ -138,10 +136,7 @@ func plainString(doc []byte, i int) (s string, end int, ok bool) {
 			break
 		}
 	}
-	if len(v) > 0 {
-		s = unsafe.String(&v[0], len(v))
-	}
-	return s, i + j + 2, true
+	return string(v), i + j + 2, true
 }
 
 // skipValue returns the index after the JSON value that starts at doc[i]
