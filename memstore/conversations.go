@@ -8,10 +8,10 @@ import (
 	"sort"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/frozen"
 )
 
 // defaultListLimit is the page size when a list asks for Limit 0.
@@ -195,11 +195,7 @@ func (l *msgLog) bytes(rec *msgRec, k int) []byte {
 
 // str returns the k-th string of rec, aliasing the text.
 func (l *msgLog) str(rec *msgRec, k int) string {
-	b := l.bytes(rec, k)
-	if b == nil {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
+	return frozen.String(l.bytes(rec, k))
 }
 
 // msg returns the i-th message of conversation c as a caller's own copy:
@@ -258,12 +254,8 @@ func (l *msgLog) toolCalls(rec *msgRec) []bindings.ToolCall {
 		nameLen := binary.LittleEndian.Uint32(b[4:])
 		argLen := binary.LittleEndian.Uint32(b[8:])
 		b = b[callHead:]
-		if idLen > 0 {
-			out[i].ID = unsafe.String(&b[0], idLen)
-		}
-		if nameLen > 0 {
-			out[i].Name = unsafe.String(&b[idLen], nameLen)
-		}
+		out[i].ID = frozen.String(b[:idLen])
+		out[i].Name = frozen.String(b[idLen : idLen+nameLen])
 		out[i].Arguments = cloneJSON(b[idLen+nameLen : idLen+nameLen+argLen])
 		b = b[idLen+nameLen+argLen:]
 	}

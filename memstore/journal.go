@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"time"
-	"unsafe"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/frozen"
 )
 
 // journal is a run's entries in a form the garbage collector marks
@@ -114,10 +114,7 @@ func keyHash(key string, st bindings.StepStatus, code uint8) uint32 {
 // str is text[chunk][off:off+n] as a string, aliasing the bytes (never
 // written again once appended).
 func (j *journal) str(chunk, off, n uint32) string {
-	if n == 0 {
-		return ""
-	}
-	return unsafe.String(&j.text[chunk][off], int(n))
+	return frozen.String(j.text[chunk][off : off+n])
 }
 
 func (j *journal) len() int { return len(j.recs) }

@@ -3,10 +3,10 @@ package memstore
 import (
 	"context"
 	"time"
-	"unsafe"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/frozen"
 )
 
 // Write stores a run snapshot once: a second write of the same (tenant,
@@ -104,12 +104,7 @@ func (rec *snapRec) record(k key) bindings.RunSnapshotRecord {
 		parts[i] = rec.text[off : off+n : off+n]
 		off += n
 	}
-	str := func(b []byte) string {
-		if len(b) == 0 {
-			return ""
-		}
-		return unsafe.String(&b[0], len(b))
-	}
+	str := frozen.String
 	return bindings.RunSnapshotRecord{
 		TenantID: k.tenant, RunID: k.id,
 		FlowID: str(parts[snapFlowID]), FlowVersion: str(parts[snapFlowVersion]),

@@ -21,10 +21,10 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/frozen"
 )
 
 // Options configures a Store. A nil *Options is the zero Options.
@@ -273,6 +273,6 @@ func ownString(buf []byte, p *string) []byte {
 		return buf
 	}
 	copy(buf, *p)
-	*p = unsafe.String(&buf[0], n)
+	*p = frozen.String(buf[:n])
 	return buf[n:]
 }
