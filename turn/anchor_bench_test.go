@@ -183,3 +183,23 @@ func anchorSpec() agent.Spec {
 		Tools:        []agent.ToolRef{{ID: "clause_search", Version: "^1.0.0"}},
 	}
 }
+
+// BenchmarkAnchorTurnSigned is BenchmarkAnchorTurn with a provenance
+// record per turn, stored in memstore and signed with the tenant's
+// Ed25519 key: what a signed record costs a turn.
+func BenchmarkAnchorTurnSigned(b *testing.B) {
+	a, store, bb := anchorFixture(b, false)
+	bb.Provenance = bindings.ProvenanceBindings{Emitter: store, Keys: memstore.NewKeys([]byte("bench"))}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := turn.Invoke(ctx, turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, bb)
+		if err != nil || res.Usage.ToolCalls != 1 || res.Provenance == nil || len(res.Provenance.Signature) == 0 {
+			b.Fatalf("turn = %+v, %v", res.Usage, err)
+		}
+	}
+}
