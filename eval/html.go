@@ -10,7 +10,9 @@ import (
 )
 
 // reportPage is the HTML report: one page, its style inline, no script,
-// image, font or link to anything outside it.
+// image, font or link to anything outside it. Its content security policy
+// forbids loading anything else, and its icon is empty so that a browser
+// asks for no favicon either.
 var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{
 	"usd": func(f float64) string { return "$" + strconv.FormatFloat(f, 'f', 4, 64) },
 }).Parse(`<!DOCTYPE html>
@@ -18,6 +20,8 @@ var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<link rel="icon" href="data:,">
 <title>Eval report: {{.Agent}}</title>
 <style>
 body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#1d1d1f}
