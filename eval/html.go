@@ -45,13 +45,13 @@ section{border:1px solid #d0d0d7;border-radius:6px;padding:.6em 1em;margin:1em 0
 <thead><tr><th>Case</th><th>Run</th><th>Result</th><th>Reason</th><th>Cost</th></tr></thead>
 <tbody>
 {{- range .Cases}}
-<tr{{if .Regressed}} class="regressed"{{end}}><td><a href="#case-{{.ID}}">{{.ID}}</a></td><td>{{.FromRunID}}</td><td>{{if .Pass}}<span class="pass">pass</span>{{else if .Regressed}}<span class="fail">regressed</span>{{else}}<span class="fail">fail</span>{{end}}</td><td>{{.Reason}}</td><td>{{usd .Usage.CostUsd}}</td></tr>
+<tr{{if .Regressed}} class="regressed"{{end}}><td><a href="#case-{{.ID}}">{{.ID}}</a></td><td>{{.FromRunID}}</td><td><span class="{{if .Pass}}pass{{else}}fail{{end}}">{{.Outcome}}</span></td><td>{{.Reason}}</td><td>{{usd .Usage.CostUsd}}</td></tr>
 {{- end}}
 </tbody>
 </table>
 {{- range .Cases}}
 <section id="case-{{.ID}}">
-<h2>{{.ID}} {{if .Pass}}<span class="pass">pass</span>{{else}}<span class="fail">{{if .Regressed}}regressed{{else}}fail{{end}}</span>{{end}}</h2>
+<h2>{{.ID}} <span class="{{if .Pass}}pass{{else}}fail{{end}}">{{.Outcome}}</span></h2>
 <p><b>User:</b> {{.UserMessage}}</p>
 <div class="side">
 <div><h3>Baseline</h3>{{if .Baseline}}<pre>{{.Baseline.Answer}}</pre>{{else}}<p>(no recorded run)</p>{{end}}</div>

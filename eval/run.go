@@ -90,6 +90,25 @@ type CaseResult struct {
 	BaselinePass   bool      `json:"baselinePass,omitempty"`
 }
 
+// Outcomes of a case, as CaseResult.Outcome names them.
+const (
+	OutcomePass      = "pass"
+	OutcomeFail      = "fail"
+	OutcomeRegressed = "regressed"
+)
+
+// Outcome names the case's outcome: OutcomeRegressed, OutcomeFail or
+// OutcomePass.
+func (c CaseResult) Outcome() string {
+	switch {
+	case c.Regressed:
+		return OutcomeRegressed
+	case !c.Pass:
+		return OutcomeFail
+	}
+	return OutcomePass
+}
+
 // Report is the outcome of Run: the cases in dataset order, how many pass
 // and fail (Regressed of those failing passed on their baseline), and the
 // usage of every turn together.
@@ -199,9 +218,11 @@ func addUsage(to *turn.Usage, u turn.Usage) {
 	to.ToolCalls += u.ToolCalls
 }
 
-// epoch is the clock of every case's isolated store and turn: a fixed
-// time, so that nothing a report shows depends on when it ran.
+// epoch is the time of every case's store and turn, so that nothing a
+// report shows depends on when it ran.
 var epoch = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+func fixedNow() time.Time { return epoch }
 
 // counter returns an id source prefix-1, prefix-2, …, safe for concurrent
 // use.
@@ -312,10 +333,9 @@ func allPass(gs []Grade) bool {
 // playCase runs case c as a turn of opts.Agent on a store of its own, with
 // a fixed clock and counted ids, approving and resuming a turn that parks.
 func playCase(ctx context.Context, i int, tenant string, c Case, opts Options) turnOutcome {
-	now := func() time.Time { return epoch }
-	store := memstore.New(&memstore.Options{Now: now, IDs: counter("eval-id-")})
+	store := memstore.New(&memstore.Options{Now: fixedNow, IDs: counter("eval-id-")})
 	b := isolated(opts.Bindings, store)
-	b.Now, b.NewID = now, counter("eval-"+strconv.Itoa(i+1)+"-")
+	b.Now, b.NewID = fixedNow, counter("eval-"+strconv.Itoa(i+1)+"-")
 	var replay *replayRegistry
 	mode := opts.Tools
 	if mode == "" {
@@ -372,12 +392,20 @@ func playCase(ctx context.Context, i int, tenant string, c Case, opts Options) t
 	return out
 }
 
+// plainRuns is a RunBinding with none of the optional capabilities of the
+// store it wraps.
+type plainRuns struct{ bindings.RunBinding }
+
 // isolated returns the bindings a case runs on: store for everything
 // stored, and from host only what is read (providers, tools, the tenant's
 // policy, guardrails, checks, secrets, memory, embeddings, provenance
 // keys) and the limits.
 func isolated(host turn.Bindings, store *memstore.Store) turn.Bindings {
 	b := turn.StoreBindings(store)
+	// The journal is bound without memstore's fast paths: turns appending
+	// at once through them race on a table of flags every store shares
+	// (memstore.allAppended). Runs alone is the plain RunBinding.
+	b.Runs = plainRuns{store}
 	if host.Memory != nil {
 		b.Memory = host.Memory // only queried, by retrievals
 	}

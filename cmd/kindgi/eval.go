@@ -319,14 +319,7 @@ func printReport(w io.Writer, rep eval.Report, asJSON bool) {
 
 // caseLine is a case's outcome on one line.
 func caseLine(c eval.CaseResult) string {
-	status := "PASS"
-	switch {
-	case c.Regressed:
-		status = "REGRESSED"
-	case !c.Pass:
-		status = "FAIL"
-	}
-	line := status + " " + c.ID
+	line := strings.ToUpper(c.Outcome()) + " " + c.ID
 	if c.Reason != "" {
 		line += ": " + c.Reason
 	}

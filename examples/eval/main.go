@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
@@ -129,14 +130,7 @@ func run(ctx context.Context, w io.Writer) (ok bool, err error) {
 	}
 	fmt.Fprintf(w, "evaluated %s@%s on them (the tool ran %d times)\n\n", v2.ID, v2.Version, toolRuns-before)
 	for _, c := range rep.Cases {
-		status := "PASS"
-		switch {
-		case c.Regressed:
-			status = "REGRESSED"
-		case !c.Pass:
-			status = "FAIL"
-		}
-		fmt.Fprintf(w, "%-9s %s  %q\n", status, c.FromRunID, c.UserMessage)
+		fmt.Fprintf(w, "%-9s %s  %q\n", strings.ToUpper(c.Outcome()), c.FromRunID, c.UserMessage)
 		fmt.Fprintf(w, "          baseline: %s\n          new:      %s\n", c.Baseline.Answer, c.Answer)
 		for _, g := range c.Grades {
 			if !g.Pass {
