@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn"
 )
 
@@ -26,10 +27,22 @@ type Case struct {
 	// FromRunID is the run the case was recorded from ("" for a case
 	// written by hand).
 	FromRunID string `json:"fromRunId,omitempty"`
+	// History are the earlier turns of the conversation, oldest first,
+	// stored before the case's turn runs so that it has the same turn
+	// number and history as the recorded one.
+	History []HistoryMessage `json:"history,omitempty"`
 	// Baseline is what the recorded run did: its answer and tool calls.
 	Baseline *Baseline `json:"baseline,omitempty"`
 	// Expect are the case's own checks, graded besides Options.Graders.
 	Expect *Expect `json:"expect,omitempty"`
+}
+
+// HistoryMessage is a message of an earlier turn: a user message or an
+// agent's answer (the tool calls of earlier turns are not kept).
+type HistoryMessage struct {
+	Role       bindings.MessageRole `json:"role"`
+	Content    string               `json:"content"`
+	TurnNumber int                  `json:"turnNumber"`
 }
 
 // Baseline is what a recorded run did, read from its journal.
@@ -145,6 +158,11 @@ func (c *Case) check() error {
 		return errors.New("the case has no id")
 	case c.UserMessage == "":
 		return errors.New("case " + strconv.Quote(c.ID) + " has no userMessage")
+	}
+	for i, m := range c.History {
+		if (m.Role != bindings.RoleUser && m.Role != bindings.RoleAgent) || m.Content == "" || m.TurnNumber < 1 {
+			return errors.New("case " + strconv.Quote(c.ID) + " history " + strconv.Itoa(i) + ": want a user or agent message with content and a turnNumber of 1 or more")
+		}
 	}
 	return nil
 }

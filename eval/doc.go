@@ -9,15 +9,18 @@
 // Dataset.Write. DatasetFromRuns builds one from stored runs: each run's
 // snapshot gives the case's user message and parameters, its journal the
 // baseline — the answer the run gave and every tool call it made, with
-// the output the tool really returned. A case may carry expectations
-// (Expect) written by hand.
+// the output the tool really returned — and, for a later turn of a
+// conversation, the earlier turns' messages (History). A case may carry
+// expectations (Expect) written by hand.
 //
 // # Running
 //
 // Run plays every case as a real turn (turn.Invoke) of Options.Agent, each
 // on its own in-memory store with a fixed clock and counted ids: it never
-// writes to the stores of Options.Bindings (it reads only the tenant's
-// policy, guardrails and tools from them). Under ReplayTools, the default
+// writes to the stores of Options.Bindings (it takes their providers,
+// tools, memory, policy, guardrails and checks, and nothing stored). A
+// case's history is stored in its conversation first, so the turn has the
+// recorded turn's number and prompt. Under ReplayTools, the default
 // for cases from runs, a tool call whose tool id and arguments (compared
 // as canonical JSON) match a call the run recorded gets the recorded
 // output and no handler runs; any other call fails the case, naming the

@@ -52,15 +52,39 @@ func caseFromRun(ctx context.Context, b turn.Bindings, tenantID, runID string) (
 	if err != nil {
 		return Case{}, err
 	}
-	base, err := baselineOf(entries)
+	base, turnNo, err := baselineOf(entries)
 	if err != nil {
 		return Case{}, &agents.InvalidMessageError{Reason: "run " + runID + ": " + err.Error()}
 	}
 	base.AgentID, base.AgentVersion, base.Status = snap.AgentID, snap.AgentVersion, string(run.Status)
-	return Case{
+	c := Case{
 		ID: runID, TenantID: tenantID, UserMessage: in.UserMessage, Parameters: in.Parameters,
 		FromRunID: runID, Baseline: &base,
-	}, nil
+	}
+	if b.Conversations != nil && in.ConversationID != "" && turnNo > 1 {
+		if c.History, err = history(ctx, b.Conversations, tenantID, in.ConversationID, turnNo); err != nil {
+			return Case{}, err
+		}
+	}
+	return c, nil
+}
+
+// history reads the user messages and answers of a conversation's turns
+// before turn.
+func history(ctx context.Context, conv bindings.ConversationBinding, tenantID, conversationID string, turn int) ([]HistoryMessage, error) {
+	msgs, err := conv.ReadMessages(ctx, bindings.ReadMessagesInput{TenantID: tenantID, ConversationID: conversationID, Limit: -1})
+	if err != nil {
+		return nil, err
+	}
+	var out []HistoryMessage
+	for _, m := range msgs {
+		if m.TurnNumber < 1 || m.TurnNumber >= turn || m.Content == "" || len(m.ToolCalls) > 0 ||
+			(m.Role != bindings.RoleUser && m.Role != bindings.RoleAgent) {
+			continue
+		}
+		out = append(out, HistoryMessage{Role: m.Role, Content: m.Content, TurnNumber: m.TurnNumber})
+	}
+	return out, nil
 }
 
 // The journal outputs a baseline reads, as the turn documents them: a
@@ -83,12 +107,15 @@ type (
 	checkedOutput struct {
 		Output json.RawMessage `json:"output"`
 	}
+	setupRecord struct {
+		TurnNumber int `json:"turnNumber"`
+	}
 )
 
-// baselineOf folds a run's journal into what the run did. Only completed
-// entries count; a key journaled twice keeps its first result, as the
-// turn does.
-func baselineOf(entries []bindings.JournalEntry) (Baseline, error) {
+// baselineOf folds a run's journal into what the run did, and returns its
+// turn number too. Only completed entries count; a key journaled twice
+// keeps its first result, as the turn does.
+func baselineOf(entries []bindings.JournalEntry) (base Baseline, turnNo int, err error) {
 	done := make(map[string]json.RawMessage, len(entries))
 	var order []bindings.JournalEntry
 	for _, e := range entries {
@@ -101,21 +128,27 @@ func baselineOf(entries []bindings.JournalEntry) (Baseline, error) {
 		done[e.Key] = e.Output
 		order = append(order, e)
 	}
-	base := Baseline{ToolCalls: []RecordedCall{}}
+	base.ToolCalls = []RecordedCall{}
 	for _, e := range order {
 		parts := strings.Split(e.Key, "/")
 		switch {
+		case e.Key == turn.NodeSetup:
+			var s setupRecord
+			if err := json.Unmarshal(e.Output, &s); err != nil {
+				return Baseline{}, 0, err
+			}
+			turnNo = s.TurnNumber
 		case e.Key == turn.NodePersistFinalMessage:
 			var m bindings.ConversationMessage
 			if err := json.Unmarshal(e.Output, &m); err != nil {
-				return Baseline{}, err
+				return Baseline{}, 0, err
 			}
 			base.Answer = m.Content
 		case len(parts) != 3 || parts[0] != turn.NodeAgentLoop:
 		case parts[2] == turn.NodeModelCall:
 			var r bindings.GenerateResponse
 			if err := json.Unmarshal(e.Output, &r); err != nil {
-				return Baseline{}, err
+				return Baseline{}, 0, err
 			}
 			base.Usage.ModelCalls++
 			base.Usage.InputTokens += r.Usage.InputTokens
@@ -124,7 +157,7 @@ func baselineOf(entries []bindings.JournalEntry) (Baseline, error) {
 		case parts[2] == turn.NodeValidateOutput:
 			var c checkedOutput
 			if err := json.Unmarshal(e.Output, &c); err != nil {
-				return Baseline{}, err
+				return Baseline{}, 0, err
 			}
 			if len(c.Output) > 0 {
 				base.Output = c.Output
@@ -132,7 +165,7 @@ func baselineOf(entries []bindings.JournalEntry) (Baseline, error) {
 		case parts[2] == turn.NodeDispatchTools:
 			var plans []plannedCall
 			if err := json.Unmarshal(e.Output, &plans); err != nil {
-				return Baseline{}, err
+				return Baseline{}, 0, err
 			}
 			for _, p := range plans {
 				raw, ran := done[p.Key]
@@ -141,7 +174,7 @@ func baselineOf(entries []bindings.JournalEntry) (Baseline, error) {
 				}
 				var o toolOutcome
 				if err := json.Unmarshal(raw, &o); err != nil {
-					return Baseline{}, err
+					return Baseline{}, 0, err
 				}
 				if o.Status != "ok" && o.Status != "error" {
 					continue // denied, rejected or expired: the tool never ran
@@ -157,5 +190,5 @@ func baselineOf(entries []bindings.JournalEntry) (Baseline, error) {
 			}
 		}
 	}
-	return base, nil
+	return base, turnNo, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/eval"
@@ -152,5 +154,50 @@ func TestConcurrentCasesKeepDatasetOrder(t *testing.T) {
 	c, _ := json.Marshal(second)
 	if string(a) != string(c) {
 		t.Error("two concurrent runs gave different reports")
+	}
+}
+
+// TestHistoryOfLaterTurns: a case from a conversation's second turn
+// carries the first turn's messages, and the evaluated turn runs as turn 2
+// with them in its prompt.
+func TestHistoryOfLaterTurns(t *testing.T) {
+	ctx := t.Context()
+	h := newHost(t)
+	a := defineAgent(t, "1.0.0", "Refunds.")
+	conv, err := h.store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, AgentID: a.ID, AgentVersion: a.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []string
+	for _, q := range [][2]string{{"I bought a kettle.", "Noted: a kettle."}, {"Refund it.", "Refund for the kettle sent."}} {
+		res, err := turn.Invoke(ctx, turn.Input{TenantID: tenant, Agent: a, ConversationID: conv.ID, UserMessage: q[0],
+			Parameters: map[string]any{"firmName": "Acme"}}, h.bindings(scripted.New([]scripted.Response{scripted.Say(q[1])}, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, res.RunID)
+	}
+	ds, err := eval.DatasetFromRuns(ctx, h.bindings(nil), tenant, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Cases[0].History) != 0 {
+		t.Errorf("turn 1 has history %+v", ds.Cases[0].History)
+	}
+	want := []eval.HistoryMessage{{Role: bindings.RoleUser, Content: "I bought a kettle.", TurnNumber: 1}, {Role: bindings.RoleAgent, Content: "Noted: a kettle.", TurnNumber: 1}}
+	if diff := cmp.Diff(want, ds.Cases[1].History); diff != "" {
+		t.Fatalf("history (-want +got):\n%s", diff)
+	}
+	p := scripted.New([]scripted.Response{scripted.Say("Noted."), scripted.Say("Refund for the kettle sent.")}, nil)
+	rep, err := eval.Run(ctx, ds, eval.Options{Agent: defineAgent(t, "1.1.0", "Refunds."), Bindings: h.bindings(p)})
+	if err != nil || rep.Failed != 0 {
+		t.Fatalf("%+v, %v", rep, err)
+	}
+	var prompt []string
+	for _, m := range p.Requests()[1].Messages {
+		prompt = append(prompt, string(m.Role)+": "+m.Content)
+	}
+	if diff := cmp.Diff([]string{"system: Refunds. You work for Acme.", "user: I bought a kettle.", "assistant: Noted: a kettle.", "user: Refund it."}, prompt); diff != "" {
+		t.Errorf("the second case's prompt (-want +got):\n%s", diff)
 	}
 }

@@ -358,6 +358,13 @@ func playCase(ctx context.Context, i int, tenant string, c Case, opts Options) t
 		out.err = err
 		return out
 	}
+	for j, m := range c.History {
+		if _, err := store.AppendMessage(ctx, bindings.AppendMessageInput{TenantID: tenant, ConversationID: conv.ID,
+			ID: "history-" + strconv.Itoa(j+1), Role: m.Role, Content: m.Content, TurnNumber: m.TurnNumber}); err != nil {
+			out.err = err
+			return out
+		}
+	}
 	r, err := turn.Invoke(ctx, turn.Input{
 		TenantID: tenant, Agent: opts.Agent, ConversationID: conv.ID,
 		UserMessage: c.UserMessage, Parameters: c.Parameters,
@@ -385,7 +392,7 @@ func playCase(ctx context.Context, i int, tenant string, c Case, opts Options) t
 	}
 	out.answer, out.output, out.usage = r.Response.Content, r.Response.Output, r.Usage
 	if entries, jerr := store.ReadJournal(ctx, tenant, r.RunID); jerr == nil {
-		if base, berr := baselineOf(entries); berr == nil {
+		if base, _, berr := baselineOf(entries); berr == nil {
 			out.calls = base.ToolCalls
 		}
 	}
