@@ -15,6 +15,7 @@ import (
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/memstore"
 	"github.com/kindgi/agents/providers/scripted"
+	"github.com/kindgi/agents/registry"
 	"github.com/kindgi/agents/turn"
 )
 
@@ -343,6 +344,9 @@ func playCase(ctx context.Context, i int, tenant string, c Case, opts Options) t
 		if c.Baseline != nil {
 			mode = ReplayTools
 		}
+	}
+	if mode == LiveTools && b.Tools == nil {
+		b.Tools = registry.NewTools() // no tools: a call is an unknown tool, told to the model
 	}
 	if mode == ReplayTools {
 		var recorded []RecordedCall
