@@ -17,10 +17,11 @@ import (
 
 // Migrations holds the schema as plain SQL files under "migrations/", named
 // NNNN_name.up.sql and applied in name order. Today there is one, the
-// baseline 0001_baseline.up.sql: the thirteen files it replaced before the
-// first release recorded version 1 too, so a database they migrated skips
-// it (their schema is the baseline's, as a test compares with pg_dump).
-// Later changes come as files 0002 and on.
+// baseline 0001_baseline.up.sql. A database the thirteen files it replaced
+// before the first release migrated (version 1 recorded as
+// 0001_agents.up.sql) is brought to the baseline by
+// migrations/legacy/upgrade.sql instead, once; a test holds the two
+// schemas equal with pg_dump. Later changes come as files 0002 and on.
 //
 // Migrate applies them. They also work with other tools (use one tool per
 // database: each keeps its own version table):
@@ -36,6 +37,22 @@ import (
 //
 //go:embed migrations/*.sql
 var Migrations embed.FS
+
+// legacyUpgrade brings a database the legacy files migrated to the
+// baseline (see migrations/legacy/upgrade.sql).
+//
+//go:embed migrations/legacy/upgrade.sql
+var legacyUpgrade string
+
+// legacyNames are the files the baseline replaced, by version: a database
+// whose version table records version 1 under legacyNames[0] was migrated
+// by them.
+var legacyNames = []string{
+	"0001_agents.up.sql", "0002_row_level_security.up.sql", "0003_retention.up.sql", "0004_workers.up.sql",
+	"0005_compliance_and_auto_close.up.sql", "0006_worker_approvals.up.sql", "0007_batched_journal.up.sql",
+	"0008_message_step.up.sql", "0009_cheaper_writes.up.sql", "0010_cheaper_constraints.up.sql",
+	"0011_optimistic_open.up.sql", "0012_optimistic_resume.up.sql", "0013_cheaper_status.up.sql",
+}
 
 // TenantScopedTables names every table of the schema. Each has tenant_id as
 // the first column of its primary key and a row-level security policy bound
@@ -145,11 +162,18 @@ func applyOne(ctx context.Context, db DB, m Migration) (err error) {
 	)`); err != nil {
 		return persistErr(ctx, op, err)
 	}
-	var applied bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+VersionTable+` WHERE version = $1)`, m.Version).Scan(&applied); err != nil {
+	var name string
+	err = tx.QueryRow(ctx, `SELECT name FROM `+VersionTable+` WHERE version = $1`, m.Version).Scan(&name)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
 		return persistErr(ctx, op, err)
-	}
-	if applied {
+	default:
+		if m.Version == 1 && name == legacyNames[0] && m.Name != name {
+			if err := upgradeLegacy(ctx, tx, m); err != nil {
+				return persistErr(ctx, op, err)
+			}
+		}
 		if err := tx.Commit(ctx); err != nil {
 			return persistErr(ctx, op, err)
 		}
@@ -166,4 +190,19 @@ func applyOne(ctx context.Context, db DB, m Migration) (err error) {
 		return persistErr(ctx, op, err)
 	}
 	return nil
+}
+
+// upgradeLegacy brings a database the legacy files migrated to the
+// baseline m, in tx: it runs legacyUpgrade, records version 1 as m, and
+// forgets the legacy versions after 1 (so that migrations 0002 and on,
+// when they come, are applied to it as to any other database).
+func upgradeLegacy(ctx context.Context, tx pgx.Tx, m Migration) error {
+	if _, err := tx.Exec(ctx, legacyUpgrade, pgx.QueryExecModeSimpleProtocol); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE `+VersionTable+` SET name = $1, applied_at = now() WHERE version = 1`, m.Name); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `DELETE FROM `+VersionTable+` WHERE version > 1 AND name = ANY($1)`, legacyNames[1:])
+	return err
 }
