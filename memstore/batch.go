@@ -43,8 +43,7 @@ var (
 // AppendSteps is Store.AppendSteps without the vouched checks. Its
 // results share memory with its input (see
 // bindings.TrustedJournal): the entries returned are in.Entries, each
-// updated to what the store kept, and the flags, when all true, are shared
-// and read-only.
+// updated to what the store kept; the flags are the call's own.
 func (t trustedJournal) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
 	return t.s.appendSteps(ctx, in, "", !t.s.checkTrusted)
 }
@@ -113,19 +112,14 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 	if in.Owner != "" && !holds(&r.run, in.Owner, now) {
 		return nil, nil, runBusy(&r.run)
 	}
-	out, appended, own := in.Entries, allAppended(len(in.Entries)), false
+	out, appended := in.Entries, make([]bool, len(in.Entries))
 	if !trusted {
 		out = make([]bindings.JournalEntry, len(in.Entries))
-		appended, own = make([]bool, len(in.Entries)), true
 	}
 	for i := range in.Entries {
 		entry := &in.Entries[i]
 		j, sl, ok := r.journal.find(entry.Key, entry.Status)
 		if ok {
-			if !own {
-				// The shared flags say true: make them the call's own.
-				appended, own = append(make([]bool, 0, len(in.Entries)), appended...), true
-			}
 			out[i], appended[i] = r.journal.entry(j), false
 			continue
 		}
@@ -156,21 +150,11 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 	return out, appended, nil
 }
 
-// appendedFlags is a run of true flags that trusted appends hand out,
-// read-only, when every entry was appended (the usual call): no
-// allocation for them.
-var appendedFlags = func() (a [64]bool) {
-	for i := range a {
-		a[i] = true
-	}
-	return a
-}()
-
-// allAppended returns n true flags: shared ones when n is small enough.
+// allAppended returns n true flags, the call's own: the flags a call
+// returns are never shared with another call (a package-wide array handed
+// out read-only was written by every trusted append, a data race between
+// concurrent turns on one store).
 func allAppended(n int) []bool {
-	if n <= len(appendedFlags) {
-		return appendedFlags[:n:n]
-	}
 	a := make([]bool, n)
 	for i := range a {
 		a[i] = true

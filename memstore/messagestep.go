@@ -87,7 +87,7 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 	res := bindings.MessageStepResult{Message: m}
 	if trusted && allTrue(appended) && allTrue(tailAppended) {
 		// The trusted appends updated the entries in place: all of them are
-		// the result, the flags the shared ones.
+		// the result, with flags of the call's own.
 		res.Entries, res.Appended = all, allAppended(len(all))
 		return res, nil
 	}

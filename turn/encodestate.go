@@ -191,6 +191,9 @@ func appendSetupJSON(room []byte, s *setupState) ([]byte, bool) {
 // appendSetupJSONMemo is appendSetupJSON checking raw JSON with memo when
 // it is set (see rawMemo).
 func appendSetupJSONMemo(room []byte, s *setupState, memo *rawMemo) ([]byte, bool) {
+	if !encSetup {
+		return room, false
+	}
 	size := 768
 	for i := range s.Tools {
 		d := &s.Tools[i]
@@ -400,6 +403,9 @@ func appendPlansJSON(room []byte, plans []callPlan) ([]byte, bool) {
 // appendPlansJSONArgs is appendPlansJSON checking the calls' arguments
 // through args when it is set.
 func appendPlansJSONArgs(room []byte, plans []callPlan, args *recentAsIs) ([]byte, bool) {
+	if !encPlans {
+		return room, false
+	}
 	if plans == nil {
 		return append(roomFor(room, 4), "null"...), true
 	}
@@ -453,6 +459,9 @@ func appendChatMessagesJSON(room []byte, msgs []bindings.ChatMessage) ([]byte, b
 // appendChatMessagesQuoted is appendChatMessagesJSON writing a content
 // equal to quoted.s as quoted.json (quoted may be nil).
 func appendChatMessagesQuoted(room []byte, msgs []bindings.ChatMessage, quoted *quotedString) ([]byte, bool) {
+	if !encChat {
+		return room, false
+	}
 	if msgs == nil {
 		return append(roomFor(room, 4), "null"...), true
 	}
@@ -489,6 +498,9 @@ func appendChatMessagesQuoted(room []byte, msgs []bindings.ChatMessage, quoted *
 
 // appendComposeJSON writes json.Marshal(*c).
 func appendComposeJSON(room []byte, c *composeRecord) ([]byte, bool) {
+	if !encCompose {
+		return room, false
+	}
 	w := newJSONW(room, 40+len(c.Status)+len(c.MessageID))
 	w.strField(`{"status":`, string(c.Status))
 	if c.MessageID != "" {
@@ -500,6 +512,9 @@ func appendComposeJSON(room []byte, c *composeRecord) ([]byte, bool) {
 
 // appendToolMetaJSON writes json.Marshal(m).
 func appendToolMetaJSON(m *toolMeta) ([]byte, bool) {
+	if !encToolMeta {
+		return nil, false
+	}
 	w := newJSONW(nil, 48+len(m.ToolID)+len(m.ToolVersion)+len(m.Status))
 	w.strField(`{"toolId":`, m.ToolID)
 	if m.ToolVersion != "" {
@@ -518,7 +533,7 @@ func appendStringJSON(room []byte, s string) ([]byte, bool) {
 // appendInputJSON writes json.Marshal(in) for an input without parameters
 // or model settings (and leaves those to encoding/json).
 func appendInputJSON(in *Input) ([]byte, bool) {
-	if len(in.Parameters) > 0 || !in.ModelSettings.IsZero() {
+	if !encInput || len(in.Parameters) > 0 || !in.ModelSettings.IsZero() {
 		return nil, false
 	}
 	size := 128 + len(in.TenantID) + len(in.ProjectID) + len(in.ConversationID) + len(in.UserMessage) + len(in.ParticipantID) + len(in.RunID)

@@ -27,13 +27,22 @@ func appendOutput[T any](room []byte, out *T) ([]byte, error) {
 // appendOutputArgs is appendOutput checking tool call arguments through
 // args (see recentAsIs) when it is set.
 func appendOutputArgs[T any](room []byte, out *T, args *recentAsIs) ([]byte, error) {
+	if b, ok := appendKnown(room, out, args); ok {
+		return b, nil
+	}
+	return json.Marshal(*out)
+}
+
+// appendKnown is appendOutputArgs through the hand-written encoders
+// alone: it reports false for a value they leave to encoding/json.
+func appendKnown[T any](room []byte, out *T, args *recentAsIs) ([]byte, bool) {
 	if m, ok := any(out).(*bindings.ConversationMessage); ok {
 		size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata) // the names, ids, numbers and time fit in 512
 		for i := range m.ToolCalls {
 			size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
 		}
 		if b, ok := appendMessageJSONKnown(roomFor(room, size), m, nil, nil, args); ok {
-			return b, nil
+			return b, true
 		}
 	}
 	switch v := any(out).(type) {
@@ -43,54 +52,57 @@ func appendOutputArgs[T any](room []byte, out *T, args *recentAsIs) ([]byte, err
 			size += 48 + len(v.ToolCalls[i].ID) + len(v.ToolCalls[i].Name) + len(v.ToolCalls[i].Arguments)
 		}
 		if b, ok := appendResponseJSONArgs(roomFor(room, size), v, args); ok {
-			return b, nil
+			return b, true
 		}
 	case *toolResult: // a tool call's result
 		if b, ok := appendToolResultJSON(roomFor(room, 48+len(v.Status)+len(v.Output)+len(v.Error)), v); ok {
-			return b, nil
+			return b, true
 		}
 	case *approvalOutcome: // a decided approval
+		if !encApproval {
+			break
+		}
 		if b, ok := appendApprovalOutcomeJSON(roomFor(room, approvalOutcomeSize(v)), v); ok {
-			return b, nil
+			return b, true
 		}
 	case *budgetState: // a budget check, one per model call
 		if b, ok := appendBudgetJSON(roomFor(room, 80), v); ok {
-			return b, nil
+			return b, true
 		}
 	case *setupState:
 		if b, ok := appendSetupJSON(room, v); ok {
-			return b, nil
+			return b, true
 		}
 	case *string: // the rendered prompt
 		if b, ok := appendStringJSON(room, *v); ok {
-			return b, nil
+			return b, true
 		}
 	case *[]bindings.ChatMessage: // the initial messages
 		if b, ok := appendChatMessagesJSON(room, *v); ok {
-			return b, nil
+			return b, true
 		}
 	case *[]callPlan: // a dispatch plan
 		if b, ok := appendPlansJSONArgs(room, *v, args); ok {
-			return b, nil
+			return b, true
 		}
 	case *composeRecord:
 		if b, ok := appendComposeJSON(room, v); ok {
-			return b, nil
+			return b, true
 		}
 	case *[]RetrievedFact: // none retrieved: null or []
 		if len(*v) == 0 {
-			return emptyListJSON(*v == nil), nil
+			return emptyListJSON(*v == nil), true
 		}
 	case *[]GuardrailOutcome: // no guardrail: null or []
 		if len(*v) == 0 {
-			return emptyListJSON(*v == nil), nil
+			return emptyListJSON(*v == nil), true
 		}
 	case **bindings.ProvenanceRecord: // no provenance emitted
 		if *v == nil {
-			return []byte("null"), nil
+			return []byte("null"), true
 		}
 	}
-	return json.Marshal(*out)
+	return nil, false
 }
 
 // roomFor is room (emptied) when it is set, or a new buffer of size bytes.
@@ -120,6 +132,9 @@ func appendResponseJSON(b []byte, v *bindings.GenerateResponse) ([]byte, bool) {
 // appendResponseJSONArgs is appendResponseJSON checking the tool calls'
 // arguments through args when it is set.
 func appendResponseJSONArgs(b []byte, v *bindings.GenerateResponse, args *recentAsIs) ([]byte, bool) {
+	if !encResponse {
+		return b, false
+	}
 	ok := true
 	b = append(b, '{')
 	sep := func() {
@@ -193,6 +208,9 @@ func appendToolCallsJSON(b []byte, calls []bindings.ToolCall, args *recentAsIs) 
 // appendToolResultJSON appends what json.Marshal(*v) returns and reports
 // true, or reports false as appendMessageJSON does.
 func appendToolResultJSON(b []byte, v *toolResult) ([]byte, bool) {
+	if !encResult {
+		return b, false
+	}
 	b = append(b, `{"status":`...)
 	b, ok := appendJSONString(b, v.Status)
 	if !ok {
@@ -217,6 +235,9 @@ func appendToolResultJSON(b []byte, v *toolResult) ([]byte, bool) {
 // appendBudgetJSON appends what json.Marshal(*v) returns and reports true,
 // or false for a cost appendJSONFloat leaves to encoding/json.
 func appendBudgetJSON(b []byte, v *budgetState) ([]byte, bool) {
+	if !encBudget {
+		return b, false
+	}
 	b = append(b, `{"modelCalls":`...)
 	b = strconv.AppendInt(b, int64(v.ModelCalls), 10)
 	b = append(b, `,"costUsd":`...)
@@ -255,6 +276,9 @@ func appendMessageJSON(b []byte, m *bindings.ConversationMessage) ([]byte, bool)
 // same few documents on every turn. With args set, the tool calls'
 // arguments are checked through it.
 func appendMessageJSONKnown(b []byte, m *bindings.ConversationMessage, known *[3]string, memo *rawMemo, args *recentAsIs) ([]byte, bool) {
+	if !encMessage {
+		return b, false
+	}
 	ok := true
 	str := func(prefix, s string) {
 		b = append(b, prefix...)
