@@ -17,6 +17,7 @@ import (
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/mcp"
 	"github.com/kindgi/agents/registry"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -182,6 +183,9 @@ func TestRegistryConflict(t *testing.T) {
 	wantConflict(t, "Invoke files.write after the registry gained it", err, mcp.ConflictError{TenantID: "acme", ToolID: "files.write", Server: "files"})
 	_, err = tt.Resolve(t.Context(), agent.ToolRef{ID: "files.write", Version: "*"})
 	wantConflict(t, "Resolve files.write after the registry gained it", err, mcp.ConflictError{TenantID: "acme", ToolID: "files.write", Server: "files"})
+	if d := cmp.Diff([]string{"files.read"}, toolIDs(t, src, "acme")); d != "" {
+		t.Errorf("Tools after the registry gained files.write (-want +got):\n%s", d)
+	}
 	jsonEqual(t, invoke(t, tt, "files.read"), `{"tool":"read"}`)
 }
 
@@ -225,4 +229,76 @@ func TestListChangedConflict(t *testing.T) {
 	}
 	jsonEqual(t, invoke(t, tt, "files.read"), `{"tool":"read"}`)
 	jsonEqual(t, invoke(t, tt, "files.list"), `{"tool":"list"}`)
+}
+
+// twiceTransport connects to srv in memory and lists the tool named twice
+// in every tools/list result twice, as a faulty server could.
+type twiceTransport struct {
+	srv   *sdk.Server
+	twice string
+}
+
+func (tr twiceTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	c, err := memTransport{tr.srv}.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return twiceConn{Connection: c, twice: tr.twice}, nil
+}
+
+type twiceConn struct {
+	sdk.Connection
+	twice string
+}
+
+func (c twiceConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	resp, ok := msg.(*jsonrpc.Response)
+	if err != nil || !ok || resp.Result == nil {
+		return msg, err
+	}
+	var res map[string]json.RawMessage
+	if json.Unmarshal(resp.Result, &res) != nil || res["tools"] == nil {
+		return msg, nil
+	}
+	var tools []map[string]any
+	if err := json.Unmarshal(res["tools"], &tools); err != nil {
+		return nil, err
+	}
+	for _, tool := range tools {
+		if tool["name"] == c.twice {
+			tools = append(tools, tool)
+			break
+		}
+	}
+	if res["tools"], err = json.Marshal(tools); err != nil {
+		return nil, err
+	}
+	if resp.Result, err = json.Marshal(res); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// TestToolListedTwiceIsRefused: a server that lists one tool name twice
+// does not get to pick which of the two an id means: the name is refused
+// and reported, the server's other tools keep working.
+func TestToolListedTwiceIsRefused(t *testing.T) {
+	var log lockedBuffer
+	src := newSource(t, mcp.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err := src.AddServer("acme", mcp.Server{Prefix: "files", Transport: twiceTransport{srv: toolServer("read", "stat"), twice: "stat"}}); err != nil {
+		t.Fatal(err)
+	}
+	tt := src.ForTenant("acme")
+	if d := cmp.Diff([]string{"files.read"}, toolIDs(t, src, "acme")); d != "" {
+		t.Errorf("Tools (-want +got):\n%s", d)
+	}
+	_, err := tt.Resolve(t.Context(), agent.ToolRef{ID: "files.stat", Version: "*"})
+	wantConflict(t, "Resolve files.stat", err, mcp.ConflictError{TenantID: "acme", ToolID: "files.stat", Server: "files", Other: "files"})
+	_, err = tt.Invoke(t.Context(), bindings.ToolDescriptor{ID: "files.stat", Version: "1.0.0"}, json.RawMessage(`{}`), bindings.CallContext{})
+	wantConflict(t, "Invoke files.stat", err, mcp.ConflictError{TenantID: "acme", ToolID: "files.stat", Server: "files", Other: "files"})
+	if l := log.String(); !strings.Contains(l, "id=files.stat") {
+		t.Errorf("log does not report the refused tool:\n%s", l)
+	}
+	jsonEqual(t, invoke(t, tt, "files.read"), `{"tool":"read"}`)
 }

@@ -272,6 +272,7 @@ func (src *ToolSource) Tools(ctx context.Context, tenantID string) ([]bindings.T
 	}
 	src.mu.RUnlock()
 	sortConns(conns)
+	reg := src.registry(tenantID)
 	var out []bindings.ToolDescriptor
 	for _, c := range conns {
 		cat, err := c.catalog(ctx)
@@ -279,7 +280,15 @@ func (src *ToolSource) Tools(ctx context.Context, tenantID string) ([]bindings.T
 			return nil, err
 		}
 		for _, name := range cat.names {
-			out = append(out, copyDescriptor(cat.tools[name]))
+			d := cat.tools[name]
+			// A tool the registry gained since the list was read is refused
+			// by Resolve: leave it out here too.
+			if has, err := registryHas(ctx, reg, d.ID); err != nil {
+				return nil, err
+			} else if has {
+				continue
+			}
+			out = append(out, copyDescriptor(d))
 		}
 	}
 	return out, nil
