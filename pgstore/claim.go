@@ -238,11 +238,11 @@ type listenHub struct {
 
 // WatchRuns implements bindings.RunWatcher with LISTEN on NotifyChannel:
 // one connection taken out of Options.ListenDB, else the Store's pool (the
-// DB must be a *pgxpool.Pool then), serves every watcher of the Store; it reconnects after a
-// failure, then sends every watcher a RunChange with an empty RunID
-// (changes may have been missed meanwhile). A notification arrives when
-// the change commits. The channel is closed once ctx is done; when the
-// last watcher leaves, the connection is closed first.
+// DB must be a *pgxpool.Pool then), serves every watcher of the Store; it
+// reconnects after a failure, then sends every watcher a RunChange with an
+// empty RunID (changes may have been missed meanwhile). A notification
+// arrives when the change commits. The channel is closed once ctx is done;
+// when the last watcher leaves, the connection is closed first.
 //
 // The LISTEN connection needs a direct session: behind PgBouncer in
 // transaction mode, set Options.ListenDB (or ListenURL) to the server

@@ -68,14 +68,15 @@ type Options struct {
 // A Store is safe for concurrent use when its DB is (a pool is; a single
 // transaction or connection is not).
 type Store struct {
-	db       DB
-	now      func() time.Time
-	ids      func() string
-	embed    bindings.EmbeddingRegistry
-	model    string
-	closeFn  func()
-	listen   listenHub     // the LISTEN connection of WatchRuns
-	listenDB *pgxpool.Pool // Options.ListenDB, or nil: db
+	db      DB
+	now     func() time.Time
+	ids     func() string
+	embed   bindings.EmbeddingRegistry
+	model   string
+	closeFn func()
+	listen  listenHub // the LISTEN connection of WatchRuns
+
+	listenDB *pgxpool.Pool // Options.ListenDB (or Open's of ListenURL); nil: db
 }
 
 var (
