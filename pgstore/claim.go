@@ -237,18 +237,21 @@ type listenHub struct {
 }
 
 // WatchRuns implements bindings.RunWatcher with LISTEN on NotifyChannel:
-// one connection taken out of the Store's pool (the DB must be a
-// *pgxpool.Pool) serves every watcher of the Store; it reconnects after a
-// failure, then sends every watcher a RunChange with an empty RunID
-// (changes may have been missed meanwhile). A notification arrives when
-// the change commits. The channel is closed once ctx is done; when the
-// last watcher leaves, the connection is closed first.
+// one connection taken out of Options.ListenDB, else the Store's pool (the
+// DB must be a *pgxpool.Pool then), serves every watcher of the Store; it
+// reconnects after a failure, then sends every watcher a RunChange with an
+// empty RunID (changes may have been missed meanwhile). A notification
+// arrives when the change commits. The channel is closed once ctx is done;
+// when the last watcher leaves, the connection is closed first.
 //
 // The LISTEN connection needs a direct session: behind PgBouncer in
-// transaction mode, point the Store at the server itself (or accept
-// polling).
+// transaction mode, set Options.ListenDB (or ListenURL) to the server
+// itself.
 func (s *Store) WatchRuns(ctx context.Context) (<-chan bindings.RunChange, error) {
 	pool, ok := s.db.(acquirer)
+	if s.listenDB != nil {
+		pool, ok = s.listenDB, true
+	}
 	if !ok {
 		return nil, &agents.PersistenceError{Op: "watch runs", Err: errors.New("the store's DB is not a pool: it cannot LISTEN"), Permanent: true}
 	}

@@ -41,6 +41,9 @@ const (
 	defaultTenant = "acme"
 	projectID     = "globex-nda"
 	databaseEnv   = "KINDGI_DATABASE_URL"
+	// listenEnv is the URL of a direct session for LISTEN when
+	// KINDGI_DATABASE_URL is a PgBouncer in transaction mode.
+	listenEnv = "KINDGI_LISTEN_DATABASE_URL"
 )
 
 func main() {
@@ -57,6 +60,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	url := fs.String("database-url", os.Getenv(databaseEnv), "PostgreSQL URL (default $"+databaseEnv+")")
+	listenURL := fs.String("listen-url", os.Getenv(listenEnv), "direct PostgreSQL URL for LISTEN when -database-url is PgBouncer in transaction mode (default $"+listenEnv+")")
 	concurrency := fs.Int("concurrency", 4, "runs driven at once")
 	lease := fs.Duration("lease", 5*time.Second, "lease TTL: how soon another worker takes over a dead worker's run")
 	tenants := fs.String("tenants", "", "comma-separated tenants to work for (empty: every tenant the role may claim)")
@@ -66,7 +70,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	store, err := open(ctx, *url)
+	store, err := open(ctx, *url, *listenURL)
 	if err != nil {
 		return err
 	}
@@ -102,6 +106,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 func submitCmd(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("submit", flag.ContinueOnError)
 	url := fs.String("database-url", os.Getenv(databaseEnv), "PostgreSQL URL (default $"+databaseEnv+")")
+	listenURL := fs.String("listen-url", os.Getenv(listenEnv), "direct PostgreSQL URL for LISTEN when -database-url is PgBouncer in transaction mode (default $"+listenEnv+")")
 	n := fs.Int("n", 20, "turns to submit")
 	tenant := fs.String("tenant", defaultTenant, "tenant of the turns")
 	gateEvery := fs.Int("gate-every", 5, "every this many turns asks for an approval (0: none)")
@@ -109,7 +114,7 @@ func submitCmd(ctx context.Context, args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	store, err := open(ctx, *url)
+	store, err := open(ctx, *url, *listenURL)
 	if err != nil {
 		return err
 	}
@@ -160,12 +165,13 @@ func submitCmd(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// open connects, applies the migrations and creates the tool log table.
-func open(ctx context.Context, url string) (*pgstore.Store, error) {
+// open connects (LISTENing on listenURL when it is set), applies the
+// migrations and creates the tool log table.
+func open(ctx context.Context, url, listenURL string) (*pgstore.Store, error) {
 	if url == "" {
 		return nil, fmt.Errorf("no database: pass -database-url or set %s", databaseEnv)
 	}
-	store, err := pgstore.Open(ctx, url, nil)
+	store, err := pgstore.Open(ctx, url, &pgstore.Options{ListenURL: listenURL})
 	if err != nil {
 		return nil, err
 	}
