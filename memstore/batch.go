@@ -111,7 +111,7 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 	}
 	now := s.now()
 	if in.Owner != "" && !holds(&r.run, in.Owner, now) {
-		return nil, nil, runBusy(&r.run)
+		return nil, nil, runBusy(&r.run, now)
 	}
 	out, appended, own := in.Entries, allAppended(len(in.Entries)), false
 	if !trusted {

@@ -452,6 +452,21 @@ func (r *run) appendMessage(ctx context.Context, in bindings.AppendMessageInput)
 	return m, nil
 }
 
+// holdLease makes sure the drive holds the run's lease before a side
+// effect that is not preceded by a write of its own: it writes the buffer
+// (flush), whose write takes a pending lease as read, then takes a lease
+// still pending alone, and opens a run still to be created (openPending).
+// A drive that leased its run before it started finds nothing to do.
+func (r *run) holdLease(ctx context.Context) error {
+	if err := r.flush(ctx); err != nil {
+		return err
+	}
+	if err := r.openPending(ctx); err != nil {
+		return err
+	}
+	return r.checkLease()
+}
+
 // flush writes the buffered decide results, if any: it runs before every
 // external side effect of a decide step (a message append, a provenance
 // emit).
@@ -594,13 +609,20 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	if err := r.loadMessages(); err != nil { // a step that runs may read them
 		return zero, err
 	}
-	if r.carried && effect && st != nil && st.started != 0 {
-		// An effect's result waits in the buffer for a message append,
-		// and this effect writes no started entry that would carry it:
-		// write it before the effect starts. A decide step leaves it
-		// buffered: it has no effect outside the run, its own result is
-		// buffered after it, and both go with the next write, in order.
-		if err := r.flush(ctx); err != nil {
+	if effect && st != nil && st.started != 0 {
+		// The effect was in flight when a driver died: it runs again
+		// without writing a started entry, so nothing written so far
+		// need have taken this drive's lease (an optimistic resume or
+		// open takes it with its first write). Hold it before the call:
+		// write the buffer — the decisions made since the read, and an
+		// earlier effect's carried result, which must be stored before
+		// another effect starts — which takes the lease as read, or take
+		// the lease alone when nothing waits. A drive that lost the race
+		// stops here, run-busy, having called nothing. (A decide step
+		// leaves the buffer as it is: it has no effect outside the run,
+		// its own result is buffered after it, and both go with the next
+		// write, in order.)
+		if err := r.holdLease(ctx); err != nil {
 			return zero, err
 		}
 	}
