@@ -241,8 +241,8 @@ func racingProc(t *testing.T, mode string, env []string) *exec.Cmd {
 // its stdin to close, resumes the run and prints "result ok <status>" or
 // "result err <code> <message>".
 type racingResumer struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
 	lines  chan string
 	errOut lockedBuilder
 }
