@@ -56,14 +56,7 @@ func testRacingResumers(t *testing.T, optimistic bool, kind, key string) {
 	if optimistic {
 		store = &asReadStore{Store: mem, now: clock.Now}
 	}
-	a, err := agent.Define(agent.Spec{
-		ID: "acme.racing-agent", Version: "1.0.0", Name: "Racing", Instructions: "You look things up.",
-		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
-		Tools:        []agent.ToolRef{{ID: "acme.lookup", Version: "^1.0.0"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := racingAgent(t)
 	conv, err := mem.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, AgentID: a.ID, AgentVersion: a.Version})
 	if err != nil {
 		t.Fatal(err)
@@ -160,6 +153,20 @@ func testRacingResumers(t *testing.T, optimistic bool, kind, key string) {
 	if run.Status != bindings.RunCompleted {
 		t.Errorf("run status %s, want completed", run.Status)
 	}
+}
+
+// racingAgent is the lookup agent of the racing and stalled drives.
+func racingAgent(t *testing.T) agent.Agent {
+	t.Helper()
+	a, err := agent.Define(agent.Spec{
+		ID: "acme.racing-agent", Version: "1.0.0", Name: "Racing", Instructions: "You look things up.",
+		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
+		Tools:        []agent.ToolRef{{ID: "acme.lookup", Version: "^1.0.0"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // racerStore is what the racing resumers bind as every store binding.
