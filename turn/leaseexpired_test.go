@@ -82,4 +82,3 @@ func checkLeaseLapse(t *testing.T, err error, takeover bool, owner string) {
 		t.Fatalf("stalled drive: %q (%+v), want its own lease expired, no other process", msg, *busy)
 	}
 }
-
