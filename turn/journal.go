@@ -337,7 +337,8 @@ func (r *run) appendEntry(ctx context.Context, key, node string, status bindings
 // whose effect is idempotent under a deterministic key (a message append,
 // the provenance emit). Nothing outside the run sees a buffered decision
 // before it is stored: every model call, tool call and approval request
-// starts by writing its started entry, which carries the buffer; every
+// starts by writing its started entry, which carries the buffer (one sent
+// again after a crash writes the buffer first: holdLease); every
 // message append and provenance emit runs flush first; the run's status
 // changes and the return to the caller come after the buffer is written.
 // So a resumed drive finds those steps without a result and runs them
@@ -539,7 +540,8 @@ func (r *run) stored(buffered []bindings.JournalEntry, appended []bool) error {
 //   - A completed entry for key is decoded and returned without running fn;
 //     a failed one returns its recorded coded error.
 //   - A started entry without a result (the driver died mid-step) runs fn
-//     again with the same request id.
+//     again with the same request id, once the drive holds the run's
+//     lease (holdLease): a resumer that lost the run calls nothing.
 //   - Otherwise step appends started, runs fn, and appends completed with
 //     fn's output as JSON, or failed with fn's coded error.
 //
