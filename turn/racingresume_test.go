@@ -48,6 +48,20 @@ func TestRacingResumersOfAToolCallInFlight(t *testing.T) {
 	}
 }
 
+func TestRacingResumersOfAQueryEmbeddingInFlight(t *testing.T) {
+	for _, optimistic := range []bool{false, true} {
+		t.Run(fmt.Sprintf("optimistic=%v", optimistic), func(t *testing.T) {
+			testRacingResumers(t, optimistic, "embedding", turn.NodeRunRetrievals)
+		})
+	}
+}
+
+// testRacingResumers crashes a run in the call of kind under step key,
+// then races the resumers. Kind "embedding" is semantic retrieval's query
+// embedding, a call inside a decide step (no started entry): its result
+// is stored with the user message's step or after it, so a resumer
+// stores the user message first, and that write takes the lease before
+// the query is embedded again.
 func testRacingResumers(t *testing.T, optimistic bool, kind, key string) {
 	ctx := t.Context()
 	clock := newClock()
@@ -57,6 +71,11 @@ func testRacingResumers(t *testing.T, optimistic bool, kind, key string) {
 		store = &asReadStore{Store: mem, now: clock.Now}
 	}
 	a := racingAgent(t)
+	if kind == "embedding" {
+		a = racingAgent(t, func(s *agent.Spec) {
+			s.Retrieval = []agent.RetrievalIntent{{Types: []string{"acme.clause"}, Scope: agent.ScopeTenant, Mode: agent.ModeSemantic}}
+		})
+	}
 	conv, err := mem.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, AgentID: a.ID, AgentVersion: a.Version})
 	if err != nil {
 		t.Fatal(err)
@@ -86,8 +105,8 @@ func testRacingResumers(t *testing.T, optimistic bool, kind, key string) {
 			result = result || e.Status != bindings.StepStarted
 		}
 	}
-	if !started || result {
-		t.Fatalf("journal after the crash: %s started %v, with a result or attempt %v; want started and nothing else", key, started, result)
+	if wantStarted := kind != "embedding"; started != wantStarted || result || len(journal) == 0 {
+		t.Fatalf("journal after the crash (%d entries): %s started %v, with a result or attempt %v; want the run stored, %s started %v and nothing else", len(journal), key, started, result, key, wantStarted)
 	}
 	var inFlight []racingCall
 	for _, c := range log.calls() {
@@ -99,6 +118,7 @@ func testRacingResumers(t *testing.T, optimistic bool, kind, key string) {
 		t.Fatalf("%s calls of the crashed drive: %+v, want one", kind, inFlight)
 	}
 	crashedCalls := len(log.calls())
+
 	clock.Advance(2 * time.Minute) // the dead driver's lease expires
 
 	// The racers: each resumer's call takes a moment, so that all of them
@@ -155,14 +175,19 @@ func testRacingResumers(t *testing.T, optimistic bool, kind, key string) {
 	}
 }
 
-// racingAgent is the lookup agent of the racing and stalled drives.
-func racingAgent(t *testing.T) agent.Agent {
+// racingAgent is the lookup agent of the racing and stalled drives, as
+// edit changes it.
+func racingAgent(t *testing.T, edit ...func(*agent.Spec)) agent.Agent {
 	t.Helper()
-	a, err := agent.Define(agent.Spec{
+	spec := agent.Spec{
 		ID: "acme.racing-agent", Version: "1.0.0", Name: "Racing", Instructions: "You look things up.",
 		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
 		Tools:        []agent.ToolRef{{ID: "acme.lookup", Version: "^1.0.0"}},
-	})
+	}
+	for _, e := range edit {
+		e(&spec)
+	}
+	a, err := agent.Define(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +261,26 @@ func racingBindings(t *testing.T, store racerStore, log *racingLog, by int, kind
 	return turn.Bindings{
 		Providers: bindings.Providers{model}, Tools: tools, Memory: store,
 		Conversations: store, Snapshots: store, Runs: store, Hitl: store,
+		Embeddings: racingEmbeddings{log: log, by: by, wait: wait, kind: kind}, EmbeddingModel: "hash",
 	}
+}
+
+// racingEmbeddings embeds as memstore.HashEmbeddings does, logging each
+// call (with the model as its request id: an embedding has none) and
+// running wait when kind is "embedding".
+type racingEmbeddings struct {
+	log  *racingLog
+	by   int
+	wait func(context.Context)
+	kind string
+}
+
+func (e racingEmbeddings) Embed(ctx context.Context, model string, texts []string) ([][]float32, error) {
+	e.log.record("embedding", model, e.by)
+	if e.kind == "embedding" {
+		e.wait(ctx)
+	}
+	return memstore.HashEmbeddings{}.Embed(ctx, model, texts)
 }
 
 // racingModel is a provider whose answers the function makes.
