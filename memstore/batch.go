@@ -110,7 +110,7 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 	}
 	now := s.now()
 	if in.Owner != "" && !holds(&r.run, in.Owner, now) {
-		return nil, nil, runBusy(&r.run)
+		return nil, nil, runBusy(&r.run, now)
 	}
 	out, appended := in.Entries, make([]bool, len(in.Entries))
 	if !trusted {

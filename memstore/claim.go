@@ -231,8 +231,12 @@ func (s *Store) tell(c bindings.RunChange) {
 	h.subs.Fanout(c)
 }
 
-// runBusy is the error of a write refused because owner does not hold the
-// run's lease.
-func runBusy(r *bindings.Run) error {
-	return &agents.RunBusyError{RunID: r.ID, Owner: r.LeaseOwner}
+// runBusy is the error of a write refused at now because its owner does
+// not hold the run's lease: another owner holds it, or (LeaseExpired) the
+// writer's lease expired and nobody holds it now.
+func runBusy(r *bindings.Run, now time.Time) error {
+	if heldByOther(r, "", now) {
+		return &agents.RunBusyError{RunID: r.ID, Owner: r.LeaseOwner}
+	}
+	return &agents.RunBusyError{RunID: r.ID, LeaseExpired: true}
 }

@@ -190,8 +190,8 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	if err := s.checkShared(r); err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
-	if in.Owner != "" && !holds(&r.run, in.Owner, s.now()) {
-		return bindings.JournalEntry{}, false, runBusy(&r.run)
+	if now := s.now(); in.Owner != "" && !holds(&r.run, in.Owner, now) {
+		return bindings.JournalEntry{}, false, runBusy(&r.run, now)
 	}
 	i, sl, ok := r.journal.find(in.Entry.Key, in.Entry.Status)
 	if ok {

@@ -210,10 +210,14 @@ func sameBinding(a, b any) (same bool) {
 //
 // With a store that is a bindings.OptimisticRunResumer bound as Runs,
 // Snapshots and Hitl, the read takes no lease: the drive's first write
-// takes it, only if the run is still as read. A driver that took or drove
-// the run in between makes that write store nothing, and Resume fails
-// with *agents.RunBusyError before it calls anything (having emitted a
-// TurnStartedEvent and a TurnFailedEvent).
+// takes it, only if the run is still as read, and a model or tool call
+// that was in flight when a driver died is sent again only once the
+// lease is taken (alone, when no write comes before it). A driver that
+// took or drove the run in between makes that write store nothing, and
+// Resume fails with *agents.RunBusyError before it calls anything (having
+// emitted a TurnStartedEvent and a TurnFailedEvent). The error's
+// LeaseExpired says when the refused driver's own lease expired instead
+// (it stalled past Bindings.LeaseTTL and nobody took the run).
 func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 	res, err := resume(ctx, in, b, newID(&b), nil)
 	if err != nil {
