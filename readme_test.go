@@ -3,7 +3,6 @@ package agents_test
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,11 +215,25 @@ func runWalkthrough(t *testing.T, w *walkthrough, bin, gobin, dbURL string) stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, pw := io.Pipe()
-	sh.Stdout, sh.Stderr = pw, pw
-	if err := sh.Start(); err != nil {
+	// An os.Pipe, not an io.Writer: Wait must not wait for the processes
+	// the session leaves in the background, which hold its output too.
+	pr, pw, err := os.Pipe()
+	if err != nil {
 		t.Fatal(err)
 	}
+	sh.Stdout, sh.Stderr = pw, pw
+	err = sh.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		t.Fatal(err)
+	}
+	var waitErr error
+	exited := make(chan struct{})
+	go func() {
+		waitErr = sh.Wait()
+		close(exited)
+	}()
 	var (
 		mu     sync.Mutex
 		output strings.Builder
@@ -246,11 +259,16 @@ func runWalkthrough(t *testing.T, w *walkthrough, bin, gobin, dbURL string) stri
 		}
 	}()
 	t.Cleanup(func() {
-		// The session and everything it started in the background.
+		// The session and everything it started in the background: once
+		// they are gone, the output pipe ends.
 		_ = syscall.Kill(-sh.Process.Pid, syscall.SIGKILL)
-		_ = sh.Wait()
-		pw.Close()
-		<-readDone
+		<-exited
+		select {
+		case <-readDone:
+		case <-time.After(30 * time.Second):
+			t.Error("a process the walkthrough started outlived its session")
+		}
+		pr.Close()
 	})
 	printed := func() string {
 		mu.Lock()
@@ -300,12 +318,10 @@ func runWalkthrough(t *testing.T, w *walkthrough, bin, gobin, dbURL string) stri
 		deadline.Stop()
 	}
 	stdin.Close()
-	waitErr := make(chan error, 1)
-	go func() { waitErr <- sh.Wait() }()
 	select {
-	case err := <-waitErr:
-		if err != nil {
-			t.Errorf("%s: the session ended with %v", w.name, err)
+	case <-exited:
+		if waitErr != nil {
+			t.Errorf("%s: the session ended with %v", w.name, waitErr)
 		}
 	case <-time.After(time.Minute):
 		t.Errorf("%s: the session did not end once its commands had run", w.name)
