@@ -1,7 +1,6 @@
 package agents_test
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -242,10 +241,9 @@ func runWalkthrough(t *testing.T, w *walkthrough, bin, gobin, dbURL string) stri
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
-		r := bufio.NewReader(pr)
 		buf := make([]byte, 4096)
 		for {
-			n, err := r.Read(buf)
+			n, err := pr.Read(buf)
 			mu.Lock()
 			output.Write(buf[:n])
 			mu.Unlock()
