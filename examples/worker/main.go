@@ -29,6 +29,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -58,10 +59,53 @@ const (
 )
 
 func main() {
-	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "worker:", err)
-		os.Exit(1)
+	os.Exit(report(run(context.Background(), os.Args[1:], os.Stdout), os.Stdout, os.Stderr))
+}
+
+// report prints how run ended and returns the exit code: 0, 1 for a
+// failure, 2 for a bad command line (its error on a line of its own, a
+// blank line, then the usage); -h prints the usage and is 0.
+func report(err error, stdout, stderr io.Writer) int {
+	var ue *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue) && errors.Is(ue.err, flag.ErrHelp):
+		fmt.Fprint(stdout, ue.usage)
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "worker: %v\n\n%s", ue.err, ue.usage)
+		return 2
 	}
+	fmt.Fprintln(stderr, "worker:", err)
+	return 1
+}
+
+// usageError is a command-line mistake (or -h), with the usage to print.
+type usageError struct {
+	err   error
+	usage string
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+
+// parseFlags parses args into fs, which must take no arguments: a mistake
+// is a *usageError with the usage (synopsis, then the flags). The flag
+// package prints nothing itself: report prints the error first.
+func parseFlags(fs *flag.FlagSet, synopsis string, args []string) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err == nil {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: %s\n\nflags:\n", synopsis)
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	return &usageError{err: err, usage: b.String()}
 }
 
 // run is the program: a worker, "submit" or "wait".
@@ -79,11 +123,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	tenants := fs.String("tenants", defaultTenant, "comma-separated tenants to work for (empty: every tenant the role may claim)")
 	toolDelay := fs.Duration("tool-delay", 0, "how long each tool call takes (to kill a worker in the middle of its runs)")
 	verbose := fs.Bool("v", false, "log every drive")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "worker [flags] | worker submit [flags] | worker wait [flags]", args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q (commands: submit, wait)", fs.Args())
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -129,7 +170,7 @@ func submitCmd(ctx context.Context, args []string, out io.Writer) error {
 	tenant := fs.String("tenant", defaultTenant, "tenant of the turns")
 	gateEvery := fs.Int("gate-every", 5, "every this many turns asks for an approval (0: none)")
 	wait := fs.Bool("wait", true, "wait for the outcomes (parked turns count as an outcome)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "worker submit [flags]", args); err != nil {
 		return err
 	}
 	store, err := open(ctx, *url)
@@ -179,7 +220,7 @@ func waitCmd(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("wait", flag.ContinueOnError)
 	url := fs.String("database-url", os.Getenv(databaseEnv), "PostgreSQL URL (default $"+databaseEnv+")")
 	tenant := fs.String("tenant", defaultTenant, "tenant of the runs")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "worker wait [flags]", args); err != nil {
 		return err
 	}
 	store, err := open(ctx, *url)
