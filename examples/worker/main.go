@@ -228,7 +228,7 @@ func waitCmd(ctx context.Context, args []string, out io.Writer) error {
 	if err := parseFlags(fs, "worker wait [flags]", args); err != nil {
 		return err
 	}
-	store, err := open(ctx, *url)
+	store, err := open(ctx, *url, "")
 	if err != nil {
 		return err
 	}
