@@ -115,6 +115,10 @@ var readmeChecks = map[string][]*regexp.Regexp{
 		regexp.MustCompile(`(?m)^run \S+ completed: `),
 		regexp.MustCompile(`(?m)^acme\.send-email ran 1 time\(s\) for the run$`),
 	},
+	"eval": {
+		regexp.MustCompile(`(?m)^evaluated acme\.support@1\.1\.0 on them \(the tool ran 0 times\)$`),
+		regexp.MustCompile(`(?m)^REGRESSED run-2 `),
+	},
 	"worker": {
 		// The kill landed mid-run and worker 2 took over.
 		regexp.MustCompile(`(?m)^worker \d+: run \S+: continuing after the \d+ journal entries of an earlier drive$`),
