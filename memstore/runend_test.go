@@ -14,3 +14,10 @@ import (
 func TestTurnOddValuesEndTheRun(t *testing.T) {
 	runendtest.Run(t, func(*testing.T) runendtest.Store { return memstore.New(nil) })
 }
+
+// TestWorkerStuckRunExplainsItselfAndEnds: on memstore, a run that no
+// worker's bindings can drive records each failed drive (code, message,
+// count across two workers) and is failed after MaxDriveAttempts.
+func TestWorkerStuckRunExplainsItselfAndEnds(t *testing.T) {
+	runendtest.RunStuck(t, memstore.New(nil))
+}

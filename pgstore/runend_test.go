@@ -15,3 +15,11 @@ func TestTurnOddValuesEndTheRun(t *testing.T) {
 	s := New(testPool(t), nil)
 	runendtest.Run(t, func(*testing.T) runendtest.Store { return s })
 }
+
+// TestWorkerStuckRunExplainsItselfAndEnds: on PostgreSQL, a run that no
+// worker's bindings can drive records each failed drive (code, message,
+// count across two workers, in the database) and is failed after
+// MaxDriveAttempts.
+func TestWorkerStuckRunExplainsItselfAndEnds(t *testing.T) {
+	runendtest.RunStuck(t, New(testPool(t), nil))
+}

@@ -223,7 +223,9 @@ func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 }
 
 // resume is Resume as lease owner owner. claimed, when set, is the run as
-// a Worker's claim just leased it to owner: its lease is not taken again.
+// a Worker's claim just leased it to owner: its lease is not taken again,
+// and a failure before the drive leaves it leased (the Worker releases
+// it).
 func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claimed *bindings.Run) (Result, error) {
 	lookup := in.Agent.ID == "" && in.Agent.Version == ""
 	if lookup && b.Agents == nil {
@@ -254,7 +256,10 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 		return Result{}, err
 	}
 	release := func() {
-		if pending == nil { // else nothing is leased yet
+		// With pending, nothing is leased yet; a Worker's claimed run it
+		// keeps leased, to hold it for a retry or to fail it without
+		// another worker claiming it in between.
+		if pending == nil && claimed == nil {
 			_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
 		}
 	}
@@ -460,6 +465,37 @@ func decodeSnapshotIn(snap bindings.RunSnapshotRecord, in Input, inPlace bool) (
 	stored.TenantID = snap.TenantID
 	stored.RunID = snap.RunID
 	return stored, nil
+}
+
+// endsRun reports whether err, a drive's error that no step journaled,
+// is the run's final outcome: any error that agents.IsRetryable refuses
+// (a value the store refuses, a broken output), except those of the
+// driving process rather than the run (driverFault) and those that say
+// the run must wait (an approval still pending) or cannot be read here.
+func endsRun(err error) bool {
+	if agents.IsRetryable(err) || driverFault(err) {
+		return false
+	}
+	switch agents.CodeOf(err) {
+	case "", agents.CodeHitlRequired, agents.CodeRunJournalUnavailable, agents.CodeRunSnapshotMissing:
+		return false
+	}
+	return true
+}
+
+// driverFault reports whether err, when no step journaled it, is a
+// failure of the driving process rather than of the run: its bindings
+// lack the provider the run was routed to, a tool the run resolved, the
+// run's agent or its approvals (a HITL binding that does not know them). Another process may
+// drive the run, so it does not end it (a Worker bounds such drives:
+// WorkerOptions.MaxDriveAttempts).
+func driverFault(err error) bool {
+	switch agents.CodeOf(err) {
+	case agents.CodeCapabilityRoutingFailed, agents.CodeUnresolvedTool, agents.CodeToolVersionUnresolvable,
+		agents.CodeInvalidBindings, agents.CodeAgentNotFound, agents.CodeAgentVersionMismatch, agents.CodeApprovalNotFound:
+		return true
+	}
+	return false
 }
 
 // journalError codes a failure to read or find a run's journal.

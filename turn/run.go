@@ -293,11 +293,15 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 	case r.wallCtx != nil && errors.Is(context.Cause(r.wallCtx), errWallTimeout):
 		err = &agents.TurnAbortedError{Reason: agents.AbortTimeout, Err: errWallTimeout}
 		terminal = true
-	case agents.CodeOf(err) == agents.CodePersistence && !agents.IsRetryable(err):
-		// A deterministic storage refusal (a value the store will refuse on
+	case !terminal && endsRun(err):
+		// A deterministic refusal (a value the store will refuse on
 		// every drive): driving the run again cannot help, so the refusal
 		// is the run's outcome.
 		terminal = true
+		// The store may refuse a buffered result too: the failure is
+		// written without the buffer (a failed run replays its error
+		// without folding the journal).
+		r.dropBuffer()
 	}
 	switch {
 	case terminal:

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	agents "github.com/kindgi/agents"
@@ -107,6 +108,29 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 			}
 		})
 	}
+	// A store that refuses a message for good (a value it cannot hold):
+	// the refusal is the run's outcome, not a run left running.
+	for name, script := range map[string][]scripted.Response{
+		"FinalAnswer": {scripted.Say("the " + refuseMark + " answer")},
+		"ToolMessage": {scripted.Call("call_1", "acme.lookup", map[string]any{"q": refuseMark}), scripted.Say("Done.")},
+	} {
+		t.Run("Refused/"+name, func(t *testing.T) {
+			c := newCase(t, newStore(t), script...)
+			c.output = json.RawMessage(`{"echo":"` + refuseMark + `"}`)
+			c.b.Conversations = refusing{c.b.Conversations}
+			if res := c.invoke(t, "Go."); res != nil {
+				t.Fatalf("a refused message completed the turn: %+v", res.Response)
+			}
+		})
+	}
+	t.Run("Refused/JournalEntry", func(t *testing.T) {
+		c := newCase(t, newStore(t), scripted.Call("call_1", "acme.lookup", map[string]any{"q": "x"}), scripted.Say("Done."))
+		c.output = json.RawMessage(`{"echo":"` + refuseMark + `"}`)
+		c.b.Runs = refusingRuns{c.b.Runs}
+		if res := c.invoke(t, "Go."); res != nil {
+			t.Fatalf("a refused journal entry completed the turn: %+v", res.Response)
+		}
+	})
 	t.Run("ToolOutput/InvalidJSON", func(t *testing.T) {
 		c := newCase(t, newStore(t), scripted.Call("call_1", "acme.lookup", map[string]any{"q": "x"}), scripted.Say("Done."))
 		c.output = json.RawMessage("{\"a\":\"raw \x00 NUL and \xff\"}")
@@ -114,24 +138,69 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	})
 }
 
+// refuseMark marks the messages refusing refuses.
+const refuseMark = "REFUSE-ME"
+
+// refusing is a conversation binding that refuses, as a store refuses a
+// value it cannot hold (invalid-message, not retryable), every message
+// whose content holds refuseMark. It is a binding of its own, so the turn
+// appends messages through it alone.
+type refusing struct{ bindings.ConversationBinding }
+
+// AppendMessage refuses a message holding refuseMark.
+func (r refusing) AppendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
+	if strings.Contains(in.Content, refuseMark) {
+		return bindings.ConversationMessage{}, &agents.InvalidMessageError{Reason: "the store refuses this content"}
+	}
+	return r.ConversationBinding.AppendMessage(ctx, in)
+}
+
+// refusingRuns is a run binding that refuses for good (invalid-message)
+// every journal entry whose output holds refuseMark, as a store refuses a
+// value it cannot hold; a binding of its own, so the turn writes entries
+// one at a time through it.
+type refusingRuns struct{ bindings.RunBinding }
+
+// AppendStep refuses an entry holding refuseMark.
+func (r refusingRuns) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bindings.JournalEntry, bool, error) {
+	if strings.Contains(string(in.Entry.Output), refuseMark) {
+		return bindings.JournalEntry{}, false, &agents.InvalidMessageError{Reason: "the store refuses this entry"}
+	}
+	return r.RunBinding.AppendStep(ctx, in)
+}
+
 // runCase is one turn over a fresh store: an agent with one tool,
 // acme.lookup, that records its arguments and returns output.
 type runCase struct {
-	store  Store
-	b      turn.Bindings
-	agent  agent.Agent
-	conv   string
-	args   string
-	output json.RawMessage
+	store    Store
+	b        turn.Bindings
+	provider *scripted.Provider
+	agent    agent.Agent
+	conv     string
+	args     string
+	output   json.RawMessage
 }
 
 func newCase(t *testing.T, s Store, script ...scripted.Response) *runCase {
 	t.Helper()
-	a, err := agent.Define(agent.Spec{
+	return newCaseGated(t, s, false, script...)
+}
+
+// newCaseGated is newCase; gated makes the agent ask for approval before
+// each call of its tool.
+func newCaseGated(t *testing.T, s Store, gated bool, script ...scripted.Response) *runCase {
+	t.Helper()
+	spec := agent.Spec{
 		ID: "acme.runend", Version: "1.0.0", Name: "Runend", Instructions: "You look things up.",
 		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
 		Tools:        []agent.ToolRef{{ID: "acme.lookup", Version: "^1.0.0"}},
-	})
+	}
+	if gated {
+		spec.ConversationPolicy = &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
+			Overrides: map[string]agent.ToolGate{"acme.lookup": {Mode: agent.GateAlwaysAsk}},
+		}}}
+	}
+	a, err := agent.Define(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +216,9 @@ func newCase(t *testing.T, s Store, script ...scripted.Response) *runCase {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.provider = scripted.New(script, nil)
 	c.b = turn.Bindings{
-		Providers: bindings.Providers{scripted.New(script, nil)}, Tools: tools,
+		Providers: bindings.Providers{c.provider}, Tools: tools,
 		Conversations: s, Snapshots: s, Runs: s, Hitl: s,
 	}
 	conv, err := s.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: Tenant, AgentID: a.ID, AgentVersion: a.Version})
