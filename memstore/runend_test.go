@@ -19,5 +19,5 @@ func TestTurnOddValuesEndTheRun(t *testing.T) {
 // worker's bindings can drive records each failed drive (code, message,
 // count across two workers) and is failed after MaxDriveAttempts.
 func TestWorkerStuckRunExplainsItselfAndEnds(t *testing.T) {
-	runendtest.RunStuck(t, memstore.New(nil))
+	runendtest.RunStuck(t, func(*testing.T) runendtest.StuckStore { return memstore.New(nil) })
 }

@@ -21,5 +21,6 @@ func TestTurnOddValuesEndTheRun(t *testing.T) {
 // count across two workers, in the database) and is failed after
 // MaxDriveAttempts.
 func TestWorkerStuckRunExplainsItselfAndEnds(t *testing.T) {
-	runendtest.RunStuck(t, New(testPool(t), nil))
+	s := New(testPool(t), nil)
+	runendtest.RunStuck(t, func(*testing.T) runendtest.StuckStore { return s })
 }

@@ -292,6 +292,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	}
 	r := newPooledRun(&b, stored, in.RunID, owner, leased.Status, entries)
 	defer r.release()
+	r.held = claimed != nil
 	if approvals != nil || pending != nil {
 		r.reads = &turnReads{approvals: approvals, lease: pending}
 	}
@@ -481,6 +482,21 @@ func endsRun(err error) bool {
 		return false
 	}
 	return true
+}
+
+// driverFaultError marks a step's failure that belongs to the driving
+// process rather than the run (a tool the run resolved that this
+// process's registry lacks): the step journals no outcome and counts no
+// attempt, so another process may run it. Its code is its cause's.
+type driverFaultError struct{ err error }
+
+func (e *driverFaultError) Error() string { return e.err.Error() }
+func (e *driverFaultError) Unwrap() error { return e.err }
+
+// isDriverFault reports whether a step's err is a driverFaultError.
+func isDriverFault(err error) bool {
+	var df *driverFaultError
+	return errors.As(err, &df)
 }
 
 // driverFault reports whether err, when no step journaled it, is a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/providers/scripted"
+	"github.com/kindgi/agents/registry"
 	"github.com/kindgi/agents/turn"
 )
 
@@ -27,15 +29,33 @@ type StuckStore interface {
 }
 
 // RunStuck checks, over any store, that a run no worker can drive
-// explains itself and ends: a run routed to a provider that the workers'
-// bindings lack is driven by two workers in turn, each failed drive
-// recorded on the run (the code, a message that says the worker cannot
-// drive it with its own bindings, the count, across both workers); the
-// worker log lines carry the message and retryable=true; after
-// maxAttempts failed drives in all the run is failed with
-// capability-routing-failed, and its LastError is cleared. The store's
-// clock must be the wall clock.
-func RunStuck(t *testing.T, s StuckStore) {
+// explains itself and ends, for a run whose workers' bindings lack the
+// provider it was routed to, and for one whose workers lack a tool it
+// resolved: two workers drive it in turn, each failed drive recorded on
+// the run (the code, a message that says the worker cannot drive it with
+// its own bindings, the count, across both workers); the worker log lines
+// carry the message and retryable=true; after maxAttempts failed drives
+// in all the run is failed with that code, and its LastError is cleared.
+// The store's clock must be the wall clock; newStore may return one store
+// for both cases.
+func RunStuck(t *testing.T, newStore func(t *testing.T) StuckStore) {
+	t.Helper()
+	t.Run("ProviderMissing", func(t *testing.T) {
+		runStuck(t, newStore(t), agents.CodeCapabilityRoutingFailed, "provider", func(b *turn.Bindings) {
+			b.Providers = bindings.Providers{scripted.New(nil, &scripted.Options{ID: "elsewhere"})}
+		})
+	})
+	t.Run("ToolMissing", func(t *testing.T) {
+		runStuck(t, newStore(t), agents.CodeUnresolvedTool, "acme.lookup", func(b *turn.Bindings) {
+			b.Tools = registry.NewTools()
+		})
+	})
+}
+
+// runStuck is one case of RunStuck: lacking changes the workers' bindings
+// so that they cannot drive the run, which then fails with code and a
+// message holding about.
+func runStuck(t *testing.T, s StuckStore, code, about string, lacking func(*turn.Bindings)) {
 	t.Helper()
 	const maxAttempts = 3
 	c := newCaseGated(t, s, true, scripted.Call("call_1", "acme.lookup", map[string]any{"q": "x"}), scripted.Say("Done."))
@@ -53,7 +73,7 @@ func RunStuck(t *testing.T, s StuckStore) {
 	var logs syncBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	wb := c.b
-	wb.Providers = bindings.Providers{scripted.New(nil, &scripted.Options{ID: "elsewhere"})}
+	lacking(&wb)
 	wb.Logger = logger
 	lookup := func(context.Context, string, string, string) (agent.Agent, error) { return a, nil }
 	var drives, seen atomic.Int64
@@ -61,8 +81,8 @@ func RunStuck(t *testing.T, s StuckStore) {
 	var recorded []bindings.RunError
 	onRun := func(run bindings.Run, _ turn.Result, err error) {
 		drives.Add(1)
-		if agents.CodeOf(err) != agents.CodeCapabilityRoutingFailed {
-			t.Errorf("drive: %v, want capability-routing-failed", err)
+		if agents.CodeOf(err) != code {
+			t.Errorf("drive: %v, want %s", err, code)
 		}
 		if got, gerr := s.GetRun(context.Background(), run.TenantID, run.ID); gerr == nil && got.LastError != nil {
 			seen.Add(1)
@@ -105,8 +125,8 @@ func RunStuck(t *testing.T, s StuckStore) {
 	}
 	mu.Lock()
 	for _, e := range recorded {
-		if e.Code != agents.CodeCapabilityRoutingFailed || !strings.Contains(e.Message, "cannot drive this run with its own bindings") || e.Attempts < 1 || e.At.IsZero() {
-			t.Errorf("recorded %+v: want capability-routing-failed, a message saying the worker cannot drive it, a count and a time", e)
+		if e.Code != code || !strings.Contains(e.Message, "cannot drive this run with its own bindings") || !strings.Contains(e.Message, about) || e.Attempts < 1 || e.At.IsZero() {
+			t.Errorf("recorded %+v: want %s, a message saying the worker cannot drive it, a count and a time", e, code)
 		}
 	}
 	mu.Unlock()
@@ -117,15 +137,15 @@ func RunStuck(t *testing.T, s StuckStore) {
 	// returns the same code and calls nothing.
 	calls := c.provider.Calls()
 	_, err = turn.Resume(t.Context(), turn.ResumeInput{TenantID: Tenant, RunID: runID, Agent: a}, c.b)
-	if agents.CodeOf(err) != agents.CodeCapabilityRoutingFailed || c.provider.Calls() != calls {
-		t.Errorf("Resume of the failed run: %v", err)
+	if agents.CodeOf(err) != code || c.provider.Calls() != calls || c.args != "" {
+		t.Errorf("Resume of the failed run: %v (tool arguments %q)", err, c.args)
 	}
-	checkLogs(t, logs.String(), maxAttempts)
+	checkLogs(t, logs.String(), code, about, maxAttempts)
 }
 
 // checkLogs checks the workers' log lines: every retry says
 // retryable=true with the error's message, the last says retryable=false.
-func checkLogs(t *testing.T, logs string, maxAttempts int) {
+func checkLogs(t *testing.T, logs, code, about string, maxAttempts int) {
 	t.Helper()
 	retries, finals := 0, 0
 	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
@@ -136,12 +156,12 @@ func checkLogs(t *testing.T, logs string, maxAttempts int) {
 		switch rec["msg"] {
 		case "worker drive failed; retrying later":
 			retries++
-			if rec["retryable"] != true || !strings.Contains(rec["error"].(string), "provider") || rec["code"] != agents.CodeCapabilityRoutingFailed {
+			if rec["retryable"] != true || !strings.Contains(fmt.Sprint(rec["error"]), about) || rec["code"] != code {
 				t.Errorf("retry line %s: want retryable=true, the code and the message", line)
 			}
 		case "worker failed run for good":
 			finals++
-			if rec["retryable"] != false || !strings.Contains(rec["error"].(string), "provider") || rec["attempts"] != float64(maxAttempts) {
+			if rec["retryable"] != false || !strings.Contains(fmt.Sprint(rec["error"]), about) || rec["attempts"] != float64(maxAttempts) {
 				t.Errorf("final line %s: want retryable=false, the message and attempts %d", line, maxAttempts)
 			}
 		}
