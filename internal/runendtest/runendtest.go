@@ -126,9 +126,16 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	t.Run("Refused/JournalEntry", func(t *testing.T) {
 		c := newCase(t, newStore(t), scripted.Call("call_1", "acme.lookup", map[string]any{"q": "x"}), scripted.Say("Done."))
 		c.output = json.RawMessage(`{"echo":"` + refuseMark + `"}`)
-		c.b.Runs = refusingRuns{c.b.Runs}
+		c.b.Runs = refusingRuns{RunBinding: c.b.Runs}
 		if res := c.invoke(t, "Go."); res != nil {
 			t.Fatalf("a refused journal entry completed the turn: %+v", res.Response)
+		}
+	})
+	t.Run("Refused/FinalEntry", func(t *testing.T) {
+		c := newCase(t, newStore(t), scripted.Say("Done."))
+		c.b.Runs = refusingRuns{RunBinding: c.b.Runs, completed: turn.NodeComposeResult}
+		if res := c.invoke(t, "Go."); res != nil {
+			t.Fatalf("a refused final entry completed the turn: %+v", res.Response)
 		}
 	})
 	t.Run("ToolOutput/InvalidJSON", func(t *testing.T) {
@@ -156,14 +163,19 @@ func (r refusing) AppendMessage(ctx context.Context, in bindings.AppendMessageIn
 }
 
 // refusingRuns is a run binding that refuses for good (invalid-message)
-// every journal entry whose output holds refuseMark, as a store refuses a
-// value it cannot hold; a binding of its own, so the turn writes entries
-// one at a time through it.
-type refusingRuns struct{ bindings.RunBinding }
+// every journal entry whose output holds refuseMark, and the completed
+// entry of the step key completed, as a store refuses a value it cannot
+// hold; a binding of its own, so the turn writes entries one at a time
+// through it.
+type refusingRuns struct {
+	bindings.RunBinding
+	completed string
+}
 
-// AppendStep refuses an entry holding refuseMark.
+// AppendStep refuses an entry holding refuseMark, or completing the key
+// r.completed.
 func (r refusingRuns) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bindings.JournalEntry, bool, error) {
-	if strings.Contains(string(in.Entry.Output), refuseMark) {
+	if strings.Contains(string(in.Entry.Output), refuseMark) || (in.Entry.Key == r.completed && in.Entry.Status == bindings.StepCompleted) {
 		return bindings.JournalEntry{}, false, &agents.InvalidMessageError{Reason: "the store refuses this entry"}
 	}
 	return r.RunBinding.AppendStep(ctx, in)
