@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/pgstore"
 )
 
 // TestRunsShowLastError: runs list and runs show print a stuck run's last
@@ -20,19 +16,8 @@ import (
 // escaped) and --json carries it as lastError; a run that ended shows
 // none.
 func TestRunsShowLastError(t *testing.T) {
-	url := os.Getenv("KINDGI_TEST_DATABASE_URL")
-	if url == "" {
-		t.Skip("KINDGI_TEST_DATABASE_URL is not set")
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	tenant := "runs-err-" + hex.EncodeToString(b[:])
+	store, url, tenant := cliStore(t, "runs-err-")
 	ctx := context.Background()
-	store, err := pgstore.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
 	for _, id := range []string{"r-stuck", "r-ended"} {
 		if _, err := store.StartRun(ctx, bindings.StartRunInput{TenantID: tenant, RunID: id, FlowID: "agent.turn", FlowVersion: "1.1.0"}); err != nil {
 			t.Fatal(err)
