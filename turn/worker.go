@@ -340,7 +340,14 @@ func (w *Worker) failed(ctx, bg context.Context, run bindings.Run, owner string,
 	if driverFault(err) {
 		msg = "worker " + w.id + " cannot drive this run with its own bindings (another worker may): " + msg
 	}
-	attempts := w.countFailure(bg, ref, code, msg)
+	attempts, ended := w.countFailure(bg, ref, code, msg)
+	if ended {
+		// The run ended meanwhile (the store records nothing on it).
+		w.forget(ref)
+		_ = w.b.Runs.ReleaseLease(bg, run.TenantID, run.ID, owner)
+		w.log(ctx, slog.LevelDebug, "worker drove run", append(attrs, slog.String("code", code), slog.String("error", msg))...)
+		return
+	}
 	attrs = append(attrs, slog.String("code", code), slog.String("error", msg), slog.Int("attempts", attempts),
 		slog.Int("max_attempts", w.opts.MaxDriveAttempts))
 	retry := agents.IsRetryable(err) || driverFault(err) || !endsRun(err)
@@ -366,12 +373,14 @@ func (w *Worker) failed(ctx, bg context.Context, run bindings.Run, owner string,
 
 // countFailure records one more failed drive of ref and returns how many
 // of its drives failed: counted by the store when it is a
-// bindings.RunErrorRecorder (across every worker), else by this worker.
-func (w *Worker) countFailure(ctx context.Context, ref runRef, code, msg string) int {
+// bindings.RunErrorRecorder (across every worker), else (or when the
+// store cannot record it) by this worker. ended reports a run the store
+// says has ended, which records nothing.
+func (w *Worker) countFailure(ctx context.Context, ref runRef, code, msg string) (attempts int, ended bool) {
 	if rec, ok := w.b.Runs.(bindings.RunErrorRecorder); ok {
 		e, err := rec.RecordRunError(ctx, bindings.RecordRunErrorInput{TenantID: ref.tenantID, RunID: ref.runID, Code: code, Message: msg})
-		if err == nil && e.Attempts > 0 {
-			return e.Attempts
+		if err == nil {
+			return e.Attempts, e.Attempts == 0
 		}
 	}
 	w.mu.Lock()
@@ -380,7 +389,7 @@ func (w *Worker) countFailure(ctx context.Context, ref runRef, code, msg string)
 		clear(w.failures)
 	}
 	w.failures[ref]++
-	return w.failures[ref]
+	return w.failures[ref], false
 }
 
 // failRun ends run failed with err's code and msg, as the turn ends a run

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -88,10 +89,11 @@ func testRunErrorAnyText(t *testing.T, f *fixture) {
 			t.Fatalf("message %q read back as %+v", msg, got)
 		}
 	}
-	long := strings.Repeat("é", bindings.MaxRunErrorMessage) // 2 bytes each
+	long := "x" + strings.Repeat("é", bindings.MaxRunErrorMessage) // the cut falls inside an é
 	e := f.recordRunError(t, a, "r1", agents.CodeInvalidMessage, long)
 	got := f.getRun(t, a, "r1").LastError
-	if len(e.Message) > bindings.MaxRunErrorMessage || got == nil || got.Message != e.Message || !strings.HasPrefix(long, got.Message) || len(got.Message) < bindings.MaxRunErrorMessage-4 {
+	if len(e.Message) > bindings.MaxRunErrorMessage || got == nil || got.Message != e.Message || !strings.HasPrefix(long, got.Message) ||
+		len(got.Message) < bindings.MaxRunErrorMessage-4 || !utf8.ValidString(got.Message) {
 		t.Fatalf("a long message is kept as %d bytes (returned %d), want its first %d at most", len(got.Message), len(e.Message), bindings.MaxRunErrorMessage)
 	}
 }
