@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
@@ -263,6 +264,23 @@ func (c *runCase) invoke(t *testing.T, user string) *turn.Result {
 	}
 	if run.LastError != nil {
 		t.Errorf("a completed run keeps LastError %+v", run.LastError)
+	}
+	// The journal holds what the drive saw: a replay returns the same.
+	// (Not for an answer that is not UTF-8: the journal is JSON, and a
+	// replay returns it with U+FFFD, while the first drive returns and the
+	// conversation holds its bytes.)
+	if !utf8.ValidString(res.Response.Content) {
+		return &res
+	}
+	again, err := turn.Invoke(t.Context(), turn.Input{TenantID: Tenant, Agent: c.agent, ConversationID: c.conv, UserMessage: user, RunID: runID}, c.b)
+	if err != nil || again.Response.Content != res.Response.Content || again.Response.MessageID != res.Response.MessageID || len(again.Appended) != len(res.Appended) {
+		t.Errorf("replay: %q %s (%d appended), %v; want %q %s (%d)", again.Response.Content, again.Response.MessageID, len(again.Appended), err,
+			res.Response.Content, res.Response.MessageID, len(res.Appended))
+	}
+	for i := range min(len(again.Appended), len(res.Appended)) {
+		if a, b := again.Appended[i], res.Appended[i]; a.Content != b.Content || a.Seq != b.Seq || a.ID != b.ID {
+			t.Errorf("replayed message %d: %q seq %d, want %q seq %d", i, a.Content, a.Seq, b.Content, b.Seq)
+		}
 	}
 	return &res
 }
