@@ -31,7 +31,7 @@ const sqlStartRun = `INSERT INTO agent_runs
 
 const sqlGetRun = `SELECT ` + runCols + ` FROM agent_runs WHERE tenant_id = $1 AND id = $2`
 
-// runErrorCols are the columns of a run's failed drives (migration 0014),
+// runErrorCols are the columns of a run's failed drives (the baseline migration),
 // read after runCols by scanRunWithError.
 const runErrorCols = `last_error_code, last_error_message, last_error_at, drive_attempts`
 
