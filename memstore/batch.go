@@ -233,7 +233,7 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	if out.Created {
 		s.changed(&r.run)
 	}
-	out.Run = r.run
+	out.Run = r.out()
 	out.Journal = r.journal.entries()
 	s.runMu.Unlock()
 	if stored {

@@ -142,7 +142,7 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	lease(&r.run, in.Owner, in.LeaseTTL, now)
 	s.runs[k] = r
 	s.changed(&r.run)
-	return r.run, nil
+	return r.out(), nil
 }
 
 // GetRun returns a run.
