@@ -212,7 +212,10 @@ func serve(t *testing.T, store *pgstore.Store, keys bindings.KeyProvider, rv con
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		srv.CloseClientConnections() // the pages' event streams
+		srv.Close()
+	})
 	return srv.URL
 }
 
@@ -284,7 +287,7 @@ func TestBrowserApproveContinuesTheRun(t *testing.T) {
 	value(t, ctx, chromedp.Poll[chromedp.Void](`document.getElementById("run-status").textContent === "completed"`, chromedp.WithPollingTimeout(20*time.Second)))
 	run(t, ctx, chromedp.Reload(), chromedp.WaitVisible(css(`#provenance-verify`)))
 	verify := value(t, ctx, chromedp.Text(css(`#provenance-verify`)))
-	timeline := value(t, ctx, chromedp.Text(css(`.timeline`)))
+	timeline := value(t, ctx, chromedp.TextContent(css(`#steps`)))
 	if !strings.Contains(verify, "signature verifies") {
 		t.Errorf("provenance check = %q, want it verified", verify)
 	}
@@ -330,7 +333,7 @@ func TestBrowserOthersCannotSeeOrDecide(t *testing.T) {
 	}
 	run(t, ctx, chromedp.Navigate(other+"/runs/acme/"+runID))
 	body = value(t, ctx, chromedp.Text(css(`body`)))
-	if !strings.Contains(body, "not found") {
+	if !strings.Contains(strings.ToLower(body), "not found") {
 		t.Errorf("another tenant's reviewer opens the run page:\n%s", body)
 	}
 	run(t, ctx, chromedp.Navigate(other+"/runs"))
