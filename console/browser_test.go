@@ -236,17 +236,6 @@ func signIn(t *testing.T, ctx context.Context, base string) {
 	)
 }
 
-func screenshot(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	if os.Getenv("KINDGI_UPDATE_SCREENSHOTS") == "" {
-		return
-	}
-	png := value(t, ctx, chromedp.FullScreenshot(100))
-	if err := os.WriteFile(filepath.Join("..", "docs", name), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestBrowserApproveContinuesTheRun parks a run over PostgreSQL, signs in
 // to the console in Chromium, approves the request after seeing its
 // arguments, and sees the run completed by the worker.
@@ -269,7 +258,6 @@ func TestBrowserApproveContinuesTheRun(t *testing.T) {
 			t.Errorf("the approval card lacks %q:\n%s", want, head)
 		}
 	}
-	screenshot(t, ctx, "console-approvals.png")
 	if sent.Load() != 0 {
 		t.Fatal("the gated tool ran before its approval")
 	}
@@ -294,7 +282,6 @@ func TestBrowserApproveContinuesTheRun(t *testing.T) {
 	if !strings.Contains(timeline, "model-call") || !strings.Contains(timeline, "tokens") {
 		t.Errorf("timeline lacks model calls with tokens:\n%s", timeline)
 	}
-	screenshot(t, ctx, "console-run.png")
 	if n := sent.Load(); n != 1 {
 		t.Errorf("send-email ran %d times, want once", n)
 	}

@@ -145,6 +145,11 @@ func TestBrowserRunPageShowsEachStepsContent(t *testing.T) {
 	if strings.Contains(closed, "legal@globex.test") {
 		t.Error("a step's content shows before it is expanded")
 	}
+	// The screenshot: the first model call, the tool call and its approval
+	// open.
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`document.querySelectorAll("#steps > li").forEach(li => {
+		if (/^agent-loop\/1\/(model-call|dispatch-tools\/call_1)/.test(li.querySelector("code").textContent)) li.querySelector("details").open = true })`))
+	screenshotAt(t, ctx, "console-run")
 	run(t, ctx, chromedp.Evaluate[chromedp.Void](openAll))
 	text := value(t, ctx, chromedp.Text(css(`#steps`)))
 	for _, want := range []string{
@@ -171,7 +176,6 @@ func TestBrowserRunPageShowsEachStepsContent(t *testing.T) {
 	if !strings.Contains(none, "signature verifies") {
 		t.Errorf("provenance = %q", none)
 	}
-	screenshotAt(t, ctx, "console-run")
 }
 
 // TestBrowserRunsPagingReachesThe121stRun: 121 runs over PostgreSQL, 50 a
@@ -240,6 +244,14 @@ func TestBrowserNoPageOverflows(t *testing.T) {
 	done := debuggedRun(t, store, keys)
 	parked, _ := parkedTurn(t, store, keys)
 	base := serve(t, store, keys, console.Reviewer{ID: "ops-alice", Role: "senior", TenantIDs: []string{"acme"}})
+	run(t, ctx, chromedp.Navigate(base+"/login"), chromedp.WaitVisible(css(`#token`)))
+	for _, w := range widths {
+		run(t, ctx, chromedp.EmulateViewport(w, 900))
+		if sw, iw := value(t, ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)), value(t, ctx, chromedp.Evaluate[int](`window.innerWidth`)); sw > iw {
+			t.Errorf("login at %d px: scrollWidth %d > innerWidth %d", w, sw, iw)
+		}
+	}
+	screenshotAt(t, ctx, "console-login")
 	signIn(t, ctx, base)
 	snap, err := store.Read(context.Background(), "acme", done)
 	if err != nil {
