@@ -5,21 +5,32 @@
 // wrote them.
 //
 // Pages are rendered on the server with html/template from embedded
-// templates; one small stylesheet and one small script (live refresh by
-// polling) are embedded too, so nothing is fetched from elsewhere and
-// everything works without JavaScript. The host brings its bindings
-// (Options.Store: memstore and pgstore both fit) and its authentication
-// (Options.Authenticate); TokenLogin is a ready-made one for a single
-// shared token, used by `kindgi console`.
+// templates; one small stylesheet and one small script are embedded too,
+// so nothing is fetched from elsewhere and everything works without
+// JavaScript (a reload shows what the script would). The run page is a
+// debugger: one row per journal step on a waterfall of the run's wall
+// time, each expanding (<details>) to its content — the rendered prompt,
+// a model call's request and response with usage and cost, a tool call's
+// arguments and result, the approval with who decided when and why,
+// errors and every failed attempt — and the run's LastError while it is
+// stuck retrying. Lists (runs, conversations, approvals) are counted,
+// filtered and keyset-paged. Live pages (a running run, the pending
+// approvals) refresh through server-sent events (GET /events) driven by
+// the store's bindings.RunWatcher and a check every RefreshSeconds. The
+// host brings its bindings (Options.Store: memstore and pgstore both fit)
+// and its authentication (Options.Authenticate); TokenLogin is a
+// ready-made one for a single shared token with server-side sessions,
+// used by `kindgi console`.
 //
 // Security: every read is scoped to the tenants of the authenticated
 // Reviewer (a run, approval or conversation of another tenant is not
 // found); a reviewer below an approval's required role sees no decision
 // buttons and a decision POST by them is refused (403); every POST carries
-// a CSRF token bound to the reviewer (HMAC-SHA256 under Options.CSRFKey,
-// random at New when unset); responses carry a Content-Security-Policy
-// without inline script and frame-ancestors 'none', X-Content-Type-Options
-// nosniff, Referrer-Policy no-referrer and X-Frame-Options DENY.
+// a CSRF token bound to the reviewer and their session (HMAC-SHA256 under
+// Options.CSRFKey, random at New when unset); responses carry a
+// Content-Security-Policy without inline script or style and
+// frame-ancestors 'none', X-Content-Type-Options nosniff, Referrer-Policy
+// no-referrer and X-Frame-Options DENY.
 package console
 
 import (
@@ -97,8 +108,10 @@ type Options struct {
 	// instance "/console" with http.StripPrefix("/console", h)); links and
 	// redirects start with it. Default "" (mounted at the root).
 	BasePath string
-	// RefreshSeconds is how often the script refreshes a page (default 5;
-	// negative turns live refresh off).
+	// RefreshSeconds is how often a live page's event stream checks the
+	// store for changes a RunWatcher does not tell (a journal growing
+	// inside a drive), and how often the script polls where the browser
+	// has no EventSource (default 5; negative turns live pages off).
 	RefreshSeconds int
 	// Now is the clock for time-left figures (default time.Now).
 	Now func() time.Time

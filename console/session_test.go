@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -75,22 +74,10 @@ func (b *browserish) do(method, path string, form url.Values) *httptest.Response
 	return w
 }
 
-var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-
-// csrfIn is the first CSRF token of a page's forms.
-func csrfIn(t *testing.T, body string) string {
-	t.Helper()
-	m := csrfField.FindStringSubmatch(body)
-	if m == nil {
-		t.Fatalf("no CSRF field in:\n%s", body)
-	}
-	return m[1]
-}
-
 // login signs b in with token and returns the response of the POST.
 func (b *browserish) login(token string) *httptest.ResponseRecorder {
 	page := b.do("GET", "/login", nil)
-	return b.do("POST", "/login", url.Values{"token": {token}, "csrf": {csrfIn(b.t, page.Body.String())}})
+	return b.do("POST", "/login", url.Values{"token": {token}, "csrf": {csrfOf(b.t, page.Body.String())}})
 }
 
 func sessionConsole(t *testing.T, opts console.Options) (http.Handler, *console.TokenLogin, *clock) {
@@ -213,7 +200,7 @@ func TestLogoutEndsTheSessionOnTheServer(t *testing.T) {
 	if login.Sessions() != 1 {
 		t.Fatal("a refused logout ended the session")
 	}
-	if w := b.do("POST", "/logout", url.Values{"csrf": {csrfIn(t, page.Body.String())}}); w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/login" {
+	if w := b.do("POST", "/logout", url.Values{"csrf": {csrfOf(t, page.Body.String())}}); w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/login" {
 		t.Errorf("logout = %d %q, want a redirect to /login", w.Code, w.Header().Get("Location"))
 	}
 	if _, ok := b.cookies["kindgi_console_session"]; ok {
@@ -251,7 +238,7 @@ func TestCookiesAreSecureOverTLSOrWhenAsked(t *testing.T) {
 			b := newBrowserish(t, h, "198.51.100.2:4000")
 			b.tls = tc.tls
 			page := b.do("GET", "/login", nil)
-			w := b.do("POST", "/login", url.Values{"token": {sessionToken}, "csrf": {csrfIn(t, page.Body.String())}})
+			w := b.do("POST", "/login", url.Values{"token": {sessionToken}, "csrf": {csrfOf(t, page.Body.String())}})
 			for _, r := range []*httptest.ResponseRecorder{page, w} {
 				n, of := secure(r)
 				if of == 0 || (n == of) != tc.want || (n == 0) == tc.want {
@@ -270,10 +257,10 @@ func TestCSRFTokenIsPerSessionAndRotatesAtLogin(t *testing.T) {
 	h, _, _ := sessionConsole(t, console.Options{})
 	a := newBrowserish(t, h, "198.51.100.2:4000")
 	a.login(sessionToken)
-	tokA := csrfIn(t, a.do("GET", "/", nil).Body.String())
+	tokA := csrfOf(t, a.do("GET", "/", nil).Body.String())
 	b := newBrowserish(t, h, "198.51.100.3:4000")
 	b.login(sessionToken)
-	tokB := csrfIn(t, b.do("GET", "/", nil).Body.String())
+	tokB := csrfOf(t, b.do("GET", "/", nil).Body.String())
 	if tokA == tokB {
 		t.Fatal("two sessions share a CSRF token")
 	}
@@ -284,7 +271,7 @@ func TestCSRFTokenIsPerSessionAndRotatesAtLogin(t *testing.T) {
 		t.Errorf("a decision with another session's CSRF token = %d, want 403", code)
 	}
 	a.login(sessionToken) // a new login from the same browser
-	tokA2 := csrfIn(t, a.do("GET", "/", nil).Body.String())
+	tokA2 := csrfOf(t, a.do("GET", "/", nil).Body.String())
 	if tokA2 == tokA {
 		t.Fatal("the CSRF token did not rotate at login")
 	}
