@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 )
 
@@ -36,6 +37,18 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 		}
 		tenant, id = t, i
 	}
+	var changes <-chan bindings.RunChange
+	if wr, ok := h.opts.Store.(bindings.RunWatcher); ok {
+		if ch, err := wr.WatchRuns(ctx); err == nil {
+			changes = ch
+		}
+	}
+	// The page says what it showed (since); without it, what there is
+	// now, taken before the stream starts, is the baseline.
+	last, ended := h.state(ctx, rv, tenant, id)
+	if since := r.URL.Query().Get("since"); since != "" && since != last {
+		last, ended = since, false // changed since the page: tell at once
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -44,17 +57,13 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 	if _, err := fmt.Fprint(w, "retry: 2000\n\n"); err != nil || rc.Flush() != nil {
 		return
 	}
-	var changes <-chan bindings.RunChange
-	if wr, ok := h.opts.Store.(bindings.RunWatcher); ok {
-		if ch, err := wr.WatchRuns(ctx); err == nil {
-			changes = ch
-		}
-	}
 	every := time.Duration(max(h.opts.RefreshSeconds, 1)) * time.Second
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	last := h.state(ctx, rv, tenant, id)
-	for {
+	if r.URL.Query().Get("since") != "" {
+		tick.Reset(time.Millisecond) // check against the page's state at once
+	}
+	for !ended {
 		select {
 		case <-ctx.Done():
 			return
@@ -67,9 +76,10 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 				continue
 			}
 		case <-tick.C:
+			tick.Reset(every)
 		}
-		now := h.state(ctx, rv, tenant, id)
-		if now == last {
+		var now string
+		if now, ended = h.state(ctx, rv, tenant, id); now == last {
 			continue
 		}
 		last = now
@@ -77,36 +87,49 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 			return
 		}
 	}
+	// The run ended: nothing more will change, and the script stops
+	// listening.
+	_, _ = fmt.Fprint(w, "event: end\ndata: ended\n\n")
+	_ = rc.Flush()
 }
 
 // state is what a page shows, in short: the run's status and last journal
-// entry, or which approvals are pending.
-func (h *handler) state(ctx context.Context, rv Reviewer, tenant, id string) string {
+// entry (ended once the run completed or failed), or which approvals are
+// pending.
+func (h *handler) state(ctx context.Context, rv Reviewer, tenant, id string) (string, bool) {
 	if id != "" {
 		run, err := h.opts.Store.GetRun(ctx, tenant, id)
 		if err != nil {
-			return "error " + err.Error()
+			return "error " + agents.CodeOf(err), false
 		}
 		es, err := h.opts.Store.ReadJournal(ctx, tenant, id)
 		if err != nil {
-			return "error " + err.Error()
+			return "error " + agents.CodeOf(err), false
 		}
-		var seq int64
-		if len(es) > 0 {
-			seq = es[len(es)-1].Seq
-		}
-		return fmt.Sprintf("%s %d %v", run.Status, seq, run.UpdatedAt.UnixNano())
+		return runState(run, es), finished(run.Status)
 	}
 	sum := fnv.New64a()
 	for _, t := range rv.TenantIDs {
 		list, err := h.approvalsOf(ctx, t, true)
 		if err != nil {
-			return "error " + err.Error()
+			return "error " + agents.CodeOf(err), false
 		}
 		for _, a := range list {
 			sum.Write([]byte(a.Request.ID + "\x00"))
 		}
 	}
+	return fmt.Sprintf("%x", sum.Sum64()), false
+}
+
+// runState is the short state of a run the page shows: its status, last
+// journal entry and update time, hashed.
+func runState(run bindings.Run, es []bindings.JournalEntry) string {
+	var seq int64
+	if len(es) > 0 {
+		seq = es[len(es)-1].Seq
+	}
+	sum := fnv.New64a()
+	fmt.Fprintf(sum, "%s %d %d", run.Status, seq, run.UpdatedAt.UnixNano())
 	return fmt.Sprintf("%x", sum.Sum64())
 }
 

@@ -260,7 +260,7 @@ func (h *handler) approvals(w http.ResponseWriter, r *http.Request, rv Reviewer)
 	}
 	pending := r.URL.Query().Get("tab") != "decided"
 	now := h.opts.Now()
-	var rows []keyed[approvalView]
+	var rows []keyed[bindings.Approval]
 	for _, t := range rv.TenantIDs {
 		list, err := h.approvalsOf(ctx, t, pending)
 		if err != nil {
@@ -271,18 +271,23 @@ func (h *handler) approvals(w http.ResponseWriter, r *http.Request, rv Reviewer)
 			if (f.Tool != "" && a.Request.ToolID != f.Tool) || (f.ID != "" && !strings.Contains(a.Request.ID, f.ID) && !strings.Contains(a.Request.RunID, f.ID)) || !f.inRange(a.Request.CreatedAt) {
 				continue
 			}
-			v := h.view(ctx, rv, a, now)
-			if f.Agent != "" && !strings.HasPrefix(v.Agent, f.Agent+"@") {
-				continue
+			if f.Agent != "" {
+				if snap, err := h.opts.Store.Read(ctx, t, a.Request.RunID); err != nil || snap.AgentID != f.Agent {
+					continue
+				}
 			}
 			key := sortKey(a.Request.CreatedAt, t, a.Request.ID)
 			if !pending {
 				key = sortKey(decidedAt(a), t, a.Request.ID)
 			}
-			rows = append(rows, keyed[approvalView]{key, v})
+			rows = append(rows, keyed[bindings.Approval]{key, a})
 		}
 	}
-	p := paginate(rows, f, pending, false)
+	ap := paginate(rows, f, pending, false)
+	p := pager[approvalView]{Total: ap.Total, More: ap.More, Older: ap.Older, Newer: ap.Newer, First: ap.First}
+	for _, a := range ap.Rows {
+		p.Rows = append(p.Rows, h.view(ctx, rv, a, now))
+	}
 	for i := range p.Rows {
 		v := &p.Rows[i]
 		if pending && v.A.Request.ConversationID != "" {
@@ -303,7 +308,8 @@ func (h *handler) approvals(w http.ResponseWriter, r *http.Request, rv Reviewer)
 	l := newList(f, p, nil, extra)
 	events := ""
 	if pending {
-		events = h.opts.BasePath + "/events"
+		since, _ := h.state(ctx, rv, "", "")
+		events = h.opts.BasePath + "/events?" + url.Values{"since": {since}}.Encode()
 	}
 	h.render(w, r, http.StatusOK, "approvals", page{Title: title, Nav: "approvals", Reviewer: rv, Flash: flash(r.URL.Query().Get("done")), Events: events,
 		Data: struct {
@@ -560,7 +566,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 	}
 	p := page{Title: "Run " + id, Nav: "runs", Reviewer: rv, Data: d}
 	if !finished(run.Status) {
-		p.Events = h.opts.BasePath + "/events?" + url.Values{"run": {tenant + "/" + id}}.Encode()
+		p.Events = h.opts.BasePath + "/events?" + url.Values{"run": {tenant + "/" + id}, "since": {runState(run, entries)}}.Encode()
 	}
 	h.render(w, r, http.StatusOK, "run", p)
 }

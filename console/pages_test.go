@@ -222,8 +222,8 @@ func TestLongJournalsArePagedAndLongValuesFolded(t *testing.T) {
 
 // TestEventsTellARunsPageOfANewStep: the run page's event stream sends a
 // change when a step is journaled (memstore has a RunWatcher; the journal
-// growing is seen by the stream's check), and another tenant's run has no
-// stream.
+// growing is seen by the stream's check), and ends once the run ended;
+// another tenant's run has no stream.
 func TestEventsTellARunsPageOfANewStep(t *testing.T) {
 	s := memstore.New(nil)
 	ctx := context.Background()
@@ -265,18 +265,28 @@ func TestEventsTellARunsPageOfANewStep(t *testing.T) {
 	if _, _, err := s.AppendStep(ctx, bindings.AppendStepInput{TenantID: "acme", RunID: "run-live", Entry: bindings.JournalEntry{Key: "setup", Node: "setup", Status: bindings.StepCompleted}}); err != nil {
 		t.Fatal(err)
 	}
-	timeout := time.After(15 * time.Second)
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatal("the stream ended without a change")
+	await := func(want, after string) {
+		t.Helper()
+		timeout := time.After(15 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("the stream ended without %q", want)
+				}
+				if l == want {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no %q after %s", want, after)
 			}
-			if l == "event: change" {
-				return
-			}
-		case <-timeout:
-			t.Fatal("no change event after a step was journaled")
 		}
+	}
+	await("event: change", "a step was journaled")
+	if err := s.SetRunStatus(ctx, "acme", "run-live", bindings.RunCompleted); err != nil {
+		t.Fatal(err)
+	}
+	await("event: end", "the run completed")
+	for range lines { // the server ends the stream
 	}
 }

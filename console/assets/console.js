@@ -45,7 +45,9 @@
   document.addEventListener("visibilitychange", function () { if (!document.hidden && stale) refresh(); });
   document.addEventListener("focusout", function () { if (stale) setTimeout(refresh, 0); });
   if (stream && window.EventSource) {
-    new EventSource(stream).addEventListener("change", refresh);
+    var es = new EventSource(stream);
+    es.addEventListener("change", refresh);
+    es.addEventListener("end", function () { es.close(); });
   } else {
     setInterval(refresh, secs * 1000);
   }
