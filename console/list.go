@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn"
 )
 
 // Bounds of the lists.
@@ -159,6 +161,9 @@ func (h *handler) allRuns(ctx context.Context, rv Reviewer, f filters) ([]keyed[
 					continue
 				}
 				row := runRow{Run: run}
+				if f.Tool != "" && !h.calledTool(ctx, t, run.ID, f.Tool) {
+					continue
+				}
 				if f.Agent != "" {
 					snap, err := h.opts.Store.Read(ctx, t, run.ID)
 					if err != nil || snap.AgentID != f.Agent {
@@ -179,6 +184,25 @@ func (h *handler) allRuns(ctx context.Context, rv Reviewer, f filters) ([]keyed[
 		}
 	}
 	return out, more, nil
+}
+
+// calledTool reports whether the run's journal dispatched a call of tool
+// (the dispatch-tools step's list of calls).
+func (h *handler) calledTool(ctx context.Context, tenant, runID, tool string) bool {
+	es, err := h.opts.Store.ReadJournal(ctx, tenant, runID)
+	if err != nil {
+		return false
+	}
+	for _, e := range es {
+		if e.Node != turn.NodeDispatchTools || e.Status != bindings.StepCompleted || len(e.Output) == 0 || e.Output[0] != '[' {
+			continue
+		}
+		var calls []pendingCall
+		if json.Unmarshal(e.Output, &calls) == nil && slices.ContainsFunc(calls, func(c pendingCall) bool { return c.ToolID == tool }) {
+			return true
+		}
+	}
+	return false
 }
 
 // allConversations reads the conversations of the reviewer's tenants that

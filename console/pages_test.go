@@ -290,3 +290,35 @@ func TestEventsTellARunsPageOfANewStep(t *testing.T) {
 	for range lines { // the server ends the stream
 	}
 }
+
+// TestRunsFilterByToolAndTimeAndID: the runs page keeps the runs that
+// called a tool, that were created in a date range, or whose id holds the
+// lookup.
+func TestRunsFilterByToolAndTimeAndID(t *testing.T) {
+	s := memstore.New(nil)
+	ctx := context.Background()
+	for _, id := range []string{"run-mail", "run-calc"} {
+		if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: "acme", RunID: id, FlowID: "turn", FlowVersion: "1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := json.RawMessage(`[{"id":"call_1","key":"agent-loop/1/dispatch-tools/call_1","toolId":"acme.send-email","toolVersion":"2.1.0","arguments":{}}]`)
+	if _, _, err := s.AppendStep(ctx, bindings.AppendStepInput{TenantID: "acme", RunID: "run-mail", Entry: bindings.JournalEntry{Key: "agent-loop/1/dispatch-tools", Node: "dispatch-tools", Status: bindings.StepCompleted, Output: out}}); err != nil {
+		t.Fatal(err)
+	}
+	h := newConsole(t, s)
+	if b := do(h, "GET", "/runs?tool=acme.send-email", ops, nil).Body.String(); !strings.Contains(b, "run-mail") || strings.Contains(b, "run-calc") || !strings.Contains(b, "1–1 of 1") {
+		t.Errorf("the tool filter:\n%s", b)
+	}
+	if b := do(h, "GET", "/runs?id=calc", ops, nil).Body.String(); !strings.Contains(b, "run-calc") || strings.Contains(b, "run-mail") {
+		t.Errorf("the id lookup:\n%s", b)
+	}
+	now := time.Now().UTC()
+	from, to := now.AddDate(0, 0, -1).Format(time.DateOnly), now.AddDate(0, 0, 1).Format(time.DateOnly)
+	if b := do(h, "GET", "/runs?from="+from+"&to="+to, ops, nil).Body.String(); !strings.Contains(b, "1–2 of 2") {
+		t.Errorf("the runs of yesterday to tomorrow:\n%s", b)
+	}
+	if b := do(h, "GET", "/runs?to=2020-01-01", ops, nil).Body.String(); !strings.Contains(b, "none of 0") {
+		t.Errorf("runs created by 2020:\n%s", b)
+	}
+}
