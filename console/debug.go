@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn"
@@ -38,13 +39,11 @@ func fold(s string) folded {
 		head = head[:i]
 	}
 	if len(head) > foldBytes {
-		head = head[:foldBytes]
-		for len(head) > 0 && head[len(head)-1]&0xC0 == 0x80 { // not mid-rune
-			head = head[:len(head)-1]
+		cut := foldBytes
+		for cut > 0 && !utf8.RuneStart(head[cut]) { // not mid-rune
+			cut--
 		}
-		if len(head) > 0 && head[len(head)-1] >= 0xC0 {
-			head = head[:len(head)-1]
-		}
+		head = head[:cut]
 	}
 	return folded{Head: head + "\n…", Full: s}
 }

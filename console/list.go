@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -69,9 +69,10 @@ func (f filters) Query() url.Values {
 	return v
 }
 
-// sortKey orders list rows: by time, then tenant and id.
+// sortKey orders list rows: by time (fixed-width, so that the keys
+// compare as the times do), then tenant and id.
 func sortKey(t time.Time, tenant, id string) string {
-	return strconv.FormatInt(t.UnixNano(), 36) + "\x00" + tenant + "\x00" + id
+	return fmt.Sprintf("%020d\x00%s\x00%s", max(0, t.UnixNano()), tenant, id)
 }
 
 // keyed is a list row with its sort key.

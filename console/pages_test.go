@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/console"
@@ -320,5 +321,23 @@ func TestRunsFilterByToolAndTimeAndID(t *testing.T) {
 	}
 	if b := do(h, "GET", "/runs?to=2020-01-01", ops, nil).Body.String(); !strings.Contains(b, "none of 0") {
 		t.Errorf("runs created by 2020:\n%s", b)
+	}
+}
+
+// TestFoldKeepsRunesWhole: a long value folded mid-rune keeps whole runes
+// in its head.
+func TestFoldKeepsRunesWhole(t *testing.T) {
+	s := memstore.New(nil)
+	ctx := context.Background()
+	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: "acme", RunID: "run-u", FlowID: "turn", FlowVersion: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := json.Marshal("x" + strings.Repeat("é", 2000)) // a rune boundary falls between bytes
+	if _, _, err := s.AppendStep(ctx, bindings.AppendStepInput{TenantID: "acme", RunID: "run-u", Entry: bindings.JournalEntry{Key: "render-prompt", Node: "render-prompt", Status: bindings.StepCompleted, Output: text}}); err != nil {
+		t.Fatal(err)
+	}
+	body := do(newConsole(t, s), "GET", "/runs/acme/run-u", ops, nil).Body.String()
+	if !strings.Contains(body, "<summary>show all</summary>") || !utf8.ValidString(body) || strings.Contains(body, "\uFFFD") {
+		t.Error("the folded prompt is not folded, or breaks a rune")
 	}
 }
