@@ -208,7 +208,7 @@ func TestBrowserRunsPagingReachesThe121stRun(t *testing.T) {
 		if value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('a[rel="next"]').length`)) == 0 || page > 5 {
 			break
 		}
-		run(t, ctx, chromedp.Click(css(`a[rel="next"]`)), chromedp.WaitVisible(css(`a[rel="prev"]`)))
+		clickAndWait(t, ctx, `a[rel="next"]`)
 	}
 	if len(seen) != 121 || !seen["run-001"] || !seen["run-121"] {
 		t.Errorf("paging saw %d runs (run-001 %v), want all 121", len(seen), seen["run-001"])
@@ -221,13 +221,33 @@ func TestBrowserRunsPagingReachesThe121stRun(t *testing.T) {
 		t.Errorf("the last row of the last page = %q, want run-001 (the 121st, oldest)", last)
 	}
 	screenshotAt(t, ctx, "console-runs")
-	run(t, ctx, chromedp.Click(css(`a[rel="prev"]`)), chromedp.WaitVisible(css(`#list-count`)))
+	clickAndWait(t, ctx, `a[rel="prev"]`)
 	if got := value(t, ctx, chromedp.Text(css(`#list-count`))); got != "51–100 of 121" {
 		t.Errorf("Newer from the last page = %q, want 51–100 of 121", got)
 	}
 	run(t, ctx, chromedp.Navigate(base+"/runs?id=run-077"), chromedp.WaitVisible(css(`#list-count`)))
 	if got := value(t, ctx, chromedp.Text(css(`table.list tbody`))); !strings.Contains(got, "run-077") || strings.Contains(got, "run-076") {
 		t.Errorf("lookup by id shows:\n%s", got)
+	}
+}
+
+// clickAndWait clicks the link sel and waits for the next page to load:
+// the old document is marked, so only the new one passes.
+func clickAndWait(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	run(t, ctx, chromedp.Evaluate[chromedp.Void](`window.oldPage = true`), chromedp.Click(css(sel)))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ready, err := chromedp.Run(c, chromedp.Evaluate[bool](`window.oldPage !== true && document.readyState === "complete" && document.getElementById("list-count") !== null`))
+		cancel()
+		if err == nil && ready {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page after clicking %s did not load: %v", sel, err)
+		}
+		time.Sleep(50 * time.Millisecond) // an evaluation during the navigation fails: try again
 	}
 }
 
