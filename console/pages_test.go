@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -340,4 +342,38 @@ func TestFoldKeepsRunesWhole(t *testing.T) {
 	if !strings.Contains(body, "<summary>show all</summary>") || !utf8.ValidString(body) || strings.Contains(body, "\uFFFD") {
 		t.Error("the folded prompt is not folded, or breaks a rune")
 	}
+}
+
+// TestEventsTellTheApprovalsPageOfANewApproval: the pending approvals
+// page's stream sends a change when an approval is asked for after the
+// page was rendered (its since).
+func TestEventsTellTheApprovalsPageOfANewApproval(t *testing.T) {
+	s := memstore.New(nil)
+	h, err := console.New(console.Options{Store: s, Authenticate: headerAuth, RefreshSeconds: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := do(h, "GET", "/", ops, nil).Body.String()
+	m := regexp.MustCompile(`data-events="([^"]+)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("the approvals page has no event stream:\n%s", page)
+	}
+	park(t, s, "acme", "run-new", "standard") // after the page
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+html.UnescapeString(m[1]), nil)
+	req.Header.Set("X-Reviewer", "ops")
+	req.Header.Set("X-Tenants", "acme")
+	resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if sc.Text() == "event: change" {
+			return
+		}
+	}
+	t.Fatal("the stream ended without a change")
 }
