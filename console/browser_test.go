@@ -207,7 +207,7 @@ func serve(t *testing.T, store *pgstore.Store, keys bindings.KeyProvider, rv con
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := console.New(console.Options{Store: store, Authenticate: login.Authenticate, Login: login, Keys: keys, RefreshSeconds: 1})
+	h, err := console.New(console.Options{Store: store, Authenticate: login.Authenticate, Login: login, Logout: login.Logout, Keys: keys, RefreshSeconds: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

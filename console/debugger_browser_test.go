@@ -180,7 +180,8 @@ func TestBrowserRunPageShowsEachStepsContent(t *testing.T) {
 
 // TestBrowserRunsPagingReachesThe121stRun: 121 runs over PostgreSQL, 50 a
 // page: the runs page counts them, and "Older" twice reaches the 121st
-// (the oldest), "Newer" comes back.
+// (the oldest), "Newer" comes back, a lookup by id finds one; then "Sign
+// out" ends the session.
 func TestBrowserRunsPagingReachesThe121stRun(t *testing.T) {
 	store := pgStore(t)
 	ctx := browser(t)
@@ -228,6 +229,12 @@ func TestBrowserRunsPagingReachesThe121stRun(t *testing.T) {
 	run(t, ctx, chromedp.Navigate(base+"/runs?id=run-077"), chromedp.WaitVisible(css(`#list-count`)))
 	if got := value(t, ctx, chromedp.Text(css(`table.list tbody`))); !strings.Contains(got, "run-077") || strings.Contains(got, "run-076") {
 		t.Errorf("lookup by id shows:\n%s", got)
+	}
+	// Signing out ends the session: the console asks for the token again.
+	run(t, ctx, chromedp.Click(css(`form.logout button`)), chromedp.WaitVisible(css(`#token`)))
+	run(t, ctx, chromedp.Navigate(base+"/runs"), chromedp.WaitVisible(css(`#token`)))
+	if loc := value(t, ctx, chromedp.Evaluate[string](`location.pathname`)); loc != "/login" {
+		t.Errorf("after signing out /runs opens %s, want /login", loc)
 	}
 }
 
