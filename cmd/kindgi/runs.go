@@ -214,11 +214,18 @@ func showRun(ctx context.Context, store *pgstore.Store, tenant, runID string, as
 	if v.Approvals, err = store.ListApprovals(ctx, tenant, runID); err != nil {
 		return fail(err)
 	}
+	// The run's creation is stamped by the store's clock, its entries by
+	// the driver's: never count from before either, nor backwards.
 	prev := run.CreatedAt
+	if len(entries) > 0 && entries[0].At.Before(prev) {
+		prev = entries[0].At
+	}
 	for i, e := range entries {
 		v.Steps[i] = stepView{Seq: e.Seq, Key: e.Key, Node: e.Node, Status: string(e.Status), At: e.At,
-			DurationMs: float64(e.At.Sub(prev).Microseconds()) / 1000, Error: e.Error}
-		prev = e.At
+			DurationMs: float64(max(0, e.At.Sub(prev)).Microseconds()) / 1000, Error: e.Error}
+		if e.At.After(prev) {
+			prev = e.At
+		}
 	}
 	if asJSON {
 		return printJSON(v, stdout, stderr)
