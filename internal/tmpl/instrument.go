@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -273,17 +272,11 @@ func (t *Template) instrumentRuns(nodes []render.Node, r *runner) ([]render.Node
 			if err := checkRefs(vars, fs, n); err != nil {
 				return nil, err
 			}
-			var strict [][]string
-			if n.Name == "if" || n.Name == "unless" {
-				strict = vars
-			}
-			var clauseStrict [][][]string // an if or unless block's elsif conditions' paths
 			for _, c := range n.Clauses {
 				cv, cr, cf := tagScan(c.Name, c.Args)
 				if err := checkRefs(cv, cf, c); err != nil {
 					return nil, err
 				}
-				clauseStrict = append(clauseStrict, cv)
 				vars = appendNew(vars, cv...)
 				refs = append(refs, cr...)
 			}
@@ -292,9 +285,6 @@ func (t *Template) instrumentRuns(nodes []render.Node, r *runner) ([]render.Node
 				return nil, err
 			}
 			if n.Name == "for" || n.Name == "tablerow" {
-				if reversedWithSlice(n.Args) {
-					return nil, parser.Errorf(n, "%s: reversed together with limit or offset is not supported (osteele/liquid reverses before slicing, LiquidJS after); use one or the other", n.Name)
-				}
 				body = append([]render.Node{probe(probeTick, 0, n.Token)}, body...)
 			}
 			n.Body = replaceBody(n.Body, body)
@@ -305,28 +295,13 @@ func (t *Template) instrumentRuns(nodes []render.Node, r *runner) ([]render.Node
 				}
 				c.Body = replaceBody(c.Body, cb)
 			}
-			idx := t.add(nodeInfo{vars: vars, refs: refs, strict: strict})
+			idx := t.add(nodeInfo{vars: vars, refs: refs})
 			out = append(out, probe(probeMark, idx, n.Token))
-			if n.Name == "case" {
-				// LiquidJS's case renders every matching when.
-				r, err := caseTag(*n)
+			if compile, ok := blockRenderers[n.Name]; ok {
+				r, err := compile(n)
 				if err != nil {
 					return nil, parser.WrapError(err, n)
 				}
-				out = append(out, probe(probeBlock, t.add(nodeInfo{block: r}), n.Token))
-				continue
-			}
-			if n.Name == "if" || n.Name == "unless" {
-				// LiquidJS requires every variable of an elsif condition
-				// bound when it evaluates it, as of if's.
-				r, err := ifTag(n, clauseStrict)
-				if err != nil {
-					return nil, parser.WrapError(err, n)
-				}
-				out = append(out, probe(probeBlock, t.add(nodeInfo{block: r}), n.Token))
-				continue
-			}
-			if r, ok := forElse(n); ok {
 				out = append(out, probe(probeBlock, t.add(nodeInfo{block: r}), n.Token))
 				continue
 			}
@@ -361,17 +336,11 @@ func replaceBody(old, body []render.Node) []render.Node {
 	return old
 }
 
-var (
-	quotedRE   = regexp.MustCompile(`"[^"]*"|'[^']*'`)
-	reversedRE = regexp.MustCompile(`\breversed\b`)
-	sliceRE    = regexp.MustCompile(`\b(limit|offset)\s*:`)
-)
-
-// reversedWithSlice reports loop arguments that combine reversed with limit
-// or offset.
-func reversedWithSlice(args string) bool {
-	args = quotedRE.ReplaceAllString(args, `""`)
-	return reversedRE.MatchString(args) && sliceRE.MatchString(args)
+// blockRenderers are the blocks rendered by this package's renderers in
+// place of osteele/liquid's: LiquidJS's case (every matching when), if and
+// unless (cond.go), for and tablerow (loops.go).
+var blockRenderers = map[string]func(*render.BlockNode) (func(io.Writer, render.Context) error, error){
+	"case": caseTag, "if": ifTag, "unless": ifTag, "for": forTag, "tablerow": tablerowTag,
 }
 
 func (t *Template) add(info nodeInfo) int {

@@ -13,7 +13,6 @@ import (
 	"github.com/osteele/liquid/expressions"
 	"github.com/osteele/liquid/filters"
 	"github.com/osteele/liquid/render"
-	"github.com/osteele/liquid/tags"
 	"github.com/osteele/liquid/values"
 )
 
@@ -96,6 +95,7 @@ type state struct {
 	env        map[string]any        // the render's own variables (what increment starts from)
 	counters   map[string]float64    // increment and decrement, by name
 	cycles     map[string]int        // cycle positions, by group and candidates
+	registers  map[string]int        // where offset: continue resumes, by loop variable and collection
 	lenient    expressions.Config    // the instance's filters, variables not strict
 	filters    map[string]filterFunc // the instance's metered filters, by name
 }
@@ -411,11 +411,7 @@ func newInstance() *instance {
 		in.cfg.AddFilter(name, f)
 	}
 	in.cfg = render.NewConfig()
-	tags.AddStandardTags(&in.cfg)
-	for _, name := range removedTags {
-		in.cfg.UnregisterTag(name)
-	}
-	addLiquidJSTags(&in.cfg)
+	addTags(&in.cfg)
 	in.cfg.TemplateStore = nil
 	in.cfg.StrictVariables = true
 	for _, f := range standardFilters {

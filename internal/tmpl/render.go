@@ -73,6 +73,11 @@ func (t *Template) RenderContext(ctx context.Context, vars map[string]any) (out 
 		}
 	}()
 	if rerr := render.Render(t.root, w, bindings, in.cfg); rerr != nil {
+		// A break or continue outside a loop stops the render, as in
+		// LiquidJS: what was written stays.
+		if brk, cont := loopSignal(rerr); (brk || cont) && st.failure == nil {
+			return w.b.String(), nil
+		}
 		return "", classify(rerr, st)
 	}
 	return w.b.String(), nil

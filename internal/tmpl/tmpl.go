@@ -6,6 +6,7 @@ package tmpl
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"sync/atomic"
 
@@ -20,23 +21,45 @@ import (
 // concurrent use.
 var config = newConfig()
 
-// removedTags are standard osteele/liquid tags a prompt may not use:
-// include and render read files from the process's working directory. Its
-// cycle, which keeps its state in a map that concurrent renders of one
-// parsed template share (a data race), is replaced by addLiquidJSTags'.
-var removedTags = []string{"include", "render", "cycle"}
-
+// newConfig builds the configuration: the standard filters and addTags'.
 func newConfig() *render.Config {
 	cfg := render.NewConfig()
 	filters.AddStandardFilters(&cfg)
-	tags.AddStandardTags(&cfg)
-	for _, name := range removedTags {
-		cfg.UnregisterTag(name)
-	}
-	addLiquidJSTags(&cfg)
+	addTags(&cfg)
 	cfg.TemplateStore = nil
 	cfg.StrictVariables = true
 	return &cfg
+}
+
+// addTags registers the tags of a prompt: osteele/liquid's assign, break and
+// continue tags and its comment and raw blocks, this package's capture, and
+// LiquidJS's tags (addLiquidJSTags). include and render are left out: they
+// read files, and a prompt has none. if, unless, case, for and tablerow are
+// rendered by this package's own renderers, which instrument puts in place
+// (they parse their arguments): their definitions here only let them
+// parse, an unless with elsif branches included, as in LiquidJS.
+func addTags(cfg *render.Config) {
+	std := render.NewConfig()
+	tags.AddStandardTags(&std)
+	td, _ := std.FindTagDefinition("assign")
+	cfg.AddTag("assign", td)
+	cfg.AddTag("break", loopSignalTag(errLoopBreak))
+	cfg.AddTag("continue", loopSignalTag(errLoopContinue))
+	cfg.AddBlock("comment")
+	cfg.AddBlock("raw")
+	cfg.AddBlock("capture").Compiler(captureTag)
+	for _, name := range []string{"if", "unless"} {
+		cfg.AddBlock(name).Clause("else").Clause("elsif").Compiler(parsedElsewhere)
+	}
+	cfg.AddBlock("case").Clause("when").Clause("else").Compiler(parsedElsewhere)
+	cfg.AddBlock("for").Clause("else").Compiler(parsedElsewhere)
+	cfg.AddBlock("tablerow").Compiler(parsedElsewhere)
+	addLiquidJSTags(cfg)
+}
+
+// parsedElsewhere is the compiler of a block instrument replaces.
+func parsedElsewhere(render.BlockNode) (func(io.Writer, render.Context) error, error) {
+	return func(io.Writer, render.Context) error { return nil }, nil
 }
 
 // Template is a parsed, instrumented template. It is immutable and safe for
