@@ -226,7 +226,9 @@ func enumerate(v any) seq {
 		return seq{base: func(i int) any { return rv.Index(i).Interface() }, n: rv.Len()}
 	case reflect.Map:
 		keys := rv.MapKeys()
-		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(fmt.Sprint(a.Interface()), fmt.Sprint(b.Interface())) })
+		slices.SortFunc(keys, func(a, b reflect.Value) int {
+			return strings.Compare(fmt.Sprint(a.Interface()), fmt.Sprint(b.Interface()))
+		})
 		return seq{base: func(i int) any {
 			return []any{keys[i].Interface(), rv.MapIndex(keys[i]).Interface()}
 		}, n: len(keys)}
