@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/osteele/liquid/expressions"
-	"github.com/osteele/liquid/render"
 	"github.com/osteele/liquid/values"
 )
 
@@ -112,7 +111,7 @@ func operandOf(toks []string) (*cond, error) {
 }
 
 // eval evaluates c in ctx to a boolean (an operand: its truthiness).
-func (c *cond) eval(ctx render.Context, st *state) (bool, error) {
+func (c *cond) eval(ctx evaluator, st *state) (bool, error) {
 	switch c.op {
 	case "":
 		v, err := c.value(ctx, st)
@@ -149,11 +148,18 @@ func (c *cond) eval(ctx render.Context, st *state) (bool, error) {
 }
 
 // value evaluates an operand.
-func (c *cond) value(ctx render.Context, st *state) (any, error) {
+func (c *cond) value(ctx evaluator, st *state) (any, error) {
 	if c.lit != nil {
 		return c.lit, nil
 	}
 	return evalOperand(ctx, st, c.expr, c.paths)
+}
+
+// evaluator is what a condition is evaluated in: a render's context, or
+// a filter's scope (scopeEval).
+type evaluator interface {
+	Bindings() map[string]any
+	Evaluate(expressions.Expression) (any, error)
 }
 
 // nullDrop is LiquidJS's nil literal: equal to nil, never ordered.
@@ -171,7 +177,7 @@ func truthy(v any) bool {
 // evalOperand evaluates an operand strictly, as LiquidJS's strictVariables
 // does: an unbound variable or a missing key of a map is an
 // *UndefinedError naming it, a property of nil is nil.
-func evalOperand(ctx render.Context, st *state, e expressions.Expression, paths [][]string) (any, error) {
+func evalOperand(ctx evaluator, st *state, e expressions.Expression, paths [][]string) (any, error) {
 	scope := ctx.Bindings()
 	if name := missingKey(paths, scope); name != "" {
 		return nil, &UndefinedError{Name: name}

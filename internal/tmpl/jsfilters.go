@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -351,16 +352,36 @@ func dividedBy(in any, args []any) (any, error) {
 // decimals.
 func round(in any, args []any) (any, error) {
 	v, digits := jsNumber(in), jsNumber(arg(args, 0))
-	p := math.Pow(10, digits)
-	scaled := math.Abs(v) * p
+	scaled := shiftDecimal(math.Abs(v), digits)
 	if !(scaled <= 1<<53-1) {
 		return jsValue(v), nil
 	}
-	r := math.Floor(scaled+0.5) / p
+	r := shiftDecimal(math.Floor(scaled+0.5), -digits)
 	if v < 0 {
 		r = -r
 	}
 	return jsValue(r), nil
+}
+
+// shiftDecimal multiplies f by 10^exp by moving its decimal exponent, as
+// LiquidJS's round does (through f's shortest decimal string), so that
+// 1.005 shifted by 2 is 100.5, not 100.49999999999999.
+func shiftDecimal(f, exp float64) float64 {
+	s := jsNumberString(f)
+	mant, pow, _ := strings.Cut(s, "e")
+	p := 0.0
+	if pow != "" {
+		p = parseJSNumber(pow)
+	}
+	e := p + exp
+	if e != math.Trunc(e) {
+		return math.NaN()
+	}
+	r, err := strconv.ParseFloat(mant+"e"+strconv.FormatFloat(e, 'f', -1, 64), 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return r
 }
 
 func jsTruthy(v any) bool { return v != nil && v != false }
@@ -845,11 +866,59 @@ func addJSFilters(jsFilters map[string]jsFilter) {
 	jsFilters["size"] = size
 	jsFilters["sample"] = sample
 	date := standard("date")
-	jsFilters["date"] = dateFilter(date, nil)
-	jsFilters["date_to_xmlschema"] = dateFilter(date, "%Y-%m-%dT%H:%M:%S%:z")
-	jsFilters["date_to_rfc822"] = dateFilter(date, "%a, %d %b %Y %H:%M:%S %z")
-	jsFilters["date_to_string"] = dateFilter(date, "%d %b %Y")
-	jsFilters["date_to_long_string"] = dateFilter(date, "%d %B %Y")
+	for name, format := range dateFormats {
+		jsFilters[name] = dateFilter(date, format, utc)
+	}
+	jsFilters["strip_html"] = str1(stripHTML)
+}
+
+// dateFormats are the date filters, by name, and the format each applies
+// (nil: the filter's argument).
+var dateFormats = map[string]any{
+	"date":                nil,
+	"date_to_xmlschema":   "%Y-%m-%dT%H:%M:%S%:z",
+	"date_to_rfc822":      "%a, %d %b %Y %H:%M:%S %z",
+	"date_to_string":      "%d %b %Y",
+	"date_to_long_string": "%d %B %Y",
+}
+
+// stripHTML is LiquidJS's strip_html: it removes <script>…</script> and
+// <style>…</style> blocks, comments <!-- … --> and tags <…>, each from its
+// opener to the first closer after it (case-sensitive, as LiquidJS's). An
+// opener whose closer is absent is not looked for again; a "<" that opens
+// nothing closed ends the stripping, the rest kept as it is.
+func stripHTML(s string) string {
+	openers := []string{"<script", "<style", "<!--", "<"}
+	closers := []string{"</script>", "</style>", "-->", ">"}
+	dead := [4]bool{}
+	var b strings.Builder
+	i := 0
+	for i < len(s) {
+		lt := strings.IndexByte(s[i:], '<')
+		if lt < 0 {
+			b.WriteString(s[i:])
+			return b.String()
+		}
+		lt += i
+		b.WriteString(s[i:lt])
+		next := -1
+		for k, op := range openers {
+			if dead[k] || !strings.HasPrefix(s[lt:], op) {
+				continue
+			}
+			if e := strings.Index(s[lt+len(op):], closers[k]); e >= 0 {
+				next = lt + len(op) + e + len(closers[k])
+				break
+			}
+			dead[k] = true
+		}
+		if next < 0 {
+			b.WriteString(s[lt:])
+			return b.String()
+		}
+		i = next
+	}
+	return b.String()
 }
 
 // standard returns osteele/liquid's filter name.
@@ -958,18 +1027,20 @@ func sample(in any, args []any) (any, error) {
 // dateFilter is LiquidJS's date (format nil: the template's) or one of
 // its fixed-format relatives: nil and a string that is no date come back
 // as they are.
-func dateFilter(fn reflect.Value, format any) jsFilter {
+func dateFilter(fn reflect.Value, format any, loc func() *time.Location) jsFilter {
 	return func(in any, args []any) (any, error) {
 		in = values.ToLiquid(in)
-		if in == nil {
+		switch v := in.(type) {
+		case nil:
 			return nil, nil
-		}
-		if s, ok := in.(string); ok {
-			t, err := values.ParseDate(s)
+		case string:
+			t, err := parseDateIn(v, loc())
 			if err != nil {
-				return s, nil
+				return v, nil
 			}
 			in = t
+		case time.Time:
+			in = v.In(loc())
 		}
 		if format != nil {
 			args = []any{format}
@@ -977,6 +1048,28 @@ func dateFilter(fn reflect.Value, format any) jsFilter {
 		return callStandard(fn, in, args)
 	}
 }
+
+// zoneRE matches a date string that names its zone or offset.
+var zoneRE = regexp.MustCompile(`(Z|[+-]\d\d:?\d\d|\b[A-Z]{3,4})$`)
+
+// parseDateIn parses a date string as LiquidJS does in a process whose
+// time zone is loc: a time with an offset or zone is that instant, shown in
+// loc; a time without one (and a date alone) is a wall time in loc; digits
+// alone are seconds since the Unix epoch.
+func parseDateIn(s string, loc *time.Location) (time.Time, error) {
+	t, err := values.ParseDate(s)
+	if err != nil {
+		return t, err
+	}
+	trimmed := strings.TrimSpace(s)
+	if allDigits(trimmed) || s == "now" || s == "today" || zoneRE.MatchString(trimmed) {
+		return t.In(loc), nil
+	}
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), loc), nil
+}
+
+// utc is the time zone of a render that names none.
+func utc() *time.Location { return time.UTC }
 
 // slice is LiquidJS's: a list's items or a string's characters (any other
 // value stringified) from begin (from the end when negative), length of

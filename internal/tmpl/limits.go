@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/osteele/liquid/expressions"
 	"github.com/osteele/liquid/filters"
@@ -97,6 +98,9 @@ type state struct {
 	cycles     map[string]int        // cycle positions, by group and candidates
 	registers  map[string]int        // where offset: continue resumes, by loop variable and collection
 	lenient    expressions.Config    // the instance's filters, variables not strict
+	strict     expressions.Config    // the instance's filters, variables strict
+	loc        *time.Location        // the date filters' time zone; nil is UTC
+	undefined  bool                  // the last filter's result is LiquidJS's undefined (assignTag)
 	filters    map[string]filterFunc // the instance's metered filters, by name
 }
 
@@ -112,6 +116,14 @@ const stateKey = "\x00kindgi.render"
 func stateOf(ctx render.Context) *state {
 	st, _ := ctx.Get(stateKey).(*state)
 	return st
+}
+
+// location is the render's time zone: UTC unless it names one.
+func (st *state) location() *time.Location {
+	if st.loc == nil {
+		return time.UTC
+	}
+	return st.loc
 }
 
 func (st *state) fail(err error) error {
@@ -381,6 +393,9 @@ var filterNames = func() map[string]struct{} {
 	for name := range jsFilters {
 		m[name] = struct{}{}
 	}
+	for _, name := range expFilterNames {
+		m[name] = struct{}{}
+	}
 	return m
 }()
 
@@ -427,6 +442,13 @@ func newInstance() *instance {
 	for name, f := range jsFilters {
 		add(name, meteredFilter(name, f, in.st))
 	}
+	for _, name := range expFilterNames {
+		add(name, meteredFilter(name, expFilter(name, in.st), in.st))
+	}
+	date := standard("date")
+	for name, format := range dateFormats {
+		add(name, meteredFilter(name, dateFilter(date, format, in.st.location), in.st))
+	}
 	in.lenient = in.cfg.Config.Config
 	in.lenient.StrictVariables = false
 	return in
@@ -458,6 +480,7 @@ func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any
 			return nil, err
 		}
 		out, err := call(in, args)
+		st.undefined = out == nil && err == nil && undefinedResults[name] && yieldsUndefined(name, in)
 		if err != nil {
 			var ue *UndefinedError
 			if errors.As(err, &ue) {
@@ -476,6 +499,17 @@ func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any
 		}
 		return out, nil
 	}
+}
+
+// yieldsUndefined reports whether a nil result of filter name (one of
+// undefinedResults) on in is LiquidJS's undefined: first and last yield it
+// for an empty list only, the find filters whenever nothing matched.
+func yieldsUndefined(name string, in any) bool {
+	if name != "first" && name != "last" {
+		return true
+	}
+	items, ok := listOf(values.ToLiquid(in))
+	return ok && len(items) == 0
 }
 
 // filterWork is the work of a filter beyond one pass over its input: a

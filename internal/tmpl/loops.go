@@ -478,3 +478,42 @@ func captureTag(node render.BlockNode) (func(io.Writer, render.Context) error, e
 		return nil
 	}, nil
 }
+
+// undefinedResults are the filters whose result LiquidJS leaves undefined
+// when they find nothing (first and last of an empty list, find and
+// find_index without a match, their _exp forms): a variable assigned such a
+// result is undefined, so reading it fails in strict mode.
+var undefinedResults = map[string]bool{
+	"first": true, "last": true, "find": true, "find_index": true, "find_exp": true, "find_index_exp": true,
+}
+
+// assignTag compiles {% assign name = value %} as LiquidJS has it: the
+// value is evaluated strictly (a property of nil is nil), and a value a
+// filter of undefinedResults left undefined unbinds name.
+func assignTag(source string) (func(io.Writer, render.Context) error, error) {
+	stmt, err := expressions.ParseStatement(expressions.AssignStatementSelector, source)
+	if err != nil {
+		return nil, err
+	}
+	if len(stmt.Path) > 1 {
+		return nil, fmt.Errorf("syntax error: assign takes a variable name, not a property path (%s)", strings.Join(stmt.Path, "."))
+	}
+	_, rhs, _ := strings.Cut(source, "=")
+	paths, _, filterNames := scanExpr(rhs)
+	mayUndefine := len(filterNames) > 0 && undefinedResults[filterNames[len(filterNames)-1]]
+	name := stmt.Assignment.Variable
+	return func(_ io.Writer, ctx render.Context) error {
+		st := stateOf(ctx)
+		st.undefined = false
+		v, err := evalOperand(ctx, st, stmt.ValueFn, paths)
+		if err != nil {
+			return err
+		}
+		if mayUndefine && st.undefined {
+			delete(ctx.Bindings(), name)
+			return nil
+		}
+		ctx.Set(name, v)
+		return nil
+	}, nil
+}

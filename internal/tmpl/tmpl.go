@@ -13,7 +13,6 @@ import (
 	"github.com/osteele/liquid/filters"
 	"github.com/osteele/liquid/parser"
 	"github.com/osteele/liquid/render"
-	"github.com/osteele/liquid/tags"
 )
 
 // config is the engine configuration every template is parsed and rendered
@@ -31,18 +30,15 @@ func newConfig() *render.Config {
 	return &cfg
 }
 
-// addTags registers the tags of a prompt: osteele/liquid's assign, break and
-// continue tags and its comment and raw blocks, this package's capture, and
+// addTags registers the tags of a prompt: osteele/liquid's comment and raw
+// blocks, this package's assign, break, continue and capture, and
 // LiquidJS's tags (addLiquidJSTags). include and render are left out: they
 // read files, and a prompt has none. if, unless, case, for and tablerow are
 // rendered by this package's own renderers, which instrument puts in place
 // (they parse their arguments): their definitions here only let them
 // parse, an unless with elsif branches included, as in LiquidJS.
 func addTags(cfg *render.Config) {
-	std := render.NewConfig()
-	tags.AddStandardTags(&std)
-	td, _ := std.FindTagDefinition("assign")
-	cfg.AddTag("assign", td)
+	cfg.AddTag("assign", assignTag)
 	cfg.AddTag("break", loopSignalTag(errLoopBreak))
 	cfg.AddTag("continue", loopSignalTag(errLoopContinue))
 	cfg.AddBlock("comment")
