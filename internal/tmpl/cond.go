@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/osteele/liquid/expressions"
@@ -32,11 +33,15 @@ type cond struct {
 }
 
 // comparisons are the comparison operators, contains included.
-var comparisons = map[string]bool{"==": true, "!=": true, "<>": true, "<": true, ">": true, "<=": true, ">=": true, "contains": true}
+var comparisons = map[string]bool{"==": true, "!=": true, "<": true, ">": true, "<=": true, ">=": true, "contains": true}
 
-// parseCond compiles a condition.
+// parseCond compiles a condition. The operator <> is refused: LiquidJS
+// has no such operator and finds every condition written with it false.
 func parseCond(src string) (*cond, error) {
 	toks := exprTokens(src)
+	if slices.Contains(toks, "<>") {
+		return nil, &RefusedError{Construct: "the operator <>", Reason: "LiquidJS has no such operator and reads every comparison written with it as false; use !="}
+	}
 	if len(toks) == 0 {
 		return nil, fmt.Errorf("syntax error: the condition is empty")
 	}
@@ -227,7 +232,8 @@ func jsEquals(l, r any) bool {
 	case emptyDrop:
 		return d.Equal(values.ValueOf(r))
 	case nullDrop:
-		return values.ToLiquid(r) == nil
+		_, null := r.(nullDrop)
+		return null || values.ToLiquid(r) == nil
 	}
 	switch d := r.(type) {
 	case emptyDrop:

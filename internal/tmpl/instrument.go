@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/osteele/liquid/expressions"
 	"github.com/osteele/liquid/parser"
@@ -280,6 +281,11 @@ func (t *Template) instrumentRuns(nodes []render.Node, r *runner) ([]render.Node
 				vars = appendNew(vars, cv...)
 				refs = append(refs, cr...)
 			}
+			if n.Name == "tablerow" {
+				if err := refuseLoopSignal(n.Body); err != nil {
+					return nil, parser.WrapError(err, n)
+				}
+			}
 			body, err := t.instrument(n.Body)
 			if err != nil {
 				return nil, err
@@ -454,7 +460,8 @@ func isUndefined(err error) bool {
 }
 
 // missingKey returns the first of paths that names an unbound variable or
-// a missing key of a map, a property of nil counting as resolved (nil).
+// a property LiquidJS's strict mode finds undefined (propertyOf), a
+// property of nil counting as resolved (nil).
 func missingKey(paths [][]string, scope map[string]any) string {
 	for _, p := range paths {
 		cur, ok := scope[p[0]]
@@ -462,17 +469,65 @@ func missingKey(paths [][]string, scope map[string]any) string {
 			return p[0]
 		}
 		for i := 1; i < len(p); i++ {
-			cur = values.ToLiquid(cur)
-			m, isMap := cur.(map[string]any)
-			if cur == nil || !isMap {
+			next, found, known := propertyOf(cur, p[i])
+			if !known {
 				break
 			}
-			if cur, ok = m[p[i]]; !ok {
+			if !found {
 				return strings.Join(p[:i+1], ".")
 			}
+			cur = next
 		}
 	}
 	return ""
+}
+
+// propertyOf reads property key of v as LiquidJS does: a map's key, a
+// list's size, first and last (first and last of an empty list are
+// undefined), a string's size and length; any other property of a list,
+// string, number or boolean is undefined. known is false for nil (whose
+// properties are nil) and for values of other Go types, which
+// osteele/liquid resolves itself.
+func propertyOf(v any, key string) (next any, found, known bool) {
+	v = values.ToLiquid(v)
+	switch v := v.(type) {
+	case nil:
+		return nil, true, false
+	case map[string]any:
+		next, found = v[key]
+		return next, found, true
+	case string:
+		if key == "size" || key == "length" {
+			return utf8.RuneCountInString(v), true, true
+		}
+		return nil, false, true
+	case bool, int, int64, float64:
+		return nil, false, true
+	}
+	if items, ok := listOf(v); ok {
+		switch key {
+		case "size":
+			return len(items), true, true
+		case "first":
+			if len(items) > 0 {
+				return items[0], true, true
+			}
+		case "last":
+			if len(items) > 0 {
+				return items[len(items)-1], true, true
+			}
+		}
+		return nil, false, true
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Map && rv.Type().Key().Kind() == reflect.String {
+		e := rv.MapIndex(reflect.ValueOf(key).Convert(rv.Type().Key()))
+		if !e.IsValid() {
+			return nil, false, true
+		}
+		return e.Interface(), true, true
+	}
+	return nil, true, false
 }
 
 // nilAlong reports whether one of paths meets nil before its end, in maps

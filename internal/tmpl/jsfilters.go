@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,7 +66,7 @@ var jsFilterTable = map[string]jsFilter{
 	"cgi_escape":           str1(cgiEscape),
 	"uri_escape":           str1(uriEscape),
 	"base64_encode":        str1(func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }),
-	"base64_decode":        str1(base64Decode),
+	"base64_decode":        base64DecodeFilter,
 	"sha256":               str1(func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }),
 	"hmac_sha256":          hmacSHA256,
 	"replace":              replaceFilter,
@@ -79,7 +80,7 @@ var jsFilterTable = map[string]jsFilter{
 	"truncatewords":        truncateWords,
 	"number_of_words":      numberOfWords,
 	"slugify":              slugify,
-	"to_integer":           func(in any, _ []any) (any, error) { return jsValue(jsNumber(in)), nil },
+	"to_integer":           func(in any, _ []any) (any, error) { return jsValue(toJSNumber(values.ToLiquid(in))), nil },
 	"raw":                  func(in any, _ []any) (any, error) { return in, nil },
 
 	// lists: the input through toArray
@@ -125,6 +126,12 @@ func jsString(v any) string {
 		return v
 	case emptyDrop:
 		return ""
+	case values.Range:
+		var b strings.Builder
+		for i := range rangeLen(v) {
+			b.WriteString(strconv.Itoa(v.Index(i).(int)))
+		}
+		return b.String()
 	case bool:
 		return strconv.FormatBool(v)
 	case int:
@@ -447,6 +454,30 @@ func cgiEscape(s string) string {
 // uriEscape is JavaScript's encodeURI, brackets kept.
 func uriEscape(s string) string {
 	return percentEncode(s, "-_.!~*'();/?:@&=+$,#[]")
+}
+
+// base64DecodeFilter is LiquidJS's base64_decode: it fails on a string
+// that is not base64 (after white space is removed and, when its length is
+// a multiple of 4, up to two "=" at its end: a length of 1 modulo 4 or a
+// character outside A–Z, a–z, 0–9, + and /).
+func base64DecodeFilter(in any, _ []any) (any, error) {
+	s := jsString(in)
+	t := strings.Map(func(r rune) rune {
+		if strings.ContainsRune("\t\n\f\r ", r) {
+			return -1
+		}
+		return r
+	}, s)
+	if len(t)%4 == 0 {
+		t = strings.TrimSuffix(t, "=")
+		t = strings.TrimSuffix(t, "=")
+	}
+	if len(t)%4 == 1 || strings.IndexFunc(t, func(r rune) bool {
+		return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '+' || r == '/')
+	}) >= 0 {
+		return nil, errors.New("invalid base64 provided to base64_decode")
+	}
+	return base64Decode(t), nil
 }
 
 func base64Decode(s string) string {
@@ -814,7 +845,9 @@ func groupBy(in any, args []any) (any, error) {
 	path := jsString(arg(args, 0))
 	var keys []any
 	groups := map[any][]any{}
-	for _, item := range toArray(in) {
+	items := enumerate(in)
+	for i := range items.n {
+		item := items.at(i)
 		k, err := strictProperty(item, path)
 		if err != nil {
 			return nil, err
@@ -854,7 +887,8 @@ var jsFilters = func() map[string]jsFilter {
 func addJSFilters(jsFilters map[string]jsFilter) {
 	jsFilters["url_decode"] = decodeURL
 	// osteele/liquid's own, given a list as LiquidJS's toArray makes it.
-	for _, name := range []string{"sort", "sort_natural", "uniq"} {
+	jsFilters["sort_natural"] = sortNatural
+	for _, name := range []string{"sort", "uniq"} {
 		jsFilters[name] = onArray(standard(name))
 	}
 	jsFilters["default"] = defaultFilter
@@ -919,6 +953,41 @@ func stripHTML(s string) string {
 		i = next
 	}
 	return b.String()
+}
+
+// sortNatural is LiquidJS's sort_natural: a stable sort of the list (by
+// the property given, if any) comparing the values' lower-cased strings,
+// nil last.
+func sortNatural(in any, args []any) (any, error) {
+	items := concat(toArray(in), nil)
+	path, byProperty := "", hasArg(args, 0) && arg(args, 0) != nil
+	if byProperty {
+		path = jsString(arg(args, 0))
+	}
+	key := func(v any) (string, bool) {
+		if byProperty {
+			v, _ = property(v, path)
+		}
+		v = values.ToLiquid(v)
+		if v == nil {
+			return "", false
+		}
+		return strings.ToLower(jsPrimitiveString(v)), true
+	}
+	slices.SortStableFunc(items, func(a, b any) int {
+		ka, oka := key(a)
+		kb, okb := key(b)
+		switch {
+		case !oka && !okb:
+			return 0
+		case !oka:
+			return 1
+		case !okb:
+			return -1
+		}
+		return compareUTF16(ka, kb)
+	})
+	return items, nil
 }
 
 // standard returns osteele/liquid's filter name.
@@ -1007,8 +1076,12 @@ func sample(in any, args []any) (any, error) {
 		for _, r := range s {
 			items = append(items, string(r))
 		}
+	} else if list, ok := listOf(in); ok {
+		items = concat(list, nil)
 	} else {
-		items = concat(toArray(in), nil)
+		for _, r := range jsString(in) {
+			items = append(items, string(r))
+		}
 	}
 	rand.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
 	count := 1
@@ -1041,6 +1114,25 @@ func dateFilter(fn reflect.Value, format any, loc func() *time.Location) jsFilte
 			in = t
 		case time.Time:
 			in = v.In(loc())
+		case bool:
+			// JavaScript's new Date(true) is 1 ms past the epoch.
+			ms := int64(0)
+			if v {
+				ms = 1
+			}
+			in = time.UnixMilli(ms).In(loc())
+		default:
+			if !isNumber(v) {
+				// LiquidJS parses what is not a date, a number or a
+				// string with V8's Date parser; only an invalid date
+				// is returned as it is here.
+				return in, nil
+			}
+			f := number(v) * 1000
+			if math.IsNaN(f) || math.Abs(f) > 8.64e15 {
+				return in, nil
+			}
+			in = time.UnixMilli(int64(f)).In(loc())
 		}
 		if format != nil {
 			args = []any{format}
@@ -1120,7 +1212,11 @@ func jsonFilter(in any, args []any) (any, error) {
 	if n := jsInt(jsNumber(arg(args, 0))); n > 0 {
 		enc.SetIndent("", strings.Repeat(" ", min(n, 10)))
 	}
-	if err := enc.Encode(values.ToLiquid(in)); err != nil {
+	in = values.ToLiquid(in)
+	if r, ok := in.(values.Range); ok {
+		in = r.AsArray()
+	}
+	if err := enc.Encode(in); err != nil {
 		if b.over {
 			return nil, valueLimit()
 		}

@@ -104,7 +104,7 @@ func parseLoopArgs(name, args string) (*loopArgs, error) {
 	}
 	la := &loopArgs{variable: toks[0], collSrc: toks[2]}
 	if strings.Contains(args, "|") && topLevelIndex(args, '|') >= 0 {
-		return nil, fmt.Errorf("a filter in a %s tag's collection is not supported: LiquidJS ignores it and iterates the unfiltered value; assign the filtered value to a variable first", name)
+		return nil, &RefusedError{Construct: "a filter in a " + name + " tag's collection", Reason: "LiquidJS ignores it and iterates the unfiltered value; assign the filtered value to a variable first"}
 	}
 	var err error
 	if la.collection, err = expressions.Parse(la.collSrc); err != nil {

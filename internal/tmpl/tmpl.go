@@ -93,6 +93,9 @@ func Parse(source string) (t *Template, err error) {
 		// No markup: LiquidJS renders the text as it is.
 		return &Template{plain: true, text: source}, nil
 	}
+	if err := refuse(source); err != nil {
+		return nil, err
+	}
 	root, err := compile(source)
 	if err != nil {
 		return nil, err
