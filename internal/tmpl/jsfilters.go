@@ -486,9 +486,24 @@ func base64Decode(s string) string {
 	if err != nil {
 		b, _ = base64.RawURLEncoding.DecodeString(s)
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	return utf8Replace(b)
 }
 
+// utf8Replace decodes b as UTF-8 with each invalid byte replaced by
+// U+FFFD, as Node's Buffer.toString does for the common cases (Go's
+// strings.ToValidUTF8 replaces a run of them with one).
+func utf8Replace(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var out strings.Builder
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		out.WriteRune(r)
+		b = b[n:]
+	}
+	return out.String()
+}
 func hmacSHA256(in any, args []any) (any, error) {
 	m := hmac.New(sha256.New, []byte(jsString(arg(args, 0))))
 	m.Write([]byte(jsString(in)))
@@ -779,6 +794,13 @@ func toSentence(in any, args []any) (any, error) {
 func property(item any, path string) (any, bool) {
 	cur := item
 	for _, k := range strings.Split(path, ".") {
+		if next, found, known := propertyOf(cur, k); known {
+			if !found {
+				return nil, false
+			}
+			cur = next
+			continue
+		}
 		v := values.ValueOf(cur).PropertyValue(values.ValueOf(k))
 		if values.IsUndefined(v) {
 			return nil, false

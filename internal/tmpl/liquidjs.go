@@ -34,7 +34,8 @@ var literalBindings = map[string]any{emptyName: emptyDrop{}, blankName: emptyDro
 // emptyDrop is LiquidJS's EmptyDrop (blank false) or BlankDrop (blank
 // true) as an osteele/liquid value: it compares equal to an empty string,
 // list or map (blank: also to nil, false and a string of white space), is
-// never equal to another drop, never less or greater than anything, is
+// never equal to another drop (a case reads its own drop as ""), never
+// less or greater than anything, is
 // truthy, and prints as "".
 type emptyDrop struct{ blank bool }
 
@@ -760,6 +761,13 @@ func caseTag(node *render.BlockNode) (func(io.Writer, render.Context) error, err
 		target, err := sel.value(ctx, st)
 		if err != nil {
 			return err
+		}
+		// LiquidJS's case compares the value of its drop.
+		switch target.(type) {
+		case emptyDrop:
+			target = ""
+		case nullDrop:
+			target = nil
 		}
 		hit := false
 		for _, c := range clauses {

@@ -281,6 +281,10 @@ func evalLoopOption(ctx render.Context, st *state, e expressions.Expression, la 
 	return evalOperand(ctx, st, e, la.optPaths)
 }
 
+// poisonedRegister marks an offset: continue position LiquidJS holds as a
+// string that is not a number (see forTag).
+const poisonedRegister = math.MinInt
+
 // forTag compiles a for block (see the file comment).
 func forTag(n *render.BlockNode) (func(io.Writer, render.Context) error, error) {
 	la, err := parseLoopArgs("for", n.Args)
@@ -307,11 +311,23 @@ func forTag(n *render.BlockNode) (func(io.Writer, render.Context) error, error) 
 			}
 			return nil
 		}
-		offset := 0
+		if st.registers == nil {
+			st.registers = map[string]int{}
+		}
+		offset, poisoned := 0, false
 		switch {
 		case la.offsetContinue:
-			offset = st.registers[continueKey]
-			items = items.slice(offset, 0, true)
+			// LiquidJS's register is an empty object until a loop without
+			// offset: continue sets it: as an offset it is 0, and the
+			// position it is then set to is a string (the object's text
+			// and a number), 0 again from then on.
+			reg, ok := st.registers[continueKey]
+			if !ok || reg == poisonedRegister {
+				poisoned = true
+			} else {
+				offset = reg
+				items = items.slice(offset, 0, true)
+			}
 		case la.offset != nil:
 			o, err := evalLoopOption(ctx, st, la.offset, la)
 			if err != nil {
@@ -328,10 +344,10 @@ func forTag(n *render.BlockNode) (func(io.Writer, render.Context) error, error) 
 			items = items.slice(0, jsIndex(l), false)
 		}
 		items.reversed = la.reversed
-		if st.registers == nil {
-			st.registers = map[string]int{}
-		}
 		st.registers[continueKey] = offset + items.n
+		if poisoned {
+			st.registers[continueKey] = poisonedRegister
+		}
 		defer scoped(ctx, la.variable)()
 		defer scoped(ctx, "forloop")()
 		loop := map[string]any{"length": items.n, "name": continueKey}
@@ -463,7 +479,7 @@ func captureTag(node render.BlockNode) (func(io.Writer, render.Context) error, e
 	if !isIdent(name) {
 		return nil, fmt.Errorf("syntax error: capture tag requires exactly one variable name, got %q", node.Args)
 	}
-	return func(_ io.Writer, ctx render.Context) error {
+	return func(w io.Writer, ctx render.Context) error {
 		var b strings.Builder
 		err := ctx.RenderChildren(&b)
 		if err != nil {
@@ -473,6 +489,11 @@ func captureTag(node render.BlockNode) (func(io.Writer, render.Context) error, e
 		}
 		ctx.Set(name, b.String())
 		if err != nil {
+			// The text before the capture is kept: flush what the
+			// writer holds back, as break does.
+			if _, werr := w.Write(nil); werr != nil {
+				return werr
+			}
 			return err
 		}
 		return nil
