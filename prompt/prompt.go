@@ -169,6 +169,11 @@ type Context struct {
 	// conversation.turn.
 	ConversationID string
 	Turn           int
+	// Location is the time zone of the date filters: a time with an
+	// offset is shown in it (its offset and daylight saving time at that
+	// instant), a time without one is a wall time in it. Nil is UTC. This
+	// is LiquidJS run in a process whose time zone is Location (TZ=...).
+	Location *time.Location
 }
 
 // Result is a rendered prompt.
@@ -240,7 +245,7 @@ func render(ctx context.Context, a agent.Agent, c Context) (Result, error) {
 	if err != nil {
 		return Result{}, &agents.RenderFailureError{Reason: err.Error(), Err: err}
 	}
-	text, err := t.RenderContext(ctx, vars)
+	text, err := t.RenderIn(ctx, vars, c.Location)
 	if err != nil {
 		if ctx != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			return Result{}, err

@@ -228,6 +228,16 @@ func isDrop(v any) bool {
 // item by item, other values strictly (numbers by value), maps by
 // identity.
 func jsEquals(l, r any) bool {
+	if _, null := r.(nullDrop); null {
+		if d, ok := l.(emptyDrop); ok {
+			return d.Equal(values.ValueOf(nil))
+		}
+	}
+	if _, null := l.(nullDrop); null {
+		if d, ok := r.(emptyDrop); ok && d.blank {
+			return false // NullDrop reads the drop's value, ""
+		}
+	}
 	switch d := l.(type) {
 	case emptyDrop:
 		return d.Equal(values.ValueOf(r))

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/url"
@@ -489,18 +490,49 @@ func base64Decode(s string) string {
 	return utf8Replace(b)
 }
 
-// utf8Replace decodes b as UTF-8 with each invalid byte replaced by
-// U+FFFD, as Node's Buffer.toString does for the common cases (Go's
-// strings.ToValidUTF8 replaces a run of them with one).
+// utf8Replace decodes b as UTF-8 as Node's Buffer.toString does (the
+// WHATWG decoder): each maximal prefix of a valid sequence that is cut
+// short, and each byte that starts none, is one U+FFFD.
 func utf8Replace(b []byte) string {
 	if utf8.Valid(b) {
 		return string(b)
 	}
 	var out strings.Builder
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		out.WriteRune(r)
-		b = b[n:]
+	for i := 0; i < len(b); {
+		if r, n := utf8.DecodeRune(b[i:]); r != utf8.RuneError || n > 1 {
+			out.WriteRune(r)
+			i += n
+			continue
+		}
+		// The longest prefix of a sequence b[i] starts that is still
+		// valid counts as one error.
+		need, lo, hi := 0, byte(0x80), byte(0xBF)
+		switch c := b[i]; {
+		case c >= 0xC2 && c <= 0xDF:
+			need = 1
+		case c == 0xE0:
+			need, lo = 2, 0xA0
+		case c >= 0xE1 && c <= 0xEC || c == 0xEE || c == 0xEF:
+			need = 2
+		case c == 0xED:
+			need, hi = 2, 0x9F
+		case c == 0xF0:
+			need, lo = 3, 0x90
+		case c >= 0xF1 && c <= 0xF3:
+			need = 3
+		case c == 0xF4:
+			need, hi = 3, 0x8F
+		}
+		j := i + 1
+		for k := 0; k < need && j < len(b); k++ {
+			if b[j] < lo || b[j] > hi {
+				break
+			}
+			lo, hi = 0x80, 0xBF
+			j++
+		}
+		out.WriteRune(utf8.RuneError)
+		i = j
 	}
 	return out.String()
 }
@@ -1227,6 +1259,53 @@ func slice(in any, args []any) (any, error) {
 
 // jsonFilter is LiquidJS's json (and jsonify): JSON.stringify, with an
 // optional indent; no HTML escaping.
+// jsonValue is v as JSON.stringify sees it: a range is its list, a number
+// that is not finite (NaN, Infinity) is null, in lists and maps too.
+func jsonValue(v any) any {
+	out, _ := jsonValueChanged(v)
+	return out
+}
+
+func jsonValueChanged(v any) (any, bool) {
+	switch v := v.(type) {
+	case values.Range:
+		return v.AsArray(), true
+	case emptyDrop:
+		return map[string]any{}, true // an object without properties
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, true
+		}
+	case []any:
+		var out []any
+		for i, e := range v {
+			if j, changed := jsonValueChanged(e); changed {
+				if out == nil {
+					out = slices.Clone(v)
+				}
+				out[i] = j
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case map[string]any:
+		var out map[string]any
+		for k, e := range v {
+			if j, changed := jsonValueChanged(e); changed {
+				if out == nil {
+					out = maps.Clone(v)
+				}
+				out[k] = j
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
+}
+
 func jsonFilter(in any, args []any) (any, error) {
 	var b limitedBuilder
 	enc := json.NewEncoder(&b)
@@ -1234,11 +1313,7 @@ func jsonFilter(in any, args []any) (any, error) {
 	if n := jsInt(jsNumber(arg(args, 0))); n > 0 {
 		enc.SetIndent("", strings.Repeat(" ", min(n, 10)))
 	}
-	in = values.ToLiquid(in)
-	if r, ok := in.(values.Range); ok {
-		in = r.AsArray()
-	}
-	if err := enc.Encode(in); err != nil {
+	if err := enc.Encode(jsonValue(values.ToLiquid(in))); err != nil {
 		if b.over {
 			return nil, valueLimit()
 		}

@@ -331,7 +331,10 @@ func turnInContent(content string) string {
 		n++
 	}
 	switch trimmed[:n] {
-	case "if", "elsif", "unless", "echo":
+	case "if", "elsif", "unless":
+		// cond.go compares a drop on either side as LiquidJS does.
+		return lead + content + trail
+	case "echo":
 		return lead + " " + trimmed[:n] + " " + turnComparisons(trimmed[n:]) + " " + trail
 	case "":
 	default:
