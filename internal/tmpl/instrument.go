@@ -70,6 +70,7 @@ var probeConfig = func() *render.Config {
 			idx := siteOf(ctx)
 			st.current = idx
 			st.scope = ctx.Bindings()
+			st.undefined = false
 			if err := st.node(); err != nil {
 				return err
 			}
@@ -394,6 +395,7 @@ func renderOutput(w io.Writer, ctx render.Context, st *state, idx int) error {
 	info := &st.t.infos[idx]
 	st.current = idx
 	st.scope = ctx.Bindings()
+	st.undefined = false
 	if err := st.node(); err != nil {
 		return err
 	}
@@ -503,6 +505,9 @@ func propertyOf(v any, key string) (next any, found, known bool) {
 		return nil, false, true
 	case bool, int, int64, float64:
 		return nil, false, true
+	case emptyDrop:
+		// LiquidJS's drops have no properties; size counts their own (0).
+		return 0, key == "size", true
 	}
 	if items, ok := listOf(v); ok {
 		switch key {

@@ -479,6 +479,22 @@ func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any
 		if err := st.charge(filterWork(name, in, st.left()+1)); err != nil {
 			return nil, err
 		}
+		// A filter reads empty and blank as their value, "" (LiquidJS's
+		// toValue), except json, which prints the drop as the object it
+		// is: {}.
+		if _, drop := in.(emptyDrop); drop && name != "json" && name != "jsonify" {
+			in = ""
+		}
+		for i, a := range args {
+			if _, drop := a.(emptyDrop); drop {
+				args[i] = ""
+			}
+		}
+		if st.undefined && in == nil && (name == "json" || name == "jsonify") {
+			// JSON.stringify(undefined) is undefined: it prints nothing,
+			// and a variable assigned it is undefined.
+			return nil, nil
+		}
 		out, err := call(in, args)
 		st.undefined = out == nil && err == nil && undefinedResults[name] && yieldsUndefined(name, in)
 		if err != nil {

@@ -41,7 +41,9 @@ type emptyDrop struct{ blank bool }
 
 var _ values.Value = emptyDrop{}
 
-func (d emptyDrop) Interface() any { return "" }
+// Interface returns the drop itself, so that filters see it as LiquidJS's
+// see theirs (json prints {}; string filters read ""; see jsString).
+func (d emptyDrop) Interface() any { return d }
 func (d emptyDrop) Int() int       { return 0 }
 func (d emptyDrop) Less(values.Value) bool {
 	return false

@@ -510,7 +510,8 @@ var undefinedResults = map[string]bool{
 
 // assignTag compiles {% assign name = value %} as LiquidJS has it: the
 // value is evaluated strictly (a property of nil is nil), and a value a
-// filter of undefinedResults left undefined unbinds name.
+// filter left undefined (undefinedResults, and json of undefined) unbinds
+// name.
 func assignTag(source string) (func(io.Writer, render.Context) error, error) {
 	stmt, err := expressions.ParseStatement(expressions.AssignStatementSelector, source)
 	if err != nil {
@@ -520,8 +521,7 @@ func assignTag(source string) (func(io.Writer, render.Context) error, error) {
 		return nil, fmt.Errorf("syntax error: assign takes a variable name, not a property path (%s)", strings.Join(stmt.Path, "."))
 	}
 	_, rhs, _ := strings.Cut(source, "=")
-	paths, _, filterNames := scanExpr(rhs)
-	mayUndefine := len(filterNames) > 0 && undefinedResults[filterNames[len(filterNames)-1]]
+	paths, _, _ := scanExpr(rhs)
 	name := stmt.Assignment.Variable
 	return func(_ io.Writer, ctx render.Context) error {
 		st := stateOf(ctx)
@@ -530,7 +530,9 @@ func assignTag(source string) (func(io.Writer, render.Context) error, error) {
 		if err != nil {
 			return err
 		}
-		if mayUndefine && st.undefined {
+		if st.undefined {
+			// The last filter's result is LiquidJS's undefined.
+			st.undefined = false
 			delete(ctx.Bindings(), name)
 			return nil
 		}
