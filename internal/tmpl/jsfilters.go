@@ -1225,6 +1225,9 @@ func slice(in any, args []any) (any, error) {
 	if in == nil {
 		return []any{}, nil
 	}
+	if r, ok := in.(values.Range); ok {
+		in = r.AsArray() // a range is a list in LiquidJS
+	}
 	begin := jsInt(jsNumber(arg(args, 0)))
 	length := 1
 	if hasArg(args, 1) && args[1] != nil {
