@@ -490,10 +490,15 @@ func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any
 				args[i] = ""
 			}
 		}
-		if st.undefined && in == nil && (name == "json" || name == "jsonify") {
-			// JSON.stringify(undefined) is undefined: it prints nothing,
-			// and a variable assigned it is undefined.
-			return nil, nil
+		if st.undefined && in == nil {
+			switch name {
+			case "json", "jsonify":
+				// JSON.stringify(undefined) is undefined: it prints
+				// nothing, and a variable assigned it is undefined.
+				return nil, nil
+			case "to_integer":
+				return math.NaN(), nil // Number(undefined)
+			}
 		}
 		out, err := call(in, args)
 		st.undefined = out == nil && err == nil && undefinedResults[name] && yieldsUndefined(name, in)
