@@ -386,7 +386,8 @@ func primitive(v any) (string, bool) {
 	return "", false
 }
 
-// toJSNumber is JavaScript's Number(v) for a primitive (NaN kept).
+// toJSNumber is JavaScript's Number(v) (NaN kept): nil 0, a boolean 0 or
+// 1, a string parsed, a list or map through its string.
 func toJSNumber(v any) float64 {
 	switch v := v.(type) {
 	case nil:
@@ -404,6 +405,14 @@ func toJSNumber(v any) float64 {
 	}
 	if s, ok := primitive(v); ok {
 		return parseJSNumber(s)
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return float64(rv.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return float64(rv.Uint())
+	case reflect.Float32, reflect.Float64:
+		return rv.Float()
 	}
 	return math.NaN()
 }

@@ -23,11 +23,6 @@ type nodeInfo struct {
 	// refs are the paths of every occurrence of a variable in the site's
 	// expressions (duplicates included): what the work meter charges.
 	refs [][]string
-	// strict are the paths of an if or unless tag's own condition, every
-	// one of which must resolve before it runs: LiquidJS evaluates both
-	// operands of and/or, where osteele/liquid stops at the one that
-	// decides, so an undefined variable past it would go unnoticed.
-	strict [][]string
 	// expr is the compiled expression of an output site, pipe the same
 	// compiled as its receiver and filters when it has that shape.
 	expr expressions.Expression
@@ -76,9 +71,6 @@ var probeConfig = func() *render.Config {
 			}
 			if err := st.chargeRefs(st.t.infos[idx].refs, st.scope); err != nil {
 				return err
-			}
-			if name := missingName(st.t.infos[idx].strict, st.scope); name != "" {
-				return st.fail(&UndefinedError{Name: name})
 			}
 			return nil
 		}, nil

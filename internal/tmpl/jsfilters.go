@@ -213,49 +213,7 @@ func jsNumberString(f float64) string {
 
 // jsNumber is LiquidJS's toNumber: +v, with NaN as 0.
 func jsNumber(v any) float64 {
-	v = values.ToLiquid(v)
-	var f float64
-	switch v := v.(type) {
-	case nil:
-		return 0
-	case bool:
-		if v {
-			return 1
-		}
-		return 0
-	case int:
-		return float64(v)
-	case int64:
-		return float64(v)
-	case float64:
-		f = v
-	case string:
-		f = parseJSNumber(v)
-	default:
-		rv := reflect.ValueOf(v)
-		switch rv.Kind() {
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			return float64(rv.Int())
-		case reflect.Float32:
-			f = rv.Float()
-		case reflect.Slice, reflect.Array:
-			// +[] is 0, +[x] is +String(x), longer lists NaN.
-			switch rv.Len() {
-			case 0:
-				return 0
-			case 1:
-				f = parseJSNumber(jsString(rv.Index(0).Interface()))
-			default:
-				return 0
-			}
-		default:
-			return 0
-		}
-	}
-	if math.IsNaN(f) {
-		return 0
-	}
-	return f
+	return nanZero(toJSNumber(values.ToLiquid(v)))
 }
 
 // parseJSNumber is JavaScript's Number(string) for decimal text.

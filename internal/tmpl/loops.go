@@ -276,6 +276,15 @@ func scoped(ctx render.Context, name string) (restore func()) {
 	}
 }
 
+// items evaluates the collection and enumerates it.
+func (la *loopArgs) items(ctx render.Context, st *state) (seq, error) {
+	v, err := evalOperand(ctx, st, la.collection, la.paths)
+	if err != nil {
+		return seq{}, err
+	}
+	return enumerate(v), nil
+}
+
 // evalLoopOption evaluates a loop's offset, limit or cols.
 func evalLoopOption(ctx render.Context, st *state, e expressions.Expression, la *loopArgs) (any, error) {
 	return evalOperand(ctx, st, e, la.optPaths)
@@ -300,11 +309,10 @@ func forTag(n *render.BlockNode) (func(io.Writer, render.Context) error, error) 
 	continueKey := la.variable + "-" + la.collSrc
 	return func(w io.Writer, ctx render.Context) error {
 		st := stateOf(ctx)
-		v, err := evalOperand(ctx, st, la.collection, la.paths)
+		items, err := la.items(ctx, st)
 		if err != nil {
 			return err
 		}
-		items := enumerate(v)
 		if items.n == 0 {
 			if els != nil {
 				return ctx.RenderBlock(w, els)
@@ -383,11 +391,10 @@ func tablerowTag(n *render.BlockNode) (func(io.Writer, render.Context) error, er
 	}
 	return func(w io.Writer, ctx render.Context) error {
 		st := stateOf(ctx)
-		v, err := evalOperand(ctx, st, la.collection, la.paths)
+		items, err := la.items(ctx, st)
 		if err != nil {
 			return err
 		}
-		items := enumerate(v)
 		offset := 0
 		if la.offset != nil {
 			o, err := evalLoopOption(ctx, st, la.offset, la)

@@ -79,14 +79,20 @@ func refuse(source string) error {
 				continue
 			}
 		}
-		expr := quotedRE.ReplaceAllString(inner, `""`)
-		if emptyPipe.MatchString(strings.TrimSpace(expr)) {
+		// Cheap tests first: most markup has none of these constructs.
+		expr := inner
+		if strings.ContainsAny(expr, `"'`) {
+			expr = quotedRE.ReplaceAllString(inner, `""`)
+		}
+		if strings.IndexByte(expr, '|') >= 0 && emptyPipe.MatchString(strings.TrimSpace(expr)) {
 			return &RefusedError{Line: lineOf(source, j), Construct: "an empty filter after |", Reason: "LiquidJS ignores it; remove the |"}
 		}
-		if m := exponentRE.FindString(expr); m != "" {
-			return &RefusedError{Line: lineOf(source, j), Construct: "the number " + strings.TrimLeft(m, " \t\r\n(,:=<>!|"), Reason: "LiquidJS reads a number with an exponent as a variable name (undefined); write it out"}
+		if strings.ContainsAny(expr, "eE") && strings.ContainsAny(expr, "0123456789") {
+			if m := exponentRE.FindString(expr); m != "" {
+				return &RefusedError{Line: lineOf(source, j), Construct: "the number " + strings.TrimLeft(m, " \t\r\n(,:=<>!|"), Reason: "LiquidJS reads a number with an exponent as a variable name (undefined); write it out"}
+			}
 		}
-		if nilJSONRE.MatchString(expr) {
+		if (strings.Contains(expr, "nil") || strings.Contains(expr, "null")) && nilJSONRE.MatchString(expr) {
 			return &RefusedError{Line: lineOf(source, j), Construct: "the literal nil given to json", Reason: "LiquidJS's nil literal is an object there, printed {}; bind a variable to nil instead"}
 		}
 	}
