@@ -172,7 +172,8 @@ type nullDrop struct{}
 
 // truthy is LiquidJS's isTruthy: everything but false and nil.
 func truthy(v any) bool {
-	if _, ok := v.(nullDrop); ok {
+	switch v.(type) {
+	case nullDrop, jsUndefined:
 		return false
 	}
 	v = values.ToLiquid(v)

@@ -137,6 +137,10 @@ func expFilter(name string, st *state) jsFilter {
 		var groups []any
 		keys := []any{}
 		for i, item := range items {
+			if _, u := item.(jsUndefined); u {
+				// LiquidJS binds the name to undefined: reading it fails.
+				return nil, &UndefinedError{Name: itemName}
+			}
 			scope[itemName] = item
 			v, err := ie.eval(ev, st)
 			if err != nil {

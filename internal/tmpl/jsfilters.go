@@ -125,7 +125,7 @@ func jsString(v any) string {
 		return ""
 	case string:
 		return v
-	case emptyDrop:
+	case emptyDrop, jsUndefined:
 		return ""
 	case values.Range:
 		var b strings.Builder
@@ -770,13 +770,22 @@ func toSentence(in any, args []any) (any, error) {
 	case 1:
 		return arr[0], nil
 	case 2:
-		return jsJoinString(arr[0]) + " " + conn + " " + jsJoinString(arr[1]), nil
+		return sentencePart(arr[0]) + " " + conn + " " + sentencePart(arr[1]), nil
 	}
 	parts := make([]string, len(arr)-1)
 	for i := range parts {
-		parts[i] = jsJoinString(arr[i])
+		parts[i] = sentencePart(arr[i])
 	}
-	return strings.Join(parts, ", ") + ", " + conn + " " + jsJoinString(arr[len(arr)-1]), nil
+	return strings.Join(parts, ", ") + ", " + conn + " " + sentencePart(arr[len(arr)-1]), nil
+}
+
+// sentencePart is an item of array_to_sentence_string: undefined prints
+// as "undefined" (JavaScript's string concatenation), nil as "".
+func sentencePart(v any) string {
+	if _, u := v.(jsUndefined); u {
+		return "undefined"
+	}
+	return jsJoinString(v)
 }
 
 // property reads a dotted property path of item, as LiquidJS's where,
@@ -1033,9 +1042,51 @@ func mapFilter(in any, args []any) (any, error) {
 	arr := toArray(in)
 	out := make([]any, len(arr))
 	for i, item := range arr {
-		out[i], _ = property(item, path)
+		v, ok := property(item, path)
+		if !ok {
+			v = jsUndefined{}
+		}
+		out[i] = v
 	}
 	return out, nil
+}
+
+// jsUndefined is JavaScript's undefined as an item of a list: what map
+// yields for an item without the property. It prints as "", is falsy and
+// JSON null, "undefined" in array_to_sentence_string; first or last of it,
+// or an _exp filter's item bound to it, is undefined (meteredFilter,
+// expFilter). Filters that do not tell it from nil get nil in its place
+// (keepsUndefined).
+type jsUndefined struct{}
+
+// keepsUndefined are the filters that see jsUndefined items as they are.
+var keepsUndefined = map[string]bool{
+	"map": true, "first": true, "last": true, "array_to_sentence_string": true, "json": true, "jsonify": true,
+	"join": true, "size": true, "reverse": true, "slice": true, "concat": true, "push": true, "unshift": true,
+	"shift": true, "pop": true, "where_exp": true, "reject_exp": true, "find_exp": true, "find_index_exp": true,
+	"has_exp": true, "group_by_exp": true,
+}
+
+// withoutUndefined returns v with its jsUndefined items replaced by nil
+// (v itself when it has none).
+func withoutUndefined(v any) any {
+	list, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	var out []any
+	for i, e := range list {
+		if _, u := e.(jsUndefined); u {
+			if out == nil {
+				out = slices.Clone(list)
+			}
+			out[i] = nil
+		}
+	}
+	if out == nil {
+		return v
+	}
+	return out
 }
 
 func sum(in any, args []any) (any, error) {
@@ -1233,6 +1284,8 @@ func jsonValueChanged(v any) (any, bool) {
 		return v.AsArray(), true
 	case emptyDrop:
 		return map[string]any{}, true // an object without properties
+	case jsUndefined:
+		return nil, true
 	case float64:
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, true

@@ -490,6 +490,9 @@ func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any
 				args[i] = ""
 			}
 		}
+		if !keepsUndefined[name] {
+			in = withoutUndefined(in)
+		}
 		if st.undefined && in == nil {
 			switch name {
 			case "json", "jsonify":
@@ -502,6 +505,10 @@ func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any
 		}
 		out, err := call(in, args)
 		st.undefined = out == nil && err == nil && undefinedResults[name] && yieldsUndefined(name, in)
+		if _, u := out.(jsUndefined); u {
+			// first or last of a list whose item is undefined
+			out, st.undefined = nil, true
+		}
 		if err != nil {
 			var ue *UndefinedError
 			if errors.As(err, &ue) {
