@@ -60,6 +60,36 @@ func TestLiquidJSConstructs(t *testing.T) {
 	}
 }
 
+// TestIssue27Table: the templates of issue 27's table render as liquidjs
+// 10.30.1 renders them (strictVariables, strictFilters, TZ=UTC); the
+// corpus runs them against LiquidJS itself.
+func TestIssue27Table(t *testing.T) {
+	params := map[string]any{
+		"ship": map[string]any{"captain": map[string]any{"name": "first mate"}},
+		"recs": []any{map[string]any{"name": "Ann", "age": 30}, map[string]any{"name": "Bob", "age": 25}, map[string]any{"name": "Cy", "age": 35}},
+	}
+	tests := []struct{ tmpl, want string }{
+		{`{{ "a<!-- x -->b<script>var z;</script>c<br/>d" | strip_html }}`, "abcd"},
+		{`{{ "2024-03-05T10:20:30+02:00" | date: "%H:%M" }}`, "08:20"},
+		{`{% if (1..3) contains 2 %}in range{% endif %}`, "in range"},
+		{`{% for i in (5..3) %}{{ i }}{% else %}none{% endfor %}`, "none"},
+		{`{% for ch in "abc" %}[{{ ch }}]{% endfor %}`, "[abc]"},
+		{`{% if ship.captain contains "first" %}key{% else %}nokey{% endif %}`, "nokey"},
+		{`{{ 1.005 | round: 2 }}`, "1.01"},
+		{`{{ recs | where_exp: "r", "r.age > 28" | map: "name" | join: "," }}`, "Ann,Cy"},
+		{`{{ recs | find_exp: "r", "r.age < 30" | map: "name" }}`, "Bob"},
+		{`{% for i in (1..5) reversed limit: 2 %}{{ i }}{% endfor %}`, "21"},
+		{`{% tablerow r in recs cols: 2 %}{{ tablerowloop.col }}:{{ r.name }}{% endtablerow %}`,
+			`<tr class="row1"><td class="col1">1:Ann</td><td class="col2">2:Bob</td></tr><tr class="row2"><td class="col1">1:Cy</td></tr>`},
+	}
+	for _, tt := range tests {
+		got, err := prompt.Render(testAgent(tt.tmpl), prompt.Context{Parameters: params, Now: fixedNow})
+		if err != nil || got.Text != tt.want {
+			t.Errorf("Render(%q) = %q, %v; want %q", tt.tmpl, got.Text, err, tt.want)
+		}
+	}
+}
+
 // TestCycleAndCountersAreRaceFree: cycle and increment keep their state in
 // the render, so concurrent renders of one cached template each start from
 // the beginning (run with -race).

@@ -128,11 +128,9 @@
 // puts those items first (LiquidJS's comparison finds an undefined
 // property equal to everything, so V8's sort algorithm decides); a date
 // filter given a list or a map returns it as it is (LiquidJS hands its
-// text to V8's Date parser); map of a property the items lack yields nil
-// items here, undefined ones in LiquidJS (which then print "undefined" in
-// array_to_sentence_string, fail an _exp filter, or leave a variable
-// assigned their first undefined); sort of a list mixing booleans and nil
-// follows V8's comparison there.
+// text to V8's Date parser); sort of a list mixing booleans and nil
+// follows V8's comparison there. (map of a property the items lack yields
+// LiquidJS's undefined items, as there.)
 //
 // # Caching
 //
