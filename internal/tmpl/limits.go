@@ -481,8 +481,8 @@ func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any
 		}
 		// A filter reads empty and blank as their value, "" (LiquidJS's
 		// toValue), except json, which prints the drop as the object it
-		// is: {}.
-		if _, drop := in.(emptyDrop); drop && name != "json" && name != "jsonify" {
+		// is ({}), and truncate, which returns a short input as it came.
+		if _, drop := in.(emptyDrop); drop && name != "json" && name != "jsonify" && name != "truncate" {
 			in = ""
 		}
 		for i, a := range args {
@@ -501,6 +501,10 @@ func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any
 				return nil, nil
 			case "to_integer":
 				return math.NaN(), nil // Number(undefined)
+			case "truncate":
+				// A string short enough is returned as it came: so is
+				// undefined, which stays undefined.
+				return nil, nil
 			}
 		}
 		out, err := call(in, args)
