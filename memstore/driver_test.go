@@ -36,3 +36,16 @@ func TestAdapterConformance(t *testing.T) {
 		}
 	})
 }
+
+// TestDriverConformance runs the driver suite against the Store's own
+// journal.Driver.
+func TestDriverConformance(t *testing.T) {
+	bindingstest.RunDriverTests(t, func(t *testing.T) bindingstest.DriverHarness {
+		clock := bindingstest.NewClock(bindingstest.DefaultStart)
+		s := memstore.New(&memstore.Options{Now: clock.Now})
+		return bindingstest.DriverHarness{
+			Harness: bindingstest.Harness{Conversations: s, Snapshots: s, Runs: s, Hitl: s, Clock: clock},
+			Driver:  s,
+		}
+	})
+}
