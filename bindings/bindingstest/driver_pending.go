@@ -289,6 +289,9 @@ func cloneAll(bs [][]byte) [][]byte {
 	return out
 }
 
+// short is the head of b, for a failure's message.
+func short(b []byte) []byte { return b[:min(len(b), 80)] }
+
 // bigOutput is an output of about n bytes tagged with tag.
 func bigOutput(tag string, n int) string {
 	return fmt.Sprintf(`{"tag":%q,"pad":%q}`, tag, strings.Repeat(tag[:1], n))
@@ -326,7 +329,7 @@ func testDriverMemory(t *testing.T, f *driverFixture) {
 	}
 	for i := range held {
 		if !bytes.Equal(held[i], kept[i]) {
-			t.Fatalf("returned bytes changed after later calls: %q, was %q", held[i], kept[i])
+			t.Fatalf("returned bytes changed after later calls: %q…, was %q…", short(held[i]), short(kept[i]))
 		}
 	}
 	// The bytes are the caller's own: writing over them changes nothing
@@ -348,7 +351,7 @@ func testDriverMemory(t *testing.T, f *driverFixture) {
 	}
 	for i, e := range after.Journal {
 		if !jsonEqual(e.Output, want[i]) {
-			t.Fatalf("entry %d's output is %q after the caller wrote over returned bytes, want %q", i, e.Output, want[i])
+			t.Fatalf("entry %d's output is %q… after the caller wrote over returned bytes, want %q…", i, short(e.Output), short(want[i]))
 		}
 	}
 	if !jsonEqual(after.Snapshot.Input, json.RawMessage(`{"userMessage":"hello"}`)) {

@@ -78,7 +78,7 @@ func (a adapter) Open(ctx context.Context, in OpenInput) (Drive, error) {
 		return Drive{}, err
 	}
 	if in.ReadConversation && d.Snapshot.ConversationID != "" {
-		d.Conversation, d.HasConversation, d.History, err = readConversation(ctx, a.Conversations, in.TenantID, d.Snapshot.ConversationID, in.HistoryLimit)
+		d.Conversation, d.HasConversation, d.History, err = ReadConversation(ctx, a.Conversations, in.TenantID, d.Snapshot.ConversationID, in.HistoryLimit)
 		if err != nil {
 			if leased {
 				_ = a.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, in.Owner)
@@ -158,10 +158,13 @@ func (a adapter) release(ctx context.Context, in OpenInput) {
 	}
 }
 
-// readConversation is GetConversation and, with limit, ReadMessages of
-// its newest limit messages, kept only when they end at the
-// conversation's last message as read.
-func readConversation(ctx context.Context, cb bindings.ConversationBinding, tenantID, convID string, limit int) (bindings.Conversation, bool, []bindings.ConversationMessage, error) {
+// ReadConversation is GetConversation and, with limit at least 1,
+// ReadMessages of its newest limit messages, kept only when they end at
+// the conversation's last message as read (nil otherwise): Open's read of
+// the conversation from the basic bindings, for Adapt and for a driver
+// that has no read of its own for a case. A missing conversation is
+// has false and no error.
+func ReadConversation(ctx context.Context, cb bindings.ConversationBinding, tenantID, convID string, limit int) (bindings.Conversation, bool, []bindings.ConversationMessage, error) {
 	c, err := cb.GetConversation(ctx, tenantID, convID)
 	if agents.CodeOf(err) == agents.CodeConversationNotFound {
 		return bindings.Conversation{}, false, nil, nil
