@@ -156,11 +156,9 @@ func (s *Store) Commit(ctx context.Context, in driver.CommitInput) (driver.Commi
 	trusted := in.Trusted && !s.checkTrusted
 	entries := in.Entries
 	m := in.Message
-	if m != nil || !trusted {
-		// The message step's output is the store's to set: a copy.
-		entries = slices.Clone(entries)
-	}
 	if m != nil {
+		// The message step's output is the store's to set: in a copy.
+		entries = slices.Clone(entries)
 		entries[m.Index].Output = nil
 		if err := checkAppend(m.Message, trusted); err != nil {
 			return driver.Committed{}, err

@@ -77,6 +77,7 @@ var driverCases = []driverCase{
 	{name: "CommitOfARefusedMessageKeepsTheEntriesBeforeIt", run: testDriverRefusedMessage},
 	{name: "CommitWithFinishSetsTheStatusAndReleasesTheLease", run: testDriverFinish},
 	{name: "CommitOfInvalidInputStoresNothing", run: testDriverInvalid},
+	{name: "TrustedCommitsStoreWhatOthersStore", run: testDriverTrusted},
 	{name: "CommitTakesThePendingLeaseWithItsWrite", run: testDriverPendingLease},
 	{name: "CommitTakesThePendingOpenWithItsWrite", run: testDriverPendingOpen},
 	{name: "CommitOfNothingTakesWhatIsPendingAlone", run: testDriverPendingAlone},

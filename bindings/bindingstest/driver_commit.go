@@ -235,6 +235,28 @@ func testDriverInvalid(t *testing.T, f *driverFixture) {
 	}
 }
 
+func testDriverTrusted(t *testing.T, f *driverFixture) {
+	a := f.tenant("a")
+	f.conversation(t, a, 1)
+	f.openNew(t, a, "run-1", "worker-1")
+	in := messageCommit(a, "run-1", "worker-1", "user-2")
+	in.Trusted = true
+	res, err := f.d.Commit(f.ctx, in)
+	must(t, "trusted Commit of the message step", err)
+	diff(t, "appended", res.Appended, []bool{true, true, true})
+	f.wantMessageStep(t, res, in)
+	more := journal.CommitInput{TenantID: a, RunID: "run-1", Owner: "worker-1", Trusted: true, Finish: bindings.RunSuspended,
+		Entries: []bindings.JournalEntry{dentry("agent-loop/1/model-call", bindings.StepStarted, ""), dentry("agent-loop/1/model-call", bindings.StepCompleted, `{"text":"hi"}`)}}
+	res, err = f.d.Commit(f.ctx, more)
+	must(t, "trusted Commit with a finish", err)
+	diff(t, "appended", res.Appended, []bool{false, true})
+	j := f.wantJournal(t, "after trusted commits", a, "run-1", "render-prompt/completed", "persist-user-message/completed", "agent-loop/1/model-call/started", "agent-loop/1/model-call/completed")
+	diff(t, "stored entry", res.Entries[1], j[3])
+	if r := f.getRun(t, a, "run-1"); r.Status != bindings.RunSuspended || r.LeaseOwner != "" {
+		t.Fatalf("run after a trusted finish = %+v", r)
+	}
+}
+
 func testDriverTenancy(t *testing.T, f *driverFixture) {
 	a, b := f.tenant("a"), f.tenant("b")
 	f.conversation(t, a, 2)

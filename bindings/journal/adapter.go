@@ -132,7 +132,7 @@ func (a adapter) openExisting(ctx context.Context, in OpenInput) (Drive, error) 
 		a.release(ctx, in)
 		return Drive{}, journalError(in.RunID, err)
 	}
-	return Drive{Run: run, Snapshot: cloneSnapshot(snap), Journal: cloneEntries(entries)}, nil
+	return Drive{Run: run, Snapshot: cloneSnapshot(snap), Journal: cloneEach(entries, cloneEntry)}, nil
 }
 
 // readRun reads a started run's journal and stored snapshot, releasing
@@ -148,7 +148,7 @@ func (a adapter) readRun(ctx context.Context, in OpenInput) (Drive, error) {
 		a.release(ctx, in)
 		return Drive{}, coded(err, "read run snapshot")
 	}
-	return Drive{Snapshot: cloneSnapshot(snap), Journal: cloneEntries(entries)}, nil
+	return Drive{Snapshot: cloneSnapshot(snap), Journal: cloneEach(entries, cloneEntry)}, nil
 }
 
 // release frees the lease Open took, after a failed read.
@@ -186,7 +186,7 @@ func ReadConversation(ctx context.Context, cb bindings.ConversationBinding, tena
 	if last != int64(c.MessageCount) {
 		return c, true, nil, nil // a message came between the reads
 	}
-	return c, true, cloneMessages(hist), nil
+	return c, true, cloneEach(hist, cloneMessage), nil
 }
 
 // Commit implements Driver.
@@ -266,7 +266,7 @@ func (a adapter) Commit(ctx context.Context, in CommitInput) (Committed, error) 
 		if err != nil {
 			return Committed{}, coded(err, "read messages")
 		}
-		res.History = cloneMessages(hist)
+		res.History = cloneEach(hist, cloneMessage)
 	}
 	if res.Entries == nil {
 		res.Entries, res.Appended = []bindings.JournalEntry{}, []bool{}
@@ -297,10 +297,11 @@ func cloneEntry(e bindings.JournalEntry) bindings.JournalEntry {
 	return e
 }
 
-func cloneEntries(es []bindings.JournalEntry) []bindings.JournalEntry {
-	out := make([]bindings.JournalEntry, len(es))
-	for i, e := range es {
-		out[i] = cloneEntry(e)
+// cloneEach is xs with each value cloned by clone, in a slice of its own.
+func cloneEach[T any](xs []T, clone func(T) T) []T {
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		out[i] = clone(x)
 	}
 	return out
 }
@@ -319,12 +320,4 @@ func cloneMessage(m bindings.ConversationMessage) bindings.ConversationMessage {
 		}
 	}
 	return m
-}
-
-func cloneMessages(ms []bindings.ConversationMessage) []bindings.ConversationMessage {
-	out := make([]bindings.ConversationMessage, len(ms))
-	for i, m := range ms {
-		out[i] = cloneMessage(m)
-	}
-	return out
 }

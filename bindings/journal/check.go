@@ -40,7 +40,8 @@ func CheckOpen(in OpenInput) error {
 
 // CheckCommit returns an *agents.InvalidMessageError for a CommitInput no
 // driver accepts: ids as for CheckOpen, a message step index out of
-// range or a message of another tenant, an unknown Finish status, a
+// range or a message of another tenant, a Finish that is not running,
+// suspended, completed or failed, a
 // Pending with not exactly one of Create and AsRead, or whose Create or
 // AsRead names another run. Entries are checked by the store (or vouched
 // for: CommitInput.Trusted). Drivers call it first in Commit.
@@ -60,7 +61,7 @@ func CheckCommit(in CommitInput) error {
 		}
 	}
 	switch in.Finish {
-	case "", bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed, bindings.RunQueued:
+	case "", bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
 	default:
 		return invalid("unknown run status " + string(in.Finish))
 	}
