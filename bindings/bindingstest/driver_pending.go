@@ -92,6 +92,15 @@ func testDriverPendingOpen(t *testing.T, f *driverFixture) {
 	must(t, "first Commit", err)
 	f.wantMessageStep(t, res, in)
 	f.wantOwner(t, "after the first write", a, "run-1", "worker-1")
+	// The same Commit again (its answer lost) stores nothing twice: the run
+	// exists now, and the conversation holds the message.
+	_, err = f.d.Commit(f.ctx, in)
+	if d.Pending != nil {
+		errIs(t, "the pending open's Commit again", err, bindings.ErrRunExists)
+	} else {
+		errIs(t, "the count-checked Commit again", err, bindings.ErrConversationChanged)
+	}
+	f.wantMessageStep(t, res, in)
 	snap, err := f.Snapshots.Read(f.ctx, a, "run-1")
 	must(t, "snapshot Read", err)
 	if !jsonEqual(snap.Input, c.Snapshot.Input) || snap.AgentID != "acme.drafter" {

@@ -97,7 +97,10 @@ import (
 // caller opens the run again, without Create's shortcut). A Commit with
 // nothing else to write takes what is pending alone. Once a Commit with a
 // Pending stored anything (Committed.Entries set), what was pending is
-// taken: later Commits pass no Pending.
+// taken: later Commits pass no Pending. A retry, with the same Pending,
+// of a Commit whose answer was lost is refused (*agents.RunBusyError or
+// bindings.ErrRunExists) when the first one stored: what it took changed
+// the run. The caller then opens the run again, as after any refusal.
 //
 // Commit is all or nothing, but for the refused message above: a failure
 // stores none of it, and a crash before it returns leaves all of it or
