@@ -9,6 +9,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	// driver, as memstore has a journal type of its own.
 	driver "github.com/kindgi/agents/bindings/journal"
 )
 
@@ -53,6 +54,9 @@ func (s *Store) Open(ctx context.Context, in driver.OpenInput) (driver.Drive, er
 	}
 	if in.ReadApprovals {
 		if d.Approvals, err = s.ListApprovals(ctx, in.TenantID, in.RunID); err != nil {
+			if in.Lease != driver.LeaseHeld && d.Pending == nil {
+				_ = s.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, in.Owner)
+			}
 			return driver.Drive{}, err
 		}
 		d.HasApprovals = true
