@@ -113,7 +113,7 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 	for i, r := range picked {
 		r.run.Status = bindings.RunRunning // it has a driver now
 		lease(&r.run, in.Owner, in.LeaseTTL, now)
-		out[i] = r.run
+		out[i] = r.out()
 	}
 	return out, nil
 }
@@ -149,7 +149,7 @@ func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindin
 		if after != nil && newer(&r.run, after) <= 0 {
 			continue
 		}
-		runs = append(runs, r.run)
+		runs = append(runs, r.out())
 	}
 	slices.SortFunc(runs, func(a, b bindings.Run) int { return newer(&a, &b) })
 	page := bindings.RunPage{Runs: runs}

@@ -142,13 +142,13 @@ func (s *Store) claim(ctx context.Context, tenantID string, tenants []string, in
 	return runs, nil
 }
 
-const sqlListRuns = `SELECT ` + runCols + ` FROM agent_runs
+const sqlListRuns = `SELECT ` + runCols + `, ` + runErrorCols + ` FROM agent_runs
 	WHERE tenant_id = $1 AND ($2::text[] IS NULL OR status = ANY($2::text[]))
 	ORDER BY created_at DESC, id COLLATE "C" DESC
 	LIMIT $3`
 
 // sqlListRunsAfter continues after run $4 of the tenant.
-const sqlListRunsAfter = `SELECT ` + runCols + ` FROM agent_runs
+const sqlListRunsAfter = `SELECT ` + runCols + `, ` + runErrorCols + ` FROM agent_runs
 	WHERE tenant_id = $1 AND ($2::text[] IS NULL OR status = ANY($2::text[]))
 	  AND (created_at, id COLLATE "C") < (SELECT a.created_at, a.id COLLATE "C" FROM agent_runs a WHERE a.tenant_id = $1 AND a.id = $4)
 	ORDER BY created_at DESC, id COLLATE "C" DESC
@@ -200,7 +200,7 @@ func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindin
 		if err != nil {
 			return err
 		}
-		runs, err = pgx.CollectRows(rows, scanRun)
+		runs, err = pgx.CollectRows(rows, scanRunWithError)
 		return err
 	})
 	if err != nil {
