@@ -195,7 +195,7 @@ func caseOf[T any](fast func(*T) ([]byte, bool), fastDecode bool, plain func(*T)
 
 // known is T's encoding through the hand-written encoders of the
 // journal's outputs (appendKnown, as a drive's steps are encoded).
-func known[T any](v *T) ([]byte, bool) { return appendKnown(nil, v, nil) }
+func known[T any](v *T) ([]byte, bool) { return appendKnown(nil, v) }
 
 // codecCases are the types the turn journals: every step output, the
 // stored messages and the run's input.

@@ -1,11 +1,9 @@
 package turn
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -25,49 +23,6 @@ type jsonw struct {
 	ok bool
 	// quoted, when set, is a long string quoted already (see quotedString).
 	quoted *quotedString
-	// asIs, when set, remembers raw JSON found to be written as it is.
-	asIs *rawMemo
-}
-
-// rawMemo holds copies of raw JSON documents that rawAsIs accepted, so
-// that the same bytes again are written without checking them again: a
-// pooled run's setup state holds its tools' schemas, the same on every turn
-// of an agent (rawAsIs validates a document in full, ≈ 40 instructions a
-// byte, where a comparison costs a few per word).
-type rawMemo struct {
-	docs [][]byte
-}
-
-// rawMemoDocs and rawMemoMax bound what a rawMemo keeps: the first few
-// documents, each of at most rawMemoMax bytes.
-const (
-	rawMemoDocs = 8
-	rawMemoMax  = 4096
-)
-
-// has reports whether m holds raw.
-func (m *rawMemo) has(raw json.RawMessage) bool {
-	for _, d := range m.docs {
-		if bytes.Equal(d, raw) {
-			return true
-		}
-	}
-	return false
-}
-
-// asIs reports rawAsIs(raw), from the memo when it holds raw, and
-// remembers raw when it is as is and there is room.
-func (m *rawMemo) asIs(raw json.RawMessage) bool {
-	if m.has(raw) {
-		return true
-	}
-	if !rawAsIs(raw) {
-		return false
-	}
-	if len(m.docs) < rawMemoDocs && len(raw) <= rawMemoMax {
-		m.docs = append(m.docs, bytes.Clone(raw))
-	}
-	return true
 }
 
 // quotedString is a string of a drive's journal and its JSON as a step's
@@ -133,19 +88,11 @@ func (w *jsonw) raw(r json.RawMessage) {
 	switch {
 	case r == nil:
 		w.lit("null")
-	case w.ok && w.rawAsIs(r):
+	case w.ok && rawAsIs(r):
 		w.setB(append(w.b, r...))
 	default:
 		w.ok = false
 	}
-}
-
-// rawAsIs is rawAsIs(r), through w.asIs when it is set.
-func (w *jsonw) rawAsIs(r json.RawMessage) bool {
-	if w.asIs != nil {
-		return w.asIs.asIs(r)
-	}
-	return rawAsIs(r)
 }
 
 // strs appends a []string: nil is null.
@@ -185,12 +132,6 @@ func (w *jsonw) done() ([]byte, bool) { return w.b, w.ok }
 // and an effective HITL policy with tool gates or floors (none of them in
 // the common turn).
 func appendSetupJSON(room []byte, s *setupState) ([]byte, bool) {
-	return appendSetupJSONMemo(room, s, nil)
-}
-
-// appendSetupJSONMemo is appendSetupJSON checking raw JSON with memo when
-// it is set (see rawMemo).
-func appendSetupJSONMemo(room []byte, s *setupState, memo *rawMemo) ([]byte, bool) {
 	if !encSetup {
 		return room, false
 	}
@@ -207,7 +148,6 @@ func appendSetupJSONMemo(room []byte, s *setupState, memo *rawMemo) ([]byte, boo
 		size += 64 + len(g.ID) + len(g.Kind) + len(g.CheckID) + len(g.Action) + len(g.Config)
 	}
 	w := newJSONW(room, size)
-	w.asIs = memo
 	w.lit(`{"now":`)
 	w.time(s.Now)
 	w.lit(`,"turnNumber":`)
@@ -397,12 +337,6 @@ func (w *jsonw) hitl(h *EffectiveHitlPolicy) {
 
 // appendPlansJSON writes json.Marshal(plans).
 func appendPlansJSON(room []byte, plans []callPlan) ([]byte, bool) {
-	return appendPlansJSONArgs(room, plans, nil)
-}
-
-// appendPlansJSONArgs is appendPlansJSON checking the calls' arguments
-// through args when it is set.
-func appendPlansJSONArgs(room []byte, plans []callPlan, args *recentAsIs) ([]byte, bool) {
 	if !encPlans {
 		return room, false
 	}
@@ -432,7 +366,7 @@ func appendPlansJSONArgs(room []byte, plans []callPlan, args *recentAsIs) ([]byt
 		switch {
 		case p.Arguments == nil:
 			w.lit("null")
-		case w.ok && args.asIs(p.Arguments):
+		case w.ok && rawAsIs(p.Arguments):
 			w.setB(append(w.b, p.Arguments...))
 		default:
 			w.ok = false
@@ -485,7 +419,7 @@ func appendChatMessagesQuoted(room []byte, msgs []bindings.ChatMessage, quoted *
 		w.strField(`,"content":`, m.Content)
 		if len(m.ToolCalls) > 0 && w.ok {
 			w.lit(`,"toolCalls":`)
-			w.b, w.ok = appendToolCallsJSON(w.b, m.ToolCalls, nil)
+			w.b, w.ok = appendToolCallsJSON(w.b, m.ToolCalls)
 		}
 		if m.ToolCallID != "" {
 			w.strField(`,"toolCallId":`, m.ToolCallID)
@@ -615,21 +549,8 @@ func encodeStep[T any](r *run, out *T) ([]byte, error) {
 		if b, fast = appendChatMessagesQuoted(room, *msgs, &r.quoted); !fast {
 			b, err = appendOutput(room, out)
 		}
-	} else if st, ok := any(out).(*setupState); ok && r.mem != nil {
-		// The setup state, its tools' schemas checked once per pooled run.
-		var fast bool
-		if b, fast = appendSetupJSONMemo(room, st, &r.mem.rawAsIs); !fast {
-			b, err = appendOutput(room, out)
-		}
-	} else if ps, ok := any(out).(*string); ok && r.mem != nil && len(*ps) >= 64 && *ps == r.mem.prompt.s {
-		// The prompt of the pooled run's drive before, quoted then.
-		b = append(roomFor(room, len(r.mem.prompt.json)), r.mem.prompt.json...)
 	} else {
-		var args *recentAsIs
-		if r.mem != nil {
-			args = &r.mem.args
-		}
-		b, err = appendOutputArgs(room, out, args)
+		b, err = appendOutput(room, out)
 	}
 	if err != nil {
 		return nil, err
@@ -640,12 +561,6 @@ func encodeStep[T any](r *run, out *T) ([]byte, error) {
 	} // else it outgrew the arena: a buffer of its own
 	if s, ok := any(out).(*string); ok && len(*s) >= 64 && len(b) > 0 && b[0] == '"' {
 		r.quoted = quotedString{s: *s, json: b}
-		if m := r.mem; m != nil && *s != m.prompt.s && *s == r.in.Agent.Instructions {
-			// An instruction without template tags is the prompt of every
-			// turn of its agent; a rendered one may differ on each, and is
-			// not copied.
-			m.prompt = quotedString{s: strings.Clone(*s), json: bytes.Clone(b)}
-		}
 	}
 	return b, nil
 }

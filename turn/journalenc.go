@@ -21,27 +21,21 @@ func encodeOutput[T any](out *T) ([]byte, error) { return appendOutput(nil, out)
 // its start, growing it as append does; see encodeStep), and into a buffer
 // of its own, sized for the output, otherwise.
 func appendOutput[T any](room []byte, out *T) ([]byte, error) {
-	return appendOutputArgs(room, out, nil)
-}
-
-// appendOutputArgs is appendOutput checking tool call arguments through
-// args (see recentAsIs) when it is set.
-func appendOutputArgs[T any](room []byte, out *T, args *recentAsIs) ([]byte, error) {
-	if b, ok := appendKnown(room, out, args); ok {
+	if b, ok := appendKnown(room, out); ok {
 		return b, nil
 	}
 	return json.Marshal(*out)
 }
 
-// appendKnown is appendOutputArgs through the hand-written encoders
+// appendKnown is appendOutput through the hand-written encoders
 // alone: it reports false for a value they leave to encoding/json.
-func appendKnown[T any](room []byte, out *T, args *recentAsIs) ([]byte, bool) {
+func appendKnown[T any](room []byte, out *T) ([]byte, bool) {
 	if m, ok := any(out).(*bindings.ConversationMessage); ok {
 		size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata) // the names, ids, numbers and time fit in 512
 		for i := range m.ToolCalls {
 			size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
 		}
-		if b, ok := appendMessageJSONKnown(roomFor(room, size), m, nil, nil, args); ok {
+		if b, ok := appendMessageJSON(roomFor(room, size), m); ok {
 			return b, true
 		}
 	}
@@ -51,7 +45,7 @@ func appendKnown[T any](room []byte, out *T, args *recentAsIs) ([]byte, bool) {
 		for i := range v.ToolCalls {
 			size += 48 + len(v.ToolCalls[i].ID) + len(v.ToolCalls[i].Name) + len(v.ToolCalls[i].Arguments)
 		}
-		if b, ok := appendResponseJSONArgs(roomFor(room, size), v, args); ok {
+		if b, ok := appendResponseJSON(roomFor(room, size), v); ok {
 			return b, true
 		}
 	case *toolResult: // a tool call's result
@@ -82,7 +76,7 @@ func appendKnown[T any](room []byte, out *T, args *recentAsIs) ([]byte, bool) {
 			return b, true
 		}
 	case *[]callPlan: // a dispatch plan
-		if b, ok := appendPlansJSONArgs(room, *v, args); ok {
+		if b, ok := appendPlansJSON(room, *v); ok {
 			return b, true
 		}
 	case *composeRecord:
@@ -126,12 +120,6 @@ func emptyListJSON(isNil bool) []byte {
 // encoding/json (see appendMessageJSON; and a cost json.Marshal writes
 // with an exponent, or cannot write).
 func appendResponseJSON(b []byte, v *bindings.GenerateResponse) ([]byte, bool) {
-	return appendResponseJSONArgs(b, v, nil)
-}
-
-// appendResponseJSONArgs is appendResponseJSON checking the tool calls'
-// arguments through args when it is set.
-func appendResponseJSONArgs(b []byte, v *bindings.GenerateResponse, args *recentAsIs) ([]byte, bool) {
 	if !encResponse {
 		return b, false
 	}
@@ -149,7 +137,7 @@ func appendResponseJSONArgs(b []byte, v *bindings.GenerateResponse, args *recent
 	if len(v.ToolCalls) > 0 && ok {
 		sep()
 		b = append(b, `"toolCalls":`...)
-		b, ok = appendToolCallsJSON(b, v.ToolCalls, args)
+		b, ok = appendToolCallsJSON(b, v.ToolCalls)
 	}
 	if v.FinishReason != "" && ok {
 		sep()
@@ -176,7 +164,7 @@ func appendResponseJSONArgs(b []byte, v *bindings.GenerateResponse, args *recent
 
 // appendToolCallsJSON appends json.Marshal(calls) for a non-empty slice,
 // reporting false as appendMessageJSON does.
-func appendToolCallsJSON(b []byte, calls []bindings.ToolCall, args *recentAsIs) ([]byte, bool) {
+func appendToolCallsJSON(b []byte, calls []bindings.ToolCall) ([]byte, bool) {
 	ok := true
 	b = append(b, '[')
 	for i := range calls {
@@ -195,7 +183,7 @@ func appendToolCallsJSON(b []byte, calls []bindings.ToolCall, args *recentAsIs) 
 		b = append(b, `,"arguments":`...)
 		if c.Arguments == nil {
 			b = append(b, "null"...)
-		} else if args.asIs(c.Arguments) {
+		} else if rawAsIs(c.Arguments) {
 			b = append(b, c.Arguments...)
 		} else {
 			return b, false
@@ -264,18 +252,7 @@ func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
 // raw field that is not compact, HTML-safe, valid JSON, or a time outside
 // what it writes (UTC, years 0–9999).
 func appendMessageJSON(b []byte, m *bindings.ConversationMessage) ([]byte, bool) {
-	return appendMessageJSONKnown(b, m, nil, nil, nil)
-}
 
-// appendMessageJSONKnown is appendMessageJSON with the tenant,
-// conversation and run ids it is likely to meet (known: in that order,
-// each plain — every byte jsonPlain — or empty): an id equal to its known
-// one is written as it is between quotes, which is what appendJSONString
-// writes for it, without scanning it again. With memo set, the metadata
-// is checked through it (rawMemo.asIs): a tool message's metadata is the
-// same few documents on every turn. With args set, the tool calls'
-// arguments are checked through it.
-func appendMessageJSONKnown(b []byte, m *bindings.ConversationMessage, known *[3]string, memo *rawMemo, args *recentAsIs) ([]byte, bool) {
 	if !encMessage {
 		return b, false
 	}
@@ -286,18 +263,8 @@ func appendMessageJSONKnown(b []byte, m *bindings.ConversationMessage, known *[3
 			b, ok = appendJSONString(b, s)
 		}
 	}
-	id := func(prefix, s string, k int) {
-		if known == nil || s != known[k] {
-			str(prefix, s)
-			return
-		}
-		b = append(b, prefix...)
-		b = append(b, '"')
-		b = append(b, s...)
-		b = append(b, '"')
-	}
-	id(`{"tenantId":`, m.TenantID, 0)
-	id(`,"conversationId":`, m.ConversationID, 1)
+	str(`{"tenantId":`, m.TenantID)
+	str(`,"conversationId":`, m.ConversationID)
 	str(`,"id":`, m.ID)
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendInt(b, m.Seq, 10)
@@ -315,7 +282,7 @@ func appendMessageJSONKnown(b []byte, m *bindings.ConversationMessage, known *[3
 			b = append(b, `,"arguments":`...)
 			if c.Arguments == nil {
 				b = append(b, "null"...)
-			} else if ok = ok && args.asIs(c.Arguments); ok {
+			} else if ok = ok && rawAsIs(c.Arguments); ok {
 				b = append(b, c.Arguments...)
 			}
 			b = append(b, '}')
@@ -328,14 +295,14 @@ func appendMessageJSONKnown(b []byte, m *bindings.ConversationMessage, known *[3
 	b = append(b, `,"turnNumber":`...)
 	b = strconv.AppendInt(b, int64(m.TurnNumber), 10)
 	if m.RunID != "" {
-		id(`,"runId":`, m.RunID, 2)
+		str(`,"runId":`, m.RunID)
 	}
 	if m.ParticipantID != "" {
 		str(`,"participantId":`, m.ParticipantID)
 	}
 	if len(m.Metadata) > 0 {
 		b = append(b, `,"metadata":`...)
-		if ok = ok && (memo == nil && rawAsIs(m.Metadata) || memo != nil && memo.asIs(m.Metadata)); ok {
+		if ok = ok && rawAsIs(m.Metadata); ok {
 			b = append(b, m.Metadata...)
 		}
 	}
@@ -346,48 +313,6 @@ func appendMessageJSONKnown(b []byte, m *bindings.ConversationMessage, known *[3
 	}
 	b = append(b, `"}`...)
 	return b, ok
-}
-
-// recentAsIs holds copies of the last few tool call arguments rawAsIs
-// accepted in a pooled run's drives: a drive writes a call's arguments
-// into its journal three times (the model's response, the assistant
-// message, the dispatch plan), and each check validates them in full
-// where a comparison with the copy costs a few instructions a word. The
-// copies are the memory's own, never handed out, so bytes equal to one
-// are as is whoever wrote them. A nil *recentAsIs checks with rawAsIs.
-type recentAsIs struct {
-	docs [4][]byte
-	next int
-}
-
-// recentAsIsMax bounds the arguments recentAsIs copies.
-const recentAsIsMax = 1024
-
-// asIs reports rawAsIs(raw), from m's copies when one is raw, and
-// copies raw (over the oldest) when it is as is and not too long.
-func (m *recentAsIs) asIs(raw json.RawMessage) bool {
-	if m == nil {
-		return rawAsIs(raw)
-	}
-	for i := range m.docs {
-		if d := m.docs[i]; len(d) == len(raw) && len(d) > 0 && string(d) == string(raw) {
-			return true
-		}
-	}
-	if !rawAsIs(raw) {
-		return false
-	}
-	if len(raw) <= recentAsIsMax {
-		d := &m.docs[m.next]
-		if cap(*d) >= len(raw) {
-			*d = (*d)[:len(raw)] // its length only: no pointer written
-		} else {
-			*d = make([]byte, len(raw), max(len(raw), 64))
-		}
-		copy(*d, raw)
-		m.next = (m.next + 1) % len(m.docs)
-	}
-	return true
 }
 
 // rawAsIs reports whether json.Marshal copies raw as it is: valid JSON
@@ -403,9 +328,8 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
-		// Up to the next byte that is not plain: eight bytes at a time,
-		// then one at a time.
-		for i += plainWords(s[i:]); i < len(s) && jsonPlain[s[i]]; i++ {
+		for i < len(s) && jsonPlain[s[i]] {
+			i++
 		}
 		if i == len(s) {
 			break
@@ -442,49 +366,10 @@ func appendJSONString(b []byte, s string) ([]byte, bool) {
 	return append(b, '"'), true
 }
 
-// Word masks for plainWords: each byte of the word set to the given value.
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// plainWords returns how many bytes of s, from its start and in whole
-// words of 8, are jsonPlain: each word is checked at once, none of its
-// bytes below 0x20 or from 0x80, '"' or '&' (0x22 and 0x26, which differ
-// in one bit), '<' or '>' (0x3C and 0x3E, likewise) or '\\'. Each test is
-// the exact "some byte is zero" test on a word.
-func plainWords(s string) int {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := s[i : i+8]
-		_ = w[7] // one bounds check: the eight loads combine into one
-		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-		q := (x ^ 0x22*ones) &^ (0x04 * ones) // 0 in a byte that is '"' or '&'
-		a := (x ^ 0x3C*ones) &^ (0x02 * ones) // '<' or '>'
-		k := x ^ 0x5C*ones                    // '\\'
-		if (x|(x-0x20*ones)&^x|(q-ones)&^q|(a-ones)&^a|(k-ones)&^k)&highs != 0 {
-			break
-		}
-	}
-	return i
-}
-
 // digitPairs is "00" to "99", two bytes a number.
 const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
 	"8081828384858687888990919293949596979899"
-
-// isPlainJSON reports whether every byte of s is jsonPlain: then
-// appendJSONString writes it as it is between quotes.
-func isPlainJSON(s string) bool {
-	for i := plainWords(s); i < len(s); i++ {
-		if !jsonPlain[s[i]] {
-			return false
-		}
-	}
-	return true
-}
 
 // jsonPlain holds the bytes appendJSONString copies as they are: printable
 // ASCII but the quote, the backslash and <, >, & (which json.Marshal

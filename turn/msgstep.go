@@ -116,12 +116,7 @@ func (r *run) encodeMessageInArena(m bindings.ConversationMessage) ([]byte, erro
 		r.outArena = r.newOutArena()
 	}
 	start := len(r.outArena)
-	var memo *rawMemo
-	var args *recentAsIs
-	if r.mem != nil {
-		memo, args = &r.mem.rawAsIs, &r.mem.args
-	}
-	b, ok := appendMessageJSONKnown(r.outArena[start:start], &m, r.knownIDs(), memo, args)
+	b, ok := appendMessageJSON(r.outArena[start:start], &m)
 	if !ok {
 		return marshalMessage(m)
 	}
@@ -130,21 +125,6 @@ func (r *run) encodeMessageInArena(m bindings.ConversationMessage) ([]byte, erro
 		b = r.outArena[start:len(r.outArena):len(r.outArena)]
 	}
 	return b, nil
-}
-
-// knownIDs returns the drive's tenant, conversation and run ids for
-// appendMessageJSONKnown, each kept only when it is plain (jsonPlain), the
-// first time a drive asks (every message it stores has all three).
-func (r *run) knownIDs() *[3]string {
-	if !r.plainIDsSet {
-		r.plainIDsSet = true
-		for k, s := range [3]string{r.tenantID, r.in.ConversationID, r.id} {
-			if isPlainJSON(s) {
-				r.plainIDs[k] = s
-			}
-		}
-	}
-	return &r.plainIDs
 }
 
 // marshalMessage is json.Marshal(m), what appendMessageJSON stands for.

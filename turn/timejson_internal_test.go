@@ -1,12 +1,9 @@
 package turn
 
 import (
-	"encoding/json"
 	"math/rand/v2"
 	"testing"
 	"time"
-
-	"github.com/kindgi/agents/bindings"
 )
 
 // TestAppendTimeJSONAsAppendFormat: appendTimeJSON writes what
@@ -53,87 +50,6 @@ func TestAppendTimeJSONAsAppendFormat(t *testing.T) {
 	} {
 		if got, ok := appendTimeJSON([]byte("x"), tm); ok || string(got) != "x" {
 			t.Errorf("appendTimeJSON(%v) = %q, %v; want it refused", tm, got, ok)
-		}
-	}
-}
-
-// TestAppendMessageJSONKnownAsMarshal: with known ids (plain ones as
-// knownIDs keeps them, matching the message's or not), a message encodes
-// as json.Marshal encodes it, and as appendMessageJSON does, with its
-// metadata checked through a rawMemo or not.
-func TestAppendMessageJSONKnownAsMarshal(t *testing.T) {
-	ids := []string{"", "t1", "0123456789abcdef0123456789abcdef", `a"b`, "a<b>&c", "ünï", "a\\b", "tab\there", "long-0123456789012345678901234567890123456789"}
-	at := time.Date(2026, 12, 1, 18, 0, 0, 123456000, time.UTC)
-	for _, tenant := range ids {
-		for _, conv := range ids {
-			for _, run := range ids {
-				m := bindings.ConversationMessage{
-					TenantID: tenant, ConversationID: conv, ID: "r/loop/0/message", Seq: 7, Role: bindings.RoleTool,
-					Content: `{"clauses":[]}`, ToolCallID: "call-1", TurnNumber: 3, RunID: run,
-					Metadata: json.RawMessage(`{"toolId":"x","status":"ok"}`), CreatedAt: at,
-				}
-				want, err := json.Marshal(m)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var known [3]string
-				for k, s := range [3]string{tenant, conv, run} {
-					if isPlainJSON(s) {
-						known[k] = s
-					}
-				}
-				var memo rawMemo
-				for i, kn := range []*[3]string{nil, &known, {"t1", "t1", "t1"}, &known} {
-					mm := &memo // the last time from the memo, which holds the metadata then
-					if i == 0 {
-						mm = nil
-					}
-					got, ok := appendMessageJSONKnown(nil, &m, kn, mm, nil)
-					plain, pok := appendMessageJSON(nil, &m)
-					if ok != pok || (ok && (string(got) != string(want) || string(plain) != string(want))) {
-						t.Fatalf("ids %q %q %q, known %v: got %s (%v), appendMessageJSON %s (%v), want %s", tenant, conv, run, kn, got, ok, plain, pok, want)
-					}
-				}
-			}
-		}
-	}
-	// Metadata the memo must not take as is, before and after one it does.
-	var memo rawMemo
-	for _, meta := range []string{`{"toolId":"x","status":"ok"}`, `{"a": 1}`, `{"a":"<"}`, `{"a":1`, "{\"a\":\"\xff\"}", `{"toolId":"x","status":"ok"}`} {
-		m := bindings.ConversationMessage{TenantID: "t1", ID: "m", Role: bindings.RoleTool, Metadata: json.RawMessage(meta), CreatedAt: at}
-		got, ok := appendMessageJSONKnown(nil, &m, nil, &memo, nil)
-		plain, pok := appendMessageJSON(nil, &m)
-		if ok != pok || (ok && string(got) != string(plain)) {
-			t.Errorf("metadata %q: through the memo %s (%v), without %s (%v)", meta, got, ok, plain, pok)
-		}
-		if want, err := json.Marshal(m); ok && (err != nil || string(got) != string(want)) {
-			t.Errorf("metadata %q: %s, json.Marshal %s (%v)", meta, got, want, err)
-		}
-	}
-}
-
-// TestRecentAsIsIsRawAsIs: recentAsIs answers rawAsIs for every document,
-// remembered or not, after its copies have rolled over, and when the
-// caller's bytes it copied from are written over afterwards.
-func TestRecentAsIsIsRawAsIs(t *testing.T) {
-	docs := []string{`{"query":"nda"}`, `{"query":"nda"}`, `{"a": 1}`, `{"a":"<"}`, `{"a":1`, "{\"a\":\"\xff\"}", `[1,2]`, `"x"`, `{}`, `{"q":""}`, `null`, ``, ` `, `{"query":"nda"}`, `{"b":2}`, `{"c":3}`, `{"d":4}`, `{"query":"nda"}`}
-	var m recentAsIs
-	var nilM *recentAsIs
-	for round := range 3 {
-		for _, d := range docs {
-			raw := []byte(d)
-			if got, want := m.asIs(raw), rawAsIs(raw); got != want {
-				t.Fatalf("round %d: asIs(%q) = %v, rawAsIs %v", round, d, got, want)
-			}
-			if got, want := nilM.asIs(raw), rawAsIs(raw); got != want {
-				t.Fatalf("nil: asIs(%q) = %v, rawAsIs %v", d, got, want)
-			}
-			for i := range raw { // the caller's bytes change: the copy does not
-				raw[i] = ' '
-			}
-			if len(raw) > 0 && m.asIs(raw) {
-				t.Fatalf("round %d: asIs of %q written over with spaces = true", round, d)
-			}
 		}
 	}
 }
