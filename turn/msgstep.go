@@ -8,6 +8,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/journalcodec"
 )
 
 // deferredMessage is a message step whose append waits for the drive's
@@ -91,11 +92,7 @@ func (r *run) deferredOutput(key string) bool { return r.deferred.set && r.defer
 // It takes the message by value, and leaves the rare fallback to
 // marshalMessage, so that the caller's message stays on its stack.
 func encodeMessage(m bindings.ConversationMessage) ([]byte, error) {
-	size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata) // as appendOutput sizes it
-	for i := range m.ToolCalls {
-		size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
-	}
-	if b, ok := appendMessageJSON(make([]byte, 0, size), &m); ok {
+	if b, ok := journalcodec.Append(make([]byte, 0, messageSize(&m)), &m, nil); ok {
 		return b, nil
 	}
 	return marshalMessage(m)
@@ -105,10 +102,7 @@ func encodeMessage(m bindings.ConversationMessage) ([]byte, error) {
 // arena, as encodeStep does for every other step output (the store keeps
 // those bytes: the arena is never written over).
 func (r *run) encodeMessageInArena(m bindings.ConversationMessage) ([]byte, error) {
-	size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata)
-	for i := range m.ToolCalls {
-		size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
-	}
+	size := messageSize(&m)
 	if cap(r.outArena)-len(r.outArena) < size {
 		if size > outArenaSize/2 {
 			return encodeMessage(m)
@@ -116,7 +110,7 @@ func (r *run) encodeMessageInArena(m bindings.ConversationMessage) ([]byte, erro
 		r.outArena = r.newOutArena()
 	}
 	start := len(r.outArena)
-	b, ok := appendMessageJSON(r.outArena[start:start], &m)
+	b, ok := journalcodec.Append(r.outArena[start:start], &m, nil)
 	if !ok {
 		return marshalMessage(m)
 	}
@@ -127,7 +121,17 @@ func (r *run) encodeMessageInArena(m bindings.ConversationMessage) ([]byte, erro
 	return b, nil
 }
 
-// marshalMessage is json.Marshal(m), what appendMessageJSON stands for.
+// messageSize is room enough for m's JSON: the names, ids, numbers and
+// time fit in 512 bytes.
+func messageSize(m *bindings.ConversationMessage) int {
+	size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata)
+	for i := range m.ToolCalls {
+		size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
+	}
+	return size
+}
+
+// marshalMessage is json.Marshal(m), what journalcodec.Append stands for.
 func marshalMessage(m bindings.ConversationMessage) ([]byte, error) { return json.Marshal(m) }
 
 // writeDeferred writes entries — the buffer, with the deferred message

@@ -1,4 +1,4 @@
-package turn
+package journalcodec
 
 import (
 	"math/rand/v2"
@@ -6,12 +6,12 @@ import (
 	"time"
 )
 
-// TestAppendTimeJSONAsAppendFormat: appendTimeJSON writes what
+// TestAppendTimeAsAppendFormat: AppendTime writes what
 // AppendFormat(time.RFC3339Nano) writes for every time at offset 0 in the
 // years 0–9999 (UTC or another zone at offset 0; nanoseconds with and
 // without trailing zeros; the edges of days, months, leap years and
 // centuries), and refuses the rest without appending.
-func TestAppendTimeJSONAsAppendFormat(t *testing.T) {
+func TestAppendTimeAsAppendFormat(t *testing.T) {
 	zero := time.FixedZone("ZERO", 0)
 	var times []time.Time
 	for _, y := range []int{0, 1, 4, 99, 100, 400, 1600, 1899, 1900, 1969, 1970, 1971, 2000, 2024, 2026, 2100, 2400, 9999} {
@@ -35,10 +35,10 @@ func TestAppendTimeJSONAsAppendFormat(t *testing.T) {
 	}
 	times = append(times, time.Now().UTC(), time.Now().In(zero), time.Unix(0, 0).In(zero), time.Time{})
 	for _, tm := range times {
-		got, ok := appendTimeJSON([]byte("x"), tm)
+		got, ok := AppendTime([]byte("x"), tm)
 		want := tm.AppendFormat([]byte("x"), time.RFC3339Nano)
 		if !ok || string(got) != string(want) {
-			t.Fatalf("appendTimeJSON(%v) = %q, %v; want %q", tm, got, ok, want)
+			t.Fatalf("AppendTime(%v) = %q, %v; want %q", tm, got, ok, want)
 		}
 	}
 	east := time.FixedZone("E", 3600)
@@ -48,8 +48,8 @@ func TestAppendTimeJSONAsAppendFormat(t *testing.T) {
 		time.Date(-400, 3, 1, 0, 0, 0, 0, time.UTC), time.Date(-100000, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.Date(100000, 1, 1, 0, 0, 0, 0, time.UTC),
 	} {
-		if got, ok := appendTimeJSON([]byte("x"), tm); ok || string(got) != "x" {
-			t.Errorf("appendTimeJSON(%v) = %q, %v; want it refused", tm, got, ok)
+		if got, ok := AppendTime([]byte("x"), tm); ok || string(got) != "x" {
+			t.Errorf("AppendTime(%v) = %q, %v; want it refused", tm, got, ok)
 		}
 	}
 }

@@ -1,0 +1,282 @@
+package journalcodec
+
+import (
+	"encoding"
+	"encoding/json"
+	"maps"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// kind is how the codec writes and reads a type.
+type kind uint8
+
+const (
+	// kOpaque is a type the codec leaves to encoding/json both ways.
+	kOpaque kind = iota
+	// kBytes is a []byte (not a json.RawMessage): nil is null, and any
+	// other is encoding/json's (base64) both ways.
+	kBytes
+	kString
+	kBool
+	kInt
+	kInt64
+	kInt32
+	kFloat64
+	kFloat32
+	kRaw  // json.RawMessage
+	kTime // time.Time
+	kStruct
+	kSlice
+	kPtr
+	kMap // map[string]V
+	kAny // interface{}
+	// kUnmarshaler is a type with its own UnmarshalJSON (and, as far as
+	// the codec knows, MarshalJSON): decoded by handing it the value's
+	// bytes, encoded by encoding/json.
+	kUnmarshaler
+)
+
+// codec is the descriptor of one Go type.
+type codec struct {
+	typ  reflect.Type
+	kind kind
+	// elem is the element's descriptor (a slice's, a pointer's, a map's
+	// value), and size its size in bytes (a slice's element).
+	elem *codec
+	size uintptr
+	// fields are a struct's, in declaration order; keys are their names
+	// quoted with their colon, for the decoder (keyIn).
+	fields []field
+	keys   []string
+	// zeroer reports that the type has an IsZero method (omitzero asks
+	// it), and zeroIsZero what it says of the zero value.
+	zeroer, zeroIsZero bool
+}
+
+// field is one exported struct field as encoding/json sees it.
+type field struct {
+	name string
+	// key is `"name":`, and comma `,"name":`.
+	key, comma string
+	off        uintptr
+	c          *codec
+	omitEmpty  bool
+	omitZero   bool
+}
+
+// maxFields bounds the fields of a struct the decoder reads (a bit each
+// marks the fields seen).
+const maxFields = 64
+
+// maxDepth is the deepest nesting the codec writes or reads; deeper values
+// go to encoding/json (whose own limit is far higher).
+const maxDepth = 64
+
+var (
+	// descriptors maps each type compiled so far to its descriptor: a map
+	// never written once published, replaced by a copy with the new
+	// types (under compileMu) when a type is compiled. A map lookup is a
+	// fraction of a sync.Map's, and every value encoded or decoded starts
+	// with one.
+	descriptors atomic.Pointer[map[unsafe.Pointer]*codec]
+	compileMu   sync.Mutex
+
+	timeType      = reflect.TypeFor[time.Time]()
+	rawType       = reflect.TypeFor[json.RawMessage]()
+	marshaler     = reflect.TypeFor[json.Marshaler]()
+	unmarshaler   = reflect.TypeFor[json.Unmarshaler]()
+	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+	textUnmarsh   = reflect.TypeFor[encoding.TextUnmarshaler]()
+	zeroerType    = reflect.TypeFor[interface{ IsZero() bool }]()
+)
+
+// descriptorOf returns T's descriptor, compiling it the first time.
+func descriptorOf[T any]() *codec { return descriptorFor(reflect.TypeFor[T]()) }
+
+func descriptorFor(t reflect.Type) *codec {
+	id := typeID(t)
+	if m := descriptors.Load(); m != nil {
+		if c, ok := (*m)[id]; ok {
+			return c
+		}
+	}
+	compileMu.Lock()
+	defer compileMu.Unlock()
+	old := map[unsafe.Pointer]*codec{}
+	if m := descriptors.Load(); m != nil {
+		if c, ok := (*m)[id]; ok {
+			return c
+		}
+		old = *m
+	}
+	building := map[reflect.Type]*codec{}
+	c := compile(t, old, building)
+	next := maps.Clone(old)
+	for t, c := range building { // a recursive type's descriptors, complete now
+		next[typeID(t)] = c
+	}
+	descriptors.Store(&next)
+	return c
+}
+
+// typeID is t's identity as a map key that hashes as one word: the
+// address of its type descriptor (a reflect.Type is a pointer to it, and
+// two are the same type exactly when they are the same pointer).
+func typeID(t reflect.Type) unsafe.Pointer { return reflect.ValueOf(t).UnsafePointer() }
+
+// compile builds t's descriptor; done holds the descriptors published
+// already, building those being built, so that a recursive type refers to
+// its own.
+func compile(t reflect.Type, done map[unsafe.Pointer]*codec, building map[reflect.Type]*codec) *codec {
+	if c, ok := building[t]; ok {
+		return c
+	}
+	if c, ok := done[typeID(t)]; ok {
+		return c
+	}
+	c := &codec{typ: t, size: t.Size()}
+	building[t] = c
+	if t.Implements(zeroerType) || reflect.PointerTo(t).Implements(zeroerType) {
+		c.zeroer = true
+		if k := t.Kind(); k != reflect.Pointer && k != reflect.Interface {
+			c.zeroIsZero = reflect.New(t).Interface().(interface{ IsZero() bool }).IsZero()
+		}
+	}
+	switch {
+	case t == timeType:
+		c.kind = kTime
+		return c
+	case t == rawType:
+		c.kind = kRaw
+		return c
+	}
+	if t.Kind() == reflect.Pointer { // nil is null; encoding/json looks through it
+		c.kind, c.elem = kPtr, compile(t.Elem(), done, building)
+		return c
+	}
+	pt := reflect.PointerTo(t)
+	custom := t.Implements(marshaler) || pt.Implements(marshaler) || t.Implements(textMarshaler) || pt.Implements(textMarshaler)
+	if pt.Implements(textUnmarsh) {
+		return c // kOpaque
+	}
+	if pt.Implements(unmarshaler) {
+		c.kind = kUnmarshaler
+		return c
+	}
+	if custom {
+		return c // writes itself, reads as its kind: left to encoding/json
+	}
+	switch t.Kind() {
+	case reflect.String:
+		c.kind = kString
+	case reflect.Bool:
+		c.kind = kBool
+	case reflect.Int:
+		c.kind = kInt
+	case reflect.Int64:
+		c.kind = kInt64
+	case reflect.Int32:
+		c.kind = kInt32
+	case reflect.Float64:
+		c.kind = kFloat64
+	case reflect.Float32:
+		c.kind = kFloat32
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			c.kind = kBytes
+			return c
+		}
+		c.kind, c.elem = kSlice, compile(t.Elem(), done, building)
+		c.size = t.Elem().Size()
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String || reflect.PointerTo(t.Key()).Implements(textUnmarsh) || t.Key().Implements(textMarshaler) {
+			return c
+		}
+		c.kind, c.elem = kMap, compile(t.Elem(), done, building)
+	case reflect.Interface:
+		if t.NumMethod() == 0 {
+			c.kind = kAny
+		}
+	case reflect.Struct:
+		compileStruct(c, done, building)
+	}
+	return c
+}
+
+// compileStruct fills in a struct's fields as encoding/json lists them,
+// or leaves the struct opaque when it has what the codec does not follow:
+// an embedded field, a ",string" option, a name it would have to escape
+// or that two fields share, more than maxFields fields.
+func compileStruct(c *codec, done map[unsafe.Pointer]*codec, building map[reflect.Type]*codec) {
+	t := c.typ
+	var fs []field
+	seen := map[string]bool{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if sf.Anonymous {
+			return
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = sf.Name
+		}
+		if !plainName(name) || seen[name] {
+			return
+		}
+		seen[name] = true
+		f := field{name: name, key: `"` + name + `":`, comma: `,"` + name + `":`, off: sf.Offset}
+		for _, o := range strings.Split(opts, ",") {
+			switch o {
+			case "omitempty":
+				f.omitEmpty = true
+			case "omitzero":
+				f.omitZero = true
+			case "string":
+				return
+			}
+		}
+		f.c = compile(sf.Type, done, building)
+		fs = append(fs, f)
+	}
+	if len(fs) > maxFields {
+		return
+	}
+	c.kind, c.fields = kStruct, fs
+	c.keys = make([]string, len(fs))
+	for i := range fs {
+		c.keys[i] = fs[i].key
+	}
+}
+
+// plainName reports whether a JSON member name is written as it is: ASCII
+// letters, digits, '_' and '-' (encoding/json would escape or refuse some
+// others).
+func plainName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// at is the address off bytes into the value at p (a field of a struct,
+// an element of an array): p points to a value of the descriptor that
+// lists off (see the package doc).
+func at(p unsafe.Pointer, off uintptr) unsafe.Pointer { return unsafe.Add(p, off) }

@@ -1,0 +1,401 @@
+package journalcodec
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/kindgi/agents/bindings"
+)
+
+// Options are what a caller knows of the value it encodes.
+type Options struct {
+	// Quoted, when QuotedJSON is set, is a string whose JSON is
+	// QuotedJSON: a string equal to it is written as those bytes, without
+	// quoting it again (the rendered prompt, which the initial messages'
+	// system message holds again).
+	Quoted     string
+	QuotedJSON []byte
+	// RawChecked says every json.RawMessage in the value is known to be
+	// written as it is (valid, compact, HTML-safe JSON), checked where it
+	// entered: the encoder copies them without checking them again.
+	RawChecked bool
+}
+
+// Append appends json.Marshal(*v) to b and reports true, or reports false
+// when the value holds something the codec leaves to encoding/json (and
+// what it appended is to be dropped).
+func Append[T any](b []byte, v *T, o *Options) ([]byte, bool) {
+	e := encoder{b: b, ok: true, o: o}
+	if e.o == nil {
+		e.o = &noOptions
+	}
+	e.value(descriptorOf[T](), unsafe.Pointer(v), 0)
+	return e.b, e.ok
+}
+
+// Marshal is json.Marshal(*v), appended to b (from its start: b is room
+// to write into, or nil for a buffer of its own).
+func Marshal[T any](b []byte, v *T, o *Options) ([]byte, error) {
+	if b == nil {
+		b = make([]byte, 0, 512)
+	}
+	if out, ok := Append(b[:0], v, o); ok {
+		return out, nil
+	}
+	return json.Marshal(*v)
+}
+
+var noOptions Options
+
+// encoder appends one value's JSON; ok turns false at the first value it
+// leaves to encoding/json, and then nothing more is written.
+type encoder struct {
+	b  []byte
+	ok bool
+	o  *Options
+}
+
+func (e *encoder) fail() { e.ok = false }
+
+// value appends the value of descriptor c at p.
+func (e *encoder) value(c *codec, p unsafe.Pointer, depth int) {
+	if !e.ok {
+		return
+	}
+	switch c.kind {
+	case kString:
+		e.str(*(*string)(p))
+	case kBool:
+		e.b = strconv.AppendBool(e.b, *(*bool)(p))
+	case kInt:
+		e.b = strconv.AppendInt(e.b, int64(*(*int)(p)), 10)
+	case kInt64:
+		e.b = strconv.AppendInt(e.b, *(*int64)(p), 10)
+	case kInt32:
+		e.b = strconv.AppendInt(e.b, int64(*(*int32)(p)), 10)
+	case kFloat64:
+		e.b, e.ok = AppendFloat(e.b, *(*float64)(p))
+	case kFloat32:
+		e.b, e.ok = appendFloat32(e.b, *(*float32)(p))
+	case kRaw:
+		switch r := *(*json.RawMessage)(p); {
+		case r == nil:
+			e.b = append(e.b, "null"...)
+		case len(r) > 0 && (e.o.RawChecked || RawAsIs(r)):
+			e.b = append(e.b, r...)
+		default:
+			e.fail()
+		}
+	case kTime:
+		e.b = append(e.b, '"')
+		e.b, e.ok = AppendTime(e.b, *(*timeValue)(p))
+		e.b = append(e.b, '"')
+	case kStruct:
+		if depth >= maxDepth {
+			e.fail()
+			return
+		}
+		e.b = append(e.b, '{')
+		first := true
+		for i := range c.fields {
+			f := &c.fields[i]
+			fp := at(p, f.off)
+			if f.omitEmpty && f.c.kind == kString { // the common omitempty: inline
+				if len(*(*string)(fp)) == 0 {
+					continue
+				}
+			} else if (f.omitEmpty || f.omitZero) && e.omit(f, fp) {
+				if !e.ok {
+					return
+				}
+				continue
+			}
+			if first {
+				e.b = append(e.b, f.key...)
+				first = false
+			} else {
+				e.b = append(e.b, f.comma...)
+			}
+			if f.c.kind == kString { // most fields: no second dispatch
+				e.str(*(*string)(fp))
+				if !e.ok {
+					return
+				}
+				continue
+			}
+			if e.value(f.c, fp, depth+1); !e.ok {
+				return
+			}
+		}
+		e.b = append(e.b, '}')
+	case kSlice:
+		s := *(*[]byte)(p) // any slice's header: its data pointer and length
+		if s == nil {
+			e.b = append(e.b, "null"...)
+			return
+		}
+		if depth >= maxDepth {
+			e.fail()
+			return
+		}
+		e.b = append(e.b, '[')
+		base := unsafe.Pointer(unsafe.SliceData(s))
+		for i := range len(s) {
+			if i > 0 {
+				e.b = append(e.b, ',')
+			}
+			if e.value(c.elem, at(base, uintptr(i)*c.size), depth+1); !e.ok {
+				return
+			}
+		}
+		e.b = append(e.b, ']')
+	case kPtr:
+		q := *(*unsafe.Pointer)(p)
+		if q == nil {
+			e.b = append(e.b, "null"...)
+			return
+		}
+		if depth >= maxDepth {
+			e.fail()
+			return
+		}
+		e.value(c.elem, q, depth+1)
+	case kMap:
+		// encoding/json sorts a map's keys, and its length is
+		// reflection's to tell: a map that is not nil is encoding/json's.
+		if *(*unsafe.Pointer)(p) != nil {
+			e.fail()
+			return
+		}
+		e.b = append(e.b, "null"...)
+	case kAny:
+		if *(*any)(p) != nil {
+			e.fail()
+			return
+		}
+		e.b = append(e.b, "null"...)
+	case kBytes:
+		if *(*[]byte)(p) != nil {
+			e.fail() // base64
+			return
+		}
+		e.b = append(e.b, "null"...)
+	default: // kOpaque, kUnmarshaler
+		e.fail()
+	}
+}
+
+// str appends s as a JSON string.
+func (e *encoder) str(s string) {
+	if q := e.o.QuotedJSON; q != nil && len(s) == len(e.o.Quoted) && s == e.o.Quoted {
+		e.b = append(e.b, q...)
+		return
+	}
+	e.b, e.ok = AppendString(e.b, s)
+}
+
+// omit reports whether encoding/json leaves field f, at p, out of its
+// object (omitempty, omitzero). A value whose answer the codec cannot
+// tell without calling into reflection or the type's IsZero method (which
+// would make every value the encoder is handed escape to the heap) fails
+// the encoding.
+func (e *encoder) omit(f *field, p unsafe.Pointer) bool {
+	c := f.c
+	switch {
+	case f.omitEmpty && c.kind == kMap:
+		if *(*unsafe.Pointer)(p) != nil {
+			e.fail() // its length is reflection's to tell
+		}
+		return true
+	case f.omitEmpty && c.kind != kStruct && c.kind != kTime && c.kind != kOpaque && c.kind != kUnmarshaler:
+		if c.empty(p) {
+			return true
+		}
+	case f.omitEmpty && (c.kind == kOpaque || c.kind == kUnmarshaler):
+		e.fail()
+		return true
+	}
+	if !f.omitZero {
+		return false
+	}
+	switch c.kind {
+	case kTime:
+		return (*timeValue)(p).IsZero()
+	case kFloat64:
+		return math.Float64bits(*(*float64)(p)) == 0
+	case kFloat32:
+		return math.Float32bits(*(*float32)(p)) == 0
+	case kString, kBool, kInt, kInt64, kInt32:
+		return c.empty(p)
+	case kRaw, kSlice, kBytes, kPtr, kMap, kAny:
+		if c.zeroer {
+			e.fail()
+			return true
+		}
+		return *(*unsafe.Pointer)(p) == nil // a nil slice, map, pointer, or the type word of a nil interface
+	}
+	// A struct (or any other value): one whose bytes are all zero is the
+	// zero value, and its IsZero method, if it has one, says what it says
+	// of the zero value (c.zeroIsZero); any other is left to encoding/json.
+	for _, b := range unsafe.Slice((*byte)(p), c.size) {
+		if b != 0 {
+			e.fail()
+			return true
+		}
+	}
+	return !c.zeroer || c.zeroIsZero
+}
+
+// empty reports whether encoding/json's omitempty omits the value of c at
+// p, for the kinds whose emptiness is their value: false, 0, a nil pointer
+// or interface, an empty string, raw value or slice.
+func (c *codec) empty(p unsafe.Pointer) bool {
+	switch c.kind {
+	case kString:
+		return len(*(*string)(p)) == 0
+	case kBool:
+		return !*(*bool)(p)
+	case kInt:
+		return *(*int)(p) == 0
+	case kInt64:
+		return *(*int64)(p) == 0
+	case kInt32:
+		return *(*int32)(p) == 0
+	case kFloat64:
+		return *(*float64)(p) == 0
+	case kFloat32:
+		return *(*float32)(p) == 0
+	case kRaw, kSlice, kBytes:
+		return len(*(*[]byte)(p)) == 0
+	case kPtr:
+		return *(*unsafe.Pointer)(p) == nil
+	case kAny:
+		return *(*any)(p) == nil
+	}
+	return false
+}
+
+// RawAsIs reports whether json.Marshal writes raw as it is: valid JSON
+// with nothing its compaction removes or escapes.
+func RawAsIs(raw json.RawMessage) bool {
+	return len(raw) > 0 && !NeedsCompact(raw) && bindings.CheckJSON("", raw) == nil
+}
+
+// NeedsCompact reports whether json.Marshal's compaction of a JSON
+// document would change it: whitespace between tokens, or '<', '>', '&'
+// or the first byte of U+2028 or U+2029 (0xE2, which also starts other
+// characters: those are then compacted needlessly, which changes nothing)
+// inside or outside a string.
+func NeedsCompact(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xE2:
+			return true
+		case '"':
+			for i++; i < len(raw); i++ {
+				c := raw[i]
+				if c == '"' {
+					break
+				}
+				if c == '\\' {
+					i++ // the escaped byte cannot end the string
+				} else if c == '<' || c == '>' || c == '&' || c == 0xE2 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// AppendString appends s quoted as encoding/json quotes it, for the
+// strings it can: printable ASCII, \n, \r and \t. It reports false for
+// any other byte (json.Marshal has the answer for those).
+func AppendString(b []byte, s string) ([]byte, bool) {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		i = plainPrefix(s, i)
+		if i == len(s) {
+			break
+		}
+		var esc string
+		switch c := s[i]; c {
+		case '"':
+			esc = `\"`
+		case '\\':
+			esc = `\\`
+		case '\n':
+			esc = `\n`
+		case '\r':
+			esc = `\r`
+		case '\t':
+			esc = `\t`
+		case '<':
+			esc = `\u003c`
+		case '>':
+			esc = `\u003e`
+		case '&':
+			esc = `\u0026`
+		default: // a control byte or a non-ASCII one
+			return b, false
+		}
+		b = append(b, s[start:i]...)
+		b = append(b, esc...)
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"'), true
+}
+
+// plainPrefix returns the index of the first byte of s from i that is not
+// jsonPlain, or len(s). Eight bytes at a time it ANDs their table entries
+// and branches once; the last few, and the word that holds the byte, one
+// at a time.
+func plainPrefix(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		if jsonPlain[w[0]]&jsonPlain[w[1]]&jsonPlain[w[2]]&jsonPlain[w[3]]&
+			jsonPlain[w[4]]&jsonPlain[w[5]]&jsonPlain[w[6]]&jsonPlain[w[7]] == 0 {
+			break
+		}
+	}
+	for i < len(s) && jsonPlain[s[i]] != 0 {
+		i++
+	}
+	return i
+}
+
+// jsonPlain holds the bytes AppendString copies as they are: printable
+// ASCII but the quote, the backslash and <, >, & (which json.Marshal
+// escapes), as 1 (and every other byte as 0).
+var jsonPlain = func() (t [256]uint8) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		if c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// AppendFloat appends f as json.Marshal writes a float64 in the range it
+// writes without an exponent (0, and 1e-6 ≤ |f| < 1e21); it reports false
+// for anything else (an exponent, NaN, ±Inf).
+func AppendFloat(b []byte, f float64) ([]byte, bool) {
+	if a := math.Abs(f); a != 0 && !(a >= 1e-6 && a < 1e21) { // also NaN, Inf
+		return b, false
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64), true
+}
+
+// appendFloat32 is AppendFloat for a float32, as json.Marshal writes one
+// (its shortest decimal as a float32).
+func appendFloat32(b []byte, f float32) ([]byte, bool) {
+	if a := math.Abs(float64(f)); a != 0 && !(a >= 1e-6 && a < 1e21) {
+		return b, false
+	}
+	return strconv.AppendFloat(b, float64(f), 'f', -1, 32), true
+}
