@@ -233,5 +233,3 @@ func TestEncodeApprovalOutcomeMatchesMarshal(t *testing.T) {
 		}
 	}
 }
-
-

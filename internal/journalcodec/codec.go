@@ -26,6 +26,10 @@ const (
 	kInt
 	kInt64
 	kInt32
+	// kIntN and kUint are the other signed and the unsigned integers, of
+	// c.size bytes.
+	kIntN
+	kUint
 	kFloat64
 	kFloat32
 	kRaw  // json.RawMessage
@@ -182,6 +186,10 @@ func compile(t reflect.Type, done map[unsafe.Pointer]*codec, building map[reflec
 		c.kind = kInt64
 	case reflect.Int32:
 		c.kind = kInt32
+	case reflect.Int8, reflect.Int16:
+		c.kind = kIntN
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		c.kind = kUint
 	case reflect.Float64:
 		c.kind = kFloat64
 	case reflect.Float32:
@@ -280,3 +288,29 @@ func plainName(s string) bool {
 // an element of an array): p points to a value of the descriptor that
 // lists off (see the package doc).
 func at(p unsafe.Pointer, off uintptr) unsafe.Pointer { return unsafe.Add(p, off) }
+
+// intAt reads the signed integer of size bytes at p.
+func intAt(p unsafe.Pointer, size uintptr) int64 {
+	switch size {
+	case 1:
+		return int64(*(*int8)(p))
+	case 2:
+		return int64(*(*int16)(p))
+	case 4:
+		return int64(*(*int32)(p))
+	}
+	return *(*int64)(p)
+}
+
+// uintAt reads the unsigned integer of size bytes at p.
+func uintAt(p unsafe.Pointer, size uintptr) uint64 {
+	switch size {
+	case 1:
+		return uint64(*(*uint8)(p))
+	case 2:
+		return uint64(*(*uint16)(p))
+	case 4:
+		return uint64(*(*uint32)(p))
+	}
+	return *(*uint64)(p)
+}

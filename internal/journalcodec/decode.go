@@ -91,6 +91,30 @@ func (d *decoder) value(c *codec, p unsafe.Pointer, depth int) {
 		*(*int64)(p) = d.integer(64)
 	case kInt32:
 		*(*int32)(p) = int32(d.integer(32))
+	case kIntN:
+		n := d.integer(int(c.size) * 8)
+		if c.size == 1 {
+			*(*int8)(p) = int8(n)
+		} else {
+			*(*int16)(p) = int16(n)
+		}
+	case kUint:
+		lit, isInt := d.number()
+		n, err := strconv.ParseUint(lit, 10, int(c.size)*8)
+		if d.bad || !isInt || err != nil {
+			d.fail()
+			return
+		}
+		switch c.size {
+		case 1:
+			*(*uint8)(p) = uint8(n)
+		case 2:
+			*(*uint16)(p) = uint16(n)
+		case 4:
+			*(*uint32)(p) = uint32(n)
+		default:
+			*(*uint64)(p) = n
+		}
 	case kFloat64:
 		*(*float64)(p) = d.float()
 	case kFloat32:

@@ -76,6 +76,10 @@ func (e *encoder) value(c *codec, p unsafe.Pointer, depth int) {
 		e.b = strconv.AppendInt(e.b, *(*int64)(p), 10)
 	case kInt32:
 		e.b = strconv.AppendInt(e.b, int64(*(*int32)(p)), 10)
+	case kIntN:
+		e.b = strconv.AppendInt(e.b, intAt(p, c.size), 10)
+	case kUint:
+		e.b = strconv.AppendUint(e.b, uintAt(p, c.size), 10)
 	case kFloat64:
 		e.b, e.ok = AppendFloat(e.b, *(*float64)(p))
 	case kFloat32:
@@ -228,7 +232,7 @@ func (e *encoder) omit(f *field, p unsafe.Pointer) bool {
 		return math.Float64bits(*(*float64)(p)) == 0
 	case kFloat32:
 		return math.Float32bits(*(*float32)(p)) == 0
-	case kString, kBool, kInt, kInt64, kInt32:
+	case kString, kBool, kInt, kInt64, kInt32, kIntN, kUint:
 		return c.empty(p)
 	case kRaw, kSlice, kBytes, kPtr, kMap, kAny:
 		if c.zeroer {
@@ -264,6 +268,10 @@ func (c *codec) empty(p unsafe.Pointer) bool {
 		return *(*int64)(p) == 0
 	case kInt32:
 		return *(*int32)(p) == 0
+	case kIntN:
+		return intAt(p, c.size) == 0
+	case kUint:
+		return uintAt(p, c.size) == 0
 	case kFloat64:
 		return *(*float64)(p) == 0
 	case kFloat32:
