@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
@@ -99,7 +100,7 @@ func seeds(t testing.TB) [][]byte {
 		`{}`, `[]`, `null`, `{"s":null}`, `{"s":"x","s":"y"}`, `{"S":"x"}`, `{"unknown":1}`, `{"i":1.0}`, `{"i":99999999999999999999}`,
 		`{"i32":2147483648}`, `{"s":"\ud83d\ude00"}`, "{\"s\":\"\xff\"}", `{"s":"a"} x`, `{"s":"a",}`, `{"raw":{"a":01}}`,
 		`{"strs":null,"list":[],"map":{},"anyMap":null}`, `{"gate":"alwaysAsk"}`, `{"gate":null}`, `{"t":"2026-02-30T00:00:00Z"}`,
-		`{"t":"2026-03-14T09:00:00+01:00"}`, ` {"s" : "x" } `, `{"nested":{"a":"x","n":-0}}`, `{"f32":3.4028236e38}`,
+		`{"t":"2026-03-14T09:00:00+01:00"}`, `{"a":"\u2028"}`, "\"\u2028\"", `{"a":"<"}`, `[1, 2]`, `-0.5e+3`, `"\ud800"`, ` {"s" : "x" } `, `{"nested":{"a":"x","n":-0}}`, `{"f32":3.4028236e38}`,
 		strings.Repeat(`{"nestedP":`, 70) + `{}` + strings.Repeat(`}`, 70), `{"any":[[[{"a":[1,{"b":null}]}]]]}`,
 	} {
 		out = append(out, []byte(s))
@@ -148,6 +149,11 @@ func FuzzCodecMatchesEncodingJSON(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		if journalcodec.RawAsIs(raw) {
+			if b, err := json.Marshal(json.RawMessage(raw)); err != nil || !bytes.Equal(b, raw) || !utf8.Valid(raw) {
+				t.Fatalf("RawAsIs(%q), but json.Marshal writes %q, %v (or it is not UTF-8)", raw, b, err)
+			}
+		}
 		matches[kinds](t, raw)
 		matches[bindings.ConversationMessage](t, raw)
 		matches[bindings.GenerateResponse](t, raw)

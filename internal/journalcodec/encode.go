@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
-
-	"github.com/kindgi/agents/bindings"
 )
 
 // Options are what a caller knows of the value it encodes.
@@ -286,10 +284,184 @@ func (c *codec) empty(p unsafe.Pointer) bool {
 	return false
 }
 
-// RawAsIs reports whether json.Marshal writes raw as it is: valid JSON
-// with nothing its compaction removes or escapes.
+// RawAsIs reports whether json.Marshal writes raw as it is: one valid
+// JSON value in UTF-8 with nothing its compaction removes or escapes (no
+// whitespace between tokens, no '<', '>', '&', U+2028 or U+2029; any
+// 0xE2 byte is declined, as it may start either). One pass over raw.
 func RawAsIs(raw json.RawMessage) bool {
-	return len(raw) > 0 && !NeedsCompact(raw) && bindings.CheckJSON("", raw) == nil
+	var stack uint64 // for each open container, 1 an object, 0 an array
+	depth, i, n := 0, 0, len(raw)
+	for {
+		// A value starts at i.
+		if i >= n {
+			return false
+		}
+		switch c := raw[i]; c {
+		case '{', '[':
+			if depth == maxDepth {
+				return false
+			}
+			i++
+			if i < n && raw[i] == c+2 { // '}' is '{'+2, ']' is '['+2
+				i++
+				break
+			}
+			stack <<= 1
+			if c == '{' {
+				stack |= 1
+				if i = compactKey(raw, i); i < 0 {
+					return false
+				}
+			}
+			depth++
+			continue
+		case '"':
+			i = compactString(raw, i)
+		case 't':
+			i = compactLiteral(raw, i, "true")
+		case 'f':
+			i = compactLiteral(raw, i, "false")
+		case 'n':
+			i = compactLiteral(raw, i, "null")
+		default:
+			i = compactNumber(raw, i)
+		}
+		if i < 0 {
+			return false
+		}
+		// A value ended at i: close containers until another value follows.
+		for {
+			if depth == 0 {
+				return i == n
+			}
+			if i >= n {
+				return false
+			}
+			obj := stack&1 == 1
+			if raw[i] == ',' {
+				i++
+				if obj {
+					if i = compactKey(raw, i); i < 0 {
+						return false
+					}
+				}
+				break
+			}
+			if obj && raw[i] != '}' || !obj && raw[i] != ']' {
+				return false
+			}
+			i++
+			stack >>= 1
+			depth--
+		}
+	}
+}
+
+// compactKey reads a member's name and colon at raw[i:] and returns the
+// index after them, or -1.
+func compactKey(raw []byte, i int) int {
+	if i >= len(raw) || raw[i] != '"' {
+		return -1
+	}
+	if i = compactString(raw, i); i < 0 || i >= len(raw) || raw[i] != ':' {
+		return -1
+	}
+	return i + 1
+}
+
+// compactString reads the string whose quote is at raw[i] and returns the
+// index after it, or -1 when it is not valid or holds a byte compaction
+// escapes.
+func compactString(raw []byte, i int) int {
+	n := len(raw)
+	for j := i + 1; ; {
+		for ; j+8 <= n; j += 8 {
+			w := raw[j : j+8 : j+8]
+			if jsonPlain[w[0]]&jsonPlain[w[1]]&jsonPlain[w[2]]&jsonPlain[w[3]]&
+				jsonPlain[w[4]]&jsonPlain[w[5]]&jsonPlain[w[6]]&jsonPlain[w[7]] == 0 {
+				break
+			}
+		}
+		for j < n && jsonPlain[raw[j]] != 0 {
+			j++
+		}
+		if j >= n {
+			return -1
+		}
+		switch c := raw[j]; {
+		case c == '"':
+			return j + 1
+		case c == '\\':
+			if j+1 >= n {
+				return -1
+			}
+			switch raw[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if _, ok := hex4(string(raw[j+2:min(j+6, n)]), 0); !ok {
+					return -1
+				}
+				j += 6
+			default:
+				return -1
+			}
+		case c < utf8.RuneSelf || c == 0xE2: // a control byte, '<', '>', '&'; maybe U+2028, U+2029
+			return -1
+		default:
+			r, size := utf8.DecodeRune(raw[j:])
+			if r == utf8.RuneError && size == 1 {
+				return -1
+			}
+			j += size
+		}
+	}
+}
+
+// compactLiteral returns the index after lit at raw[i:], or -1.
+func compactLiteral(raw []byte, i int, lit string) int {
+	if len(raw)-i < len(lit) || string(raw[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}
+
+// compactNumber reads a number as JSON's grammar has it at raw[i:] and
+// returns the index after it, or -1.
+func compactNumber(raw []byte, i int) int {
+	n := len(raw)
+	digits := func() bool {
+		k := i
+		for i < n && raw[i] >= '0' && raw[i] <= '9' {
+			i++
+		}
+		return i > k
+	}
+	if i < n && raw[i] == '-' {
+		i++
+	}
+	switch {
+	case i < n && raw[i] == '0':
+		i++
+	case !digits():
+		return -1
+	}
+	if i < n && raw[i] == '.' {
+		i++
+		if !digits() {
+			return -1
+		}
+	}
+	if i < n && (raw[i] == 'e' || raw[i] == 'E') {
+		i++
+		if i < n && (raw[i] == '+' || raw[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return -1
+		}
+	}
+	return i
 }
 
 // NeedsCompact reports whether json.Marshal's compaction of a JSON
@@ -323,13 +495,17 @@ func NeedsCompact(raw []byte) bool {
 // strings it can: printable ASCII, \n, \r and \t. It reports false for
 // any other byte (json.Marshal has the answer for those).
 func AppendString(b []byte, s string) ([]byte, bool) {
+	i := plainPrefix(s, 0)
+	if n := len(b); i == len(s) && cap(b)-n >= len(s)+2 { // the usual: room, nothing to escape
+		b = b[:n+len(s)+2]
+		b[n] = '"'
+		copy(b[n+1:], s)
+		b[n+1+len(s)] = '"'
+		return b, true
+	}
 	b = append(b, '"')
 	start := 0
-	for i := 0; i < len(s); i++ {
-		i = plainPrefix(s, i)
-		if i == len(s) {
-			break
-		}
+	for ; i < len(s); i = plainPrefix(s, i+1) {
 		var esc string
 		switch c := s[i]; c {
 		case '"':
