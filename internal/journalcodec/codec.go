@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"maps"
+	"math/bits"
 	"reflect"
 	"strings"
 	"sync"
@@ -57,6 +58,9 @@ type codec struct {
 	// quoted with their colon, for the decoder (keyIn).
 	fields []field
 	keys   []string
+	// arrays are the array types [1]E, [2]E, [4]E … of a slice's
+	// element, for the decoder's backing arrays (arrayOf).
+	arrays []reflect.Type
 	// zeroer reports that the type has an IsZero method (omitzero asks
 	// it), and zeroIsZero what it says of the zero value.
 	zeroer, zeroIsZero bool
@@ -201,6 +205,9 @@ func compile(t reflect.Type, done map[unsafe.Pointer]*codec, building map[reflec
 		}
 		c.kind, c.elem = kSlice, compile(t.Elem(), done, building)
 		c.size = t.Elem().Size()
+		for n := 1; n <= 16; n *= 2 {
+			c.arrays = append(c.arrays, reflect.ArrayOf(n, t.Elem()))
+		}
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String || reflect.PointerTo(t.Key()).Implements(textUnmarsh) || t.Key().Implements(textMarshaler) {
 			return c
@@ -313,4 +320,13 @@ func uintAt(p unsafe.Pointer, size uintptr) uint64 {
 		return uint64(*(*uint32)(p))
 	}
 	return *(*uint64)(p)
+}
+
+// arrayOf is the type [n]E of a slice descriptor's element E, for n a
+// power of two: compiled for the first few, reflect's (cached) beyond.
+func (c *codec) arrayOf(n int) reflect.Type {
+	if i := bits.TrailingZeros(uint(n)); i < len(c.arrays) {
+		return c.arrays[i]
+	}
+	return reflect.ArrayOf(n, c.typ.Elem())
 }

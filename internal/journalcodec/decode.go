@@ -133,56 +133,91 @@ func (d *decoder) value(c *codec, p unsafe.Pointer, depth int) {
 		if d.null() {
 			return
 		}
-		v := c.reflectAt(p)
-		v.Set(reflect.MakeSlice(c.typ, 0, 1)) // [] is an empty slice, not nil
+		// The backing array is reflect's (typed: the collector knows its
+		// pointers), grown as append grows one; the slice is stored at p
+		// once read, so that p (a caller's value, often on its stack) does
+		// not escape.
+		s := sliceHeader{data: unsafe.Pointer(&emptyArray)} // [] is an empty slice, not nil
+		var arr reflect.Value // the backing array
 		for more := d.arrStart(); more; more = d.arrNext() {
-			n := v.Len()
-			if n == v.Cap() {
-				v.Grow(1)
+			if s.len == s.cap {
+				s.cap = max(1, 2*s.cap)
+				grown := reflect.New(c.arrayOf(s.cap))
+				if s.len > 0 {
+					reflect.Copy(grown.Elem(), arr)
+				}
+				arr, s.data = grown.Elem(), grown.UnsafePointer()
 			}
-			v.SetLen(n + 1)
-			d.value(c.elem, v.Index(n).Addr().UnsafePointer(), depth+1)
+			s.len++
+			if c.elem.kind == kUnmarshaler {
+				d.unmarshalInto(arr.Index(s.len - 1).Addr())
+			} else {
+				d.value(c.elem, at(s.data, uintptr(s.len-1)*c.size), depth+1)
+			}
 		}
+		*(*sliceHeader)(p) = s
 	case kPtr:
 		if d.null() {
 			return
 		}
-		q := reflect.New(c.elem.typ).UnsafePointer()
-		d.value(c.elem, q, depth+1)
-		*(*unsafe.Pointer)(p) = q
+		q := reflect.New(c.elem.typ)
+		if c.elem.kind == kUnmarshaler {
+			d.unmarshalInto(q)
+		} else {
+			d.value(c.elem, q.UnsafePointer(), depth+1)
+		}
+		*(*unsafe.Pointer)(p) = q.UnsafePointer()
 	case kMap:
 		if d.null() {
 			return
 		}
 		m := reflect.MakeMap(c.typ)
-		kt := c.typ.Key()
+		k := reflect.New(c.typ.Key()).Elem() // SetMapIndex copies the key and the value
+		e := reflect.New(c.elem.typ)
 		for more := d.objStart(); more; more = d.objNext() {
-			k := reflect.ValueOf(d.mapKey()).Convert(kt)
-			e := reflect.New(c.elem.typ)
-			d.value(c.elem, e.UnsafePointer(), depth+1)
+			k.SetString(d.mapKey())
+			e.Elem().SetZero()
+			if c.elem.kind == kUnmarshaler {
+				d.unmarshalInto(e)
+			} else {
+				d.value(c.elem, e.UnsafePointer(), depth+1)
+			}
 			m.SetMapIndex(k, e.Elem())
 		}
-		c.reflectAt(p).Set(m)
+		*(*unsafe.Pointer)(p) = m.UnsafePointer() // a map value is its pointer
 	case kAny:
 		*(*any)(p) = d.anyv(depth)
-	case kUnmarshaler:
-		if d.peek() == 'n' { // encoding/json's handling of null is its own
-			d.fail()
-			return
-		}
-		d.ws()
-		start := d.i
-		d.skip()
-		if d.bad || reflect.NewAt(c.typ, p).Interface().(json.Unmarshaler).UnmarshalJSON(d.b[start:d.i]) != nil {
-			d.fail()
-		}
-	default:
+	default: // kOpaque; a kUnmarshaler in place (a struct field) is
+		// encoding/json's too: handing its address to UnmarshalJSON would
+		// make every value decoded escape.
 		d.fail()
 	}
 }
 
-// reflectAt is the reflect.Value of the value of type c.typ at p.
-func (c *codec) reflectAt(p unsafe.Pointer) reflect.Value { return reflect.NewAt(c.typ, p).Elem() }
+// sliceHeader is how a slice is laid out: kSlice stores one it built.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+// emptyArray is where an empty slice's data points (any address but nil:
+// a nil pointer is a nil slice).
+var emptyArray [0]uint64
+
+// unmarshalInto reads a value by handing its bytes to the UnmarshalJSON
+// of ptr (a new pointer to a kUnmarshaler type), as encoding/json does.
+func (d *decoder) unmarshalInto(ptr reflect.Value) {
+	if d.peek() == 'n' { // encoding/json's handling of null is its own
+		d.fail()
+		return
+	}
+	d.ws()
+	start := d.i
+	d.skip()
+	if d.bad || ptr.Interface().(json.Unmarshaler).UnmarshalJSON(d.b[start:d.i]) != nil {
+		d.fail()
+	}
+}
 
 // object reads a struct: each member once, each a field of c (any other
 // name fails: encoding/json matches names without regard to case).
