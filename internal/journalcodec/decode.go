@@ -138,7 +138,7 @@ func (d *decoder) value(c *codec, p unsafe.Pointer, depth int) {
 		// once read, so that p (a caller's value, often on its stack) does
 		// not escape.
 		s := sliceHeader{data: unsafe.Pointer(&emptyArray)} // [] is an empty slice, not nil
-		var arr reflect.Value // the backing array
+		var arr reflect.Value                               // the backing array
 		for more := d.arrStart(); more; more = d.arrNext() {
 			if s.len == s.cap {
 				s.cap = max(1, 2*s.cap)
