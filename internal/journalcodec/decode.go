@@ -510,47 +510,54 @@ func hex4(s string, i int) (rune, bool) {
 // whether it is an integer (no fraction, no exponent).
 func (d *decoder) number() (string, bool) {
 	d.ws()
-	s, j := d.s, d.i
-	start := j
-	digits := func() bool {
-		k := j
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-		return j > k
-	}
-	if j < len(s) && s[j] == '-' {
-		j++
-	}
-	switch {
-	case j < len(s) && s[j] == '0':
-		j++
-	case !digits():
+	start := d.i
+	end, isInt := numberEnd(d.s, start)
+	if end < 0 {
 		d.fail()
 		return "", false
 	}
+	d.i = end
+	return d.s[start:end], isInt
+}
+
+// numberEnd returns the index after the number literal at s[i:] (JSON's
+// grammar) and whether it is an integer, or -1.
+func numberEnd[S string | []byte](s S, i int) (int, bool) {
+	digits := func() bool {
+		k := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i > k
+	}
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case !digits():
+		return -1, false
+	}
 	isInt := true
-	if j < len(s) && s[j] == '.' {
-		j++
+	if i < len(s) && s[i] == '.' {
+		i++
 		isInt = false
 		if !digits() {
-			d.fail()
-			return "", false
+			return -1, false
 		}
 	}
-	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
-		j++
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
 		isInt = false
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
 		}
 		if !digits() {
-			d.fail()
-			return "", false
+			return -1, false
 		}
 	}
-	d.i = j
-	return s[start:j], isInt
+	return i, isInt
 }
 
 // integer reads an integer literal that fits in bits, as strconv.ParseInt
@@ -685,12 +692,8 @@ func (d *decoder) skip() {
 				continue
 			case '"':
 				i = scanString(s, i)
-			case 't':
-				i = scanLiteral(s, i, "true")
-			case 'f':
-				i = scanLiteral(s, i, "false")
-			case 'n':
-				i = scanLiteral(s, i, "null")
+			case 't', 'f', 'n':
+				i = scanLiteral(s, i)
 			default:
 				d.i = i
 				d.number()
@@ -747,9 +750,17 @@ func (d *decoder) skip() {
 	}
 }
 
-// scanLiteral returns the index after lit at s[i:], or -1.
-func scanLiteral(s string, i int, lit string) int {
-	if !strings.HasPrefix(s[i:], lit) {
+// scanLiteral returns the index after the literal (true, false or null)
+// that starts at s[i], or -1.
+func scanLiteral[S string | []byte](s S, i int) int {
+	lit := "null"
+	switch s[i] {
+	case 't':
+		lit = "true"
+	case 'f':
+		lit = "false"
+	}
+	if len(s)-i < len(lit) || string(s[i:i+len(lit)]) != lit {
 		return -1
 	}
 	return i + len(lit)

@@ -317,14 +317,10 @@ func RawAsIs(raw json.RawMessage) bool {
 			continue
 		case '"':
 			i = compactString(raw, i)
-		case 't':
-			i = compactLiteral(raw, i, "true")
-		case 'f':
-			i = compactLiteral(raw, i, "false")
-		case 'n':
-			i = compactLiteral(raw, i, "null")
+		case 't', 'f', 'n':
+			i = scanLiteral([]byte(raw), i)
 		default:
-			i = compactNumber(raw, i)
+			i, _ = numberEnd([]byte(raw), i)
 		}
 		if i < 0 {
 			return false
@@ -416,52 +412,6 @@ func compactString(raw []byte, i int) int {
 			j += size
 		}
 	}
-}
-
-// compactLiteral returns the index after lit at raw[i:], or -1.
-func compactLiteral(raw []byte, i int, lit string) int {
-	if len(raw)-i < len(lit) || string(raw[i:i+len(lit)]) != lit {
-		return -1
-	}
-	return i + len(lit)
-}
-
-// compactNumber reads a number as JSON's grammar has it at raw[i:] and
-// returns the index after it, or -1.
-func compactNumber(raw []byte, i int) int {
-	n := len(raw)
-	digits := func() bool {
-		k := i
-		for i < n && raw[i] >= '0' && raw[i] <= '9' {
-			i++
-		}
-		return i > k
-	}
-	if i < n && raw[i] == '-' {
-		i++
-	}
-	switch {
-	case i < n && raw[i] == '0':
-		i++
-	case !digits():
-		return -1
-	}
-	if i < n && raw[i] == '.' {
-		i++
-		if !digits() {
-			return -1
-		}
-	}
-	if i < n && (raw[i] == 'e' || raw[i] == 'E') {
-		i++
-		if i < n && (raw[i] == '+' || raw[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return -1
-		}
-	}
-	return i
 }
 
 // NeedsCompact reports whether json.Marshal's compaction of a JSON
