@@ -232,6 +232,10 @@ func (d *decoder) object(c *codec, p unsafe.Pointer, depth int) {
 		}
 		seen |= 1 << j
 		f := &c.fields[j]
+		if f.c.kind == kString { // most fields: no second dispatch
+			*(*string)(at(p, f.off)) = d.str()
+			continue
+		}
 		d.value(f.c, at(p, f.off), depth+1)
 	}
 }
