@@ -322,10 +322,10 @@ func uintAt(p unsafe.Pointer, size uintptr) uint64 {
 	return *(*uint64)(p)
 }
 
-// arrayOf is the type [n]E of a slice descriptor's element E, for n a
-// power of two: compiled for the first few, reflect's (cached) beyond.
+// arrayOf is the type [n]E of a slice descriptor's element E: compiled
+// for the powers of two up to 16, reflect's (cached) otherwise.
 func (c *codec) arrayOf(n int) reflect.Type {
-	if i := bits.TrailingZeros(uint(n)); i < len(c.arrays) {
+	if i := bits.TrailingZeros(uint(n)); n&(n-1) == 0 && i < len(c.arrays) {
 		return c.arrays[i]
 	}
 	return reflect.ArrayOf(n, c.typ.Elem())

@@ -142,6 +142,9 @@ func (d *decoder) value(c *codec, p unsafe.Pointer, depth int) {
 		for more := d.arrStart(); more; more = d.arrNext() {
 			if s.len == s.cap {
 				s.cap = max(1, 2*s.cap)
+				if s.len == 0 {
+					s.cap = d.lengthHint(c, depth)
+				}
 				grown := reflect.New(c.arrayOf(s.cap))
 				if s.len > 0 {
 					reflect.Copy(grown.Elem(), arr)
@@ -192,6 +195,19 @@ func (d *decoder) value(c *codec, p unsafe.Pointer, depth int) {
 		// make every value decoded escape.
 		d.fail()
 	}
+}
+
+// lengthHint is the capacity a slice of descriptor c starts with: for a
+// document that is a list of structs, how many objects open with the
+// member its elements' encoding opens with (the initial messages: each
+// opens with its role, rounded up to a power of two), so that the list is
+// allocated once; 1 otherwise.
+func (d *decoder) lengthHint(c *codec, depth int) int {
+	if depth > 0 || c.elem.kind != kStruct || len(c.elem.keys) == 0 {
+		return 1
+	}
+	n := strings.Count(d.s[d.i-1:], "{"+c.elem.keys[0])
+	return 1 << bits.Len(uint(max(n, 1)-1)) // a power of two (see arrayOf)
 }
 
 // sliceHeader is how a slice is laid out: kSlice stores one it built.
