@@ -557,15 +557,27 @@ func (e *RunJournalUnavailableError) Code() string { return CodeRunJournalUnavai
 // Unwrap returns the cause.
 func (e *RunJournalUnavailableError) Unwrap() error { return e.Err }
 
-// RunBusyError reports a run whose lease another driver holds: it was not
-// touched.
+// RunBusyError reports a write or lease refused because the caller does
+// not hold the run's lease: the write was not made.
+//
+// Usually another driver holds the lease (Owner names it when the store
+// knows it). LeaseExpired says instead that the refused driver's own lease
+// expired — it stalled past its TTL between renewals — and no other driver
+// holds the run: nobody else is driving it, and it can be driven again.
+// Both are code run-busy and retryable.
 type RunBusyError struct {
 	RunID string
 	Owner string
+	// LeaseExpired is set when the caller's lease expired and no other
+	// owner holds an unexpired one.
+	LeaseExpired bool
 }
 
 // Error implements the error interface.
 func (e *RunBusyError) Error() string {
+	if e.LeaseExpired {
+		return fmt.Sprintf("run %q: this driver's lease expired before its write (no other process holds it)", e.RunID)
+	}
 	return fmt.Sprintf("run %q is being driven by another process", e.RunID)
 }
 

@@ -3,6 +3,7 @@ package bindings
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/kindgi/agents/agent"
 )
@@ -167,6 +168,43 @@ type Delta struct {
 type StreamingProvider interface {
 	Provider
 	GenerateStream(ctx context.Context, req GenerateRequest, onDelta func(Delta)) (GenerateResponse, error)
+}
+
+// ModelRetry describes a model call attempt that failed and that the
+// provider is about to send again: which attempt failed (1 for the first),
+// the HTTP status of its answer (0 when none came: a transport error), the
+// wait the answer's Retry-After asked for (0 when it had none), the wait
+// the provider chose before the next attempt, and the attempt's error
+// (*agents.ModelInvocationError from the providers of this module).
+type ModelRetry struct {
+	Attempt    int
+	Status     int
+	RetryAfter time.Duration
+	Wait       time.Duration
+	Err        error
+}
+
+type modelRetryKey struct{}
+
+// WithModelRetryReporter returns a context that carries report: a
+// provider sending a call with it reports each retry it makes
+// (ReportModelRetry) before it waits. This is how a provider's retries,
+// invisible in its answer, reach whoever sends the call: a turn installs
+// one for each model call, logs each retry at warn and emits
+// turn.ModelCallRetryEvent. report is called synchronously from the
+// provider's calling goroutine and must not block.
+func WithModelRetryReporter(ctx context.Context, report func(context.Context, ModelRetry)) context.Context {
+	return context.WithValue(ctx, modelRetryKey{}, report)
+}
+
+// ReportModelRetry tells the reporter ctx carries (WithModelRetryReporter),
+// if any, that a model call attempt failed and is being retried. Providers
+// call it once per retry, before waiting; without a reporter it does
+// nothing.
+func ReportModelRetry(ctx context.Context, r ModelRetry) {
+	if report, ok := ctx.Value(modelRetryKey{}).(func(context.Context, ModelRetry)); ok && report != nil {
+		report(ctx, r)
+	}
 }
 
 // ProviderRegistry lists the providers a turn may route to. Providers

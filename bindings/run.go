@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+	"unicode/utf8"
 
 	agents "github.com/kindgi/agents"
 )
@@ -188,6 +189,64 @@ type RunBinding interface {
 	SetRunStatus(ctx context.Context, tenantID, runID string, status RunStatus) error
 	AcquireLease(ctx context.Context, in LeaseInput) (Run, error)
 	ReleaseLease(ctx context.Context, tenantID, runID, owner string) error
+}
+
+// RecordRunErrorInput is one failed drive of a run, for
+// RunErrorRecorder.RecordRunError.
+type RecordRunErrorInput struct {
+	TenantID string `json:"tenantId"`
+	RunID    string `json:"runId"`
+	// Code and Message are the failure's (agents.CodeOf and Error()); a
+	// Code is required.
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// MaxRunErrorMessage bounds RecordRunErrorInput.Message in bytes: a
+// store keeps the first MaxRunErrorMessage bytes of a longer message (cut
+// at a UTF-8 boundary).
+const MaxRunErrorMessage = 4096
+
+// RunErrorRecorder is an optional capability of a RunBinding, discovered
+// by type assertion: recording the failed drives of a run that did not
+// end, so that a stuck run explains itself (Run.LastError) and a bound on
+// its drives holds across every worker (turn.WorkerOptions.MaxDriveAttempts).
+// memstore and pgstore implement it.
+//
+// RecordRunError stores in.Code, in.Message and the store's clock as the
+// run's LastError, adds one to its Attempts, and returns the stored
+// RunError. It records nothing on a run that ended (completed or failed)
+// and returns a zero RunError (Attempts 0). GetRun and ListRuns return a
+// run's LastError while the run has not ended, and nil once it ended (a
+// run's end clears it). An empty code, or a tenant or run id that breaks
+// CheckID, is *agents.InvalidMessageError; a missing run is
+// *agents.RunJournalUnavailableError. Free text rules hold for Message:
+// any text reads back as written (up to MaxRunErrorMessage bytes).
+type RunErrorRecorder interface {
+	RecordRunError(ctx context.Context, in RecordRunErrorInput) (RunError, error)
+}
+
+// CheckRunError returns in with its message cut to MaxRunErrorMessage
+// bytes, or invalid-message for an empty code or ids that break CheckID.
+// Stores call it first in RecordRunError.
+func CheckRunError(in RecordRunErrorInput) (RecordRunErrorInput, error) {
+	if err := CheckID("tenant id", in.TenantID); err != nil {
+		return in, err
+	}
+	if err := CheckID("run id", in.RunID); err != nil {
+		return in, err
+	}
+	if in.Code == "" {
+		return in, &agents.InvalidMessageError{Reason: "run error code is empty"}
+	}
+	if len(in.Message) > MaxRunErrorMessage {
+		cut := MaxRunErrorMessage
+		for cut > MaxRunErrorMessage-utf8.UTFMax && !utf8.RuneStart(in.Message[cut]) {
+			cut--
+		}
+		in.Message = in.Message[:cut]
+	}
+	return in, nil
 }
 
 // ClaimRunsInput asks a RunClaimer for runs to drive.

@@ -5,21 +5,32 @@
 // wrote them.
 //
 // Pages are rendered on the server with html/template from embedded
-// templates; one small stylesheet and one small script (live refresh by
-// polling) are embedded too, so nothing is fetched from elsewhere and
-// everything works without JavaScript. The host brings its bindings
-// (Options.Store: memstore and pgstore both fit) and its authentication
-// (Options.Authenticate); TokenLogin is a ready-made one for a single
-// shared token, used by `kindgi console`.
+// templates; one small stylesheet and one small script are embedded too,
+// so nothing is fetched from elsewhere and everything works without
+// JavaScript (a reload shows what the script would). The run page is a
+// debugger: one row per journal step on a waterfall of the run's wall
+// time, each expanding (<details>) to its content — the rendered prompt,
+// a model call's request and response with usage and cost, a tool call's
+// arguments and result, the approval with who decided when and why,
+// errors and every failed attempt — and the run's LastError while it is
+// stuck retrying. Lists (runs, conversations, approvals) are counted,
+// filtered and keyset-paged. Live pages (a running run, the pending
+// approvals) refresh through server-sent events (GET /events) driven by
+// the store's bindings.RunWatcher and a check every RefreshSeconds. The
+// host brings its bindings (Options.Store: memstore and pgstore both fit)
+// and its authentication (Options.Authenticate); TokenLogin is a
+// ready-made one for a single shared token with server-side sessions,
+// used by `kindgi console`.
 //
 // Security: every read is scoped to the tenants of the authenticated
 // Reviewer (a run, approval or conversation of another tenant is not
 // found); a reviewer below an approval's required role sees no decision
 // buttons and a decision POST by them is refused (403); every POST carries
-// a CSRF token bound to the reviewer (HMAC-SHA256 under Options.CSRFKey,
-// random at New when unset); responses carry a Content-Security-Policy
-// without inline script and frame-ancestors 'none', X-Content-Type-Options
-// nosniff, Referrer-Policy no-referrer and X-Frame-Options DENY.
+// a CSRF token bound to the reviewer and their session (HMAC-SHA256 under
+// Options.CSRFKey, random at New when unset); responses carry a
+// Content-Security-Policy without inline script or style and
+// frame-ancestors 'none', X-Content-Type-Options nosniff, Referrer-Policy
+// no-referrer and X-Frame-Options DENY.
 package console
 
 import (
@@ -52,6 +63,10 @@ type Reviewer struct {
 	ID        string
 	Role      string
 	TenantIDs []string
+	// Session names the reviewer's sign-in session, when the
+	// authentication has sessions (TokenLogin's Authenticate sets it): the
+	// CSRF token is bound to it, so every login gets a new one.
+	Session string
 }
 
 // Store is what the console reads and decides through: the run journal and
@@ -84,15 +99,31 @@ type Options struct {
 	// Login, when set, serves /login (GET and POST) unauthenticated:
 	// TokenLogin is one.
 	Login http.Handler
+	// Logout, when set, ends the reviewer's session for POST /logout
+	// (CSRF-checked), after which the console sends them to /login:
+	// TokenLogin.Logout is one. The navigation offers "Sign out" only
+	// with it.
+	Logout func(http.ResponseWriter, *http.Request)
 	// BasePath is the path prefix the handler is mounted under (for
 	// instance "/console" with http.StripPrefix("/console", h)); links and
 	// redirects start with it. Default "" (mounted at the root).
 	BasePath string
-	// RefreshSeconds is how often the script refreshes a page (default 5;
-	// negative turns live refresh off).
+	// RefreshSeconds is how often a live page's event stream checks the
+	// store for changes a RunWatcher does not tell (a journal growing
+	// inside a drive), and how often the script polls where the browser
+	// has no EventSource (default 5; negative turns live pages off).
 	RefreshSeconds int
 	// Now is the clock for time-left figures (default time.Now).
 	Now func() time.Time
+	// SessionIdleTimeout, SessionMaxAge and SecureCookies configure a
+	// *TokenLogin given as Login (its IdleTimeout, MaxAge and Secure; zero
+	// leaves its own): a session ends after SessionIdleTimeout unused
+	// (default DefaultIdleTimeout, 12 h) and SessionMaxAge after its login
+	// (default DefaultMaxSessionAge), and SecureCookies marks every cookie
+	// Secure (a request over TLS gets Secure cookies anyway).
+	SessionIdleTimeout time.Duration
+	SessionMaxAge      time.Duration
+	SecureCookies      bool
 }
 
 // handler is the console.
@@ -112,6 +143,8 @@ func New(opts Options) (http.Handler, error) {
 		return nil, &agents.InvalidBindingsError{Reason: "console: Options.Store is nil"}
 	case opts.Authenticate == nil:
 		return nil, &agents.InvalidBindingsError{Reason: "console: Options.Authenticate is nil"}
+	case opts.SessionIdleTimeout < 0 || opts.SessionMaxAge < 0:
+		return nil, &agents.InvalidBindingsError{Reason: "console: a session timeout is negative"}
 	case len(opts.CSRFKey) > 0 && len(opts.CSRFKey) < 32:
 		return nil, &agents.InvalidBindingsError{Reason: "console: Options.CSRFKey is shorter than 32 bytes"}
 	}
@@ -129,6 +162,20 @@ func New(opts Options) (http.Handler, error) {
 		h.opts.RefreshSeconds = 5
 	}
 	h.opts.BasePath = strings.TrimRight(h.opts.BasePath, "/")
+	if tl, ok := opts.Login.(*TokenLogin); ok {
+		tl.mu.Lock()
+		if opts.SessionIdleTimeout > 0 {
+			tl.IdleTimeout = opts.SessionIdleTimeout
+		}
+		if opts.SessionMaxAge > 0 {
+			tl.MaxAge = opts.SessionMaxAge
+		}
+		tl.Secure = tl.Secure || opts.SecureCookies
+		if tl.Base == "" {
+			tl.Base = h.opts.BasePath
+		}
+		tl.mu.Unlock()
+	}
 	pages, err := parsePages()
 	if err != nil {
 		return nil, err
@@ -140,12 +187,15 @@ func New(opts Options) (http.Handler, error) {
 	if h.opts.Login != nil {
 		mux.Handle("/login", h.opts.Login)
 	}
+	mux.HandleFunc("POST /logout", h.auth(h.logout))
+	mux.HandleFunc("GET /events", h.auth(h.events))
 	mux.HandleFunc("GET /{$}", h.auth(h.approvals))
 	mux.HandleFunc("POST /approvals/{tenant}/{id...}", h.auth(h.decide))
 	mux.HandleFunc("GET /runs", h.auth(h.runs))
 	mux.HandleFunc("GET /runs/{tenant}/{id...}", h.auth(h.run))
 	mux.HandleFunc("GET /conversations", h.auth(h.conversations))
 	mux.HandleFunc("GET /conversations/{tenant}/{id...}", h.auth(h.conversation))
+	mux.HandleFunc("/", h.notFoundPage)
 	h.mux = mux
 	return h, nil
 }
@@ -192,10 +242,11 @@ func (h *handler) auth(next func(http.ResponseWriter, *http.Request, Reviewer)) 
 	}
 }
 
-// csrf is the reviewer's CSRF token: an HMAC of who they are.
+// csrf is the reviewer's CSRF token: an HMAC of who they are and of
+// their session.
 func (h *handler) csrf(rv Reviewer) string {
 	m := hmac.New(sha256.New, h.key)
-	m.Write([]byte("kindgi-console-csrf\x00" + rv.ID + "\x00" + rv.Role + "\x00" + strings.Join(rv.TenantIDs, "\x00")))
+	m.Write([]byte("kindgi-console-csrf\x00" + rv.Session + "\x00" + rv.ID + "\x00" + rv.Role + "\x00" + strings.Join(rv.TenantIDs, "\x00")))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
@@ -241,17 +292,15 @@ func MayDecide(role, required string) bool {
 	return rr > 0 && qr > 0 && rr >= qr
 }
 
-// notFound answers 404 for anything a reviewer may not see or that is not
-// there: the two are not told apart.
-func notFound(w http.ResponseWriter) { http.Error(w, "not found", http.StatusNotFound) }
-
-// storeError answers a store error: not found for the missing-record
-// codes, 500 otherwise.
-func storeError(w http.ResponseWriter, err error) {
-	switch agents.CodeOf(err) {
-	case agents.CodeApprovalNotFound, agents.CodeRunJournalUnavailable, agents.CodeConversationNotFound, agents.CodeRunSnapshotMissing:
-		notFound(w)
-		return
+// logout ends the session (Options.Logout) and sends the reviewer to the
+// login form, or to the approvals page without a login form.
+func (h *handler) logout(w http.ResponseWriter, r *http.Request, _ Reviewer) {
+	if h.opts.Logout != nil {
+		h.opts.Logout(w, r)
 	}
-	http.Error(w, "the store failed: "+agents.CodeOf(err), http.StatusInternalServerError)
+	to := h.opts.BasePath + "/"
+	if h.opts.Login != nil {
+		to = h.opts.BasePath + "/login"
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,7 +23,6 @@ const (
 	maxSuspendedRuns = 500 // runs looked at for pending approvals, per tenant
 	decidedRuns      = 100 // newest runs looked at for decided approvals, per tenant
 	contextMessages  = 4   // conversation messages shown with an approval
-	runsPerPage      = 50
 )
 
 func parsePages() (map[string]*template.Template, error) {
@@ -34,10 +34,11 @@ func parsePages() (map[string]*template.Template, error) {
 			return t.UTC().Format("2006-01-02 15:04:05 UTC")
 		},
 		"iso": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"add": func(a, b int) int { return a + b },
 	}
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"approvals", "runs", "run", "conversations", "conversation", "login"} {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+name+".html")
+	for _, name := range []string{"approvals", "runs", "run", "conversations", "conversation", "login", "notfound"} {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/parts.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
 		}
@@ -55,13 +56,22 @@ type page struct {
 	CSRF     string
 	Refresh  int
 	Flash    string
+	Logout   bool   // offer "Sign out"
+	Events   string // the page's event stream (live pages), "" for none
+	Pending  int    // pending approvals for the navigation badge (-1: unknown)
 	Data     any
 }
 
-func (h *handler) render(w http.ResponseWriter, status int, name string, p page) {
+// render executes page name; for a signed-in reviewer it adds the CSRF
+// token and the count of pending approvals shown in the navigation.
+func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
 	p.Refresh = h.opts.RefreshSeconds
 	if p.Base == "" {
 		p.Base = h.opts.BasePath
+	}
+	if p.Reviewer.ID != "" {
+		p.CSRF, p.Logout = h.csrf(p.Reviewer), h.opts.Logout != nil
+		p.Pending = h.pendingCount(r.Context(), p.Reviewer)
 	}
 	var buf bytes.Buffer
 	if err := h.pages[name].Execute(&buf, p); err != nil {
@@ -71,6 +81,55 @@ func (h *handler) render(w http.ResponseWriter, status int, name string, p page)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = buf.WriteTo(w)
+}
+
+// pendingCount counts the approvals waiting for the reviewer, for the
+// navigation's badge: -1 when the store cannot list a tenant's approvals
+// (no badge then).
+func (h *handler) pendingCount(ctx context.Context, rv Reviewer) int {
+	l, ok := h.opts.Store.(bindings.ApprovalLister)
+	if !ok {
+		return -1
+	}
+	n := 0
+	for _, t := range rv.TenantIDs {
+		list, err := l.ListTenantApprovals(ctx, bindings.ListApprovalsInput{TenantID: t, Pending: true, Limit: maxSuspendedRuns})
+		if err != nil {
+			return -1
+		}
+		n += len(list)
+	}
+	return n
+}
+
+// notFound answers 404, with the navigation, for anything a reviewer may
+// not see or that is not there: the two are not told apart.
+func (h *handler) notFound(w http.ResponseWriter, r *http.Request, rv Reviewer) {
+	h.render(w, r, http.StatusNotFound, "notfound", page{Title: "Not found", Reviewer: rv})
+}
+
+// notFoundPage answers a path the console does not serve: the 404 page
+// with the navigation for a signed-in reviewer, a bare 404 otherwise (a
+// browser's own requests, such as /favicon.ico, are not sent to the login
+// form).
+func (h *handler) notFoundPage(w http.ResponseWriter, r *http.Request) {
+	rv, err := h.opts.Authenticate(r)
+	if err != nil || rv.ID == "" {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	h.notFound(w, r, rv)
+}
+
+// storeError answers a store error: not found for the missing-record
+// codes, 500 otherwise.
+func (h *handler) storeError(w http.ResponseWriter, r *http.Request, rv Reviewer, err error) {
+	switch agents.CodeOf(err) {
+	case agents.CodeApprovalNotFound, agents.CodeRunJournalUnavailable, agents.CodeConversationNotFound, agents.CodeRunSnapshotMissing:
+		h.notFound(w, r, rv)
+		return
+	}
+	http.Error(w, "the store failed: "+agents.CodeOf(err), http.StatusInternalServerError)
 }
 
 // relative says how far t is from now, in words ("in 3h 20m", "5m ago").
@@ -194,43 +253,70 @@ func (h *handler) approvalsOf(ctx context.Context, tenant string, pending bool) 
 
 func (h *handler) approvals(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 	ctx := r.Context()
-	tab := r.URL.Query().Get("tab")
-	pending := tab != "decided"
+	f, bad := parseFilters(r)
+	if bad != "" {
+		http.Error(w, bad, http.StatusBadRequest)
+		return
+	}
+	pending := r.URL.Query().Get("tab") != "decided"
 	now := h.opts.Now()
-	var all []bindings.Approval
+	var rows []keyed[bindings.Approval]
 	for _, t := range rv.TenantIDs {
 		list, err := h.approvalsOf(ctx, t, pending)
 		if err != nil {
-			storeError(w, err)
+			h.storeError(w, r, rv, err)
 			return
 		}
-		all = append(all, list...)
+		for _, a := range list {
+			if (f.Tool != "" && a.Request.ToolID != f.Tool) || (f.ID != "" && !strings.Contains(a.Request.ID, f.ID) && !strings.Contains(a.Request.RunID, f.ID)) || !f.inRange(a.Request.CreatedAt) {
+				continue
+			}
+			if f.Agent != "" {
+				if snap, err := h.opts.Store.Read(ctx, t, a.Request.RunID); err != nil || snap.AgentID != f.Agent {
+					continue
+				}
+			}
+			key := sortKey(a.Request.CreatedAt, t, a.Request.ID)
+			if !pending {
+				key = sortKey(decidedAt(a), t, a.Request.ID)
+			}
+			rows = append(rows, keyed[bindings.Approval]{key, a})
+		}
 	}
-	if pending {
-		slices.SortStableFunc(all, func(a, b bindings.Approval) int { return a.Request.CreatedAt.Compare(b.Request.CreatedAt) })
-	} else {
-		slices.SortStableFunc(all, func(a, b bindings.Approval) int { return decidedAt(b).Compare(decidedAt(a)) })
+	ap := paginate(rows, f, pending, false)
+	p := pager[approvalView]{Total: ap.Total, More: ap.More, Older: ap.Older, Newer: ap.Newer, First: ap.First}
+	for _, a := range ap.Rows {
+		p.Rows = append(p.Rows, h.view(ctx, rv, a, now))
 	}
-	views := make([]approvalView, 0, len(all))
-	for _, a := range all {
-		v := h.view(ctx, rv, a, now)
-		if pending && a.Request.ConversationID != "" {
-			msgs, err := h.opts.Store.ReadMessages(ctx, bindings.ReadMessagesInput{TenantID: a.Request.TenantID, ConversationID: a.Request.ConversationID, Limit: contextMessages})
+	for i := range p.Rows {
+		v := &p.Rows[i]
+		if pending && v.A.Request.ConversationID != "" {
+			msgs, err := h.opts.Store.ReadMessages(ctx, bindings.ReadMessagesInput{TenantID: v.A.Request.TenantID, ConversationID: v.A.Request.ConversationID, Limit: contextMessages})
 			if err == nil {
 				v.Messages = msgs
 			}
 		}
-		views = append(views, v)
 	}
 	title := "Pending approvals"
 	if !pending {
 		title = "Decided and expired approvals"
 	}
-	h.render(w, http.StatusOK, "approvals", page{Title: title, Nav: "approvals", Reviewer: rv, CSRF: h.csrf(rv), Flash: flash(r.URL.Query().Get("done")),
+	var extra url.Values
+	if !pending {
+		extra = url.Values{"tab": {"decided"}}
+	}
+	l := newList(f, p, nil, extra)
+	events := ""
+	if pending {
+		since, _ := h.state(ctx, rv, "", "")
+		events = h.opts.BasePath + "/events?" + url.Values{"since": {since}}.Encode()
+	}
+	h.render(w, r, http.StatusOK, "approvals", page{Title: title, Nav: "approvals", Reviewer: rv, Flash: flash(r.URL.Query().Get("done")), Events: events,
 		Data: struct {
-			Pending   bool
-			Approvals []approvalView
-		}{pending, views}})
+			Pending bool
+			List    listData[approvalView]
+			Open    string // the approval shown open (?open=id)
+		}{pending, l, r.URL.Query().Get("open")}})
 }
 
 // flash is the confirmation the page after a decision shows: only a
@@ -258,7 +344,7 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 	ctx := r.Context()
 	tenant, id := r.PathValue("tenant"), r.PathValue("id")
 	if !allowed(rv, tenant) {
-		notFound(w)
+		h.notFound(w, r, rv)
 		return
 	}
 	var approve bool
@@ -277,7 +363,7 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 	}
 	a, err := h.opts.Store.GetApproval(ctx, tenant, id)
 	if err != nil {
-		storeError(w, err)
+		h.storeError(w, r, rv, err)
 		return
 	}
 	if !MayDecide(rv.Role, a.Request.ReviewerRole) {
@@ -296,7 +382,7 @@ func (h *handler) decide(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 			http.Error(w, "the store refused the decision: "+err.Error(), http.StatusConflict)
 			return
 		}
-		storeError(w, err)
+		h.storeError(w, r, rv, err)
 		return
 	}
 	if got.Reviewer != rv.ID {
@@ -314,135 +400,143 @@ type runRow struct {
 
 var runStatuses = []bindings.RunStatus{bindings.RunQueued, bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed}
 
+// listData is what a list page's template gets.
+type listData[T any] struct {
+	F        filters
+	Statuses []string
+	Page     pager[T]
+	Last     int          // the 1-based position of the page's last row
+	Older    template.URL // the paging links ("" for none)
+	Newer    template.URL
+}
+
+// newList makes the list page's data; extra joins the query of the paging
+// links (the approvals' tab).
+func newList[T any](f filters, p pager[T], statuses []string, extra url.Values) listData[T] {
+	l := listData[T]{F: f, Statuses: statuses, Page: p, Last: p.First + len(p.Rows) - 1}
+	link := func(k, cur string) template.URL {
+		q := f.Query()
+		for ek, ev := range extra {
+			q[ek] = ev
+		}
+		q.Set(k, cur)
+		return template.URL("?" + q.Encode()) // a query the console made: safe
+	}
+	if p.Older != "" {
+		l.Older = link("older", p.Older)
+	}
+	if p.Newer != "" {
+		l.Newer = link("newer", p.Newer)
+	}
+	return l
+}
+
 func (h *handler) runs(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 	ctx := r.Context()
-	q := r.URL.Query()
-	status, agentID := q.Get("status"), strings.TrimSpace(q.Get("agent"))
-	var statuses []bindings.RunStatus
-	if status != "" {
-		if !slices.Contains(runStatuses, bindings.RunStatus(status)) {
-			http.Error(w, "unknown status", http.StatusBadRequest)
-			return
-		}
-		statuses = []bindings.RunStatus{bindings.RunStatus(status)}
+	f, bad := parseFilters(r)
+	if bad == "" && f.Status != "" && !slices.Contains(runStatuses, bindings.RunStatus(f.Status)) {
+		bad = "unknown status"
 	}
-	var rows []runRow
-	for _, t := range rv.TenantIDs {
-		p, err := h.opts.Store.ListRuns(ctx, bindings.ListRunsInput{TenantID: t, Statuses: statuses, Limit: runsPerPage})
-		if err != nil {
-			storeError(w, err)
-			return
-		}
-		for _, run := range p.Runs {
-			row := runRow{Run: run}
-			snap, err := h.opts.Store.Read(ctx, t, run.ID)
-			if err == nil {
+	if bad != "" {
+		http.Error(w, bad, http.StatusBadRequest)
+		return
+	}
+	rows, more, err := h.allRuns(ctx, rv, f)
+	if err != nil {
+		h.storeError(w, r, rv, err)
+		return
+	}
+	p := paginate(rows, f, false, more)
+	for i := range p.Rows {
+		if row := &p.Rows[i]; row.Agent == "" {
+			if snap, err := h.opts.Store.Read(ctx, row.Run.TenantID, row.Run.ID); err == nil {
 				row.Agent = snap.AgentID + "@" + snap.AgentVersion
 			}
-			if agentID != "" && (err != nil || snap.AgentID != agentID) {
-				continue
-			}
-			rows = append(rows, row)
 		}
 	}
-	slices.SortStableFunc(rows, func(a, b runRow) int { return b.Run.CreatedAt.Compare(a.Run.CreatedAt) })
-	h.render(w, http.StatusOK, "runs", page{Title: "Runs", Nav: "runs", Reviewer: rv, CSRF: h.csrf(rv),
-		Data: struct {
-			Status   string
-			Agent    string
-			Statuses []bindings.RunStatus
-			Runs     []runRow
-		}{status, agentID, runStatuses, rows}})
+	statuses := make([]string, len(runStatuses))
+	for i, s := range runStatuses {
+		statuses[i] = string(s)
+	}
+	h.render(w, r, http.StatusOK, "runs", page{Title: "Runs", Nav: "runs", Reviewer: rv, Data: newList(f, p, statuses, nil)})
 }
 
-// stepView is one journal entry of the run page.
-type stepView struct {
-	E        bindings.JournalEntry
-	Took     string
-	Model    string
-	Tool     string
-	Usage    *bindings.Usage
-	Cost     string
-	ErrCode  string
-	ErrText  string
-	Critical bool
-}
-
-// stepOutput is what the console reads out of a step's output, whatever
-// the step: a model call's model and usage, a tool call's tool.
-type stepOutput struct {
-	Model       string          `json:"model"`
-	Usage       *bindings.Usage `json:"usage"`
-	ToolID      string          `json:"toolId"`
-	ToolVersion string          `json:"toolVersion"`
+// runPage is what the run page's template gets.
+type runPage struct {
+	Run          bindings.Run
+	Agent        string
+	Conversation string
+	Steps        []stepRow
+	StepCount    int
+	Wall         string
+	Older, Newer int // step paging: the first step of the next and previous pages (0: none)
+	Total        bindings.Usage
+	Approvals    []approvalView
+	Provenance   *bindings.ProvenanceRecord
+	ProvJSON     string
+	Verified     string
+	VerifyOK     bool
+	NoProvenance string
 }
 
 func (h *handler) run(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 	ctx := r.Context()
 	tenant, id := r.PathValue("tenant"), r.PathValue("id")
 	if !allowed(rv, tenant) {
-		notFound(w)
+		h.notFound(w, r, rv)
 		return
 	}
 	run, err := h.opts.Store.GetRun(ctx, tenant, id)
 	if err != nil {
-		storeError(w, err)
+		h.storeError(w, r, rv, err)
 		return
 	}
 	entries, err := h.opts.Store.ReadJournal(ctx, tenant, id)
 	if err != nil {
-		storeError(w, err)
+		h.storeError(w, r, rv, err)
 		return
 	}
 	approvals, err := h.opts.Store.ListApprovals(ctx, tenant, id)
 	if err != nil {
-		storeError(w, err)
+		h.storeError(w, r, rv, err)
 		return
 	}
 	now := h.opts.Now()
-	var d struct {
-		Run          bindings.Run
-		Agent        string
-		Conversation string
-		Steps        []stepView
-		Total        bindings.Usage
-		Approvals    []approvalView
-		Provenance   *bindings.ProvenanceRecord
-		ProvJSON     string
-		Verified     string
-		VerifyOK     bool
-	}
+	var d runPage
 	d.Run = run
 	if snap, err := h.opts.Store.Read(ctx, tenant, id); err == nil {
 		d.Agent, d.Conversation = snap.AgentID+"@"+snap.AgentVersion, snap.ConversationID
 	}
-	prev := run.CreatedAt
+	byID := map[string]approvalView{}
+	for _, a := range approvals {
+		v := h.view(ctx, rv, a, now)
+		d.Approvals = append(d.Approvals, v)
+		byID[a.Request.ID] = v
+	}
+	rows, wall := steps(run, entries, byID, now)
+	d.StepCount, d.Wall = len(rows), duration(wall)
+	for _, s := range rows {
+		if s.Usage != nil {
+			d.Total = d.Total.Add(*s.Usage)
+		}
+	}
+	from, _ := strconv.Atoi(r.URL.Query().Get("from"))
+	from = max(0, min(from, len(rows)))
+	to := min(from+stepsPerPage, len(rows))
+	d.Steps = rows[from:to]
+	if to < len(rows) {
+		d.Older = to
+	}
+	if from > 0 {
+		d.Newer = max(0, from-stepsPerPage) + 1 // +1: 0 is "none"
+	}
 	for _, e := range entries {
-		s := stepView{E: e, Took: e.At.Sub(prev).Round(time.Microsecond).String()}
-		prev = e.At
-		if e.Error != nil {
-			s.ErrCode, s.ErrText = e.Error.Code, e.Error.Message
-		}
-		var out stepOutput
-		if len(e.Output) > 0 && e.Output[0] == '{' && json.Unmarshal(e.Output, &out) == nil {
-			s.Model, s.Usage = out.Model, out.Usage
-			if out.ToolID != "" {
-				s.Tool = out.ToolID + "@" + out.ToolVersion
-			}
-			if s.Usage != nil && e.Node == turn.NodeModelCall {
-				d.Total = d.Total.Add(*s.Usage)
-			}
-			if s.Usage != nil {
-				s.Cost = fmt.Sprintf("$%.6f", s.Usage.CostUsd)
-			}
-		}
 		if e.Node == turn.NodePersistProvenance && len(e.Output) > 0 && string(e.Output) != "null" {
 			var rec bindings.ProvenanceRecord
 			if json.Unmarshal(e.Output, &rec) == nil && rec.RunID != "" {
 				d.Provenance = &rec
 			}
 		}
-		d.Steps = append(d.Steps, s)
 	}
 	if d.Provenance != nil {
 		d.ProvJSON = pretty(mustJSON(d.Provenance))
@@ -458,11 +552,23 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 				d.Verified, d.VerifyOK = "signature verifies (key "+d.Provenance.KeyID+")", true
 			}
 		}
+	} else {
+		switch run.Status {
+		case bindings.RunCompleted:
+			d.NoProvenance = "This run completed without a provenance record: it was a dry run or ran without a provenance emitter."
+		case bindings.RunFailed:
+			d.NoProvenance = "This run failed before its provenance was recorded."
+		case bindings.RunSuspended:
+			d.NoProvenance = "No provenance record yet: the run waits on an approval, and its provenance is recorded when it finishes."
+		default:
+			d.NoProvenance = "No provenance record yet: the run has not finished."
+		}
 	}
-	for _, a := range approvals {
-		d.Approvals = append(d.Approvals, h.view(ctx, rv, a, now))
+	p := page{Title: "Run " + id, Nav: "runs", Reviewer: rv, Data: d}
+	if !finished(run.Status) {
+		p.Events = h.opts.BasePath + "/events?" + url.Values{"run": {tenant + "/" + id}, "since": {runState(run, entries)}}.Encode()
 	}
-	h.render(w, http.StatusOK, "run", page{Title: "Run " + id, Nav: "runs", Reviewer: rv, CSRF: h.csrf(rv), Data: d})
+	h.render(w, r, http.StatusOK, "run", p)
 }
 
 func mustJSON(v any) json.RawMessage {
@@ -470,36 +576,41 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
+var conversationStatuses = []string{string(bindings.ConversationOpen), string(bindings.ConversationClosed)}
+
 func (h *handler) conversations(w http.ResponseWriter, r *http.Request, rv Reviewer) {
-	ctx := r.Context()
-	var list []bindings.Conversation
-	for _, t := range rv.TenantIDs {
-		p, err := h.opts.Store.ListConversationsPage(ctx, bindings.ListConversationsPageInput{ListConversationsInput: bindings.ListConversationsInput{TenantID: t, Limit: runsPerPage}})
-		if err != nil {
-			storeError(w, err)
-			return
-		}
-		list = append(list, p.Conversations...)
+	f, bad := parseFilters(r)
+	if bad == "" && f.Status != "" && !slices.Contains(conversationStatuses, f.Status) {
+		bad = "unknown status"
 	}
-	slices.SortStableFunc(list, func(a, b bindings.Conversation) int { return b.LastActivityAt.Compare(a.LastActivityAt) })
-	h.render(w, http.StatusOK, "conversations", page{Title: "Conversations", Nav: "conversations", Reviewer: rv, CSRF: h.csrf(rv), Data: list})
+	if bad != "" {
+		http.Error(w, bad, http.StatusBadRequest)
+		return
+	}
+	rows, more, err := h.allConversations(r.Context(), rv, f)
+	if err != nil {
+		h.storeError(w, r, rv, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "conversations", page{Title: "Conversations", Nav: "conversations", Reviewer: rv,
+		Data: newList(f, paginate(rows, f, false, more), conversationStatuses, nil)})
 }
 
 func (h *handler) conversation(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 	ctx := r.Context()
 	tenant, id := r.PathValue("tenant"), r.PathValue("id")
 	if !allowed(rv, tenant) {
-		notFound(w)
+		h.notFound(w, r, rv)
 		return
 	}
 	c, err := h.opts.Store.GetConversation(ctx, tenant, id)
 	if err != nil {
-		storeError(w, err)
+		h.storeError(w, r, rv, err)
 		return
 	}
 	msgs, err := h.opts.Store.ReadMessages(ctx, bindings.ReadMessagesInput{TenantID: tenant, ConversationID: id, Limit: 200})
 	if err != nil {
-		storeError(w, err)
+		h.storeError(w, r, rv, err)
 		return
 	}
 	var runs []string
@@ -508,7 +619,7 @@ func (h *handler) conversation(w http.ResponseWriter, r *http.Request, rv Review
 			runs = append(runs, m.RunID)
 		}
 	}
-	h.render(w, http.StatusOK, "conversation", page{Title: "Conversation " + id, Nav: "conversations", Reviewer: rv, CSRF: h.csrf(rv),
+	h.render(w, r, http.StatusOK, "conversation", page{Title: "Conversation " + id, Nav: "conversations", Reviewer: rv,
 		Data: struct {
 			C        bindings.Conversation
 			Messages []bindings.ConversationMessage

@@ -43,10 +43,12 @@ type conn struct {
 	watch   sync.WaitGroup // one watcher per session
 }
 
-// catalog is a server's tools as descriptors, by tool name.
+// catalog is a server's tools as descriptors, by tool name, and the
+// tools it lists that the source refused (see AddServer).
 type catalog struct {
-	tools map[string]bindings.ToolDescriptor
-	names []string // sorted
+	tools   map[string]bindings.ToolDescriptor
+	names   []string // sorted
+	refused map[string]*ConflictError
 }
 
 func newConn(src *ToolSource, tenant string, s Server) *conn {
@@ -236,8 +238,27 @@ func (c *conn) list(ctx context.Context, cs *sdk.ClientSession, version string) 
 		if err != nil {
 			return nil, err
 		}
+		if _, twice := cat.tools[tool.Name]; twice || cat.refused[tool.Name] != nil {
+			c.refuse(cat, tool.Name, c.cfg.Prefix)
+			continue
+		}
 		cat.tools[tool.Name] = d
-		cat.names = append(cat.names, tool.Name)
+	}
+	reg := c.src.registry(c.tenant)
+	for name, d := range cat.tools {
+		has, err := registryHas(lctx, reg, d.ID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, c.failure("tool "+name+": look its id up in the registry", err)
+		}
+		if has {
+			c.refuse(cat, name, "")
+		}
+	}
+	for name := range cat.tools {
+		cat.names = append(cat.names, name)
 	}
 	sort.Strings(cat.names)
 	c.mu.Lock()
@@ -246,6 +267,20 @@ func (c *conn) list(ctx context.Context, cs *sdk.ClientSession, version string) 
 	}
 	c.mu.Unlock()
 	return cat, nil
+}
+
+// refuse moves tool name of cat to its refused tools, for its id is
+// already other's (see ConflictError.Other), and tells Options.Logger.
+func (c *conn) refuse(cat *catalog, name, other string) {
+	delete(cat.tools, name)
+	ce := &ConflictError{TenantID: c.tenant, ToolID: c.cfg.Prefix + "." + name, Server: c.cfg.Prefix, Other: other}
+	if cat.refused == nil {
+		cat.refused = make(map[string]*ConflictError)
+	}
+	cat.refused[name] = ce
+	if l := c.src.opts.Logger; l != nil {
+		l.Warn("mcp: tool refused", "tenant", c.tenant, "server", c.cfg.Prefix, "tool", name, "id", ce.ToolID, "code", ce.Code(), "error", ce.Error())
+	}
 }
 
 // descriptor is the tool descriptor of one listed tool.

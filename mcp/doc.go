@@ -22,6 +22,15 @@
 // When a server sends notifications/tools/list_changed the catalog is
 // listed again before the next resolution.
 //
+// An id names one tool of a tenant. AddServer refuses a prefix that nests
+// with another of the tenant's ("files" and "files.admin": the tool
+// admin.delete of one and delete of the other would both be
+// files.admin.delete). With Options.Registry set, the tenant views also
+// serve the registry's tools, and a server tool whose id the registry has
+// is refused when listed — at first use or after a list change — with a
+// *ConflictError and a warning to Options.Logger, while the server's other
+// tools keep working.
+//
 // # Calls
 //
 // Invoke sends tools/call with the arguments and the call's request id in

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -44,7 +45,8 @@ type Options struct {
 	HTTPClient *http.Client
 	// Stderr receives the standard error of stdio servers (nil: discarded).
 	Stderr io.Writer
-	// Logger receives the MCP client's log (nil: none).
+	// Logger receives the MCP client's log and a warning for each tool the
+	// source refuses (see AddServer) (nil: none).
 	Logger *slog.Logger
 	// ConnectTimeout bounds connecting to a server (starting a stdio
 	// server included) and listing its tools, within the caller's ctx
@@ -55,6 +57,15 @@ type Options struct {
 	// negotiates one of them). Set it, for example to "2025-11-25", for a
 	// server that mishandles the newer handshake.
 	ProtocolVersion string
+	// Registry, when set, holds the tenants' other tools (a
+	// *registry.Tools, say): the source's tenant views then serve both, an
+	// id that is not a listed tool of a server resolving and invoking
+	// through Registry. An id names one tool: a listed tool whose id
+	// Registry also has is refused (see ConflictError), and so is a tool
+	// Registry gains later. A registry tool under a server's prefix
+	// resolves only while that server can be listed, since only its list
+	// tells the id is not also the server's.
+	Registry bindings.ToolRegistry
 }
 
 // DefaultConnectTimeout is the connect and list bound when
@@ -67,7 +78,10 @@ const DefaultConnectTimeout = 30 * time.Second
 // Transport.
 type Server struct {
 	// Prefix is the first part of the server's tools' ids:
-	// "<Prefix>.<tool name>". Required; unique per tenant.
+	// "<Prefix>.<tool name>". Required; unique per tenant, and no prefix of
+	// a tenant's is another's followed by a dot ("files" and
+	// "files.admin"): the tool admin.delete of the one and delete of the
+	// other would both be files.admin.delete.
 	Prefix string
 	// Version is the version of the server's tools when the server's
 	// serverInfo.version is not a semver version (a server whose version is
@@ -136,8 +150,17 @@ func NewToolSource(opts Options) (*ToolSource, error) {
 // AddServer registers s for tenantID; it connects on first use. A missing
 // tenant id or prefix, a prefix already registered for the tenant, not
 // exactly one transport, a malformed URL or a Version that is not an exact
-// semver version is *agents.InvalidMessageError; a closed source is
-// *agents.InvalidBindingsError.
+// semver version is *agents.InvalidMessageError; a prefix that nests with
+// one of the tenant's (either is the other followed by a dot, so their
+// tools' ids can meet, now or after either's list changes) is *ConflictError
+// naming both; a closed source is *agents.InvalidBindingsError.
+//
+// A listed tool whose id the tenant already has — a tool of
+// Options.Registry, or a name the server lists twice — is refused when the
+// server's tools are listed (on first use, and again after
+// tools/list_changed or a reconnection): Tools leaves it out, Resolve and
+// Invoke fail with *ConflictError, Options.Logger is told, and the server's
+// other tools keep working.
 func (src *ToolSource) AddServer(tenantID string, s Server) error {
 	if err := checkServer(tenantID, s); err != nil {
 		return err
@@ -159,6 +182,9 @@ func (src *ToolSource) AddServer(tenantID string, s Server) error {
 	}
 	if _, ok := byPrefix[s.Prefix]; ok {
 		return &agents.InvalidMessageError{Reason: fmt.Sprintf("mcp: tenant %q already has a server with prefix %q", tenantID, s.Prefix)}
+	}
+	if other := nestedPrefix(byPrefix, s.Prefix); other != "" {
+		return prefixConflict(tenantID, s.Prefix, other)
 	}
 	byPrefix[s.Prefix] = newConn(src, tenantID, s)
 	return nil
@@ -235,7 +261,8 @@ func (src *ToolSource) Close() error {
 }
 
 // Tools lists the tools of every server of tenantID, connecting to each
-// (in prefix order).
+// (in prefix order). It leaves out refused tools (see AddServer) and the
+// tools of Options.Registry.
 func (src *ToolSource) Tools(ctx context.Context, tenantID string) ([]bindings.ToolDescriptor, error) {
 	src.mu.RLock()
 	byPrefix := src.tenants[tenantID]
@@ -245,6 +272,7 @@ func (src *ToolSource) Tools(ctx context.Context, tenantID string) ([]bindings.T
 	}
 	src.mu.RUnlock()
 	sortConns(conns)
+	reg := src.registry(tenantID)
 	var out []bindings.ToolDescriptor
 	for _, c := range conns {
 		cat, err := c.catalog(ctx)
@@ -252,15 +280,32 @@ func (src *ToolSource) Tools(ctx context.Context, tenantID string) ([]bindings.T
 			return nil, err
 		}
 		for _, name := range cat.names {
-			out = append(out, copyDescriptor(cat.tools[name]))
+			d := cat.tools[name]
+			// A tool the registry gained since the list was read is refused
+			// by Resolve: leave it out here too.
+			if has, err := registryHas(ctx, reg, d.ID); err != nil {
+				return nil, err
+			} else if has {
+				continue
+			}
+			out = append(out, copyDescriptor(d))
 		}
 	}
 	return out, nil
 }
 
-// ForTenant returns tenantID's view: the tools of its servers only.
+// ForTenant returns tenantID's view: the tools of its servers, and those
+// of Options.Registry's view of tenantID when a registry is set.
 func (src *ToolSource) ForTenant(tenantID string) bindings.TenantTools {
-	return tenantTools{src: src, tenant: tenantID}
+	return tenantTools{src: src, tenant: tenantID, reg: src.registry(tenantID)}
+}
+
+// registry returns Options.Registry's view of tenantID, or nil.
+func (src *ToolSource) registry(tenantID string) bindings.TenantTools {
+	if src.opts.Registry == nil {
+		return nil
+	}
+	return src.opts.Registry.ForTenant(tenantID)
 }
 
 // server returns the tenant's server whose prefix starts id (the longest
@@ -287,28 +332,70 @@ func (src *ToolSource) server(tenantID, id string) (*conn, string, error) {
 type tenantTools struct {
 	src    *ToolSource
 	tenant string
+	reg    bindings.TenantTools // Options.Registry's view, or nil
+}
+
+// route finds the server tool of id: its server, its name there and its
+// listed descriptor (not a copy). A nil conn with no error is an id that
+// no server lists, for the registry (there is one then) to serve. With no
+// registry, an id under a server's prefix that it does not list is its
+// server's with a zero descriptor (a call goes to the server, whose answer
+// tells). A refused tool is its *ConflictError; so is a listed one the
+// registry has since gained.
+func (tt tenantTools) route(ctx context.Context, id, version string) (*conn, string, bindings.ToolDescriptor, error) {
+	var none bindings.ToolDescriptor
+	c, name, err := tt.src.server(tt.tenant, id)
+	var unresolved *agents.UnresolvedToolError
+	if err != nil {
+		if tt.reg != nil && errors.As(err, &unresolved) {
+			return nil, "", none, nil
+		}
+		return nil, "", none, err
+	}
+	cat, err := c.catalog(ctx)
+	if err != nil {
+		return nil, "", none, retag(err, id, version)
+	}
+	if ce := cat.refused[name]; ce != nil {
+		return nil, "", none, ce
+	}
+	d, ok := cat.tools[name]
+	if !ok {
+		if tt.reg != nil {
+			return nil, "", none, nil
+		}
+		return c, name, none, nil
+	}
+	has, err := registryHas(ctx, tt.reg, id)
+	if err != nil {
+		return nil, "", none, err
+	}
+	if has {
+		return nil, "", none, &ConflictError{TenantID: tt.tenant, ToolID: id, Server: c.cfg.Prefix}
+	}
+	return c, name, d, nil
 }
 
 // Resolve connects to the server of ref.ID's prefix (when not connected)
 // and returns the descriptor of its tool when the server's version
-// satisfies ref.Version. An id with no server or tool is
-// *agents.UnresolvedToolError; a version outside the range is
-// *agents.ToolVersionUnresolvableError naming the server's version; a
-// server that cannot be reached or listed is *agents.ToolInvocationError.
+// satisfies ref.Version; an id no server lists is resolved by
+// Options.Registry when set. An id with no server or tool is
+// *agents.UnresolvedToolError; a refused tool is *ConflictError; a version
+// outside the range is *agents.ToolVersionUnresolvableError naming the
+// server's version; a server that cannot be reached or listed is
+// *agents.ToolInvocationError.
 func (tt tenantTools) Resolve(ctx context.Context, ref agent.ToolRef) (bindings.ToolDescriptor, error) {
 	if err := ctx.Err(); err != nil {
 		return bindings.ToolDescriptor{}, err
 	}
-	c, name, err := tt.src.server(tt.tenant, ref.ID)
+	c, _, d, err := tt.route(ctx, ref.ID, ref.Version)
 	if err != nil {
 		return bindings.ToolDescriptor{}, err
 	}
-	cat, err := c.catalog(ctx)
-	if err != nil {
-		return bindings.ToolDescriptor{}, retag(err, ref.ID, ref.Version)
+	if c == nil {
+		return tt.reg.Resolve(ctx, ref)
 	}
-	d, ok := cat.tools[name]
-	if !ok {
+	if d.ID == "" {
 		return bindings.ToolDescriptor{}, &agents.UnresolvedToolError{ToolID: ref.ID}
 	}
 	if d.Version != ref.Version {
@@ -322,9 +409,11 @@ func (tt tenantTools) Resolve(ctx context.Context, ref agent.ToolRef) (bindings.
 }
 
 // Invoke calls the tool of d on its server (started again first when it
-// died), see the package documentation. A server now at another version
-// than d.Version is *agents.ToolVersionUnresolvableError; a call context
-// naming another tenant is *agents.InvalidMessageError.
+// died), see the package documentation, or through Options.Registry when
+// no server lists d.ID. A server now at another version than d.Version is
+// *agents.ToolVersionUnresolvableError; a tool refused since d was
+// resolved is *ConflictError; a call context naming another tenant is
+// *agents.InvalidMessageError.
 func (tt tenantTools) Invoke(ctx context.Context, d bindings.ToolDescriptor, input json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -332,9 +421,12 @@ func (tt tenantTools) Invoke(ctx context.Context, d bindings.ToolDescriptor, inp
 	if call.TenantID != "" && call.TenantID != tt.tenant {
 		return nil, &agents.InvalidMessageError{Reason: fmt.Sprintf("call for tenant %q made through the tools of tenant %q", call.TenantID, tt.tenant)}
 	}
-	c, name, err := tt.src.server(tt.tenant, d.ID)
+	c, name, _, err := tt.route(ctx, d.ID, d.Version)
 	if err != nil {
 		return nil, err
+	}
+	if c == nil {
+		return tt.reg.Invoke(ctx, d, input, call)
 	}
 	return c.call(ctx, d, name, input, call)
 }

@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
@@ -110,8 +111,15 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 	}
 	now := s.now()
 	if in.Owner != "" && !holds(&r.run, in.Owner, now) {
-		return nil, nil, runBusy(&r.run)
+		return nil, nil, runBusy(&r.run, now)
 	}
+	out, appended := s.appendLocked(r, in, status, trusted, now)
+	return out, appended, nil
+}
+
+// appendLocked is appendSteps once the run is found and its owner
+// checked, under runMu, at now: it cannot fail.
+func (s *Store) appendLocked(r *runRec, in bindings.AppendStepsInput, status bindings.RunStatus, trusted bool, now time.Time) ([]bindings.JournalEntry, []bool) {
 	out, appended := in.Entries, make([]bool, len(in.Entries))
 	if !trusted {
 		out = make([]bindings.JournalEntry, len(in.Entries))
@@ -147,7 +155,7 @@ func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, s
 		}
 		s.changed(&r.run)
 	}
-	return out, appended, nil
+	return out, appended
 }
 
 // allAppended returns n true flags, the call's own: the flags a call
@@ -233,7 +241,7 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	if out.Created {
 		s.changed(&r.run)
 	}
-	out.Run = r.run
+	out.Run = r.out()
 	out.Journal = r.journal.entries()
 	s.runMu.Unlock()
 	if stored {

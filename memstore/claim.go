@@ -113,7 +113,7 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 	for i, r := range picked {
 		r.run.Status = bindings.RunRunning // it has a driver now
 		lease(&r.run, in.Owner, in.LeaseTTL, now)
-		out[i] = r.run
+		out[i] = r.out()
 	}
 	return out, nil
 }
@@ -149,7 +149,7 @@ func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindin
 		if after != nil && newer(&r.run, after) <= 0 {
 			continue
 		}
-		runs = append(runs, r.run)
+		runs = append(runs, r.out())
 	}
 	slices.SortFunc(runs, func(a, b bindings.Run) int { return newer(&a, &b) })
 	page := bindings.RunPage{Runs: runs}
@@ -231,8 +231,12 @@ func (s *Store) tell(c bindings.RunChange) {
 	h.subs.Fanout(c)
 }
 
-// runBusy is the error of a write refused because owner does not hold the
-// run's lease.
-func runBusy(r *bindings.Run) error {
-	return &agents.RunBusyError{RunID: r.ID, Owner: r.LeaseOwner}
+// runBusy is the error of a write refused at now because its owner does
+// not hold the run's lease: another owner holds it, or (LeaseExpired) the
+// writer's lease expired and nobody holds it now.
+func runBusy(r *bindings.Run, now time.Time) error {
+	if heldByOther(r, "", now) {
+		return &agents.RunBusyError{RunID: r.ID, Owner: r.LeaseOwner}
+	}
+	return &agents.RunBusyError{RunID: r.ID, LeaseExpired: true}
 }

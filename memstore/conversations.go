@@ -539,20 +539,8 @@ func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	if err := alive(ctx); err != nil {
 		return bindings.ConversationMessage{}, err
 	}
-	switch {
-	case in.TenantID == "":
-		return bindings.ConversationMessage{}, invalid("tenant id is empty")
-	case in.ConversationID == "":
-		return bindings.ConversationMessage{}, invalid("conversation id is empty")
-	case !in.Role.Valid():
-		return bindings.ConversationMessage{}, invalid("unknown role " + string(in.Role))
-	case in.Content == "" && len(in.ToolCalls) == 0:
-		return bindings.ConversationMessage{}, invalid("message has neither content nor tool calls")
-	}
-	if !trusted {
-		if err := checkMessage(in); err != nil {
-			return bindings.ConversationMessage{}, err
-		}
+	if err := checkAppend(in, trusted); err != nil {
+		return bindings.ConversationMessage{}, err
 	}
 	s.convMu.Lock()
 	defer s.convMu.Unlock()
@@ -560,6 +548,32 @@ func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	if err != nil {
 		return bindings.ConversationMessage{}, err
 	}
+	return s.addMessage(r, in, trusted)
+}
+
+// checkAppend is what AppendMessage checks before it looks at the
+// conversation; trusted skips the checks a bindings.TrustedJournal caller
+// vouches for.
+func checkAppend(in bindings.AppendMessageInput, trusted bool) error {
+	switch {
+	case in.TenantID == "":
+		return invalid("tenant id is empty")
+	case in.ConversationID == "":
+		return invalid("conversation id is empty")
+	case !in.Role.Valid():
+		return invalid("unknown role " + string(in.Role))
+	case in.Content == "" && len(in.ToolCalls) == 0:
+		return invalid("message has neither content nor tool calls")
+	}
+	if !trusted {
+		return checkMessage(in)
+	}
+	return nil
+}
+
+// addMessage is AppendMessage of a checked message to the conversation r,
+// under convMu.
+func (s *Store) addMessage(r *convRec, in bindings.AppendMessageInput, trusted bool) (bindings.ConversationMessage, error) {
 	if in.ID != "" {
 		if i, ok := r.find(in.ID); ok {
 			return r.msgs.msg(i, &r.c), nil

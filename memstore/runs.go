@@ -133,7 +133,7 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 			return bindings.Run{}, &agents.RunBusyError{RunID: in.RunID, Owner: r.run.LeaseOwner}
 		}
 		lease(&r.run, in.Owner, in.LeaseTTL, now)
-		return r.run, nil
+		return r.out(), nil
 	}
 	r := newRunRec(bindings.Run{
 		TenantID: in.TenantID, ID: in.RunID, FlowID: in.FlowID, FlowVersion: in.FlowVersion,
@@ -142,7 +142,7 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	lease(&r.run, in.Owner, in.LeaseTTL, now)
 	s.runs[k] = r
 	s.changed(&r.run)
-	return r.run, nil
+	return r.out(), nil
 }
 
 // GetRun returns a run.
@@ -159,7 +159,7 @@ func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Ru
 	if err != nil {
 		return bindings.Run{}, err
 	}
-	return r.run, nil
+	return r.out(), nil
 }
 
 // AppendStep appends a journal entry unless one with the same key and
@@ -190,8 +190,8 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	if err := s.checkShared(r); err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
-	if in.Owner != "" && !holds(&r.run, in.Owner, s.now()) {
-		return bindings.JournalEntry{}, false, runBusy(&r.run)
+	if now := s.now(); in.Owner != "" && !holds(&r.run, in.Owner, now) {
+		return bindings.JournalEntry{}, false, runBusy(&r.run, now)
 	}
 	i, sl, ok := r.journal.find(in.Entry.Key, in.Entry.Status)
 	if ok {
@@ -243,6 +243,9 @@ func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status
 	}
 	r.run.Status = status
 	r.run.UpdatedAt = s.now()
+	if status.Terminal() {
+		r.run.LastError = nil // the run ended: nothing is stuck
+	}
 	s.changed(&r.run)
 	return nil
 }
@@ -269,7 +272,50 @@ func (s *Store) AcquireLease(ctx context.Context, in bindings.LeaseInput) (bindi
 		return bindings.Run{}, &agents.RunBusyError{RunID: in.RunID, Owner: r.run.LeaseOwner}
 	}
 	lease(&r.run, in.Owner, in.TTL, now)
-	return r.run, nil
+	return r.out(), nil
+}
+
+// out is the run as a caller gets it: its LastError a copy of the
+// store's, nil once the run ended (the end clears it).
+func (r *runRec) out() bindings.Run {
+	run := r.run
+	if e := run.LastError; e != nil {
+		run.LastError = nil
+		if !run.Status.Terminal() {
+			c := *e
+			run.LastError = &c
+		}
+	}
+	return run
+}
+
+var _ bindings.RunErrorRecorder = (*Store)(nil)
+
+// RecordRunError implements bindings.RunErrorRecorder.
+func (s *Store) RecordRunError(ctx context.Context, in bindings.RecordRunErrorInput) (bindings.RunError, error) {
+	if err := alive(ctx); err != nil {
+		return bindings.RunError{}, err
+	}
+	in, err := bindings.CheckRunError(in)
+	if err != nil {
+		return bindings.RunError{}, err
+	}
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	r, err := s.run(in.TenantID, in.RunID)
+	if err != nil {
+		return bindings.RunError{}, err
+	}
+	if r.run.Status.Terminal() {
+		return bindings.RunError{}, nil
+	}
+	e := bindings.RunError{Code: in.Code, Message: in.Message, At: s.now(), Attempts: 1}
+	if prev := r.run.LastError; prev != nil {
+		e.Attempts = prev.Attempts + 1
+	}
+	// A new value each time: runs handed out before share none of it.
+	r.run.LastError = &e
+	return e, nil
 }
 
 // ReleaseLease frees the lease when owner holds it; otherwise it does

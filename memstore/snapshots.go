@@ -26,17 +26,7 @@ func (s *Store) write(ctx context.Context, in bindings.RunSnapshotWriteInput) (b
 	if err := alive(ctx); err != nil {
 		return fail(err)
 	}
-	switch {
-	case in.TenantID == "":
-		return fail(invalid("tenant id is empty"))
-	case in.RunID == "":
-		return fail(invalid("run id is empty"))
-	}
-	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
-		bindings.CheckOptionalID("flow id", in.FlowID), bindings.CheckOptionalID("flow version", in.FlowVersion),
-		bindings.CheckOptionalID("agent id", in.AgentID), bindings.CheckOptionalID("agent version", in.AgentVersion),
-		bindings.CheckOptionalID("conversation id", in.ConversationID), bindings.CheckOptionalID("project id", in.ProjectID),
-		bindings.CheckJSON("snapshot input", in.Input)); err != nil {
+	if err := checkSnapshot(&in); err != nil {
 		return fail(err)
 	}
 	s.snapMu.Lock()
@@ -50,6 +40,21 @@ func (s *Store) write(ctx context.Context, in bindings.RunSnapshotWriteInput) (b
 	}
 	s.snapshots[k] = newSnapRec(&in)
 	return in, true, nil
+}
+
+// checkSnapshot is what Write checks of a snapshot.
+func checkSnapshot(in *bindings.RunSnapshotWriteInput) error {
+	switch {
+	case in.TenantID == "":
+		return invalid("tenant id is empty")
+	case in.RunID == "":
+		return invalid("run id is empty")
+	}
+	return firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
+		bindings.CheckOptionalID("flow id", in.FlowID), bindings.CheckOptionalID("flow version", in.FlowVersion),
+		bindings.CheckOptionalID("agent id", in.AgentID), bindings.CheckOptionalID("agent version", in.AgentVersion),
+		bindings.CheckOptionalID("conversation id", in.ConversationID), bindings.CheckOptionalID("project id", in.ProjectID),
+		bindings.CheckJSON("snapshot input", in.Input))
 }
 
 // snapRec is a stored snapshot in a form the garbage collector marks

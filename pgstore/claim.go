@@ -142,13 +142,13 @@ func (s *Store) claim(ctx context.Context, tenantID string, tenants []string, in
 	return runs, nil
 }
 
-const sqlListRuns = `SELECT ` + runCols + ` FROM agent_runs
+const sqlListRuns = `SELECT ` + runCols + `, ` + runErrorCols + ` FROM agent_runs
 	WHERE tenant_id = $1 AND ($2::text[] IS NULL OR status = ANY($2::text[]))
 	ORDER BY created_at DESC, id COLLATE "C" DESC
 	LIMIT $3`
 
 // sqlListRunsAfter continues after run $4 of the tenant.
-const sqlListRunsAfter = `SELECT ` + runCols + ` FROM agent_runs
+const sqlListRunsAfter = `SELECT ` + runCols + `, ` + runErrorCols + ` FROM agent_runs
 	WHERE tenant_id = $1 AND ($2::text[] IS NULL OR status = ANY($2::text[]))
 	  AND (created_at, id COLLATE "C") < (SELECT a.created_at, a.id COLLATE "C" FROM agent_runs a WHERE a.tenant_id = $1 AND a.id = $4)
 	ORDER BY created_at DESC, id COLLATE "C" DESC
@@ -200,7 +200,7 @@ func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindin
 		if err != nil {
 			return err
 		}
-		runs, err = pgx.CollectRows(rows, scanRun)
+		runs, err = pgx.CollectRows(rows, scanRunWithError)
 		return err
 	})
 	if err != nil {
@@ -237,18 +237,21 @@ type listenHub struct {
 }
 
 // WatchRuns implements bindings.RunWatcher with LISTEN on NotifyChannel:
-// one connection taken out of the Store's pool (the DB must be a
-// *pgxpool.Pool) serves every watcher of the Store; it reconnects after a
-// failure, then sends every watcher a RunChange with an empty RunID
-// (changes may have been missed meanwhile). A notification arrives when
-// the change commits. The channel is closed once ctx is done; when the
-// last watcher leaves, the connection is closed first.
+// one connection taken out of Options.ListenDB, else the Store's pool (the
+// DB must be a *pgxpool.Pool then), serves every watcher of the Store; it
+// reconnects after a failure, then sends every watcher a RunChange with an
+// empty RunID (changes may have been missed meanwhile). A notification
+// arrives when the change commits. The channel is closed once ctx is done;
+// when the last watcher leaves, the connection is closed first.
 //
 // The LISTEN connection needs a direct session: behind PgBouncer in
-// transaction mode, point the Store at the server itself (or accept
-// polling).
+// transaction mode, set Options.ListenDB (or ListenURL) to the server
+// itself.
 func (s *Store) WatchRuns(ctx context.Context) (<-chan bindings.RunChange, error) {
 	pool, ok := s.db.(acquirer)
+	if s.listenDB != nil {
+		pool, ok = s.listenDB, true
+	}
 	if !ok {
 		return nil, &agents.PersistenceError{Op: "watch runs", Err: errors.New("the store's DB is not a pool: it cannot LISTEN"), Permanent: true}
 	}

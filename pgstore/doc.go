@@ -123,11 +123,17 @@
 // Triggers of the baseline migration NOTIFY the channel kindgi_runs (NotifyChannel)
 // when a run is created, changes status or has its lease released, and when
 // an approval is decided. WatchRuns shares one LISTEN connection, taken from
-// the Store's pool, among its watchers: turn.Wait and turn.Worker wake on
-// it instead of polling. Only that connection needs a direct session
-// (behind PgBouncer in transaction mode, give the Store a pool to the
-// server itself or accept polling); claims and journal writes are single
-// transactions.
+// the Store's pool (or Options.ListenDB), among its watchers: turn.Wait and
+// turn.Worker wake on it instead of polling. Only that connection needs a
+// direct session; claims and journal writes are single transactions.
+//
+// # PgBouncer
+//
+// Behind PgBouncer in transaction mode, give the Store the PgBouncer URL
+// with pgx's default_query_exec_mode=exec (or cache_describe): a named
+// prepared statement, pgx's default, does not outlive its transaction
+// there. Set Options.ListenURL (Open) or ListenDB (New) to the server
+// itself for WatchRuns.
 //
 // # Payload envelopes
 //

@@ -397,7 +397,11 @@ func (sr *stepRows) check(op, runID, owner string, now time.Time) error {
 	case !sr.exists:
 		return &agents.RunJournalUnavailableError{RunID: runID}
 	case owner != "" && (sr.leaseOwner != owner || sr.expires == nil || !sr.expires.After(now)):
-		return &agents.RunBusyError{RunID: runID, Owner: sr.leaseOwner}
+		if sr.leaseOwner != "" && sr.leaseOwner != owner && sr.expires != nil && sr.expires.After(now) {
+			return &agents.RunBusyError{RunID: runID, Owner: sr.leaseOwner}
+		}
+		// The writer's lease expired (or was freed) and nobody holds it.
+		return &agents.RunBusyError{RunID: runID, LeaseExpired: true}
 	case sr.got != n || (n > 0 && !sr.done):
 		return &agents.PersistenceError{Op: op, Err: fmt.Errorf("%d of %d entries returned", sr.got, n)}
 	}

@@ -29,6 +29,9 @@ var testEnv struct {
 }
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(racingHelperEnv); mode != "" {
+		os.Exit(racingHelper(mode)) // a helper process of the racing resumers
+	}
 	code := func() int {
 		url := os.Getenv(testDatabaseEnv)
 		if url == "" {

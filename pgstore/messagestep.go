@@ -30,6 +30,34 @@ const sqlMessageStep = `SELECT o_part, o_ord, o_seq, o_appended, o_node, o_statu
 // unescaped quote, and the fields before it are strings).
 var seqField = []byte(`"seq":0`)
 
+// seqFieldText is seqField as a text envelope holds it (a document jsonb
+// refuses, such as a message holding NUL, is stored as its JSON text:
+// see Wrap): the digits of a seq need no escaping in a JSON string, so
+// the store splices them in there alike.
+var seqFieldText = []byte(`\"seq\":0`)
+
+// splitSeq cuts a wrapped message step's output around the 0 of its seq
+// field, in a document envelope or in a text envelope: the first `"seq":0`
+// of the document, or the first `\"seq\":0` of its text, is the field
+// itself (a string of the document holds a quote only escaped, and in a
+// text envelope escaped again), and the field is followed by ',' or '}'
+// (escaped or not, a field's end is one of them). ok is false when there
+// is no such field.
+func splitSeq(wrapped string) (prefix, suffix string, ok bool) {
+	for _, field := range [...][]byte{seqField, seqFieldText} {
+		cut := strings.Index(wrapped, string(field)) // no copy of wrapped
+		if cut < 0 {
+			continue
+		}
+		end := cut + len(field)
+		if end >= len(wrapped) || (wrapped[end] != ',' && wrapped[end] != '}') {
+			return "", "", false
+		}
+		return wrapped[:end-1], wrapped[end:], true
+	}
+	return "", "", false
+}
+
 // MessageStepStore implements bindings.MessageStepAppender: s.
 func (s *Store) MessageStepStore() bindings.RunBinding { return s }
 
@@ -104,12 +132,10 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 	if err != nil {
 		return bindings.MessageStepResult{}, err
 	}
-	wrapped := tailArgs.outputs[0]
-	cut := strings.Index(wrapped, string(seqField)) // no copy of wrapped
-	if cut < 0 || cut+len(seqField) >= len(wrapped) || (wrapped[cut+len(seqField)] != ',' && wrapped[cut+len(seqField)] != '}') {
+	prefix, suffix, ok := splitSeq(tailArgs.outputs[0])
+	if !ok {
 		return bindings.MessageStepResult{}, invalid("encode message step " + stepKey + ": no seq field")
 	}
-	prefix, suffix := wrapped[:cut+len(seqField)-1], wrapped[cut+len(seqField):]
 	now := s.stamp(time.Time{})
 	var finish *string
 	if in.Finish != "" {

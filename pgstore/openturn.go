@@ -127,18 +127,7 @@ func (s *Store) AppendUserMessageStep(ctx context.Context, in bindings.UserMessa
 	if msg.ID == "" {
 		return bindings.MessageStepResult{}, invalid("the user message step needs the message's id")
 	}
-	pre := &batchExtra{
-		queueFn: func(b *pgx.Batch) {
-			b.Queue(sqlExpectMessages, msg.TenantID, msg.ConversationID, int32(in.MessageCount), msg.ID)
-		},
-		readFn: func(br pgx.BatchResults) error {
-			_, err := br.Exec()
-			if pgCode(err) == codeConversationChanged {
-				return bindings.ErrConversationChanged
-			}
-			return err
-		},
-	}
+	pre := s.expectMessages(msg.TenantID, msg.ConversationID, in.MessageCount, msg.ID)
 	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre, false)
 	if errors.Is(err, bindings.ErrConversationChanged) {
 		return bindings.MessageStepResult{}, bindings.ErrConversationChanged
@@ -280,36 +269,9 @@ func (s *Store) OpenUserMessageStep(ctx context.Context, in bindings.OpenUserMes
 	case st.Owner == "":
 		return bindings.MessageStepResult{}, invalid("lease owner is empty")
 	}
-	if err := firstErr(checkSnapshot(sn), checkStart(st)); err != nil {
-		return bindings.MessageStepResult{}, err
-	}
-	input, err := wrapOpt("snapshot input", sn.Input)
+	pre, err := s.openNewRun(in.Open, in.MessageCount, msg.ID)
 	if err != nil {
 		return bindings.MessageStepResult{}, err
-	}
-	status, err := newRunStatus(st.Status)
-	if err != nil {
-		return bindings.MessageStepResult{}, err
-	}
-	now := s.stamp(time.Time{})
-	exp := now.Add(st.LeaseTTL).Truncate(time.Microsecond)
-	snapAt := s.stamp(sn.CreatedAt)
-	pre := &batchExtra{
-		queueFn: func(b *pgx.Batch) {
-			b.Queue(sqlOpenNewRun, st.TenantID, st.RunID, sn.FlowID, sn.FlowVersion, sn.AgentID, sn.AgentVersion,
-				sn.ConversationID, sn.ProjectID, textArg(input), snapAt, st.Owner, exp, now, st.FlowID, st.FlowVersion, string(status),
-				int32(in.MessageCount), msg.ID)
-		},
-		readFn: func(br pgx.BatchResults) error {
-			_, err := br.Exec()
-			switch pgCode(err) {
-			case codeRunExists:
-				return bindings.ErrRunExists
-			case codeConversationChanged:
-				return bindings.ErrConversationChanged
-			}
-			return err
-		},
 	}
 	if msg.TenantID != st.TenantID || msg.ConversationID != sn.ConversationID {
 		return bindings.MessageStepResult{}, invalid("the user message is not of the run's conversation")
@@ -347,4 +309,61 @@ func readConversationHistory(br pgx.BatchResults, limit int, withHistory bool) (
 		hist = []bindings.ConversationMessage{}
 	}
 	return conv, has, hist, nil
+}
+
+// openNewRun is the statement an optimistic open's write sends first:
+// kindgi_open_new_run, the snapshot and the run created only if neither
+// is stored (bindings.ErrRunExists) and the conversation checked to hold
+// count messages, none of them msgID (bindings.ErrConversationChanged).
+func (s *Store) openNewRun(open bindings.OpenRunInput, count int, msgID string) (*batchExtra, error) {
+	st, sn := open.Start, open.Snapshot
+	if err := firstErr(checkSnapshot(sn), checkStart(st)); err != nil {
+		return nil, err
+	}
+	input, err := wrapOpt("snapshot input", sn.Input)
+	if err != nil {
+		return nil, err
+	}
+	status, err := newRunStatus(st.Status)
+	if err != nil {
+		return nil, err
+	}
+	now := s.stamp(time.Time{})
+	exp := now.Add(st.LeaseTTL).Truncate(time.Microsecond)
+	snapAt := s.stamp(sn.CreatedAt)
+	return &batchExtra{
+		queueFn: func(b *pgx.Batch) {
+			b.Queue(sqlOpenNewRun, st.TenantID, st.RunID, sn.FlowID, sn.FlowVersion, sn.AgentID, sn.AgentVersion,
+				sn.ConversationID, sn.ProjectID, textArg(input), snapAt, st.Owner, exp, now, st.FlowID, st.FlowVersion, string(status),
+				int32(count), msgID)
+		},
+		readFn: func(br pgx.BatchResults) error {
+			_, err := br.Exec()
+			switch pgCode(err) {
+			case codeRunExists:
+				return bindings.ErrRunExists
+			case codeConversationChanged:
+				return bindings.ErrConversationChanged
+			}
+			return err
+		},
+	}, nil
+}
+
+// expectMessages is the statement a count-checked message step sends
+// first: kindgi_expect_messages, bindings.ErrConversationChanged unless
+// the conversation holds count messages, none of them msgID.
+func (s *Store) expectMessages(tenantID, convID string, count int, msgID string) *batchExtra {
+	return &batchExtra{
+		queueFn: func(b *pgx.Batch) {
+			b.Queue(sqlExpectMessages, tenantID, convID, int32(count), msgID)
+		},
+		readFn: func(br pgx.BatchResults) error {
+			_, err := br.Exec()
+			if pgCode(err) == codeConversationChanged {
+				return bindings.ErrConversationChanged
+			}
+			return err
+		},
+	}
 }

@@ -31,6 +31,20 @@ const sqlStartRun = `INSERT INTO agent_runs
 
 const sqlGetRun = `SELECT ` + runCols + ` FROM agent_runs WHERE tenant_id = $1 AND id = $2`
 
+// runErrorCols are the columns of a run's failed drives (the baseline migration),
+// read after runCols by scanRunWithError.
+const runErrorCols = `last_error_code, last_error_message, last_error_at, drive_attempts`
+
+// sqlGetRunWithError is sqlGetRun with the run's failed drives.
+const sqlGetRunWithError = `SELECT ` + runCols + `, ` + runErrorCols + ` FROM agent_runs WHERE tenant_id = $1 AND id = $2`
+
+// sqlRecordRunError records one failed drive of a run that did not end
+// and returns its count; no row for an ended (or missing) run.
+const sqlRecordRunError = `UPDATE agent_runs
+	SET last_error_code = $3, last_error_message = $4, last_error_at = $5, drive_attempts = drive_attempts + 1
+	WHERE tenant_id = $1 AND id = $2 AND status NOT IN ('completed', 'failed')
+	RETURNING drive_attempts`
+
 // sqlAcquireLease is a conditional UPDATE: concurrent acquirers queue on
 // the row lock and each re-checks leaseFree against the row its
 // predecessor committed, so exactly one of them takes a free lease.
@@ -77,8 +91,8 @@ func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Ru
 	if err := checkLookup(tenantID, "run id", runID); err != nil {
 		return bindings.Run{}, err
 	}
-	run, found, err := writeThenRead(ctx, s, "get run", tenantID, scanRun,
-		nil, stmt{sqlGetRun, []any{tenantID, runID}})
+	run, found, err := writeThenRead(ctx, s, "get run", tenantID, scanRunWithError,
+		nil, stmt{sqlGetRunWithError, []any{tenantID, runID}})
 	if err != nil {
 		return bindings.Run{}, err
 	}
@@ -237,6 +251,72 @@ func scanRunAnd(row pgx.CollectableRow, more ...any) (bindings.Run, error) {
 	}
 	r.CreatedAt, r.UpdatedAt = utc(r.CreatedAt), utc(r.UpdatedAt)
 	return r, nil
+}
+
+// scanRunWithError is scanRun of a row of runCols and runErrorCols: the
+// run with its LastError while it has not ended.
+func scanRunWithError(row pgx.CollectableRow) (bindings.Run, error) {
+	var code, msg *string
+	var at *time.Time
+	var attempts int32
+	r, err := scanRunAnd(row, &code, &msg, &at, &attempts)
+	if err != nil || code == nil || r.Status.Terminal() {
+		return r, err
+	}
+	e := &bindings.RunError{Code: *code, Attempts: int(attempts)}
+	if msg != nil {
+		e.Message = decodeText(*msg)
+	}
+	if at != nil {
+		e.At = at.UTC()
+	}
+	r.LastError = e
+	return r, nil
+}
+
+var _ bindings.RunErrorRecorder = (*Store)(nil)
+
+// RecordRunError implements bindings.RunErrorRecorder in one round trip:
+// the failure is recorded on the run's row, its drive count incremented
+// there (so that it holds across every worker of the database).
+func (s *Store) RecordRunError(ctx context.Context, in bindings.RecordRunErrorInput) (bindings.RunError, error) {
+	in, err := bindings.CheckRunError(in)
+	if err != nil {
+		return bindings.RunError{}, err
+	}
+	at := s.stamp(time.Time{})
+	var attempts int32
+	recorded, exists := false, false
+	err = s.batch(ctx, "record run error", in.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlRecordRunError, in.TenantID, in.RunID, in.Code, encodeText(in.Message), at)
+		b.Queue(sqlRunExists, in.TenantID, in.RunID)
+	}, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			if err := rows.Scan(&attempts); err != nil {
+				rows.Close()
+				return err
+			}
+			recorded = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return br.QueryRow().Scan(&exists)
+	})
+	switch {
+	case err != nil:
+		return bindings.RunError{}, err
+	case !exists:
+		return bindings.RunError{}, &agents.RunJournalUnavailableError{RunID: in.RunID}
+	case !recorded:
+		return bindings.RunError{}, nil // the run ended
+	}
+	return bindings.RunError{Code: in.Code, Message: in.Message, At: at, Attempts: int(attempts)}, nil
 }
 
 // collectJournal reads the next result of br, a sqlReadJournal, as

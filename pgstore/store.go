@@ -46,6 +46,16 @@ type Options struct {
 	// PutFact when the fact has none. Nil stores facts without one.
 	Embeddings     bindings.EmbeddingRegistry
 	EmbeddingModel string
+	// ListenDB, when set, is the pool WatchRuns takes its LISTEN
+	// connection from instead of the Store's DB: a pool on the PostgreSQL
+	// server itself when the DB reaches it through PgBouncer in transaction
+	// mode, which gives a client no session to LISTEN on. The Store does
+	// not close it.
+	ListenDB *pgxpool.Pool
+	// ListenURL is for Open: it connects a pool to this URL (a direct
+	// session, see ListenDB) for WatchRuns, unless ListenDB is set; the
+	// Store's Close closes it. New ignores it.
+	ListenURL string
 }
 
 // Store implements the storage bindings over PostgreSQL: ConversationBinding,
@@ -65,6 +75,8 @@ type Store struct {
 	model   string
 	closeFn func()
 	listen  listenHub // the LISTEN connection of WatchRuns
+
+	listenDB *pgxpool.Pool // Options.ListenDB (or Open's of ListenURL); nil: db
 }
 
 var (
@@ -88,14 +100,41 @@ func New(db DB, opts *Options) *Store {
 		}
 		s.embed = opts.Embeddings
 		s.model = opts.EmbeddingModel
+		s.listenDB = opts.ListenDB
 	}
 	return s
 }
 
 // Open connects a pool to the database at url (a PostgreSQL URL or DSN),
 // applies the migrations, and returns a Store that owns the pool: Close
-// closes it. opts may be nil.
+// closes it. With opts.ListenURL set (and no opts.ListenDB), it connects
+// the LISTEN pool of WatchRuns to that URL too, and Close closes both.
+// opts may be nil.
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
+	pool, err := connect(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if err := Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s := New(pool, opts)
+	s.closeFn = pool.Close
+	if opts != nil && opts.ListenDB == nil && opts.ListenURL != "" {
+		listen, err := connect(ctx, opts.ListenURL)
+		if err != nil {
+			pool.Close()
+			return nil, err
+		}
+		s.listenDB = listen
+		s.closeFn = func() { pool.Close(); listen.Close() }
+	}
+	return s, nil
+}
+
+// connect returns a pool on url that answered a ping.
+func connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return nil, &agents.PersistenceError{Op: "open", Err: err}
@@ -104,13 +143,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		pool.Close()
 		return nil, &agents.PersistenceError{Op: "open", Err: err}
 	}
-	if err := Migrate(ctx, pool); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	s := New(pool, opts)
-	s.closeFn = pool.Close
-	return s, nil
+	return pool, nil
 }
 
 // DB returns the database the Store runs on.

@@ -45,7 +45,7 @@ type workerBench struct {
 }
 
 func newWorkerBench(b *testing.B, gate agent.GateMode, workers int, syncCommit string) *workerBench {
-	newBenchPool := func() *Store {
+	return newWorkerBenchOn(b, gate, workers, func() *Store {
 		cfg := testEnv.config.Copy()
 		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = syncCommit
 		p, err := newPool(cfg)
@@ -54,12 +54,17 @@ func newWorkerBench(b *testing.B, gate agent.GateMode, workers int, syncCommit s
 		}
 		b.Cleanup(p.Close)
 		return New(p, nil)
-	}
+	})
+}
+
+// newWorkerBenchOn is newWorkerBench with the Stores newStore makes (one
+// for the host, one per worker).
+func newWorkerBenchOn(b *testing.B, gate agent.GateMode, workers int, newStore func() *Store) *workerBench {
 	testPool(b)
-	w := &workerBench{f: newTurnFixture(b, newBenchPool()), a: lookupAgent(b, gate), doneC: map[string]chan time.Time{}}
+	w := &workerBench{f: newTurnFixture(b, newStore()), a: lookupAgent(b, gate), doneC: map[string]chan time.Time{}}
 	w.host = w.bindings(w.f.store)
 	for range workers {
-		wb := w.bindings(newBenchPool())
+		wb := w.bindings(newStore())
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
@@ -130,31 +135,37 @@ func BenchmarkWorkers(b *testing.B) {
 			reportLatency(b, lat, "submit-to-done")
 		})
 		b.Run(fmt.Sprintf("throughput/workers=%d", workers), func(b *testing.B) {
-			w := newWorkerBench(b, "", workers, "on")
-			convs := make([]string, b.N)
-			for i := range convs {
-				convs[i] = w.f.open(b, w.a)
-			}
-			b.ResetTimer()
-			start := time.Now()
-			ids := make([]string, b.N)
-			for i := range ids {
-				id, err := turn.Submit(context.Background(), turn.Input{TenantID: turnTenant, Agent: w.a, ConversationID: convs[i], UserMessage: "What is the answer?"}, w.host)
-				if err != nil {
-					b.Fatal(err)
-				}
-				ids[i] = id
-			}
-			var last time.Time
-			for _, id := range ids {
-				if t := <-w.expect(id); t.After(last) {
-					last = t
-				}
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(b.N)/last.Sub(start).Seconds(), "turns/s")
+			benchmarkThroughput(b, newWorkerBench(b, "", workers, "on"))
 		})
 	}
+}
+
+// benchmarkThroughput submits b.N turns at once to w and reports turns/s
+// until the last completes.
+func benchmarkThroughput(b *testing.B, w *workerBench) {
+	b.ReportAllocs()
+	convs := make([]string, b.N)
+	for i := range convs {
+		convs[i] = w.f.open(b, w.a)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	ids := make([]string, b.N)
+	for i := range ids {
+		id, err := turn.Submit(context.Background(), turn.Input{TenantID: turnTenant, Agent: w.a, ConversationID: convs[i], UserMessage: "What is the answer?"}, w.host)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ids[i] = id
+	}
+	var last time.Time
+	for _, id := range ids {
+		if t := <-w.expect(id); t.After(last) {
+			last = t
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/last.Sub(start).Seconds(), "turns/s")
 }
 
 // BenchmarkApprovalContinued measures, for a submitted turn parked on its

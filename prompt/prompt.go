@@ -61,79 +61,76 @@
 //
 // # Compatibility with LiquidJS
 //
-// Templates render as the npm package liquidjs (10.30.1, strictVariables
-// and strictFilters) renders them: TestLiquidJSDifferential renders a
-// corpus of 443 cases (testdata/liquid-corpus.json: every tag and filter
-// LiquidJS documents, whitespace control, strict variables, filters on nil
-// and on the wrong type, parse errors) with both and requires the same
-// output or the same class of error (missing-parameter, render-failure, or
-// a parse error), and TestLiquidJSDifferentialGenerated does the same for
-// random templates. The engine is github.com/osteele/liquid; what LiquidJS
-// does differently is done here: the empty, blank and nil/null literals,
-// {% echo %}, {% liquid %}, {% increment %} and {% decrement %} (counters
-// apart from assigned variables, as in LiquidJS), inline comments
-// {% # … %}, {% cycle %} (its state kept in the render, so concurrent
-// renders of one template never share it), whitespace control that trims
-// only the adjacent text, and/or read from the right, every variable of
-// an if, unless or elsif condition required bound (LiquidJS evaluates both
-// operands of and/or), case rendering every matching when, a for loop's
-// else branch for a nil collection, <>, JSON integers usable as range
-// bounds, a property of nil read as nil in an output, and
-// LiquidJS's filters with its coercions (a string filter stringifies a
-// list or number, a list filter takes a single value as a one-item list,
-// arithmetic is JavaScript's: 7 | divided_by: 2 is 3.5, division by zero
-// Infinity). A filter LiquidJS lacks (handleize, pluralize, type) is an
-// unknown filter.
+// Every template either renders exactly as the npm package liquidjs
+// (10.30.1, strictVariables and strictFilters) renders it, or agent.Define
+// refuses it with a message that names the construct and says what
+// LiquidJS would do. TestLiquidJSDifferential renders a corpus
+// (testdata/liquid-corpus.json: every tag and filter LiquidJS has,
+// whitespace control, strict variables, filters on nil and on the wrong
+// type, parse errors, the cases of issue 27) with both and requires the
+// same output or the same class of error (missing-parameter,
+// render-failure, or a parse error); TestLiquidJSDifferentialGenerated
+// does the same for random templates over every tag and filter.
 //
-// What does not match, and why (the corpus cases are marked "differs"):
+// The engine is github.com/osteele/liquid; what LiquidJS does differently
+// is done here (internal/tmpl), through its public API: conditions (and/or
+// read from the right with both operands evaluated, contains on lists,
+// ranges and strings only, strict ==, JavaScript's coercions in <, <=, >
+// and >=, not, the nil literal as LiquidJS's NullDrop, empty and blank);
+// for (a string iterates once, the else branch for an empty collection,
+// offset, limit and reversed applied in that order, offset: continue, the
+// loop variable scoped to the loop), tablerow and tablerowloop, case
+// rendering every matching when, unless with elsif, capture, assign (a
+// value LiquidJS leaves undefined, such as first of an empty list, leaves
+// the variable unbound), break and continue (outside a loop they stop the
+// render), a property of nil read as nil everywhere, {% echo %},
+// {% liquid %}, {% increment %}, {% decrement %}, {% cycle %} (its state
+// kept in the render), inline comments, whitespace control that trims
+// only the adjacent text, and LiquidJS's filters with its coercions (the
+// _exp filters evaluate their expression in the render's scope; strip_html
+// removes script and style blocks and comments; round shifts the decimal
+// exponent, so 1.005 | round: 2 is 1.01; arithmetic is JavaScript's). A
+// filter LiquidJS lacks (handleize, pluralize, type) is an unknown filter.
 //
-//   - include, render and layout are refused at parse time: they read
-//     files, and a prompt has none (LiquidJS fails when rendering); block,
-//     which only has a meaning inside a layout, likewise;
-//   - where_exp, reject_exp, find_exp, find_index_exp, has_exp and
-//     group_by_exp are unknown filters: they evaluate an expression held in
-//     a string, which osteele/liquid cannot do from a filter;
-//   - a property of nil in a tag's expression ({% if user.name %} with user
-//     nil) fails with missing-parameter naming it: osteele/liquid's strict
-//     mode refuses it inside tags (in an output it is nil, as in LiquidJS);
-//   - a for loop over a string iterates nothing (LiquidJS: once, over the
-//     string); a filter in a for tag's collection is applied (LiquidJS
-//     ignores it); the loop variable stays bound after the loop (LiquidJS:
-//     undefined); a break outside a loop fails (LiquidJS: stops the
-//     render);
-//   - a for loop may not combine reversed with limit or offset (the engine
-//     reverses before slicing, LiquidJS after): refused at parse time;
-//   - ordering comparisons (<, <=, >, >=) between values of different
-//     types are false (LiquidJS applies JavaScript's coercions);
-//   - a for loop whose collection has a filter and is nil renders
-//     nothing, not its else branch (without a filter it renders the else
-//     branch, as LiquidJS); offset: continue is not supported (continue is
-//     read as an undefined variable); a for loop over a range longer than
-//     an int can count, such as
-//     (-9223372036854775807..9223372036854775807), iterates nothing (LiquidJS would try to expand it): osteele/liquid's for;
-//   - contains on a map tests its keys (LiquidJS: false): osteele/liquid's
-//     operator;
-//   - sort by a property some items lack puts those items first, in their
-//     order: osteele/liquid's sort (LiquidJS's comparison finds an
-//     undefined property equal to everything, so where those items land
-//     depends on V8's sort algorithm; in the corpus's case, last);
-//   - a pipe without a filter ({{ s | }}) is a parse error (LiquidJS
-//     ignores it), and an exponent literal such as 1e3 a render-failure
-//     (LiquidJS: an undefined variable, missing-parameter): osteele/liquid's
-//     expression parser;
-//   - a filter that yields undefined in LiquidJS (first or last of an empty
-//     list, find without a match) yields nil: a variable assigned from it
-//     is bound (nil) rather than undefined;
-//   - case/when with empty or blank compares them as values (LiquidJS as
-//     its special drops); nil | json is null (LiquidJS: {} for the literal);
-//   - a raw block ends at a trimmed {%- endraw -%} too (LiquidJS does not
-//     end it there); a {% raw %} block whose unclosed "{{" would pair with a
-//     "}}" after {% endraw %} is rejected; a line break inside a quoted
-//     string of an output is rejected; an empty output {{}} is a parse
-//     error;
-//   - iterating over a Go map visits its entries in Go's map order; pass a
-//     list when the order matters; sample is random in both, so only its
-//     size can be compared.
+// # Time zone
+//
+// The date filters show times in UTC, or in Context.Location: a time with
+// an offset is that instant in the zone (with the zone's offset and
+// daylight saving time then), a time without one is a wall time there, a
+// number or a string of digits is seconds since the epoch. This is LiquidJS
+// in a process whose TZ is that zone (the differential runs Node with
+// TZ=UTC).
+//
+// # Refused at Define
+//
+// On purpose, because they reach outside the prompt: include, render and
+// layout (they read other template files, and a prompt has none; LiquidJS
+// would read its file system), and block (only meaningful inside a
+// layout). Because this engine cannot render them as LiquidJS does, with
+// the message saying what LiquidJS would do:
+//
+//   - the operator <> (LiquidJS has none and finds every comparison
+//     written with it false);
+//   - a filter in a for or tablerow collection (LiquidJS ignores it);
+//   - a raw block ended by a trimmed {%- endraw -%} (LiquidJS does not end
+//     it there and fails);
+//   - an empty filter after | (LiquidJS ignores it);
+//   - a number with an exponent such as 1e3 (LiquidJS reads a variable);
+//   - the literal nil given to json, jsonify or inspect (LiquidJS prints
+//     {});
+//   - break or continue in a tablerow outside a for (LiquidJS skips the
+//     rest of the cell and, in later cells, all but their first node).
+//
+// Left as they are (data, not templates, decide them): iterating over a Go
+// map visits its keys in sorted order (LiquidJS: the object's insertion
+// order, which a Go map does not keep; pass a list when the order
+// matters); sample is random in both; sort by a property some items lack
+// puts those items first (LiquidJS's comparison finds an undefined
+// property equal to everything, so V8's sort algorithm decides); a date
+// filter given a list or a map returns it as it is (LiquidJS hands its
+// text to V8's Date parser); sort of a list mixing booleans and nil
+// follows V8's comparison there. (map of a property the items lack yields
+// LiquidJS's undefined items, as there.)
 //
 // # Caching
 //
@@ -169,6 +166,11 @@ type Context struct {
 	// conversation.turn.
 	ConversationID string
 	Turn           int
+	// Location is the time zone of the date filters: a time with an
+	// offset is shown in it (its offset and daylight saving time at that
+	// instant), a time without one is a wall time in it. Nil is UTC. This
+	// is LiquidJS run in a process whose time zone is Location (TZ=...).
+	Location *time.Location
 }
 
 // Result is a rendered prompt.
@@ -240,7 +242,7 @@ func render(ctx context.Context, a agent.Agent, c Context) (Result, error) {
 	if err != nil {
 		return Result{}, &agents.RenderFailureError{Reason: err.Error(), Err: err}
 	}
-	text, err := t.RenderContext(ctx, vars)
+	text, err := t.RenderIn(ctx, vars, c.Location)
 	if err != nil {
 		if ctx != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			return Result{}, err

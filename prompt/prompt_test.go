@@ -176,7 +176,7 @@ func TestRenderMissingParameter(t *testing.T) {
 		{"index", "{{ list[key] }}", nil, map[string]any{"list": []any{1}}, "key"},
 		{"after assign in branch", "{% if false %}{% assign later = 1 %}{% endif %}{{ later }}", nil, nil, "later"},
 		{"range bound", "{% for i in (1..top) %}{% endfor %}", nil, nil, "top"},
-		{"property of nil in a tag", "{% if nick.first %}x{% endif %}", []agent.PromptParameter{{Name: "nick", Type: "object", Optional: true}}, nil, "nick.first"},
+		{"missing key in a tag", "{% if nick.first %}x{% endif %}", nil, map[string]any{"nick": map[string]any{}}, "nick.first"},
 		{"later when", `{% case 2 %}{% when 1 %}{{ "a" }}{% when other %}b{% endcase %}`, nil, nil, "other"},
 	}
 	for _, tt := range tests {
@@ -206,9 +206,9 @@ func TestRenderFailure(t *testing.T) {
 		{"unclosed tag", "{% if x", "not closed"},
 		{"unterminated block", "{% if true %}x", "unterminated"},
 		{"unknown tag", "{% frob %}", "undefined tag"},
-		{"include is not available", `{% include "a.liquid" %}`, "undefined tag"},
+		{"include is refused", `{% include "a.liquid" %}`, "{% include %} is refused"},
 		{"unknown filter", "{{ 1 | frob }}", "undefined filter"},
-		{"reversed with limit", "{% for i in (1..5) limit: 3 reversed %}{{ i }}{% endfor %}", "not supported"},
+		{"filter in a for collection", "{% for i in arr | reverse %}{{ i }}{% endfor %}", "LiquidJS ignores it"},
 		{"bad expression", "{{ 1 + }}", "Liquid"},
 		{"long output", `{% for i in (1..3000) %}{{ "x" | append: chunk }}{% endfor %}`, "exceeds"},
 		{"loop with output", "{% for i in (1..200000000) %}x{% endfor %}", "iterations"},

@@ -113,7 +113,12 @@
 // owner, so a driver that lost its lease cannot write. A second Resume of a
 // run another driver holds fails with run-busy and calls nothing. A run
 // whose driver died (status running, lease expired) is continued by Resume
-// — or by Invoke with the same Input.RunID.
+// — or by Invoke with the same Input.RunID; a model or tool call the death
+// interrupted is sent again, with the same request id, only by the driver
+// that holds the lease, so of many racing resumers one calls and the rest
+// fail run-busy having called nothing. A driver that stalled past its own
+// lease, which nobody took, is refused with run-busy too, its
+// *agents.RunBusyError saying LeaseExpired (not "another process").
 //
 // # Outcomes
 //

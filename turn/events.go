@@ -3,6 +3,10 @@ package turn
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
 )
 
 // Event is one event of a turn (the TypeScript package's TurnEvent). Events reach
@@ -257,6 +261,78 @@ func (TurnCompletedEvent) Kind() string { return KindTurnCompleted }
 
 // Kind returns "turn.failed".
 func (TurnFailedEvent) Kind() string { return KindTurnFailed }
+
+// KindModelCallRetry is the kind of ModelCallRetryEvent.
+const KindModelCallRetry = "model.call.retry"
+
+// ModelCallRetryEvent: an attempt of a model call failed and the provider
+// sends the call again, after WaitMs. The provider reports it through
+// bindings.ReportModelRetry (providers/openai and providers/anthropic do,
+// for 429, 5xx and 529 answers and transport errors), so the event comes
+// between the call's model.call.started and model.call.completed (or the
+// step's failure, when the last retry fails too). Retries do not show in
+// the call's answer: a host counts these events to see them. Each is
+// also logged at warn on Bindings.Logger ("turn model call retry").
+type ModelCallRetryEvent struct {
+	RunID     string `json:"runId"`
+	Iteration int    `json:"iteration"`
+	Provider  string `json:"provider"`
+	Model     string `json:"model"`
+	RequestID string `json:"requestId"`
+	// Attempt is the attempt that failed: 1 for the first.
+	Attempt int `json:"attempt"`
+	// Status is the HTTP status of the failed attempt's answer (0 when
+	// none came).
+	Status int `json:"status,omitempty"`
+	// RetryAfterMs is the wait the answer's Retry-After asked for (0 when
+	// it had none); WaitMs is the wait the provider chose.
+	RetryAfterMs int64 `json:"retryAfterMs,omitempty"`
+	WaitMs       int64 `json:"waitMs"`
+	// Code and Message are the failed attempt's error.
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Kind returns "model.call.retry".
+func (ModelCallRetryEvent) Kind() string { return KindModelCallRetry }
+
+// logModelCallRetry is the warn record of a model call's retry.
+const logModelCallRetry = "turn model call retry"
+
+// withRetryReport returns ctx carrying a bindings.WithModelRetryReporter
+// for model call i (request requestID): each retry the provider reports
+// is logged at warn on Bindings.Logger and emitted as a
+// ModelCallRetryEvent. Without a logger and an event handler it returns
+// ctx as it is.
+func (r *run) withRetryReport(ctx context.Context, i int, requestID string) context.Context {
+	logger := r.b.Logger
+	if r.b.OnEvent == nil && logger == nil {
+		return ctx
+	}
+	return bindings.WithModelRetryReporter(ctx, func(ctx context.Context, mr bindings.ModelRetry) {
+		e := ModelCallRetryEvent{
+			RunID: r.id, Iteration: i, Provider: r.s.Route.Provider, Model: r.s.Route.Model, RequestID: requestID,
+			Attempt: mr.Attempt, Status: mr.Status, RetryAfterMs: mr.RetryAfter.Milliseconds(), WaitMs: mr.Wait.Milliseconds(),
+		}
+		if mr.Err != nil {
+			e.Code, e.Message = agents.CodeOf(mr.Err), mr.Err.Error()
+		}
+		if logger != nil && logger.Enabled(ctx, slog.LevelWarn) {
+			attrs := []slog.Attr{
+				slog.String("run_id", r.id), slog.String("tenant_id", r.tenantID),
+				slog.String("agent", r.in.Agent.ID+"@"+r.in.Agent.Version),
+				slog.Int("iteration", i), slog.String("provider", e.Provider), slog.String("model", e.Model),
+				slog.String("request_id", requestID), slog.Int("attempt", mr.Attempt), slog.Int("status", mr.Status),
+				slog.Duration("retry_after", mr.RetryAfter), slog.Duration("wait", mr.Wait), slog.String("code", e.Code),
+			}
+			if r.b.LogContent {
+				attrs = append(attrs, slog.String("error", e.Message))
+			}
+			logger.LogAttrs(ctx, slog.LevelWarn, logModelCallRetry, attrs...)
+		}
+		emit(r, ctx, e)
+	})
+}
 
 // emit delivers e to r's handler, recovering (and ignoring) a panic. It
 // is generic so that e becomes an Event (boxed on the heap) only when

@@ -210,10 +210,14 @@ func sameBinding(a, b any) (same bool) {
 //
 // With a store that is a bindings.OptimisticRunResumer bound as Runs,
 // Snapshots and Hitl, the read takes no lease: the drive's first write
-// takes it, only if the run is still as read. A driver that took or drove
-// the run in between makes that write store nothing, and Resume fails
-// with *agents.RunBusyError before it calls anything (having emitted a
-// TurnStartedEvent and a TurnFailedEvent).
+// takes it, only if the run is still as read, and a model or tool call
+// that was in flight when a driver died is sent again only once the
+// lease is taken (alone, when no write comes before it). A driver that
+// took or drove the run in between makes that write store nothing, and
+// Resume fails with *agents.RunBusyError before it calls anything (having
+// emitted a TurnStartedEvent and a TurnFailedEvent). The error's
+// LeaseExpired says when the refused driver's own lease expired instead
+// (it stalled past Bindings.LeaseTTL and nobody took the run).
 func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 	res, err := resume(ctx, in, b, newID(&b), nil)
 	if err != nil {
@@ -223,7 +227,9 @@ func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 }
 
 // resume is Resume as lease owner owner. claimed, when set, is the run as
-// a Worker's claim just leased it to owner: its lease is not taken again.
+// a Worker's claim just leased it to owner: its lease is not taken again,
+// and a failure before the drive leaves it leased (the Worker releases
+// it).
 func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claimed *bindings.Run) (Result, error) {
 	lookup := in.Agent.ID == "" && in.Agent.Version == ""
 	if lookup && b.Agents == nil {
@@ -254,7 +260,10 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 		return Result{}, err
 	}
 	release := func() {
-		if pending == nil { // else nothing is leased yet
+		// With pending, nothing is leased yet; a Worker's claimed run it
+		// keeps leased, to hold it for a retry or to fail it without
+		// another worker claiming it in between.
+		if pending == nil && claimed == nil {
 			_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
 		}
 	}
@@ -287,6 +296,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	}
 	r := newPooledRun(&b, stored, in.RunID, owner, leased.Status, entries)
 	defer r.release()
+	r.held = claimed != nil
 	if approvals != nil || pending != nil {
 		r.reads = &turnReads{approvals: approvals, lease: pending}
 	}
@@ -460,6 +470,52 @@ func decodeSnapshotIn(snap bindings.RunSnapshotRecord, in Input, inPlace bool) (
 	stored.TenantID = snap.TenantID
 	stored.RunID = snap.RunID
 	return stored, nil
+}
+
+// endsRun reports whether err, a drive's error that no step journaled,
+// is the run's final outcome: any error that agents.IsRetryable refuses
+// (a value the store refuses, a broken output), except those of the
+// driving process rather than the run (driverFault) and those that say
+// the run must wait (an approval still pending) or cannot be read here.
+func endsRun(err error) bool {
+	if agents.IsRetryable(err) || driverFault(err) {
+		return false
+	}
+	switch agents.CodeOf(err) {
+	case "", agents.CodeHitlRequired, agents.CodeRunJournalUnavailable, agents.CodeRunSnapshotMissing:
+		return false
+	}
+	return true
+}
+
+// driverFaultError marks a step's failure that belongs to the driving
+// process rather than the run (a tool the run resolved that this
+// process's registry lacks): the step journals no outcome and counts no
+// attempt, so another process may run it. Its code is its cause's.
+type driverFaultError struct{ err error }
+
+func (e *driverFaultError) Error() string { return e.err.Error() }
+func (e *driverFaultError) Unwrap() error { return e.err }
+
+// isDriverFault reports whether a step's err is a driverFaultError.
+func isDriverFault(err error) bool {
+	var df *driverFaultError
+	return errors.As(err, &df)
+}
+
+// driverFault reports whether err, when no step journaled it, is a
+// failure of the driving process rather than of the run: its bindings
+// lack the provider the run was routed to, a tool the run resolved, the
+// run's agent or its approvals (a HITL binding that does not know them). Another process may
+// drive the run, so it does not end it (a Worker bounds such drives:
+// WorkerOptions.MaxDriveAttempts).
+func driverFault(err error) bool {
+	switch agents.CodeOf(err) {
+	case agents.CodeCapabilityRoutingFailed, agents.CodeUnresolvedTool, agents.CodeToolVersionUnresolvable,
+		agents.CodeInvalidBindings, agents.CodeAgentNotFound, agents.CodeAgentVersionMismatch, agents.CodeApprovalNotFound:
+		return true
+	}
+	return false
 }
 
 // journalError codes a failure to read or find a run's journal.

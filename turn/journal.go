@@ -336,7 +336,8 @@ func (r *run) appendEntry(ctx context.Context, key, node string, status bindings
 // whose effect is idempotent under a deterministic key (a message append,
 // the provenance emit). Nothing outside the run sees a buffered decision
 // before it is stored: every model call, tool call and approval request
-// starts by writing its started entry, which carries the buffer; every
+// starts by writing its started entry, which carries the buffer (one sent
+// again after a crash writes the buffer first: holdLease); every
 // message append and provenance emit runs flush first; the run's status
 // changes and the return to the caller come after the buffer is written.
 // So a resumed drive finds those steps without a result and runs them
@@ -451,6 +452,21 @@ func (r *run) appendMessage(ctx context.Context, in bindings.AppendMessageInput)
 	return m, nil
 }
 
+// holdLease makes sure the drive holds the run's lease before a side
+// effect that is not preceded by a write of its own: it writes the buffer
+// (flush), whose write takes a pending lease as read, then takes a lease
+// still pending alone, and opens a run still to be created (openPending).
+// A drive that leased its run before it started finds nothing to do.
+func (r *run) holdLease(ctx context.Context) error {
+	if err := r.flush(ctx); err != nil {
+		return err
+	}
+	if err := r.openPending(ctx); err != nil {
+		return err
+	}
+	return r.checkLease()
+}
+
 // flush writes the buffered decide results, if any: it runs before every
 // external side effect of a decide step (a message append, a provenance
 // emit).
@@ -523,7 +539,8 @@ func (r *run) stored(buffered []bindings.JournalEntry, appended []bool) error {
 //   - A completed entry for key is decoded and returned without running fn;
 //     a failed one returns its recorded coded error.
 //   - A started entry without a result (the driver died mid-step) runs fn
-//     again with the same request id.
+//     again with the same request id, once the drive holds the run's
+//     lease (holdLease): a resumer that lost the run calls nothing.
 //   - Otherwise step appends started, runs fn, and appends completed with
 //     fn's output as JSON, or failed with fn's coded error.
 //
@@ -593,13 +610,20 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	if err := r.loadMessages(); err != nil { // a step that runs may read them
 		return zero, err
 	}
-	if r.carried && effect && st != nil && st.started != 0 {
-		// An effect's result waits in the buffer for a message append,
-		// and this effect writes no started entry that would carry it:
-		// write it before the effect starts. A decide step leaves it
-		// buffered: it has no effect outside the run, its own result is
-		// buffered after it, and both go with the next write, in order.
-		if err := r.flush(ctx); err != nil {
+	if effect && st != nil && st.started != 0 {
+		// The effect was in flight when a driver died: it runs again
+		// without writing a started entry, so nothing written so far
+		// need have taken this drive's lease (an optimistic resume or
+		// open takes it with its first write). Hold it before the call:
+		// write the buffer — the decisions made since the read, and an
+		// earlier effect's carried result, which must be stored before
+		// another effect starts — which takes the lease as read, or take
+		// the lease alone when nothing waits. A drive that lost the race
+		// stops here, run-busy, having called nothing. (A decide step
+		// leaves the buffer as it is: it has no effect outside the run,
+		// its own result is buffered after it, and both go with the next
+		// write, in order.)
+		if err := r.holdLease(ctx); err != nil {
 			return zero, err
 		}
 	}
@@ -770,7 +794,7 @@ func decodeOutcomeInto[T any](e *bindings.JournalEntry, shared bool, out *T) err
 // failed: a coded error other than the storage and lease errors, with the
 // driver's context still live.
 func final(ctx context.Context, err error) bool {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || isDriverFault(err) {
 		return false
 	}
 	switch agents.CodeOf(err) {

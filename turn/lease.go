@@ -29,6 +29,7 @@ type leaseKeeper struct {
 	stopped bool
 	running sync.WaitGroup // renewals in flight
 	lost    atomic.Bool
+	owner   atomic.Pointer[string] // who holds the lease once it is lost, when the store said
 }
 
 // keepLease starts renewing the lease; cancel is called with errLeaseLost
@@ -64,6 +65,9 @@ func (r *run) keepLease(ctx context.Context, cancel context.CancelCauseFunc) {
 		}
 		_, err := r.b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, TTL: ttl})
 		if agents.CodeOf(err) == agents.CodeRunBusy {
+			if busy := (*agents.RunBusyError)(nil); errors.As(err, &busy) && busy.Owner != "" {
+				k.owner.Store(&busy.Owner)
+			}
 			k.lost.Store(true)
 			cancel(errLeaseLost)
 			return
@@ -102,10 +106,15 @@ func (r *run) releaseLease(ctx context.Context) {
 	_ = r.b.Runs.ReleaseLease(context.WithoutCancel(ctx), r.tenantID, r.id, r.owner)
 }
 
-// checkLease fails fast once the lease is known to be lost.
+// checkLease fails fast once the lease is known to be lost (another owner
+// took it: the renewal, or a write as read, was refused).
 func (r *run) checkLease() error {
 	if r.lease != nil && r.lease.lost.Load() {
-		return &agents.RunBusyError{RunID: r.id}
+		busy := &agents.RunBusyError{RunID: r.id}
+		if o := r.lease.owner.Load(); o != nil {
+			busy.Owner = *o
+		}
+		return busy
 	}
 	return nil
 }

@@ -36,9 +36,9 @@ type turnReads struct {
 	// open is the run's open still to be made, by its first write, when
 	// ReadTurn read it as missing (see optimisticopen.go); nil otherwise.
 	open *pendingOpen
-	// lease is the run's lease still to be taken, by its first write, when
-	// ReadResumeRun read the run without leasing it (see
-	// optimisticresume.go); nil otherwise.
+	// lease is the run's lease still to be taken, by its first write (or
+	// alone, before a call sent again: holdLease), when ReadResumeRun read
+	// the run without leasing it (see optimisticresume.go); nil otherwise.
 	lease *pendingLease
 }
 

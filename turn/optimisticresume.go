@@ -16,16 +16,26 @@ import (
 // first write takes it alone first with TakeLeaseAsRead). One commit
 // fewer.
 //
-// Why the crash contract holds: one driver per run, and nothing before the
-// first write.
-//   - Before the first write this drive has stored nothing and had no
-//     external effect: every model call, tool call and approval request
-//     starts with a write (its started entry, which carries the buffered
-//     decisions), and every other write — a message append, a provenance
-//     emit, a compliance record, an auto-close — takes the lease first
-//     (openPending or takeLease). A crash there leaves the run
-//     exactly as it was parked: its journal, status and lease untouched,
-//     resumable again.
+// Why the crash contract holds: one driver per run, and no side effect
+// before the lease.
+//   - Before the write that takes the lease this drive has stored nothing
+//     and had no external effect. A model call, tool call or approval
+//     request that starts fresh starts with a write (its started entry,
+//     which carries the buffered decisions). One that was in flight when
+//     a driver died — its started entry stored, no result — is sent again
+//     without a started entry, so runStep holds the lease first
+//     (holdLease: the buffered decisions are written as read, or the
+//     lease is taken alone with TakeLeaseAsRead); an approval request in
+//     flight takes it (openPending) before it asks again. Every other
+//     write — a message append, a provenance emit, a compliance record, an
+//     auto-close — takes the lease first too (openPending, holdLease). A
+//     crash before that write leaves the run exactly as it was: its
+//     journal, status and lease untouched, resumable again.
+//   - The saving holds where it is safe: a drive that only replays
+//     (a finished run, a run parked on an approval still pending) writes
+//     nothing, and a drive whose first action is a write (a fresh model
+//     or tool step's started entry, a message step, the finish) takes the
+//     lease with that very write, in one commit.
 //   - A lease another owner holds unexpired at the read fails the Resume
 //     at once (run-busy), calling nothing, as today's ReopenRun does.
 //   - Two drives that read the same run (two Resumes, or a Resume and a
@@ -35,7 +45,9 @@ import (
 //     first to write changes them (the lease is its own, and its entries
 //     move the journal version), so every other write as read stores
 //     nothing and fails with run-busy, before its drive calls anything:
-//     the tool runs once. A write that leaves the run exactly as read
+//     the tool runs once more at most, with the request id of the call
+//     the crash interrupted (pgstore's TestRacingResumersOfACrashedToolCall
+//     races sixteen processes for it). A write that leaves the run exactly as read
 //     (say a FinishRun of no entries that keeps the status and releases
 //     the lease) lets a later one through, which is then a drive of the
 //     same run from the same state, as if it had started after the first

@@ -151,10 +151,7 @@ func (r *run) persistProvenance(ctx context.Context) error {
 		if r.in.DryRun || pb.Emitter == nil {
 			return nil, nil
 		}
-		if err := r.flush(ctx); err != nil {
-			return nil, err
-		}
-		if err := r.takeLease(ctx); err != nil {
+		if err := r.holdLease(ctx); err != nil {
 			return nil, err
 		}
 		if err := r.loadPrompt(); err != nil {

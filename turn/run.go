@@ -24,7 +24,11 @@ type run struct {
 	id       string
 	owner    string
 	resumed  bool
-	status   bindings.RunStatus // the run's status when this drive took it
+	// held marks a Worker's claimed run: a drive that fails and leaves
+	// the run unfinished keeps its lease, for the Worker to hold it for
+	// the retry (or fail it) without another worker claiming it between.
+	held   bool
+	status bindings.RunStatus // the run's status when this drive took it
 
 	entries journalIndex
 	// entrySlab holds the entries the index keeps (see record), after
@@ -277,11 +281,15 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 	case r.wallCtx != nil && errors.Is(context.Cause(r.wallCtx), errWallTimeout):
 		err = &agents.TurnAbortedError{Reason: agents.AbortTimeout, Err: errWallTimeout}
 		terminal = true
-	case agents.CodeOf(err) == agents.CodePersistence && !agents.IsRetryable(err):
-		// A deterministic storage refusal (a value the store will refuse on
+	case !terminal && endsRun(err):
+		// A deterministic refusal (a value the store will refuse on
 		// every drive): driving the run again cannot help, so the refusal
 		// is the run's outcome.
 		terminal = true
+		// The store may refuse a buffered result too: the failure is
+		// written without the buffer (a failed run replays its error
+		// without folding the journal).
+		r.dropBuffer()
 	}
 	switch {
 	case terminal:
@@ -300,12 +308,14 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 			// An effect's result is still buffered: try to keep it.
 			_ = r.flush(bg)
 		}
-		if r.inflight != "" && agents.CodeOf(err) != agents.CodeRunBusy {
+		if r.inflight != "" && agents.CodeOf(err) != agents.CodeRunBusy && !isDriverFault(err) {
 			// A model or tool step ends without a result: count the
 			// attempt (Bindings.MaxStepAttempts).
 			r.noteAttempt(bg, err)
 		}
-		r.releaseLease(bg)
+		if !r.held {
+			r.releaseLease(bg)
+		}
 	}
 	r.logEnd(parent, Result{}, err, !terminal)
 	emit(r, parent, TurnFailedEvent{RunID: r.id, Code: agents.CodeOf(err), Message: err.Error()})

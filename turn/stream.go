@@ -53,8 +53,10 @@ func (r *run) generateRequest(requestID string) bindings.GenerateRequest {
 // fails after it delivered deltas (which the provider does not retry) is
 // sent once more, under the same request id, after a second
 // ModelCallStartedEvent (Attempt 2): nothing of the failed attempt was
-// kept, so the call starts afresh.
+// kept, so the call starts afresh. The provider's own retries are reported
+// through ctx (withRetryReport).
 func (r *run) generate(ctx context.Context, i int, req bindings.GenerateRequest) (bindings.GenerateResponse, error) {
+	ctx = r.withRetryReport(ctx, i, req.RequestID)
 	sp, ok := r.provider.(bindings.StreamingProvider)
 	if !ok {
 		return r.provider.Generate(ctx, req)

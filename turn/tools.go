@@ -212,6 +212,11 @@ func (r *run) invokeTool(ctx context.Context, p callPlan, requestID string) (too
 			if agents.CodeOf(err) == agents.CodeToolInvocationFailed {
 				return toolResult{}, err
 			}
+			if c := agents.CodeOf(err); c == agents.CodeUnresolvedTool || c == agents.CodeToolVersionUnresolvable {
+				// The run resolved the tool (setup journaled it), and this
+				// process's registry lacks it: another process may run it.
+				return toolResult{}, &driverFaultError{err}
+			}
 			return toolResult{}, &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Err: err}
 		}
 		return toolResult{Status: toolError, Error: err.Error()}, nil

@@ -19,6 +19,8 @@ const (
 	DefaultPollInterval  = time.Second
 	DefaultSweepInterval = time.Minute
 	DefaultStopGrace     = 10 * time.Second
+	// DefaultMaxDriveAttempts is WorkerOptions.MaxDriveAttempts when zero.
+	DefaultMaxDriveAttempts = 10
 )
 
 // Retry backoff of a run whose drive failed without a final outcome.
@@ -54,6 +56,13 @@ type WorkerOptions struct {
 	// StopGrace is how long a stopping worker lets its drives finish
 	// before it cancels them (0: DefaultStopGrace).
 	StopGrace time.Duration
+	// MaxDriveAttempts is how many failed drives of a run (drives that
+	// ended with an error and left it unfinished) any number of workers
+	// make before one of them fails the run for good with the last
+	// failure's code (0: DefaultMaxDriveAttempts). The count lives in the
+	// store (bindings.RunErrorRecorder), so it holds across workers; with
+	// a store that lacks it, each worker counts its own drives.
+	MaxDriveAttempts int
 	// OnRun, when set, is told each drive's outcome: the run as claimed,
 	// and what Resume returned. It is called from the drive's goroutine
 	// (concurrently for concurrent drives); a panic in it is recovered.
@@ -93,6 +102,9 @@ func NewWorker(b Bindings, opts WorkerOptions) *Worker {
 	if opts.StopGrace <= 0 {
 		opts.StopGrace = DefaultStopGrace
 	}
+	if opts.MaxDriveAttempts <= 0 {
+		opts.MaxDriveAttempts = DefaultMaxDriveAttempts
+	}
 	w := &Worker{b: b, opts: opts, id: "worker-" + newID(&b), failures: map[runRef]int{}}
 	w.claimer, _ = b.Runs.(bindings.RunClaimer)
 	w.lookup = opts.Agents
@@ -124,11 +136,19 @@ func (*workerStopped) Retryable() bool { return true }
 // lookup, a required binding missing) or when the Worker is running
 // already.
 //
-// A drive that fails without a final outcome (agents.IsRetryable, or any
-// error that leaves the run unfinished) is retried with exponential
-// backoff and jitter: the worker keeps the run's lease for the backoff,
-// so no worker claims it before then. A final outcome is journaled by the
-// turn, as always, and reported to OnRun.
+// A drive that fails and leaves the run unfinished is recorded on the run
+// (bindings.RunErrorRecorder: its code, message, time and the count of
+// such drives, shown by GetRun, ListRuns and kindgi runs) and retried with
+// exponential backoff and jitter: the worker keeps the run's lease for
+// the backoff, so no worker claims it before then. Such a drive is
+// retried only when driving again can help: the error is
+// agents.IsRetryable, or it belongs to this worker rather than the run
+// (its bindings lack the provider the run was routed to, a tool, the
+// agent: another worker may drive it), which the recorded message says.
+// Any other error ends the run at once, failed with that code; and after
+// MaxDriveAttempts failed drives the run is failed with the last code.
+// A final outcome is journaled by the turn, as always, and reported to
+// OnRun.
 func (w *Worker) Run(ctx context.Context) error {
 	if err := checkBindings(&w.b, false); err != nil {
 		return &agents.InvalidBindingsError{Reason: err.Error()}
@@ -167,7 +187,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				}
 			})
 		} else {
-			w.log(ctx, slog.LevelWarn, "worker polls: the store cannot watch runs", slog.String("code", agents.CodeOf(err)))
+			w.log(ctx, slog.LevelWarn, "worker polls: the store cannot watch runs", slog.String("code", agents.CodeOf(err)), slog.String("error", err.Error()))
 		}
 	}
 	if _, ok := w.b.Hitl.(bindings.ApprovalSweeper); ok && w.opts.SweepInterval > 0 {
@@ -285,17 +305,12 @@ func (w *Worker) drive(ctx context.Context, run bindings.Run, owner string) {
 			// takes as running, so only the drive parks it): it is not
 			// held for a retry, and is claimed once they are decided.
 			w.forget(ref)
-			w.log(ctx, slog.LevelDebug, "worker drove run", append(attrs, slog.String("status", string(st.Status)), slog.String("code", agents.CodeOf(err)))...)
+			_ = w.b.Runs.ReleaseLease(bg, run.TenantID, run.ID, owner) // a failure before the drive keeps it
+			w.log(ctx, slog.LevelDebug, "worker drove run", append(attrs, slog.String("status", string(st.Status)),
+				slog.String("code", agents.CodeOf(err)), slog.String("error", err.Error()))...)
 			break
 		}
-		delay := w.retryDelay(ref)
-		if agents.CodeOf(err) != agents.CodeRunBusy {
-			// Hold the run for the backoff: the lease lapses then, and any
-			// worker claims it again.
-			_, _ = w.b.Runs.AcquireLease(bg, bindings.LeaseInput{TenantID: run.TenantID, RunID: run.ID, Owner: owner, TTL: delay})
-		}
-		w.log(ctx, slog.LevelWarn, "worker drive failed; retrying later", append(attrs,
-			slog.String("code", agents.CodeOf(err)), slog.Bool("retryable", agents.IsRetryable(err)), slog.Duration("retry_in", delay))...)
+		w.failed(ctx, bg, run, owner, err, attrs)
 	}
 	if w.opts.OnRun != nil {
 		func() {
@@ -305,19 +320,108 @@ func (w *Worker) drive(ctx context.Context, run bindings.Run, owner string) {
 	}
 }
 
-// retryDelay counts one more failed drive of ref and returns its backoff:
-// doubling from retryBase up to retryMax, with jitter.
-func (w *Worker) retryDelay(ref runRef) time.Duration {
+// failed deals with a drive of run that failed and left it unfinished:
+// it records the failure on the run (counting the drive), then holds the
+// run for a retry, or fails it for good when driving again cannot help or
+// the run's drives failed MaxDriveAttempts times.
+func (w *Worker) failed(ctx, bg context.Context, run bindings.Run, owner string, err error, attrs []slog.Attr) {
+	ref := runRef{run.TenantID, run.ID}
+	code := agents.CodeOf(err)
+	if code == "" {
+		code = agents.CodePersistence // an uncoded failure is the store's
+	}
+	if code == agents.CodeRunBusy {
+		// Another process holds the run: not a failed drive of it.
+		w.log(ctx, slog.LevelInfo, "worker left run to its driver", append(attrs,
+			slog.String("code", code), slog.String("error", err.Error()), slog.Bool("retryable", true))...)
+		return
+	}
+	msg := err.Error()
+	if driverFault(err) {
+		msg = "worker " + w.id + " cannot drive this run with its own bindings (another worker may): " + msg
+	}
+	attempts, ended := w.countFailure(bg, ref, code, msg)
+	if ended {
+		// The run ended meanwhile (the store records nothing on it).
+		w.forget(ref)
+		_ = w.b.Runs.ReleaseLease(bg, run.TenantID, run.ID, owner)
+		w.log(ctx, slog.LevelDebug, "worker drove run", append(attrs, slog.String("code", code), slog.String("error", msg))...)
+		return
+	}
+	attrs = append(attrs, slog.String("code", code), slog.String("error", msg), slog.Int("attempts", attempts),
+		slog.Int("max_attempts", w.opts.MaxDriveAttempts))
+	retry := agents.IsRetryable(err) || driverFault(err) || !endsRun(err)
+	if !retry || attempts >= w.opts.MaxDriveAttempts {
+		w.forget(ref)
+		ferr := w.failRun(bg, run, owner, err, msg)
+		if ferr != nil {
+			_ = w.b.Runs.ReleaseLease(bg, run.TenantID, run.ID, owner)
+			w.log(ctx, slog.LevelError, "worker could not fail run", append(attrs, slog.Bool("retryable", true),
+				slog.String("fail_error", ferr.Error()))...)
+			return
+		}
+		w.log(ctx, slog.LevelWarn, "worker failed run for good", append(attrs, slog.Bool("retryable", false))...)
+		return
+	}
+	delay := backoffDelay(attempts - 1)
+	// Hold the run for the backoff: the lease lapses then, and any worker
+	// claims it again.
+	_, _ = w.b.Runs.AcquireLease(bg, bindings.LeaseInput{TenantID: run.TenantID, RunID: run.ID, Owner: owner, TTL: delay})
+	w.log(ctx, slog.LevelWarn, "worker drive failed; retrying later", append(attrs,
+		slog.Bool("retryable", true), slog.Duration("retry_in", delay))...)
+}
+
+// countFailure records one more failed drive of ref and returns how many
+// of its drives failed: counted by the store when it is a
+// bindings.RunErrorRecorder (across every worker), else (or when the
+// store cannot record it) by this worker. ended reports a run the store
+// says has ended, which records nothing.
+func (w *Worker) countFailure(ctx context.Context, ref runRef, code, msg string) (attempts int, ended bool) {
+	if rec, ok := w.b.Runs.(bindings.RunErrorRecorder); ok {
+		e, err := rec.RecordRunError(ctx, bindings.RecordRunErrorInput{TenantID: ref.tenantID, RunID: ref.runID, Code: code, Message: msg})
+		if err == nil {
+			return e.Attempts, e.Attempts == 0
+		}
+	}
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if len(w.failures) >= maxTracked {
 		clear(w.failures)
 	}
-	n := w.failures[ref]
-	w.failures[ref] = n + 1
-	w.mu.Unlock()
+	w.failures[ref]++
+	return w.failures[ref], false
+}
+
+// failRun ends run failed with err's code and msg, as the turn ends a run
+// whose failure is final: a failed compose-result entry (any later drive
+// returns that error without calling anything) and the status failed,
+// under the run's lease, which it then releases. A run that another
+// driver took meanwhile is left to it.
+func (w *Worker) failRun(ctx context.Context, run bindings.Run, owner string, err error, msg string) error {
+	if _, lerr := w.b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: run.TenantID, RunID: run.ID, Owner: owner, TTL: leaseTTL(&w.b)}); lerr != nil {
+		return lerr
+	}
+	defer func() { _ = w.b.Runs.ReleaseLease(ctx, run.TenantID, run.ID, owner) }()
+	se, detail := encodeFailure(err)
+	se.Message = msg
+	e, appended, aerr := w.b.Runs.AppendStep(ctx, bindings.AppendStepInput{TenantID: run.TenantID, RunID: run.ID, Owner: owner,
+		Entry: bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se}})
+	if aerr != nil {
+		return aerr
+	}
+	status := bindings.RunFailed
+	if !appended && e.Status == bindings.StepCompleted {
+		status = bindings.RunCompleted // the run ended meanwhile
+	}
+	return w.b.Runs.SetRunStatus(ctx, run.TenantID, run.ID, status)
+}
+
+// backoffDelay is the wait before the retry after n+1 failed drives:
+// doubling from retryBase up to retryMax, with jitter.
+func backoffDelay(n int) time.Duration {
 	d := retryMax
 	if n < 10 {
-		d = min(d, retryBase<<n)
+		d = min(d, retryBase<<max(n, 0))
 	}
 	return d/2 + rand.N(d/2+1)
 }
@@ -345,7 +449,7 @@ func (w *Worker) sweep(ctx, driveCtx context.Context) {
 		}
 		st, err := ExpireApprovals(driveCtx, w.b, w.lookup, now)
 		if err != nil && ctx.Err() == nil {
-			w.log(ctx, slog.LevelWarn, "worker approval sweep failed", slog.String("code", agents.CodeOf(err)))
+			w.log(ctx, slog.LevelWarn, "worker approval sweep failed", slog.String("code", agents.CodeOf(err)), slog.String("error", err.Error()))
 		}
 		if st.Listed > 0 {
 			w.log(ctx, slog.LevelDebug, "worker approval sweep", slog.Int("listed", st.Listed), slog.Int("moved", st.Moved), slog.Int("failed", st.Failed))

@@ -17,7 +17,8 @@ import (
 // for writes (an expired lease cannot write; every RunBinding), queued
 // runs, bindings.RunClaimer (which runs ClaimRuns hands out, in which
 // order, once each under any number of concurrent claimers) and
-// bindings.RunLister (keyset pages of a tenant's runs, newest first). The
+// bindings.RunLister (keyset pages of a tenant's runs, newest first) and
+// bindings.RunErrorRecorder (a stuck run's failed drives). The
 // claim cases need Harness.Hitl (a parked run's approvals) in the same
 // store. A harness whose bindings lack a capability skips its cases.
 func RunClaimTests(t *testing.T, newHarness NewHarness) {
@@ -36,6 +37,12 @@ func RunClaimTests(t *testing.T, newHarness NewHarness) {
 			_, ok := h.Runs.(bindings.RunLister)
 			return ok
 		}, listRunsCases)
+	})
+	t.Run("RunErrors", func(t *testing.T) {
+		runSuite(t, newHarness, "bindings.RunErrorRecorder", func(h Harness) bool {
+			_, ok := h.Runs.(bindings.RunErrorRecorder)
+			return ok
+		}, runErrorCases)
 	})
 }
 

@@ -37,6 +37,7 @@ var journalCases = []testCase{
 	{name: "AppendWithZeroAtUsesNow", clock: true, run: testAppendStepNow},
 	{name: "AppendByAnotherOwnerIsBusyAndStoresNothing", run: testAppendOwnerGuard},
 	{name: "AppendByFormerOwnerAfterTakeoverIsBusy", clock: true, run: testAppendFormerOwner},
+	{name: "AppendAfterOwnLeaseExpiredSaysSo", clock: true, run: testAppendOwnLeaseExpired},
 	{name: "SetRunStatusChangesStatus", run: testSetRunStatus},
 	{name: "SetRunStatusRejectsUnknownStatus", run: testSetRunStatusInvalid},
 	{name: "AcquireLeaseBySameOwnerRenews", clock: true, run: testLeaseRenew},

@@ -20,7 +20,7 @@ import (
 	"github.com/kindgi/agents/console"
 )
 
-const consoleUsage = `console --database-url URL [--listen 127.0.0.1:8080] [--tenant ID...] [--role ROLE] [--reviewer ID] [--trusted-header NAME]
+const consoleUsage = `console --database-url URL [--listen 127.0.0.1:8080] [--tenant ID...] [--role ROLE] [--reviewer ID] [--trusted-header NAME] [--idle-timeout 12h] [--session-max-age 168h] [--secure-cookies]
 
 serves the reviewer console (package console) over PostgreSQL: pending
 approvals to approve or deny, runs with their journals, conversations.
@@ -29,7 +29,11 @@ A worker (turn.Worker) continues a run once its approvals are decided.
 Authentication is one of two, never both:
   - a token: set KINDGI_CONSOLE_TOKEN (16 bytes or more); the login form
     takes it and sets an HttpOnly, SameSite=Strict session cookie. Whoever
-    signs in is the reviewer --reviewer (default "console").
+    signs in is the reviewer --reviewer (default "console"). A session
+    ends after --idle-timeout unused, --session-max-age after its login,
+    or at "Sign out"; sign-in attempts are limited per client address.
+    Cookies are Secure over TLS, and always with --secure-cookies (set it
+    behind a proxy that terminates TLS).
   - a proxy: --trusted-header NAME takes the reviewer id from that request
     header, which the proxy in front sets after its own sign-in (and strips
     from clients). Only use it behind such a proxy.
@@ -55,6 +59,9 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	role := fs.String("role", "standard", "the reviewer's role")
 	reviewer := fs.String("reviewer", "console", "token mode: the reviewer id decisions record")
 	header := fs.String("trusted-header", "", "take the reviewer id from this header set by a trusted proxy (instead of a token)")
+	idle := fs.Duration("idle-timeout", console.DefaultIdleTimeout, "token mode: end a session unused for this long")
+	maxAge := fs.Duration("session-max-age", console.DefaultMaxSessionAge, "token mode: end a session this long after its login")
+	secure := fs.Bool("secure-cookies", false, "mark the console's cookies Secure on every request (behind a TLS-terminating proxy)")
 	rest, err := parseInterleaved(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -71,14 +78,19 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "kindgi console: set KINDGI_CONSOLE_TOKEN or pass --trusted-header")
 	case token != "" && len(token) < 16:
 		fmt.Fprintln(stderr, "kindgi console: KINDGI_CONSOLE_TOKEN must be at least 16 bytes")
+	case *idle <= 0 || *maxAge <= 0:
+		fmt.Fprintln(stderr, "kindgi console: --idle-timeout and --session-max-age must be positive")
 	default:
-		return serveConsole(ctx, *url, *listen, console.Reviewer{ID: *reviewer, Role: *role, TenantIDs: ts}, token, *header, stdout, stderr)
+		sess := console.Options{SessionIdleTimeout: *idle, SessionMaxAge: *maxAge, SecureCookies: *secure}
+		return serveConsole(ctx, *url, *listen, console.Reviewer{ID: *reviewer, Role: *role, TenantIDs: ts}, token, *header, sess, stdout, stderr)
 	}
 	fs.Usage()
 	return exitUsage
 }
 
-func serveConsole(ctx context.Context, url, listen string, rv console.Reviewer, token, header string, stdout, stderr io.Writer) int {
+// serveConsole serves the console until ctx ends or a signal; opts holds
+// the session settings.
+func serveConsole(ctx context.Context, url, listen string, rv console.Reviewer, token, header string, opts console.Options, stdout, stderr io.Writer) int {
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "kindgi console: %s\n", errLine(err))
 		return exitFailure
@@ -88,13 +100,13 @@ func serveConsole(ctx context.Context, url, listen string, rv console.Reviewer, 
 		return fail(err)
 	}
 	defer closeFn()
-	opts := console.Options{Store: store}
+	opts.Store = store
 	if token != "" {
 		login, err := console.NewTokenLogin(token, rv)
 		if err != nil {
 			return fail(err)
 		}
-		opts.Authenticate, opts.Login = login.Authenticate, login
+		opts.Authenticate, opts.Login, opts.Logout = login.Authenticate, login, login.Logout
 	} else {
 		opts.Authenticate = func(r *http.Request) (console.Reviewer, error) {
 			id := strings.TrimSpace(r.Header.Get(header))
@@ -123,7 +135,13 @@ func serveConsole(ctx context.Context, url, listen string, rv console.Reviewer, 
 	if err != nil {
 		return fail(err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute}
+	// Requests' contexts end at shutdown, so that the pages' event streams
+	// (which outlive WriteTimeout) end with it.
+	base, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return base }}
+	srv.RegisterOnShutdown(endStreams)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	done := make(chan error, 1)

@@ -13,9 +13,12 @@
 //	kindgi console --database-url URL --listen 127.0.0.1:8080 --tenant ID [--role ROLE] [--trusted-header NAME]
 //	kindgi eval --agent FILE (--dataset FILE | --from-runs --database-url URL --tenant ID (--runs ID,... | --since 24h --agent-id ID)) [--grader G]... [--junit FILE] [--html FILE]
 //
-// Install it with
+// Install it from a clone of the repository (the module is not published
+// yet) with
 //
-//	go install github.com/kindgi/agents/cmd/kindgi@latest
+//	go install ./cmd/kindgi
+//
+// or run it in place with go run ./cmd/kindgi.
 //
 // Exit codes: 0 success; 1 the command ran and found a problem (an invalid
 // file, a render error, a failed check, a database error); 2 the command
@@ -84,7 +87,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			return c.run(ctx, args[1:], stdout, stderr)
+			return c.run(ctx, args[1:], stdout, &diagWriter{w: stderr})
 		}
 	}
 	fmt.Fprintf(stderr, "kindgi: unknown command %q\n\n", args[0])
@@ -108,6 +111,11 @@ func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
+		if d, ok := stderr.(*diagWriter); ok && d.wrote {
+			// After the error that calls for it: a blank line keeps the
+			// error on a line of its own, apart from the usage.
+			fmt.Fprintln(stderr)
+		}
 		fmt.Fprintf(stderr, "usage: kindgi %s\n", usage)
 		if hasFlags(fs) {
 			fmt.Fprintln(stderr, "\nflags:")
@@ -115,6 +123,20 @@ func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
 		}
 	}
 	return fs
+}
+
+// diagWriter is a command's stderr: it remembers whether anything was
+// written, so that a usage printed after an error ("kindgi approvals
+// approve: --approver is required", or the flag package's own) is set
+// apart from it by a blank line, as the unknown-command error is.
+type diagWriter struct {
+	w     io.Writer
+	wrote bool
+}
+
+func (d *diagWriter) Write(p []byte) (int, error) {
+	d.wrote = d.wrote || len(p) > 0
+	return d.w.Write(p)
 }
 
 func hasFlags(fs *flag.FlagSet) bool {

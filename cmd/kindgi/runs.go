@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -132,9 +133,9 @@ func listRuns(ctx context.Context, store *pgstore.Store, in bindings.ListRunsInp
 		return printJSON(page, stdout, stderr)
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTATUS\tLEASE\tCREATED\tUPDATED")
+	fmt.Fprintln(tw, "RUN\tSTATUS\tLEASE\tCREATED\tUPDATED\tLAST ERROR")
 	for _, r := range page.Runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, lease(r), stamp(r.CreatedAt), stamp(r.UpdatedAt))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Status, lease(r), stamp(r.CreatedAt), stamp(r.UpdatedAt), lastError(r.LastError, 80))
 	}
 	_ = tw.Flush()
 	if page.Next != "" {
@@ -155,6 +156,23 @@ func lease(r bindings.Run) string {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// lastError is a stuck run's last failed drive on one line: its code,
+// the count of failed drives and the message, at most limit runes of it
+// (0: all), with control characters and bytes that are not UTF-8 escaped
+// so that a message cannot move the terminal's cursor; "-" for none.
+func lastError(e *bindings.RunError, limit int) string {
+	if e == nil {
+		return "-"
+	}
+	msg := []rune(e.Message)
+	cut := ""
+	if limit > 0 && len(msg) > limit {
+		msg, cut = msg[:limit], "…"
+	}
+	quoted := strconv.QuoteToGraphic(string(msg))
+	return fmt.Sprintf("%s ×%d: %s%s", e.Code, e.Attempts, quoted[1:len(quoted)-1], cut)
+}
 
 // runView is what runs show prints as JSON.
 type runView struct {
@@ -196,17 +214,27 @@ func showRun(ctx context.Context, store *pgstore.Store, tenant, runID string, as
 	if v.Approvals, err = store.ListApprovals(ctx, tenant, runID); err != nil {
 		return fail(err)
 	}
+	// The run's creation is stamped by the store's clock, its entries by
+	// the driver's: never count from before either, nor backwards.
 	prev := run.CreatedAt
+	if len(entries) > 0 && entries[0].At.Before(prev) {
+		prev = entries[0].At
+	}
 	for i, e := range entries {
 		v.Steps[i] = stepView{Seq: e.Seq, Key: e.Key, Node: e.Node, Status: string(e.Status), At: e.At,
-			DurationMs: float64(e.At.Sub(prev).Microseconds()) / 1000, Error: e.Error}
-		prev = e.At
+			DurationMs: float64(max(0, e.At.Sub(prev)).Microseconds()) / 1000, Error: e.Error}
+		if e.At.After(prev) {
+			prev = e.At
+		}
 	}
 	if asJSON {
 		return printJSON(v, stdout, stderr)
 	}
 	fmt.Fprintf(stdout, "run %s\nstatus %s\nlease %s\nagent %s@%s\nconversation %s\ncreated %s\nupdated %s\n",
 		run.ID, run.Status, lease(run), v.AgentID, v.AgentVersion, v.Conversation, stamp(run.CreatedAt), stamp(run.UpdatedAt))
+	if e := run.LastError; e != nil {
+		fmt.Fprintf(stdout, "last error %s (%d failed drives, the last at %s)\n", lastError(e, 0), e.Attempts, stamp(e.At))
+	}
 	fmt.Fprintf(stdout, "\njournal (%d entries)\n", len(entries))
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEQ\tSTEP\tSTATUS\tAT\tTOOK")

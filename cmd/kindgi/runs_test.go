@@ -15,24 +15,32 @@ import (
 	"github.com/kindgi/agents/pgstore"
 )
 
-// TestRunsAndApprovals seeds a queued, a completed and a parked run, then
-// runs the built binary: runs list (newest first, by status, as JSON),
-// runs show (status, lease, journal steps), approvals list, approve (the
-// decision stored with the approver and reason) and deny of a decided one.
-func TestRunsAndApprovals(t *testing.T) {
+// cliStore opens the test database (migrated) for a test of the runs
+// commands, closed at the test's end, and returns it with its URL and a
+// fresh tenant id starting with prefix.
+func cliStore(t *testing.T, prefix string) (*pgstore.Store, string, string) {
+	t.Helper()
 	url := os.Getenv("KINDGI_TEST_DATABASE_URL")
 	if url == "" {
 		t.Skip("KINDGI_TEST_DATABASE_URL is not set")
 	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	tenant := "runs-cli-" + hex.EncodeToString(b[:])
-	ctx := context.Background()
-	store, err := pgstore.Open(ctx, url, nil)
+	store, err := pgstore.Open(context.Background(), url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	t.Cleanup(store.Close)
+	return store, url, prefix + hex.EncodeToString(b[:])
+}
+
+// TestRunsAndApprovals seeds a queued, a completed and a parked run, then
+// runs the built binary: runs list (newest first, by status, as JSON),
+// runs show (status, lease, journal steps), approvals list, approve (the
+// decision stored with the approver and reason) and deny of a decided one.
+func TestRunsAndApprovals(t *testing.T) {
+	store, url, tenant := cliStore(t, "runs-cli-")
+	ctx := context.Background()
 	if _, err := store.StartRun(ctx, bindings.StartRunInput{TenantID: tenant, RunID: "r-queued", FlowID: "agent.turn", FlowVersion: "1.1.0", Status: bindings.RunQueued}); err != nil {
 		t.Fatal(err)
 	}

@@ -30,8 +30,11 @@ import (
 	"github.com/kindgi/agents/turn"
 )
 
+// The example's tenant and agent are its own (examples/worker has
+// others), so the examples share one database without touching each
+// other's runs.
 const (
-	tenantID  = "acme"
+	tenantID  = "acme-postgres"
 	projectID = "globex-nda"
 	// databaseEnv picks the database.
 	databaseEnv = "KINDGI_DATABASE_URL"
@@ -57,7 +60,7 @@ func main() {
 // mailer is the agent: one gated tool.
 func mailer() (agent.Agent, error) {
 	return agent.Define(agent.Spec{
-		ID:           "acme.mailer",
+		ID:           "acme.postgres-mailer",
 		Version:      "1.0.0",
 		Name:         "Mailer",
 		Instructions: "You send documents to counterparties on request.",

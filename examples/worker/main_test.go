@@ -104,7 +104,7 @@ func (p *pausingStore) FinishRun(ctx context.Context, in bindings.FinishRunInput
 func helperMain() error {
 	ctx, stop := signalContext()
 	defer stop()
-	store, err := open(ctx, os.Getenv(databaseEnv))
+	store, err := open(ctx, os.Getenv(databaseEnv), os.Getenv(listenEnv))
 	if err != nil {
 		return err
 	}
@@ -147,10 +147,26 @@ type proc struct {
 	done  chan error
 }
 
-func startProc(t *testing.T, dbURL string, env ...string) *proc {
+// databases are the URLs of a test's processes: url for everything, and
+// listen (empty: url) for LISTEN.
+type databases struct{ url, listen string }
+
+// testDatabases returns a fresh database, reached directly or, with
+// bouncer, through the PgBouncer of pgtest.BouncerEnv in transaction mode
+// with LISTEN on a direct session.
+func testDatabases(t *testing.T, bouncer bool) databases {
+	t.Helper()
+	direct := pgtest.FreshDatabase(t, pgtest.AdminURL(t), "kindgi_example_workers_")
+	if !bouncer {
+		return databases{url: direct}
+	}
+	return databases{url: pgtest.BouncerURL(t, direct), listen: direct}
+}
+
+func startProc(t *testing.T, db databases, env ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), append([]string{helperEnv + "=1", databaseEnv + "=" + dbURL}, env...)...)
+	cmd.Env = append(os.Environ(), append([]string{helperEnv + "=1", databaseEnv + "=" + db.url, listenEnv + "=" + db.listen}, env...)...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -247,9 +263,19 @@ func submitOne(t *testing.T, store *pgstore.Store, b turn.Bindings, tenant strin
 // fell between the call and its stored result), and each conversation has
 // one user and one final message.
 func TestKilledWorkersRunsAreFinishedByAnother(t *testing.T) {
-	dbURL := pgtest.FreshDatabase(t, pgtest.AdminURL(t), "kindgi_example_workers_")
+	testKilledWorkers(t, testDatabases(t, false))
+}
+
+// TestKilledWorkersThroughPgBouncer is TestKilledWorkersRunsAreFinishedByAnother
+// with every process's statements through PgBouncer in transaction mode
+// and their LISTEN on a direct session.
+func TestKilledWorkersThroughPgBouncer(t *testing.T) {
+	testKilledWorkers(t, testDatabases(t, true))
+}
+
+func testKilledWorkers(t *testing.T, dbURL databases) {
 	ctx := t.Context()
-	store, err := open(ctx, dbURL)
+	store, err := open(ctx, dbURL.url, dbURL.listen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,9 +427,19 @@ func checkRun(t *testing.T, store *pgstore.Store, tenant, runID, point string) {
 // approval), one worker SIGKILLed in the middle; the other finishes every
 // run, and an approval decided is continued without waiting for the sweep.
 func TestTwoWorkersSubmitAndApprove(t *testing.T) {
-	dbURL := pgtest.FreshDatabase(t, pgtest.AdminURL(t), "kindgi_example_workers_")
+	testTwoWorkers(t, testDatabases(t, false))
+}
+
+// TestTwoWorkersThroughPgBouncer is TestTwoWorkersSubmitAndApprove with
+// every process's statements through PgBouncer in transaction mode and
+// their LISTEN on a direct session.
+func TestTwoWorkersThroughPgBouncer(t *testing.T) {
+	testTwoWorkers(t, testDatabases(t, true))
+}
+
+func testTwoWorkers(t *testing.T, dbURL databases) {
 	ctx := t.Context()
-	store, err := open(ctx, dbURL)
+	store, err := open(ctx, dbURL.url, dbURL.listen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +453,7 @@ func TestTwoWorkersSubmitAndApprove(t *testing.T) {
 	w1.expect(t, regexp.MustCompile(`^worker started$`), 30*time.Second)
 	w2.expect(t, regexp.MustCompile(`^worker started$`), 30*time.Second)
 	var out bytes.Buffer
-	if err := run(ctx, []string{"submit", "-database-url", dbURL, "-n", "10", "-wait=false"}, &out); err != nil {
+	if err := run(ctx, []string{"submit", "-database-url", dbURL.url, "-listen-url", dbURL.listen, "-n", "10", "-wait=false"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	ids := regexp.MustCompile(`(?m)^submitted run (\S+)`).FindAllStringSubmatch(out.String(), -1)

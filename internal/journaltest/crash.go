@@ -99,6 +99,17 @@ func (c *Crasher) write(op string) error {
 	return nil
 }
 
+// Kill crashes the process now, between two writes (say while a model or
+// tool call is in flight): every later call fails, as after the crash of a
+// write.
+func (c *Crasher) Kill() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.crashed {
+		c.crashed, c.failed = true, "kill"
+	}
+}
+
 // read fails once the process is dead.
 func (c *Crasher) read(op string) error {
 	c.mu.Lock()

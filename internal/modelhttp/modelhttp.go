@@ -14,6 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
 )
 
 // MaxEventSize bounds one SSE line (and so one event's data line): a chunk
@@ -179,8 +182,9 @@ func Backoff(attempt int, retryAfter string, minWait, maxWait time.Duration) tim
 
 // Retry runs attempt until it succeeds, fails with an answer that is not
 // retryable, has been retried maxRetries times or ctx is done; between
-// attempts it waits Backoff (honouring the answer's Retry-After). A ctx
-// that ends during a wait returns cancelled(last), the error of the
+// attempts it waits Backoff (honouring the answer's Retry-After), having
+// first reported the retry to ctx's reporter (bindings.ReportModelRetry).
+// A ctx that ends during a wait returns cancelled(last), the error of the
 // attempt whose retry was cancelled.
 func Retry(ctx context.Context, maxRetries int, minWait, maxWait time.Duration,
 	attempt func() (retryable bool, retryAfter string, err error), cancelled func(last error) error) error {
@@ -192,7 +196,9 @@ func Retry(ctx context.Context, maxRetries int, minWait, maxWait time.Duration,
 		if !retryable || n >= maxRetries || ctx.Err() != nil {
 			return err
 		}
-		t := time.NewTimer(Backoff(n, retryAfter, minWait, maxWait))
+		wait := Backoff(n, retryAfter, minWait, maxWait)
+		reportRetry(ctx, n+1, retryAfter, wait, err)
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -200,6 +206,22 @@ func Retry(ctx context.Context, maxRetries int, minWait, maxWait time.Duration,
 		case <-t.C:
 		}
 	}
+}
+
+// reportRetry tells the retry reporter of ctx (bindings.ReportModelRetry)
+// that attempt failed with err and is sent again after wait: with the
+// answer's HTTP status when err is a *agents.ModelInvocationError that
+// has one, and the wait its Retry-After asked for.
+func reportRetry(ctx context.Context, attempt int, retryAfter string, wait time.Duration, err error) {
+	r := bindings.ModelRetry{Attempt: attempt, Wait: wait, Err: err}
+	var mi *agents.ModelInvocationError
+	if errors.As(err, &mi) {
+		r.Status = mi.Status
+	}
+	if d, ok := ParseRetryAfter(retryAfter, time.Now()); ok {
+		r.RetryAfter = d
+	}
+	bindings.ReportModelRetry(ctx, r)
 }
 
 // NameMap maps tool ids to function names an API accepts

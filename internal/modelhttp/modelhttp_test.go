@@ -1,12 +1,17 @@
 package modelhttp
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
 )
 
 func TestSSEReader(t *testing.T) {
@@ -94,4 +99,67 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
+}
+
+// TestRetryReportsEachRetryBeforeItsWait: every failed attempt that is
+// sent again is reported to the context's reporter, with its number, the
+// answer's status and Retry-After and the chosen wait; the last attempt
+// and an attempt that is not retryable are not (nothing is sent again).
+func TestRetryReportsEachRetryBeforeItsWait(t *testing.T) {
+	var got []bindings.ModelRetry
+	ctx := bindings.WithModelRetryReporter(t.Context(), func(_ context.Context, r bindings.ModelRetry) { got = append(got, r) })
+	fail := func(status int) error {
+		return &agents.ModelInvocationError{Provider: "p", Model: "m", Status: status, Message: "busy"}
+	}
+	calls := 0
+	err := Retry(ctx, 5, time.Millisecond, 5*time.Millisecond, func() (bool, string, error) {
+		calls++
+		switch calls {
+		case 1:
+			return true, "0.003", fail(429)
+		case 2:
+			return true, "", errors.New("connection reset")
+		}
+		return false, "", nil
+	}, func(last error) error { return last })
+	if err != nil || calls != 3 {
+		t.Fatalf("Retry = %v after %d calls", err, calls)
+	}
+	if len(got) != 2 {
+		t.Fatalf("reports = %+v, want 2", got)
+	}
+	if r := got[0]; r.Attempt != 1 || r.Status != 429 || r.RetryAfter != 3*time.Millisecond || r.Wait != 3*time.Millisecond || agents.CodeOf(r.Err) != agents.CodeModelInvocationFailed {
+		t.Errorf("first report = %+v", r)
+	}
+	if r := got[1]; r.Attempt != 2 || r.Status != 0 || r.RetryAfter != 0 || r.Wait <= 0 || r.Wait > 5*time.Millisecond || r.Err == nil {
+		t.Errorf("second report = %+v", r)
+	}
+
+	got = nil
+	calls = 0
+	err = Retry(ctx, 2, time.Millisecond, time.Millisecond, func() (bool, string, error) {
+		calls++
+		return true, "", fail(503)
+	}, func(last error) error { return last })
+	if err == nil || calls != 3 || len(got) != 2 || got[1].Attempt != 2 {
+		t.Errorf("exhausted: err %v, %d calls, reports %+v; want 3 calls and 2 reports", err, calls, got)
+	}
+
+	got = nil
+	_ = Retry(ctx, 2, time.Millisecond, time.Millisecond, func() (bool, string, error) { return false, "", fail(400) }, func(last error) error { return last })
+	if len(got) != 0 {
+		t.Errorf("a refusal that is not retried was reported: %+v", got)
+	}
+
+	// Without a reporter a retry is only a wait.
+	calls = 0
+	if err := Retry(t.Context(), 1, time.Millisecond, time.Millisecond, func() (bool, string, error) {
+		calls++
+		if calls == 1 {
+			return true, "", fail(500)
+		}
+		return false, "", nil
+	}, func(last error) error { return last }); err != nil || calls != 2 {
+		t.Errorf("without a reporter: %v after %d calls", err, calls)
+	}
 }

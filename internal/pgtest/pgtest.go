@@ -62,3 +62,42 @@ func FreshDatabase(t testing.TB, adminURL, prefix string) string {
 	u.Path = "/" + name
 	return u.String()
 }
+
+// BouncerEnv names the PgBouncer (transaction pooling, in front of the
+// server of KINDGI_TEST_DATABASE_URL) that .ci/run starts.
+const BouncerEnv = "KINDGI_TEST_PGBOUNCER_URL"
+
+// BouncerURL returns dbURL — a database on the server of
+// KINDGI_TEST_DATABASE_URL, such as one FreshDatabase made — reached
+// through the PgBouncer of BouncerEnv: that URL's host, port and user info
+// (when it has some), dbURL's database and parameters, and pgx's
+// default_query_exec_mode=exec, since transaction pooling keeps no
+// prepared statement from one transaction to the next. The test is
+// skipped when BouncerEnv is not set, and fails instead when CI is set
+// (.ci/run always sets it).
+func BouncerURL(t testing.TB, dbURL string) string {
+	t.Helper()
+	b := os.Getenv(BouncerEnv)
+	if b == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal(BouncerEnv + " is not set (CI must run the PgBouncer tests)")
+		}
+		t.Skip(BouncerEnv + " is not set")
+	}
+	bu, err := url.Parse(b)
+	if err != nil || bu.Host == "" {
+		t.Fatalf("%s is not a URL with a host: %q", BouncerEnv, b)
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatalf("database URL: %v", err)
+	}
+	u.Host = bu.Host
+	if bu.User != nil {
+		u.User = bu.User
+	}
+	q := u.Query()
+	q.Set("default_query_exec_mode", "exec")
+	u.RawQuery = q.Encode()
+	return u.String()
+}

@@ -24,7 +24,7 @@ func TestCheck(t *testing.T) {
 		{"unclosed quote", `{{ "abc }}`, "unterminated quoted string"},
 		{"unterminated block", "{% if x %}y", `unterminated "if" block`},
 		{"unknown tag", "{% frobnicate %}", `undefined tag "frobnicate"`},
-		{"include removed", `{% include "x" %}`, `undefined tag "include"`},
+		{"include refused", `{% include "x" %}`, `{% include %} is refused`},
 		{"cycle", `{% for i in (1..2) %}{% cycle "a", "b" %}{% endfor %}`, ""},
 		{"empty output", "{{}}", "cannot parse output"},
 		{"nameless tag", "{% %}", "cannot parse tag"},

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/osteele/liquid/expressions"
 	"github.com/osteele/liquid/parser"
@@ -23,11 +23,6 @@ type nodeInfo struct {
 	// refs are the paths of every occurrence of a variable in the site's
 	// expressions (duplicates included): what the work meter charges.
 	refs [][]string
-	// strict are the paths of an if or unless tag's own condition, every
-	// one of which must resolve before it runs: LiquidJS evaluates both
-	// operands of and/or, where osteele/liquid stops at the one that
-	// decides, so an undefined variable past it would go unnoticed.
-	strict [][]string
 	// expr is the compiled expression of an output site, pipe the same
 	// compiled as its receiver and filters when it has that shape.
 	expr expressions.Expression
@@ -70,14 +65,12 @@ var probeConfig = func() *render.Config {
 			idx := siteOf(ctx)
 			st.current = idx
 			st.scope = ctx.Bindings()
+			st.undefined = false
 			if err := st.node(); err != nil {
 				return err
 			}
 			if err := st.chargeRefs(st.t.infos[idx].refs, st.scope); err != nil {
 				return err
-			}
-			if name := missingName(st.t.infos[idx].strict, st.scope); name != "" {
-				return st.fail(&UndefinedError{Name: name})
 			}
 			return nil
 		}, nil
@@ -273,28 +266,24 @@ func (t *Template) instrumentRuns(nodes []render.Node, r *runner) ([]render.Node
 			if err := checkRefs(vars, fs, n); err != nil {
 				return nil, err
 			}
-			var strict [][]string
-			if n.Name == "if" || n.Name == "unless" {
-				strict = vars
-			}
-			var clauseStrict [][][]string // an if or unless block's elsif conditions' paths
 			for _, c := range n.Clauses {
 				cv, cr, cf := tagScan(c.Name, c.Args)
 				if err := checkRefs(cv, cf, c); err != nil {
 					return nil, err
 				}
-				clauseStrict = append(clauseStrict, cv)
 				vars = appendNew(vars, cv...)
 				refs = append(refs, cr...)
+			}
+			if n.Name == "tablerow" {
+				if err := refuseLoopSignal(n.Body); err != nil {
+					return nil, parser.WrapError(err, n)
+				}
 			}
 			body, err := t.instrument(n.Body)
 			if err != nil {
 				return nil, err
 			}
 			if n.Name == "for" || n.Name == "tablerow" {
-				if reversedWithSlice(n.Args) {
-					return nil, parser.Errorf(n, "%s: reversed together with limit or offset is not supported (osteele/liquid reverses before slicing, LiquidJS after); use one or the other", n.Name)
-				}
 				body = append([]render.Node{probe(probeTick, 0, n.Token)}, body...)
 			}
 			n.Body = replaceBody(n.Body, body)
@@ -305,28 +294,13 @@ func (t *Template) instrumentRuns(nodes []render.Node, r *runner) ([]render.Node
 				}
 				c.Body = replaceBody(c.Body, cb)
 			}
-			idx := t.add(nodeInfo{vars: vars, refs: refs, strict: strict})
+			idx := t.add(nodeInfo{vars: vars, refs: refs})
 			out = append(out, probe(probeMark, idx, n.Token))
-			if n.Name == "case" {
-				// LiquidJS's case renders every matching when.
-				r, err := caseTag(*n)
+			if compile, ok := blockRenderers[n.Name]; ok {
+				r, err := compile(n)
 				if err != nil {
 					return nil, parser.WrapError(err, n)
 				}
-				out = append(out, probe(probeBlock, t.add(nodeInfo{block: r}), n.Token))
-				continue
-			}
-			if n.Name == "if" || n.Name == "unless" {
-				// LiquidJS requires every variable of an elsif condition
-				// bound when it evaluates it, as of if's.
-				r, err := ifTag(n, clauseStrict)
-				if err != nil {
-					return nil, parser.WrapError(err, n)
-				}
-				out = append(out, probe(probeBlock, t.add(nodeInfo{block: r}), n.Token))
-				continue
-			}
-			if r, ok := forElse(n); ok {
 				out = append(out, probe(probeBlock, t.add(nodeInfo{block: r}), n.Token))
 				continue
 			}
@@ -361,17 +335,11 @@ func replaceBody(old, body []render.Node) []render.Node {
 	return old
 }
 
-var (
-	quotedRE   = regexp.MustCompile(`"[^"]*"|'[^']*'`)
-	reversedRE = regexp.MustCompile(`\breversed\b`)
-	sliceRE    = regexp.MustCompile(`\b(limit|offset)\s*:`)
-)
-
-// reversedWithSlice reports loop arguments that combine reversed with limit
-// or offset.
-func reversedWithSlice(args string) bool {
-	args = quotedRE.ReplaceAllString(args, `""`)
-	return reversedRE.MatchString(args) && sliceRE.MatchString(args)
+// blockRenderers are the blocks rendered by this package's renderers in
+// place of osteele/liquid's: LiquidJS's case (every matching when), if and
+// unless (cond.go), for and tablerow (loops.go).
+var blockRenderers = map[string]func(*render.BlockNode) (func(io.Writer, render.Context) error, error){
+	"case": caseTag, "if": ifTag, "unless": ifTag, "for": forTag, "tablerow": tablerowTag,
 }
 
 func (t *Template) add(info nodeInfo) int {
@@ -419,6 +387,7 @@ func renderOutput(w io.Writer, ctx render.Context, st *state, idx int) error {
 	info := &st.t.infos[idx]
 	st.current = idx
 	st.scope = ctx.Bindings()
+	st.undefined = false
 	if err := st.node(); err != nil {
 		return err
 	}
@@ -485,7 +454,8 @@ func isUndefined(err error) bool {
 }
 
 // missingKey returns the first of paths that names an unbound variable or
-// a missing key of a map, a property of nil counting as resolved (nil).
+// a property LiquidJS's strict mode finds undefined (propertyOf), a
+// property of nil counting as resolved (nil).
 func missingKey(paths [][]string, scope map[string]any) string {
 	for _, p := range paths {
 		cur, ok := scope[p[0]]
@@ -493,17 +463,68 @@ func missingKey(paths [][]string, scope map[string]any) string {
 			return p[0]
 		}
 		for i := 1; i < len(p); i++ {
-			cur = values.ToLiquid(cur)
-			m, isMap := cur.(map[string]any)
-			if cur == nil || !isMap {
+			next, found, known := propertyOf(cur, p[i])
+			if !known {
 				break
 			}
-			if cur, ok = m[p[i]]; !ok {
+			if !found {
 				return strings.Join(p[:i+1], ".")
 			}
+			cur = next
 		}
 	}
 	return ""
+}
+
+// propertyOf reads property key of v as LiquidJS does: a map's key, a
+// list's size, first and last (first and last of an empty list are
+// undefined), a string's size and length; any other property of a list,
+// string, number or boolean is undefined. known is false for nil (whose
+// properties are nil) and for values of other Go types, which
+// osteele/liquid resolves itself.
+func propertyOf(v any, key string) (next any, found, known bool) {
+	v = values.ToLiquid(v)
+	switch v := v.(type) {
+	case nil:
+		return nil, true, false
+	case map[string]any:
+		next, found = v[key]
+		return next, found, true
+	case string:
+		if key == "size" || key == "length" {
+			return utf8.RuneCountInString(v), true, true
+		}
+		return nil, false, true
+	case bool, int, int64, float64:
+		return nil, false, true
+	case emptyDrop:
+		// LiquidJS's drops have no properties; size counts their own (0).
+		return 0, key == "size", true
+	}
+	if items, ok := listOf(v); ok {
+		switch key {
+		case "size":
+			return len(items), true, true
+		case "first":
+			if len(items) > 0 {
+				return items[0], true, true
+			}
+		case "last":
+			if len(items) > 0 {
+				return items[len(items)-1], true, true
+			}
+		}
+		return nil, false, true
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Map && rv.Type().Key().Kind() == reflect.String {
+		e := rv.MapIndex(reflect.ValueOf(key).Convert(rv.Type().Key()))
+		if !e.IsValid() {
+			return nil, false, true
+		}
+		return e.Interface(), true, true
+	}
+	return nil, true, false
 }
 
 // nilAlong reports whether one of paths meets nil before its end, in maps

@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -64,7 +66,7 @@ var jsFilterTable = map[string]jsFilter{
 	"cgi_escape":           str1(cgiEscape),
 	"uri_escape":           str1(uriEscape),
 	"base64_encode":        str1(func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }),
-	"base64_decode":        str1(base64Decode),
+	"base64_decode":        base64DecodeFilter,
 	"sha256":               str1(func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }),
 	"hmac_sha256":          hmacSHA256,
 	"replace":              replaceFilter,
@@ -78,7 +80,7 @@ var jsFilterTable = map[string]jsFilter{
 	"truncatewords":        truncateWords,
 	"number_of_words":      numberOfWords,
 	"slugify":              slugify,
-	"to_integer":           func(in any, _ []any) (any, error) { return jsValue(jsNumber(in)), nil },
+	"to_integer":           func(in any, _ []any) (any, error) { return jsValue(toJSNumber(values.ToLiquid(in))), nil },
 	"raw":                  func(in any, _ []any) (any, error) { return in, nil },
 
 	// lists: the input through toArray
@@ -122,8 +124,14 @@ func jsString(v any) string {
 		return ""
 	case string:
 		return v
-	case emptyDrop:
+	case emptyDrop, jsUndefined:
 		return ""
+	case values.Range:
+		var b strings.Builder
+		for i := range rangeLen(v) {
+			b.WriteString(strconv.Itoa(v.Index(i).(int)))
+		}
+		return b.String()
 	case bool:
 		return strconv.FormatBool(v)
 	case int:
@@ -204,49 +212,7 @@ func jsNumberString(f float64) string {
 
 // jsNumber is LiquidJS's toNumber: +v, with NaN as 0.
 func jsNumber(v any) float64 {
-	v = values.ToLiquid(v)
-	var f float64
-	switch v := v.(type) {
-	case nil:
-		return 0
-	case bool:
-		if v {
-			return 1
-		}
-		return 0
-	case int:
-		return float64(v)
-	case int64:
-		return float64(v)
-	case float64:
-		f = v
-	case string:
-		f = parseJSNumber(v)
-	default:
-		rv := reflect.ValueOf(v)
-		switch rv.Kind() {
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			return float64(rv.Int())
-		case reflect.Float32:
-			f = rv.Float()
-		case reflect.Slice, reflect.Array:
-			// +[] is 0, +[x] is +String(x), longer lists NaN.
-			switch rv.Len() {
-			case 0:
-				return 0
-			case 1:
-				f = parseJSNumber(jsString(rv.Index(0).Interface()))
-			default:
-				return 0
-			}
-		default:
-			return 0
-		}
-	}
-	if math.IsNaN(f) {
-		return 0
-	}
-	return f
+	return nanZero(toJSNumber(values.ToLiquid(v)))
 }
 
 // parseJSNumber is JavaScript's Number(string) for decimal text.
@@ -351,16 +317,36 @@ func dividedBy(in any, args []any) (any, error) {
 // decimals.
 func round(in any, args []any) (any, error) {
 	v, digits := jsNumber(in), jsNumber(arg(args, 0))
-	p := math.Pow(10, digits)
-	scaled := math.Abs(v) * p
+	scaled := shiftDecimal(math.Abs(v), digits)
 	if !(scaled <= 1<<53-1) {
 		return jsValue(v), nil
 	}
-	r := math.Floor(scaled+0.5) / p
+	r := shiftDecimal(math.Floor(scaled+0.5), -digits)
 	if v < 0 {
 		r = -r
 	}
 	return jsValue(r), nil
+}
+
+// shiftDecimal multiplies f by 10^exp by moving its decimal exponent, as
+// LiquidJS's round does (through f's shortest decimal string), so that
+// 1.005 shifted by 2 is 100.5, not 100.49999999999999.
+func shiftDecimal(f, exp float64) float64 {
+	s := jsNumberString(f)
+	mant, pow, _ := strings.Cut(s, "e")
+	p := 0.0
+	if pow != "" {
+		p = parseJSNumber(pow)
+	}
+	e := p + exp
+	if e != math.Trunc(e) {
+		return math.NaN()
+	}
+	r, err := strconv.ParseFloat(mant+"e"+strconv.FormatFloat(e, 'f', -1, 64), 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return r
 }
 
 func jsTruthy(v any) bool { return v != nil && v != false }
@@ -428,15 +414,85 @@ func uriEscape(s string) string {
 	return percentEncode(s, "-_.!~*'();/?:@&=+$,#[]")
 }
 
+// base64DecodeFilter is LiquidJS's base64_decode: it fails on a string
+// that is not base64 (after white space is removed and, when its length is
+// a multiple of 4, up to two "=" at its end: a length of 1 modulo 4 or a
+// character outside A–Z, a–z, 0–9, + and /).
+func base64DecodeFilter(in any, _ []any) (any, error) {
+	s := jsString(in)
+	t := strings.Map(func(r rune) rune {
+		if strings.ContainsRune("\t\n\f\r ", r) {
+			return -1
+		}
+		return r
+	}, s)
+	if len(t)%4 == 0 {
+		t = strings.TrimSuffix(t, "=")
+		t = strings.TrimSuffix(t, "=")
+	}
+	if len(t)%4 == 1 || strings.IndexFunc(t, func(r rune) bool {
+		return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '+' || r == '/')
+	}) >= 0 {
+		return nil, errors.New("invalid base64 provided to base64_decode")
+	}
+	return base64Decode(t), nil
+}
+
 func base64Decode(s string) string {
 	s = strings.TrimRight(s, "=")
 	b, err := base64.RawStdEncoding.DecodeString(s)
 	if err != nil {
 		b, _ = base64.RawURLEncoding.DecodeString(s)
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	return utf8Replace(b)
 }
 
+// utf8Replace decodes b as UTF-8 as Node's Buffer.toString does (the
+// WHATWG decoder): each maximal prefix of a valid sequence that is cut
+// short, and each byte that starts none, is one U+FFFD.
+func utf8Replace(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var out strings.Builder
+	for i := 0; i < len(b); {
+		if r, n := utf8.DecodeRune(b[i:]); r != utf8.RuneError || n > 1 {
+			out.WriteRune(r)
+			i += n
+			continue
+		}
+		// The longest prefix of a sequence b[i] starts that is still
+		// valid counts as one error.
+		need, lo, hi := 0, byte(0x80), byte(0xBF)
+		switch c := b[i]; {
+		case c >= 0xC2 && c <= 0xDF:
+			need = 1
+		case c == 0xE0:
+			need, lo = 2, 0xA0
+		case c >= 0xE1 && c <= 0xEC || c == 0xEE || c == 0xEF:
+			need = 2
+		case c == 0xED:
+			need, hi = 2, 0x9F
+		case c == 0xF0:
+			need, lo = 3, 0x90
+		case c >= 0xF1 && c <= 0xF3:
+			need = 3
+		case c == 0xF4:
+			need, hi = 3, 0x8F
+		}
+		j := i + 1
+		for k := 0; k < need && j < len(b); k++ {
+			if b[j] < lo || b[j] > hi {
+				break
+			}
+			lo, hi = 0x80, 0xBF
+			j++
+		}
+		out.WriteRune(utf8.RuneError)
+		i = j
+	}
+	return out.String()
+}
 func hmacSHA256(in any, args []any) (any, error) {
 	m := hmac.New(sha256.New, []byte(jsString(arg(args, 0))))
 	m.Write([]byte(jsString(in)))
@@ -713,13 +769,22 @@ func toSentence(in any, args []any) (any, error) {
 	case 1:
 		return arr[0], nil
 	case 2:
-		return jsJoinString(arr[0]) + " " + conn + " " + jsJoinString(arr[1]), nil
+		return sentencePart(arr[0]) + " " + conn + " " + sentencePart(arr[1]), nil
 	}
 	parts := make([]string, len(arr)-1)
 	for i := range parts {
-		parts[i] = jsJoinString(arr[i])
+		parts[i] = sentencePart(arr[i])
 	}
-	return strings.Join(parts, ", ") + ", " + conn + " " + jsJoinString(arr[len(arr)-1]), nil
+	return strings.Join(parts, ", ") + ", " + conn + " " + sentencePart(arr[len(arr)-1]), nil
+}
+
+// sentencePart is an item of array_to_sentence_string: undefined prints
+// as "undefined" (JavaScript's string concatenation), nil as "".
+func sentencePart(v any) string {
+	if _, u := v.(jsUndefined); u {
+		return "undefined"
+	}
+	return jsJoinString(v)
 }
 
 // property reads a dotted property path of item, as LiquidJS's where,
@@ -727,6 +792,13 @@ func toSentence(in any, args []any) (any, error) {
 func property(item any, path string) (any, bool) {
 	cur := item
 	for _, k := range strings.Split(path, ".") {
+		if next, found, known := propertyOf(cur, k); known {
+			if !found {
+				return nil, false
+			}
+			cur = next
+			continue
+		}
 		v := values.ValueOf(cur).PropertyValue(values.ValueOf(k))
 		if values.IsUndefined(v) {
 			return nil, false
@@ -793,7 +865,9 @@ func groupBy(in any, args []any) (any, error) {
 	path := jsString(arg(args, 0))
 	var keys []any
 	groups := map[any][]any{}
-	for _, item := range toArray(in) {
+	items := enumerate(in)
+	for i := range items.n {
+		item := items.at(i)
 		k, err := strictProperty(item, path)
 		if err != nil {
 			return nil, err
@@ -833,7 +907,8 @@ var jsFilters = func() map[string]jsFilter {
 func addJSFilters(jsFilters map[string]jsFilter) {
 	jsFilters["url_decode"] = decodeURL
 	// osteele/liquid's own, given a list as LiquidJS's toArray makes it.
-	for _, name := range []string{"sort", "sort_natural", "uniq"} {
+	jsFilters["sort_natural"] = sortNatural
+	for _, name := range []string{"sort", "uniq"} {
 		jsFilters[name] = onArray(standard(name))
 	}
 	jsFilters["default"] = defaultFilter
@@ -845,11 +920,84 @@ func addJSFilters(jsFilters map[string]jsFilter) {
 	jsFilters["size"] = size
 	jsFilters["sample"] = sample
 	date := standard("date")
-	jsFilters["date"] = dateFilter(date, nil)
-	jsFilters["date_to_xmlschema"] = dateFilter(date, "%Y-%m-%dT%H:%M:%S%:z")
-	jsFilters["date_to_rfc822"] = dateFilter(date, "%a, %d %b %Y %H:%M:%S %z")
-	jsFilters["date_to_string"] = dateFilter(date, "%d %b %Y")
-	jsFilters["date_to_long_string"] = dateFilter(date, "%d %B %Y")
+	for name, format := range dateFormats {
+		jsFilters[name] = dateFilter(date, format, utc)
+	}
+	jsFilters["strip_html"] = str1(stripHTML)
+}
+
+// stripHTML is LiquidJS's strip_html: it removes <script>…</script> and
+// <style>…</style> blocks, comments <!-- … --> and tags <…>, each from its
+// opener to the first closer after it (case-sensitive, as LiquidJS's). An
+// opener whose closer is absent is not looked for again; a "<" that opens
+// nothing closed ends the stripping, the rest kept as it is.
+func stripHTML(s string) string {
+	openers := []string{"<script", "<style", "<!--", "<"}
+	closers := []string{"</script>", "</style>", "-->", ">"}
+	dead := [4]bool{}
+	var b strings.Builder
+	i := 0
+	for i < len(s) {
+		lt := strings.IndexByte(s[i:], '<')
+		if lt < 0 {
+			b.WriteString(s[i:])
+			return b.String()
+		}
+		lt += i
+		b.WriteString(s[i:lt])
+		next := -1
+		for k, op := range openers {
+			if dead[k] || !strings.HasPrefix(s[lt:], op) {
+				continue
+			}
+			if e := strings.Index(s[lt+len(op):], closers[k]); e >= 0 {
+				next = lt + len(op) + e + len(closers[k])
+				break
+			}
+			dead[k] = true
+		}
+		if next < 0 {
+			b.WriteString(s[lt:])
+			return b.String()
+		}
+		i = next
+	}
+	return b.String()
+}
+
+// sortNatural is LiquidJS's sort_natural: a stable sort of the list (by
+// the property given, if any) comparing the values' lower-cased strings,
+// nil last.
+func sortNatural(in any, args []any) (any, error) {
+	items := concat(toArray(in), nil)
+	path, byProperty := "", hasArg(args, 0) && arg(args, 0) != nil
+	if byProperty {
+		path = jsString(arg(args, 0))
+	}
+	key := func(v any) (string, bool) {
+		if byProperty {
+			v, _ = property(v, path)
+		}
+		v = values.ToLiquid(v)
+		if v == nil {
+			return "", false
+		}
+		return strings.ToLower(jsPrimitiveString(v)), true
+	}
+	slices.SortStableFunc(items, func(a, b any) int {
+		ka, oka := key(a)
+		kb, okb := key(b)
+		switch {
+		case !oka && !okb:
+			return 0
+		case !oka:
+			return 1
+		case !okb:
+			return -1
+		}
+		return compareUTF16(ka, kb)
+	})
+	return items, nil
 }
 
 // standard returns osteele/liquid's filter name.
@@ -883,9 +1031,51 @@ func mapFilter(in any, args []any) (any, error) {
 	arr := toArray(in)
 	out := make([]any, len(arr))
 	for i, item := range arr {
-		out[i], _ = property(item, path)
+		v, ok := property(item, path)
+		if !ok {
+			v = jsUndefined{}
+		}
+		out[i] = v
 	}
 	return out, nil
+}
+
+// jsUndefined is JavaScript's undefined as an item of a list: what map
+// yields for an item without the property. It prints as "", is falsy and
+// JSON null, "undefined" in array_to_sentence_string; first or last of it,
+// or an _exp filter's item bound to it, is undefined (meteredFilter,
+// expFilter). Filters that do not tell it from nil get nil in its place
+// (keepsUndefined).
+type jsUndefined struct{}
+
+// keepsUndefined are the filters that see jsUndefined items as they are.
+var keepsUndefined = map[string]bool{
+	"map": true, "first": true, "last": true, "array_to_sentence_string": true, "json": true, "jsonify": true,
+	"join": true, "size": true, "reverse": true, "slice": true, "concat": true, "push": true, "unshift": true,
+	"shift": true, "pop": true, "where_exp": true, "reject_exp": true, "find_exp": true, "find_index_exp": true,
+	"has_exp": true, "group_by_exp": true,
+}
+
+// withoutUndefined returns v with its jsUndefined items replaced by nil
+// (v itself when it has none).
+func withoutUndefined(v any) any {
+	list, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	var out []any
+	for i, e := range list {
+		if _, u := e.(jsUndefined); u {
+			if out == nil {
+				out = slices.Clone(list)
+			}
+			out[i] = nil
+		}
+	}
+	if out == nil {
+		return v
+	}
+	return out
 }
 
 func sum(in any, args []any) (any, error) {
@@ -938,8 +1128,12 @@ func sample(in any, args []any) (any, error) {
 		for _, r := range s {
 			items = append(items, string(r))
 		}
+	} else if list, ok := listOf(in); ok {
+		items = concat(list, nil)
 	} else {
-		items = concat(toArray(in), nil)
+		for _, r := range jsString(in) {
+			items = append(items, string(r))
+		}
 	}
 	rand.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
 	count := 1
@@ -955,71 +1149,57 @@ func sample(in any, args []any) (any, error) {
 	return items[:max(min(count, len(items)), 0)], nil
 }
 
-// dateFilter is LiquidJS's date (format nil: the template's) or one of
-// its fixed-format relatives: nil and a string that is no date come back
-// as they are.
-func dateFilter(fn reflect.Value, format any) jsFilter {
-	return func(in any, args []any) (any, error) {
-		in = values.ToLiquid(in)
-		if in == nil {
-			return nil, nil
-		}
-		if s, ok := in.(string); ok {
-			t, err := values.ParseDate(s)
-			if err != nil {
-				return s, nil
-			}
-			in = t
-		}
-		if format != nil {
-			args = []any{format}
-		}
-		return callStandard(fn, in, args)
-	}
-}
-
-// slice is LiquidJS's: a list's items or a string's characters (any other
-// value stringified) from begin (from the end when negative), length of
-// them (1 by default); nil is [].
-func slice(in any, args []any) (any, error) {
-	in = values.ToLiquid(in)
-	if in == nil {
-		return []any{}, nil
-	}
-	begin := jsInt(jsNumber(arg(args, 0)))
-	length := 1
-	if hasArg(args, 1) && args[1] != nil {
-		length = jsInt(jsNumber(args[1]))
-	}
-	rv := reflect.ValueOf(in)
-	isList := rv.Kind() == reflect.Slice || rv.Kind() == reflect.Array
-	if _, isBytes := in.([]byte); isBytes {
-		isList = false
-	}
-	if isList {
-		arr := toArray(in)
-		if begin < 0 {
-			begin += len(arr)
-		}
-		if begin < 0 || length < 0 {
-			return []any{}, nil
-		}
-		begin = min(begin, len(arr))
-		return concat(arr[begin:min(begin+length, len(arr))], nil), nil
-	}
-	runes := []rune(jsString(in))
-	if begin < 0 {
-		begin += len(runes)
-	}
-	if begin < 0 || length < 0 {
-		return "", nil
-	}
-	begin = min(begin, len(runes))
-	return string(runes[begin:min(begin+length, len(runes))]), nil
-}
-
 // jsonFilter is LiquidJS's json (and jsonify): JSON.stringify, with an
 // optional indent; no HTML escaping.
+// jsonValue is v as JSON.stringify sees it: a range is its list, a number
+// that is not finite (NaN, Infinity) is null, in lists and maps too.
+func jsonValue(v any) any {
+	out, _ := jsonValueChanged(v)
+	return out
+}
+
+func jsonValueChanged(v any) (any, bool) {
+	switch v := v.(type) {
+	case values.Range:
+		return v.AsArray(), true
+	case emptyDrop:
+		return map[string]any{}, true // an object without properties
+	case jsUndefined:
+		return nil, true
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, true
+		}
+	case []any:
+		var out []any
+		for i, e := range v {
+			if j, changed := jsonValueChanged(e); changed {
+				if out == nil {
+					out = slices.Clone(v)
+				}
+				out[i] = j
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case map[string]any:
+		var out map[string]any
+		for k, e := range v {
+			if j, changed := jsonValueChanged(e); changed {
+				if out == nil {
+					out = maps.Clone(v)
+				}
+				out[k] = j
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
+}
+
 func jsonFilter(in any, args []any) (any, error) {
 	var b limitedBuilder
 	enc := json.NewEncoder(&b)
@@ -1027,7 +1207,7 @@ func jsonFilter(in any, args []any) (any, error) {
 	if n := jsInt(jsNumber(arg(args, 0))); n > 0 {
 		enc.SetIndent("", strings.Repeat(" ", min(n, 10)))
 	}
-	if err := enc.Encode(values.ToLiquid(in)); err != nil {
+	if err := enc.Encode(jsonValue(values.ToLiquid(in))); err != nil {
 		if b.over {
 			return nil, valueLimit()
 		}

@@ -9,11 +9,11 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/osteele/liquid/expressions"
 	"github.com/osteele/liquid/filters"
 	"github.com/osteele/liquid/render"
-	"github.com/osteele/liquid/tags"
 	"github.com/osteele/liquid/values"
 )
 
@@ -96,7 +96,11 @@ type state struct {
 	env        map[string]any        // the render's own variables (what increment starts from)
 	counters   map[string]float64    // increment and decrement, by name
 	cycles     map[string]int        // cycle positions, by group and candidates
+	registers  map[string]int        // where offset: continue resumes, by loop variable and collection
 	lenient    expressions.Config    // the instance's filters, variables not strict
+	strict     expressions.Config    // the instance's filters, variables strict
+	loc        *time.Location        // the date filters' time zone; nil is UTC
+	undefined  bool                  // the last filter's result is LiquidJS's undefined (assignTag)
 	filters    map[string]filterFunc // the instance's metered filters, by name
 }
 
@@ -112,6 +116,14 @@ const stateKey = "\x00kindgi.render"
 func stateOf(ctx render.Context) *state {
 	st, _ := ctx.Get(stateKey).(*state)
 	return st
+}
+
+// location is the render's time zone: UTC unless it names one.
+func (st *state) location() *time.Location {
+	if st.loc == nil {
+		return time.UTC
+	}
+	return st.loc
 }
 
 func (st *state) fail(err error) error {
@@ -381,6 +393,9 @@ var filterNames = func() map[string]struct{} {
 	for name := range jsFilters {
 		m[name] = struct{}{}
 	}
+	for _, name := range expFilterNames {
+		m[name] = struct{}{}
+	}
 	return m
 }()
 
@@ -411,11 +426,7 @@ func newInstance() *instance {
 		in.cfg.AddFilter(name, f)
 	}
 	in.cfg = render.NewConfig()
-	tags.AddStandardTags(&in.cfg)
-	for _, name := range removedTags {
-		in.cfg.UnregisterTag(name)
-	}
-	addLiquidJSTags(&in.cfg)
+	addTags(&in.cfg)
 	in.cfg.TemplateStore = nil
 	in.cfg.StrictVariables = true
 	for _, f := range standardFilters {
@@ -430,6 +441,13 @@ func newInstance() *instance {
 	}
 	for name, f := range jsFilters {
 		add(name, meteredFilter(name, f, in.st))
+	}
+	for _, name := range expFilterNames {
+		add(name, meteredFilter(name, expFilter(name, in.st), in.st))
+	}
+	date := standard("date")
+	for name, format := range dateFormats {
+		add(name, meteredFilter(name, dateFilter(date, format, in.st.location), in.st))
 	}
 	in.lenient = in.cfg.Config.Config
 	in.lenient.StrictVariables = false
@@ -461,7 +479,40 @@ func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any
 		if err := st.charge(filterWork(name, in, st.left()+1)); err != nil {
 			return nil, err
 		}
+		// A filter reads empty and blank as their value, "" (LiquidJS's
+		// toValue), except json, which prints the drop as the object it
+		// is ({}), and truncate, which returns a short input as it came.
+		if _, drop := in.(emptyDrop); drop && name != "json" && name != "jsonify" && name != "truncate" {
+			in = ""
+		}
+		for i, a := range args {
+			if _, drop := a.(emptyDrop); drop {
+				args[i] = ""
+			}
+		}
+		if !keepsUndefined[name] {
+			in = withoutUndefined(in)
+		}
+		if st.undefined && in == nil {
+			switch name {
+			case "json", "jsonify":
+				// JSON.stringify(undefined) is undefined: it prints
+				// nothing, and a variable assigned it is undefined.
+				return nil, nil
+			case "to_integer":
+				return math.NaN(), nil // Number(undefined)
+			case "truncate":
+				// A string short enough is returned as it came: so is
+				// undefined, which stays undefined.
+				return nil, nil
+			}
+		}
 		out, err := call(in, args)
+		st.undefined = out == nil && err == nil && undefinedResults[name] && yieldsUndefined(name, in)
+		if _, u := out.(jsUndefined); u {
+			// first or last of a list whose item is undefined
+			out, st.undefined = nil, true
+		}
 		if err != nil {
 			var ue *UndefinedError
 			if errors.As(err, &ue) {
@@ -480,6 +531,17 @@ func meteredFilter(name string, call jsFilter, st *state) func(any, ...any) (any
 		}
 		return out, nil
 	}
+}
+
+// yieldsUndefined reports whether a nil result of filter name (one of
+// undefinedResults) on in is LiquidJS's undefined: first and last yield it
+// for an empty list only, the find filters whenever nothing matched.
+func yieldsUndefined(name string, in any) bool {
+	if name != "first" && name != "last" {
+		return true
+	}
+	items, ok := listOf(values.ToLiquid(in))
+	return ok && len(items) == 0
 }
 
 // filterWork is the work of a filter beyond one pass over its input: a

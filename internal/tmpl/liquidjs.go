@@ -34,13 +34,16 @@ var literalBindings = map[string]any{emptyName: emptyDrop{}, blankName: emptyDro
 // emptyDrop is LiquidJS's EmptyDrop (blank false) or BlankDrop (blank
 // true) as an osteele/liquid value: it compares equal to an empty string,
 // list or map (blank: also to nil, false and a string of white space), is
-// never equal to another drop, never less or greater than anything, is
+// never equal to another drop (a case reads its own drop as ""), never
+// less or greater than anything, is
 // truthy, and prints as "".
 type emptyDrop struct{ blank bool }
 
 var _ values.Value = emptyDrop{}
 
-func (d emptyDrop) Interface() any { return "" }
+// Interface returns the drop itself, so that filters see it as LiquidJS's
+// see theirs (json prints {}; string filters read ""; see jsString).
+func (d emptyDrop) Interface() any { return d }
 func (d emptyDrop) Int() int       { return 0 }
 func (d emptyDrop) Less(values.Value) bool {
 	return false
@@ -228,72 +231,10 @@ func expandLiquid(body string, ltrim, rtrim bool) string {
 }
 
 // rewriteContent rewrites the content of an output or tag: the literals
-// (rewriteLiterals), and in the condition of an if, elsif or unless the
-// operator <> as != and the grouping of and and or, which LiquidJS reads
-// from the right (`a and b or c` is `a and (b or c)`) and osteele/liquid
-// from the left: parentheses are added where the operator changes.
+// (rewriteLiterals). Conditions (and/or from the right, <>) are read by
+// parseCond.
 func rewriteContent(content string) string {
-	content = rewriteLiterals(content)
-	lead, body, trail := splitTrim(content)
-	trimmed := strings.TrimLeft(body, " \t\r\n")
-	n := 0
-	for n < len(trimmed) && isWordByte(trimmed[n]) {
-		n++
-	}
-	switch trimmed[:n] {
-	case "if", "elsif", "unless":
-	default:
-		return content
-	}
-	cond := trimmed[n:]
-	if !strings.Contains(cond, "<>") && !(strings.Contains(cond, "and") && strings.Contains(cond, "or")) {
-		return content
-	}
-	return lead + " " + trimmed[:n] + " " + regroup(cond) + " " + trail
-}
-
-func splitTrim(content string) (lead, body, trail string) {
-	body = content
-	if strings.HasPrefix(body, "-") {
-		lead, body = "-", body[1:]
-	}
-	if strings.HasSuffix(body, "-") {
-		trail, body = "-", body[:len(body)-1]
-	}
-	return lead, body, trail
-}
-
-// regroup writes a condition with <> as != and parentheses that make
-// osteele/liquid group and/or from the right: built from the right, a group
-// opens where the operator changes.
-func regroup(cond string) string {
-	var segs []string
-	var ops []string
-	cur := []string{}
-	depth := 0
-	for _, t := range exprTokens(cond) {
-		if t == "<>" {
-			t = "!="
-		}
-		depth += strings.Count(t, "(") + strings.Count(t, "[") - strings.Count(t, ")") - strings.Count(t, "]")
-		if depth == 0 && (t == "and" || t == "or") {
-			segs = append(segs, strings.Join(cur, " "))
-			ops = append(ops, t)
-			cur = []string{}
-			continue
-		}
-		cur = append(cur, t)
-	}
-	segs = append(segs, strings.Join(cur, " "))
-	acc := segs[len(segs)-1]
-	for i := len(ops) - 1; i >= 0; i-- {
-		if i == len(ops)-1 || ops[i] == ops[i+1] {
-			acc = segs[i] + " " + ops[i] + " " + acc
-		} else {
-			acc = segs[i] + " " + ops[i] + " (" + acc + ")"
-		}
-	}
-	return acc
+	return rewriteLiterals(content)
 }
 
 // alternations counts the changes between and and or in a condition: the
@@ -392,7 +333,10 @@ func turnInContent(content string) string {
 		n++
 	}
 	switch trimmed[:n] {
-	case "if", "elsif", "unless", "echo":
+	case "if", "elsif", "unless":
+		// cond.go compares a drop on either side as LiquidJS does.
+		return lead + content + trail
+	case "echo":
 		return lead + " " + trimmed[:n] + " " + turnComparisons(trimmed[n:]) + " " + trail
 	case "":
 	default:
@@ -776,18 +720,19 @@ func applyTrim(src string) string {
 }
 
 // caseTag compiles {% case %} as LiquidJS has it (instrument puts it in
-// place of osteele/liquid's, which a configuration cannot replace): its
-// clauses render in order, every when with a value equal to the case's
-// (osteele/liquid renders the first only) and an else when no when before
-// it did. A when's values are compared in order, up to the first equal one.
-func caseTag(node render.BlockNode) (func(io.Writer, render.Context) error, error) {
-	expr, err := expressions.Parse(node.Args)
+// place of osteele/liquid's): its clauses render in order, every when with
+// a value equal to the case's (osteele/liquid renders the first only) and
+// an else when no when before it did. A when's values (separated by commas
+// or or) are compared in order, up to the first equal one, with LiquidJS's
+// equality (cond.go): empty and blank as its drops.
+func caseTag(node *render.BlockNode) (func(io.Writer, render.Context) error, error) {
+	sel, err := operandOf(exprTokens(node.Args))
 	if err != nil {
 		return nil, err
 	}
 	type clause struct {
-		exprs []expressions.Expression // nil for an else
-		body  *render.BlockNode
+		values []*cond // nil for an else
+		body   *render.BlockNode
 	}
 	clauses := make([]clause, 0, len(node.Clauses))
 	for _, c := range node.Clauses {
@@ -795,26 +740,49 @@ func caseTag(node render.BlockNode) (func(io.Writer, render.Context) error, erro
 			clauses = append(clauses, clause{body: c})
 			continue
 		}
-		stmt, err := expressions.ParseStatement(expressions.WhenStatementSelector, c.Args)
-		if err != nil {
-			return nil, err
+		var vals []*cond
+		var cur []string
+		for _, t := range append(exprTokens(strings.ReplaceAll(c.Args, ",", " , ")), ",") {
+			if t != "," && t != "or" {
+				cur = append(cur, t)
+				continue
+			}
+			if len(cur) == 0 {
+				continue
+			}
+			v, err := operandOf(cur)
+			if err != nil {
+				return nil, err
+			}
+			vals, cur = append(vals, v), nil
 		}
-		clauses = append(clauses, clause{stmt.When.Exprs, c})
+		if len(vals) == 0 {
+			return nil, fmt.Errorf("syntax error: when needs a value")
+		}
+		clauses = append(clauses, clause{vals, c})
 	}
 	return func(w io.Writer, ctx render.Context) error {
-		sel, err := ctx.Evaluate(expr)
+		st := stateOf(ctx)
+		target, err := sel.value(ctx, st)
 		if err != nil {
 			return err
 		}
+		// LiquidJS's case compares the value of its drop.
+		switch target.(type) {
+		case emptyDrop:
+			target = ""
+		case nullDrop:
+			target = nil
+		}
 		hit := false
 		for _, c := range clauses {
-			match := c.exprs == nil && !hit
-			for _, e := range c.exprs {
-				v, err := ctx.Evaluate(e)
+			match := c.values == nil && !hit
+			for _, e := range c.values {
+				v, err := e.value(ctx, st)
 				if err != nil {
 					return err
 				}
-				if values.Equal(sel, v) {
+				if jsEquals(target, v) {
 					match, hit = true, true
 					break
 				}
@@ -829,97 +797,45 @@ func caseTag(node render.BlockNode) (func(io.Writer, render.Context) error, erro
 	}, nil
 }
 
-// forElse returns a renderer for a for block with an else clause that
-// renders the else, as LiquidJS does, where osteele/liquid's for renders
-// nothing: for a collection that is nil, a boolean, a number or the empty
-// string (LiquidJS iterates these as an empty list). Any other collection
-// is rendered by osteele/liquid's for. Only a collection without filters
-// is evaluated here (a filter could be costly to run twice); ok is false
-// for any other block, which is left to osteele/liquid.
-func forElse(n *render.BlockNode) (r func(io.Writer, render.Context) error, ok bool) {
-	if n.Name != "for" || len(n.Clauses) != 1 || n.Clauses[0].Name != "else" || strings.Contains(n.Args, "|") {
-		return nil, false
-	}
-	stmt, err := expressions.ParseStatement(expressions.LoopStatementSelector, n.Args)
-	if err != nil {
-		return nil, false
-	}
-	loop := &render.BlockNode{Body: []render.Node{n}}
-	els := n.Clauses[0]
-	return func(w io.Writer, ctx render.Context) error {
-		v, err := ctx.Evaluate(stmt.Expr)
-		if err == nil && iteratesAsEmpty(v) {
-			return ctx.RenderBlock(w, els)
-		}
-		return ctx.RenderBlock(w, loop)
-	}, true
-}
-
-// iteratesAsEmpty reports a value osteele/liquid's for does not iterate
-// and LiquidJS iterates as an empty list.
-func iteratesAsEmpty(v any) bool {
-	if v == nil {
-		return true
-	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64:
-		_, iterable := v.(interface {
-			Len() int
-			Index(int) any
-		})
-		return !iterable
-	case reflect.String:
-		return rv.Len() == 0
-	}
-	return false
-}
-
-// ifTag compiles an if (or unless) block as osteele/liquid's if does,
-// except that an elsif condition, when it is reached, first requires every
-// variable it names (strict[i], the paths of clause i) to be bound, as
-// LiquidJS does: it evaluates both operands of and/or, where
-// osteele/liquid stops at the one that decides. (The block's own condition
-// is checked by its mark.)
-func ifTag(n *render.BlockNode, strict [][][]string) (func(io.Writer, render.Context) error, error) {
+// ifTag compiles an if (or unless) block as LiquidJS has it: the branch
+// of the first condition that holds renders (an unless's own condition
+// negated; an unless may have elsif branches, as in LiquidJS), conditions
+// evaluated as cond.go describes.
+func ifTag(n *render.BlockNode) (func(io.Writer, render.Context) error, error) {
 	type branch struct {
-		test   expressions.Expression
-		strict [][]string
-		body   *render.BlockNode
+		test *cond // nil for an else
+		body *render.BlockNode
 	}
-	expr, err := expressions.Parse(n.Args)
+	first, err := parseCond(n.Args)
 	if err != nil {
 		return nil, err
 	}
 	if n.Name == "unless" {
-		expr = expressions.Not(expr)
+		first = &cond{op: "not", left: first}
 	}
-	branches := []branch{{test: expr, body: n}}
-	for i, c := range n.Clauses {
-		b := branch{test: expressions.Constant(true), body: c}
+	branches := []branch{{test: first, body: n}}
+	for _, c := range n.Clauses {
+		b := branch{body: c}
 		if c.Name == "elsif" {
-			if b.test, err = expressions.Parse(c.Args); err != nil {
+			if b.test, err = parseCond(c.Args); err != nil {
 				return nil, err
 			}
-			b.strict = strict[i]
 		}
 		branches = append(branches, b)
 	}
 	return func(w io.Writer, ctx render.Context) error {
+		st := stateOf(ctx)
 		for _, b := range branches {
-			if len(b.strict) > 0 {
-				if name := missingName(b.strict, ctx.Bindings()); name != "" {
-					return stateOf(ctx).fail(&UndefinedError{Name: name})
+			if b.test != nil {
+				ok, err := b.test.eval(ctx, st)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					continue
 				}
 			}
-			v, err := ctx.Evaluate(b.test)
-			if err != nil {
-				return err
-			}
-			if v != nil && v != false {
-				return ctx.RenderBlock(w, b.body)
-			}
+			return ctx.RenderBlock(w, b.body)
 		}
 		return nil
 	}, nil

@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/osteele/liquid/render"
 )
@@ -27,6 +28,15 @@ func (t *Template) Render(vars map[string]any) (out string, err error) {
 // (see MaxWork), whichever comes first. The error is then ctx.Err(). A nil
 // ctx never stops the render.
 func (t *Template) RenderContext(ctx context.Context, vars map[string]any) (out string, err error) {
+	return t.RenderIn(ctx, vars, nil)
+}
+
+// RenderIn is RenderContext with the date filters' time zone: loc, or UTC
+// when loc is nil. A date with an offset is shown in loc (so the offset
+// and daylight saving time of loc at that instant apply); a date without
+// one is a wall time in loc. This is LiquidJS run in a process whose time
+// zone is loc.
+func (t *Template) RenderIn(ctx context.Context, vars map[string]any, loc *time.Location) (out string, err error) {
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {
 			return "", err
@@ -37,7 +47,7 @@ func (t *Template) RenderContext(ctx context.Context, vars map[string]any) (out 
 	}
 	in := instances.Get().(*instance)
 	st := in.st
-	*st = state{t: t, current: -1, ctx: ctx, nextPoll: pollEvery, env: vars, lenient: in.lenient, filters: in.filters}
+	*st = state{t: t, current: -1, ctx: ctx, nextPoll: pollEvery, env: vars, lenient: in.lenient, strict: in.cfg.Config.Config, loc: loc, filters: in.filters}
 	bindings := in.bindings
 	in.bindings = nil
 	if bindings == nil {
@@ -73,6 +83,11 @@ func (t *Template) RenderContext(ctx context.Context, vars map[string]any) (out 
 		}
 	}()
 	if rerr := render.Render(t.root, w, bindings, in.cfg); rerr != nil {
+		// A break or continue outside a loop stops the render, as in
+		// LiquidJS: what was written stays.
+		if brk, cont := loopSignal(rerr); (brk || cont) && st.failure == nil {
+			return w.b.String(), nil
+		}
 		return "", classify(rerr, st)
 	}
 	return w.b.String(), nil

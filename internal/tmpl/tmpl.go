@@ -6,13 +6,13 @@ package tmpl
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"sync/atomic"
 
 	"github.com/osteele/liquid/filters"
 	"github.com/osteele/liquid/parser"
 	"github.com/osteele/liquid/render"
-	"github.com/osteele/liquid/tags"
 )
 
 // config is the engine configuration every template is parsed and rendered
@@ -20,23 +20,42 @@ import (
 // concurrent use.
 var config = newConfig()
 
-// removedTags are standard osteele/liquid tags a prompt may not use:
-// include and render read files from the process's working directory. Its
-// cycle, which keeps its state in a map that concurrent renders of one
-// parsed template share (a data race), is replaced by addLiquidJSTags'.
-var removedTags = []string{"include", "render", "cycle"}
-
+// newConfig builds the configuration: the standard filters and addTags'.
 func newConfig() *render.Config {
 	cfg := render.NewConfig()
 	filters.AddStandardFilters(&cfg)
-	tags.AddStandardTags(&cfg)
-	for _, name := range removedTags {
-		cfg.UnregisterTag(name)
-	}
-	addLiquidJSTags(&cfg)
+	addTags(&cfg)
 	cfg.TemplateStore = nil
 	cfg.StrictVariables = true
 	return &cfg
+}
+
+// addTags registers the tags of a prompt: osteele/liquid's comment and raw
+// blocks, this package's assign, break, continue and capture, and
+// LiquidJS's tags (addLiquidJSTags). include and render are left out: they
+// read files, and a prompt has none. if, unless, case, for and tablerow are
+// rendered by this package's own renderers, which instrument puts in place
+// (they parse their arguments): their definitions here only let them
+// parse, an unless with elsif branches included, as in LiquidJS.
+func addTags(cfg *render.Config) {
+	cfg.AddTag("assign", assignTag)
+	cfg.AddTag("break", loopSignalTag(errLoopBreak))
+	cfg.AddTag("continue", loopSignalTag(errLoopContinue))
+	cfg.AddBlock("comment")
+	cfg.AddBlock("raw")
+	cfg.AddBlock("capture").Compiler(captureTag)
+	for _, name := range []string{"if", "unless"} {
+		cfg.AddBlock(name).Clause("else").Clause("elsif").Compiler(parsedElsewhere)
+	}
+	cfg.AddBlock("case").Clause("when").Clause("else").Compiler(parsedElsewhere)
+	cfg.AddBlock("for").Clause("else").Compiler(parsedElsewhere)
+	cfg.AddBlock("tablerow").Compiler(parsedElsewhere)
+	addLiquidJSTags(cfg)
+}
+
+// parsedElsewhere is the compiler of a block instrument replaces.
+func parsedElsewhere(render.BlockNode) (func(io.Writer, render.Context) error, error) {
+	return func(io.Writer, render.Context) error { return nil }, nil
 }
 
 // Template is a parsed, instrumented template. It is immutable and safe for
@@ -73,6 +92,9 @@ func Parse(source string) (t *Template, err error) {
 	if !strings.Contains(source, "{{") && !strings.Contains(source, "{%") && len(source) <= MaxOutput {
 		// No markup: LiquidJS renders the text as it is.
 		return &Template{plain: true, text: source}, nil
+	}
+	if err := refuse(source); err != nil {
+		return nil, err
 	}
 	root, err := compile(source)
 	if err != nil {

@@ -114,6 +114,15 @@ CREATE TABLE agent_runs (
     updated_at              timestamptz NOT NULL,
     approvals_total         integer     NOT NULL DEFAULT 0,
     approvals_pending_until timestamptz,
+    -- The failed drives of a run that did not end (bindings.RunError,
+    -- written by RecordRunError): the last failure's code, message and
+    -- time, and how many drives of the run failed, counted here so that
+    -- the count holds across every worker. Read only while the run has not
+    -- ended: GetRun and ListRuns return no error for an ended run.
+    last_error_code         text,
+    last_error_message      text,
+    last_error_at           timestamptz,
+    drive_attempts          integer     NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant_id, id)
 );
 -- Keyset paging of a tenant's runs, newest first.

@@ -306,12 +306,19 @@ func TestRetries429And529ThenSucceeds(t *testing.T) {
 				w.Write(fixture(t, "message_text.json"))
 			}
 		}}
-		got, err := call(t.Context(), newProvider(t, api), stream, ndaRequest, nil)
+		var retries []bindings.ModelRetry
+		ctx := bindings.WithModelRetryReporter(t.Context(), func(_ context.Context, r bindings.ModelRetry) { retries = append(retries, r) })
+		got, err := call(ctx, newProvider(t, api), stream, ndaRequest, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if api.count() != 3 || got.Text == "" {
 			t.Errorf("requests %d text %q", api.count(), got.Text)
+		}
+		// Each retry is reported to the caller (the turn logs and emits it).
+		if len(retries) != 2 || retries[0].Attempt != 1 || retries[0].Status != http.StatusTooManyRequests ||
+			retries[1].Attempt != 2 || retries[1].Status != 529 {
+			t.Errorf("retries reported = %+v, want attempt 1 (429) and attempt 2 (529)", retries)
 		}
 	})
 }

@@ -175,13 +175,19 @@ func TestRetries5xxUpToTheLimit(t *testing.T) {
 		w.Write([]byte(`{"error":{"message":"upstream unavailable","type":"server_error","param":null,"code":null}}`))
 	}
 	p := newProvider(t, api)
-	_, err := p.Generate(t.Context(), bindings.GenerateRequest{Model: "gpt-4o-mini", Messages: []bindings.ChatMessage{{Role: bindings.ChatUser, Content: "hi"}}})
+	var retries []bindings.ModelRetry
+	ctx := bindings.WithModelRetryReporter(t.Context(), func(_ context.Context, r bindings.ModelRetry) { retries = append(retries, r) })
+	_, err := p.Generate(ctx, bindings.GenerateRequest{Model: "gpt-4o-mini", Messages: []bindings.ChatMessage{{Role: bindings.ChatUser, Content: "hi"}}})
 	var mi *agents.ModelInvocationError
 	if !errors.As(err, &mi) || mi.Status != http.StatusBadGateway || mi.Message != "upstream unavailable" {
 		t.Fatalf("err = %v", err)
 	}
 	if len(api.requests) != 4 {
 		t.Errorf("attempts = %d, want 1 + 3 retries", len(api.requests))
+	}
+	// Each retry, not the last failure, is reported to the caller.
+	if len(retries) != 3 || retries[0].Attempt != 1 || retries[2].Attempt != 3 || retries[2].Status != http.StatusBadGateway {
+		t.Errorf("retries reported = %+v, want attempts 1 to 3, each 502", retries)
 	}
 }
 

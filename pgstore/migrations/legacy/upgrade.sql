@@ -7,4 +7,10 @@
 --
 -- Every change to the schema before the first release goes into both the
 -- baseline and this file; after it, changes come as migrations 0002 and on.
-SELECT 1;
+
+-- bindings.Run.LastError: the failed drives of a run that did not end.
+ALTER TABLE agent_runs
+    ADD COLUMN IF NOT EXISTS last_error_code    text,
+    ADD COLUMN IF NOT EXISTS last_error_message text,
+    ADD COLUMN IF NOT EXISTS last_error_at      timestamptz,
+    ADD COLUMN IF NOT EXISTS drive_attempts     integer NOT NULL DEFAULT 0;
