@@ -73,8 +73,10 @@ type field struct {
 	key, comma string
 	off        uintptr
 	c          *codec
-	omitEmpty  bool
-	omitZero   bool
+	// kind is c.kind, read without following c.
+	kind      kind
+	omitEmpty bool
+	omitZero  bool
 }
 
 // maxFields bounds the fields of a struct the decoder reads (a bit each
@@ -127,6 +129,9 @@ func descriptorFor(t reflect.Type) *codec {
 	next := maps.Clone(old)
 	for t, c := range building { // a recursive type's descriptors, complete now
 		next[typeID(t)] = c
+		for i := range c.fields {
+			c.fields[i].kind = c.fields[i].c.kind
+		}
 	}
 	descriptors.Store(&next)
 	return c

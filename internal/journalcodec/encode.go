@@ -100,38 +100,38 @@ func (e *encoder) value(c *codec, p unsafe.Pointer, depth int) {
 			e.fail()
 			return
 		}
-		e.b = append(e.b, '{')
-		first := true
+		// Each member is written with its comma; the first's becomes the
+		// object's brace.
+		start := len(e.b)
 		for i := range c.fields {
 			f := &c.fields[i]
 			fp := at(p, f.off)
-			if f.omitEmpty && f.c.kind == kString { // the common omitempty: inline
-				if len(*(*string)(fp)) == 0 {
+			if f.kind == kString { // most fields: inline, no second dispatch
+				s := *(*string)(fp)
+				if (f.omitEmpty || f.omitZero) && len(s) == 0 {
 					continue
 				}
-			} else if (f.omitEmpty || f.omitZero) && e.omit(f, fp) {
+				if e.member(f.comma, s); !e.ok {
+					return
+				}
+				continue
+			}
+			if (f.omitEmpty || f.omitZero) && e.omit(f, fp) {
 				if !e.ok {
 					return
 				}
 				continue
 			}
-			if first {
-				e.b = append(e.b, f.key...)
-				first = false
-			} else {
-				e.b = append(e.b, f.comma...)
-			}
-			if f.c.kind == kString { // most fields: no second dispatch
-				e.str(*(*string)(fp))
-				if !e.ok {
-					return
-				}
-				continue
-			}
+			e.b = append(e.b, f.comma...)
 			if e.value(f.c, fp, depth+1); !e.ok {
 				return
 			}
 		}
+		if len(e.b) == start {
+			e.b = append(e.b, "{}"...)
+			return
+		}
+		e.b[start] = '{'
 		e.b = append(e.b, '}')
 	case kSlice:
 		s := *(*[]byte)(p) // any slice's header: its data pointer and length
@@ -197,6 +197,24 @@ func (e *encoder) str(s string) {
 		return
 	}
 	e.b, e.ok = AppendString(e.b, s)
+}
+
+// member appends a string member: comma (its comma, name and colon) and s
+// as a JSON string. The usual member — room for it, nothing to escape —
+// is written with one check of the buffer's room.
+func (e *encoder) member(comma, s string) {
+	n, need := len(e.b), len(comma)+len(s)+2
+	if cap(e.b)-n < need || e.o.QuotedJSON != nil || !plain(s) {
+		e.b = append(e.b, comma...)
+		e.str(s)
+		return
+	}
+	b := e.b[:n+need]
+	k := n + copy(b[n:], comma)
+	b[k] = '"'
+	copy(b[k+1:], s)
+	b[len(b)-1] = '"'
+	e.b = b
 }
 
 // omit reports whether encoding/json leaves field f, at p, out of its
@@ -445,8 +463,7 @@ func NeedsCompact(raw []byte) bool {
 // strings it can: printable ASCII, \n, \r and \t. It reports false for
 // any other byte (json.Marshal has the answer for those).
 func AppendString(b []byte, s string) ([]byte, bool) {
-	i := plainPrefix(s, 0)
-	if n := len(b); i == len(s) && cap(b)-n >= len(s)+2 { // the usual: room, nothing to escape
+	if n := len(b); cap(b)-n >= len(s)+2 && plain(s) { // the usual: room, nothing to escape
 		b = b[:n+len(s)+2]
 		b[n] = '"'
 		copy(b[n+1:], s)
@@ -455,7 +472,7 @@ func AppendString(b []byte, s string) ([]byte, bool) {
 	}
 	b = append(b, '"')
 	start := 0
-	for ; i < len(s); i = plainPrefix(s, i+1) {
+	for i := plainPrefix(s, 0); i < len(s); i = plainPrefix(s, i+1) {
 		var esc string
 		switch c := s[i]; c {
 		case '"':
@@ -486,14 +503,11 @@ func AppendString(b []byte, s string) ([]byte, bool) {
 }
 
 // plainPrefix returns the index of the first byte of s from i that is not
-// jsonPlain, or len(s). Eight bytes at a time it ANDs their table entries
-// and branches once; the last few, and the word that holds the byte, one
-// at a time.
+// jsonPlain, or len(s): eight bytes at a time by escape8 (one branch a
+// word), the last few, and the word that holds the byte, one at a time.
 func plainPrefix(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
-		w := s[i : i+8]
-		if jsonPlain[w[0]]&jsonPlain[w[1]]&jsonPlain[w[2]]&jsonPlain[w[3]]&
-			jsonPlain[w[4]]&jsonPlain[w[5]]&jsonPlain[w[6]]&jsonPlain[w[7]] == 0 {
+		if escape8(loadString8(s, i)) != 0 {
 			break
 		}
 	}
@@ -501,6 +515,61 @@ func plainPrefix(s string, i int) int {
 		i++
 	}
 	return i
+}
+
+// plain reports whether every byte of s is jsonPlain: by words of eight
+// bytes, the last one overlapping the one before it, and a string of four
+// to seven bytes as two overlapping halves of one word.
+func plain(s string) bool {
+	n := len(s)
+	switch {
+	case n >= 8:
+		for i := 0; i+8 < n; i += 8 {
+			if escape8(loadString8(s, i)) != 0 {
+				return false
+			}
+		}
+		return escape8(loadString8(s, n-8)) == 0
+	case n >= 4:
+		return escape8(loadString4(s, 0)|loadString4(s, n-4)<<32) == 0
+	}
+	for i := range n {
+		if jsonPlain[s[i]] == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// loadString4 is the four bytes of s from i as a little-endian word;
+// i+4 ≤ len(s).
+func loadString4(s string, i int) uint64 {
+	b := s[i : i+4]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24
+}
+
+// loadString8 is the eight bytes of s from i as a little-endian word (the
+// first lowest); i+8 ≤ len(s).
+func loadString8(s string, i int) uint64 {
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// escape8 is not zero exactly when one of the eight bytes of w is not
+// jsonPlain: a control byte, a non-ASCII one, the quote, the backslash,
+// '<', '>' or '&'. For a word of ASCII bytes each test is "some byte is
+// zero" on a word whose bytes are all below 0x80, where a subtraction of
+// 0x01 from each byte borrows into a high bit exactly when one is zero:
+// v|0x02 is 0x3E for '<' and '>' alone, v|0x04 is 0x26 for '"' and '&'
+// alone; w itself has a high bit for a non-ASCII byte (which the borrows
+// of the other tests cannot hide: the answer is then not zero anyway).
+func escape8(w uint64) uint64 {
+	const lo01, hi80 = 0x0101010101010101, 0x8080808080808080
+	angle := (w | 0x02*lo01) ^ 0x3e*lo01
+	quoteAmp := (w | 0x04*lo01) ^ 0x26*lo01
+	backslash := w ^ 0x5c*lo01
+	return (w | (w - 0x20*lo01) | (angle - lo01) | (quoteAmp - lo01) | (backslash - lo01)) & hi80
 }
 
 // jsonPlain holds the bytes AppendString copies as they are: printable

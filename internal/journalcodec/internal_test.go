@@ -222,3 +222,66 @@ func TestNotPlain8(t *testing.T) {
 		check(w)
 	}
 }
+
+// TestEscape8: the encoder's word test is not zero exactly when one of the
+// eight bytes is not jsonPlain, whatever byte it is, wherever it is in
+// the word and whatever surrounds it.
+func TestEscape8(t *testing.T) {
+	check := func(w [8]byte) {
+		want := false
+		for _, c := range w {
+			want = want || jsonPlain[c] == 0
+		}
+		if got := escape8(binary.LittleEndian.Uint64(w[:])) != 0; got != want {
+			t.Fatalf("escape8(%q) = %v, want %v", w, got, want)
+		}
+		if got, want := loadString8(string(w[:]), 0), binary.LittleEndian.Uint64(w[:]); got != want {
+			t.Fatalf("loadString8(%q) = %#x, want %#x", w, got, want)
+		}
+	}
+	for c := range 256 {
+		for p := range 8 {
+			for _, around := range []byte{'a', 0, ' ', '"', '\\', '<', '>', '&', 0xff, 0x1f, 0x80, 0x7f, 0x3d, 0x27} {
+				w := [8]byte{around, around, around, around, around, around, around, around}
+				w[p] = byte(c)
+				check(w)
+				w = [8]byte{'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a'}
+				w[p] = byte(c)
+				for k := p + 1; k < 8; k++ {
+					w[k] = around
+				}
+				check(w)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200_000 {
+		var w [8]byte
+		for k := range w {
+			w[k] = byte(rng.IntN(256))
+			if rng.IntN(4) > 0 {
+				w[k] = byte(0x20 + rng.IntN(0x60))
+			}
+		}
+		check(w)
+	}
+}
+
+// TestPlain: plain is true exactly when every byte is jsonPlain, for every
+// length its word tests split differently and a byte anywhere.
+func TestPlain(t *testing.T) {
+	for n := range 20 {
+		for p := range n {
+			for c := range 256 {
+				b := []byte(strings.Repeat("a", n))
+				b[p] = byte(c)
+				if got, want := plain(string(b)), jsonPlain[c] != 0; got != want {
+					t.Fatalf("plain(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+		if !plain(strings.Repeat("a", n)) {
+			t.Fatalf("plain(%d plain bytes) = false", n)
+		}
+	}
+}
