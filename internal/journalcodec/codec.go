@@ -88,12 +88,11 @@ const maxFields = 64
 const maxDepth = 64
 
 var (
-	// descriptors maps each type compiled so far to its descriptor: a map
-	// never written once published, replaced by a copy with the new
-	// types (under compileMu) when a type is compiled. A map lookup is a
-	// fraction of a sync.Map's, and every value encoded or decoded starts
-	// with one.
-	descriptors atomic.Pointer[map[unsafe.Pointer]*codec]
+	// descriptors holds each type compiled so far and its descriptor: a
+	// table never written once published, replaced by one with the new
+	// types (under compileMu) when a type is compiled. Every value encoded
+	// or decoded starts with a lookup in it.
+	descriptors atomic.Pointer[table]
 	compileMu   sync.Mutex
 
 	timeType      = reflect.TypeFor[time.Time]()
@@ -111,7 +110,7 @@ func descriptorOf[T any]() *codec { return descriptorFor(reflect.TypeFor[T]()) }
 func descriptorFor(t reflect.Type) *codec {
 	id := typeID(t)
 	if m := descriptors.Load(); m != nil {
-		if c, ok := (*m)[id]; ok {
+		if c := m.find(id); c != nil {
 			return c
 		}
 	}
@@ -119,10 +118,10 @@ func descriptorFor(t reflect.Type) *codec {
 	defer compileMu.Unlock()
 	old := map[unsafe.Pointer]*codec{}
 	if m := descriptors.Load(); m != nil {
-		if c, ok := (*m)[id]; ok {
+		if c := m.find(id); c != nil {
 			return c
 		}
-		old = *m
+		old = m.all
 	}
 	building := map[reflect.Type]*codec{}
 	c := compile(t, old, building)
@@ -133,14 +132,67 @@ func descriptorFor(t reflect.Type) *codec {
 			c.fields[i].kind = c.fields[i].c.kind
 		}
 	}
-	descriptors.Store(&next)
+	descriptors.Store(newTable(next))
 	return c
 }
 
-// typeID is t's identity as a map key that hashes as one word: the
-// address of its type descriptor (a reflect.Type is a pointer to it, and
-// two are the same type exactly when they are the same pointer).
-func typeID(t reflect.Type) unsafe.Pointer { return reflect.ValueOf(t).UnsafePointer() }
+// typeID is t's identity as one word: the address of its type descriptor.
+// A reflect.Type is an interface whose value is always reflect's *rtype,
+// a pointer to the runtime's descriptor of the type, and two are the same
+// type exactly when they are the same pointer; the interface's data word
+// is that pointer (TestTypeIDIsTheTypePointer holds it to reflect's own
+// answer, reflect.ValueOf(t).UnsafePointer()).
+func typeID(t reflect.Type) unsafe.Pointer { return (*[2]unsafe.Pointer)(unsafe.Pointer(&t))[1] }
+
+// table is the published set of descriptors: all, and the same as an
+// open-addressed table keyed by typeID — a multiply, a shift and, most
+// often, one comparison, where a map lookup hashes the key through the
+// runtime.
+type table struct {
+	all   map[unsafe.Pointer]*codec
+	slots []slot
+	shift uint
+}
+
+type slot struct {
+	id unsafe.Pointer
+	c  *codec
+}
+
+// newTable builds the table of all, its slots at most half full.
+func newTable(all map[unsafe.Pointer]*codec) *table {
+	n := 8
+	for n < 2*len(all) {
+		n *= 2
+	}
+	t := &table{all: all, slots: make([]slot, n), shift: uint(64 - bits.TrailingZeros(uint(n)))}
+	for id, c := range all {
+		i := t.home(id)
+		for t.slots[i].id != nil {
+			i = (i + 1) & (len(t.slots) - 1)
+		}
+		t.slots[i] = slot{id, c}
+	}
+	return t
+}
+
+// home is the slot where id's search starts.
+func (t *table) home(id unsafe.Pointer) int {
+	return int(uint64(uintptr(id)) * 0x9e3779b97f4a7c15 >> t.shift)
+}
+
+// find returns id's descriptor, or nil.
+func (t *table) find(id unsafe.Pointer) *codec {
+	for i := t.home(id); ; i = (i + 1) & (len(t.slots) - 1) {
+		s := &t.slots[i]
+		if s.id == id {
+			return s.c
+		}
+		if s.id == nil {
+			return nil
+		}
+	}
+}
 
 // compile builds t's descriptor; done holds the descriptors published
 // already, building those being built, so that a recursive type refers to

@@ -1,6 +1,7 @@
 package journalcodec
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -201,20 +202,22 @@ func (e *encoder) str(s string) {
 
 // member appends a string member: comma (its comma, name and colon) and s
 // as a JSON string. The usual member — room for it, nothing to escape —
-// is written with one check of the buffer's room.
+// is written with one check of the buffer's room, s checked as it is
+// copied.
 func (e *encoder) member(comma, s string) {
 	n, need := len(e.b), len(comma)+len(s)+2
-	if cap(e.b)-n < need || e.o.QuotedJSON != nil || !plain(s) {
-		e.b = append(e.b, comma...)
-		e.str(s)
-		return
+	if cap(e.b)-n >= need && e.o.QuotedJSON == nil {
+		b := e.b[:n+need]
+		k := n + copy(b[n:], comma)
+		b[k] = '"'
+		if copyPlain(b[k+1:len(b)-1], s) {
+			b[len(b)-1] = '"'
+			e.b = b
+			return
+		}
 	}
-	b := e.b[:n+need]
-	k := n + copy(b[n:], comma)
-	b[k] = '"'
-	copy(b[k+1:], s)
-	b[len(b)-1] = '"'
-	e.b = b
+	e.b = append(e.b, comma...)
+	e.str(s)
 }
 
 // omit reports whether encoding/json leaves field f, at p, out of its
@@ -390,9 +393,7 @@ func compactString(raw []byte, i int) int {
 	n := len(raw)
 	for j := i + 1; ; {
 		for ; j+8 <= n; j += 8 {
-			w := raw[j : j+8 : j+8]
-			if jsonPlain[w[0]]&jsonPlain[w[1]]&jsonPlain[w[2]]&jsonPlain[w[3]]&
-				jsonPlain[w[4]]&jsonPlain[w[5]]&jsonPlain[w[6]]&jsonPlain[w[7]] == 0 {
+			if escape8(binary.LittleEndian.Uint64(raw[j:])) != 0 {
 				break
 			}
 		}
@@ -463,12 +464,13 @@ func NeedsCompact(raw []byte) bool {
 // strings it can: printable ASCII, \n, \r and \t. It reports false for
 // any other byte (json.Marshal has the answer for those).
 func AppendString(b []byte, s string) ([]byte, bool) {
-	if n := len(b); cap(b)-n >= len(s)+2 && plain(s) { // the usual: room, nothing to escape
-		b = b[:n+len(s)+2]
-		b[n] = '"'
-		copy(b[n+1:], s)
-		b[n+1+len(s)] = '"'
-		return b, true
+	if n := len(b); cap(b)-n >= len(s)+2 { // the usual: room, nothing to escape
+		out := b[:n+len(s)+2]
+		out[n] = '"'
+		if copyPlain(out[n+1:len(out)-1], s) {
+			out[len(out)-1] = '"'
+			return out, true
+		}
 	}
 	b = append(b, '"')
 	start := 0
@@ -517,26 +519,38 @@ func plainPrefix(s string, i int) int {
 	return i
 }
 
-// plain reports whether every byte of s is jsonPlain: by words of eight
-// bytes, the last one overlapping the one before it, and a string of four
-// to seven bytes as two overlapping halves of one word.
-func plain(s string) bool {
+// copyPlain copies s to dst (as long as s) and reports true when every
+// byte of s is jsonPlain; otherwise it reports false, having written some
+// of dst. By words of eight bytes, the last one overlapping the one
+// before it, and a string of four to seven bytes as two overlapping
+// halves of one word: each word is tested as it is copied.
+func copyPlain(dst []byte, s string) bool {
 	n := len(s)
+	dst = dst[:n]
 	switch {
 	case n >= 8:
 		for i := 0; i+8 < n; i += 8 {
-			if escape8(loadString8(s, i)) != 0 {
+			w := loadString8(s, i)
+			if escape8(w) != 0 {
 				return false
 			}
+			binary.LittleEndian.PutUint64(dst[i:], w)
 		}
-		return escape8(loadString8(s, n-8)) == 0
+		w := loadString8(s, n-8)
+		binary.LittleEndian.PutUint64(dst[n-8:], w)
+		return escape8(w) == 0
 	case n >= 4:
-		return escape8(loadString4(s, 0)|loadString4(s, n-4)<<32) == 0
+		lo, hi := loadString4(s, 0), loadString4(s, n-4)
+		binary.LittleEndian.PutUint32(dst, uint32(lo))
+		binary.LittleEndian.PutUint32(dst[n-4:], uint32(hi))
+		return escape8(lo|hi<<32) == 0
 	}
 	for i := range n {
-		if jsonPlain[s[i]] == 0 {
+		c := s[i]
+		if jsonPlain[c] == 0 {
 			return false
 		}
+		dst[i] = c
 	}
 	return true
 }

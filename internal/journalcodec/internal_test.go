@@ -267,21 +267,53 @@ func TestEscape8(t *testing.T) {
 	}
 }
 
-// TestPlain: plain is true exactly when every byte is jsonPlain, for every
-// length its word tests split differently and a byte anywhere.
-func TestPlain(t *testing.T) {
+// TestCopyPlain: copyPlain is true exactly when every byte is jsonPlain,
+// and then has copied them all, for every length its word tests split
+// differently and a byte anywhere.
+func TestCopyPlain(t *testing.T) {
 	for n := range 20 {
 		for p := range n {
 			for c := range 256 {
 				b := []byte(strings.Repeat("a", n))
 				b[p] = byte(c)
-				if got, want := plain(string(b)), jsonPlain[c] != 0; got != want {
-					t.Fatalf("plain(%q) = %v, want %v", b, got, want)
+				if got, want := copyPlain(make([]byte, n), string(b)), jsonPlain[c] != 0; got != want {
+					t.Fatalf("copyPlain(%q) = %v, want %v", b, got, want)
 				}
 			}
 		}
-		if !plain(strings.Repeat("a", n)) {
-			t.Fatalf("plain(%d plain bytes) = false", n)
+		s := strings.Repeat("abcdefghijklmnopqrstuvwxyz", 1)[:min(n, 26)] + strings.Repeat("z", max(0, n-26))
+		dst := make([]byte, n)
+		if !copyPlain(dst, s) || string(dst) != s {
+			t.Fatalf("copyPlain(%q) copied %q", s, dst)
 		}
+	}
+}
+
+// TestTypeIDIsTheTypePointer: typeID reads the pointer reflect itself
+// reports for a type, and the published table finds every descriptor by
+// it (and no other).
+func TestTypeIDIsTheTypePointer(t *testing.T) {
+	types := []reflect.Type{
+		reflect.TypeFor[string](), reflect.TypeFor[int](), reflect.TypeFor[[]string](),
+		reflect.TypeFor[*int](), reflect.TypeFor[struct{ A string }](), reflect.TypeFor[any](),
+		reflect.TypeFor[json.RawMessage](), reflect.TypeFor[map[string]int](),
+	}
+	for _, typ := range types {
+		if got, want := typeID(typ), reflect.ValueOf(typ).UnsafePointer(); got != want {
+			t.Fatalf("typeID(%v) = %p, want %p", typ, got, want)
+		}
+		c := descriptorFor(typ)
+		if c.typ != typ {
+			t.Fatalf("descriptorFor(%v) is %v's", typ, c.typ)
+		}
+	}
+	tab := descriptors.Load()
+	for id, c := range tab.all {
+		if got := tab.find(id); got != c {
+			t.Fatalf("table finds %p for %v, want %p", got, c.typ, c)
+		}
+	}
+	if got := tab.find(typeID(reflect.TypeFor[struct{ NeverCompiled int }]())); got != nil {
+		t.Fatalf("table finds %v for a type never compiled", got.typ)
 	}
 }
