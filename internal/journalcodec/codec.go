@@ -73,10 +73,45 @@ type field struct {
 	key, comma string
 	off        uintptr
 	c          *codec
-	// kind is c.kind, read without following c.
-	kind      kind
+	// kind is c.kind, and skip how the encoder tells that encoding/json
+	// omits the field, both read without following c (set by finish once
+	// c is complete).
+	kind kind
+	skip skip
+
 	omitEmpty bool
 	omitZero  bool
+}
+
+// skip is how the encoder tells that a field is omitted.
+type skip uint8
+
+const (
+	// skipNever: no omitempty or omitzero.
+	skipNever skip = iota
+	// skipLen: omitted when its length is 0 (a slice, raw value or
+	// []byte with omitempty, whatever omitzero would add).
+	skipLen
+	// skipNil: omitted when nil (a pointer with omitempty).
+	skipNil
+	// skipAsk: encoder.omit tells.
+	skipAsk
+)
+
+// finish sets f.kind and f.skip from f.c, once f.c is complete.
+func (f *field) finish() {
+	c := f.c
+	f.kind = c.kind
+	switch {
+	case !f.omitEmpty && !f.omitZero:
+		f.skip = skipNever
+	case f.omitEmpty && !(f.omitZero && c.zeroer) && (c.kind == kSlice || c.kind == kRaw || c.kind == kBytes):
+		f.skip = skipLen
+	case f.omitEmpty && !(f.omitZero && c.zeroer) && c.kind == kPtr:
+		f.skip = skipNil
+	default:
+		f.skip = skipAsk
+	}
 }
 
 // maxFields bounds the fields of a struct the decoder reads (a bit each
@@ -129,7 +164,7 @@ func descriptorFor(t reflect.Type) *codec {
 	for t, c := range building { // a recursive type's descriptors, complete now
 		next[typeID(t)] = c
 		for i := range c.fields {
-			c.fields[i].kind = c.fields[i].c.kind
+			c.fields[i].finish()
 		}
 	}
 	descriptors.Store(newTable(next))

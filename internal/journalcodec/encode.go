@@ -117,11 +117,22 @@ func (e *encoder) value(c *codec, p unsafe.Pointer, depth int) {
 				}
 				continue
 			}
-			if (f.omitEmpty || f.omitZero) && e.omit(f, fp) {
-				if !e.ok {
-					return
+			switch f.skip {
+			case skipLen:
+				if len(*(*[]byte)(fp)) == 0 { // any slice's header
+					continue
 				}
-				continue
+			case skipNil:
+				if *(*unsafe.Pointer)(fp) == nil {
+					continue
+				}
+			case skipAsk:
+				if e.omit(f, fp) {
+					if !e.ok {
+						return
+					}
+					continue
+				}
 			}
 			e.b = append(e.b, f.comma...)
 			if e.value(f.c, fp, depth+1); !e.ok {

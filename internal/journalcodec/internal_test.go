@@ -37,6 +37,12 @@ func TestDescriptorOffsetsMatchReflect(t *testing.T) {
 				if !ok || sf.Offset != f.off || sf.Type != f.c.typ {
 					t.Errorf("%v.%s: offset %d, type %v; reflect: %v, %v, %v", c.typ, f.name, f.off, f.c.typ, sf.Offset, sf.Type, ok)
 				}
+				if f.kind != f.c.kind {
+					t.Errorf("%v.%s: kind %d, its descriptor's %d", c.typ, f.name, f.kind, f.c.kind)
+				}
+				if (f.skip == skipNever) != (!f.omitEmpty && !f.omitZero) || (f.skip == skipLen || f.skip == skipNil) && !f.omitEmpty {
+					t.Errorf("%v.%s: skip %d for omitempty %v, omitzero %v", c.typ, f.name, f.skip, f.omitEmpty, f.omitZero)
+				}
 				check(f.c)
 			}
 		case kSlice:
