@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -404,13 +405,15 @@ func compactString(raw []byte, i int) int {
 	n := len(raw)
 	for j := i + 1; ; {
 		for ; j+8 <= n; j += 8 {
-			if escape8(binary.LittleEndian.Uint64(raw[j:])) != 0 {
-				break
+			if m := escape8(binary.LittleEndian.Uint64(raw[j:])); m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				goto found
 			}
 		}
 		for j < n && jsonPlain[raw[j]] != 0 {
 			j++
 		}
+	found:
 		if j >= n {
 			return -1
 		}
@@ -520,8 +523,8 @@ func AppendString(b []byte, s string) ([]byte, bool) {
 // word), the last few, and the word that holds the byte, one at a time.
 func plainPrefix(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
-		if escape8(loadString8(s, i)) != 0 {
-			break
+		if m := escape8(loadString8(s, i)); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
 	for i < len(s) && jsonPlain[s[i]] != 0 {
@@ -581,14 +584,16 @@ func loadString8(s string, i int) uint64 {
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
-// escape8 is not zero exactly when one of the eight bytes of w is not
-// jsonPlain: a control byte, a non-ASCII one, the quote, the backslash,
-// '<', '>' or '&'. For a word of ASCII bytes each test is "some byte is
-// zero" on a word whose bytes are all below 0x80, where a subtraction of
-// 0x01 from each byte borrows into a high bit exactly when one is zero:
-// v|0x02 is 0x3E for '<' and '>' alone, v|0x04 is 0x26 for '"' and '&'
-// alone; w itself has a high bit for a non-ASCII byte (which the borrows
-// of the other tests cannot hide: the answer is then not zero anyway).
+// escape8 is not zero exactly when one of the eight bytes of w (the
+// first lowest) is not jsonPlain — a control byte, a non-ASCII one, the
+// quote, the backslash, '<', '>' or '&' — and its lowest set bit is the
+// high bit of the first such byte. For a word of ASCII bytes each test is
+// "some byte is zero" on a word whose bytes are all below 0x80, where a
+// subtraction of 0x01 from each byte borrows into a high bit exactly when
+// one is zero (and a borrow only carries upward, from a byte the test
+// matched): v|0x02 is 0x3E for '<' and '>' alone, v|0x04 is 0x26 for '"'
+// and '&' alone; w itself has the high bit of a non-ASCII byte, and the
+// bytes below the first one not plain set none.
 func escape8(w uint64) uint64 {
 	const lo01, hi80 = 0x0101010101010101, 0x8080808080808080
 	angle := (w | 0x02*lo01) ^ 0x3e*lo01

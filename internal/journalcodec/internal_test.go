@@ -241,6 +241,16 @@ func TestEscape8(t *testing.T) {
 		if got := escape8(binary.LittleEndian.Uint64(w[:])) != 0; got != want {
 			t.Fatalf("escape8(%q) = %v, want %v", w, got, want)
 		}
+		first := 8
+		for i, c := range w {
+			if jsonPlain[c] == 0 {
+				first = i
+				break
+			}
+		}
+		if m := escape8(binary.LittleEndian.Uint64(w[:])); m != 0 && bits.TrailingZeros64(m)>>3 != first {
+			t.Fatalf("escape8(%q) finds byte %d, want %d", w, bits.TrailingZeros64(m)>>3, first)
+		}
 		if got, want := loadString8(string(w[:]), 0), binary.LittleEndian.Uint64(w[:]); got != want {
 			t.Fatalf("loadString8(%q) = %#x, want %#x", w, got, want)
 		}
