@@ -28,12 +28,12 @@ type Options struct {
 // when the value holds something the codec leaves to encoding/json (and
 // what it appended is to be dropped).
 func Append[T any](b []byte, v *T, o *Options) ([]byte, bool) {
-	e := encoder{b: b, ok: true, o: o}
+	e := encoder{ok: true, o: o}
 	if e.o == nil {
 		e.o = &noOptions
 	}
-	e.value(descriptorOf[T](), unsafe.Pointer(v), 0)
-	return e.b, e.ok
+	b = e.value(b, descriptorOf[T](), unsafe.Pointer(v), 0)
+	return b, e.ok
 }
 
 // Marshal is json.Marshal(*v), appended to b (from its start: b is room
@@ -51,185 +51,178 @@ func Marshal[T any](b []byte, v *T, o *Options) ([]byte, error) {
 var noOptions Options
 
 // encoder appends one value's JSON; ok turns false at the first value it
-// leaves to encoding/json, and then nothing more is written.
+// leaves to encoding/json, and then nothing more is written. The bytes are
+// not the encoder's: each method takes the buffer and returns it, so that
+// it lives in registers and on the stack — a slice stored through a
+// pointer is a write barrier each time while the collector marks.
 type encoder struct {
-	b  []byte
 	ok bool
 	o  *Options
 }
 
 func (e *encoder) fail() { e.ok = false }
 
-// value appends the value of descriptor c at p.
-func (e *encoder) value(c *codec, p unsafe.Pointer, depth int) {
+// value appends the value of descriptor c at p to b.
+func (e *encoder) value(b []byte, c *codec, p unsafe.Pointer, depth int) []byte {
 	if !e.ok {
-		return
+		return b
 	}
 	switch c.kind {
 	case kString:
-		e.str(*(*string)(p))
+		return e.str(b, *(*string)(p))
 	case kBool:
-		e.b = strconv.AppendBool(e.b, *(*bool)(p))
+		return strconv.AppendBool(b, *(*bool)(p))
 	case kInt:
-		e.b = strconv.AppendInt(e.b, int64(*(*int)(p)), 10)
+		return strconv.AppendInt(b, int64(*(*int)(p)), 10)
 	case kInt64:
-		e.b = strconv.AppendInt(e.b, *(*int64)(p), 10)
+		return strconv.AppendInt(b, *(*int64)(p), 10)
 	case kInt32:
-		e.b = strconv.AppendInt(e.b, int64(*(*int32)(p)), 10)
+		return strconv.AppendInt(b, int64(*(*int32)(p)), 10)
 	case kIntN:
-		e.b = strconv.AppendInt(e.b, intAt(p, c.size), 10)
+		return strconv.AppendInt(b, intAt(p, c.size), 10)
 	case kUint:
-		e.b = strconv.AppendUint(e.b, uintAt(p, c.size), 10)
+		return strconv.AppendUint(b, uintAt(p, c.size), 10)
 	case kFloat64:
-		e.b, e.ok = AppendFloat(e.b, *(*float64)(p))
+		b, e.ok = AppendFloat(b, *(*float64)(p))
+		return b
 	case kFloat32:
-		e.b, e.ok = appendFloat32(e.b, *(*float32)(p))
+		b, e.ok = appendFloat32(b, *(*float32)(p))
+		return b
 	case kRaw:
 		switch r := *(*json.RawMessage)(p); {
 		case r == nil:
-			e.b = append(e.b, "null"...)
+			return append(b, "null"...)
 		case len(r) > 0 && (e.o.RawChecked || RawAsIs(r)):
-			e.b = append(e.b, r...)
-		default:
-			e.fail()
+			return append(b, r...)
 		}
 	case kTime:
-		e.b = append(e.b, '"')
-		e.b, e.ok = AppendTime(e.b, *(*timeValue)(p))
-		e.b = append(e.b, '"')
+		b = append(b, '"')
+		b, e.ok = AppendTime(b, *(*timeValue)(p))
+		return append(b, '"')
 	case kStruct:
 		if depth >= maxDepth {
-			e.fail()
-			return
+			break
 		}
-		// Each member is written with its comma; the first's becomes the
-		// object's brace.
-		start := len(e.b)
-		for i := range c.fields {
-			f := &c.fields[i]
-			fp := at(p, f.off)
-			if f.kind == kString { // most fields: inline, no second dispatch
-				s := *(*string)(fp)
-				if (f.omitEmpty || f.omitZero) && len(s) == 0 {
-					continue
-				}
-				if e.member(f.comma, s); !e.ok {
-					return
-				}
-				continue
-			}
-			switch f.skip {
-			case skipLen:
-				if len(*(*[]byte)(fp)) == 0 { // any slice's header
-					continue
-				}
-			case skipNil:
-				if *(*unsafe.Pointer)(fp) == nil {
-					continue
-				}
-			case skipAsk:
-				if e.omit(f, fp) {
-					if !e.ok {
-						return
-					}
-					continue
-				}
-			}
-			e.b = append(e.b, f.comma...)
-			if e.value(f.c, fp, depth+1); !e.ok {
-				return
-			}
-		}
-		if len(e.b) == start {
-			e.b = append(e.b, "{}"...)
-			return
-		}
-		e.b[start] = '{'
-		e.b = append(e.b, '}')
+		return e.object(b, c, p, depth)
 	case kSlice:
 		s := *(*[]byte)(p) // any slice's header: its data pointer and length
 		if s == nil {
-			e.b = append(e.b, "null"...)
-			return
+			return append(b, "null"...)
 		}
 		if depth >= maxDepth {
-			e.fail()
-			return
+			break
 		}
-		e.b = append(e.b, '[')
+		b = append(b, '[')
 		base := unsafe.Pointer(unsafe.SliceData(s))
 		for i := range len(s) {
 			if i > 0 {
-				e.b = append(e.b, ',')
+				b = append(b, ',')
 			}
-			if e.value(c.elem, at(base, uintptr(i)*c.size), depth+1); !e.ok {
-				return
+			if b = e.value(b, c.elem, at(base, uintptr(i)*c.size), depth+1); !e.ok {
+				return b
 			}
 		}
-		e.b = append(e.b, ']')
+		return append(b, ']')
 	case kPtr:
 		q := *(*unsafe.Pointer)(p)
 		if q == nil {
-			e.b = append(e.b, "null"...)
-			return
+			return append(b, "null"...)
 		}
 		if depth >= maxDepth {
-			e.fail()
-			return
+			break
 		}
-		e.value(c.elem, q, depth+1)
+		return e.value(b, c.elem, q, depth+1)
 	case kMap:
 		// encoding/json sorts a map's keys, and its length is
 		// reflection's to tell: a map that is not nil is encoding/json's.
-		if *(*unsafe.Pointer)(p) != nil {
-			e.fail()
-			return
+		if *(*unsafe.Pointer)(p) == nil {
+			return append(b, "null"...)
 		}
-		e.b = append(e.b, "null"...)
 	case kAny:
-		if *(*any)(p) != nil {
-			e.fail()
-			return
+		if *(*any)(p) == nil {
+			return append(b, "null"...)
 		}
-		e.b = append(e.b, "null"...)
 	case kBytes:
-		if *(*[]byte)(p) != nil {
-			e.fail() // base64
-			return
+		if *(*[]byte)(p) == nil { // any other is base64
+			return append(b, "null"...)
 		}
-		e.b = append(e.b, "null"...)
-	default: // kOpaque, kUnmarshaler
-		e.fail()
 	}
+	// kOpaque, kUnmarshaler, and any value above left to encoding/json.
+	e.fail()
+	return b
 }
 
-// str appends s as a JSON string.
-func (e *encoder) str(s string) {
+// object appends the struct of descriptor c at p to b. Each member is
+// written with its comma; the first's becomes the object's brace.
+func (e *encoder) object(b []byte, c *codec, p unsafe.Pointer, depth int) []byte {
+	start := len(b)
+	for i := range c.fields {
+		f := &c.fields[i]
+		fp := at(p, f.off)
+		if f.kind == kString { // most fields: inline, no second dispatch
+			s := *(*string)(fp)
+			if (f.omitEmpty || f.omitZero) && len(s) == 0 {
+				continue
+			}
+			if b = e.member(b, f.comma, s); !e.ok {
+				return b
+			}
+			continue
+		}
+		switch f.skip {
+		case skipLen:
+			if len(*(*[]byte)(fp)) == 0 { // any slice's header
+				continue
+			}
+		case skipNil:
+			if *(*unsafe.Pointer)(fp) == nil {
+				continue
+			}
+		case skipAsk:
+			if e.omit(f, fp) {
+				if !e.ok {
+					return b
+				}
+				continue
+			}
+		}
+		b = append(b, f.comma...)
+		if b = e.value(b, f.c, fp, depth+1); !e.ok {
+			return b
+		}
+	}
+	if len(b) == start {
+		return append(b, "{}"...)
+	}
+	b[start] = '{'
+	return append(b, '}')
+}
+
+// str appends s as a JSON string to b.
+func (e *encoder) str(b []byte, s string) []byte {
 	if q := e.o.QuotedJSON; q != nil && len(s) == len(e.o.Quoted) && s == e.o.Quoted {
-		e.b = append(e.b, q...)
-		return
+		return append(b, q...)
 	}
-	e.b, e.ok = AppendString(e.b, s)
+	b, e.ok = AppendString(b, s)
+	return b
 }
 
-// member appends a string member: comma (its comma, name and colon) and s
-// as a JSON string. The usual member — room for it, nothing to escape —
-// is written with one check of the buffer's room, s checked as it is
-// copied.
-func (e *encoder) member(comma, s string) {
-	n, need := len(e.b), len(comma)+len(s)+2
-	if cap(e.b)-n >= need && e.o.QuotedJSON == nil {
-		b := e.b[:n+need]
-		k := n + copy(b[n:], comma)
-		b[k] = '"'
-		if copyPlain(b[k+1:len(b)-1], s) {
-			b[len(b)-1] = '"'
-			e.b = b
-			return
+// member appends a string member to b: comma (its comma, name and colon)
+// and s as a JSON string. The usual member — room for it, nothing to
+// escape — is written with one check of the buffer's room, s checked as
+// it is copied.
+func (e *encoder) member(b []byte, comma, s string) []byte {
+	n, need := len(b), len(comma)+len(s)+2
+	if cap(b)-n >= need && e.o.QuotedJSON == nil {
+		out := b[:n+need]
+		k := n + copy(out[n:], comma)
+		out[k] = '"'
+		if copyPlain(out[k+1:len(out)-1], s) {
+			out[len(out)-1] = '"'
+			return out
 		}
 	}
-	e.b = append(e.b, comma...)
-	e.str(s)
+	return e.str(append(b, comma...), s)
 }
 
 // omit reports whether encoding/json leaves field f, at p, out of its
