@@ -536,16 +536,16 @@ func copyPlain(dst []byte, s string) bool {
 	dst = dst[:n]
 	switch {
 	case n >= 8:
-		for i := 0; i+8 < n; i += 8 {
-			w := loadString8(s, i)
+		last := loadString8(s, n-8)
+		binary.LittleEndian.PutUint64(dst[n-8:], last)
+		for src, to := s, dst; len(src) > 8 && len(to) > 8; src, to = src[8:], to[8:] {
+			w := loadString8(src, 0)
 			if escape8(w) != 0 {
 				return false
 			}
-			binary.LittleEndian.PutUint64(dst[i:], w)
+			binary.LittleEndian.PutUint64(to, w)
 		}
-		w := loadString8(s, n-8)
-		binary.LittleEndian.PutUint64(dst[n-8:], w)
-		return escape8(w) == 0
+		return escape8(last) == 0
 	case n >= 4:
 		lo, hi := loadString4(s, 0), loadString4(s, n-4)
 		binary.LittleEndian.PutUint32(dst, uint32(lo))
