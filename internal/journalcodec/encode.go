@@ -73,13 +73,13 @@ func (e *encoder) value(b []byte, c *codec, p unsafe.Pointer, depth int) []byte 
 	case kBool:
 		return strconv.AppendBool(b, *(*bool)(p))
 	case kInt:
-		return strconv.AppendInt(b, int64(*(*int)(p)), 10)
+		return appendInt(b, int64(*(*int)(p)))
 	case kInt64:
-		return strconv.AppendInt(b, *(*int64)(p), 10)
+		return appendInt(b, *(*int64)(p))
 	case kInt32:
-		return strconv.AppendInt(b, int64(*(*int32)(p)), 10)
+		return appendInt(b, int64(*(*int32)(p)))
 	case kIntN:
-		return strconv.AppendInt(b, intAt(p, c.size), 10)
+		return appendInt(b, intAt(p, c.size))
 	case kUint:
 		return strconv.AppendUint(b, uintAt(p, c.size), 10)
 	case kFloat64:
@@ -196,6 +196,19 @@ func (e *encoder) object(b []byte, c *codec, p unsafe.Pointer, depth int) []byte
 	}
 	b[start] = '{'
 	return append(b, '}')
+}
+
+// appendInt is strconv.AppendInt(b, v, 10), the journal's usual counts
+// (0 to 99: sequence and turn numbers, calls, small token counts) written
+// from digitPairs without the general conversion.
+func appendInt(b []byte, v int64) []byte {
+	switch {
+	case uint64(v) < 10:
+		return append(b, byte('0'+v))
+	case uint64(v) < 100:
+		return append(b, digitPairs[2*v], digitPairs[2*v+1])
+	}
+	return strconv.AppendInt(b, v, 10)
 }
 
 // str appends s as a JSON string to b.

@@ -3,9 +3,11 @@ package journalcodec
 import (
 	"encoding/binary"
 	"encoding/json"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -331,5 +333,15 @@ func TestTypeIDIsTheTypePointer(t *testing.T) {
 	}
 	if got := tab.find(typeID(reflect.TypeFor[struct{ NeverCompiled int }]())); got != nil {
 		t.Fatalf("table finds %v for a type never compiled", got.typ)
+	}
+}
+
+// TestAppendInt: appendInt writes what strconv.AppendInt writes, on both
+// sides of its short forms and at the ends of int64.
+func TestAppendInt(t *testing.T) {
+	for _, v := range []int64{0, 1, 9, 10, 11, 42, 99, 100, 101, 999, -1, -9, -10, -99, -100, 1 << 40, math.MaxInt64, math.MinInt64} {
+		if got, want := string(appendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("appendInt(%d) = %q, want %q", v, got, want)
+		}
 	}
 }
