@@ -33,6 +33,11 @@
 // kind against reflect, and the differential tests would catch a value
 // read or written at a wrong place.
 //
+// A descriptor is found by its type's identity, typeID: the data word of
+// the reflect.Type interface, which is reflect's *rtype, the runtime's
+// descriptor of the type. TestTypeIDIsTheTypePointer holds it to
+// reflect.ValueOf(t).UnsafePointer().
+//
 // Decode with shared set returns strings that share the document's bytes
 // (sharedString): the caller vouches that no one writes those bytes again
 // for as long as the process runs. TestSharedDecodeSharesBytes holds that
