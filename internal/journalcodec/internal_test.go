@@ -206,19 +206,30 @@ func TestNotPlain8(t *testing.T) {
 			t.Fatalf("notPlain8(%q) finds byte %d, want %d", w, got, want)
 		}
 	}
+	eachWord([]byte{'a', 0, '"', '\\', 0xff, 0x1f, 0x80, 0x7f}, 1, check)
+}
+
+// eachWord hands check every word of 'a's with one byte set to each value
+// at each place and the bytes after it set to each of after, then words
+// of all after but the one byte, then random words (mostly printable
+// ASCII) from seed.
+func eachWord(after []byte, seed uint64, check func(w [8]byte)) {
 	for c := range 256 {
 		for p := range 8 {
-			for _, after := range []byte{'a', 0, '"', '\\', 0xff, 0x1f, 0x80, 0x7f} {
+			for _, a := range after {
 				w := [8]byte{'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a'}
 				w[p] = byte(c)
 				for k := p + 1; k < 8; k++ {
-					w[k] = after
+					w[k] = a
 				}
+				check(w)
+				w = [8]byte{a, a, a, a, a, a, a, a}
+				w[p] = byte(c)
 				check(w)
 			}
 		}
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := rand.New(rand.NewPCG(seed, seed+1))
 	for range 200_000 {
 		var w [8]byte
 		for k := range w {
@@ -257,32 +268,7 @@ func TestEscape8(t *testing.T) {
 			t.Fatalf("loadString8(%q) = %#x, want %#x", w, got, want)
 		}
 	}
-	for c := range 256 {
-		for p := range 8 {
-			for _, around := range []byte{'a', 0, ' ', '"', '\\', '<', '>', '&', 0xff, 0x1f, 0x80, 0x7f, 0x3d, 0x27} {
-				w := [8]byte{around, around, around, around, around, around, around, around}
-				w[p] = byte(c)
-				check(w)
-				w = [8]byte{'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a'}
-				w[p] = byte(c)
-				for k := p + 1; k < 8; k++ {
-					w[k] = around
-				}
-				check(w)
-			}
-		}
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	for range 200_000 {
-		var w [8]byte
-		for k := range w {
-			w[k] = byte(rng.IntN(256))
-			if rng.IntN(4) > 0 {
-				w[k] = byte(0x20 + rng.IntN(0x60))
-			}
-		}
-		check(w)
-	}
+	eachWord([]byte{'a', 0, ' ', '"', '\\', '<', '>', '&', 0xff, 0x1f, 0x80, 0x7f, 0x3d, 0x27}, 3, check)
 }
 
 // TestCopyPlain: copyPlain is true exactly when every byte is jsonPlain,
