@@ -156,8 +156,9 @@ func (e *encoder) value(b []byte, c *codec, p unsafe.Pointer, depth int) []byte 
 // written with its comma; the first's becomes the object's brace.
 func (e *encoder) object(b []byte, c *codec, p unsafe.Pointer, depth int) []byte {
 	start := len(b)
-	for i := range c.fields {
-		f := &c.fields[i]
+	fields := c.fields // not reloaded from c after each call
+	for i := range fields {
+		f := &fields[i]
 		fp := at(p, f.off)
 		if f.kind == kString { // most fields: inline, no second dispatch
 			s := *(*string)(fp)
