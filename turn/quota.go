@@ -133,7 +133,7 @@ func (r *run) takeQuotas(ctx context.Context, scope bindings.QuotaScope, toolID,
 			return coded(err, "take quota "+q.Name)
 		}
 		if !res.Allowed {
-			return r.quotaRefused(q, res)
+			return r.quotaRefused(ctx, q, res)
 		}
 		if amount > 0 {
 			emit(r, ctx, QuotaUsedEvent{RunID: r.id, Quota: q.Name, Scope: q.Scope, Amount: amount, Used: res.Used, Limit: q.Limit})
@@ -143,12 +143,12 @@ func (r *run) takeQuotas(ctx context.Context, scope bindings.QuotaScope, toolID,
 }
 
 // quotaRefused is the error of q's refusal, and its event.
-func (r *run) quotaRefused(q bindings.Quota, res bindings.QuotaTakeResult) error {
+func (r *run) quotaRefused(ctx context.Context, q bindings.Quota, res bindings.QuotaTakeResult) error {
 	qe := &agents.QuotaExceededError{Quota: q.Name, RetryAfter: res.RetryAfter}
 	_, defers := r.b.Runs.(bindings.RunDeferrer)
 	wait := q.Waits() && defers && res.RetryAfter > 0
 	if r.b.OnEvent != nil {
-		emit(r, context.Background(), QuotaRefusedEvent{RunID: r.id, Quota: q.Name, Scope: q.Scope, RetryAfter: res.RetryAfter, Wait: wait})
+		emit(r, ctx, QuotaRefusedEvent{RunID: r.id, Quota: q.Name, Scope: q.Scope, RetryAfter: res.RetryAfter, Wait: wait})
 	}
 	if wait {
 		return &quotaWait{err: qe, notBefore: r.now().Add(res.RetryAfter)}
