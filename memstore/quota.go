@@ -17,11 +17,16 @@ type quotaKey struct{ tenant, name string }
 
 // quotaRec is one quota's counted units: units oldest first, amounts by
 // unit (every unit remembered, in the window or within the retention
-// after it).
+// after it). units[head:] are the window that ended at the last take,
+// holding sum: a take moves head on past the units that left it, so it
+// costs the units that left, not the window's length.
 type quotaRec struct {
 	def    bindings.Quota
 	units  []quotaUnit
 	amount map[string]float64
+	head   int
+	sum    float64
+	from   time.Time // the start of the window head and sum are of
 }
 
 type quotaUnit struct {
@@ -62,12 +67,12 @@ func (s *Store) count(ctx context.Context, in bindings.QuotaTakeInput, add bool)
 	defer q.mu.Unlock()
 	rec := q.rec(in.TenantID, in.Quota)
 	rec.prune(now)
-	used, window := rec.window(now)
+	used := rec.window(now)
 	if _, ok := rec.amount[in.Unit]; ok {
 		return bindings.QuotaTakeResult{Allowed: true, Used: used}, nil
 	}
 	if !add && !bindings.QuotaFits(used, in.Amount, in.Quota.Limit) {
-		return bindings.QuotaTakeResult{Used: used, RetryAfter: bindings.QuotaRetryAfter(in.Quota, window, in.Amount, now)}, nil
+		return bindings.QuotaTakeResult{Used: used, RetryAfter: bindings.QuotaRetryAfter(in.Quota, rec.windowUnits(), in.Amount, now)}, nil
 	}
 	if in.Amount == 0 && !add {
 		return bindings.QuotaTakeResult{Allowed: true, Used: used}, nil // a check records nothing
@@ -76,6 +81,7 @@ func (s *Store) count(ctx context.Context, in bindings.QuotaTakeInput, add bool)
 	u := quotaUnit{in.Unit, bindings.QuotaUnit{At: now, Amount: in.Amount}}
 	i, _ := slices.BinarySearchFunc(rec.units, u, func(a, b quotaUnit) int { return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.unit, b.unit)) })
 	rec.units = slices.Insert(rec.units, i, u)
+	rec.sum += in.Amount // u.At is now: in the window, at or after head
 	return bindings.QuotaTakeResult{Allowed: true, Used: used + in.Amount}, nil
 }
 
@@ -101,30 +107,46 @@ func (rec *quotaRec) prune(now time.Time) {
 	n := 0
 	for n < len(rec.units) && !rec.units[n].At.After(cut) {
 		delete(rec.amount, rec.units[n].unit)
+		if n >= rec.head {
+			rec.sum -= rec.units[n].Amount // still in the window head and sum are of
+		}
 		n++
 	}
 	if n > 0 {
 		rec.units = slices.Delete(rec.units, 0, n)
+		rec.head = max(rec.head-n, 0)
 	}
 }
 
-// window returns what the window ending at now holds: the sum, and its
-// units oldest first.
-func (rec *quotaRec) window(now time.Time) (float64, []bindings.QuotaUnit) {
+// window moves the window to the one ending at now and returns what it
+// holds. A window that starts before the last one (a clock set back, or
+// takes passing their own times) is summed afresh.
+func (rec *quotaRec) window(now time.Time) float64 {
 	from := now.Add(-rec.def.Window())
-	i, _ := slices.BinarySearchFunc(rec.units, from, func(u quotaUnit, t time.Time) int {
-		if u.At.After(t) {
-			return 1
+	if from.Before(rec.from) || rec.head > len(rec.units) {
+		rec.head, rec.sum = 0, 0
+		for _, u := range rec.units {
+			rec.sum += u.Amount
 		}
-		return -1
-	})
-	units := make([]bindings.QuotaUnit, 0, len(rec.units)-i)
-	used := 0.0
-	for _, u := range rec.units[i:] {
-		units = append(units, u.QuotaUnit)
-		used += u.Amount
 	}
-	return used, units
+	for rec.head < len(rec.units) && !rec.units[rec.head].At.After(from) {
+		rec.sum -= rec.units[rec.head].Amount
+		rec.head++
+	}
+	if rec.head == len(rec.units) {
+		rec.sum = 0 // no rounding left behind by the subtractions
+	}
+	rec.from = from
+	return rec.sum
+}
+
+// windowUnits returns the window's units, oldest first (after window).
+func (rec *quotaRec) windowUnits() []bindings.QuotaUnit {
+	out := make([]bindings.QuotaUnit, len(rec.units)-rec.head)
+	for i, u := range rec.units[rec.head:] {
+		out[i] = u.QuotaUnit
+	}
+	return out
 }
 
 // QuotaUsage implements bindings.QuotaCounter.
@@ -146,10 +168,9 @@ func (s *Store) QuotaUsage(ctx context.Context, tenantID string, now time.Time) 
 		if k.tenant != tenantID {
 			continue
 		}
-		used, units := rec.window(now)
-		u := bindings.QuotaUsage{Quota: rec.def, Used: used}
-		if len(units) > 0 {
-			u.FreesAt = units[0].At.Add(rec.def.Window())
+		u := bindings.QuotaUsage{Quota: rec.def, Used: rec.window(now)}
+		if rec.head < len(rec.units) {
+			u.FreesAt = rec.units[rec.head].At.Add(rec.def.Window())
 		}
 		out = append(out, u)
 	}
