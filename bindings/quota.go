@@ -2,6 +2,7 @@ package bindings
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -76,19 +77,19 @@ func (q Quota) Waits() bool { return q.OnExceeded == QuotaWait }
 // or empty. A bad one is *agents.InvalidMessageError naming the field
 // ("quotas[2].limit").
 func CheckQuotas(qs []Quota) error {
-	seen := make(map[string]bool, len(qs))
 	for i, q := range qs {
 		field := func(name string) string { return fmt.Sprintf("quotas[%d].%s", i, name) }
 		bad := func(name, why string) error {
 			return &agents.InvalidMessageError{Reason: field(name) + ": " + why}
 		}
-		if err := CheckID(field("name"), q.Name); err != nil {
-			return err
+		if err := CheckID("quota name", q.Name); err != nil {
+			return bad("name", reason(err))
 		}
-		if seen[q.Name] {
-			return bad("name", fmt.Sprintf("%q names two quotas; give each its own name", q.Name))
+		for _, p := range qs[:i] { // a policy holds a few quotas
+			if p.Name == q.Name {
+				return bad("name", fmt.Sprintf("%q names two quotas; give each its own name", q.Name))
+			}
 		}
-		seen[q.Name] = true
 		switch q.Scope {
 		case QuotaModelCalls, QuotaTokens, QuotaCostUsd, QuotaToolCalls, QuotaTurns:
 		default:
@@ -98,8 +99,8 @@ func CheckQuotas(qs []Quota) error {
 			if q.Scope != QuotaToolCalls {
 				return bad("toolId", "only a tool-calls quota names a tool")
 			}
-			if err := CheckID(field("toolId"), q.ToolID); err != nil {
-				return err
+			if err := CheckID("tool id", q.ToolID); err != nil {
+				return bad("toolId", reason(err))
 			}
 		}
 		if !(q.Limit > 0) || math.IsInf(q.Limit, 0) {
@@ -118,6 +119,15 @@ func CheckQuotas(qs []Quota) error {
 		}
 	}
 	return nil
+}
+
+// reason is the reason of an invalid-message error, or its text.
+func reason(err error) string {
+	var im *agents.InvalidMessageError
+	if errors.As(err, &im) {
+		return im.Reason
+	}
+	return err.Error()
 }
 
 // QuotaTakeInput is one use of a quota.

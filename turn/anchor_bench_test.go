@@ -157,6 +157,32 @@ func BenchmarkAnchorTurn(b *testing.B) {
 	}
 }
 
+// BenchmarkAnchorTurnQuotas is BenchmarkAnchorTurn with three tenant
+// quotas counted in memstore (model-calls, tokens and the tool's
+// tool-calls, never reached): what quotas cost a turn — two model-call
+// takes, two token checks and adds, one tool-call take.
+func BenchmarkAnchorTurnQuotas(b *testing.B) {
+	a, store, bb := anchorFixture(b, false)
+	bb.Quotas = store
+	bb.TenantPolicy = &bindings.TenantPolicy{Quotas: []bindings.Quota{
+		{Name: "calls", Scope: bindings.QuotaModelCalls, Limit: 1e9, WindowSeconds: 60},
+		{Name: "tokens", Scope: bindings.QuotaTokens, Limit: 1e12, WindowSeconds: 60},
+		{Name: "searches", Scope: bindings.QuotaToolCalls, ToolID: "clause_search", Limit: 1e9, WindowSeconds: 60},
+	}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := turn.Invoke(ctx, turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, bb)
+		if err != nil || res.Usage.ToolCalls != 1 {
+			b.Fatalf("turn = %+v, %v", res.Usage, err)
+		}
+	}
+}
+
 // anchorGatedAgent is the anchor workload's agent with clause_search gated
 // (always ask), so that a turn parks on its approval: the agent of
 // BenchmarkAnchorResume and the resumed-arena test.

@@ -107,7 +107,8 @@ func (r *run) modelCall(ctx context.Context, i int) (bindings.GenerateResponse, 
 		if r.in.DryRun {
 			return bindings.GenerateResponse{Model: r.s.Route.Model, FinishReason: "dry-run"}, nil
 		}
-		if err := r.modelQuotas(ctx, keysOf(i).modelCall); err != nil {
+		var unit string // the call's quota unit (modelQuotas, addUsage)
+		if err := r.modelQuotas(ctx, keysOf(i).modelCall, &unit); err != nil {
 			return bindings.GenerateResponse{}, err
 		}
 		emit(r, ctx, ModelCallStartedEvent{RunID: r.id, Iteration: i, Provider: r.s.Route.Provider, Model: r.s.Route.Model, RequestID: requestID})
@@ -127,7 +128,7 @@ func (r *run) modelCall(ctx context.Context, i int) (bindings.GenerateResponse, 
 			return bindings.GenerateResponse{}, &agents.ModelInvocationError{Provider: r.s.Route.Provider, Model: r.s.Route.Model, Message: msg}
 		}
 		if len(r.quotas) > 0 {
-			if err := r.addUsage(ctx, keysOf(i).modelCall, resp.Usage); err != nil {
+			if err := r.addUsage(ctx, keysOf(i).modelCall, &unit, resp.Usage); err != nil {
 				return bindings.GenerateResponse{}, err
 			}
 		}

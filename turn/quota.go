@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	agents "github.com/kindgi/agents"
@@ -76,9 +77,9 @@ func (r *run) loadQuotas(ctx context.Context) error {
 		}
 		return nil
 	}
-	var qs []bindings.Quota
+	var qs []bindings.Quota // the static quotas, not copied unless the registry adds to them
 	if r.b.TenantPolicy != nil {
-		qs = append(qs, r.b.TenantPolicy.Quotas...)
+		qs = r.b.TenantPolicy.Quotas
 	}
 	if r.b.PolicyRegistry != nil {
 		tp, err := r.b.PolicyRegistry.Evaluate(ctx, bindings.PolicyRequest{
@@ -86,6 +87,9 @@ func (r *run) loadQuotas(ctx context.Context) error {
 		})
 		if err != nil {
 			return &agents.TenantPolicyUnavailableError{PolicyKind: bindings.PolicyKindQuota, Err: err}
+		}
+		if len(tp.Quotas) > 0 {
+			qs = slices.Clone(qs)
 		}
 		for _, q := range tp.Quotas {
 			qs = append(deleteQuota(qs, q.Name), q)
@@ -109,6 +113,10 @@ func deleteQuota(qs []bindings.Quota, name string) []bindings.Quota {
 	return out
 }
 
+// quotaUnit is the unit of step key: the run id and the key, the same on
+// every drive of the run.
+func (r *run) quotaUnit(key string) string { return r.id + "/" + key }
+
 // quotaNow is the time a take passes: the turn's clock when one is bound
 // (Bindings.Now), else zero, so that the store's clock — one for every
 // worker — orders the units.
@@ -120,15 +128,19 @@ func (r *run) quotaNow() time.Time {
 }
 
 // takeQuotas takes (amount > 0) or checks (amount 0) the unit of step key
-// against every quota of scope (and, for tool-calls, of toolID). It
+// against every quota of scope (and, for tool-calls, of toolID); *unit
+// is the unit (quotaUnit), built on first use when empty. It
 // returns the refusing quota's error: *agents.QuotaExceededError for a
 // fail quota, a *quotaWait for a wait quota.
-func (r *run) takeQuotas(ctx context.Context, scope bindings.QuotaScope, toolID, key string, amount float64) error {
+func (r *run) takeQuotas(ctx context.Context, scope bindings.QuotaScope, toolID, key string, unit *string, amount float64) error {
 	for _, q := range r.quotas {
 		if q.Scope != scope || (q.ToolID != "" && q.ToolID != toolID) {
 			continue
 		}
-		res, err := r.b.Quotas.Take(ctx, bindings.QuotaTakeInput{TenantID: r.tenantID, Quota: q, Unit: r.id + "/" + key, Amount: amount, Now: r.quotaNow()})
+		if *unit == "" {
+			*unit = r.quotaUnit(key)
+		}
+		res, err := r.b.Quotas.Take(ctx, bindings.QuotaTakeInput{TenantID: r.tenantID, Quota: q, Unit: *unit, Amount: amount, Now: r.quotaNow()})
 		if err != nil {
 			return coded(err, "take quota "+q.Name)
 		}
@@ -157,8 +169,9 @@ func (r *run) quotaRefused(ctx context.Context, q bindings.Quota, res bindings.Q
 }
 
 // addUsage counts a model call's tokens and cost against its quotas,
-// after the call (whatever the windows hold then).
-func (r *run) addUsage(ctx context.Context, key string, u bindings.Usage) error {
+// after the call (whatever the windows hold then); unit is as for
+// takeQuotas.
+func (r *run) addUsage(ctx context.Context, key string, unit *string, u bindings.Usage) error {
 	for _, q := range r.quotas {
 		var amount float64
 		switch q.Scope {
@@ -169,7 +182,10 @@ func (r *run) addUsage(ctx context.Context, key string, u bindings.Usage) error 
 		default:
 			continue
 		}
-		res, err := r.b.Quotas.Add(ctx, bindings.QuotaTakeInput{TenantID: r.tenantID, Quota: q, Unit: r.id + "/" + key, Amount: amount, Now: r.quotaNow()})
+		if *unit == "" {
+			*unit = r.quotaUnit(key)
+		}
+		res, err := r.b.Quotas.Add(ctx, bindings.QuotaTakeInput{TenantID: r.tenantID, Quota: q, Unit: *unit, Amount: amount, Now: r.quotaNow()})
 		if err != nil {
 			return coded(err, "add to quota "+q.Name)
 		}
@@ -180,24 +196,26 @@ func (r *run) addUsage(ctx context.Context, key string, u bindings.Usage) error 
 
 // modelQuotas is what the model-call step key takes before the call: its
 // tokens and cost quotas checked, then its model-calls quotas taken.
-func (r *run) modelQuotas(ctx context.Context, key string) error {
+// *unit is as for takeQuotas (addUsage reuses it after the call).
+func (r *run) modelQuotas(ctx context.Context, key string, unit *string) error {
 	if len(r.quotas) == 0 {
 		return nil
 	}
-	if err := r.takeQuotas(ctx, bindings.QuotaTokens, "", key, 0); err != nil {
+	if err := r.takeQuotas(ctx, bindings.QuotaTokens, "", key, unit, 0); err != nil {
 		return err
 	}
-	if err := r.takeQuotas(ctx, bindings.QuotaCostUsd, "", key, 0); err != nil {
+	if err := r.takeQuotas(ctx, bindings.QuotaCostUsd, "", key, unit, 0); err != nil {
 		return err
 	}
-	return r.takeQuotas(ctx, bindings.QuotaModelCalls, "", key, 1)
+	return r.takeQuotas(ctx, bindings.QuotaModelCalls, "", key, unit, 1)
 }
 
 // setupTakingTurn is the setup step with the turn's "turns" quotas taken
 // first (the unit is the run: its setup happens once).
 func (r *run) setupTakingTurn(ctx context.Context, requestID string) (setupState, error) {
 	if len(r.quotas) > 0 {
-		if err := r.takeQuotas(ctx, bindings.QuotaTurns, "", NodeSetup, 1); err != nil {
+		var unit string
+		if err := r.takeQuotas(ctx, bindings.QuotaTurns, "", NodeSetup, &unit, 1); err != nil {
 			return setupState{}, err
 		}
 	}
@@ -210,9 +228,12 @@ func (r *run) toolQuotas(ctx context.Context, p callPlan) (res toolResult, refus
 	if len(r.quotas) == 0 {
 		return toolResult{}, false, nil
 	}
-	err = r.takeQuotas(ctx, bindings.QuotaToolCalls, p.ToolID, p.Key, 1)
+	var unit string
+	if err = r.takeQuotas(ctx, bindings.QuotaToolCalls, p.ToolID, p.Key, &unit, 1); err == nil {
+		return toolResult{}, false, nil
+	}
 	var qe *agents.QuotaExceededError
-	if err == nil || isQuotaWait(err) || !errors.As(err, &qe) {
+	if isQuotaWait(err) || !errors.As(err, &qe) {
 		return toolResult{}, false, err
 	}
 	msg := fmt.Sprintf("not run: the tenant's quota %q of calls to this tool is used up", qe.Quota)
