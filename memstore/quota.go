@@ -79,8 +79,13 @@ func (s *Store) count(ctx context.Context, in bindings.QuotaTakeInput, add bool)
 	}
 	rec.amount[in.Unit] = in.Amount
 	u := quotaUnit{in.Unit, bindings.QuotaUnit{At: now, Amount: in.Amount}}
-	i, _ := slices.BinarySearchFunc(rec.units, u, func(a, b quotaUnit) int { return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.unit, b.unit)) })
-	rec.units = slices.Insert(rec.units, i, u)
+	byTime := func(a, b quotaUnit) int { return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.unit, b.unit)) }
+	if n := len(rec.units); n == 0 || byTime(rec.units[n-1], u) < 0 {
+		rec.units = append(rec.units, u) // the usual case: time goes forward
+	} else {
+		i, _ := slices.BinarySearchFunc(rec.units, u, byTime)
+		rec.units = slices.Insert(rec.units, i, u)
+	}
 	rec.sum += in.Amount // u.At is now: in the window, at or after head
 	return bindings.QuotaTakeResult{Allowed: true, Used: used + in.Amount}, nil
 }

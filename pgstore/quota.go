@@ -24,24 +24,35 @@ const sqlLockQuota = `INSERT INTO agent_quotas AS q
 	WHERE (q.scope, q.tool_id, q.quota_limit, q.window_seconds, q.on_exceeded)
 	    IS DISTINCT FROM (excluded.scope, excluded.tool_id, excluded.quota_limit, excluded.window_seconds, excluded.on_exceeded)`
 
+// quotaWindow is the window of quota ($1, $2) of $7 seconds before $4
+// (win) and its sum (used), for sqlTakeQuota and sqlCheckQuota.
+const quotaWindow = `win AS (
+		SELECT at, unit, amount FROM agent_quota_units
+		WHERE tenant_id = $1 AND quota = $2 AND at > $4::timestamptz - make_interval(secs => $7::bigint)
+	), used AS (
+		SELECT coalesce(sum(amount), 0)::float8 AS used FROM win
+	)`
+
+// quotaFrees is the time of the window's unit whose leaving makes room
+// for $5 under the limit $6 (NULL: none does), as bindings.QuotaFits
+// decides room.
+const quotaFrees = `(SELECT min(at) FROM (
+		SELECT at, (SELECT used FROM used) - sum(amount) OVER (ORDER BY at, unit COLLATE "C") AS rest FROM win
+	) w WHERE CASE WHEN $5::float8 = 0 THEN w.rest < $6::float8 ELSE w.rest + $5::float8 <= $6::float8 END)`
+
 // sqlTakeQuota counts unit $3 of quota ($1, $2) at $4 with amount $5,
 // under the quota's lock (sqlLockQuota, the statement before it in the
 // same transaction, so this one's snapshot sees every take committed
 // before): when the unit is not counted yet and either $8 (an add) or
 // the window of $7 seconds before $4 has room ($5 > 0 and used + $5 <=
 // $6). It returns whether the unit was counted before, whether it is
-// counted now, what the window held before, and the time of the window's
-// unit whose leaving makes room for $5 (NULL: none does). It forgets the
-// units past the window and bindings.QuotaUnitRetention.
+// counted now, what the window held before, and quotaFrees. It forgets
+// the units past the window and $9 seconds of retention
+// (bindings.QuotaUnitRetention).
 const sqlTakeQuota = `WITH gone AS (
 		DELETE FROM agent_quota_units
 		WHERE tenant_id = $1 AND quota = $2 AND at <= $4::timestamptz - make_interval(secs => $7::bigint) - make_interval(secs => $9::bigint)
-	), win AS (
-		SELECT at, unit, amount FROM agent_quota_units
-		WHERE tenant_id = $1 AND quota = $2 AND at > $4::timestamptz - make_interval(secs => $7::bigint)
-	), used AS (
-		SELECT coalesce(sum(amount), 0)::float8 AS used FROM win
-	), had AS (
+	), ` + quotaWindow + `, had AS (
 		SELECT EXISTS (SELECT 1 FROM agent_quota_units WHERE tenant_id = $1 AND quota = $2 AND unit = $3) AS had
 	), ins AS (
 		INSERT INTO agent_quota_units (tenant_id, quota, unit, at, amount)
@@ -51,10 +62,14 @@ const sqlTakeQuota = `WITH gone AS (
 		ON CONFLICT DO NOTHING
 		RETURNING 1
 	)
-	SELECT (SELECT had FROM had), EXISTS (SELECT 1 FROM ins), (SELECT used FROM used),
-		(SELECT min(at) FROM (
-			SELECT at, (SELECT used FROM used) - sum(amount) OVER (ORDER BY at, unit COLLATE "C") AS rest FROM win
-		) w WHERE CASE WHEN $5::float8 = 0 THEN w.rest < $6::float8 ELSE w.rest + $5::float8 <= $6::float8 END)`
+	SELECT (SELECT had FROM had), EXISTS (SELECT 1 FROM ins), (SELECT used FROM used), ` + quotaFrees
+
+// sqlCheckQuota is a take of amount 0 (a check: it records nothing), read
+// only: no lock, no write, so no commit to flush. Its parameters are
+// sqlTakeQuota's first seven ($5 is 0).
+const sqlCheckQuota = `WITH ` + quotaWindow + `
+	SELECT EXISTS (SELECT 1 FROM agent_quota_units WHERE tenant_id = $1 AND quota = $2 AND unit = $3),
+		false, (SELECT used FROM used), ` + quotaFrees
 
 // sqlQuotaUsage lists a tenant's quotas with the use of their windows
 // ending at $2.
@@ -87,13 +102,20 @@ func (s *Store) count(ctx context.Context, in bindings.QuotaTakeInput, add bool)
 	var had, counted bool
 	var used float64
 	var frees *time.Time
+	check := in.Amount == 0 && !add
+	args := []any{in.TenantID, q.Name, in.Unit, now, in.Amount, q.Limit, q.WindowSeconds}
 	err := s.batch(ctx, "take quota", in.TenantID, func(b *pgx.Batch) {
+		if check {
+			b.Queue(sqlCheckQuota, args...)
+			return
+		}
 		b.Queue(sqlLockQuota, in.TenantID, q.Name, string(q.Scope), q.ToolID, q.Limit, q.WindowSeconds, q.OnExceeded, now)
-		b.Queue(sqlTakeQuota, in.TenantID, q.Name, in.Unit, now, in.Amount, q.Limit, q.WindowSeconds, add,
-			int64(bindings.QuotaUnitRetention/time.Second))
+		b.Queue(sqlTakeQuota, append(args, add, int64(bindings.QuotaUnitRetention/time.Second))...)
 	}, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return err
+		if !check {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
 		}
 		return br.QueryRow().Scan(&had, &counted, &used, &frees)
 	})

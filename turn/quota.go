@@ -182,6 +182,9 @@ func (r *run) addUsage(ctx context.Context, key string, unit *string, u bindings
 		default:
 			continue
 		}
+		if amount == 0 {
+			continue // nothing used: nothing to count
+		}
 		if *unit == "" {
 			*unit = r.quotaUnit(key)
 		}
