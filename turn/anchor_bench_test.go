@@ -143,6 +143,12 @@ func TestAnchorTurn(t *testing.T) {
 // as every peer's figure includes its session creation).
 func BenchmarkAnchorTurn(b *testing.B) {
 	a, store, bb := anchorFixture(b, false)
+	benchAnchorTurns(b, a, store, bb)
+}
+
+// benchAnchorTurns runs the anchor turn once per iteration, each on a
+// fresh conversation.
+func benchAnchorTurns(b *testing.B, a agent.Agent, store *memstore.Store, bb turn.Bindings) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -169,18 +175,7 @@ func BenchmarkAnchorTurnQuotas(b *testing.B) {
 		{Name: "tokens", Scope: bindings.QuotaTokens, Limit: 1e12, WindowSeconds: 60},
 		{Name: "searches", Scope: bindings.QuotaToolCalls, ToolID: "clause_search", Limit: 1e9, WindowSeconds: 60},
 	}}
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := turn.Invoke(ctx, turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, bb)
-		if err != nil || res.Usage.ToolCalls != 1 {
-			b.Fatalf("turn = %+v, %v", res.Usage, err)
-		}
-	}
+	benchAnchorTurns(b, a, store, bb)
 }
 
 // anchorGatedAgent is the anchor workload's agent with clause_search gated

@@ -46,30 +46,11 @@ func runQuotaCrash(t *testing.T, allowed int, panics, oneStore bool) quotaCrashO
 	fresh := quotaBindings(f, quotaCrashQuotas...)
 	fresh.Providers = bindings.Providers{kp}
 	fresh.OnEvent = nil
-	wrapped := fresh
-	if oneStore {
-		one := crasher.Store(f.store)
-		wrapped.Runs, wrapped.Snapshots, wrapped.Conversations = one, one, one
-	} else {
-		wrapped.Runs = crasher.Runs(f.store)
-		wrapped.Snapshots = crasher.Snapshots(f.store)
-		wrapped.Conversations = crasher.Conversations(f.store)
-	}
-	wrapped.Hitl = crasher.Hitl(f.store)
-	wrapped.Provenance.Emitter = crasher.Emitter(f.store)
 	in := f.input("Find a confidentiality clause.")
 	in.RunID = "run-quota-crash"
-	b := wrapped
-	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (res turn.Result, err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				if _, ok := p.(journaltest.Crash); !ok {
-					panic(p)
-				}
-				err = fmt.Errorf("crashed: %v", p)
-			}
-		}()
-		return fn(b)
+	b := crashBindings(crasher, f.store, fresh, oneStore)
+	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (turn.Result, error) {
+		return survive(func() (turn.Result, error) { return fn(b) })
 	}
 	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(t.Context(), in, b) }
 	resume := func(b turn.Bindings) (turn.Result, error) {
