@@ -10,22 +10,19 @@ import (
 	agents "github.com/kindgi/agents"
 )
 
-// QuotaScope is what a Quota counts.
-type QuotaScope string
-
-// Quota scopes.
+// Quota scopes: what a Quota counts (Quota.Scope).
 const (
 	// QuotaModelCalls counts model calls, one unit each.
-	QuotaModelCalls QuotaScope = "model-calls"
+	QuotaModelCalls = "model-calls"
 	// QuotaTokens counts the input and output tokens of model calls.
-	QuotaTokens QuotaScope = "tokens"
+	QuotaTokens = "tokens"
 	// QuotaCostUsd counts the cost of model calls, in US dollars.
-	QuotaCostUsd QuotaScope = "cost-usd"
+	QuotaCostUsd = "cost-usd"
 	// QuotaToolCalls counts the calls of one tool (Quota.ToolID), or of
 	// every tool when ToolID is empty, one unit each.
-	QuotaToolCalls QuotaScope = "tool-calls"
+	QuotaToolCalls = "tool-calls"
 	// QuotaTurns counts turns (runs), one unit each.
-	QuotaTurns QuotaScope = "turns"
+	QuotaTurns = "turns"
 )
 
 // What a turn does when a quota refuses it (Quota.OnExceeded).
@@ -49,8 +46,8 @@ type Quota struct {
 	// Name identifies the quota within the tenant (the counter keys its
 	// units by it): changing a quota's limit or window under the same
 	// name keeps the units already counted.
-	Name  string     `json:"name"`
-	Scope QuotaScope `json:"scope"`
+	Name  string `json:"name"`
+	Scope string `json:"scope"`
 	// ToolID narrows a tool-calls quota to one tool; empty counts every
 	// tool. Only tool-calls quotas may set it.
 	ToolID string `json:"toolId,omitempty"`

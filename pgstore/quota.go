@@ -109,7 +109,7 @@ func (s *Store) count(ctx context.Context, in bindings.QuotaTakeInput, add bool)
 			b.Queue(sqlCheckQuota, args...)
 			return
 		}
-		b.Queue(sqlLockQuota, in.TenantID, q.Name, string(q.Scope), q.ToolID, q.Limit, q.WindowSeconds, q.OnExceeded, now)
+		b.Queue(sqlLockQuota, in.TenantID, q.Name, q.Scope, q.ToolID, q.Limit, q.WindowSeconds, q.OnExceeded, now)
 		b.Queue(sqlTakeQuota, append(args, add, int64(bindings.QuotaUnitRetention/time.Second))...)
 	}, func(br pgx.BatchResults) error {
 		if !check {
@@ -152,10 +152,8 @@ func (s *Store) QuotaUsage(ctx context.Context, tenantID string, now time.Time) 
 		}
 		out, err = pgx.AppendRows(out, rows, func(row pgx.CollectableRow) (bindings.QuotaUsage, error) {
 			var u bindings.QuotaUsage
-			var scope string
 			var oldest *time.Time
-			err := row.Scan(&u.Quota.Name, &scope, &u.Quota.ToolID, &u.Quota.Limit, &u.Quota.WindowSeconds, &u.Quota.OnExceeded, &u.Used, &oldest)
-			u.Quota.Scope = bindings.QuotaScope(scope)
+			err := row.Scan(&u.Quota.Name, &u.Quota.Scope, &u.Quota.ToolID, &u.Quota.Limit, &u.Quota.WindowSeconds, &u.Quota.OnExceeded, &u.Used, &oldest)
 			if oldest != nil {
 				u.FreesAt = oldest.Add(u.Quota.Window()).UTC()
 			}

@@ -20,10 +20,10 @@ const (
 // QuotaUsedEvent: a step counted a unit against a quota (once per unit: a
 // replayed unit emits nothing).
 type QuotaUsedEvent struct {
-	RunID  string              `json:"runId"`
-	Quota  string              `json:"quota"`
-	Scope  bindings.QuotaScope `json:"scope"`
-	Amount float64             `json:"amount"`
+	RunID  string  `json:"runId"`
+	Quota  string  `json:"quota"`
+	Scope  string  `json:"scope"`
+	Amount float64 `json:"amount"`
 	// Used is what the quota's window holds after the unit.
 	Used  float64 `json:"used"`
 	Limit float64 `json:"limit"`
@@ -35,11 +35,11 @@ func (QuotaUsedEvent) Kind() string { return KindQuotaUsed }
 // QuotaRefusedEvent: a quota refused a step's unit; Wait says the run
 // waits for the window rather than fails.
 type QuotaRefusedEvent struct {
-	RunID      string              `json:"runId"`
-	Quota      string              `json:"quota"`
-	Scope      bindings.QuotaScope `json:"scope"`
-	RetryAfter time.Duration       `json:"retryAfter"`
-	Wait       bool                `json:"wait,omitempty"`
+	RunID      string        `json:"runId"`
+	Quota      string        `json:"quota"`
+	Scope      string        `json:"scope"`
+	RetryAfter time.Duration `json:"retryAfter"`
+	Wait       bool          `json:"wait,omitempty"`
 }
 
 // Kind returns KindQuotaRefused.
@@ -132,7 +132,7 @@ func (r *run) quotaNow() time.Time {
 // is the unit (quotaUnit), built on first use when empty. It
 // returns the refusing quota's error: *agents.QuotaExceededError for a
 // fail quota, a *quotaWait for a wait quota.
-func (r *run) takeQuotas(ctx context.Context, scope bindings.QuotaScope, toolID, key string, unit *string, amount float64) error {
+func (r *run) takeQuotas(ctx context.Context, scope string, toolID, key string, unit *string, amount float64) error {
 	for _, q := range r.quotas {
 		if q.Scope != scope || (q.ToolID != "" && q.ToolID != toolID) {
 			continue

@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn"
 )
 
@@ -58,8 +57,8 @@ func (o *Observer) OnEvent(ctx context.Context, e turn.Event) {
 
 // quotaAttrs are a quota metric's attributes: the quota, its scope and,
 // for a run the observer follows, the tenant.
-func (o *Observer) quotaAttrs(runID, name string, scope bindings.QuotaScope) []attribute.KeyValue {
-	attrs := []attribute.KeyValue{AttrQuotaName.String(name), AttrQuotaScope.String(string(scope))}
+func (o *Observer) quotaAttrs(runID, name string, scope string) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{AttrQuotaName.String(name), AttrQuotaScope.String(scope)}
 	o.withRun(runID, func(r *runSpans) { attrs = append(attrs, r.attrs[1]) })
 	return attrs
 }
