@@ -56,6 +56,11 @@ type quotaWait struct {
 func (w *quotaWait) Error() string { return w.err.Error() }
 func (w *quotaWait) Unwrap() error { return w.err }
 
+// Retryable reports true: the drive ends, not the run (agents.IsRetryable
+// of the drive's error keeps finish from ending the run). The caller gets
+// the *agents.QuotaExceededError alone (waitForQuota).
+func (w *quotaWait) Retryable() bool { return true }
+
 // isQuotaWait reports whether err is a wait quota's refusal.
 func isQuotaWait(err error) bool {
 	var w *quotaWait
@@ -249,19 +254,21 @@ func (r *run) toolQuotas(ctx context.Context, p callPlan) (res toolResult, refus
 // waitForQuota ends a drive that a wait quota refused: the buffered
 // results are written, the step in flight is not counted as a failed
 // attempt (it did not fail: it waits), and the run is queued until the
-// window frees, its lease released. It returns the turn's error, the
-// refusal.
+// window frees, its lease released. It returns the turn's error: the
+// refusal, or the store's error when the run could not be queued (the run
+// is then left resumable, its lease released, and the next drive asks the
+// quota again).
 func (r *run) waitForQuota(ctx context.Context, w *quotaWait) error {
 	_ = r.flush(ctx)
 	r.inflight = ""
 	d := r.b.Runs.(bindings.RunDeferrer) // quotaRefused waits only with one
-	if err := r.openPending(ctx); err == nil {
-		if err := d.DeferRun(ctx, bindings.DeferRunInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, NotBefore: w.notBefore}); err == nil {
-			return w.err
-		}
+	err := r.openPending(ctx)
+	if err == nil {
+		err = d.DeferRun(ctx, bindings.DeferRunInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, NotBefore: w.notBefore})
 	}
-	// Not deferred: the run stays resumable, its lease free, and the
-	// next drive asks the quota again.
-	r.releaseLease(ctx)
+	if err != nil {
+		r.releaseLease(ctx)
+		return coded(err, "queue the run for its quota")
+	}
 	return w.err
 }
