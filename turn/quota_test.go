@@ -11,6 +11,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/memstore"
 	"github.com/kindgi/agents/providers/scripted"
 	"github.com/kindgi/agents/turn"
 )
@@ -263,5 +264,43 @@ func TestQuotaPolicyIsValidated(t *testing.T) {
 	}
 	if f.provider.Calls() != 0 {
 		t.Errorf("%d model calls, want none", f.provider.Calls())
+	}
+}
+
+// TestQuotaFromThePolicyRegistry: the registry's quota kind is read at
+// every drive and replaces a static quota of the same name; a registry
+// that cannot answer leaves the run unfinished (tenant-policy-unavailable).
+func TestQuotaFromThePolicyRegistry(t *testing.T) {
+	f := newFixture(t, says(3), nil)
+	b := quotaBindings(f, bindings.Quota{Name: "calls", Scope: bindings.QuotaModelCalls, Limit: 10, WindowSeconds: 60})
+	down := false
+	b.PolicyRegistry = memstore.Policies{
+		ByTenant: map[string]map[string]bindings.TenantPolicy{tenant: {
+			bindings.PolicyKindQuota: {Quotas: []bindings.Quota{{Name: "calls", Scope: bindings.QuotaModelCalls, Limit: 1, WindowSeconds: 60}}},
+		}},
+		Fail: func(req bindings.PolicyRequest) error {
+			if down && req.Kind == bindings.PolicyKindQuota {
+				return errors.New("policy service down")
+			}
+			return nil
+		},
+	}
+	if _, err := turn.Invoke(t.Context(), f.input("first"), b); err != nil {
+		t.Fatalf("first turn: %v", err)
+	}
+	if _, err := turn.Invoke(t.Context(), f.input("second"), b); agents.CodeOf(err) != agents.CodeQuotaExceeded {
+		t.Fatalf("second turn: %v, want quota-exceeded (the registry's limit of 1)", err)
+	}
+	down = true
+	f.clock.Advance(time.Minute)
+	res, err := turn.Invoke(t.Context(), f.input("third"), b)
+	if agents.CodeOf(err) != agents.CodeTenantPolicyUnavailable {
+		t.Fatalf("third turn: %v, want tenant-policy-unavailable", err)
+	}
+	if run, _ := f.store.GetRun(t.Context(), tenant, res.RunID); run.Status.Terminal() {
+		t.Errorf("a policy outage ended the run: %+v", run)
+	}
+	if f.provider.Calls() != 1 {
+		t.Errorf("%d model calls, want 1", f.provider.Calls())
 	}
 }
