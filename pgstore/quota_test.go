@@ -169,3 +169,33 @@ func TestQuotaWorkersKeepEveryWindow(t *testing.T) {
 		})
 	}
 }
+
+// TestQuotaWaitOnInvoke: a turns quota with wait refuses an Invoke at the
+// start of a new run (before anything of it is stored, with pgstore's
+// optimistic open): Invoke returns quota-exceeded with the run id, and
+// the run is stored queued until the window frees.
+func TestQuotaWaitOnInvoke(t *testing.T) {
+	pool := testPool(t)
+	clock := bindingstest.NewClock(time.Time{})
+	s := New(pool, &Options{Now: clock.Now})
+	f := newTurnFixture(t, s)
+	a := lookupAgent(t, "")
+	b := f.bindings()
+	b.Quotas, b.Now = s, clock.Now
+	// A quota of its own: the fixture's tenant is shared by the package's tests.
+	b.TenantPolicy = &bindings.TenantPolicy{Quotas: []bindings.Quota{{Name: uniqueTenant("turns"), Scope: bindings.QuotaTurns, Limit: 1, WindowSeconds: 600, OnExceeded: bindings.QuotaWait}}}
+	tenant := turnTenant
+	if _, err := f.invoke(t.Context(), b, a, f.open(t, a)); err != nil {
+		t.Fatalf("first turn: %v", err)
+	}
+	clock.Advance(time.Minute)
+	res, err := f.invoke(t.Context(), b, a, f.open(t, a))
+	var qe *agents.QuotaExceededError
+	if !errors.As(err, &qe) || qe.RetryAfter != 9*time.Minute || res.RunID == "" {
+		t.Fatalf("second turn: %+v, %v; want quota-exceeded retrying after 9m with the run id", res, err)
+	}
+	run, err := s.GetRun(t.Context(), tenant, res.RunID)
+	if err != nil || run.Status != bindings.RunQueued || !run.NotBefore.Equal(clock.Now().Add(9*time.Minute)) || run.LeaseOwner != "" {
+		t.Fatalf("waiting run: %+v, %v", run, err)
+	}
+}
