@@ -42,6 +42,13 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Setenv("KINDGI_TEST_DATABASE_URL", u)
+		// Migrated before any test, so that a test that serves the
+		// database (the console) finds the schema whichever runs first.
+		if out, err := exec.Command(binary, "migrate", "--database-url", u).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "migrating the test database: %v\n%s", err, out)
+			_ = drop()
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	if err := drop(); err != nil {
