@@ -61,6 +61,17 @@ func (w *quotaWait) Unwrap() error { return w.err }
 // the *agents.QuotaExceededError alone (waitForQuota).
 func (w *quotaWait) Retryable() bool { return true }
 
+// policyOutage is a quota policy the registry could not evaluate at a
+// drive's start (tenant-policy-unavailable): the drive stops before any
+// side effect and leaves the run as it is, since the quotas are read again
+// by every drive and the next may find the registry answering; a Worker
+// bounds such drives (WorkerOptions.MaxDriveAttempts).
+type policyOutage struct{ err error }
+
+func (e *policyOutage) Error() string   { return e.err.Error() }
+func (e *policyOutage) Unwrap() error   { return e.err }
+func (e *policyOutage) Retryable() bool { return true }
+
 // isQuotaWait reports whether err is a wait quota's refusal.
 func isQuotaWait(err error) bool {
 	var w *quotaWait
@@ -91,7 +102,7 @@ func (r *run) loadQuotas(ctx context.Context) error {
 			TenantID: r.tenantID, ProjectID: r.in.ProjectID, AgentID: r.in.Agent.ID, Kind: bindings.PolicyKindQuota,
 		})
 		if err != nil {
-			return &agents.TenantPolicyUnavailableError{PolicyKind: bindings.PolicyKindQuota, Err: err}
+			return &policyOutage{err: &agents.TenantPolicyUnavailableError{PolicyKind: bindings.PolicyKindQuota, Err: err}}
 		}
 		if len(tp.Quotas) > 0 {
 			qs = slices.Clone(qs)
