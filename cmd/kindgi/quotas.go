@@ -26,13 +26,8 @@ type quotaView struct {
 }
 
 func runQuotas(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "show" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintf(stdout, "usage: kindgi %s\n", quotasUsage)
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "usage: kindgi %s\n", quotasUsage)
-		return exitUsage
+	if code, ok := subcommand("quotas", []string{"show"}, quotasUsage, args, stdout, stderr); !ok {
+		return code
 	}
 	fs := newFlags("quotas show", quotasUsage, stderr)
 	sf := addStoreFlags(fs)
