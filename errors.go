@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Error codes. Every error the module returns carries one of these (or a
@@ -42,6 +43,7 @@ const (
 	CodeApprovalNotFound          = "approval-not-found"
 	CodeInvalidBindings           = "invalid-bindings"
 	CodeInvalidOutput             = "invalid-output"
+	CodeQuotaExceeded             = "quota-exceeded"
 )
 
 // Budget kinds carried by BudgetExceededError.Kind.
@@ -676,6 +678,34 @@ func (e *StepAttemptsExhaustedError) Error() string {
 
 // Code returns step-attempts-exhausted.
 func (e *StepAttemptsExhaustedError) Code() string { return CodeStepAttemptsExhausted }
+
+// QuotaExceededError reports a tenant quota (bindings.Quota) that refused a
+// unit of use: Quota is the quota's name, RetryAfter how long until its
+// sliding window frees enough for the unit (zero when it never will, as
+// for a unit larger than the limit).
+//
+// With the quota's onExceeded "fail" it is the turn's outcome: the run is
+// failed with this code before the refused call. With "wait" the run is
+// not failed: it goes back to queued until the window frees, and a worker
+// continues it (turn.Wait waits for it). It is not retryable in either
+// case (IsRetryable is false): a failed run replays the same error, and a
+// waiting run goes on by itself; a caller who wants to try a new turn
+// waits RetryAfter first.
+type QuotaExceededError struct {
+	Quota      string
+	RetryAfter time.Duration
+}
+
+// Error implements the error interface.
+func (e *QuotaExceededError) Error() string {
+	if e.RetryAfter <= 0 {
+		return fmt.Sprintf("quota %q exceeded", e.Quota)
+	}
+	return fmt.Sprintf("quota %q exceeded: retry after %s", e.Quota, e.RetryAfter)
+}
+
+// Code returns quota-exceeded.
+func (e *QuotaExceededError) Code() string { return CodeQuotaExceeded }
 
 // ApprovalNotFoundError reports an approval id the tenant has no approval
 // under.

@@ -11,6 +11,10 @@ import (
 const (
 	PolicyKindModel = "model"
 	PolicyKindHitl  = "hitl"
+	// PolicyKindQuota asks for a tenant's quotas (TenantPolicy.Quotas):
+	// the turn evaluates it at the start of every drive, when
+	// turn.Bindings.Quotas is set.
+	PolicyKindQuota = "quota"
 )
 
 // TenantPolicy constrains what a tenant's turns may use. Empty allow lists
@@ -25,6 +29,9 @@ type TenantPolicy struct {
 	MaxSteps    *int      `json:"maxSteps,omitempty"`
 	MaxWallMs   *int64    `json:"maxWallMs,omitempty"`
 	Hitl        *HitlSpec `json:"hitl,omitempty"`
+	// Quotas bound the tenant's use across turns, workers and time (see
+	// Quota and turn.Bindings.Quotas); CheckQuotas validates them.
+	Quotas []Quota `json:"quotas,omitempty"`
 }
 
 // HitlSpec is a tenant's HITL policy. It can only tighten the agent's: it

@@ -72,6 +72,10 @@ type Run struct {
 	// when no drive failed, or once the run ended): what a person reading a
 	// stuck run needs to know why it is stuck.
 	LastError *RunError `json:"lastError,omitempty"`
+	// NotBefore, when set, is the earliest time a claim takes the run: a
+	// run waiting on a quota (onExceeded "wait") is queued until its
+	// window frees (see RunDeferrer).
+	NotBefore time.Time `json:"notBefore,omitzero"`
 }
 
 // RunError records the failed drives of a run that did not end: the last
@@ -295,6 +299,29 @@ type ClaimRunsInput struct {
 // everything else about a run is read through tenant-scoped calls.
 type RunClaimer interface {
 	ClaimRuns(ctx context.Context, in ClaimRunsInput) ([]Run, error)
+}
+
+// DeferRunInput puts a run back in the queue until NotBefore.
+type DeferRunInput struct {
+	TenantID string `json:"tenantId"`
+	RunID    string `json:"runId"`
+	// Owner must hold the run's lease, unexpired (as for AppendStep).
+	Owner     string    `json:"owner"`
+	NotBefore time.Time `json:"notBefore"`
+}
+
+// RunDeferrer is an optional capability of a RunBinding that is also a
+// RunClaimer: putting a run back in the queue for later, for a run waiting
+// on a quota. memstore and pgstore implement it.
+//
+// DeferRun, by the holder of the run's lease, stores the run as queued
+// with NotBefore set and its lease released, in one step: no claim takes
+// it before NotBefore by the store's clock, and any claim after may. A
+// claim clears NotBefore. An owner that does not hold the lease is
+// *agents.RunBusyError and changes nothing; a finished run is
+// *agents.InvalidMessageError.
+type RunDeferrer interface {
+	DeferRun(ctx context.Context, in DeferRunInput) error
 }
 
 // ListRunsInput asks for one page of a tenant's runs, newest first.

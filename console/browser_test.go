@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,6 +15,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/console"
+	"github.com/kindgi/agents/internal/browsertest"
 	"github.com/kindgi/agents/internal/pgtest"
 	"github.com/kindgi/agents/memstore"
 	"github.com/kindgi/agents/pgstore"
@@ -24,57 +23,8 @@ import (
 	"github.com/kindgi/agents/turn"
 )
 
-const chromiumPath = "/usr/bin/chromium"
-
-// browser starts headless Chromium for the test and returns a context to
-// drive it. Without Chromium the test skips, unless
-// KINDGI_REQUIRE_CHROMIUM is set (as .ci/run sets it): then it fails. The
-// browser is stopped, and checked to be gone, when the test ends.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("KINDGI_REQUIRE_CHROMIUM") != "" {
-			t.Fatalf("KINDGI_REQUIRE_CHROMIUM is set but %s is missing: %v", chromiumPath, err)
-		}
-		t.Skipf("no %s (apt-get install chromium)", chromiumPath)
-	}
-	profile := t.TempDir()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1100, 900),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancel()
-		cancelAlloc() // waits for the browser process to exit
-		if pids := processesUsing(profile); len(pids) > 0 {
-			t.Errorf("chromium processes left behind: %v", pids)
-		}
-	})
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	return ctx
-}
-
-// processesUsing lists the processes whose command line names dir.
-func processesUsing(dir string) []string {
-	var pids []string
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), dir) {
-			pids = append(pids, e.Name())
-		}
-	}
-	return pids
-}
+// browser starts headless Chromium for the test (internal/browsertest).
+func browser(t *testing.T) context.Context { return browsertest.Start(t) }
 
 // pgStore opens a fresh database of its own on KINDGI_TEST_DATABASE_URL
 // (dropped when the test ends), or skips without one.
@@ -173,27 +123,16 @@ func parkedTurn(t *testing.T, store *pgstore.Store, keys *memstore.Keys) (runID 
 	return runID, sent
 }
 
-// run does steps in ctx's tab, failing the test on an error; each call is
-// bounded to 30s.
+// run does steps in ctx's tab, failing the test on an error.
 func run(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := chromedp.Do(c, steps...); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.Run(t, ctx, steps...)
 }
 
 // value runs one action that returns a value.
 func value[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(c, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return browsertest.Value(t, ctx, a)
 }
 
 func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }

@@ -195,6 +195,7 @@ func New(opts Options) (http.Handler, error) {
 	mux.HandleFunc("GET /runs/{tenant}/{id...}", h.auth(h.run))
 	mux.HandleFunc("GET /conversations", h.auth(h.conversations))
 	mux.HandleFunc("GET /conversations/{tenant}/{id...}", h.auth(h.conversation))
+	mux.HandleFunc("GET /quotas", h.auth(h.quotas))
 	mux.HandleFunc("/", h.notFoundPage)
 	h.mux = mux
 	return h, nil

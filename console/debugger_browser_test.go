@@ -292,6 +292,7 @@ func TestBrowserNoPageOverflows(t *testing.T) {
 		"parked-run":    "/runs/acme/" + parked,
 		"conversations": "/conversations",
 		"conversation":  "/conversations/acme/" + snap.ConversationID,
+		"quotas":        "/quotas",
 		"not-found":     "/runs/acme/no-such-run-with-a-rather-long-identifier-0123456789abcdef",
 	}
 	for _, w := range widths {
@@ -310,7 +311,7 @@ func TestBrowserNoPageOverflows(t *testing.T) {
 		t.Error("the 404 page has no navigation")
 	}
 	// Screenshots of the pages no other test takes.
-	for _, name := range []string{"approvals", "decided", "conversations", "conversation", "not-found"} {
+	for _, name := range []string{"approvals", "decided", "conversations", "conversation", "quotas", "not-found"} {
 		run(t, ctx, chromedp.Navigate(base+pages[name]), chromedp.WaitVisible(css(`main h1`)))
 		screenshotAt(t, ctx, "console-"+name)
 	}

@@ -37,7 +37,7 @@ func parsePages() (map[string]*template.Template, error) {
 		"add": func(a, b int) int { return a + b },
 	}
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"approvals", "runs", "run", "conversations", "conversation", "login", "notfound"} {
+	for _, name := range []string{"approvals", "runs", "run", "conversations", "conversation", "quotas", "login", "notfound"} {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/parts.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err

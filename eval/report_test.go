@@ -7,15 +7,14 @@ import (
 	"encoding/xml"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/kindgi/agents/eval"
+	"github.com/kindgi/agents/internal/browsertest"
 	"github.com/kindgi/agents/providers/scripted"
 )
 
@@ -164,49 +163,15 @@ func TestReportJSONRoundTrip(t *testing.T) {
 	}
 }
 
-const chromiumPath = "/usr/bin/chromium"
-
-// browser starts headless Chromium for the test (failing without it when
-// KINDGI_REQUIRE_CHROMIUM is set, as .ci/run sets it; skipping otherwise)
-// and stops it when the test ends.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("KINDGI_REQUIRE_CHROMIUM") != "" {
-			t.Fatalf("KINDGI_REQUIRE_CHROMIUM is set but %s is missing: %v", chromiumPath, err)
-		}
-		t.Skipf("no %s", chromiumPath)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	return ctx
-}
+// browser starts headless Chromium for the test (internal/browsertest).
+func browser(t *testing.T) context.Context { return browsertest.Start(t) }
 
 func run(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := chromedp.Do(c, steps...); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.Run(t, ctx, steps...)
 }
 
 func value[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 	t.Helper()
-	c, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(c, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return browsertest.Value(t, ctx, a)
 }

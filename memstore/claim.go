@@ -13,9 +13,10 @@ import (
 )
 
 var (
-	_ bindings.RunClaimer = (*Store)(nil)
-	_ bindings.RunLister  = (*Store)(nil)
-	_ bindings.RunWatcher = (*Store)(nil)
+	_ bindings.RunDeferrer = (*Store)(nil)
+	_ bindings.RunClaimer  = (*Store)(nil)
+	_ bindings.RunLister   = (*Store)(nil)
+	_ bindings.RunWatcher  = (*Store)(nil)
 )
 
 // newRunStatus is the status of a run StartRun creates: running unless
@@ -75,6 +76,9 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 		if heldByOther(&r.run, "", now) {
 			continue // a live lease: somebody drives it
 		}
+		if now.Before(r.run.NotBefore) {
+			continue // waits on a quota (DeferRun)
+		}
 		switch r.run.Status {
 		case bindings.RunQueued, bindings.RunRunning:
 			picked = append(picked, r)
@@ -112,10 +116,39 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 	out := make([]bindings.Run, len(picked))
 	for i, r := range picked {
 		r.run.Status = bindings.RunRunning // it has a driver now
+		r.run.NotBefore = time.Time{}
 		lease(&r.run, in.Owner, in.LeaseTTL, now)
 		out[i] = r.out()
 	}
 	return out, nil
+}
+
+// DeferRun implements bindings.RunDeferrer: the run becomes queued until
+// in.NotBefore, its lease released, when in.Owner holds the lease.
+func (s *Store) DeferRun(ctx context.Context, in bindings.DeferRunInput) error {
+	if err := alive(ctx); err != nil {
+		return err
+	}
+	if err := firstErr(checkLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
+		return err
+	}
+	s.runMu.Lock()
+	defer s.runMu.Unlock()
+	r, err := s.run(in.TenantID, in.RunID)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	if !holds(&r.run, in.Owner, now) {
+		return runBusy(&r.run, now)
+	}
+	if r.run.Status.Terminal() {
+		return invalid("run " + in.RunID + " has finished: it cannot wait")
+	}
+	r.run.Status, r.run.NotBefore, r.run.UpdatedAt = bindings.RunQueued, in.NotBefore.UTC(), now
+	lease(&r.run, "", 0, now)
+	s.changed(&r.run)
+	return nil
 }
 
 // ListRuns implements bindings.RunLister: the tenant's runs in the order

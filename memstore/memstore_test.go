@@ -12,7 +12,7 @@ import (
 func newHarness(t *testing.T) bindingstest.Harness {
 	clock := bindingstest.NewClock(time.Time{})
 	s := memstore.New(&memstore.Options{Now: clock.Now})
-	return bindingstest.Harness{Conversations: s, Snapshots: s, Runs: s, Memory: s, Hitl: s, Compliance: s, Clock: clock}
+	return bindingstest.Harness{Conversations: s, Snapshots: s, Runs: s, Memory: s, Hitl: s, Compliance: s, Quotas: s, Clock: clock}
 }
 
 func TestConformance(t *testing.T) {

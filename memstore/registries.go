@@ -49,6 +49,7 @@ func clonePolicy(p bindings.TenantPolicy) bindings.TenantPolicy {
 	p.DenyProviders = cloneStrings(p.DenyProviders)
 	p.AllowModels = cloneStrings(p.AllowModels)
 	p.DenyModels = cloneStrings(p.DenyModels)
+	p.Quotas = slices.Clone(p.Quotas)
 	p.MaxCostUsd = clonePtr(p.MaxCostUsd)
 	p.MaxSteps = clonePtr(p.MaxSteps)
 	p.MaxWallMs = clonePtr(p.MaxWallMs)

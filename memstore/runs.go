@@ -31,7 +31,7 @@ type runRec struct {
 // (TestRecordsFillTheirSizeClass).
 const (
 	runSlab = 20
-	runText = 5032
+	runText = 5008
 )
 
 // newRunRec returns a record for run, its journal in the record's slabs,

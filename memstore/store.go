@@ -93,6 +93,8 @@ type Store struct {
 	watch watchHub // run changes for WatchRuns
 
 	compliance complianceLog
+
+	quotas quotaCounts // the QuotaCounter's units (quota.go)
 }
 
 var (

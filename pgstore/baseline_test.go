@@ -1,11 +1,17 @@
 package pgstore
 
 import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"path"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,27 +21,53 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
-// legacyMigrationsDir holds the thirteen files the baseline replaced,
-// kept only so that TestBaselineEqualsLegacySchema can apply them.
-const legacyMigrationsDir = "testdata/legacy-migrations"
+// legacyMigrationsArchive holds the thirteen files the baseline replaced
+// (as they were at 21e8efa), kept only so that
+// TestBaselineEqualsLegacySchema can apply them.
+const legacyMigrationsArchive = "testdata/legacy-migrations.tar.gz"
 
 // legacyMigrations reads the files the baseline replaced, in order.
 func legacyMigrations(t *testing.T) []Migration {
 	t.Helper()
-	entries, err := os.ReadDir(legacyMigrationsDir)
+	f, err := os.Open(legacyMigrationsArchive)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
 	var out []Migration
-	for i, e := range entries {
-		b, err := os.ReadFile(filepath.Join(legacyMigrationsDir, e.Name()))
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, Migration{Version: int64(i + 1), Name: e.Name(), SQL: string(b)})
+		if h.Typeflag != tar.TypeReg || !strings.HasSuffix(h.Name, ".up.sql") {
+			continue
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, Migration{Name: path.Base(h.Name), SQL: string(b)})
 	}
-	if len(out) != 13 {
-		t.Fatalf("%d legacy migrations, want 13", len(out))
+	slices.SortFunc(out, func(a, b Migration) int { return strings.Compare(a.Name, b.Name) })
+	for i := range out {
+		out[i].Version = int64(i + 1)
+	}
+	if len(out) != len(legacyNames) {
+		t.Fatalf("%d legacy migrations, want %d", len(out), len(legacyNames))
+	}
+	for i, m := range out {
+		if m.Name != legacyNames[i] {
+			t.Fatalf("legacy migration %d is %s, want %s", i+1, m.Name, legacyNames[i])
+		}
 	}
 	return out
 }

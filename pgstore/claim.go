@@ -19,9 +19,10 @@ import (
 )
 
 var (
-	_ bindings.RunClaimer = (*Store)(nil)
-	_ bindings.RunLister  = (*Store)(nil)
-	_ bindings.RunWatcher = (*Store)(nil)
+	_ bindings.RunDeferrer = (*Store)(nil)
+	_ bindings.RunClaimer  = (*Store)(nil)
+	_ bindings.RunLister   = (*Store)(nil)
+	_ bindings.RunWatcher  = (*Store)(nil)
 )
 
 // WorkerRole is the database role whose members may claim runs across
@@ -45,7 +46,8 @@ const setClaimSQL = `SELECT set_config('kindgi.claim', 'runs', true)`
 
 // sqlClaimRuns leases ($1 owner, $2 expiry, $3 now) up to $4 runs that
 // need a driver, of the tenants $5 (NULL: all the connection sees),
-// oldest first. The runs are locked FOR UPDATE SKIP LOCKED along
+// oldest first, skipping a run waiting on a quota until its not_before.
+// The runs are locked FOR UPDATE SKIP LOCKED along
 // agent_runs_claim_idx, so concurrent claimers take disjoint runs; a
 // queued or suspended run becomes running (it has a driver now). A
 // pending approval expires strictly after expires_at (as GetApproval
@@ -55,18 +57,19 @@ const sqlClaimRuns = `WITH picked AS (
 		WHERE r.status IN ('queued', 'running', 'suspended')
 		  AND (r.lease_owner = '' OR r.lease_expires_at IS NULL OR r.lease_expires_at <= $3)
 		  AND ($5::text[] IS NULL OR r.tenant_id = ANY($5::text[]))
+		  AND (r.not_before IS NULL OR r.not_before <= $3)
 		  AND (r.status <> 'suspended' OR (r.approvals_total > 0
 		    AND (r.approvals_pending_until IS NULL OR r.approvals_pending_until < $3)))
 		ORDER BY r.created_at, r.tenant_id COLLATE "C", r.id COLLATE "C"
 		LIMIT $4
 		FOR UPDATE OF r SKIP LOCKED
 	)
-	UPDATE agent_runs r SET lease_owner = $1, lease_expires_at = $2, updated_at = $3, status = 'running'
+	UPDATE agent_runs r SET lease_owner = $1, lease_expires_at = $2, updated_at = $3, status = 'running', not_before = NULL
 	FROM picked p WHERE r.tenant_id = p.tenant_id AND r.id = p.id
 	RETURNING ` + qualifiedRunCols
 
 // qualifiedRunCols is runCols of the table aliased r.
-const qualifiedRunCols = `r.tenant_id, r.id, r.flow_id, r.flow_version, r.status, r.lease_owner, r.lease_expires_at, r.created_at, r.updated_at`
+const qualifiedRunCols = `r.tenant_id, r.id, r.flow_id, r.flow_version, r.status, r.lease_owner, r.lease_expires_at, r.created_at, r.updated_at, r.not_before`
 
 // ClaimRuns implements bindings.RunClaimer with one UPDATE over rows
 // locked FOR UPDATE SKIP LOCKED. With in.TenantIDs empty it claims across
@@ -140,6 +143,41 @@ func (s *Store) claim(ctx context.Context, tenantID string, tenants []string, in
 		runs = []bindings.Run{}
 	}
 	return runs, nil
+}
+
+// sqlDeferRun queues run ($1, $2), leased to $3 unexpired at $5, until
+// $4, its lease released; no row when the lease is not $3's or the run
+// finished.
+const sqlDeferRun = `UPDATE agent_runs
+	SET status = 'queued', not_before = $4, lease_owner = '', lease_expires_at = NULL, updated_at = $5
+	WHERE tenant_id = $1 AND id = $2 AND lease_owner = $3 AND lease_expires_at > $5
+	  AND status NOT IN ('completed', 'failed')`
+
+// DeferRun implements bindings.RunDeferrer with one conditional UPDATE
+// (and, when it changes nothing, a read of the run to say why).
+func (s *Store) DeferRun(ctx context.Context, in bindings.DeferRunInput) error {
+	if err := firstErr(checkLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
+		return err
+	}
+	var n int64
+	err := s.batch(ctx, "defer run", in.TenantID, func(b *pgx.Batch) {
+		b.Queue(sqlDeferRun, in.TenantID, in.RunID, in.Owner, s.stamp(in.NotBefore), s.stamp(time.Time{}))
+	}, func(br pgx.BatchResults) error {
+		tag, err := br.Exec()
+		n = tag.RowsAffected()
+		return err
+	})
+	if err != nil || n == 1 {
+		return err
+	}
+	run, err := s.GetRun(ctx, in.TenantID, in.RunID)
+	if err != nil {
+		return err
+	}
+	if run.Status.Terminal() {
+		return &agents.InvalidMessageError{Reason: "run " + in.RunID + " has finished: it cannot wait"}
+	}
+	return &agents.RunBusyError{RunID: in.RunID, Owner: run.LeaseOwner}
 }
 
 const sqlListRuns = `SELECT ` + runCols + `, ` + runErrorCols + ` FROM agent_runs

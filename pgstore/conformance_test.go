@@ -15,7 +15,7 @@ func TestConformance(t *testing.T) {
 		clock := bindingstest.NewClock(bindingstest.DefaultStart)
 		s := New(pool, &Options{Now: clock.Now})
 		return bindingstest.Harness{
-			Conversations: s, Snapshots: s, Runs: s, Memory: s, Hitl: s, Compliance: s,
+			Conversations: s, Snapshots: s, Runs: s, Memory: s, Hitl: s, Compliance: s, Quotas: s,
 			Clock: clock,
 		}
 	})

@@ -71,7 +71,10 @@
 // it for goose and golang-migrate). Every table is tenant-scoped: tenant_id
 // leads its primary key, and TenantScopedTables lists them
 // (agent_conversations, agent_conversation_messages, agent_run_snapshots,
-// agent_runs, agent_run_journal, agent_memory_facts, agent_approvals).
+// agent_runs, agent_run_journal, agent_memory_facts, agent_approvals,
+// agent_compliance_records, and the quota counter's agent_quotas and
+// agent_quota_units: a take locks its quota's row and counts in one
+// round trip, see Store.Take).
 // Conversations are listed by keyset pagination on (opened_at DESC, id
 // DESC); the last N messages of a conversation are read by walking an
 // index backwards, at a cost that does not grow with the conversation.

@@ -66,6 +66,8 @@ var TenantScopedTables = []string{
 	"agent_memory_facts",
 	"agent_approvals",
 	"agent_compliance_records",
+	"agent_quotas",
+	"agent_quota_units",
 }
 
 // VersionTable is the table in which Migrate records applied migrations.

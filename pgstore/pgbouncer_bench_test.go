@@ -21,14 +21,14 @@ func BenchmarkWorkersPgBouncer(b *testing.B) {
 		benchmarkThroughput(b, newWorkerBench(b, "", workers, "on"))
 	})
 	b.Run("direct-exec/workers=8", func(b *testing.B) {
-		benchmarkThroughput(b, newWorkerBenchOn(b, "", workers, func() *Store {
+		benchmarkThroughput(b, newWorkerBenchOn(b, "", workers, nil, func() *Store {
 			return New(benchPool(b, testEnv.config, pgx.QueryExecModeExec), nil)
 		}))
 	})
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeExec, pgx.QueryExecModeCacheDescribe} {
 		b.Run("pgbouncer-"+mode.String()+"/workers=8", func(b *testing.B) {
 			cfg := bouncerConfig(b)
-			benchmarkThroughput(b, newWorkerBenchOn(b, "", workers, func() *Store {
+			benchmarkThroughput(b, newWorkerBenchOn(b, "", workers, nil, func() *Store {
 				listen := benchPool(b, testEnv.config, pgx.QueryExecModeCacheStatement)
 				return New(benchPool(b, cfg, mode), &Options{ListenDB: listen})
 			}))

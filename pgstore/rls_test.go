@@ -162,6 +162,9 @@ func TestRowLevelSecurityWithNonOwnerRole(t *testing.T) {
 	if err := s.SetRunStatus(ctx, a, "r1", bindings.RunSuspended); err != nil {
 		t.Fatalf("SetRunStatus: %v", err)
 	}
+	if _, err := s.Take(ctx, bindings.QuotaTakeInput{TenantID: a, Quota: bindings.Quota{Name: "q", Scope: bindings.QuotaTurns, Limit: 1, WindowSeconds: 60}, Unit: "r1/setup", Amount: 1}); err != nil {
+		t.Fatalf("Take: %v", err)
+	}
 
 	// The rows exist (the superuser bypasses row-level security), and the
 	// run and approval are those the sweep policies admit.
@@ -286,6 +289,11 @@ func sampleRow(table, tenant string) map[string]any {
 	case "agent_compliance_records":
 		row["run_id"], row["key"], row["guardrail_id"], row["passed"] = "r1", "k", "g", true
 		row["evaluated_at"] = "2026-01-01T00:00:00Z"
+	case "agent_quotas":
+		row["name"], row["scope"], row["tool_id"], row["quota_limit"], row["window_seconds"] = "rls-insert", "turns", "", 1, 60
+		row["on_exceeded"], row["updated_at"] = "", "2026-01-01T00:00:00Z"
+	case "agent_quota_units":
+		row["quota"], row["unit"], row["at"], row["amount"] = "q", "rls-insert", "2026-01-01T00:00:00Z", 1
 	}
 	return row
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
-const runCols = `tenant_id, id, flow_id, flow_version, status, lease_owner, lease_expires_at, created_at, updated_at`
+const runCols = `tenant_id, id, flow_id, flow_version, status, lease_owner, lease_expires_at, created_at, updated_at, not_before`
 
 const entryCols = `seq, key, node, status, output, error, at`
 
@@ -240,8 +240,8 @@ func scanRun(row pgx.CollectableRow) (bindings.Run, error) {
 func scanRunAnd(row pgx.CollectableRow, more ...any) (bindings.Run, error) {
 	var r bindings.Run
 	var status string
-	var expires *time.Time
-	dst := append([]any{&r.TenantID, &r.ID, &r.FlowID, &r.FlowVersion, &status, &r.LeaseOwner, &expires, &r.CreatedAt, &r.UpdatedAt}, more...)
+	var expires, notBefore *time.Time
+	dst := append([]any{&r.TenantID, &r.ID, &r.FlowID, &r.FlowVersion, &status, &r.LeaseOwner, &expires, &r.CreatedAt, &r.UpdatedAt, &notBefore}, more...)
 	if err := row.Scan(dst...); err != nil {
 		return r, err
 	}
@@ -250,6 +250,9 @@ func scanRunAnd(row pgx.CollectableRow, more ...any) (bindings.Run, error) {
 		r.LeaseExpiresAt = expires.UTC()
 	}
 	r.CreatedAt, r.UpdatedAt = utc(r.CreatedAt), utc(r.UpdatedAt)
+	if notBefore != nil {
+		r.NotBefore = notBefore.UTC()
+	}
 	return r, nil
 }
 

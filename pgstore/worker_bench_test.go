@@ -42,10 +42,12 @@ type workerBench struct {
 	host  turn.Bindings
 	mu    sync.Mutex
 	doneC map[string]chan time.Time
+	// quotas, when set, are the tenant's, counted in each binding's store.
+	quotas []bindings.Quota
 }
 
-func newWorkerBench(b *testing.B, gate agent.GateMode, workers int, syncCommit string) *workerBench {
-	return newWorkerBenchOn(b, gate, workers, func() *Store {
+func newWorkerBench(b *testing.B, gate agent.GateMode, workers int, syncCommit string, quotas ...bindings.Quota) *workerBench {
+	return newWorkerBenchOn(b, gate, workers, quotas, func() *Store {
 		cfg := testEnv.config.Copy()
 		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = syncCommit
 		p, err := newPool(cfg)
@@ -59,9 +61,9 @@ func newWorkerBench(b *testing.B, gate agent.GateMode, workers int, syncCommit s
 
 // newWorkerBenchOn is newWorkerBench with the Stores newStore makes (one
 // for the host, one per worker).
-func newWorkerBenchOn(b *testing.B, gate agent.GateMode, workers int, newStore func() *Store) *workerBench {
+func newWorkerBenchOn(b *testing.B, gate agent.GateMode, workers int, quotas []bindings.Quota, newStore func() *Store) *workerBench {
 	testPool(b)
-	w := &workerBench{f: newTurnFixture(b, newStore()), a: lookupAgent(b, gate), doneC: map[string]chan time.Time{}}
+	w := &workerBench{f: newTurnFixture(b, newStore()), a: lookupAgent(b, gate), doneC: map[string]chan time.Time{}, quotas: quotas}
 	w.host = w.bindings(w.f.store)
 	for range workers {
 		wb := w.bindings(newStore())
@@ -85,6 +87,9 @@ func (w *workerBench) bindings(s *Store) turn.Bindings {
 	b.Providers = bindings.Providers{answerModel{}}
 	b.Conversations, b.Snapshots, b.Runs, b.Hitl, b.Memory = s, s, s, s, s
 	b.Agents = func(context.Context, string, string, string) (agent.Agent, error) { return w.a, nil }
+	if w.quotas != nil {
+		b.Quotas, b.TenantPolicy = s, &bindings.TenantPolicy{Quotas: w.quotas}
+	}
 	return b
 }
 

@@ -143,6 +143,12 @@ func TestAnchorTurn(t *testing.T) {
 // as every peer's figure includes its session creation).
 func BenchmarkAnchorTurn(b *testing.B) {
 	a, store, bb := anchorFixture(b, false)
+	benchAnchorTurns(b, a, store, bb)
+}
+
+// benchAnchorTurns runs the anchor turn once per iteration, each on a
+// fresh conversation.
+func benchAnchorTurns(b *testing.B, a agent.Agent, store *memstore.Store, bb turn.Bindings) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -155,6 +161,21 @@ func BenchmarkAnchorTurn(b *testing.B) {
 			b.Fatalf("turn = %+v, %v", res.Usage, err)
 		}
 	}
+}
+
+// BenchmarkAnchorTurnQuotas is BenchmarkAnchorTurn with three tenant
+// quotas counted in memstore (model-calls, tokens and the tool's
+// tool-calls, never reached): what quotas cost a turn — two model-call
+// takes, two token checks and adds, one tool-call take.
+func BenchmarkAnchorTurnQuotas(b *testing.B) {
+	a, store, bb := anchorFixture(b, false)
+	bb.Quotas = store
+	bb.TenantPolicy = &bindings.TenantPolicy{Quotas: []bindings.Quota{
+		{Name: "calls", Scope: bindings.QuotaModelCalls, Limit: 1e9, WindowSeconds: 60},
+		{Name: "tokens", Scope: bindings.QuotaTokens, Limit: 1e12, WindowSeconds: 60},
+		{Name: "searches", Scope: bindings.QuotaToolCalls, ToolID: "clause_search", Limit: 1e9, WindowSeconds: 60},
+	}}
+	benchAnchorTurns(b, a, store, bb)
 }
 
 // anchorGatedAgent is the anchor workload's agent with clause_search gated

@@ -12,6 +12,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/internal/journaltest"
+	"github.com/kindgi/agents/memstore"
 	"github.com/kindgi/agents/turn"
 )
 
@@ -103,35 +104,15 @@ func runCrashScenario(t *testing.T, allowed int, panics, oneStore bool) crashOut
 	fresh := f.bindings()
 	fresh.Providers = bindings.Providers{kp}
 	fresh.OnEvent = nil
-	wrapped := fresh
-	if oneStore {
-		// One value for the three bindings: the turn opens the run with
-		// OpenRun and appends messages with the entries before them.
-		one := crasher.Store(f.store)
-		wrapped.Runs, wrapped.Snapshots, wrapped.Conversations = one, one, one
-	} else {
-		wrapped.Runs = crasher.Runs(f.store)
-		wrapped.Snapshots = crasher.Snapshots(f.store)
-		wrapped.Conversations = crasher.Conversations(f.store)
-	}
-	wrapped.Hitl = crasher.Hitl(f.store)
-	wrapped.Provenance.Emitter = crasher.Emitter(f.store)
+	wrapped := crashBindings(crasher, f.store, fresh, oneStore)
 
 	in := f.input("Find a clause and send the draft to Globex.")
 	in.RunID = crashRunID
 	b := wrapped
 	drives := 0
-	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (res turn.Result, err error) {
+	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (turn.Result, error) {
 		drives++
-		defer func() {
-			if p := recover(); p != nil {
-				if _, ok := p.(journaltest.Crash); !ok {
-					panic(p)
-				}
-				err = fmt.Errorf("crashed: %v", p)
-			}
-		}()
-		return fn(b)
+		return survive(func() (turn.Result, error) { return fn(b) })
 	}
 	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(t.Context(), in, b) }
 	resume := func(b turn.Bindings) (turn.Result, error) {
@@ -189,6 +170,40 @@ func runCrashScenario(t *testing.T, allowed int, panics, oneStore bool) crashOut
 		result: normalizeResult(res), messages: normalizeMessages(f.messages()), journal: lines,
 		toolRuns: toolRuns, drives: drives, failedOp: crasher.FailedOp(), writes: crasher.Writes(),
 	}
+}
+
+// crashBindings is fresh with the fixture store's bindings behind crasher:
+// with oneStore the run, snapshot and conversation bindings are one value
+// (the turn opens the run with OpenRun and appends messages with the
+// entries before them), otherwise three; and the approvals and the
+// provenance emitter.
+func crashBindings(crasher *journaltest.Crasher, store *memstore.Store, fresh turn.Bindings, oneStore bool) turn.Bindings {
+	wrapped := fresh
+	if oneStore {
+		one := crasher.Store(store)
+		wrapped.Runs, wrapped.Snapshots, wrapped.Conversations = one, one, one
+	} else {
+		wrapped.Runs = crasher.Runs(store)
+		wrapped.Snapshots = crasher.Snapshots(store)
+		wrapped.Conversations = crasher.Conversations(store)
+	}
+	wrapped.Hitl = crasher.Hitl(store)
+	wrapped.Provenance.Emitter = crasher.Emitter(store)
+	return wrapped
+}
+
+// survive runs a drive, turning an injected crash (a journaltest.Crash
+// panic) into an error that says "crashed".
+func survive(drive func() (turn.Result, error)) (res turn.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(journaltest.Crash); !ok {
+				panic(p)
+			}
+			err = fmt.Errorf("crashed: %v", p)
+		}
+	}()
+	return drive()
 }
 
 // stripTimes drops the clock-derived fields of a journal output: a run

@@ -87,6 +87,9 @@ func (r *run) dispatch(ctx context.Context, i int, calls []bindings.ToolCall) ([
 // runCall runs one call as its step and stores its result.
 func (r *run) runCall(ctx context.Context, p callPlan) error {
 	res, err := step(ctx, r, p.Key, NodeDispatchTools, func(ctx context.Context, requestID string) (toolResult, error) {
+		if res, refused, err := r.toolQuotas(ctx, p); err != nil || refused {
+			return res, err
+		}
 		return r.invokeTool(ctx, p, requestID)
 	})
 	if err != nil {

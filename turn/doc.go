@@ -179,6 +179,18 @@
 //   - durations saturate: a maxWallMs or approval timeout of
 //     math.MaxInt64 is no practical limit, not an overflow.
 //
+// # Tenant quotas
+//
+// Bindings.Quotas counts a tenant's quotas (bindings.Quota: model calls,
+// tokens, cost, tool calls, turns over a sliding window) in the store,
+// across turns, workers and processes. Each take is part of the journal
+// step it meters, keyed by the run id and the step key, so a resumed step
+// never counts twice. A refused call either ends the turn with
+// *agents.QuotaExceededError (onExceeded "fail"; a tool's refusal is
+// told to the model instead) or queues the run until the window frees
+// (onExceeded "wait": Run.NotBefore, continued by a Worker). The field's
+// doc has the details.
+//
 // # Run ids
 //
 // An Invoke with the run id of an existing run replays that run only when

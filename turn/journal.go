@@ -823,7 +823,7 @@ func decodeOutcomeInto[T any](e *bindings.JournalEntry, shared bool, out *T) err
 // failed: a coded error other than the storage and lease errors, with the
 // driver's context still live.
 func final(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || isDriverFault(err) {
+	if ctx.Err() != nil || isDriverFault(err) || isQuotaWait(err) {
 		return false
 	}
 	switch agents.CodeOf(err) {
@@ -952,6 +952,8 @@ func newCoded(code string, cause error) error {
 		return &agents.InvalidBindingsError{}
 	case agents.CodeApprovalNotFound:
 		return &agents.ApprovalNotFoundError{}
+	case agents.CodeQuotaExceeded:
+		return &agents.QuotaExceededError{}
 	}
 	return nil
 }

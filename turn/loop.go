@@ -107,6 +107,10 @@ func (r *run) modelCall(ctx context.Context, i int) (bindings.GenerateResponse, 
 		if r.in.DryRun {
 			return bindings.GenerateResponse{Model: r.s.Route.Model, FinishReason: "dry-run"}, nil
 		}
+		var unit string // the call's quota unit (modelQuotas, addUsage)
+		if err := r.modelQuotas(ctx, keysOf(i).modelCall, &unit); err != nil {
+			return bindings.GenerateResponse{}, err
+		}
 		emit(r, ctx, ModelCallStartedEvent{RunID: r.id, Iteration: i, Provider: r.s.Route.Provider, Model: r.s.Route.Model, RequestID: requestID})
 		resp, err := r.generate(ctx, i, r.generateRequest(requestID))
 		if err != nil {
@@ -122,6 +126,11 @@ func (r *run) modelCall(ctx context.Context, i int) (bindings.GenerateResponse, 
 			// Final: the same response would break the budget (and the
 			// journal) on every drive.
 			return bindings.GenerateResponse{}, &agents.ModelInvocationError{Provider: r.s.Route.Provider, Model: r.s.Route.Model, Message: msg}
+		}
+		if len(r.quotas) > 0 {
+			if err := r.addUsage(ctx, keysOf(i).modelCall, &unit, resp.Usage); err != nil {
+				return bindings.GenerateResponse{}, err
+			}
 		}
 		resp.ToolCalls = normalizeCalls(i, resp.ToolCalls)
 		emit(r, ctx, ModelCallCompletedEvent{

@@ -110,6 +110,7 @@ type run struct {
 	outputRetried bool            // an invalid answer went back to the model
 	outcomes      []guardrailOutcome
 	provenance    *bindings.ProvenanceRecord
+	quotas        []bindings.Quota // the drive's quotas (loadQuotas)
 }
 
 // newRun prepares a drive over a run's journal.
@@ -317,6 +318,8 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 		}
 		se, detail := encodeFailure(err)
 		_ = r.end(bg, bindings.RunFailed, &bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se})
+	case isQuotaWait(err):
+		err = r.waitForQuota(bg, err.(*quotaWait))
 	case r.pending:
 		_ = r.end(bg, bindings.RunSuspended, nil)
 	default:
@@ -408,9 +411,12 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 
 // flow runs the nodes of agent.turn in order; each side effect is a step.
 func (r *run) flow(ctx context.Context) (Result, error) {
+	if err := r.loadQuotas(ctx); err != nil {
+		return Result{}, err
+	}
 	prior := r.entries.get(NodeSetup)
 	ranNow := prior == nil || prior.result == 0
-	s, err := decide(ctx, r, NodeSetup, NodeSetup, r.setup)
+	s, err := decide(ctx, r, NodeSetup, NodeSetup, r.setupTakingTurn)
 	if err != nil {
 		return Result{}, err
 	}

@@ -110,7 +110,7 @@ func (r *run) reset() {
 	r.provider, r.tools, r.toolDefs, r.prompt = nil, nil, nil, ""
 	r.userMsg = bindings.ConversationMessage{}
 	r.retrieved, r.messages, r.appended, r.usage, r.traceCalls, r.usedTools = nil, nil, nil, Usage{}, nil, nil
-	r.final, r.output, r.outputRetried, r.outcomes, r.provenance = "", nil, false, nil, nil
+	r.final, r.output, r.outputRetried, r.outcomes, r.provenance, r.quotas = "", nil, false, nil, nil, nil
 }
 
 // setInput makes r.in a copy of *in field by field, writing the agent

@@ -168,6 +168,40 @@ type Bindings struct {
 	// counted.)
 	MaxStepAttempts int
 
+	// Quotas counts the tenant's quotas (bindings.TenantPolicy.Quotas of
+	// TenantPolicy and of PolicyRegistry's bindings.PolicyKindQuota) across
+	// turns, workers and time. Nil applies none (a static TenantPolicy
+	// with quotas is then invalid bindings: the turn fails).
+	//
+	//   - The quotas are read at the start of every drive, not journaled:
+	//     a quota changed while a run waits or is resumed applies from its
+	//     next drive. A registry quota replaces a static one of its name.
+	//   - A turn's start (its setup step) takes its "turns" quotas. A model
+	//     call checks its "tokens" and "cost-usd" quotas (refused when the
+	//     window is already at the limit), takes its "model-calls" quotas,
+	//     and adds the call's real tokens and cost once it answered: a call
+	//     never starts past a limit, but may end a window of tokens or cost
+	//     a little over it. A tool call takes the "tool-calls" quotas of
+	//     its tool and those with no ToolID. Each take happens inside its
+	//     journal step, under the run's lease, right before the effect.
+	//   - A unit is the run id and the step key: a replayed or resumed step
+	//     never counts twice, a crashed one at most once. With two quotas of
+	//     one scope, a unit the second refuses stays counted by the first
+	//     (once: the step's next try reuses it).
+	//   - A refusal by an onExceeded "fail" quota ends the turn with
+	//     *agents.QuotaExceededError before the call (the run fails with its
+	//     code); a refused tool call is instead answered to the model with a
+	//     tool error naming the quota, and the tool does not run. With
+	//     "wait" the run goes back to queued until the window frees
+	//     (bindings.Run.NotBefore, through bindings.RunDeferrer): Invoke
+	//     returns the *agents.QuotaExceededError (with its RetryAfter) and
+	//     the Result's RunID, a Worker continues the run once the window
+	//     frees, and Wait waits for it. Without a RunDeferrer (or when the
+	//     unit can never fit) "wait" fails as "fail" does.
+	//   - A dry run takes nothing. QuotaUsedEvent and QuotaRefusedEvent
+	//     report each counted and refused unit (otelturn counts them).
+	Quotas bindings.QuotaCounter
+
 	// Agents finds a run's agent by the id and version its snapshot
 	// recorded, so that Resume (and a Worker) can continue any run
 	// without being handed its agent (ResumeInput.Agent left zero).

@@ -299,11 +299,13 @@ func (w *Worker) drive(ctx context.Context, run bindings.Run, owner string) {
 		w.log(ctx, slog.LevelInfo, "worker left run to another worker", attrs...)
 	default:
 		st, gerr := w.b.Runs.GetRun(bg, run.TenantID, run.ID)
-		if gerr == nil && (st.Status.Terminal() || st.Status == bindings.RunSuspended) {
+		if gerr == nil && (st.Status.Terminal() || st.Status == bindings.RunSuspended ||
+			(st.Status == bindings.RunQueued && agents.CodeOf(err) == agents.CodeQuotaExceeded)) {
 			// A final outcome, journaled by the turn; or the run parked
 			// again on approvals still pending (a claim stores a run it
-			// takes as running, so only the drive parks it): it is not
-			// held for a retry, and is claimed once they are decided.
+			// takes as running, so only the drive parks it); or it waits
+			// on a quota, queued until its window frees: it is not held
+			// for a retry, and is claimed once it may go on.
 			w.forget(ref)
 			_ = w.b.Runs.ReleaseLease(bg, run.TenantID, run.ID, owner) // a failure before the drive keeps it
 			w.log(ctx, slog.LevelDebug, "worker drove run", append(attrs, slog.String("status", string(st.Status)),

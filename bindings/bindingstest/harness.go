@@ -52,6 +52,8 @@ type Harness struct {
 	// Compliance is the audit sink of guardrail evaluations (nil: its
 	// suite skips).
 	Compliance bindings.ComplianceRecorder
+	// Quotas is the quota counter (nil: its suite skips).
+	Quotas bindings.QuotaCounter
 	// Clock is the clock the bindings above read the current time from
 	// (memstore.Options.Now, pgstore's Now option): cases where time must
 	// pass (lease and approval expiry) or where "zero means now" advance and
@@ -98,7 +100,7 @@ func (c *Clock) Advance(d time.Duration) {
 
 // RunAll runs every suite: conversations, snapshots, the run journal,
 // memory, approvals, compliance records, retention, idle conversations
-// and workers (the last three skip without their optional capabilities),
+// workers and quotas (the last four skip without their optional capabilities),
 // and the values every binding holds or refuses (RunValueTests).
 func RunAll(t *testing.T, newHarness NewHarness) {
 	t.Helper()
@@ -113,6 +115,7 @@ func RunAll(t *testing.T, newHarness NewHarness) {
 	t.Run("Values", func(t *testing.T) { RunValueTests(t, newHarness) })
 	t.Run("Compliance", func(t *testing.T) { RunComplianceTests(t, newHarness) })
 	t.Run("InactiveConversations", func(t *testing.T) { RunInactiveConversationTests(t, newHarness) })
+	t.Run("Quotas", func(t *testing.T) { RunQuotaTests(t, newHarness) })
 }
 
 // testCase is one rule of a suite.

@@ -11,6 +11,7 @@
 //	kindgi runs show --database-url URL --tenant ID RUN_ID
 //	kindgi approvals list|approve|deny --database-url URL --tenant ID [--approver ID --reason TEXT] [APPROVAL_ID]
 //	kindgi console --database-url URL --listen 127.0.0.1:8080 --tenant ID [--role ROLE] [--trusted-header NAME]
+//	kindgi quotas show --database-url URL --tenant ID [--json]
 //	kindgi eval --agent FILE (--dataset FILE | --from-runs --database-url URL --tenant ID (--runs ID,... | --since 24h --agent-id ID)) [--grader G]... [--junit FILE] [--html FILE]
 //
 // Install it from a clone of the repository (the module is not published
@@ -65,6 +66,7 @@ func commands() []command {
 		{"approvals", "list pending approvals, approve or deny one", runApprovals},
 		{"console", "serve the reviewer console: approvals, runs, conversations in a browser", runConsole},
 		{"eval", "replay datasets or recorded runs against an agent version, grade and report", runEval},
+		{"quotas", "show a tenant's quotas: use per window and when it frees", runQuotas},
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kindgi/agents/internal/pgtest"
 )
 
 // binary is the kindgi command built once for the package's tests.
@@ -29,7 +31,29 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building kindgi: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// The tests that need PostgreSQL share one database of the package's
+	// own, migrated by the schema of this tree (a database another tree
+	// migrated may hold an older baseline).
+	drop := func() error { return nil }
+	if admin := os.Getenv("KINDGI_TEST_DATABASE_URL"); admin != "" {
+		var u string
+		if u, drop, err = pgtest.Create(admin, "kindgi_cmd_"); err != nil {
+			fmt.Fprintf(os.Stderr, "creating the test database: %v\n", err)
+			os.Exit(1)
+		}
+		os.Setenv("KINDGI_TEST_DATABASE_URL", u)
+		// Migrated before any test, so that a test that serves the
+		// database (the console) finds the schema whichever runs first.
+		if out, err := exec.Command(binary, "migrate", "--database-url", u).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "migrating the test database: %v\n%s", err, out)
+			_ = drop()
+			os.Exit(1)
+		}
+	}
 	code := m.Run()
+	if err := drop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

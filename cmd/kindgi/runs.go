@@ -72,13 +72,8 @@ func connect(ctx context.Context, url string) (*pgstore.Store, func(), error) {
 }
 
 func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "show") {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintf(stdout, "usage: kindgi %s\n", runsUsage)
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "usage: kindgi %s\n", runsUsage)
-		return exitUsage
+	if code, ok := subcommand("runs", []string{"list", "show"}, runsUsage, args, stdout, stderr); !ok {
+		return code
 	}
 	sub := args[0]
 	fs := newFlags("runs "+sub, runsUsage, stderr)
@@ -115,7 +110,14 @@ func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 					statuses = append(statuses, bindings.RunStatus(s))
 				}
 			}
-			return listRuns(ctx, store, bindings.ListRunsInput{TenantID: *sf.tenant, Statuses: statuses, After: *after, Limit: *limit}, *sf.asJSON, stdout, stderr)
+			next := "kindgi runs list" + storeArgs(*sf.url, *sf.tenant)
+			if *status != "" {
+				next += " --status " + shellQuote(*status)
+			}
+			if *limit != bindings.DefaultRunPageLimit {
+				next += fmt.Sprintf(" --limit %d", *limit)
+			}
+			return listRuns(ctx, store, bindings.ListRunsInput{TenantID: *sf.tenant, Statuses: statuses, After: *after, Limit: *limit}, next, *sf.asJSON, stdout, stderr)
 		}
 		return showRun(ctx, store, *sf.tenant, rest[0], *sf.asJSON, stdout, stderr)
 	}
@@ -123,7 +125,9 @@ func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
-func listRuns(ctx context.Context, store *pgstore.Store, in bindings.ListRunsInput, asJSON bool, stdout, stderr io.Writer) int {
+// listRuns prints a page of runs; next is the command that lists the
+// same runs, to which the hint for the next page adds --after.
+func listRuns(ctx context.Context, store *pgstore.Store, in bindings.ListRunsInput, next string, asJSON bool, stdout, stderr io.Writer) int {
 	page, err := store.ListRuns(ctx, in)
 	if err != nil {
 		fmt.Fprintf(stderr, "kindgi runs list: %s\n", errLine(err))
@@ -139,7 +143,7 @@ func listRuns(ctx context.Context, store *pgstore.Store, in bindings.ListRunsInp
 	}
 	_ = tw.Flush()
 	if page.Next != "" {
-		fmt.Fprintf(stdout, "more: --after %s\n", page.Next)
+		fmt.Fprintf(stdout, "more: %s --after %s\n", next, shellQuote(page.Next))
 	}
 	return exitOK
 }
@@ -272,13 +276,8 @@ func (r *roles) String() string     { return strings.Join(*r, ",") }
 func (r *roles) Set(s string) error { *r = append(*r, s); return nil }
 
 func runApprovals(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "approve" && args[0] != "deny") {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Fprintf(stdout, "usage: kindgi %s\n", approvalsUsage)
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "usage: kindgi %s\n", approvalsUsage)
-		return exitUsage
+	if code, ok := subcommand("approvals", []string{"list", "approve", "deny"}, approvalsUsage, args, stdout, stderr); !ok {
+		return code
 	}
 	sub := args[0]
 	fs := newFlags("approvals "+sub, approvalsUsage, stderr)

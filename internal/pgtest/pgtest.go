@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"testing"
@@ -30,37 +31,52 @@ func AdminURL(t testing.TB) string {
 // returns its URL.
 func FreshDatabase(t testing.TB, adminURL, prefix string) string {
 	t.Helper()
+	u, drop, err := Create(adminURL, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return u
+}
+
+// Create is FreshDatabase for a TestMain: it returns the new database's
+// URL and the function that drops it.
+func Create(adminURL, prefix string) (dbURL string, drop func() error, err error) {
+	u, err := url.Parse(adminURL)
+	if err != nil {
+		return "", nil, fmt.Errorf("KINDGI_TEST_DATABASE_URL is not a URL: %w", err)
+	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, adminURL)
 	if err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
 	defer conn.Close(ctx)
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := prefix + hex.EncodeToString(b[:])
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
+		return "", nil, err
 	}
-	t.Cleanup(func() {
+	drop = func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		c, err := pgx.Connect(ctx, adminURL)
 		if err != nil {
-			t.Errorf("drop %s: %v", name, err)
-			return
+			return fmt.Errorf("drop %s: %w", name, err)
 		}
 		defer c.Close(ctx)
 		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("drop %s: %v", name, err)
+			return fmt.Errorf("drop %s: %w", name, err)
 		}
-	})
-	u, err := url.Parse(adminURL)
-	if err != nil {
-		t.Fatalf("KINDGI_TEST_DATABASE_URL is not a URL: %v", err)
+		return nil
 	}
 	u.Path = "/" + name
-	return u.String()
+	return u.String(), drop, nil
 }
 
 // BouncerEnv names the PgBouncer (transaction pooling, in front of the

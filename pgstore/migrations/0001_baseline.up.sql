@@ -123,6 +123,8 @@ CREATE TABLE agent_runs (
     last_error_message      text,
     last_error_at           timestamptz,
     drive_attempts          integer     NOT NULL DEFAULT 0,
+    -- A run waiting on a quota is not claimed before it.
+    not_before              timestamptz,
     PRIMARY KEY (tenant_id, id)
 );
 -- Keyset paging of a tenant's runs, newest first.
@@ -226,6 +228,32 @@ CREATE TABLE agent_compliance_records (
 );
 CREATE INDEX agent_compliance_records_list_idx
     ON agent_compliance_records (tenant_id, evaluated_at, run_id COLLATE "C", key COLLATE "C");
+
+-- Tenant quotas (bindings.QuotaCounter): each quota as its last take
+-- defined it, whose row a take locks (so the takes of one quota are one
+-- at a time), and the units counted, one row per (quota, unit): a unit
+-- counted once is never counted again.
+CREATE TABLE agent_quotas (
+    tenant_id      text             NOT NULL,
+    name           text             NOT NULL,
+    scope          text             NOT NULL,
+    tool_id        text             NOT NULL DEFAULT '',
+    quota_limit    double precision NOT NULL,
+    window_seconds bigint           NOT NULL,
+    on_exceeded    text             NOT NULL DEFAULT '',
+    updated_at     timestamptz      NOT NULL,
+    PRIMARY KEY (tenant_id, name)
+);
+CREATE TABLE agent_quota_units (
+    tenant_id text             NOT NULL,
+    quota     text             NOT NULL,
+    unit      text             NOT NULL,
+    at        timestamptz      NOT NULL,
+    amount    double precision NOT NULL,
+    PRIMARY KEY (tenant_id, quota, unit)
+);
+-- A quota's window: its units by time.
+CREATE INDEX agent_quota_units_at_idx ON agent_quota_units (tenant_id, quota, at);
 
 -- Notifications: every run change a worker may act on is announced on the
 -- channel kindgi_runs as "tenant\trun\tstatus\tclaimable" (pgstore's
@@ -763,6 +791,10 @@ ALTER TABLE agent_approvals ENABLE ROW LEVEL SECURITY;
 ALTER TABLE agent_approvals FORCE ROW LEVEL SECURITY;
 ALTER TABLE agent_compliance_records ENABLE ROW LEVEL SECURITY;
 ALTER TABLE agent_compliance_records FORCE ROW LEVEL SECURITY;
+ALTER TABLE agent_quotas ENABLE ROW LEVEL SECURITY;
+ALTER TABLE agent_quotas FORCE ROW LEVEL SECURITY;
+ALTER TABLE agent_quota_units ENABLE ROW LEVEL SECURITY;
+ALTER TABLE agent_quota_units FORCE ROW LEVEL SECURITY;
 
 CREATE POLICY agent_tenant_isolation ON agent_conversations
     USING (tenant_id = current_setting('kindgi.tenant_id', true))
@@ -783,6 +815,12 @@ CREATE POLICY agent_tenant_isolation ON agent_approvals
     USING (tenant_id = current_setting('kindgi.tenant_id', true))
     WITH CHECK (tenant_id = current_setting('kindgi.tenant_id', true));
 CREATE POLICY agent_tenant_isolation ON agent_compliance_records
+    USING (tenant_id = current_setting('kindgi.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('kindgi.tenant_id', true));
+CREATE POLICY agent_tenant_isolation ON agent_quotas
+    USING (tenant_id = current_setting('kindgi.tenant_id', true))
+    WITH CHECK (tenant_id = current_setting('kindgi.tenant_id', true));
+CREATE POLICY agent_tenant_isolation ON agent_quota_units
     USING (tenant_id = current_setting('kindgi.tenant_id', true))
     WITH CHECK (tenant_id = current_setting('kindgi.tenant_id', true));
 

@@ -46,9 +46,21 @@ func (o *Observer) OnEvent(ctx context.Context, e turn.Event) {
 		o.turnEnded(ctx, ev.RunID, "suspended", "", "", nil)
 	case turn.TurnCompletedEvent:
 		o.turnEnded(ctx, ev.RunID, "completed", "", "", &ev.Usage)
+	case turn.QuotaUsedEvent:
+		o.quotaUsed.Add(ctx, ev.Amount, metric.WithAttributes(o.quotaAttrs(ev.RunID, ev.Quota, ev.Scope)...))
+	case turn.QuotaRefusedEvent:
+		o.quotaRefused.Add(ctx, 1, metric.WithAttributes(append(o.quotaAttrs(ev.RunID, ev.Quota, ev.Scope), AttrQuotaWait.Bool(ev.Wait))...))
 	case turn.TurnFailedEvent:
 		o.turnEnded(ctx, ev.RunID, "failed", ev.Code, ev.Message, nil)
 	}
+}
+
+// quotaAttrs are a quota metric's attributes: the quota, its scope and,
+// for a run the observer follows, the tenant.
+func (o *Observer) quotaAttrs(runID, name string, scope string) []attribute.KeyValue {
+	attrs := []attribute.KeyValue{AttrQuotaName.String(name), AttrQuotaScope.String(scope)}
+	o.withRun(runID, func(r *runSpans) { attrs = append(attrs, r.attrs[1]) })
+	return attrs
 }
 
 func (o *Observer) withRun(runID string, f func(r *runSpans)) {

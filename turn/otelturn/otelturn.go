@@ -62,6 +62,9 @@ const (
 	AttrOutcome            = attribute.Key("kindgi.outcome")
 	AttrCostUsd            = attribute.Key("kindgi.cost_usd")
 	AttrErrorCode          = attribute.Key("error.type")
+	AttrQuotaName          = attribute.Key("kindgi.quota.name")
+	AttrQuotaScope         = attribute.Key("kindgi.quota.scope")
+	AttrQuotaWait          = attribute.Key("kindgi.quota.wait")
 )
 
 // Options configures an Observer; nil fields use the global providers.
@@ -83,6 +86,8 @@ type Observer struct {
 	turnDuration metric.Float64Histogram
 	opDuration   metric.Float64Histogram
 	toolDuration metric.Float64Histogram
+	quotaUsed    metric.Float64Counter
+	quotaRefused metric.Int64Counter
 
 	mu   sync.Mutex
 	runs map[string]*runSpans
@@ -141,6 +146,12 @@ func New(opts *Options) (*Observer, error) {
 		return nil, err
 	}
 	if ob.toolDuration, err = m.Float64Histogram("kindgi.tool.duration", metric.WithDescription("Duration of a tool call."), metric.WithUnit("s")); err != nil {
+		return nil, err
+	}
+	if ob.quotaUsed, err = m.Float64Counter("kindgi.quota.consumed", metric.WithDescription("Units counted against tenant quotas: calls, turns, tokens or US dollars, by quota.")); err != nil {
+		return nil, err
+	}
+	if ob.quotaRefused, err = m.Int64Counter("kindgi.quota.refused", metric.WithDescription("Units tenant quotas refused, by quota and whether the run waits."), metric.WithUnit("{unit}")); err != nil {
 		return nil, err
 	}
 	return ob, nil
