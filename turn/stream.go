@@ -146,10 +146,11 @@ func Events(ctx context.Context, in Input, b Bindings) iter.Seq2[Event, error] {
 		finished := false
 		defer func() {
 			// Left early (or the loop body panicked): stop the turn and
-			// wait for it.
+			// wait for it. The cancellation comes first, so that the drive,
+			// let go from the event it waits in, already sees it.
 			if !finished {
-				close(stopped)
 				cancel()
+				close(stopped)
 				<-done
 			}
 		}()
