@@ -58,6 +58,20 @@ func (planModel) Generate(_ context.Context, req bindings.GenerateRequest) (bind
 		Usage: bindings.Usage{InputTokens: 100, OutputTokens: 10, CostUsd: 0.00031}}, nil
 }
 
+// mailerAgent is the browser tests' agent: it sends documents with
+// acme.send-email, gated always-ask (for requiredRole, when set).
+func mailerAgent(requiredRole string) (agent.Agent, error) {
+	return agent.Define(agent.Spec{
+		ID: "acme.mailer", Version: "1.0.0", Name: "Mailer",
+		Instructions: "You send documents to counterparties on request.",
+		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
+		Tools:        []agent.ToolRef{{ID: "acme.send-email", Version: "^2.0.0"}},
+		ConversationPolicy: &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
+			Overrides: map[string]agent.ToolGate{"acme.send-email": {Mode: agent.GateAlwaysAsk, RequiredRole: requiredRole}},
+		}}},
+	})
+}
+
 // parkedTurn submits a mailer turn whose send-email gate needs a senior
 // reviewer, starts a worker for tenant acme, and waits until the run is
 // parked on its approval. It returns the run id and how many times the
@@ -65,15 +79,7 @@ func (planModel) Generate(_ context.Context, req bindings.GenerateRequest) (bind
 func parkedTurn(t *testing.T, store *pgstore.Store, keys *memstore.Keys) (runID string, sent *atomic.Int32) {
 	t.Helper()
 	ctx := context.Background()
-	mailer, err := agent.Define(agent.Spec{
-		ID: "acme.mailer", Version: "1.0.0", Name: "Mailer",
-		Instructions: "You send documents to counterparties on request.",
-		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
-		Tools:        []agent.ToolRef{{ID: "acme.send-email", Version: "^2.0.0"}},
-		ConversationPolicy: &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
-			Overrides: map[string]agent.ToolGate{"acme.send-email": {Mode: agent.GateAlwaysAsk, RequiredRole: "senior"}},
-		}}},
-	})
+	mailer, err := mailerAgent("senior")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	agents "github.com/kindgi/agents"
-	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/console"
 	"github.com/kindgi/agents/memstore"
@@ -44,15 +43,7 @@ func (c *crashOnce) Generate(ctx context.Context, req bindings.GenerateRequest) 
 func debuggedRun(t *testing.T, store *pgstore.Store, keys *memstore.Keys) string {
 	t.Helper()
 	ctx := context.Background()
-	mailer, err := agent.Define(agent.Spec{
-		ID: "acme.mailer", Version: "1.0.0", Name: "Mailer",
-		Instructions: "You send documents to counterparties on request.",
-		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
-		Tools:        []agent.ToolRef{{ID: "acme.send-email", Version: "^2.0.0"}},
-		ConversationPolicy: &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
-			Overrides: map[string]agent.ToolGate{"acme.send-email": {Mode: agent.GateAlwaysAsk}},
-		}}},
-	})
+	mailer, err := mailerAgent("")
 	if err != nil {
 		t.Fatal(err)
 	}
