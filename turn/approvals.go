@@ -192,7 +192,7 @@ func (r *run) foldParked(ctx context.Context, parked *bindings.JournalEntry) (ap
 // complete journals a decided approval attempt and returns the outcome the
 // journal keeps (the first one recorded).
 func (r *run) complete(ctx context.Context, key, node string, o approvalOutcome) (approvalOutcome, error) {
-	raw, err := encodeStep(r, &o) // into the drive's output arena (appendApprovalOutcomeJSON)
+	raw, err := encodeStep(r, &o) // into the drive's output arena
 	if err != nil {
 		return o, &agents.PersistenceError{Op: "encode approval outcome", Err: err, Permanent: true}
 	}
@@ -249,34 +249,6 @@ func (r *run) sessionGate(ctx context.Context) (Result, bool, error) {
 	return Result{}, false, nil
 }
 
-// encodeApprovalOutcome is json.Marshal(*o), without reflection for the
-// strings appendJSONString writes (TestEncodeApprovalOutcomeMatchesMarshal);
+// encodeApprovalOutcome is json.Marshal(*o), through the journal codec;
 // a drive encodes it with encodeStep, into its output arena.
 func encodeApprovalOutcome(o *approvalOutcome) ([]byte, error) { return encodeOutput(o) }
-
-// approvalOutcomeSize is room enough for appendApprovalOutcomeJSON(o).
-func approvalOutcomeSize(o *approvalOutcome) int {
-	return 64 + len(o.Status) + len(o.ApprovalID) + len(o.Reviewer) + len(o.Comment) + len(o.NextRole)
-}
-
-// appendApprovalOutcomeJSON appends what json.Marshal(*o) returns and
-// reports true, or reports false when a string holds something it leaves
-// to encoding/json (see appendJSONString).
-func appendApprovalOutcomeJSON(b []byte, o *approvalOutcome) ([]byte, bool) {
-	b = append(b, `{"status":`...)
-	b, ok := appendJSONString(b, o.Status)
-	if ok {
-		b = append(b, `,"approvalId":`...)
-		b, ok = appendJSONString(b, o.ApprovalID)
-	}
-	for _, f := range [...]struct{ name, v string }{{`,"reviewer":`, o.Reviewer}, {`,"comment":`, o.Comment}, {`,"nextRole":`, o.NextRole}} {
-		if ok && f.v != "" {
-			b = append(b, f.name...)
-			b, ok = appendJSONString(b, f.v)
-		}
-	}
-	if !ok {
-		return nil, false
-	}
-	return append(b, '}'), true
-}

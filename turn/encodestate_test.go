@@ -11,6 +11,7 @@ import (
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/journalcodec"
 )
 
 // pinMarshal fails unless encodeOutput(&v) is json.Marshal(v), byte for
@@ -122,7 +123,7 @@ func TestEncodeSetupMatchesMarshal(t *testing.T) {
 		edit(&s)
 		pinMarshal(t, name, s)
 	}
-	if s := base(); !fast(appendSetupJSON(nil, &s)) {
+	if s := base(); !fast(journalcodec.Append(nil, &s, nil)) {
 		t.Error("the common setup state is left to encoding/json")
 	}
 }
@@ -176,7 +177,7 @@ func TestEncodeDecideOutputsMatchMarshal(t *testing.T) {
 			t.Errorf("toolMeta.raw = %s, want %s", got, want)
 		}
 	}
-	if !fast(appendPlansJSON(nil, plans["refused"])) || !fast(appendChatMessagesJSON(nil, msgs["calls"])) || !fast(appendComposeJSON(nil, &composeRecord{Status: StatusCompleted, MessageID: "m"})) {
+	if !fast(journalcodec.Append(nil, ptr(plans["refused"]), nil)) || !fast(journalcodec.Append(nil, ptr(msgs["calls"]), nil)) || !fast(journalcodec.Append(nil, &composeRecord{Status: StatusCompleted, MessageID: "m"}, nil)) {
 		t.Error("a common plan, message list or compose record is left to encoding/json")
 	}
 	pinMarshal(t, "compose suspended", composeRecord{Status: StatusSuspended})
@@ -269,8 +270,8 @@ func TestJournaledFollowsStrings(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("journaled(%s) = %s, want %s", d, got, want)
 		}
-		if asIs := err == nil && bytes.Equal(want, raw) && validJSON(raw); rawAsIs(raw) != asIs {
-			t.Errorf("rawAsIs(%s) = %v, want %v", d, !asIs, asIs)
+		if asIs := err == nil && bytes.Equal(want, raw) && validJSON(raw); journalcodec.RawAsIs(raw) != asIs {
+			t.Errorf("RawAsIs(%s) = %v, want %v", d, !asIs, asIs)
 		}
 	}
 }
@@ -284,9 +285,9 @@ func TestToolOutputAsIsMatchesMarshal(t *testing.T) {
 		}
 		v := toolResult{Status: toolOK, Output: journaled(json.RawMessage(o)), outputAsIs: true}
 		want, err := json.Marshal(v)
-		got, ok := appendToolResultJSON(nil, &v)
-		if err != nil || !ok || !bytes.Equal(got, want) {
-			t.Errorf("%s: appendToolResultJSON = %s, %v; json.Marshal = %s, %v", o, got, ok, want, err)
+		got, gerr := encodeOutput(&v)
+		if err != nil || gerr != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: encodeOutput = %s, %v; json.Marshal = %s, %v", o, got, gerr, want, err)
 		}
 	}
 }

@@ -4,9 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/frozen"
 )
 
 // hashedIDLen is the length of the hashed tail of a derived id that would
@@ -36,8 +36,10 @@ const idTextChunk = 512
 // derivedID is derivedID(r.id, key) with its bytes in the run's id text
 // (r.idText) rather than an allocation of its own: a drive's ids share a
 // few chunks. A chunk's bytes never change once written (a full chunk is
-// left as it is and a new one started), so the strings stay valid for as
-// long as anyone holds them.
+// left as it is and a new one started, and reset drops the run's chunk
+// rather than reusing it): internal/frozen's invariant, so the strings
+// stay valid for as long as anyone holds them
+// (TestDerivedIDsSurviveLaterIDs).
 func (r *run) derivedID(key string) string {
 	n := len(r.id) + 1 + len(key)
 	if n > bindings.MaxIDLength {
@@ -50,7 +52,7 @@ func (r *run) derivedID(key string) string {
 	r.idText = append(r.idText, r.id...)
 	r.idText = append(r.idText, '/')
 	r.idText = append(r.idText, key...)
-	return unsafe.String(&r.idText[start], n)
+	return frozen.String(r.idText[start:])
 }
 
 // idPrefix is how every derived id of runID begins: runID + "/", with runID

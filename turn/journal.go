@@ -9,10 +9,11 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/alias"
+	"github.com/kindgi/agents/internal/journalcodec"
 )
 
 // keyState holds the journal entries of one step key, one per phase (see
@@ -229,7 +230,7 @@ func setEntryKeyed(e *bindings.JournalEntry, key string, output json.RawMessage,
 	if !sameString(e.Key, key) {
 		e.Key = key
 	}
-	if unsafe.SliceData(e.Output) != unsafe.SliceData(output) || len(e.Output) != len(output) || cap(e.Output) != cap(output) {
+	if !alias.SameBytes(e.Output, output) {
 		e.Output = output
 	}
 }
@@ -237,9 +238,7 @@ func setEntryKeyed(e *bindings.JournalEntry, key string, output json.RawMessage,
 // sameString reports whether a and b are the same string: the same bytes
 // at the same address (not only equal bytes: a string may alias bytes a
 // later drive writes over, such as a derived id's).
-func sameString(a, b string) bool {
-	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
-}
+func sameString(a, b string) bool { return alias.SameString(a, b) }
 
 // slot returns where the index keeps e: the phase of e's key state that
 // has no entry yet, or nil when it has one already (or when e is a failed
@@ -733,7 +732,7 @@ func callEffect[T any](ctx context.Context, r *run, node, requestID string, fn f
 // in this form on the drive that produced it too, so a replay sees the very
 // same bytes.
 func journaled(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 || !needsCompact(raw) {
+	if len(raw) == 0 || !journalcodec.NeedsCompact(raw) {
 		// Nothing to remove or escape: the encoder would copy raw as it
 		// is (or, were it not JSON, fail and leave raw as it is).
 		return raw
@@ -743,34 +742,6 @@ func journaled(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	return out
-}
-
-// needsCompact reports whether the encoder's compaction would change raw,
-// a JSON document: whitespace between tokens, or '<', '>', '&' or the first
-// byte of U+2028 or U+2029 (0xE2, which also starts other characters:
-// those only cost the slow path) anywhere. Whitespace inside a string is
-// kept, so the scan follows strings (and their escapes); for bytes that
-// are not JSON its answer does not matter (the encoder refuses them).
-func needsCompact(raw []byte) bool {
-	for i := 0; i < len(raw); i++ {
-		switch raw[i] {
-		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xE2:
-			return true
-		case '"':
-			for i++; i < len(raw); i++ {
-				c := raw[i]
-				if c == '"' {
-					break
-				}
-				if c == '\\' {
-					i++ // the escaped byte cannot end the string
-				} else if c == '<' || c == '>' || c == '&' || c == 0xE2 {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // fail journals err as the failed outcome of key and returns err.

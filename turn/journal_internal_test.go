@@ -3,7 +3,6 @@ package turn
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -78,36 +77,5 @@ func TestJournaledIsMarshal(t *testing.T) {
 		if got := journaled(json.RawMessage(raw)); string(got) != string(want) {
 			t.Errorf("journaled(%q) = %q, want %q", raw, got, want)
 		}
-	}
-}
-
-// TestRawMemoIsRawAsIs holds that a rawMemo answers as rawAsIs does, for
-// documents it remembers and for those it does not, and that it keeps
-// copies (a caller writing over its bytes changes no later answer).
-func TestRawMemoIsRawAsIs(t *testing.T) {
-	var m rawMemo
-	docs := []string{
-		`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`,
-		`{"a": 1}`, `{"a":"<b>"}`, `{"a":`, `[1,2,3]`, `"x"`, `{"a":1}`,
-	}
-	for round := range 3 {
-		for _, d := range docs {
-			raw := []byte(d)
-			if got, want := m.asIs(raw), rawAsIs(raw); got != want {
-				t.Errorf("round %d: asIs(%s) = %v, rawAsIs %v", round, d, got, want)
-			}
-			for i := range raw {
-				raw[i] = ' ' // the memo's copy must not change
-			}
-		}
-	}
-	for i := range 3 * rawMemoDocs {
-		raw := []byte(fmt.Sprintf(`{"n":%d}`, i))
-		if !m.asIs(raw) {
-			t.Errorf("asIs(%s) = false", raw)
-		}
-	}
-	if len(m.docs) > rawMemoDocs {
-		t.Errorf("the memo holds %d documents, at most %d", len(m.docs), rawMemoDocs)
 	}
 }

@@ -1,18 +1,15 @@
 package turn
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"math/bits"
-	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/journalcodec"
 )
 
 // sameAsUnmarshal decodes raw as T with the fast decoder and, when it
@@ -21,7 +18,7 @@ import (
 func sameAsUnmarshal[T any](t testing.TB, raw []byte) bool {
 	t.Helper()
 	var got T
-	if !decodeFast(raw, &got) {
+	if !journalcodec.Decode(raw, &got, false) {
 		return false
 	}
 	var want T
@@ -234,122 +231,5 @@ func TestEncodeApprovalOutcomeMatchesMarshal(t *testing.T) {
 		if err != nil || string(got) != string(want) {
 			t.Errorf("encodeApprovalOutcome(%+v) = %s, %v; json.Marshal: %s", o, got, err, want)
 		}
-	}
-}
-
-// TestUTCTimeIsUnmarshalJSON holds utcTime to time.Time's UnmarshalJSON
-// for the forms it reads and the ones it leaves to it.
-func TestUTCTimeIsUnmarshalJSON(t *testing.T) {
-	for _, s := range []string{
-		"2026-03-14T09:00:00Z", "2026-03-14T09:00:00.123456789Z", "2026-03-14T09:00:00.5Z", "0000-01-01T00:00:00Z",
-		"9999-12-28T23:59:59.000000001Z", "2024-02-29T12:00:00Z", "2026-02-30T00:00:00Z", "2026-13-01T00:00:00Z",
-		"2026-03-14T24:00:00Z", "2026-03-14T09:60:00Z", "2026-03-14T09:00:60Z", "2026-03-14T09:00:00.Z",
-		"2026-03-14T09:00:00.1234567890Z", "2026-03-14T09:00:00+01:00", "2026-03-14 09:00:00Z", "2026-3-14T09:00:00Z",
-		"+026-03-14T09:00:00Z", "2026-03-14T09:00:00.12a4Z",
-	} {
-		got, ok := utcTime(s)
-		var want time.Time
-		err := want.UnmarshalJSON([]byte(`"` + s + `"`))
-		if ok && (err != nil || !reflect.DeepEqual(got, want)) {
-			t.Errorf("utcTime(%q) = %v; UnmarshalJSON: %v, %v", s, got, want, err)
-		}
-	}
-	for _, s := range []string{"2026-03-14T09:00:00Z", "2026-03-14T09:00:00.123456789Z"} {
-		if _, ok := utcTime(s); !ok {
-			t.Errorf("utcTime(%q) leaves the encoder's form to UnmarshalJSON", s)
-		}
-	}
-}
-
-// TestRawValuesAreCopies: the raw values a decoder returns (schemas,
-// arguments) are copies, whether the document is read in place (a shared
-// journal read's bytes) or not: none shares memory with the document, each
-// is capped at its length, so that appending to one never writes over the
-// next, and writing over one changes neither the document nor another.
-func TestRawValuesAreCopies(t *testing.T) {
-	raw := []byte(`[{"id":"a","toolId":"t","arguments":{"q":1}},{"id":"b","toolId":"t","arguments":[2]},{"id":"c","toolId":"t","arguments":"x"}]`)
-	want := []string{`{"q":1}`, `[2]`, `"x"`}
-	for _, shared := range []bool{false, true} {
-		doc := append([]byte(nil), raw...)
-		var plans []callPlan
-		text := string(doc)
-		if shared {
-			text = unsafe.String(&doc[0], len(doc))
-		}
-		if !decodeFastIn(doc, text, &plans) || len(plans) != 3 {
-			t.Fatalf("shared %v: the decoder did not read %s (%d plans)", shared, doc, len(plans))
-		}
-		lo, hi := &doc[0], &doc[len(doc)-1]
-		for i, p := range plans {
-			a := p.Arguments
-			if string(a) != want[i] || cap(a) != len(a) {
-				t.Errorf("shared %v: arguments %d = %q (cap %d), want %q capped", shared, i, a, cap(a), want[i])
-			}
-			if first, last := &a[0], &a[len(a)-1]; !(uintptrOf(last) < uintptrOf(lo) || uintptrOf(first) > uintptrOf(hi)) {
-				t.Errorf("shared %v: arguments %d share the document's memory", shared, i)
-			}
-		}
-		_ = append(plans[0].Arguments, "zzzz"...)
-		_ = append(plans[1].Arguments, "zzzz"...)
-		for i := range plans {
-			for j := range plans[i].Arguments {
-				plans[i].Arguments[j] = 'X'
-			}
-			if i+1 < len(plans) && string(plans[i+1].Arguments) != want[i+1] {
-				t.Errorf("shared %v: writing over arguments %d changed the next: %q", shared, i, plans[i+1].Arguments)
-			}
-		}
-		if string(doc) != string(raw) {
-			t.Errorf("shared %v: writing over the raw values changed the document: %s", shared, doc)
-		}
-	}
-}
-
-func uintptrOf(p *byte) uintptr { return uintptr(unsafe.Pointer(p)) }
-
-// TestNotPlain8: the word test of str finds the first byte that is not
-// strPlain, whatever byte it is and wherever it is in the word, whatever
-// follows it — and none in a word of plain bytes.
-func TestNotPlain8(t *testing.T) {
-	first := func(w [8]byte) int {
-		for i, c := range w {
-			if !strPlain[c] {
-				return i
-			}
-		}
-		return 8
-	}
-	check := func(w [8]byte) {
-		m := notPlain8(binary.LittleEndian.Uint64(w[:]))
-		got := 8
-		if m != 0 {
-			got = bits.TrailingZeros64(m) >> 3
-		}
-		if want := first(w); got != want {
-			t.Fatalf("notPlain8(%q) finds byte %d, want %d", w, got, want)
-		}
-	}
-	for c := range 256 {
-		for p := range 8 {
-			for _, after := range []byte{'a', 0, '"', '\\', 0xff, 0x1f, 0x80, 0x7f} {
-				w := [8]byte{'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a'}
-				w[p] = byte(c)
-				for k := p + 1; k < 8; k++ {
-					w[k] = after
-				}
-				check(w)
-			}
-		}
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for range 200_000 {
-		var w [8]byte
-		for k := range w {
-			w[k] = byte(rng.IntN(256))
-			if rng.IntN(4) > 0 {
-				w[k] = byte(0x20 + rng.IntN(0x60))
-			}
-		}
-		check(w)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/journalcodec"
 )
 
 // encodeOutput journals a message with exactly json.Marshal's bytes,
@@ -132,13 +133,13 @@ func sameAsMarshal[T any](t *testing.T, v *T) {
 // The anchor turn's outputs take the encoders' own path, not the fallback.
 func TestEncodeOutputStepResultsFastPath(t *testing.T) {
 	resp := bindings.GenerateResponse{ToolCalls: []bindings.ToolCall{{ID: "c1", Name: "clause_search", Arguments: json.RawMessage(`{"query":"nda"}`)}}, Usage: bindings.Usage{CostUsd: 0.001}}
-	if _, ok := appendResponseJSON(nil, &resp); !ok {
+	if _, ok := journalcodec.Append(nil, &resp, nil); !ok {
 		t.Error("a model response with a tool call fell back to json.Marshal")
 	}
-	if _, ok := appendToolResultJSON(nil, &toolResult{Status: toolOK, Output: json.RawMessage(`{"clauses":[]}`)}); !ok {
+	if _, ok := journalcodec.Append(nil, &toolResult{Status: toolOK, Output: json.RawMessage(`{"clauses":[]}`)}, nil); !ok {
 		t.Error("a tool result fell back to json.Marshal")
 	}
-	if _, ok := appendBudgetJSON(nil, &budgetState{ModelCalls: 1, CostUsd: 0.5, ElapsedMs: 3}); !ok {
+	if _, ok := journalcodec.Append(nil, &budgetState{ModelCalls: 1, CostUsd: 0.5, ElapsedMs: 3}, nil); !ok {
 		t.Error("a budget check fell back to json.Marshal")
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/journalcodec"
 )
 
 // deferredMessage is a message step whose append waits for the drive's
@@ -91,11 +92,7 @@ func (r *run) deferredOutput(key string) bool { return r.deferred.set && r.defer
 // It takes the message by value, and leaves the rare fallback to
 // marshalMessage, so that the caller's message stays on its stack.
 func encodeMessage(m bindings.ConversationMessage) ([]byte, error) {
-	size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata) // as appendOutput sizes it
-	for i := range m.ToolCalls {
-		size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
-	}
-	if b, ok := appendMessageJSON(make([]byte, 0, size), &m); ok {
+	if b, ok := journalcodec.Append(make([]byte, 0, messageSize(&m)), &m, nil); ok {
 		return b, nil
 	}
 	return marshalMessage(m)
@@ -105,10 +102,7 @@ func encodeMessage(m bindings.ConversationMessage) ([]byte, error) {
 // arena, as encodeStep does for every other step output (the store keeps
 // those bytes: the arena is never written over).
 func (r *run) encodeMessageInArena(m bindings.ConversationMessage) ([]byte, error) {
-	size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata)
-	for i := range m.ToolCalls {
-		size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
-	}
+	size := messageSize(&m)
 	if cap(r.outArena)-len(r.outArena) < size {
 		if size > outArenaSize/2 {
 			return encodeMessage(m)
@@ -116,12 +110,7 @@ func (r *run) encodeMessageInArena(m bindings.ConversationMessage) ([]byte, erro
 		r.outArena = r.newOutArena()
 	}
 	start := len(r.outArena)
-	var memo *rawMemo
-	var args *recentAsIs
-	if r.mem != nil {
-		memo, args = &r.mem.rawAsIs, &r.mem.args
-	}
-	b, ok := appendMessageJSONKnown(r.outArena[start:start], &m, r.knownIDs(), memo, args)
+	b, ok := journalcodec.Append(r.outArena[start:start], &m, nil)
 	if !ok {
 		return marshalMessage(m)
 	}
@@ -132,22 +121,17 @@ func (r *run) encodeMessageInArena(m bindings.ConversationMessage) ([]byte, erro
 	return b, nil
 }
 
-// knownIDs returns the drive's tenant, conversation and run ids for
-// appendMessageJSONKnown, each kept only when it is plain (jsonPlain), the
-// first time a drive asks (every message it stores has all three).
-func (r *run) knownIDs() *[3]string {
-	if !r.plainIDsSet {
-		r.plainIDsSet = true
-		for k, s := range [3]string{r.tenantID, r.in.ConversationID, r.id} {
-			if isPlainJSON(s) {
-				r.plainIDs[k] = s
-			}
-		}
+// messageSize is room enough for m's JSON: the names, ids, numbers and
+// time fit in 512 bytes.
+func messageSize(m *bindings.ConversationMessage) int {
+	size := 512 + len(m.ID) + len(m.Content) + len(m.Metadata)
+	for i := range m.ToolCalls {
+		size += 48 + len(m.ToolCalls[i].ID) + len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
 	}
-	return &r.plainIDs
+	return size
 }
 
-// marshalMessage is json.Marshal(m), what appendMessageJSON stands for.
+// marshalMessage is json.Marshal(m), what journalcodec.Append stands for.
 func marshalMessage(m bindings.ConversationMessage) ([]byte, error) { return json.Marshal(m) }
 
 // writeDeferred writes entries — the buffer, with the deferred message

@@ -68,10 +68,6 @@ type run struct {
 	lazyMessages *bindings.JournalEntry
 	// lazyPrompt is the replayed render-prompt entry, likewise.
 	lazyPrompt *bindings.JournalEntry
-	// plainIDs are the drive's tenant, conversation and run ids as
-	// knownIDs keeps them (once plainIDsSet) for the messages it encodes.
-	plainIDs    [3]string
-	plainIDsSet bool
 	// reads is what a bindings.TurnOpener or RunResumer read ahead (see
 	// openTurn), nil when nothing was: kept out of line, so that a run on
 	// a store without them carries (and zeroes, and the GC scans) one
@@ -155,23 +151,11 @@ func initRun(r *run, b *Bindings, in Input, runID, owner string, status bindings
 	if msgStep == nil {
 		encodeMsg = nil
 	}
-	// Written only when they change: usually a pooled run's drive before
-	// had the same store (see reset).
-	if !sameBits(&r.batcher, &batcher) {
-		r.batcher = batcher
-	}
-	if !sameBits(&r.finisher, &finisher) {
-		r.finisher = finisher
-	}
-	if !sameBits(&r.combiner, &combiner) {
-		r.combiner = combiner
-	}
-	if !sameBits(&r.msgStep, &msgStep) {
-		r.msgStep = msgStep
-	}
-	if !sameBits(&r.encodeMsg, &encodeMsg) {
-		r.encodeMsg = encodeMsg
-	}
+	r.batcher = batcher
+	r.finisher = finisher
+	r.combiner = combiner
+	r.msgStep = msgStep
+	r.encodeMsg = encodeMsg
 	r.loadParked(entries)
 }
 
@@ -424,12 +408,8 @@ func (r *run) flow(ctx context.Context) (Result, error) {
 		// Work from the journaled form when setup ran in this drive too, so a tool's
 		// config (any JSON) reaches it with the same Go types on every
 		// drive: float64 numbers, map[string]any objects.
-		var memo *rawMemo
-		if r.mem != nil {
-			memo = &r.mem.rawAsIs
-		}
 		// s is setup's, built in this drive and held by nothing else.
-		if s, err = normalizeSetupMemo(s, r.at(st.result).Output, memo, true); err != nil {
+		if s, err = normalizeSetupOwn(s, r.at(st.result).Output); err != nil {
 			return Result{}, err
 		}
 	}
@@ -526,9 +506,7 @@ func (r *run) bind() error {
 		if !sameString(t.Description, d.Description) {
 			t.Description = d.Description
 		}
-		if !sameBits(&t.InputSchema, &d.InputSchema) {
-			t.InputSchema = d.InputSchema
-		}
+		t.InputSchema = d.InputSchema
 	}
 	r.toolDefs = defs
 	return nil

@@ -3,7 +3,6 @@ package turn
 import (
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/kindgi/agents/bindings"
 )
@@ -32,18 +31,6 @@ type runMem struct {
 	// the next drive; arenaTaken is set while a drive uses it.
 	arena      []byte
 	arenaTaken bool
-	// prompt is the last prompt a drive of this memory journaled that was
-	// its agent's instruction as it is (no template tags: the same on every
-	// turn), and its JSON, both copies of their own: a drive whose prompt
-	// has the same text writes the JSON again instead of quoting the text
-	// afresh (encodeStep).
-	prompt quotedString
-	// rawAsIs remembers the raw JSON of the setup states this memory's
-	// drives journaled (their tools' schemas) as written as it is.
-	rawAsIs rawMemo
-	// args remembers the tool call arguments its drives journaled as
-	// written as they are (each is written three times a drive).
-	args recentAsIs
 	// plans and toolDefs are the backing of a drive's call plans (plan)
 	// and of its model requests' tool list (bind), written over by the
 	// next: neither outlives the drive. Plans are read within dispatch,
@@ -62,9 +49,7 @@ func newPooledRun(b *Bindings, in Input, runID, owner string, status bindings.Ru
 	m := runPool.Get().(*runMem)
 	r := &m.run
 	r.mem = m
-	if !sameBits(&m.b, b) {
-		m.b = *b // the caller's Bindings stay on its stack
-	}
+	m.b = *b // the caller's Bindings stay on its stack
 	initRun(r, &m.b, in, runID, owner, status, entries)
 	return r
 }
@@ -101,7 +86,6 @@ func (r *run) release() {
 func (r *run) reset() {
 	r.fullSlabs, r.outArena, r.quoted = nil, nil, quotedString{}
 	r.deferred = deferredMessage{}
-	r.plainIDs, r.plainIDsSet = [3]string{}, false
 	r.buf, r.carried, r.logger, r.driveWall, r.lease, r.idText = nil, false, nil, time.Time{}, nil, nil
 	r.wallCtx, r.setupDecoded, r.parkedDecoded, r.lazyMessages, r.lazyPrompt = nil, nil, nil, nil, nil
 	r.reads, r.wantHistory, r.inflight, r.inflightNode, r.held = nil, false, "", "", false
@@ -113,17 +97,8 @@ func (r *run) reset() {
 	r.final, r.output, r.outputRetried, r.outcomes, r.provenance, r.quotas = "", nil, false, nil, nil, nil
 }
 
-// setInput makes r.in a copy of *in field by field, writing the agent
-// only when it changed (usually the drive before had the same: see reset).
-func (r *run) setInput(in *Input) {
-	if !sameBits(&r.in.Agent, &in.Agent) {
-		r.in.Agent = in.Agent
-	}
-	d := &r.in
-	d.TenantID, d.ProjectID, d.ConversationID, d.UserMessage = in.TenantID, in.ProjectID, in.ConversationID, in.UserMessage
-	d.Parameters, d.ParticipantID, d.DryRun, d.Principal = in.Parameters, in.ParticipantID, in.DryRun, in.Principal
-	d.RunID, d.ModelSettings = in.RunID, in.ModelSettings
-}
+// setInput makes r.in a copy of *in.
+func (r *run) setInput(in *Input) { r.in = *in }
 
 // newOutArena returns an empty output arena for encodeStep: the pooled
 // run's own when the store copies the outputs it keeps
@@ -143,17 +118,4 @@ func (r *run) newOutArena() []byte {
 		}
 	}
 	return make([]byte, 0, outArenaSize)
-}
-
-// sameBits reports whether *a and *b hold the same bytes: then they are
-// the same value (the same pointers, lengths and numbers), and assigning one
-// to the other changes nothing. A pooled run's memory is written over by
-// every drive, and each pointer word written costs a write barrier while a
-// GC mark runs (≈ 150 instructions, marking what the old and the new word
-// point to), so copies that would not change it are skipped: the Bindings
-// of an Invoke are usually those of the drive before. Padding that differs
-// only makes them differ (then the value is copied, as always).
-func sameBits[T any](a, b *T) bool {
-	n := unsafe.Sizeof(*a)
-	return unsafe.String((*byte)(unsafe.Pointer(a)), n) == unsafe.String((*byte)(unsafe.Pointer(b)), n)
 }

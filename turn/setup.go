@@ -135,15 +135,19 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 // escaped U+FFFD (the encoder's replacement of invalid UTF-8 in a string)
 // is decoded instead. TestNormalizeSetupIsDecode holds it to decodeResult.
 func normalizeSetup(s setupState, raw []byte) (setupState, error) {
-	return normalizeSetupMemo(s, raw, nil, false)
+	return normalizeSetupIn(s, raw, false)
 }
 
-// normalizeSetupMemo is normalizeSetup, taking a document memo holds (see
-// rawMemo) as journaled already: as is, it is its journaled form. With own
-// set, s's tool and guardrail lists are the caller's to write over (a
-// setup state built in this drive, which nothing else holds): they are
+// normalizeSetupOwn is normalizeSetup of a setup state built in this
+// drive, which nothing else holds: its tool and guardrail lists are
 // normalized in place instead of copied.
-func normalizeSetupMemo(s setupState, raw []byte, memo *rawMemo, own bool) (setupState, error) {
+func normalizeSetupOwn(s setupState, raw []byte) (setupState, error) {
+	return normalizeSetupIn(s, raw, true)
+}
+
+// normalizeSetupIn is normalizeSetup, in place when own is set (see
+// normalizeSetupOwn).
+func normalizeSetupIn(s setupState, raw []byte, own bool) (setupState, error) {
 	if bytes.Contains(raw, []byte(`\ufffd`)) {
 		return decodeResult[setupState](&bindings.JournalEntry{Key: NodeSetup, Status: bindings.StepCompleted, Output: raw})
 	}
@@ -157,8 +161,8 @@ func normalizeSetupMemo(s setupState, raw []byte, memo *rawMemo, own bool) (setu
 			if !own {
 				*d = s.Tools[i]
 			}
-			d.InputSchema = memo.compact(d.InputSchema)
-			d.OutputSchema = memo.compact(d.OutputSchema)
+			d.InputSchema = compactJSON(d.InputSchema)
+			d.OutputSchema = compactJSON(d.OutputSchema)
 			d.Secrets = emptyList(slices.Clone(d.Secrets))
 			d.Env = emptyMap(maps.Clone(d.Env))
 			d.Annotations = d.Annotations.Clone()
@@ -187,7 +191,7 @@ func normalizeSetupMemo(s setupState, raw []byte, memo *rawMemo, own bool) (setu
 			gs = make([]bindings.Guardrail, len(s.Guardrails))
 		}
 		for i, g := range s.Guardrails {
-			g.Config = memo.compact(g.Config)
+			g.Config = compactJSON(g.Config)
 			gs[i] = g
 		}
 		s.Guardrails = gs
@@ -209,15 +213,6 @@ func normalizeSetupMemo(s setupState, raw []byte, memo *rawMemo, own bool) (setu
 		s.Hitl.ToolGates = &c
 	}
 	return s, nil
-}
-
-// compact is compactJSON(raw), raw itself when m (which may be nil) holds
-// it: a document rawAsIs accepted is its own journaled form.
-func (m *rawMemo) compact(raw json.RawMessage) json.RawMessage {
-	if m != nil && len(raw) > 0 && m.has(raw) {
-		return raw
-	}
-	return compactJSON(raw)
 }
 
 // compactJSON returns a JSON document as the journal stores it (see

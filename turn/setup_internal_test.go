@@ -81,27 +81,15 @@ func TestNormalizeSetupIsDecode(t *testing.T) {
 			if d := cmp.Diff(want, again); d != "" {
 				t.Errorf("normalizing a decoded setup changed it:\n%s", d)
 			}
-			// With the memo of a pooled run that wrote this state (its
-			// schemas found as is), the same.
-			var memo rawMemo
-			if _, ok := appendSetupJSONMemo(nil, &s, &memo); ok {
-				memoed, err := normalizeSetupMemo(s, raw, &memo, false)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if d := cmp.Diff(want, memoed); d != "" {
-					t.Errorf("normalized with the memo, the setup differs from the decoded one (-decoded +normalized):\n%s", d)
-				}
-				// In place, over lists of its own (as flow passes setup's).
-				own := s
-				own.Tools, own.Guardrails = slices.Clone(s.Tools), slices.Clone(s.Guardrails)
-				inPlace, err := normalizeSetupMemo(own, raw, &memo, true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if d := cmp.Diff(want, inPlace); d != "" {
-					t.Errorf("normalized in place, the setup differs from the decoded one (-decoded +normalized):\n%s", d)
-				}
+			// In place, over lists of its own (as flow passes setup's).
+			own := s
+			own.Tools, own.Guardrails = slices.Clone(s.Tools), slices.Clone(s.Guardrails)
+			inPlace, err := normalizeSetupOwn(own, raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(want, inPlace); d != "" {
+				t.Errorf("normalized in place, the setup differs from the decoded one (-decoded +normalized):\n%s", d)
 			}
 			for i, d := range got.Tools {
 				if len(d.Env) > 0 && reflect.ValueOf(d.Env).UnsafePointer() == reflect.ValueOf(s.Tools[i].Env).UnsafePointer() {

@@ -3,9 +3,9 @@ package turn
 import (
 	"context"
 	"sync"
-	"unsafe"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/alias"
 )
 
 // loadedSlab holds the journal a Resume loads (loadJournal indexes it in
@@ -23,7 +23,7 @@ var loadedPool = sync.Pool{New: func() any { return new(loadedSlab) }}
 // trusted journal when it is a bindings.SharedJournalReader: the entries
 // appended to dst, sharing the bytes the store keeps instead of copies of
 // them. The turn only reads a loaded entry's output: it decodes it into
-// values of its own (strings, and copies of raw values: jdec.raw) and
+// values of its own (strings, and copies of raw values: internal/journalcodec) and
 // hands on nothing that aliases it, as the reader vouches.
 func readJournal(ctx context.Context, b *Bindings, tenantID, runID string, dst []bindings.JournalEntry) ([]bindings.JournalEntry, error) {
 	if sb, ok := b.Runs.(bindings.StepBatcher); ok {
@@ -44,17 +44,11 @@ func readJournal(ctx context.Context, b *Bindings, tenantID, runID string, dst [
 // drives write over (newOutArena). An entry this drive wrote is decoded
 // from a copy, as before.
 func (r *run) inPlace(e *bindings.JournalEntry) bool {
-	if len(r.loaded) == 0 || !within(unsafe.Pointer(e), unsafe.Pointer(unsafe.SliceData(r.loaded)), uintptr(len(r.loaded))*unsafe.Sizeof(*e)) {
+	if !alias.Within(e, r.loaded) {
 		return false
 	}
-	if m := r.mem; m != nil && len(e.Output) > 0 && cap(m.arena) > 0 &&
-		within(unsafe.Pointer(unsafe.SliceData(e.Output)), unsafe.Pointer(unsafe.SliceData(m.arena)), uintptr(cap(m.arena))) {
+	if m := r.mem; m != nil && alias.BytesWithin(e.Output, m.arena) {
 		return false
 	}
 	return true
-}
-
-// within reports whether p is in the n bytes from base.
-func within(p, base unsafe.Pointer, n uintptr) bool {
-	return uintptr(p) >= uintptr(base) && uintptr(p)-uintptr(base) < n
 }
