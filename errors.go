@@ -44,6 +44,7 @@ const (
 	CodeInvalidBindings           = "invalid-bindings"
 	CodeInvalidOutput             = "invalid-output"
 	CodeQuotaExceeded             = "quota-exceeded"
+	CodeAgentDepthExceeded        = "agent-depth-exceeded"
 )
 
 // Budget kinds carried by BudgetExceededError.Kind.
@@ -706,6 +707,25 @@ func (e *QuotaExceededError) Error() string {
 
 // Code returns quota-exceeded.
 func (e *QuotaExceededError) Code() string { return CodeQuotaExceeded }
+
+// AgentDepthExceededError reports a sub-agent call or a handoff that would
+// nest agents deeper than the turn's bound (turn.Bindings.MaxAgentDepth):
+// AgentID is the agent it would have started, Depth the depth it would
+// have run at, and Max the bound. Nothing runs; the model is told so as
+// the call's tool error. It is not retryable.
+type AgentDepthExceededError struct {
+	AgentID string
+	Depth   int
+	Max     int
+}
+
+// Error implements the error interface.
+func (e *AgentDepthExceededError) Error() string {
+	return fmt.Sprintf("agent %q would run at depth %d, past the bound of %d", e.AgentID, e.Depth, e.Max)
+}
+
+// Code returns agent-depth-exceeded.
+func (e *AgentDepthExceededError) Code() string { return CodeAgentDepthExceeded }
 
 // ApprovalNotFoundError reports an approval id the tenant has no approval
 // under.

@@ -96,6 +96,14 @@ type Spec struct {
 	// to fix an invalid answer before failing with invalid-output). A
 	// kindgi extension of the TypeScript Agent.
 	Output json.RawMessage `json:"output,omitempty"`
+	// SubAgents (subAgents) are the agents this agent may call, each as a
+	// tool the model sees; a call runs the agent as a journaled child run
+	// whose final answer is the tool's result. A kindgi extension.
+	SubAgents []AgentRef `json:"subAgents,omitempty"`
+	// Handoffs (handoffs) are the agents this agent may hand the turn to:
+	// the model sees each as a tool, and calling it runs the rest of the
+	// turn as that agent. A kindgi extension.
+	Handoffs []AgentRef `json:"handoffs,omitempty"`
 }
 
 // Agent is a validated agent definition with defaults applied: Budget is
@@ -128,6 +136,14 @@ type Agent struct {
 	// to fix an invalid answer before failing with invalid-output). A
 	// kindgi extension of the TypeScript Agent.
 	Output json.RawMessage `json:"output,omitempty"`
+	// SubAgents (subAgents) are the agents this agent may call, each as a
+	// tool the model sees; a call runs the agent as a journaled child run
+	// whose final answer is the tool's result. A kindgi extension.
+	SubAgents []AgentRef `json:"subAgents,omitempty"`
+	// Handoffs (handoffs) are the agents this agent may hand the turn to:
+	// the model sees each as a tool, and calling it runs the rest of the
+	// turn as that agent. A kindgi extension.
+	Handoffs []AgentRef `json:"handoffs,omitempty"`
 }
 
 // Ref returns "id@version".
@@ -163,6 +179,18 @@ type Need struct {
 type ToolRef struct {
 	ID      string `json:"id"`
 	Version string `json:"version"`
+}
+
+// AgentRef names another agent an agent may call (Spec.SubAgents) or hand
+// the turn to (Spec.Handoffs). Version is a semver range, as for ToolRef,
+// resolved per tenant when a turn starts. Name is the tool name the model
+// sees (the ID when empty) and Description what it is told the agent does
+// (the agent's own description when empty).
+type AgentRef struct {
+	ID          string `json:"id"`
+	Version     string `json:"version"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // RetrievalIntent asks a turn to fetch memory facts before the model call.

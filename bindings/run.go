@@ -76,6 +76,11 @@ type Run struct {
 	// run waiting on a quota (onExceeded "wait") is queued until its
 	// window frees (see RunDeferrer).
 	NotBefore time.Time `json:"notBefore,omitzero"`
+	// ParentRunID and ParentStepKey name the run and the step that started
+	// this one, for a sub-agent's child run (both empty for a top-level
+	// run). When a child run ends, its parent is claimable again.
+	ParentRunID   string `json:"parentRunId,omitempty"`
+	ParentStepKey string `json:"parentStepKey,omitempty"`
 }
 
 // RunError records the failed drives of a run that did not end: the last
@@ -101,6 +106,11 @@ type StartRunInput struct {
 	// RunRunning; RunQueued creates a run for a worker to claim (submit it
 	// with an empty Owner). An existing run keeps its status.
 	Status RunStatus `json:"status,omitempty"`
+	// ParentRunID and ParentStepKey are recorded on a run this call
+	// creates (Run.ParentRunID, Run.ParentStepKey): a sub-agent's child
+	// run. An existing run keeps its own.
+	ParentRunID   string `json:"parentRunId,omitempty"`
+	ParentStepKey string `json:"parentStepKey,omitempty"`
 }
 
 // StepStatus is the state a journal entry records for its step.
@@ -336,6 +346,9 @@ type ListRunsInput struct {
 	// Limit caps the page: 0 is DefaultRunPageLimit, and a store caps it
 	// at MaxRunPageLimit.
 	Limit int `json:"limit,omitempty"`
+	// ParentRunID, when set, keeps only the child runs of that run (the
+	// runs its sub-agent calls started).
+	ParentRunID string `json:"parentRunId,omitempty"`
 }
 
 // Page sizes of ListRuns.

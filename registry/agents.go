@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"slices"
 	"sort"
 	"sync"
@@ -171,4 +172,23 @@ func syntaxReason(err error) string {
 		return se.Reason
 	}
 	return err.Error()
+}
+
+// Lookup returns agent id at version for any tenant (the registry holds
+// one set of agents for all): a turn.AgentLookup, for turn.Bindings.Agents
+// and turn.WorkerOptions.Agents. An unknown id or version is
+// *agents.AgentNotFoundError.
+func (r *Agents) Lookup(_ context.Context, _, id, version string) (agent.Agent, error) {
+	return r.Get(id, version)
+}
+
+// Versions returns the registered versions of agent id for any tenant, in
+// ascending semver order: a turn.AgentVersions, for
+// turn.Bindings.AgentVersions. An unknown id is *agents.AgentNotFoundError.
+func (r *Agents) Versions(_ context.Context, _, id string) ([]string, error) {
+	v := r.ListVersions(id)
+	if len(v) == 0 {
+		return nil, &agents.AgentNotFoundError{ID: id}
+	}
+	return v, nil
 }

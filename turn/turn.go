@@ -206,6 +206,18 @@ type Bindings struct {
 	// recorded, so that Resume (and a Worker) can continue any run
 	// without being handed its agent (ResumeInput.Agent left zero).
 	Agents AgentLookup
+	// AgentVersions lists the versions of an agent a tenant may run, so
+	// that a turn resolves the semver range of each sub-agent and handoff
+	// (agent.AgentRef.Version) when it starts; Agents then fetches the one
+	// chosen. registry.Agents.Versions is one. Required by an agent with
+	// SubAgents or Handoffs.
+	AgentVersions AgentVersions
+	// MaxAgentDepth bounds how deep agents nest through sub-agent calls and
+	// handoffs (zero or less: DefaultMaxAgentDepth). The top-level agent
+	// runs at depth 0; a call past the bound is
+	// *agents.AgentDepthExceededError, reported to the model as the tool's
+	// error, and nothing runs.
+	MaxAgentDepth int
 
 	// LeaseTTL is how long a driver's lease on its run lasts; the driver
 	// renews it every third of it while it runs. Zero is DefaultLeaseTTL.
@@ -286,4 +298,31 @@ type Result struct {
 	DryRun     bool                       `json:"dryRun,omitempty"`
 	// Approvals are the pending approval requests of a suspended turn.
 	Approvals []bindings.ApprovalRequest `json:"approvals"`
+	// SubRuns are the child runs the turn's sub-agent calls started, in
+	// the order they were called.
+	SubRuns []SubRun `json:"subRuns,omitempty"`
+	// AgentID and AgentVersion name the agent that gave the final answer:
+	// the turn's own, or the one a handoff passed the turn to.
+	AgentID      string `json:"agentId,omitempty"`
+	AgentVersion string `json:"agentVersion,omitempty"`
 }
+
+// SubRun is one child run of a turn: a sub-agent call, its run id, the
+// agent it ran (id and resolved version), its status and what it used
+// (its own usage and its children's).
+type SubRun struct {
+	RunID        string `json:"runId"`
+	AgentID      string `json:"agentId"`
+	AgentVersion string `json:"agentVersion"`
+	Status       Status `json:"status"`
+	Usage        Usage  `json:"usage"`
+}
+
+// AgentVersions lists the versions of agent agentID that tenant tenantID
+// may run (any order; a semver range picks among them). An unknown agent is
+// an empty list or *agents.AgentNotFoundError.
+type AgentVersions func(ctx context.Context, tenantID, agentID string) ([]string, error)
+
+// DefaultMaxAgentDepth is the nesting bound of sub-agents and handoffs
+// when Bindings.MaxAgentDepth is zero.
+const DefaultMaxAgentDepth = 4
