@@ -193,6 +193,15 @@ type AgentRef struct {
 	Description string `json:"description,omitempty"`
 }
 
+// ToolName is the name the model sees for the referenced agent: Name, or
+// the ID when Name is empty.
+func (r AgentRef) ToolName() string {
+	if r.Name != "" {
+		return r.Name
+	}
+	return r.ID
+}
+
 // RetrievalIntent asks a turn to fetch memory facts before the model call.
 type RetrievalIntent struct {
 	Types []string `json:"types"`
