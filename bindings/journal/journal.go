@@ -161,6 +161,10 @@ type Create struct {
 	Snapshot bindings.RunSnapshotWriteInput `json:"snapshot"`
 	// Status is the created run's status: empty is bindings.RunRunning.
 	Status bindings.RunStatus `json:"status,omitempty"`
+	// ParentRunID and ParentStepKey are recorded on the created run
+	// (bindings.Run.ParentRunID, ParentStepKey): a sub-agent's child run.
+	ParentRunID   string `json:"parentRunId,omitempty"`
+	ParentStepKey string `json:"parentStepKey,omitempty"`
 }
 
 // OpenInput is the start of a drive for Driver.Open.
