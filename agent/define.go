@@ -30,8 +30,12 @@ import (
 //
 // The kindgi extensions are checked too: modelSettings (temperature 0..2,
 // topP 0..1, maxOutputTokens at least 1, at most 4 non-empty stop
-// sequences; empty settings become nil) and output (a self-contained JSON
-// Schema for an object that compiles; stored compacted).
+// sequences; empty settings become nil), output (a self-contained JSON
+// Schema for an object that compiles; stored compacted), and subAgents and
+// handoffs: ids, version ranges, no agent twice in one list, no handoff to
+// the agent itself, and every name the model sees (tool ids, each
+// reference's ToolName) valid as a tool name and unique across the three
+// lists (empty lists become nil).
 func Define(spec Spec) (Agent, error) {
 	var c checker
 	c.id("id", spec.ID)
@@ -50,6 +54,7 @@ func Define(spec Spec) (Agent, error) {
 	tags := c.uniqueStrings("tags", spec.Tags, "tag")
 	settings := c.modelSettings("modelSettings", spec.ModelSettings)
 	output := c.output(spec.Output)
+	subAgents, handoffs := c.agentRefs(spec.ID, spec.Tools, spec.SubAgents, spec.Handoffs)
 
 	if len(c.issues) > 0 {
 		return Agent{}, &agents.InvalidAgentError{Issues: c.issues}
@@ -77,6 +82,8 @@ func Define(spec Spec) (Agent, error) {
 		Tags:               tags,
 		ModelSettings:      settings,
 		Output:             output,
+		SubAgents:          subAgents,
+		Handoffs:           handoffs,
 	}, nil
 }
 

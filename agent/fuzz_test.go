@@ -34,6 +34,10 @@ func FuzzDefine(f *testing.F) {
 		`{"id":"A","version":"v1","name":"","instructions":"{{","capabilities":[{"needs":[]}],"tools":[{"id":"t"},{"id":"t","version":"x"}],` +
 			`"retrieval":[{"types":[""],"scope":"?","limit":0,"mode":"?"}],"guardrails":["",""],"conversationPolicy":{"historyLimit":-1,"hitl":{"tools":{"overrides":{"u":"?"}}}},"budget":{"maxSteps":0,"maxCostUsd":-1,"maxWallMs":0}}`,
 		`{"id":"a","version":"1.0.0","name":"n","instructions":"x","capabilities":[{"needs":[{"feature":"f"}]}],"parameters":[{"name":"n","type":"number","default":1e308}]}`,
+		`{"id":"a","version":"1.0.0","name":"n","instructions":"x","capabilities":[{"needs":[{"feature":"f"}]}],"tools":[{"id":"t","version":"^1"}],` +
+			`"subAgents":[{"id":"r","version":"^1.0.0","name":"research","description":"d"},{"id":"a","version":"*"}],"handoffs":[{"id":"b","version":"~2"}]}`,
+		`{"id":"a","version":"1.0.0","name":"n","instructions":"x","capabilities":[{"needs":[{"feature":"f"}]}],"tools":[{"id":"t","version":"^1"}],` +
+			`"subAgents":[{"id":"r","version":""},{"id":"r","version":"x","name":"t"}],"handoffs":[{"id":"a","version":"1"},{"id":"B","name":"R S"}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
