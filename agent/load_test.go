@@ -115,3 +115,63 @@ func TestYAMLIssuesDoNotSpeakOfJSON(t *testing.T) {
 		t.Errorf("JSON type issue = %v, want it to say \"not a JSON array\"", err)
 	}
 }
+
+// TestLoadSubAgentsAndHandoffs: agent files carry subAgents and handoffs,
+// in YAML and JSON alike.
+func TestLoadSubAgentsAndHandoffs(t *testing.T) {
+	fromYAML, err := agent.Load(filepath.Join("testdata", "triage.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromJSON, err := agent.Load(filepath.Join("testdata", "triage.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fromJSON, fromYAML); diff != "" {
+		t.Errorf("JSON and YAML define different agents (-json +yaml):\n%s", diff)
+	}
+	wantSubs := []agent.AgentRef{
+		{ID: "acme.researcher", Version: "^1.0.0", Name: "research", Description: "Finds facts in the knowledge base and cites them."},
+		{ID: "acme.summarizer", Version: "~2.1.0"},
+	}
+	wantHandoffs := []agent.AgentRef{
+		{ID: "acme.billing", Version: ">=1.0.0 <2.0.0", Name: "billing", Description: "Takes over billing and refund questions."},
+	}
+	if diff := cmp.Diff(wantSubs, fromYAML.SubAgents); diff != "" {
+		t.Errorf("SubAgents (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantHandoffs, fromYAML.Handoffs); diff != "" {
+		t.Errorf("Handoffs (-want +got):\n%s", diff)
+	}
+}
+
+// TestParseAgentRefIssues: unknown fields inside a reference and Define's
+// rules on references are reported with their paths.
+func TestParseAgentRefIssues(t *testing.T) {
+	src := []byte(`
+id: acme.x
+version: 1.0.0
+name: X
+instructions: hi
+capabilities: [{needs: [{feature: tool-use}]}]
+tools: [{id: acme.t, version: "^1.0.0"}]
+subAgents:
+  - {id: acme.r, version: "^1", model: gpt}
+  - {id: acme.r, version: "^2"}
+handoffs:
+  - {id: acme.b, version: "^1", name: acme.t}
+`)
+	_, err := agent.Parse(src)
+	var inv *agents.InvalidAgentError
+	if !errors.As(err, &inv) {
+		t.Fatalf("err = %v", err)
+	}
+	var paths []string
+	for _, is := range inv.Issues {
+		paths = append(paths, is.Path)
+	}
+	want := []string{"subAgents[0].model", "subAgents[1].id", "handoffs[0].name"}
+	if diff := cmp.Diff(want, paths); diff != "" {
+		t.Errorf("paths (-want +got):\n%s\nissues: %v", diff, inv.Issues)
+	}
+}

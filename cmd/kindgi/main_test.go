@@ -279,3 +279,31 @@ func TestPackProbe(t *testing.T) {
 		t.Errorf("missing token: exit %d", r.code)
 	}
 }
+
+// TestValidateSubAgents: validate accepts an agent file with subAgents and
+// handoffs, and reports their problems with their paths.
+func TestValidateSubAgents(t *testing.T) {
+	if r := kindgi(t, "validate", "testdata/triage.yaml"); r.code != 0 || r.stdout != "testdata/triage.yaml: ok\n" {
+		t.Fatalf("valid file: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	file := "testdata/subagent-problems.yaml"
+	r := kindgi(t, "validate", "--json", file)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1; stderr %q", r.code, r.stderr)
+	}
+	var issues []fileIssue
+	if err := json.Unmarshal([]byte(r.stdout), &issues); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, r.stdout)
+	}
+	var got []string
+	for _, is := range issues {
+		got = append(got, is.Path)
+		if is.File != file || is.Message == "" {
+			t.Errorf("issue %+v: want file %s and a message", is, file)
+		}
+	}
+	want := []string{"subAgents[0].version", "subAgents[2].id", "handoffs[0].name", "handoffs[1].id"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("paths = %v, want %v", got, want)
+	}
+}
