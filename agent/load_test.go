@@ -162,16 +162,8 @@ handoffs:
   - {id: acme.b, version: "^1", name: acme.t}
 `)
 	_, err := agent.Parse(src)
-	var inv *agents.InvalidAgentError
-	if !errors.As(err, &inv) {
-		t.Fatalf("err = %v", err)
-	}
-	var paths []string
-	for _, is := range inv.Issues {
-		paths = append(paths, is.Path)
-	}
 	want := []string{"subAgents[0].model", "subAgents[1].id", "handoffs[0].name"}
-	if diff := cmp.Diff(want, paths); diff != "" {
-		t.Errorf("paths (-want +got):\n%s\nissues: %v", diff, inv.Issues)
+	if diff := cmp.Diff(want, paths(issuesOf(t, err))); diff != "" {
+		t.Errorf("paths (-want +got):\n%s\nerror: %v", diff, err)
 	}
 }

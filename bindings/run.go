@@ -108,9 +108,31 @@ type StartRunInput struct {
 	Status RunStatus `json:"status,omitempty"`
 	// ParentRunID and ParentStepKey are recorded on a run this call
 	// creates (Run.ParentRunID, Run.ParentStepKey): a sub-agent's child
-	// run. An existing run keeps its own.
+	// run, of the same tenant as its parent. An existing run keeps its
+	// own. Both are set or both empty (see CheckParent).
 	ParentRunID   string `json:"parentRunId,omitempty"`
 	ParentStepKey string `json:"parentStepKey,omitempty"`
+}
+
+// CheckParent returns an *agents.InvalidMessageError unless the parent of
+// run runID is none (both empty) or a run id (CheckID) other than runID
+// with a valid step key (CheckStepKey). Stores call it on a
+// StartRunInput's ParentRunID and ParentStepKey before anything is stored.
+func CheckParent(runID, parentRunID, parentStepKey string) error {
+	switch {
+	case parentRunID == "" && parentStepKey == "":
+		return nil
+	case parentRunID == "":
+		return &agents.InvalidMessageError{Reason: "parent step key without a parent run id"}
+	case parentStepKey == "":
+		return &agents.InvalidMessageError{Reason: "parent run id without a parent step key"}
+	case parentRunID == runID:
+		return &agents.InvalidMessageError{Reason: "run " + runID + " cannot be its own parent"}
+	}
+	if err := CheckID("parent run id", parentRunID); err != nil {
+		return err
+	}
+	return CheckStepKey(parentStepKey)
 }
 
 // StepStatus is the state a journal entry records for its step.
@@ -290,9 +312,13 @@ type ClaimRunsInput struct {
 //
 //   - queued: submitted and never driven (or its claimer died);
 //   - running with a free or expired lease: its driver died or gave up;
-//   - suspended, with at least one approval, none of which is still
-//     pending and unexpired: every approval was decided or is past its
-//     ExpiresAt (by the store's rule for expiry), so driving it goes on.
+//   - suspended, with at least one approval or child run, none of its
+//     approvals still pending and unexpired (every one was decided or is
+//     past its ExpiresAt, by the store's rule for expiry) and none of its
+//     child runs (the tenant's runs whose ParentRunID is its ID) queued,
+//     running or suspended: what it waited on is settled, so driving it
+//     goes on. A suspended run with neither approvals nor children is not
+//     claimed (nothing it waits on can settle).
 //
 // A claimed run is stored as running (it has a driver now: a queued or
 // suspended run changes status) and leased to in.Owner; ClaimRuns returns
@@ -369,11 +395,13 @@ type RunPage struct {
 // (kindgi runs list): the runs of one tenant, a keyset page at a time.
 //
 // ListRuns returns up to in.Limit of the tenant's runs whose status is in
-// in.Statuses (all when empty), ordered by CreatedAt descending, then ID
+// in.Statuses (all when empty) and, when in.ParentRunID is set, whose
+// ParentRunID is it (the run's children, never another tenant's), ordered by CreatedAt descending, then ID
 // descending, starting after the run in.After names. Pages do not skip or
 // repeat a run that existed when paging began, whatever is created
-// meanwhile (new runs sort before the first page). A negative Limit or an
-// unknown status is *agents.InvalidMessageError.
+// meanwhile (new runs sort before the first page). A negative Limit, an
+// unknown status or a ParentRunID that breaks CheckID is
+// *agents.InvalidMessageError.
 type RunLister interface {
 	ListRuns(ctx context.Context, in ListRunsInput) (RunPage, error)
 }
@@ -386,8 +414,8 @@ type RunChange struct {
 	// not the run's own (an approval of the run decided).
 	Status RunStatus `json:"status,omitempty"`
 	// Claimable marks a change after which the run may need a driver: it
-	// was submitted, its lease was released while it is not finished, or
-	// one of its approvals was decided.
+	// was submitted, its lease was released while it is not finished, one
+	// of its approvals was decided, or one of its child runs ended.
 	Claimable bool `json:"claimable,omitempty"`
 }
 
@@ -398,8 +426,9 @@ type RunChange struct {
 //
 // WatchRuns delivers a RunChange on the returned channel, until ctx is
 // done (then it closes the channel), after a run is created, changes
-// status or has its lease released, and after an approval of a run is
-// decided. Delivery is best effort: it follows the change's commit, a
+// status or has its lease released, after an approval of a run is
+// decided, and, for the parent (Claimable, empty Status), after a child
+// run completed or failed. Delivery is best effort: it follows the change's commit, a
 // watcher that falls behind misses changes, and a RunChange with an empty
 // RunID says that changes may have been missed (look at everything
 // again). A watcher therefore still polls, only less often. An error

@@ -40,9 +40,9 @@ func holds(r *bindings.Run, owner string, now time.Time) bool {
 
 // ClaimRuns implements bindings.RunClaimer: under the run and approval
 // locks it picks the runs that need a driver (queued; running with a
-// free or expired lease; suspended with approvals that are all decided
-// or expired), oldest first, and leases up to in.Limit of them to
-// in.Owner, as running.
+// free or expired lease; suspended with approvals or child runs, its
+// approvals all decided or expired and its children all ended), oldest
+// first, and leases up to in.Limit of them to in.Owner, as running.
 func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bindings.Run, error) {
 	if err := alive(ctx); err != nil {
 		return nil, err
@@ -64,10 +64,19 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 	defer s.hitlMu.RUnlock()
 	now := s.now()
 
-	// Whether each suspended run waits: it has an approval, and one of
-	// them is pending and unexpired.
+	// Whether each suspended run waits: it has an approval or a child
+	// run (any), and one of its approvals is pending and unexpired or one
+	// of its children has not ended (waiting).
 	type waitState struct{ any, waiting bool }
 	var waits map[key]*waitState
+	state := func(k key) *waitState {
+		w := waits[k]
+		if w == nil {
+			w = &waitState{}
+			waits[k] = w
+		}
+		return w
+	}
 	var picked []*runRec
 	for k, r := range s.runs {
 		if tenants != nil && !tenants[k.tenant] {
@@ -89,14 +98,19 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 					if tenants != nil && !tenants[ak.tenant] {
 						continue
 					}
-					rk := key{ak.tenant, a.Request.RunID}
-					w := waits[rk]
-					if w == nil {
-						w = &waitState{}
-						waits[rk] = w
-					}
+					w := state(key{ak.tenant, a.Request.RunID})
 					w.any = true
 					if a.Status == bindings.ApprovalPending && !expired(a, now) {
+						w.waiting = true
+					}
+				}
+				for ck, c := range s.runs {
+					if c.run.ParentRunID == "" || (tenants != nil && !tenants[ck.tenant]) {
+						continue
+					}
+					w := state(key{ck.tenant, c.run.ParentRunID}) // a child counts in its own tenant only
+					w.any = true
+					if !c.run.Status.Terminal() {
 						w.waiting = true
 					}
 				}
@@ -179,6 +193,9 @@ func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindin
 		if k.tenant != in.TenantID || (len(in.Statuses) > 0 && !slices.Contains(in.Statuses, r.run.Status)) {
 			continue
 		}
+		if in.ParentRunID != "" && r.run.ParentRunID != in.ParentRunID {
+			continue
+		}
 		if after != nil && newer(&r.run, after) <= 0 {
 			continue
 		}
@@ -201,7 +218,7 @@ func pageLimit(in bindings.ListRunsInput) (int, error) {
 	if err := bindings.CheckID("tenant id", in.TenantID); err != nil {
 		return 0, err
 	}
-	if err := bindings.CheckOptionalID("after", in.After); err != nil {
+	if err := firstErr(bindings.CheckOptionalID("after", in.After), bindings.CheckOptionalID("parent run id", in.ParentRunID)); err != nil {
 		return 0, err
 	}
 	for _, st := range in.Statuses {
@@ -249,10 +266,14 @@ func (s *Store) WatchRuns(ctx context.Context) (<-chan bindings.RunChange, error
 	return ch, nil
 }
 
-// changed tells the watchers about a change to run r.
+// changed tells the watchers about a change to run r, and, when r is a
+// child run that ended, about its parent, which may be claimable now.
 func (s *Store) changed(r *bindings.Run) {
 	free := r.LeaseOwner == "" && (r.Status == bindings.RunQueued || r.Status == bindings.RunRunning)
 	s.tell(bindings.RunChange{TenantID: r.TenantID, RunID: r.ID, Status: r.Status, Claimable: free})
+	if r.ParentRunID != "" && r.Status.Terminal() {
+		s.tell(bindings.RunChange{TenantID: r.TenantID, RunID: r.ParentRunID, Claimable: true})
+	}
 }
 
 // tell delivers c to every watcher without blocking; a watcher whose

@@ -81,6 +81,7 @@ func (s *Store) openCreate(ctx context.Context, in driver.OpenInput) (driver.Dri
 	res, err := s.OpenRun(ctx, bindings.OpenRunInput{Snapshot: snap, Start: bindings.StartRunInput{
 		TenantID: in.TenantID, RunID: in.RunID, FlowID: snap.FlowID, FlowVersion: snap.FlowVersion,
 		Owner: in.Owner, LeaseTTL: in.TTL, Status: in.Create.Status,
+		ParentRunID: in.Create.ParentRunID, ParentStepKey: in.Create.ParentStepKey,
 	}})
 	if err != nil {
 		return driver.Drive{}, err
@@ -175,7 +176,7 @@ func (s *Store) Commit(ctx context.Context, in driver.CommitInput) (driver.Commi
 	}
 	p := in.Pending
 	if p != nil && p.Create != nil {
-		if err := checkSnapshot(&p.Create.Snapshot); err != nil {
+		if err := firstErr(checkSnapshot(&p.Create.Snapshot), bindings.CheckParent(in.RunID, p.Create.ParentRunID, p.Create.ParentStepKey)); err != nil {
 			return driver.Committed{}, err
 		}
 	}
@@ -247,7 +248,7 @@ func (s *Store) commitRun(in driver.CommitInput, now time.Time) (*runRec, error)
 		snap := p.Create.Snapshot
 		return newRunRec(bindings.Run{
 			TenantID: in.TenantID, ID: in.RunID, FlowID: snap.FlowID, FlowVersion: snap.FlowVersion,
-			Status: status, CreatedAt: now,
+			Status: status, CreatedAt: now, ParentRunID: p.Create.ParentRunID, ParentStepKey: p.Create.ParentStepKey,
 		}), nil
 	}
 	r, err := s.run(in.TenantID, in.RunID)

@@ -31,7 +31,7 @@ type runRec struct {
 // (TestRecordsFillTheirSizeClass).
 const (
 	runSlab = 20
-	runText = 5008
+	runText = 4976
 )
 
 // newRunRec returns a record for run, its journal in the record's slabs,
@@ -43,6 +43,7 @@ func newRunRec(run bindings.Run) *runRec {
 	r := &runRec{run: run}
 	text := ownString(ownString(r.text0[:], &r.run.TenantID), &r.run.ID)
 	text = ownString(ownString(text, &r.run.FlowID), &r.run.FlowVersion)
+	text = ownString(ownString(text, &r.run.ParentRunID), &r.run.ParentStepKey)
 	r.texts0[0] = text[:0]
 	r.journal.recs, r.journal.text = r.recs0[:0], r.texts0[:]
 	return r
@@ -137,7 +138,7 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	}
 	r := newRunRec(bindings.Run{
 		TenantID: in.TenantID, ID: in.RunID, FlowID: in.FlowID, FlowVersion: in.FlowVersion,
-		Status: status, CreatedAt: now,
+		Status: status, CreatedAt: now, ParentRunID: in.ParentRunID, ParentStepKey: in.ParentStepKey,
 	})
 	lease(&r.run, in.Owner, in.LeaseTTL, now)
 	s.runs[k] = r
@@ -344,7 +345,7 @@ func (s *Store) ReleaseLease(ctx context.Context, tenantID, runID, owner string)
 func checkStart(in bindings.StartRunInput) error {
 	return firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
 		bindings.CheckOptionalID("lease owner", in.Owner), bindings.CheckOptionalID("flow id", in.FlowID),
-		bindings.CheckOptionalID("flow version", in.FlowVersion))
+		bindings.CheckOptionalID("flow version", in.FlowVersion), bindings.CheckParent(in.RunID, in.ParentRunID, in.ParentStepKey))
 }
 
 // checkEntry checks a journal entry's key, node and output.

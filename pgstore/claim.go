@@ -51,15 +51,24 @@ const setClaimSQL = `SELECT set_config('kindgi.claim', 'runs', true)`
 // agent_runs_claim_idx, so concurrent claimers take disjoint runs; a
 // queued or suspended run becomes running (it has a driver now). A
 // pending approval expires strictly after expires_at (as GetApproval
-// reports).
+// reports). A suspended run is claimed once what it waits on is settled:
+// it has approvals or child runs, none of its approvals is pending and
+// unexpired, and none of its children (its tenant's runs whose
+// parent_run_id it is) has not ended. The children are looked at by a
+// scalar subquery, one probe of agent_runs_parent_idx per suspended
+// candidate: an EXISTS here would be planned as a hashed subplan that
+// reads every child run of the database on every claim.
 const sqlClaimRuns = `WITH picked AS (
 		SELECT r.tenant_id, r.id FROM agent_runs r
 		WHERE r.status IN ('queued', 'running', 'suspended')
 		  AND (r.lease_owner = '' OR r.lease_expires_at IS NULL OR r.lease_expires_at <= $3)
 		  AND ($5::text[] IS NULL OR r.tenant_id = ANY($5::text[]))
 		  AND (r.not_before IS NULL OR r.not_before <= $3)
-		  AND (r.status <> 'suspended' OR (r.approvals_total > 0
-		    AND (r.approvals_pending_until IS NULL OR r.approvals_pending_until < $3)))
+		  AND (r.status <> 'suspended' OR (
+		    (r.approvals_pending_until IS NULL OR r.approvals_pending_until < $3)
+		    AND (SELECT (r.approvals_total > 0 OR count(*) > 0)
+		        AND NOT coalesce(bool_or(c.status IN ('queued', 'running', 'suspended')), false)
+		      FROM agent_runs c WHERE c.tenant_id = r.tenant_id AND c.parent_run_id = r.id AND c.parent_run_id <> '')))
 		ORDER BY r.created_at, r.tenant_id COLLATE "C", r.id COLLATE "C"
 		LIMIT $4
 		FOR UPDATE OF r SKIP LOCKED
@@ -69,7 +78,7 @@ const sqlClaimRuns = `WITH picked AS (
 	RETURNING ` + qualifiedRunCols
 
 // qualifiedRunCols is runCols of the table aliased r.
-const qualifiedRunCols = `r.tenant_id, r.id, r.flow_id, r.flow_version, r.status, r.lease_owner, r.lease_expires_at, r.created_at, r.updated_at, r.not_before`
+const qualifiedRunCols = `r.tenant_id, r.id, r.flow_id, r.flow_version, r.status, r.lease_owner, r.lease_expires_at, r.created_at, r.updated_at, r.not_before, r.parent_run_id, r.parent_step_key`
 
 // ClaimRuns implements bindings.RunClaimer with one UPDATE over rows
 // locked FOR UPDATE SKIP LOCKED. With in.TenantIDs empty it claims across
@@ -192,13 +201,31 @@ const sqlListRunsAfter = `SELECT ` + runCols + `, ` + runErrorCols + ` FROM agen
 	ORDER BY created_at DESC, id COLLATE "C" DESC
 	LIMIT $3`
 
+// sqlListChildren is sqlListRuns of the children of run $4, along
+// agent_runs_parent_idx (whose predicate the term parent_run_id <> empty
+// matches in a generic plan too).
+const sqlListChildren = `SELECT ` + runCols + `, ` + runErrorCols + ` FROM agent_runs
+	WHERE tenant_id = $1 AND parent_run_id = $4 AND parent_run_id <> ''
+	  AND ($2::text[] IS NULL OR status = ANY($2::text[]))
+	ORDER BY created_at DESC, id COLLATE "C" DESC
+	LIMIT $3`
+
+// sqlListChildrenAfter is sqlListRunsAfter of the children of run $5.
+const sqlListChildrenAfter = `SELECT ` + runCols + `, ` + runErrorCols + ` FROM agent_runs
+	WHERE tenant_id = $1 AND parent_run_id = $5 AND parent_run_id <> ''
+	  AND ($2::text[] IS NULL OR status = ANY($2::text[]))
+	  AND (created_at, id COLLATE "C") < (SELECT a.created_at, a.id COLLATE "C" FROM agent_runs a WHERE a.tenant_id = $1 AND a.id = $4)
+	ORDER BY created_at DESC, id COLLATE "C" DESC
+	LIMIT $3`
+
 // ListRuns implements bindings.RunLister: a keyset page along
-// agent_runs_created_idx, newest first.
+// agent_runs_created_idx (a run's children: agent_runs_parent_idx),
+// newest first.
 func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindings.RunPage, error) {
 	if err := bindings.CheckID("tenant id", in.TenantID); err != nil {
 		return bindings.RunPage{}, err
 	}
-	if err := bindings.CheckOptionalID("after", in.After); err != nil {
+	if err := firstErr(bindings.CheckOptionalID("after", in.After), bindings.CheckOptionalID("parent run id", in.ParentRunID)); err != nil {
 		return bindings.RunPage{}, err
 	}
 	var statuses []string
@@ -222,12 +249,18 @@ func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindin
 	var runs []bindings.Run
 	afterExists := true
 	err := s.batch(ctx, "list runs", in.TenantID, func(b *pgx.Batch) {
-		if in.After == "" {
+		switch {
+		case in.After == "" && in.ParentRunID == "":
 			b.Queue(sqlListRuns, in.TenantID, statuses, limit+1)
-			return
+		case in.After == "":
+			b.Queue(sqlListChildren, in.TenantID, statuses, limit+1, in.ParentRunID)
+		case in.ParentRunID == "":
+			b.Queue(sqlRunExists, in.TenantID, in.After)
+			b.Queue(sqlListRunsAfter, in.TenantID, statuses, limit+1, in.After)
+		default:
+			b.Queue(sqlRunExists, in.TenantID, in.After)
+			b.Queue(sqlListChildrenAfter, in.TenantID, statuses, limit+1, in.After, in.ParentRunID)
 		}
-		b.Queue(sqlRunExists, in.TenantID, in.After)
-		b.Queue(sqlListRunsAfter, in.TenantID, statuses, limit+1, in.After)
 	}, func(br pgx.BatchResults) error {
 		if in.After != "" {
 			if err := br.QueryRow().Scan(&afterExists); err != nil {

@@ -93,6 +93,7 @@ func startOf(in journal.OpenInput) bindings.StartRunInput {
 	return bindings.StartRunInput{
 		TenantID: in.TenantID, RunID: in.RunID, FlowID: sn.FlowID, FlowVersion: sn.FlowVersion,
 		Owner: in.Owner, LeaseTTL: in.TTL, Status: in.Create.Status,
+		ParentRunID: in.Create.ParentRunID, ParentStepKey: in.Create.ParentStepKey,
 	}
 }
 
@@ -277,6 +278,7 @@ func (s *Store) commitOpen(ctx context.Context, in journal.CommitInput) (journal
 	open := bindings.OpenRunInput{Snapshot: c.Snapshot, Start: bindings.StartRunInput{
 		TenantID: in.TenantID, RunID: in.RunID, FlowID: c.Snapshot.FlowID, FlowVersion: c.Snapshot.FlowVersion,
 		Owner: in.Owner, LeaseTTL: in.Pending.TTL, Status: c.Status,
+		ParentRunID: c.ParentRunID, ParentStepKey: c.ParentStepKey,
 	}}
 	msgID := ""
 	if m != nil {

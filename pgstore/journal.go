@@ -519,16 +519,37 @@ func (s *Store) openRun(ctx context.Context, in bindings.OpenRunInput, extra *ba
 	snapAt := s.stamp(sn.CreatedAt)
 	var out bindings.OpenRunResult
 	var o openRow
+	child := st.ParentRunID != ""
 	err = s.send(ctx, "open run", func(b *pgx.Batch) {
+		if child {
+			b.Queue(sqlSetParent, st.ParentRunID, st.ParentStepKey)
+		}
 		b.Queue(sqlOpenRunFn, st.TenantID, st.RunID, sn.FlowID, sn.FlowVersion, sn.AgentID, sn.AgentVersion,
 			sn.ConversationID, sn.ProjectID, textArg(input), snapAt, st.Owner, exp, now, st.FlowID, st.FlowVersion, string(status))
+		if child {
+			b.Queue(sqlGetParent, st.TenantID, st.RunID)
+		}
 		b.Queue(sqlReadJournal, st.TenantID, st.RunID)
 		extra.queue(b)
 	}, func(br pgx.BatchResults) error {
+		if child {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
 		if err := br.QueryRow().Scan(&o.taken, &o.created, &o.flowID, &o.flowVersion, &o.status, &o.owner, &o.expires,
 			&o.createdAt, &o.updatedAt, &o.snapWritten, &o.sFlowID, &o.sFlowVersion, &o.sAgentID, &o.sAgentVersion,
 			&o.sConversationID, &o.sProjectID, &o.sInput, &o.sCreatedAt); err != nil {
 			return err
+		}
+		if child {
+			// The stored parent: the input's for a run this call created,
+			// the run's own for one that existed.
+			parent, _, err := collectOne(br, scanParent)
+			if err != nil {
+				return err
+			}
+			o.parentRunID, o.parentStepKey = parent[0], parent[1]
 		}
 		var err error
 		if out.Journal, err = collectJournal(br); err != nil {
@@ -545,7 +566,7 @@ func (s *Store) openRun(ctx context.Context, in bindings.OpenRunInput, extra *ba
 		return bindings.OpenRunResult{}, &agents.PersistenceError{Op: "open run", Err: pgx.ErrNoRows}
 	}
 	out.Run = bindings.Run{TenantID: st.TenantID, ID: st.RunID, FlowID: deref(o.flowID), FlowVersion: deref(o.flowVersion),
-		Status: bindings.RunStatus(deref(o.status)), LeaseOwner: deref(o.owner)}
+		Status: bindings.RunStatus(deref(o.status)), LeaseOwner: deref(o.owner), ParentRunID: o.parentRunID, ParentStepKey: o.parentStepKey}
 	if o.expires != nil && out.Run.LeaseOwner != "" {
 		out.Run.LeaseExpiresAt = o.expires.UTC()
 	}
@@ -583,4 +604,11 @@ type openRow struct {
 	sConversationID, sProjectID                    *string
 	sInput                                         []byte
 	sCreatedAt                                     *time.Time
+	parentRunID, parentStepKey                     string
+}
+
+// scanParent scans a row of sqlGetParent.
+func scanParent(row pgx.CollectableRow) ([2]string, error) {
+	var p [2]string
+	return p, row.Scan(&p[0], &p[1])
 }

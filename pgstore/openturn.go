@@ -331,13 +331,22 @@ func (s *Store) openNewRun(open bindings.OpenRunInput, count int, msgID string) 
 	now := s.stamp(time.Time{})
 	exp := now.Add(st.LeaseTTL).Truncate(time.Microsecond)
 	snapAt := s.stamp(sn.CreatedAt)
+	child := st.ParentRunID != ""
 	return &batchExtra{
 		queueFn: func(b *pgx.Batch) {
+			if child {
+				b.Queue(sqlSetParent, st.ParentRunID, st.ParentStepKey)
+			}
 			b.Queue(sqlOpenNewRun, st.TenantID, st.RunID, sn.FlowID, sn.FlowVersion, sn.AgentID, sn.AgentVersion,
 				sn.ConversationID, sn.ProjectID, textArg(input), snapAt, st.Owner, exp, now, st.FlowID, st.FlowVersion, string(status),
 				int32(count), msgID)
 		},
 		readFn: func(br pgx.BatchResults) error {
+			if child {
+				if _, err := br.Exec(); err != nil {
+					return err
+				}
+			}
 			_, err := br.Exec()
 			switch pgCode(err) {
 			case codeRunExists:

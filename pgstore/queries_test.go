@@ -113,6 +113,18 @@ func explainAnalyze(t *testing.T, pool *pgxpool.Pool, planCacheMode, sql string,
 // TestTenantSettingIsTransactionLocal checks that the tenant a call sets
 // does not outlive the call's transaction on the pooled connection.
 func TestTenantSettingIsTransactionLocal(t *testing.T) {
+	pool := oneConnPool(t)
+	s := New(pool, nil)
+	if _, err := s.GetConversation(t.Context(), "tenant-local", "missing"); agents.CodeOf(err) != agents.CodeConversationNotFound {
+		t.Fatalf("GetConversation: %v", err)
+	}
+	wantSettingUnset(t, pool, "kindgi.tenant_id")
+}
+
+// oneConnPool is a pool of one connection to the test database, so that
+// a call and the statement after it share the session.
+func oneConnPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
 	testPool(t)
 	cfg := testEnv.config.Copy()
 	cfg.MaxConns = 1
@@ -120,17 +132,20 @@ func TestTenantSettingIsTransactionLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
-	s := New(pool, nil)
-	if _, err := s.GetConversation(t.Context(), "tenant-local", "missing"); agents.CodeOf(err) != agents.CodeConversationNotFound {
-		t.Fatalf("GetConversation: %v", err)
-	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// wantSettingUnset fails t unless the setting name is unset or empty in
+// pool's session: a call's transaction-local setting did not outlive it.
+func wantSettingUnset(t *testing.T, pool *pgxpool.Pool, name string) {
+	t.Helper()
 	var setting *string
-	if err := pool.QueryRow(t.Context(), `SELECT current_setting('kindgi.tenant_id', true)`).Scan(&setting); err != nil {
+	if err := pool.QueryRow(t.Context(), `SELECT current_setting($1, true)`, name).Scan(&setting); err != nil {
 		t.Fatal(err)
 	}
 	if setting != nil && *setting != "" {
-		t.Fatalf("kindgi.tenant_id = %q after the call, want it unset", *setting)
+		t.Fatalf("%s = %q after the call, want it unset", name, *setting)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
-const runCols = `tenant_id, id, flow_id, flow_version, status, lease_owner, lease_expires_at, created_at, updated_at, not_before`
+const runCols = `tenant_id, id, flow_id, flow_version, status, lease_owner, lease_expires_at, created_at, updated_at, not_before, parent_run_id, parent_step_key`
 
 const entryCols = `seq, key, node, status, output, error, at`
 
@@ -22,8 +22,8 @@ const leaseFree = `(agent_runs.lease_owner = '' OR agent_runs.lease_owner = $3
 // sqlStartRun creates the run, or takes the lease of an existing run whose
 // lease is free. It returns no row when another owner holds the lease.
 const sqlStartRun = `INSERT INTO agent_runs
-	(tenant_id, id, flow_id, flow_version, status, lease_owner, lease_expires_at, created_at, updated_at)
-	VALUES ($1, $2, $6, $7, $8, $3, $4, $5, $5)
+	(tenant_id, id, flow_id, flow_version, status, lease_owner, lease_expires_at, created_at, updated_at, parent_run_id, parent_step_key)
+	VALUES ($1, $2, $6, $7, $8, $3, $4, $5, $5, $9, $10)
 	ON CONFLICT (tenant_id, id) DO UPDATE
 	SET lease_owner = EXCLUDED.lease_owner, lease_expires_at = EXCLUDED.lease_expires_at, updated_at = EXCLUDED.updated_at
 	WHERE ` + leaseFree + `
@@ -82,7 +82,7 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	now := s.stamp(time.Time{})
 	exp := now.Add(in.LeaseTTL).Truncate(time.Microsecond)
 	return s.takeRun(ctx, "start run", in.TenantID, in.RunID,
-		stmt{sqlStartRun, []any{in.TenantID, in.RunID, in.Owner, exp, now, in.FlowID, in.FlowVersion, string(status)}},
+		stmt{sqlStartRun, []any{in.TenantID, in.RunID, in.Owner, exp, now, in.FlowID, in.FlowVersion, string(status), in.ParentRunID, in.ParentStepKey}},
 		&agents.PersistenceError{Op: "start run", Err: pgx.ErrNoRows})
 }
 
@@ -241,7 +241,8 @@ func scanRunAnd(row pgx.CollectableRow, more ...any) (bindings.Run, error) {
 	var r bindings.Run
 	var status string
 	var expires, notBefore *time.Time
-	dst := append([]any{&r.TenantID, &r.ID, &r.FlowID, &r.FlowVersion, &status, &r.LeaseOwner, &expires, &r.CreatedAt, &r.UpdatedAt, &notBefore}, more...)
+	dst := append([]any{&r.TenantID, &r.ID, &r.FlowID, &r.FlowVersion, &status, &r.LeaseOwner, &expires, &r.CreatedAt, &r.UpdatedAt, &notBefore,
+		&r.ParentRunID, &r.ParentStepKey}, more...)
 	if err := row.Scan(dst...); err != nil {
 		return r, err
 	}
@@ -348,5 +349,15 @@ func scanEntry(row pgx.CollectableRow) (bindings.JournalEntry, error) {
 func checkStart(in bindings.StartRunInput) error {
 	return firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
 		bindings.CheckOptionalID("lease owner", in.Owner), bindings.CheckOptionalID("flow id", in.FlowID),
-		bindings.CheckOptionalID("flow version", in.FlowVersion))
+		bindings.CheckOptionalID("flow version", in.FlowVersion), bindings.CheckParent(in.RunID, in.ParentRunID, in.ParentStepKey))
 }
+
+// sqlSetParent sets the parent of the run the next statement of the
+// transaction creates: the functions that create runs (kindgi_open_run,
+// kindgi_open_new_run) take parent_run_id and parent_step_key from these
+// settings through the columns' defaults. Sent in front of them for a
+// child run only.
+const sqlSetParent = `SELECT set_config('kindgi.parent_run_id', $1, true), set_config('kindgi.parent_step_key', $2, true)`
+
+// sqlGetParent reads a run's parent.
+const sqlGetParent = `SELECT parent_run_id, parent_step_key FROM agent_runs WHERE tenant_id = $1 AND id = $2`

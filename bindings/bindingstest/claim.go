@@ -38,6 +38,9 @@ func RunClaimTests(t *testing.T, newHarness NewHarness) {
 			return ok
 		}, listRunsCases)
 	})
+	t.Run("Parents", func(t *testing.T) {
+		runSuite(t, newHarness, "RunBinding", func(h Harness) bool { return h.Runs != nil }, parentCases)
+	})
 	t.Run("RunErrors", func(t *testing.T) {
 		runSuite(t, newHarness, "bindings.RunErrorRecorder", func(h Harness) bool {
 			_, ok := h.Runs.(bindings.RunErrorRecorder)

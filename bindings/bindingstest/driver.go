@@ -88,6 +88,7 @@ var driverCases = []driverCase{
 	{name: "TenantsNeverSeeEachOthersRuns", run: testDriverTenancy},
 	{name: "DriverResultsAreTheCallersOwn", run: testDriverMemory},
 	{name: "CancelledContextStoresNothing", run: testDriverCancelled},
+	{name: "OpenOfACreateWithAParentCreatesAChildRun", run: testDriverParent},
 }
 
 const driverConv = "conv-1"

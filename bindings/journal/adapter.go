@@ -98,6 +98,7 @@ func (a adapter) openNew(ctx context.Context, in OpenInput) (Drive, error) {
 	run, err := a.Runs.StartRun(ctx, bindings.StartRunInput{
 		TenantID: in.TenantID, RunID: in.RunID, FlowID: snap.FlowID, FlowVersion: snap.FlowVersion,
 		Owner: in.Owner, LeaseTTL: in.TTL, Status: in.Create.Status,
+		ParentRunID: in.Create.ParentRunID, ParentStepKey: in.Create.ParentStepKey,
 	})
 	if err != nil {
 		return Drive{}, coded(err, "start run")

@@ -10,8 +10,8 @@ import (
 // CheckOpen returns an *agents.InvalidMessageError for an OpenInput no
 // driver accepts: a tenant or run id that breaks bindings.CheckID, an
 // owner that breaks CheckOptionalID, an unknown lease mode, a negative TTL
-// or history limit, or a Create whose snapshot names another run. Drivers
-// call it first in Open.
+// or history limit, or a Create whose snapshot names another run or whose
+// parent breaks bindings.CheckParent. Drivers call it first in Open.
 func CheckOpen(in OpenInput) error {
 	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
 		bindings.CheckOptionalID("lease owner", in.Owner)); err != nil {
@@ -33,6 +33,9 @@ func CheckOpen(in OpenInput) error {
 		}
 		if c.Status != "" && c.Status != bindings.RunRunning && c.Status != bindings.RunQueued {
 			return invalid("a new run's status is running or queued, not " + string(c.Status))
+		}
+		if err := bindings.CheckParent(in.RunID, c.ParentRunID, c.ParentStepKey); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -125,6 +125,13 @@ CREATE TABLE agent_runs (
     drive_attempts          integer     NOT NULL DEFAULT 0,
     -- A run waiting on a quota is not claimed before it.
     not_before              timestamptz,
+    -- A sub-agent's child run: the run and the step that started it (''
+    -- for a top-level run). The functions that create runs take them from
+    -- the transaction-local settings kindgi.parent_run_id and
+    -- kindgi.parent_step_key, which pgstore sets in front of them for a
+    -- child run only.
+    parent_run_id           text        NOT NULL DEFAULT COALESCE(current_setting('kindgi.parent_run_id', true), ''),
+    parent_step_key         text        NOT NULL DEFAULT COALESCE(current_setting('kindgi.parent_step_key', true), ''),
     PRIMARY KEY (tenant_id, id)
 );
 -- Keyset paging of a tenant's runs, newest first.
@@ -137,6 +144,12 @@ CREATE INDEX agent_runs_prune_idx
 CREATE INDEX agent_runs_claim_idx
     ON agent_runs (created_at, tenant_id COLLATE "C", id COLLATE "C")
     WHERE status IN ('queued', 'running', 'suspended');
+-- A run's children: ListRuns by parent (keyset, newest first) and the
+-- claim's look at a suspended parent's children. Top-level runs are not
+-- in it.
+CREATE INDEX agent_runs_parent_idx
+    ON agent_runs (tenant_id, parent_run_id, created_at DESC, id COLLATE "C" DESC)
+    WHERE parent_run_id <> '';
 
 -- The journal: one row per step phase (started, parked, result), in
 -- append order (seq).
@@ -258,7 +271,8 @@ CREATE INDEX agent_quota_units_at_idx ON agent_quota_units (tenant_id, quota, at
 -- Notifications: every run change a worker may act on is announced on the
 -- channel kindgi_runs as "tenant\trun\tstatus\tclaimable" (pgstore's
 -- RunWatcher and the worker's wake-up). An approval decided makes its run
--- claimable.
+-- claimable, and so does a child run that ended (announced for the
+-- parent, with no status).
 -- +goose StatementBegin
 CREATE FUNCTION kindgi_notify_run() RETURNS trigger
     LANGUAGE plpgsql
@@ -266,6 +280,9 @@ CREATE FUNCTION kindgi_notify_run() RETURNS trigger
 BEGIN
     PERFORM pg_notify('kindgi_runs', NEW.tenant_id || E'\t' || NEW.id || E'\t' || NEW.status || E'\t' ||
         CASE WHEN NEW.lease_owner = '' AND NEW.status IN ('queued', 'running') THEN 'claimable' ELSE '' END);
+    IF NEW.parent_run_id <> '' AND NEW.status IN ('completed', 'failed') THEN
+        PERFORM pg_notify('kindgi_runs', NEW.tenant_id || E'\t' || NEW.parent_run_id || E'\t' || E'\t' || 'claimable');
+    END IF;
     RETURN NULL;
 END
 $$;

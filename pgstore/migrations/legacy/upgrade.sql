@@ -52,3 +52,27 @@ CREATE POLICY agent_tenant_isolation ON agent_quotas
 CREATE POLICY agent_tenant_isolation ON agent_quota_units
     USING (tenant_id = current_setting('kindgi.tenant_id', true))
     WITH CHECK (tenant_id = current_setting('kindgi.tenant_id', true));
+
+-- Sub-agents (issue 24): a child run's parent run and step, taken from
+-- transaction-local settings by the functions that create runs; the index
+-- of a run's children; a child that ended announces its parent.
+ALTER TABLE agent_runs
+    ADD COLUMN IF NOT EXISTS parent_run_id   text NOT NULL DEFAULT COALESCE(current_setting('kindgi.parent_run_id', true), ''),
+    ADD COLUMN IF NOT EXISTS parent_step_key text NOT NULL DEFAULT COALESCE(current_setting('kindgi.parent_step_key', true), '');
+CREATE INDEX IF NOT EXISTS agent_runs_parent_idx
+    ON agent_runs (tenant_id, parent_run_id, created_at DESC, id COLLATE "C" DESC)
+    WHERE parent_run_id <> '';
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION kindgi_notify_run() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_notify('kindgi_runs', NEW.tenant_id || E'\t' || NEW.id || E'\t' || NEW.status || E'\t' ||
+        CASE WHEN NEW.lease_owner = '' AND NEW.status IN ('queued', 'running') THEN 'claimable' ELSE '' END);
+    IF NEW.parent_run_id <> '' AND NEW.status IN ('completed', 'failed') THEN
+        PERFORM pg_notify('kindgi_runs', NEW.tenant_id || E'\t' || NEW.parent_run_id || E'\t' || E'\t' || 'claimable');
+    END IF;
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
