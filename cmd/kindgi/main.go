@@ -7,7 +7,7 @@
 //	kindgi migrate --database-url URL
 //	kindgi pack probe --url URL --token TOKEN
 //	kindgi prune --database-url URL --tenant ID [--older-than 720h] [--json]
-//	kindgi runs list --database-url URL --tenant ID [--status S] [--json]
+//	kindgi runs list --database-url URL --tenant ID [--status S] [--parent RUN_ID] [--json]
 //	kindgi runs show --database-url URL --tenant ID RUN_ID
 //	kindgi approvals list|approve|deny --database-url URL --tenant ID [--approver ID --reason TEXT] [APPROVAL_ID]
 //	kindgi console --database-url URL --listen 127.0.0.1:8080 --tenant ID [--role ROLE] [--trusted-header NAME]

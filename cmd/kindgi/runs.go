@@ -19,16 +19,18 @@ import (
 	"github.com/kindgi/agents/pgstore"
 )
 
-const runsUsage = `runs list --database-url URL --tenant ID [--status S] [--limit N] [--after RUN_ID] [--json]
+const runsUsage = `runs list --database-url URL --tenant ID [--status S] [--parent RUN_ID] [--limit N] [--after RUN_ID] [--json]
        kindgi runs show --database-url URL --tenant ID [--json] RUN_ID
 
 list prints a tenant's runs, newest first: id, status, lease owner and
 expiry, created and updated times. --status keeps one status (queued,
 running, suspended, completed, failed; a comma-separated list keeps
-several); a full page ends with the --after to pass for the next one.
+several); --parent keeps the child runs of one run (its sub-agent calls);
+a full page ends with the --after to pass for the next one.
 
-show prints one run: its status, lease, agent, and its journal steps in
-order with the time each took (from the previous entry).
+show prints one run: its status, lease, agent, its parent run and step
+when it is a sub-agent's child run, its journal steps in order with the
+time each took (from the previous entry), and its child runs.
 
 Both only read; they apply no migrations (run kindgi migrate first).`
 
@@ -81,6 +83,7 @@ func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	status := fs.String("status", "", "keep runs in this status (comma-separated for several)")
 	limit := fs.Int("limit", bindings.DefaultRunPageLimit, "runs per page (list)")
 	after := fs.String("after", "", "start after this run id (list: the previous page's last)")
+	parent := fs.String("parent", "", "list: only the child runs of this run")
 	rest, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return flagExit(err)
@@ -114,10 +117,14 @@ func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			if *status != "" {
 				next += " --status " + shellQuote(*status)
 			}
+			if *parent != "" {
+				next += " --parent " + shellQuote(*parent)
+			}
 			if *limit != bindings.DefaultRunPageLimit {
 				next += fmt.Sprintf(" --limit %d", *limit)
 			}
-			return listRuns(ctx, store, bindings.ListRunsInput{TenantID: *sf.tenant, Statuses: statuses, After: *after, Limit: *limit}, next, *sf.asJSON, stdout, stderr)
+			in := bindings.ListRunsInput{TenantID: *sf.tenant, Statuses: statuses, After: *after, Limit: *limit, ParentRunID: *parent}
+			return listRuns(ctx, store, in, next, *sf.asJSON, stdout, stderr)
 		}
 		return showRun(ctx, store, *sf.tenant, rest[0], *sf.asJSON, stdout, stderr)
 	}
@@ -186,6 +193,37 @@ type runView struct {
 	Conversation string              `json:"conversationId,omitempty"`
 	Steps        []stepView          `json:"steps"`
 	Approvals    []bindings.Approval `json:"approvals"`
+	// Children are the run's child runs (its sub-agent calls), newest
+	// first, at most bindings.MaxRunPageLimit of them; MoreChildren says
+	// there are more (runs list --parent lists them all).
+	Children     []childView `json:"children"`
+	MoreChildren bool        `json:"moreChildren,omitempty"`
+}
+
+// childView is one child run in runs show.
+type childView struct {
+	RunID        string             `json:"runId"`
+	AgentID      string             `json:"agentId,omitempty"`
+	AgentVersion string             `json:"agentVersion,omitempty"`
+	Status       bindings.RunStatus `json:"status"`
+	StepKey      string             `json:"parentStepKey"`
+}
+
+// children reads the child runs of run: the first page of ListRuns by
+// parent, each with the agent of its snapshot.
+func children(ctx context.Context, store *pgstore.Store, tenant, runID string) ([]childView, bool, error) {
+	page, err := store.ListRuns(ctx, bindings.ListRunsInput{TenantID: tenant, ParentRunID: runID, Limit: bindings.MaxRunPageLimit})
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]childView, len(page.Runs))
+	for i, c := range page.Runs {
+		out[i] = childView{RunID: c.ID, Status: c.Status, StepKey: c.ParentStepKey}
+		if snap, err := store.Read(ctx, tenant, c.ID); err == nil {
+			out[i].AgentID, out[i].AgentVersion = snap.AgentID, snap.AgentVersion
+		}
+	}
+	return out, page.Next != "", nil
 }
 
 type stepView struct {
@@ -218,6 +256,9 @@ func showRun(ctx context.Context, store *pgstore.Store, tenant, runID string, as
 	if v.Approvals, err = store.ListApprovals(ctx, tenant, runID); err != nil {
 		return fail(err)
 	}
+	if v.Children, v.MoreChildren, err = children(ctx, store, tenant, runID); err != nil {
+		return fail(err)
+	}
 	// The run's creation is stamped by the store's clock, its entries by
 	// the driver's: never count from before either, nor backwards.
 	prev := run.CreatedAt
@@ -236,6 +277,9 @@ func showRun(ctx context.Context, store *pgstore.Store, tenant, runID string, as
 	}
 	fmt.Fprintf(stdout, "run %s\nstatus %s\nlease %s\nagent %s@%s\nconversation %s\ncreated %s\nupdated %s\n",
 		run.ID, run.Status, lease(run), v.AgentID, v.AgentVersion, v.Conversation, stamp(run.CreatedAt), stamp(run.UpdatedAt))
+	if run.ParentRunID != "" {
+		fmt.Fprintf(stdout, "parent %s (step %s)\n", run.ParentRunID, run.ParentStepKey)
+	}
 	if e := run.LastError; e != nil {
 		fmt.Fprintf(stdout, "last error %s (%d failed drives, the last at %s)\n", lastError(e, 0), e.Attempts, stamp(e.At))
 	}
@@ -254,6 +298,22 @@ func showRun(ctx context.Context, store *pgstore.Store, tenant, runID string, as
 		fmt.Fprintln(stdout, "\napprovals")
 		for _, a := range v.Approvals {
 			fmt.Fprintf(stdout, "%s %s %s\n", a.Request.ID, a.Status, a.Request.ToolID)
+		}
+	}
+	if len(v.Children) > 0 {
+		fmt.Fprintf(stdout, "\nchildren (%d)\n", len(v.Children))
+		tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "RUN\tAGENT\tSTATUS\tSTEP")
+		for _, c := range v.Children {
+			agent := "-"
+			if c.AgentID != "" {
+				agent = c.AgentID + "@" + c.AgentVersion
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.RunID, agent, c.Status, c.StepKey)
+		}
+		_ = tw.Flush()
+		if v.MoreChildren {
+			fmt.Fprintf(stdout, "more: kindgi runs list --parent %s\n", shellQuote(runID))
 		}
 	}
 	return exitOK
