@@ -181,6 +181,11 @@ type approvalView struct {
 	MayDecide    bool
 	DecidedAt    time.Time
 	DecidedWords string
+	// ParentRunID is set when the approval's run is a sub-agent's child
+	// run: the approval asks for the sub-agent (AgentID, the child run's
+	// agent), which the run ParentRunID called.
+	ParentRunID string
+	AgentID     string
 }
 
 func (h *handler) view(ctx context.Context, rv Reviewer, a bindings.Approval, now time.Time) approvalView {
@@ -194,7 +199,12 @@ func (h *handler) view(ctx context.Context, rv Reviewer, a bindings.Approval, no
 		v.Tool = r.ToolID + "@" + r.ToolVersion
 	}
 	if snap, err := h.opts.Store.Read(ctx, r.TenantID, r.RunID); err == nil {
-		v.Agent = snap.AgentID + "@" + snap.AgentVersion
+		v.Agent, v.AgentID = snap.AgentID+"@"+snap.AgentVersion, snap.AgentID
+	}
+	if r.RunID != "" {
+		if run, err := h.opts.Store.GetRun(ctx, r.TenantID, r.RunID); err == nil {
+			v.ParentRunID = run.ParentRunID
+		}
 	}
 	if !r.ExpiresAt.IsZero() {
 		v.TimeLeft = relative(r.ExpiresAt, now)
@@ -477,6 +487,36 @@ type runPage struct {
 	Verified     string
 	VerifyOK     bool
 	NoProvenance string
+	// Children are the run's child runs (its sub-agent calls), newest
+	// first; MoreChildren says there are more than the page shows.
+	Children     []childRow
+	MoreChildren bool
+}
+
+// childRow is one child run on the run page.
+type childRow struct {
+	Run   bindings.Run
+	Agent string
+}
+
+// maxChildren caps the child runs the run page lists.
+const maxChildren = 200
+
+// children reads the first maxChildren child runs of run, each with the
+// agent of its snapshot.
+func (h *handler) children(ctx context.Context, tenant, runID string) ([]childRow, bool, error) {
+	page, err := h.opts.Store.ListRuns(ctx, bindings.ListRunsInput{TenantID: tenant, ParentRunID: runID, Limit: maxChildren})
+	if err != nil {
+		return nil, false, err
+	}
+	rows := make([]childRow, len(page.Runs))
+	for i, c := range page.Runs {
+		rows[i].Run = c
+		if snap, err := h.opts.Store.Read(ctx, tenant, c.ID); err == nil {
+			rows[i].Agent = snap.AgentID + "@" + snap.AgentVersion
+		}
+	}
+	return rows, page.Next != "", nil
 }
 
 func (h *handler) run(w http.ResponseWriter, r *http.Request, rv Reviewer) {
@@ -504,6 +544,10 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 	now := h.opts.Now()
 	var d runPage
 	d.Run = run
+	if d.Children, d.MoreChildren, err = h.children(ctx, tenant, id); err != nil {
+		h.storeError(w, r, rv, err)
+		return
+	}
 	if snap, err := h.opts.Store.Read(ctx, tenant, id); err == nil {
 		d.Agent, d.Conversation = snap.AgentID+"@"+snap.AgentVersion, snap.ConversationID
 	}
