@@ -40,8 +40,9 @@ const maxClaim = 1000
 // setClaimSQL admits the claim's read and lease across tenants for a
 // member of kindgi_worker (the baseline migration): transaction-local, for the
 // claim that follows it in the same batch. It opens agent_runs only:
-// whether a parked run's approvals are settled is read from the run's own
-// approvals_total and approvals_pending_until (the baseline migration).
+// whether a parked run's approvals and child runs are settled is read from
+// the run's own approvals_total, approvals_pending_until, children_total
+// and children_active (the baseline migration).
 const setClaimSQL = `SELECT set_config('kindgi.claim', 'runs', true)`
 
 // sqlClaimRuns leases ($1 owner, $2 expiry, $3 now) up to $4 runs that
@@ -54,21 +55,18 @@ const setClaimSQL = `SELECT set_config('kindgi.claim', 'runs', true)`
 // reports). A suspended run is claimed once what it waits on is settled:
 // it has approvals or child runs, none of its approvals is pending and
 // unexpired, and none of its children (its tenant's runs whose
-// parent_run_id it is) has not ended. The children are looked at by a
-// scalar subquery, one probe of agent_runs_parent_idx per suspended
-// candidate: an EXISTS here would be planned as a hashed subplan that
-// reads every child run of the database on every claim.
+// parent_run_id it is) has not ended, as the run's own approvals_* and
+// children_* columns say (kept by triggers, the baseline migration): the
+// claim reads no other row.
 const sqlClaimRuns = `WITH picked AS (
 		SELECT r.tenant_id, r.id FROM agent_runs r
 		WHERE r.status IN ('queued', 'running', 'suspended')
 		  AND (r.lease_owner = '' OR r.lease_expires_at IS NULL OR r.lease_expires_at <= $3)
 		  AND ($5::text[] IS NULL OR r.tenant_id = ANY($5::text[]))
 		  AND (r.not_before IS NULL OR r.not_before <= $3)
-		  AND (r.status <> 'suspended' OR (
-		    (r.approvals_pending_until IS NULL OR r.approvals_pending_until < $3)
-		    AND (SELECT (r.approvals_total > 0 OR count(*) > 0)
-		        AND NOT coalesce(bool_or(c.status IN ('queued', 'running', 'suspended')), false)
-		      FROM agent_runs c WHERE c.tenant_id = r.tenant_id AND c.parent_run_id = r.id AND c.parent_run_id <> '')))
+		  AND (r.status <> 'suspended' OR ((r.approvals_total > 0 OR r.children_total > 0)
+		    AND (r.approvals_pending_until IS NULL OR r.approvals_pending_until < $3)
+		    AND r.children_active = 0))
 		ORDER BY r.created_at, r.tenant_id COLLATE "C", r.id COLLATE "C"
 		LIMIT $4
 		FOR UPDATE OF r SKIP LOCKED

@@ -130,6 +130,19 @@
 // turn.Worker wake on it instead of polling. Only that connection needs a
 // direct session; claims and journal writes are single transactions.
 //
+// A sub-agent's child run records its parent in agent_runs.parent_run_id
+// and parent_step_key. StartRun writes them; the functions that create
+// runs (kindgi_open_run, kindgi_open_new_run) take them from the
+// transaction-local settings kindgi.parent_run_id and
+// kindgi.parent_step_key through the columns' defaults, which pgstore
+// sets in front of them for a child run only (a top-level run's open
+// sends the statements it always did). Triggers keep each parent's
+// children_total and children_active as its children are created, change
+// status or are deleted, so that a claim takes a suspended parent once
+// none of its children is queued, running or suspended by reading the
+// parent's row alone; a child that completes or fails NOTIFYs its parent
+// as claimable. ListRuns by parent reads agent_runs_parent_idx.
+//
 // # PgBouncer
 //
 // Behind PgBouncer in transaction mode, give the Store the PgBouncer URL

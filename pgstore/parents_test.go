@@ -48,9 +48,9 @@ func TestParentSettingIsTransactionLocal(t *testing.T) {
 
 // TestChildrenUseTheParentIndex checks with EXPLAIN ANALYZE that, among
 // 20,000 top-level runs and 2,000 suspended parents with a child each,
-// ListRuns of one run's children and a claim's look at the parents'
-// children go through agent_runs_parent_idx, with the custom and the
-// generic plan alike.
+// ListRuns of one run's children goes through agent_runs_parent_idx, and
+// a claim reads agent_runs_claim_idx alone (the children's state is on
+// the parent's row), with the custom and the generic plan alike.
 func TestChildrenUseTheParentIndex(t *testing.T) {
 	pool := testPool(t)
 	ctx := t.Context()
@@ -83,8 +83,91 @@ func TestChildrenUseTheParentIndex(t *testing.T) {
 			t.Errorf("%s: ListRuns by parent does not use agent_runs_parent_idx: %+v", mode, plan)
 		}
 		plan = explainAnalyze(t, pool, mode, sqlClaimRuns, "w", now.Add(time.Minute), now.Add(time.Second), 8, []string{tenant})
-		if !usesIndex(plan) {
-			t.Errorf("%s: the claim does not look at children through agent_runs_parent_idx: %+v", mode, plan)
+		scans := 0
+		plan.walk(func(n planNode) {
+			if n.IndexName != "" && n.IndexName != "agent_runs_claim_idx" && n.IndexName != "agent_runs_pkey" {
+				t.Errorf("%s: the claim reads %s: %+v", mode, n.IndexName, plan)
+			}
+			if n.IndexName == "agent_runs_claim_idx" {
+				scans++
+			}
+		})
+		if scans != 1 {
+			t.Errorf("%s: the claim scans agent_runs_claim_idx %d times, want once: %+v", mode, scans, plan)
 		}
+	}
+}
+
+// TestWorkerClaimsAParentOnceItsChildrenEnded claims across tenants as a
+// kindgi_worker member, which sees no ended run: a suspended parent with
+// no approvals of its own is claimed once its children ended (the
+// children counts on its row say so), not while one is parked, and the
+// counts follow every change of the children (created, status, pruned).
+func TestWorkerClaimsAParentOnceItsChildrenEnded(t *testing.T) {
+	ctx := t.Context()
+	admin := New(testPool(t), nil)
+	appPool, role := appRolePool(t)
+	if _, err := testPool(t).Exec(ctx, "GRANT "+WorkerRole+" TO "+role); err != nil {
+		t.Fatal(err)
+	}
+	worker := New(appPool, nil)
+	tenant := "worker-parent-" + randomID()[:8]
+	start := func(in bindings.StartRunInput) {
+		t.Helper()
+		in.TenantID, in.FlowID, in.FlowVersion = tenant, "agent.turn", "1.1.0"
+		if _, err := admin.StartRun(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status := func(run string, st bindings.RunStatus) {
+		t.Helper()
+		if err := admin.SetRunStatus(ctx, tenant, run, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := func() (total, active int) {
+		t.Helper()
+		if err := testPool(t).QueryRow(ctx, `SELECT children_total, children_active FROM agent_runs WHERE tenant_id = $1 AND id = 'p'`, tenant).Scan(&total, &active); err != nil {
+			t.Fatal(err)
+		}
+		return total, active
+	}
+	claimedParent := func() bool {
+		t.Helper()
+		runs, err := worker.ClaimRuns(ctx, bindings.ClaimRunsInput{Owner: "w", LeaseTTL: time.Minute, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			if r.TenantID == tenant && r.ID == "p" {
+				return true
+			}
+		}
+		return false
+	}
+	start(bindings.StartRunInput{RunID: "p", Status: bindings.RunQueued})
+	status("p", bindings.RunSuspended)
+	start(bindings.StartRunInput{RunID: "kid-1", Status: bindings.RunQueued, ParentRunID: "p", ParentStepKey: "call/1"})
+	start(bindings.StartRunInput{RunID: "kid-2", Status: bindings.RunQueued, ParentRunID: "p", ParentStepKey: "call/2"})
+	if total, active := counts(); total != 2 || active != 2 {
+		t.Fatalf("children counts after two queued children = %d, %d; want 2, 2", total, active)
+	}
+	status("kid-1", bindings.RunSuspended)
+	status("kid-2", bindings.RunCompleted)
+	if total, active := counts(); total != 2 || active != 1 {
+		t.Fatalf("children counts with one parked, one completed = %d, %d; want 2, 1", total, active)
+	}
+	if claimedParent() {
+		t.Fatal("a worker claimed the parent while its child is parked")
+	}
+	status("kid-1", bindings.RunFailed)
+	if !claimedParent() {
+		t.Fatal("a worker did not claim the parent once its children ended")
+	}
+	if _, err := testPool(t).Exec(ctx, `DELETE FROM agent_runs WHERE tenant_id = $1 AND id = 'kid-2'`, tenant); err != nil {
+		t.Fatal(err)
+	}
+	if total, active := counts(); total != 1 || active != 0 {
+		t.Fatalf("children counts after a child was deleted = %d, %d; want 1, 0", total, active)
 	}
 }

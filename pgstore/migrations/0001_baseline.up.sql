@@ -132,6 +132,13 @@ CREATE TABLE agent_runs (
     -- child run only.
     parent_run_id           text        NOT NULL DEFAULT COALESCE(current_setting('kindgi.parent_run_id', true), ''),
     parent_step_key         text        NOT NULL DEFAULT COALESCE(current_setting('kindgi.parent_step_key', true), ''),
+    -- A parent's child runs, all of them and those not ended (queued,
+    -- running, suspended), kept by the triggers on its children, so a
+    -- claim tells a parent whose children ended from a waiting one without
+    -- reading them (a worker's claim across tenants could not: it sees no
+    -- ended run).
+    children_total          integer     NOT NULL DEFAULT 0,
+    children_active         integer     NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant_id, id)
 );
 -- Keyset paging of a tenant's runs, newest first.
@@ -144,9 +151,8 @@ CREATE INDEX agent_runs_prune_idx
 CREATE INDEX agent_runs_claim_idx
     ON agent_runs (created_at, tenant_id COLLATE "C", id COLLATE "C")
     WHERE status IN ('queued', 'running', 'suspended');
--- A run's children: ListRuns by parent (keyset, newest first) and the
--- claim's look at a suspended parent's children. Top-level runs are not
--- in it.
+-- A run's children: ListRuns by parent (keyset, newest first). Top-level
+-- runs are not in it.
 CREATE INDEX agent_runs_parent_idx
     ON agent_runs (tenant_id, parent_run_id, created_at DESC, id COLLATE "C" DESC)
     WHERE parent_run_id <> '';
@@ -344,6 +350,51 @@ $$;
 CREATE TRIGGER agent_approvals_run_state
     AFTER INSERT OR DELETE OR UPDATE OF status, expires_at, run_id ON agent_approvals
     FOR EACH ROW EXECUTE FUNCTION kindgi_run_approvals();
+
+-- A parent's children counts (agent_runs.children_total,
+-- children_active), moved by each child run created, changing status or
+-- deleted. Counted by difference, so that it holds whatever the
+-- transaction may see (a worker's claim sees no ended run).
+-- +goose StatementBegin
+CREATE FUNCTION kindgi_run_children() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    t text;
+    p text;
+    d_total integer := 0;
+    d_active integer := 0;
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        t := NEW.tenant_id; p := NEW.parent_run_id; d_total := 1;
+        d_active := (NEW.status IN ('queued', 'running', 'suspended'))::integer;
+    ELSIF TG_OP = 'DELETE' THEN
+        t := OLD.tenant_id; p := OLD.parent_run_id; d_total := -1;
+        d_active := -(OLD.status IN ('queued', 'running', 'suspended'))::integer;
+    ELSE
+        t := NEW.tenant_id; p := NEW.parent_run_id;
+        d_active := (NEW.status IN ('queued', 'running', 'suspended'))::integer
+            - (OLD.status IN ('queued', 'running', 'suspended'))::integer;
+    END IF;
+    IF d_total <> 0 OR d_active <> 0 THEN
+        UPDATE agent_runs ru
+        SET children_total = ru.children_total + d_total, children_active = ru.children_active + d_active
+        WHERE ru.tenant_id = t AND ru.id = p;
+    END IF;
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+
+CREATE TRIGGER agent_runs_children_insert AFTER INSERT ON agent_runs
+    FOR EACH ROW WHEN (new.parent_run_id <> '')
+    EXECUTE FUNCTION kindgi_run_children();
+CREATE TRIGGER agent_runs_children_update AFTER UPDATE OF status ON agent_runs
+    FOR EACH ROW WHEN (new.parent_run_id <> '' AND new.status::text IS DISTINCT FROM old.status::text)
+    EXECUTE FUNCTION kindgi_run_children();
+CREATE TRIGGER agent_runs_children_delete AFTER DELETE ON agent_runs
+    FOR EACH ROW WHEN (old.parent_run_id <> '')
+    EXECUTE FUNCTION kindgi_run_children();
 
 -- The functions a turn writes through, each one round trip (see pgstore's
 -- package doc for what each statement of a turn sends).

@@ -54,11 +54,14 @@ CREATE POLICY agent_tenant_isolation ON agent_quota_units
     WITH CHECK (tenant_id = current_setting('kindgi.tenant_id', true));
 
 -- Sub-agents (issue 24): a child run's parent run and step, taken from
--- transaction-local settings by the functions that create runs; the index
--- of a run's children; a child that ended announces its parent.
+-- transaction-local settings by the functions that create runs; a
+-- parent's children counts, kept by triggers; the index of a run's
+-- children; a child that ended announces its parent.
 ALTER TABLE agent_runs
     ADD COLUMN IF NOT EXISTS parent_run_id   text NOT NULL DEFAULT COALESCE(current_setting('kindgi.parent_run_id', true), ''),
-    ADD COLUMN IF NOT EXISTS parent_step_key text NOT NULL DEFAULT COALESCE(current_setting('kindgi.parent_step_key', true), '');
+    ADD COLUMN IF NOT EXISTS parent_step_key text NOT NULL DEFAULT COALESCE(current_setting('kindgi.parent_step_key', true), ''),
+    ADD COLUMN IF NOT EXISTS children_total  integer NOT NULL DEFAULT 0,
+    ADD COLUMN IF NOT EXISTS children_active integer NOT NULL DEFAULT 0;
 CREATE INDEX IF NOT EXISTS agent_runs_parent_idx
     ON agent_runs (tenant_id, parent_run_id, created_at DESC, id COLLATE "C" DESC)
     WHERE parent_run_id <> '';
@@ -76,3 +79,45 @@ BEGIN
 END
 $$;
 -- +goose StatementEnd
+-- +goose StatementBegin
+CREATE OR REPLACE FUNCTION kindgi_run_children() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    t text;
+    p text;
+    d_total integer := 0;
+    d_active integer := 0;
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        t := NEW.tenant_id; p := NEW.parent_run_id; d_total := 1;
+        d_active := (NEW.status IN ('queued', 'running', 'suspended'))::integer;
+    ELSIF TG_OP = 'DELETE' THEN
+        t := OLD.tenant_id; p := OLD.parent_run_id; d_total := -1;
+        d_active := -(OLD.status IN ('queued', 'running', 'suspended'))::integer;
+    ELSE
+        t := NEW.tenant_id; p := NEW.parent_run_id;
+        d_active := (NEW.status IN ('queued', 'running', 'suspended'))::integer
+            - (OLD.status IN ('queued', 'running', 'suspended'))::integer;
+    END IF;
+    IF d_total <> 0 OR d_active <> 0 THEN
+        UPDATE agent_runs ru
+        SET children_total = ru.children_total + d_total, children_active = ru.children_active + d_active
+        WHERE ru.tenant_id = t AND ru.id = p;
+    END IF;
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+DROP TRIGGER IF EXISTS agent_runs_children_insert ON agent_runs;
+DROP TRIGGER IF EXISTS agent_runs_children_update ON agent_runs;
+DROP TRIGGER IF EXISTS agent_runs_children_delete ON agent_runs;
+CREATE TRIGGER agent_runs_children_insert AFTER INSERT ON agent_runs
+    FOR EACH ROW WHEN (new.parent_run_id <> '')
+    EXECUTE FUNCTION kindgi_run_children();
+CREATE TRIGGER agent_runs_children_update AFTER UPDATE OF status ON agent_runs
+    FOR EACH ROW WHEN (new.parent_run_id <> '' AND new.status::text IS DISTINCT FROM old.status::text)
+    EXECUTE FUNCTION kindgi_run_children();
+CREATE TRIGGER agent_runs_children_delete AFTER DELETE ON agent_runs
+    FOR EACH ROW WHEN (old.parent_run_id <> '')
+    EXECUTE FUNCTION kindgi_run_children();
