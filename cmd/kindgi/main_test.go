@@ -280,10 +280,13 @@ func TestPackProbe(t *testing.T) {
 	}
 }
 
+// triageFile is the agent package's example with sub-agents and handoffs.
+const triageFile = "../../agent/testdata/triage.yaml"
+
 // TestValidateSubAgents: validate accepts an agent file with subAgents and
 // handoffs, and reports their problems with their paths.
 func TestValidateSubAgents(t *testing.T) {
-	if r := kindgi(t, "validate", "testdata/triage.yaml"); r.code != 0 || r.stdout != "testdata/triage.yaml: ok\n" {
+	if r := kindgi(t, "validate", triageFile); r.code != 0 || r.stdout != triageFile+": ok\n" {
 		t.Fatalf("valid file: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	file := "testdata/subagent-problems.yaml"
