@@ -354,7 +354,9 @@ CREATE TRIGGER agent_approvals_run_state
 -- A parent's children counts (agent_runs.children_total,
 -- children_active), moved by each child run created, changing status or
 -- deleted. Counted by difference, so that it holds whatever the
--- transaction may see (a worker's claim sees no ended run).
+-- transaction may see (a worker's claim sees no ended run). A child
+-- counts once its parent's row exists (the turn creates the parent
+-- first).
 -- +goose StatementBegin
 CREATE FUNCTION kindgi_run_children() RETURNS trigger
     LANGUAGE plpgsql
