@@ -493,10 +493,12 @@ type runPage struct {
 	MoreChildren bool
 }
 
-// childRow is one child run on the run page.
+// childRow is one child run on the run page, with the pending approvals
+// of a suspended one (what its parent waits on).
 type childRow struct {
-	Run   bindings.Run
-	Agent string
+	Run     bindings.Run
+	Agent   string
+	Pending []bindings.Approval
 }
 
 // maxChildren caps the child runs the run page lists.
@@ -514,6 +516,18 @@ func (h *handler) children(ctx context.Context, tenant, runID string) ([]childRo
 		rows[i].Run = c
 		if snap, err := h.opts.Store.Read(ctx, tenant, c.ID); err == nil {
 			rows[i].Agent = snap.AgentID + "@" + snap.AgentVersion
+		}
+		if c.Status != bindings.RunSuspended {
+			continue
+		}
+		list, err := h.opts.Store.ListApprovals(ctx, tenant, c.ID)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, a := range list {
+			if a.Status == bindings.ApprovalPending {
+				rows[i].Pending = append(rows[i].Pending, a)
+			}
 		}
 	}
 	return rows, page.Next != "", nil

@@ -46,8 +46,8 @@ func subAgentTree(t *testing.T, s *memstore.Store) {
 }
 
 // TestRunPageLinksParentAndChildren: a parent's run page lists its
-// sub-agent runs (id, agent, status) as links, and a child's names its
-// parent as a link.
+// sub-agent runs (id, agent, status, the approvals a parked one waits on)
+// as links, and a child's names its parent as a link.
 func TestRunPageLinksParentAndChildren(t *testing.T) {
 	s := memstore.New(nil)
 	subAgentTree(t, s)
@@ -60,7 +60,7 @@ func TestRunPageLinksParentAndChildren(t *testing.T) {
 	}
 	for _, want := range []string{
 		`<h2>Sub-agent runs</h2>`,
-		`<a href="/runs/acme/triage-mail">triage-mail</a> acme.mailer@1.0.0 <span class="status s-suspended">suspended</span>`,
+		`<a href="/runs/acme/triage-mail">triage-mail</a> acme.mailer@1.0.0 <span class="status s-suspended">suspended</span> — waits on <code>acme.send-email</code>: <a href="/?open=ap-triage-mail#approval-ap-triage-mail">decide</a></li>`,
 		`<a href="/runs/acme/triage-research">triage-research</a> acme.researcher@2.0.0 <span class="status s-completed">completed</span>`,
 	} {
 		if !strings.Contains(body, want) {
