@@ -8,7 +8,8 @@
 // address), and a key provider that returns a copy of its key on every
 // call — as it should, so that no caller can alter the key it keeps —
 // defeats that cache. Here the expansion is kept per key, by the key's
-// bytes, in a small bounded cache.
+// bytes, in a small bounded cache. Sign also encodes R once (the standard
+// library encodes it twice, a field inversion each).
 //
 // Signatures are deterministic, so TestSignMatchesStdlib and
 // FuzzSignMatchesStdlib hold Sign byte for byte to crypto/ed25519.Sign,
