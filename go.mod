@@ -3,6 +3,7 @@ module github.com/kindgi/agents
 go 1.26.0
 
 require (
+	filippo.io/edwards25519 v1.2.0
 	github.com/Masterminds/semver/v3 v3.5.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/google/go-cmp v0.7.0

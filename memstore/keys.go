@@ -25,8 +25,15 @@ type Keys struct {
 	seed []byte
 
 	mu       sync.Mutex
-	byTenant map[string]string
-	byID     map[string]ed25519.PrivateKey
+	byTenant map[string]*keyPair
+	byID     map[string]*keyPair
+}
+
+// keyPair is a key as it was made: its id and both halves, computed once.
+type keyPair struct {
+	id   string
+	priv ed25519.PrivateKey
+	pub  ed25519.PublicKey
 }
 
 var _ bindings.KeyProvider = (*Keys)(nil)
@@ -34,15 +41,17 @@ var _ bindings.KeyProvider = (*Keys)(nil)
 // NewKeys returns a key provider; a nil seed makes random keys, a non-nil
 // seed deterministic ones (never use a fixed seed outside tests).
 func NewKeys(seed []byte) *Keys {
-	k := &Keys{byTenant: map[string]string{}, byID: map[string]ed25519.PrivateKey{}}
+	k := &Keys{byTenant: map[string]*keyPair{}, byID: map[string]*keyPair{}}
 	if seed != nil {
 		k.seed = append([]byte{}, seed...)
 	}
 	return k
 }
 
-// SigningKey returns the tenant's key id and private key. The key id is
-// "tenant:" followed by 16 hex digits of the public key's SHA-256.
+// SigningKey returns the tenant's key id and a copy of its private key
+// (what the caller does with it cannot alter the key). The key id is
+// "tenant:" followed by 16 hex digits of the public key's SHA-256,
+// computed when the key is made.
 func (k *Keys) SigningKey(ctx context.Context, tenantID string) (string, ed25519.PrivateKey, error) {
 	if err := alive(ctx); err != nil {
 		return "", nil, err
@@ -52,8 +61,8 @@ func (k *Keys) SigningKey(ctx context.Context, tenantID string) (string, ed25519
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if id, ok := k.byTenant[tenantID]; ok {
-		return id, append(ed25519.PrivateKey(nil), k.byID[id]...), nil
+	if kp, ok := k.byTenant[tenantID]; ok {
+		return kp.id, append(ed25519.PrivateKey(nil), kp.priv...), nil
 	}
 	var priv ed25519.PrivateKey
 	if k.seed != nil {
@@ -69,11 +78,12 @@ func (k *Keys) SigningKey(ctx context.Context, tenantID string) (string, ed25519
 			return "", nil, &agents.PersistenceError{Op: "generate signing key", Err: err}
 		}
 	}
-	sum := sha256.Sum256(priv.Public().(ed25519.PublicKey))
-	id := tenantID + ":" + hex.EncodeToString(sum[:8])
-	k.byTenant[tenantID] = id
-	k.byID[id] = priv
-	return id, append(ed25519.PrivateKey(nil), priv...), nil
+	pub := priv.Public().(ed25519.PublicKey)
+	sum := sha256.Sum256(pub)
+	kp := &keyPair{id: tenantID + ":" + hex.EncodeToString(sum[:8]), priv: priv, pub: pub}
+	k.byTenant[tenantID] = kp
+	k.byID[kp.id] = kp
+	return kp.id, append(ed25519.PrivateKey(nil), priv...), nil
 }
 
 // PublicKey returns the public key of a key id SigningKey handed out; an
@@ -85,9 +95,9 @@ func (k *Keys) PublicKey(ctx context.Context, keyID string) (ed25519.PublicKey, 
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	priv, ok := k.byID[keyID]
+	kp, ok := k.byID[keyID]
 	if !ok {
 		return nil, &agents.PersistenceError{Op: "public key " + keyID, Err: ErrUnknownKey, Permanent: true}
 	}
-	return append(ed25519.PublicKey(nil), priv.Public().(ed25519.PublicKey)...), nil
+	return append(ed25519.PublicKey(nil), kp.pub...), nil
 }

@@ -5,11 +5,12 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/journalcodec"
+	"github.com/kindgi/agents/internal/sign"
 )
 
 // ProvenanceSource is what a provenance record is built from: a turn's
@@ -61,12 +62,15 @@ func (DefaultProvenanceBuilder) Build(src ProvenanceSource) (bindings.Provenance
 		Usage:          bindings.Usage{InputTokens: src.Usage.InputTokens, OutputTokens: src.Usage.OutputTokens, CostUsd: src.Usage.CostUsd},
 		CreatedAt:      src.CreatedAt,
 	}
-	for _, m := range src.Messages {
-		b, err := json.Marshal(m)
+	var buf []byte
+	for i := range src.Messages {
+		// journalcodec.Marshal is json.Marshal, without reflection.
+		b, err := journalcodec.Marshal(buf, &src.Messages[i], nil)
 		if err != nil {
 			return bindings.ProvenanceRecord{}, &agents.PersistenceError{Op: "encode provenance message", Err: err}
 		}
 		rec.MessageHashes = append(rec.MessageHashes, hashBytes(b))
+		buf = b
 	}
 	for _, c := range src.ToolCalls {
 		pc := bindings.ProvenanceToolCall{ID: c.ID, ToolID: c.ToolID, ToolVersion: c.ToolVersion, InputHash: hashBytes(c.Input), Status: toolOK}
@@ -187,7 +191,7 @@ func hashBytes(b []byte) string {
 // (encoding/json, fields in declaration order) with Signature empty.
 func signedBytes(rec bindings.ProvenanceRecord) ([]byte, error) {
 	rec.Signature = nil
-	return json.Marshal(rec)
+	return journalcodec.Marshal(nil, &rec, nil)
 }
 
 // SignProvenance signs rec with the tenant's current key: it sets KeyID,
@@ -207,7 +211,12 @@ func SignProvenance(ctx context.Context, rec *bindings.ProvenanceRecord, keys bi
 	if err != nil {
 		return &agents.PersistenceError{Op: "encode provenance", Err: err, Permanent: true}
 	}
-	rec.Signature = ed25519.Sign(key, msg)
+	// sign.Sign is ed25519.Sign with the key's expansion kept per key.
+	sig, err := sign.Sign(key, msg)
+	if err != nil {
+		return &agents.PersistenceError{Op: "sign provenance with key " + keyID, Err: err, Permanent: true}
+	}
+	rec.Signature = sig
 	return nil
 }
 

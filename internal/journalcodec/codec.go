@@ -19,8 +19,9 @@ type kind uint8
 const (
 	// kOpaque is a type the codec leaves to encoding/json both ways.
 	kOpaque kind = iota
-	// kBytes is a []byte (not a json.RawMessage): nil is null, and any
-	// other is encoding/json's (base64) both ways.
+	// kBytes is a []byte (not a json.RawMessage): nil is null, any other
+	// is written as encoding/json writes it (standard base64) and read by
+	// encoding/json.
 	kBytes
 	kString
 	kBool

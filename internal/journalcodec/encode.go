@@ -1,6 +1,7 @@
 package journalcodec
 
 import (
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -143,9 +144,14 @@ func (e *encoder) value(b []byte, c *codec, p unsafe.Pointer, depth int) []byte 
 			return append(b, "null"...)
 		}
 	case kBytes:
-		if *(*[]byte)(p) == nil { // any other is base64
+		v := *(*[]byte)(p)
+		if v == nil {
 			return append(b, "null"...)
 		}
+		// encoding/json's encodeByteSlice: standard, padded base64.
+		b = append(b, '"')
+		b = base64.StdEncoding.AppendEncode(b, v)
+		return append(b, '"')
 	}
 	// kOpaque, kUnmarshaler, and any value above left to encoding/json.
 	e.fail()
