@@ -10,17 +10,13 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/eval"
-	"github.com/kindgi/agents/providers/scripted"
 )
 
 // TestDatasetRoundTrip: a dataset from runs, with a hand-written case,
 // writes as JSON Lines (one case a line) and reads back equal.
 func TestDatasetRoundTrip(t *testing.T) {
 	h := newHost(t)
-	ds, err := eval.DatasetFromRuns(t.Context(), h.bindings(scripted.New(nil, nil)), tenant, recordThree(t, h))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := threeCases(t, h)
 	ds.Cases = append(ds.Cases, eval.Case{ID: "hand", UserMessage: "Is <b>&</b> fine?", Expect: &eval.Expect{
 		Contains: []string{"yes"}, Matches: []string{`^Y`}, OutputSchema: json.RawMessage(`{"type":"object"}`)}})
 	var buf bytes.Buffer
