@@ -10,7 +10,18 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/eval"
+	"github.com/kindgi/agents/providers/scripted"
 )
+
+// threeCases is the dataset of recordThree's runs.
+func threeCases(t testing.TB, h host) eval.Dataset {
+	t.Helper()
+	ds, err := eval.DatasetFromRuns(t.Context(), h.bindings(scripted.New(nil, nil)), tenant, recordThree(t, h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
 
 // TestDatasetRoundTrip: a dataset from runs, with a hand-written case,
 // writes as JSON Lines (one case a line) and reads back equal.

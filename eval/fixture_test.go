@@ -8,7 +8,6 @@ import (
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/eval"
 	"github.com/kindgi/agents/memstore"
 	"github.com/kindgi/agents/providers/scripted"
 	"github.com/kindgi/agents/registry"
@@ -91,16 +90,6 @@ func (h host) record(t testing.TB, a agent.Agent, msg string, script ...scripted
 
 // recordThree records three refund turns of A@1.0.0 and returns their run
 // ids.
-// threeCases is the dataset of recordThree's runs.
-func threeCases(t testing.TB, h host) eval.Dataset {
-	t.Helper()
-	ds, err := eval.DatasetFromRuns(t.Context(), h.bindings(scripted.New(nil, nil)), tenant, recordThree(t, h))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ds
-}
-
 func recordThree(t testing.TB, h host) []string {
 	t.Helper()
 	a := defineAgent(t, "1.0.0", "You handle refunds.")
