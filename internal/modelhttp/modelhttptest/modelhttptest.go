@@ -80,6 +80,14 @@ func (f *FakeAPI) Count() int {
 	return len(f.Requests)
 }
 
+// Request returns the JSON body of the n-th request (from 1), as Answer
+// is told n.
+func (f *FakeAPI) Request(n int) map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.Requests[n-1]
+}
+
 // Server serves h for the test and returns its URL.
 func Server(t testing.TB, h http.Handler) string {
 	t.Helper()
