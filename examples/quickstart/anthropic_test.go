@@ -13,15 +13,17 @@ import (
 	"github.com/kindgi/agents/internal/modelhttp/modelhttptest"
 )
 
-// messagesAPI is a local server speaking the Anthropic Messages API: a
-// clause search first, the answer once the request carries the tool
-// result; streamed when the request asks for it.
-func messagesAPI() *modelhttptest.FakeAPI {
-	api := &modelhttptest.FakeAPI{Path: "/v1/messages"}
-	api.Answer = func(n int, w http.ResponseWriter, _ *http.Request) { answerMessages(w, api.Request(n)) }
+// localAPI is a local model API taking requests at path and answering
+// each with answer, given its JSON body.
+func localAPI(path string, answer func(w http.ResponseWriter, req map[string]any)) *modelhttptest.FakeAPI {
+	api := &modelhttptest.FakeAPI{Path: path}
+	api.Answer = func(n int, w http.ResponseWriter, _ *http.Request) { answer(w, api.Request(n)) }
 	return api
 }
 
+// answerMessages answers as the Anthropic Messages API: a clause search
+// first, the answer once the request carries the tool result; streamed
+// when the request asks for it.
 func answerMessages(w http.ResponseWriter, req map[string]any) {
 	answer := !carriesToolResult(req, "tool_result")
 	if req["stream"] != true {
@@ -81,29 +83,40 @@ func captureStdout(t *testing.T, fn func() error) (string, error) {
 	return string(out), runErr
 }
 
+// runQuickstart runs the quickstart with cfg, its provider pointed at api,
+// and returns what it printed, having checked that it made two requests,
+// each for cfg's model and streamed as cfg says.
+func runQuickstart(t *testing.T, api *modelhttptest.FakeAPI, cfg config) string {
+	t.Helper()
+	p, err := chooseProvider(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := captureStdout(t, func() error { return run(t.Context(), p) })
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(api.Requests) != 2 {
+		t.Fatalf("%d requests, want 2", len(api.Requests))
+	}
+	for i, req := range api.Requests {
+		if (req["stream"] == true) != cfg.stream || req["model"] != cfg.model {
+			t.Errorf("request %d: stream %v model %v", i, req["stream"], req["model"])
+		}
+	}
+	return out
+}
+
 // TestQuickstartOnAMessagesServer runs the quickstart with -provider
 // anthropic, streaming and not, against a local Messages API server.
 func TestQuickstartOnAMessagesServer(t *testing.T) {
 	modelhttptest.Both(t, func(t *testing.T, stream bool) {
-		api := messagesAPI()
+		api := localAPI("/v1/messages", answerMessages)
 		t.Setenv("ANTHROPIC_BASE_URL", modelhttptest.Server(t, api))
 		t.Setenv("ANTHROPIC_API_KEY", "sk-ant-local")
-		p, err := chooseProvider(config{provider: "anthropic", model: "local-claude", stream: stream})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := captureStdout(t, func() error { return run(t.Context(), p) })
-		if err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		if len(api.Requests) != 2 {
-			t.Fatalf("%d requests, want 2", len(api.Requests))
-		}
-		for i, req := range api.Requests {
-			if (req["stream"] == true) != stream || req["model"] != "local-claude" {
-				t.Errorf("request %d: stream %v model %v", i, req["stream"], req["model"])
-			}
-			if h := api.Headers[i]; h.Get("x-api-key") != "sk-ant-local" || h.Get("anthropic-version") != "2023-06-01" {
+		out := runQuickstart(t, api, config{provider: "anthropic", model: "local-claude", stream: stream})
+		for i, h := range api.Headers {
+			if h.Get("x-api-key") != "sk-ant-local" || h.Get("anthropic-version") != "2023-06-01" {
 				t.Errorf("request %d headers %v", i, h)
 			}
 		}

@@ -9,15 +9,9 @@ import (
 	"github.com/kindgi/agents/internal/modelhttp/modelhttptest"
 )
 
-// chatCompletionsAPI is a local server speaking the Chat Completions API:
-// a clause search first, the answer once the request carries the tool
-// result; streamed when the request asks for it.
-func chatCompletionsAPI() *modelhttptest.FakeAPI {
-	api := &modelhttptest.FakeAPI{Path: "/v1/chat/completions"}
-	api.Answer = func(n int, w http.ResponseWriter, _ *http.Request) { answerChat(w, api.Request(n)) }
-	return api
-}
-
+// answerChat answers as the Chat Completions API: a clause search first,
+// the answer once the request carries the tool result; streamed when the
+// request asks for it.
 func answerChat(w http.ResponseWriter, req map[string]any) {
 	answer := !carriesToolResult(req, `"role":"tool"`)
 	if req["stream"] != true {
@@ -59,25 +53,10 @@ func answerChat(w http.ResponseWriter, req map[string]any) {
 // arrives.
 func TestQuickstartOnAChatCompletionsServer(t *testing.T) {
 	modelhttptest.Both(t, func(t *testing.T, stream bool) {
-		api := chatCompletionsAPI()
+		api := localAPI("/v1/chat/completions", answerChat)
 		t.Setenv("OPENAI_BASE_URL", modelhttptest.Server(t, api)+"/v1")
 		t.Setenv("OPENAI_API_KEY", "")
-		p, err := chooseProvider(config{provider: "openai", model: "local-model", stream: stream})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := captureStdout(t, func() error { return run(t.Context(), p) })
-		if err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		if len(api.Requests) != 2 {
-			t.Fatalf("%d requests, want 2", len(api.Requests))
-		}
-		for i, req := range api.Requests {
-			if (req["stream"] == true) != stream || req["model"] != "local-model" {
-				t.Errorf("request %d: stream %v model %v", i, req["stream"], req["model"])
-			}
-		}
+		out := runQuickstart(t, api, config{provider: "openai", model: "local-model", stream: stream})
 		var toolMsg map[string]any
 		for _, m := range api.Requests[1]["messages"].([]any) {
 			if mm := m.(map[string]any); mm["role"] == "tool" {
