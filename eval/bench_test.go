@@ -12,10 +12,7 @@ import (
 // each, replayed) with two graders: one op is one eval.Run of three cases.
 func BenchmarkRunReplay(b *testing.B) {
 	h := newHost(b)
-	ds, err := eval.DatasetFromRuns(b.Context(), h.bindings(scripted.New(nil, nil)), tenant, recordThree(b, h))
-	if err != nil {
-		b.Fatal(err)
-	}
+	ds := threeCases(b, h)
 	p := scripted.New([]scripted.Response{
 		scripted.Call("x1", "acme.lookup-order", json.RawMessage(`{"order":1}`)), scripted.Say("A refund for order 1."),
 		scripted.Call("x1", "acme.lookup-order", json.RawMessage(`{"order":2,"verbose":true}`)), scripted.Say("Order 2: refund possible."),

@@ -13,14 +13,21 @@ import (
 	"github.com/kindgi/agents/providers/scripted"
 )
 
-// TestDatasetRoundTrip: a dataset from runs, with a hand-written case,
-// writes as JSON Lines (one case a line) and reads back equal.
-func TestDatasetRoundTrip(t *testing.T) {
-	h := newHost(t)
+// threeCases is the dataset of recordThree's runs.
+func threeCases(t testing.TB, h host) eval.Dataset {
+	t.Helper()
 	ds, err := eval.DatasetFromRuns(t.Context(), h.bindings(scripted.New(nil, nil)), tenant, recordThree(t, h))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ds
+}
+
+// TestDatasetRoundTrip: a dataset from runs, with a hand-written case,
+// writes as JSON Lines (one case a line) and reads back equal.
+func TestDatasetRoundTrip(t *testing.T) {
+	h := newHost(t)
+	ds := threeCases(t, h)
 	ds.Cases = append(ds.Cases, eval.Case{ID: "hand", UserMessage: "Is <b>&</b> fine?", Expect: &eval.Expect{
 		Contains: []string{"yes"}, Matches: []string{`^Y`}, OutputSchema: json.RawMessage(`{"type":"object"}`)}})
 	var buf bytes.Buffer

@@ -15,7 +15,6 @@ import (
 
 	"github.com/kindgi/agents/eval"
 	"github.com/kindgi/agents/internal/browsertest"
-	"github.com/kindgi/agents/providers/scripted"
 )
 
 // sampleReport evaluates the three recorded cases (one regresses) and a
@@ -23,10 +22,7 @@ import (
 func sampleReport(t *testing.T) eval.Report {
 	t.Helper()
 	h := newHost(t)
-	ds, err := eval.DatasetFromRuns(t.Context(), h.bindings(scripted.New(nil, nil)), tenant, recordThree(t, h))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := threeCases(t, h)
 	ds.Cases = append(ds.Cases, eval.Case{ID: `hand <"&>`, TenantID: tenant, UserMessage: "<script>alert(1)</script>"})
 	rep, err := eval.Run(t.Context(), ds, eval.Options{Agent: defineAgent(t, "1.1.0", "New."), Bindings: h.bindings(newScript()),
 		Graders: []eval.Grader{eval.Contains("refund")}})

@@ -3,6 +3,8 @@ package pack
 import (
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/kindgi/agents/internal/jsonscan"
 )
 
 // FastAccepts reports whether raw is JSON that the schema certainly
@@ -31,49 +33,34 @@ const maxRawDepth = 512
 // in float64, so the answer holds for a float64 decode and for an exact
 // (json.Number) one alike.
 func (f *fastSchema) validJSON(raw []byte) bool {
-	p := rawParser{b: raw}
-	p.ws()
+	p := rawParser{Scanner: jsonscan.Scanner{B: raw}}
+	p.WS()
 	if !p.value(f) {
 		return false
 	}
-	p.ws()
-	return p.i == len(p.b)
+	p.WS()
+	return p.I == len(p.B)
 }
 
-// rawParser walks JSON bytes.
+// rawParser walks JSON bytes, checking them against a fastSchema.
 type rawParser struct {
-	b     []byte
-	i     int
+	jsonscan.Scanner
 	depth int
-}
-
-func (p *rawParser) ws() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
 }
 
 // allows reports whether f's type admits t.
 func (f *fastSchema) allows(t typeSet) bool { return f.types == 0 || f.types&t != 0 }
 
-// value parses one value at p.i and checks it against f.
+// value parses one value at p.I and checks it against f.
 func (p *rawParser) value(f *fastSchema) bool {
-	if p.i >= len(p.b) {
-		return false
-	}
-	switch c := p.b[p.i]; c {
+	switch p.Peek() {
 	case '{':
 		return p.object(f)
 	case '[':
 		return p.array(f)
 	case '"':
-		s, ok := p.str()
-		if !ok || !f.allows(typeString) {
+		s, ok := p.PlainString()
+		if !ok || !utf8.Valid(s) || !f.allows(typeString) {
 			return false
 		}
 		if f.hasEnum && !f.inEnumBytes(s) {
@@ -85,85 +72,20 @@ func (p *rawParser) value(f *fastSchema) bool {
 		}
 		return true
 	case 't':
-		return p.literal("true") && f.allows(typeBoolean) && (!f.hasEnum || f.inEnum(true))
+		return p.Literal("true") && f.allows(typeBoolean) && (!f.hasEnum || f.inEnum(true))
 	case 'f':
-		return p.literal("false") && f.allows(typeBoolean) && (!f.hasEnum || f.inEnum(false))
+		return p.Literal("false") && f.allows(typeBoolean) && (!f.hasEnum || f.inEnum(false))
 	case 'n':
-		return p.literal("null") && f.allows(typeNull) && (!f.hasEnum || f.inEnum(nil))
+		return p.Literal("null") && f.allows(typeNull) && (!f.hasEnum || f.inEnum(nil))
 	}
 	return p.number(f)
 }
 
-func (p *rawParser) literal(lit string) bool {
-	if len(p.b)-p.i < len(lit) || string(p.b[p.i:p.i+len(lit)]) != lit {
-		return false
-	}
-	p.i += len(lit)
-	return true
-}
-
-// str parses a string without escapes and returns its bytes.
-func (p *rawParser) str() ([]byte, bool) {
-	start := p.i + 1
-	j := start
-	for j < len(p.b) && plainByte[p.b[j]] {
-		j++
-	}
-	if j >= len(p.b) || p.b[j] != '"' {
-		return nil, false // an escape, a control character, or the end
-	}
-	p.i = j + 1
-	s := p.b[start:j]
-	return s, utf8.Valid(s)
-}
-
-// plainByte says which bytes stand for themselves inside a JSON string:
-// all but the quote, the backslash and the control characters.
-var plainByte = func() (t [256]bool) {
-	for c := range t {
-		t[c] = c >= 0x20 && c != '"' && c != '\\'
-	}
-	return t
-}()
-
 // number parses a JSON number and checks it against f.
 func (p *rawParser) number(f *fastSchema) bool {
-	start := p.i
-	j := p.i
-	if j < len(p.b) && p.b[j] == '-' {
-		j++
-	}
-	digits := j
-	switch {
-	case j < len(p.b) && p.b[j] == '0':
-		j++
-	case j < len(p.b) && p.b[j] >= '1' && p.b[j] <= '9':
-		for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
-			j++
-		}
-	default:
-		return false
-	}
-	plain := j-digits <= 15
-	if j < len(p.b) && p.b[j] == '.' {
-		plain = false
-		j++
-		if !p.digitsAt(&j) {
-			return false
-		}
-	}
-	if j < len(p.b) && (p.b[j] == 'e' || p.b[j] == 'E') {
-		plain = false
-		j++
-		if j < len(p.b) && (p.b[j] == '+' || p.b[j] == '-') {
-			j++
-		}
-		if !p.digitsAt(&j) {
-			return false
-		}
-	}
-	p.i = j
-	if f.hasEnum || !f.allows(typeNumber|typeInteger) {
+	start := p.I
+	plain, ok := p.Number()
+	if !ok || f.hasEnum || !f.allows(typeNumber|typeInteger) {
 		return false // enums hold no numbers
 	}
 	needValue := f.limitFlags != 0 || (f.types != 0 && f.types&typeNumber == 0)
@@ -173,17 +95,8 @@ func (p *rawParser) number(f *fastSchema) bool {
 	if !plain {
 		return false
 	}
-	n, err := strconv.ParseInt(string(p.b[start:j]), 10, 64)
+	n, err := strconv.ParseInt(string(p.B[start:p.I]), 10, 64)
 	return err == nil && f.validNumber(float64(n))
-}
-
-// digitsAt advances *j over one or more digits.
-func (p *rawParser) digitsAt(j *int) bool {
-	k := *j
-	for *j < len(p.b) && p.b[*j] >= '0' && p.b[*j] <= '9' {
-		*j++
-	}
-	return *j > k
 }
 
 func (p *rawParser) array(f *fastSchema) bool {
@@ -196,28 +109,16 @@ func (p *rawParser) array(f *fastSchema) bool {
 	if items == nil {
 		items = anyValue
 	}
-	p.i++ // [
-	p.ws()
 	n := 0
-	if p.i < len(p.b) && p.b[p.i] == ']' {
-		p.i++
-	} else {
-		for {
-			p.ws()
+	if !p.Open(']') {
+		for more := true; more; {
+			p.WS()
 			if !p.value(items) {
 				return false
 			}
 			n++
-			p.ws()
-			if p.i >= len(p.b) {
-				return false
-			}
-			c := p.b[p.i]
-			p.i++
-			if c == ']' {
-				break
-			}
-			if c != ',' {
+			var ok bool
+			if more, ok = p.Next(']'); !ok {
 				return false
 			}
 		}
@@ -233,26 +134,12 @@ func (p *rawParser) object(f *fastSchema) bool {
 	p.depth++
 	defer func() { p.depth-- }()
 	var seen uint64
-	p.i++ // {
-	p.ws()
-	if p.i < len(p.b) && p.b[p.i] == '}' {
-		p.i++
-	} else {
-		for {
-			p.ws()
-			if p.i >= len(p.b) || p.b[p.i] != '"' {
+	if !p.Open('}') {
+		for more := true; more; {
+			key, ok := p.Key()
+			if !ok || !utf8.Valid(key) {
 				return false
 			}
-			key, ok := p.str()
-			if !ok {
-				return false
-			}
-			p.ws()
-			if p.i >= len(p.b) || p.b[p.i] != ':' {
-				return false
-			}
-			p.i++
-			p.ws()
 			sub, known := f.props[string(key)]
 			switch {
 			case known:
@@ -271,16 +158,7 @@ func (p *rawParser) object(f *fastSchema) bool {
 					seen |= 1 << k
 				}
 			}
-			p.ws()
-			if p.i >= len(p.b) {
-				return false
-			}
-			c := p.b[p.i]
-			p.i++
-			if c == '}' {
-				break
-			}
-			if c != ',' {
+			if more, ok = p.Next('}'); !ok {
 				return false
 			}
 		}

@@ -1,6 +1,7 @@
 package prompt_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,32 @@ var template2K = func() string {
 	return b.String()
 }()
 
+// benchRender benchmarks prompt.Render of a with c from the cache (warmed
+// first) with benchCPU.
+func benchRender(b *testing.B, a agent.Agent, c prompt.Context) {
+	if _, err := prompt.Render(a, c); err != nil { // warm the cache
+		b.Fatal(err)
+	}
+	benchCPU(b, func() error {
+		_, err := prompt.Render(a, c)
+		return err
+	})
+}
+
+// benchCPU runs op b.N times, failing at its first error, and reports the
+// thread CPU time per op as cpu-ns/op beside the allocations.
+func benchCPU(b *testing.B, op func() error) {
+	b.ReportAllocs()
+	cpu := threadCPU(func() {
+		for b.Loop() {
+			if err := op(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
 func BenchmarkRender2KCached(b *testing.B) {
 	a := agent.Agent{
 		ID: "acme.contract-drafter", Version: "1.0.0", Name: "Contract Drafter",
@@ -42,19 +69,8 @@ func BenchmarkRender2KCached(b *testing.B) {
 		},
 		Now: time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC), ConversationID: "c-1", Turn: 1,
 	}
-	if _, err := prompt.Render(a, c); err != nil { // warm the cache
-		b.Fatal(err)
-	}
 	b.SetBytes(int64(len(template2K)))
-	b.ReportAllocs()
-	cpu := threadCPU(func() {
-		for b.Loop() {
-			if _, err := prompt.Render(a, c); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	benchRender(b, a, c)
 }
 
 // plainInstructions is a 315-character instruction without template tags.
@@ -66,18 +82,7 @@ func BenchmarkRenderPlain(b *testing.B) {
 	a := agent.Agent{ID: "acme.plain", Version: "1.0.0", Name: "Plain", Instructions: plainInstructions,
 		Parameters: []agent.PromptParameter{{Name: "firmName", Type: "string"}}}
 	c := prompt.Context{Parameters: map[string]any{"firmName": "Globex"}, Now: time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC)}
-	if _, err := prompt.Render(a, c); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	cpu := threadCPU(func() {
-		for b.Loop() {
-			if _, err := prompt.Render(a, c); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	benchRender(b, a, c)
 }
 
 // BenchmarkRender2KOsteele is the floor BenchmarkRender2KCached is compared
@@ -98,15 +103,10 @@ func BenchmarkRender2KOsteele(b *testing.B) {
 		"conversation": map[string]any{"id": "c-1", "turn": 1},
 	}
 	b.SetBytes(int64(len(template2K)))
-	b.ReportAllocs()
-	cpu := threadCPU(func() {
-		for b.Loop() {
-			if _, err := tpl.RenderString(vars); err != nil {
-				b.Fatal(err)
-			}
-		}
+	benchCPU(b, func() error {
+		_, err := tpl.RenderString(vars)
+		return err
 	})
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkRenderTextPlain: RenderText of the same 315-character
@@ -118,13 +118,10 @@ func BenchmarkRenderTextPlain(b *testing.B) {
 		Parameters: []agent.PromptParameter{{Name: "firmName", Type: "string"}}}
 	c := prompt.Context{Parameters: map[string]any{"firmName": "Globex"}, Now: time.Date(2026, 3, 4, 9, 0, 0, 0, time.UTC)}
 	ctx := b.Context()
-	b.ReportAllocs()
-	cpu := threadCPU(func() {
-		for b.Loop() {
-			if s, err := prompt.RenderText(ctx, a, c); err != nil || len(s) != len(plainInstructions) {
-				b.Fatal(s, err)
-			}
+	benchCPU(b, func() error {
+		if s, err := prompt.RenderText(ctx, a, c); err != nil || len(s) != len(plainInstructions) {
+			return fmt.Errorf("RenderText = %q, %v", s, err)
 		}
+		return nil
 	})
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }

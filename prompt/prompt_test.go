@@ -62,18 +62,22 @@ func TestRenderSpecExample(t *testing.T) {
 	}
 }
 
+// renderCase renders tmpl as an agent declaring params with values bound;
+// want is the text (or, for a failure, the name the error carries).
+type renderCase struct {
+	name   string
+	tmpl   string
+	params []agent.PromptParameter
+	values map[string]any
+	want   string
+}
+
 func TestRenderText(t *testing.T) {
 	firm := agent.PromptParameter{Name: "firm", Type: "string"}
 	tone := agent.PromptParameter{Name: "tone", Type: "string", Default: "formal"}
 	nick := agent.PromptParameter{Name: "nick", Type: "string", Optional: true}
 	items := agent.PromptParameter{Name: "items", Type: "array"}
-	tests := []struct {
-		name   string
-		tmpl   string
-		params []agent.PromptParameter
-		values map[string]any
-		want   string
-	}{
+	tests := []renderCase{
 		{"parameter", "Hi {{ firm }}", []agent.PromptParameter{firm}, map[string]any{"firm": "Acme"}, "Hi Acme"},
 		{"default applied", "{{ tone }}", []agent.PromptParameter{tone}, nil, "formal"},
 		{"default overridden", "{{ tone }}", []agent.PromptParameter{tone}, map[string]any{"tone": "casual"}, "casual"},
@@ -149,13 +153,7 @@ func TestRenderZeroNowIsCurrentTime(t *testing.T) {
 
 func TestRenderMissingParameter(t *testing.T) {
 	firm := agent.PromptParameter{Name: "firm", Type: "string"}
-	tests := []struct {
-		name   string
-		tmpl   string
-		params []agent.PromptParameter
-		values map[string]any
-		want   string
-	}{
+	tests := []renderCase{
 		{"required absent", "{{ firm }}", []agent.PromptParameter{firm}, nil, "firm"},
 		{"required absent, unused", "hello", []agent.PromptParameter{firm}, nil, "firm"},
 		{"output", "Hi {{ who }}", nil, nil, "who"},

@@ -5,39 +5,28 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/modelhttp/modelhttptest"
 )
 
-// messagesServer is a local server speaking the Anthropic Messages API:
-// a clause search first, the answer once the request carries the tool
-// result; streamed when the request asks for it.
-type messagesServer struct {
-	mu       sync.Mutex
-	requests []map[string]any
-	headers  []http.Header
+// localAPI is a local model API taking requests at path and answering
+// each with answer, given its JSON body.
+func localAPI(path string, answer func(w http.ResponseWriter, req map[string]any)) *modelhttptest.FakeAPI {
+	api := &modelhttptest.FakeAPI{Path: path}
+	api.Answer = func(n int, w http.ResponseWriter, _ *http.Request) { answer(w, api.Request(n)) }
+	return api
 }
 
-func (s *messagesServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	var req map[string]any
-	if r.URL.Path != "/v1/messages" || json.Unmarshal(body, &req) != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		io.WriteString(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad request"}}`)
-		return
-	}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	s.headers = append(s.headers, r.Header.Clone())
-	s.mu.Unlock()
-	answer := !strings.Contains(string(body), `"tool_result"`)
+// answerMessages answers as the Anthropic Messages API: a clause search
+// first, the answer once the request carries the tool result; streamed
+// when the request asks for it.
+func answerMessages(w http.ResponseWriter, req map[string]any) {
+	answer := !carriesToolResult(req, "tool_result")
 	if req["stream"] != true {
-		w.Header().Set("Content-Type", "application/json")
 		if answer {
 			io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"local-claude","content":[{"type":"tool_use","id":"toolu_01","name":"acme_clause-search","input":{"query":"confidentiality"}}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":300,"output_tokens":20}}`)
 			return
@@ -68,6 +57,13 @@ func (s *messagesServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ev("message_stop", `{"type":"message_stop"}`)
 }
 
+// carriesToolResult reports whether a request's messages hold a tool
+// result: a block or message with the given marker.
+func carriesToolResult(req map[string]any, marker string) bool {
+	raw, _ := json.Marshal(req["messages"])
+	return strings.Contains(string(raw), marker)
+}
+
 // captureStdout runs fn with os.Stdout sent to a buffer.
 func captureStdout(t *testing.T, fn func() error) (string, error) {
 	t.Helper()
@@ -87,87 +83,12 @@ func captureStdout(t *testing.T, fn func() error) (string, error) {
 	return string(out), runErr
 }
 
-// TestQuickstartOnAMessagesServer runs the quickstart with -provider
-// anthropic, streaming and not, against a local Messages API server.
-func TestQuickstartOnAMessagesServer(t *testing.T) {
-	for _, stream := range []bool{false, true} {
-		name := "generate"
-		if stream {
-			name = "stream"
-		}
-		t.Run(name, func(t *testing.T) {
-			api := &messagesServer{}
-			srv := httptest.NewServer(api)
-			defer srv.Close()
-			t.Setenv("ANTHROPIC_BASE_URL", srv.URL)
-			t.Setenv("ANTHROPIC_API_KEY", "sk-ant-local")
-			p, err := chooseProvider(config{provider: "anthropic", model: "local-claude", stream: stream})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := captureStdout(t, func() error { return run(t.Context(), p) })
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			if len(api.requests) != 2 {
-				t.Fatalf("%d requests, want 2", len(api.requests))
-			}
-			for i, req := range api.requests {
-				if (req["stream"] == true) != stream || req["model"] != "local-claude" {
-					t.Errorf("request %d: stream %v model %v", i, req["stream"], req["model"])
-				}
-				if h := api.headers[i]; h.Get("x-api-key") != "sk-ant-local" || h.Get("anthropic-version") != "2023-06-01" {
-					t.Errorf("request %d headers %v", i, h)
-				}
-			}
-			raw, _ := json.Marshal(api.requests[1]["messages"])
-			if !bytes.Contains(raw, []byte(`"tool_use_id":"toolu_01"`)) || api.requests[1]["system"] == nil {
-				t.Errorf("second request: system %v messages %s", api.requests[1]["system"], raw)
-			}
-			if streamed := strings.Contains(out, "answer> A confidentiality clause.\n"); streamed != stream {
-				t.Errorf("streamed answer printed: %v, want %v:\n%s", streamed, stream, out)
-			}
-			if !strings.Contains(out, "response:\nA confidentiality clause.") {
-				t.Errorf("output lacks the response:\n%s", out)
-			}
-		})
-	}
-}
-
-// TestQuickstartStreamsFromAChatCompletionsServer runs -provider openai
-// -stream against a local Chat Completions server that streams.
-func TestQuickstartStreamsFromAChatCompletionsServer(t *testing.T) {
-	var mu sync.Mutex
-	var requests []map[string]any
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req map[string]any
-		json.Unmarshal(body, &req)
-		mu.Lock()
-		requests = append(requests, req)
-		mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		chunk := func(delta, finish string) {
-			io.WriteString(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764400000,"model":"local-model","choices":[{"index":0,"delta":`+delta+`,"logprobs":null,"finish_reason":`+finish+`}],"usage":null}`+"\n\n")
-			w.(http.Flusher).Flush()
-		}
-		if !strings.Contains(string(body), `"role":"tool"`) {
-			chunk(`{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"name":"acme_clause-search","arguments":""}}]}`, "null")
-			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"query\":\"conf"}}]}`, "null")
-			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"identiality\"}"}}]}`, "null")
-			chunk(`{}`, `"tool_calls"`)
-		} else {
-			chunk(`{"role":"assistant","content":""}`, "null")
-			chunk(`{"content":"A confidentiality"}`, "null")
-			chunk(`{"content":" clause."}`, "null")
-			chunk(`{}`, `"stop"`)
-		}
-		io.WriteString(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764400000,"model":"local-model","choices":[],"usage":{"prompt_tokens":300,"completion_tokens":20,"total_tokens":320}}`+"\n\ndata: [DONE]\n\n")
-	}))
-	defer srv.Close()
-	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "")
-	p, err := chooseProvider(config{provider: "openai", model: "local-model", stream: true})
+// runQuickstart runs the quickstart with cfg, its provider pointed at api,
+// and returns what it printed, having checked that it made two requests,
+// each for cfg's model and streamed as cfg says.
+func runQuickstart(t *testing.T, api *modelhttptest.FakeAPI, cfg config) string {
+	t.Helper()
+	p, err := chooseProvider(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,12 +96,41 @@ func TestQuickstartStreamsFromAChatCompletionsServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(requests) != 2 || requests[0]["stream"] != true {
-		t.Fatalf("%d requests, first %v", len(requests), requests)
+	if len(api.Requests) != 2 {
+		t.Fatalf("%d requests, want 2", len(api.Requests))
 	}
-	if !strings.Contains(out, "answer> A confidentiality clause.\n") {
-		t.Errorf("the streamed answer was not printed:\n%s", out)
+	for i, req := range api.Requests {
+		if (req["stream"] == true) != cfg.stream || req["model"] != cfg.model {
+			t.Errorf("request %d: stream %v model %v", i, req["stream"], req["model"])
+		}
 	}
+	return out
+}
+
+// TestQuickstartOnAMessagesServer runs the quickstart with -provider
+// anthropic, streaming and not, against a local Messages API server.
+func TestQuickstartOnAMessagesServer(t *testing.T) {
+	modelhttptest.Both(t, func(t *testing.T, stream bool) {
+		api := localAPI("/v1/messages", answerMessages)
+		t.Setenv("ANTHROPIC_BASE_URL", modelhttptest.Server(t, api))
+		t.Setenv("ANTHROPIC_API_KEY", "sk-ant-local")
+		out := runQuickstart(t, api, config{provider: "anthropic", model: "local-claude", stream: stream})
+		for i, h := range api.Headers {
+			if h.Get("x-api-key") != "sk-ant-local" || h.Get("anthropic-version") != "2023-06-01" {
+				t.Errorf("request %d headers %v", i, h)
+			}
+		}
+		raw, _ := json.Marshal(api.Requests[1]["messages"])
+		if !bytes.Contains(raw, []byte(`"tool_use_id":"toolu_01"`)) || api.Requests[1]["system"] == nil {
+			t.Errorf("second request: system %v messages %s", api.Requests[1]["system"], raw)
+		}
+		if streamed := strings.Contains(out, "answer> A confidentiality clause.\n"); streamed != stream {
+			t.Errorf("streamed answer printed: %v, want %v:\n%s", streamed, stream, out)
+		}
+		if !strings.Contains(out, "response:\nA confidentiality clause.") {
+			t.Errorf("output lacks the response:\n%s", out)
+		}
+	})
 }
 
 func TestStreamNeedsAnHTTPProvider(t *testing.T) {

@@ -1,34 +1,21 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"sync"
+	"strings"
 	"testing"
+
+	"github.com/kindgi/agents/internal/modelhttp/modelhttptest"
 )
 
-// TestQuickstartOnAChatCompletionsServer runs the quickstart with
-// -provider openai against a local server speaking the Chat Completions
-// API: two requests, the second carrying the tool result with its
-// tool_call_id.
-func TestQuickstartOnAChatCompletionsServer(t *testing.T) {
-	var mu sync.Mutex
-	var requests []map[string]any
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var req map[string]any
-		if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(body, &req) != nil {
-			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		requests = append(requests, req)
-		n := len(requests)
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		if n == 1 {
+// answerChat answers as the Chat Completions API: a clause search first,
+// the answer once the request carries the tool result; streamed when the
+// request asks for it.
+func answerChat(w http.ResponseWriter, req map[string]any) {
+	answer := !carriesToolResult(req, `"role":"tool"`)
+	if req["stream"] != true {
+		if answer {
 			io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1764400000,"model":"local-model",
 "choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_abc","type":"function",
 "function":{"name":"acme_clause-search","arguments":"{\"query\":\"confidentiality\"}"}}],"refusal":null},"logprobs":null,"finish_reason":"tool_calls"}],
@@ -38,34 +25,51 @@ func TestQuickstartOnAChatCompletionsServer(t *testing.T) {
 		io.WriteString(w, `{"id":"chatcmpl-2","object":"chat.completion","created":1764400001,"model":"local-model",
 "choices":[{"index":0,"message":{"role":"assistant","content":"A confidentiality clause.","refusal":null},"logprobs":null,"finish_reason":"stop"}],
 "usage":{"prompt_tokens":400,"completion_tokens":30,"total_tokens":430}}`)
-	}))
-	defer srv.Close()
-	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1")
-	t.Setenv("OPENAI_API_KEY", "")
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	chunk := func(delta, finish string) {
+		io.WriteString(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764400000,"model":"local-model","choices":[{"index":0,"delta":`+delta+`,"logprobs":null,"finish_reason":`+finish+`}],"usage":null}`+"\n\n")
+		w.(http.Flusher).Flush()
+	}
+	if answer {
+		chunk(`{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_abc","type":"function","function":{"name":"acme_clause-search","arguments":""}}]}`, "null")
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"query\":\"conf"}}]}`, "null")
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"identiality\"}"}}]}`, "null")
+		chunk(`{}`, `"tool_calls"`)
+	} else {
+		chunk(`{"role":"assistant","content":""}`, "null")
+		chunk(`{"content":"A confidentiality"}`, "null")
+		chunk(`{"content":" clause."}`, "null")
+		chunk(`{}`, `"stop"`)
+	}
+	io.WriteString(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1764400000,"model":"local-model","choices":[],"usage":{"prompt_tokens":300,"completion_tokens":20,"total_tokens":320}}`+"\n\ndata: [DONE]\n\n")
+}
 
-	p, err := chooseProvider(config{provider: "openai", model: "local-model"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := run(t.Context(), p); err != nil {
-		t.Fatal(err)
-	}
-	if len(requests) != 2 {
-		t.Fatalf("%d requests, want 2", len(requests))
-	}
-	msgs := requests[1]["messages"].([]any)
-	var toolMsg map[string]any
-	for _, m := range msgs {
-		if mm := m.(map[string]any); mm["role"] == "tool" {
-			toolMsg = mm
+// TestQuickstartOnAChatCompletionsServer runs the quickstart with
+// -provider openai, streaming and not, against a local server speaking
+// the Chat Completions API: two requests, the second carrying the tool
+// result with its tool_call_id; streamed, the answer is printed as it
+// arrives.
+func TestQuickstartOnAChatCompletionsServer(t *testing.T) {
+	modelhttptest.Both(t, func(t *testing.T, stream bool) {
+		api := localAPI("/v1/chat/completions", answerChat)
+		t.Setenv("OPENAI_BASE_URL", modelhttptest.Server(t, api)+"/v1")
+		t.Setenv("OPENAI_API_KEY", "")
+		out := runQuickstart(t, api, config{provider: "openai", model: "local-model", stream: stream})
+		var toolMsg map[string]any
+		for _, m := range api.Requests[1]["messages"].([]any) {
+			if mm := m.(map[string]any); mm["role"] == "tool" {
+				toolMsg = mm
+			}
 		}
-	}
-	if toolMsg == nil || toolMsg["tool_call_id"] != "call_abc" || toolMsg["content"] == "" {
-		t.Fatalf("second request's tool message = %v", toolMsg)
-	}
-	if requests[0]["model"] != "local-model" {
-		t.Errorf("model = %v", requests[0]["model"])
-	}
+		if toolMsg == nil || toolMsg["tool_call_id"] != "call_abc" || toolMsg["content"] == "" {
+			t.Fatalf("second request's tool message = %v", toolMsg)
+		}
+		if streamed := strings.Contains(out, "answer> A confidentiality clause.\n"); streamed != stream {
+			t.Errorf("streamed answer printed: %v, want %v:\n%s", streamed, stream, out)
+		}
+	})
 }
 
 func TestChooseProviderRejectsUnknownChoices(t *testing.T) {

@@ -178,15 +178,11 @@ func submitCmd(ctx context.Context, args []string, out io.Writer) error {
 	if err := parseFlags(fs, "worker submit [flags]", args); err != nil {
 		return err
 	}
-	store, err := open(ctx, *url, *listenURL)
+	store, b, err := openBindings(ctx, *url, *listenURL)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	b, err := newBindings(store, store)
-	if err != nil {
-		return err
-	}
 	researcher, mailer, err := definedAgents()
 	if err != nil {
 		return err
@@ -228,15 +224,11 @@ func waitCmd(ctx context.Context, args []string, out io.Writer) error {
 	if err := parseFlags(fs, "worker wait [flags]", args); err != nil {
 		return err
 	}
-	store, err := open(ctx, *url, "")
+	store, b, err := openBindings(ctx, *url, "")
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	b, err := newBindings(store, store)
-	if err != nil {
-		return err
-	}
 	var ids []string
 	for after := ""; ; {
 		page, err := store.ListRuns(ctx, bindings.ListRunsInput{TenantID: *tenant, After: after, Limit: bindings.MaxRunPageLimit})
@@ -385,6 +377,22 @@ func definedAgents() (researcher, mailer agent.Agent, err error) {
 		}}},
 	})
 	return
+}
+
+// openBindings opens the store (open) and newBindings over the store
+// itself, what a submitter or a waiter runs on. The caller closes the
+// store.
+func openBindings(ctx context.Context, url, listenURL string) (*pgstore.Store, turn.Bindings, error) {
+	store, err := open(ctx, url, listenURL)
+	if err != nil {
+		return nil, turn.Bindings{}, err
+	}
+	b, err := newBindings(store, store)
+	if err != nil {
+		store.Close()
+		return nil, turn.Bindings{}, err
+	}
+	return store, b, nil
 }
 
 // newBindings are the bindings every process of the example runs on:

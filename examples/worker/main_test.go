@@ -275,15 +275,11 @@ func TestKilledWorkersThroughPgBouncer(t *testing.T) {
 
 func testKilledWorkers(t *testing.T, dbURL databases) {
 	ctx := t.Context()
-	store, err := open(ctx, dbURL.url, dbURL.listen)
+	store, b, err := openBindings(ctx, dbURL.url, dbURL.listen)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	b, err := newBindings(store, store)
-	if err != nil {
-		t.Fatal(err)
-	}
 	suffix := randomSuffix()
 	const lease = "1s"
 
@@ -439,15 +435,11 @@ func TestTwoWorkersThroughPgBouncer(t *testing.T) {
 
 func testTwoWorkers(t *testing.T, dbURL databases) {
 	ctx := t.Context()
-	store, err := open(ctx, dbURL.url, dbURL.listen)
+	store, b, err := openBindings(ctx, dbURL.url, dbURL.listen)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	b, err := newBindings(store, store)
-	if err != nil {
-		t.Fatal(err)
-	}
 	w1 := startProc(t, dbURL, leaseEnv+"=1s")
 	w2 := startProc(t, dbURL, leaseEnv+"=1s")
 	w1.expect(t, regexp.MustCompile(`^worker started$`), 30*time.Second)

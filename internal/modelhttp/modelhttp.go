@@ -1,6 +1,7 @@
 // Package modelhttp holds what the HTTP model providers (providers/openai,
 // providers/anthropic) share: a Server-Sent Events reader, the mapping of
-// tool ids to the function names the APIs allow, and the retry loop and its waits.
+// tool ids to the function names the APIs allow, the retry loop and its waits,
+// and Client, the request and answer plumbing built on them.
 package modelhttp
 
 import (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func TestSSEReaderCutInsideAnEvent(t *testing.T) {
 
 func TestNameMapIsReversibleOnCollision(t *testing.T) {
 	long := strings.Repeat("x", 80)
-	m := NewNameMap([]string{"a.b", "a_b", long})
+	m := ToolNames([]bindings.ToolDefinition{{Name: "a.b"}, {Name: "a_b"}, {Name: long}})
 	for _, id := range []string{"a.b", "a_b", long} {
 		w := m.Encode(id)
 		if len(w) > 64 || strings.ContainsAny(w, ".") {
@@ -61,6 +62,26 @@ func TestNameMapIsReversibleOnCollision(t *testing.T) {
 	}
 	if m.Encode("a.b") == m.Encode("a_b") {
 		t.Error("two ids share a wire name")
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"2", 2 * time.Second, true},
+		{"0.5", 500 * time.Millisecond, true},
+		{now.Add(3 * time.Second).Format(http.TimeFormat), 3 * time.Second, true},
+		{"", 0, false},
+		{"soon", 0, false},
+	} {
+		got, ok := ParseRetryAfter(tc.in, now)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
 	}
 }
 

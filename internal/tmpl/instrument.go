@@ -424,6 +424,12 @@ func renderOutput(w io.Writer, ctx render.Context, st *state, idx int) error {
 			return &UndefinedError{Name: name}
 		}
 	}
+	return writeOutput(w, v, st)
+}
+
+// writeOutput writes v as an output tag shows it, charging its length to
+// the work meter first.
+func writeOutput(w io.Writer, v any, st *state) error {
 	s, err := outputString(v, st)
 	if err != nil {
 		return err

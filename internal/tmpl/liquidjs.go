@@ -596,15 +596,7 @@ func cycleTag(args string) (func(io.Writer, render.Context) error, error) {
 		if err != nil {
 			return err
 		}
-		s, err := outputString(v, st)
-		if err != nil {
-			return err
-		}
-		if err := st.charge(len(s)); err != nil {
-			return err
-		}
-		_, err = io.WriteString(w, s)
-		return err
+		return writeOutput(w, v, st)
 	}, nil
 }
 

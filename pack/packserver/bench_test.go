@@ -1,7 +1,6 @@
 package packserver_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kindgi/agents/examples/packservice/demo"
-	"github.com/kindgi/agents/pack"
 	"github.com/kindgi/agents/pack/packserver"
 )
 
@@ -46,20 +44,44 @@ func benchService(b *testing.B) http.Handler {
 	return srv
 }
 
+// echoCase is demo.echo through packserver, or the bare echo, with its
+// request body.
+type echoCase struct {
+	name    string
+	handler http.Handler
+	body    []byte
+}
+
+func echoCases(b *testing.B) []echoCase {
+	return []echoCase{
+		{"packserver", benchService(b), toolCall("demo.echo", "bench", map[string]any{"text": "hello, pack service"})},
+		{"bare", http.HandlerFunc(bareEcho), []byte(`{"text":"hello, pack service"}`)},
+	}
+}
+
+// postEcho posts body to url's /v1/invoke over client and reports whether
+// it was answered 200; a failure is reported on b.
+func postEcho(b *testing.B, client *http.Client, url string, body []byte) bool {
+	req, _ := invokeRequest(b.Context(), url, body)
+	res, err := client.Do(req)
+	if err != nil {
+		b.Error(err)
+		return false
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		b.Errorf("status %d", res.StatusCode)
+		return false
+	}
+	return true
+}
+
 // BenchmarkEchoLoopback compares demo.echo through packserver with the
 // bare echo handler, both over loopback HTTP/1.1 with keep-alive and
 // parallel clients. Throughput ratio = bare ns/op ÷ packserver ns/op.
 func BenchmarkEchoLoopback(b *testing.B) {
-	packBody := toolCall("demo.echo", "bench", map[string]any{"text": "hello, pack service"})
-	bareBody := []byte(`{"text":"hello, pack service"}`)
-	for _, c := range []struct {
-		name    string
-		handler http.Handler
-		body    []byte
-	}{
-		{"packserver", benchService(b), packBody},
-		{"bare", http.HandlerFunc(bareEcho), bareBody},
-	} {
+	for _, c := range echoCases(b) {
 		b.Run(c.name, func(b *testing.B) {
 			ts := httptest.NewServer(c.handler)
 			defer ts.Close()
@@ -68,18 +90,7 @@ func BenchmarkEchoLoopback(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					req, _ := http.NewRequest(http.MethodPost, ts.URL+pack.PathInvoke, bytes.NewReader(c.body))
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set(pack.HeaderToken, testToken)
-					res, err := client.Do(req)
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					_, _ = io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-					if res.StatusCode != 200 {
-						b.Errorf("status %d", res.StatusCode)
+					if !postEcho(b, client, ts.URL, c.body) {
 						return
 					}
 				}
@@ -91,25 +102,11 @@ func BenchmarkEchoLoopback(b *testing.B) {
 // BenchmarkEchoInProcess measures the service's own cost per call, with
 // no network: ServeHTTP on a recorder.
 func BenchmarkEchoInProcess(b *testing.B) {
-	packBody := toolCall("demo.echo", "bench", map[string]any{"text": "hello, pack service"})
-	bareBody := []byte(`{"text":"hello, pack service"}`)
-	for _, c := range []struct {
-		name    string
-		handler http.Handler
-		body    []byte
-	}{
-		{"packserver", benchService(b), packBody},
-		{"bare", http.HandlerFunc(bareEcho), bareBody},
-	} {
+	for _, c := range echoCases(b) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				req := httptest.NewRequest(http.MethodPost, pack.PathInvoke, bytes.NewReader(c.body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set(pack.HeaderToken, testToken)
-				rec := httptest.NewRecorder()
-				c.handler.ServeHTTP(rec, req)
-				if rec.Code != 200 {
+				if rec := invokeInProcess(b.Context(), c.handler, c.body); rec.Code != 200 {
 					b.Fatalf("status %d", rec.Code)
 				}
 			}
@@ -142,18 +139,8 @@ func BenchmarkEchoThroughputRatio(b *testing.B) {
 		for range clients {
 			wg.Go(func() {
 				for range batch / clients {
-					req, _ := http.NewRequest(http.MethodPost, url+pack.PathInvoke, bytes.NewReader(body))
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set(pack.HeaderToken, testToken)
-					res, err := client.Do(req)
-					if err != nil {
-						b.Error(err)
+					if !postEcho(b, client, url, body) {
 						return
-					}
-					_, _ = io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-					if res.StatusCode != 200 {
-						b.Errorf("status %d", res.StatusCode)
 					}
 				}
 			})

@@ -65,19 +65,24 @@ func (p *probe) enter(id string) func() {
 	return func() { p.running.Add(-1) }
 }
 
+// sleep sleeps for the input's ms without looking at its context and
+// answers with the call's request id: probe.count (counted by enter) and
+// probe.ignore-ctx (a tool that ignores cancellation).
+func (p *probe) sleep(_ context.Context, input json.RawMessage, call pack.CallContext) (any, error) {
+	defer p.enter(call.RequestID)()
+	var in struct {
+		Ms int `json:"ms"`
+	}
+	_ = json.Unmarshal(input, &in)
+	time.Sleep(time.Duration(in.Ms) * time.Millisecond)
+	return map[string]any{"requestId": call.RequestID}, nil
+}
+
 func (p *probe) module() packserver.Module {
 	return packserver.Module{
 		Name: "probe",
 		Tools: map[string]packserver.ToolHandler{
-			"probe.count": func(ctx context.Context, input json.RawMessage, call pack.CallContext) (any, error) {
-				defer p.enter(call.RequestID)()
-				var in struct {
-					Ms int `json:"ms"`
-				}
-				_ = json.Unmarshal(input, &in)
-				time.Sleep(time.Duration(in.Ms) * time.Millisecond)
-				return map[string]any{"requestId": call.RequestID}, nil
-			},
+			"probe.count": p.sleep,
 			"probe.block": func(ctx context.Context, _ json.RawMessage, call pack.CallContext) (any, error) {
 				defer p.enter(call.RequestID)()
 				p.started <- call.RequestID
@@ -89,15 +94,7 @@ func (p *probe) module() packserver.Module {
 					return nil, ctx.Err()
 				}
 			},
-			"probe.ignore-ctx": func(_ context.Context, input json.RawMessage, call pack.CallContext) (any, error) {
-				defer p.enter(call.RequestID)()
-				var in struct {
-					Ms int `json:"ms"`
-				}
-				_ = json.Unmarshal(input, &in)
-				time.Sleep(time.Duration(in.Ms) * time.Millisecond)
-				return map[string]any{"requestId": call.RequestID}, nil
-			},
+			"probe.ignore-ctx": p.sleep,
 			"probe.panic": func(context.Context, json.RawMessage, pack.CallContext) (any, error) {
 				panic("kaboom")
 			},
@@ -174,16 +171,37 @@ func toolCall(id, requestID string, input any) []byte {
 	return b
 }
 
+// invokeRequest is a POST of body to base's /v1/invoke with the JSON
+// content type and the token, as a pack client sends it.
+func invokeRequest(ctx context.Context, base string, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+pack.PathInvoke, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(pack.HeaderToken, testToken)
+	return req, nil
+}
+
+// invokeInProcess serves invokeRequest's request on h with no network and
+// returns what h wrote.
+func invokeInProcess(ctx context.Context, h http.Handler, body []byte) *httptest.ResponseRecorder {
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, pack.PathInvoke, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(pack.HeaderToken, testToken)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
 // do sends body to /v1/invoke with the token and returns status, headers
 // and body. Extra headers are name, value pairs. Safe off the test
 // goroutine.
 func (h *harness) do(ctx context.Context, body []byte, extra ...string) (int, http.Header, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.http.URL+pack.PathInvoke, bytes.NewReader(body))
+	req, err := invokeRequest(ctx, h.http.URL, body)
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(pack.HeaderToken, testToken)
 	for i := 0; i+1 < len(extra); i += 2 {
 		req.Header.Set(extra[i], extra[i+1])
 	}

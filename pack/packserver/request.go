@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kindgi/agents/internal/jsonscan"
 	"github.com/kindgi/agents/pack"
 )
 
@@ -40,8 +41,8 @@ type envelope struct {
 // both paths on one rule. Keys with escapes (which may decode to a member
 // name) are left to it too.
 func fastRequest(body []byte) (any, bool) {
-	p := parser{b: body}
-	p.ws()
+	p := parser{Scanner: jsonscan.Scanner{B: body}}
+	p.WS()
 	var e envelope
 	ok := p.object(func(key, val []byte) bool {
 		var slot *[]byte
@@ -74,8 +75,8 @@ func fastRequest(body []byte) (any, bool) {
 	if !ok {
 		return nil, false
 	}
-	p.ws()
-	if p.i != len(p.b) || string(e.v) != "2" {
+	p.WS()
+	if p.I != len(p.B) || string(e.v) != "2" {
 		return nil, false
 	}
 	switch string(e.kind) {
@@ -138,7 +139,7 @@ func fastCheckInvoke(e *envelope) (any, bool) {
 // envelope's parse): the value of names[k] goes to vals[k] (nil when
 // absent); other members are skipped. A name given twice gives false.
 func fields(raw []byte, names []string, vals [][]byte) bool {
-	p := parser{b: raw}
+	p := parser{Scanner: jsonscan.Scanner{B: raw}}
 	return p.object(func(key, val []byte) bool {
 		for k, name := range names {
 			if string(key) == name {
@@ -211,99 +212,40 @@ const maxDepth = 256
 // parser reads strict JSON (RFC 8259, as encoding/json accepts it)
 // straight from the bytes.
 type parser struct {
-	b     []byte
-	i     int
+	jsonscan.Scanner
 	depth int
 }
 
-func (p *parser) ws() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
-// object parses the object at p.i and calls member with each key (a
+// object parses the object at p.I and calls member with each key (a
 // string without escapes) and the bytes of its value (valid JSON, no
 // surrounding whitespace); member returning false stops with false, as
 // does anything that is not such an object.
 func (p *parser) object(member func(key, val []byte) bool) bool {
-	if p.i >= len(p.b) || p.b[p.i] != '{' {
+	if p.Peek() != '{' {
 		return false
 	}
-	p.i++
-	p.ws()
-	if p.i < len(p.b) && p.b[p.i] == '}' {
-		p.i++
+	if p.Open('}') {
 		return true
 	}
 	for {
-		p.ws()
-		key, ok := p.plainKey()
+		key, ok := p.Key()
 		if !ok {
 			return false
 		}
-		p.ws()
-		if p.i >= len(p.b) || p.b[p.i] != ':' {
+		start := p.I
+		if !p.value() || !member(key, p.B[start:p.I]) {
 			return false
 		}
-		p.i++
-		p.ws()
-		start := p.i
-		if !p.value() || !member(key, p.b[start:p.i]) {
-			return false
-		}
-		p.ws()
-		if p.i >= len(p.b) {
-			return false
-		}
-		c := p.b[p.i]
-		p.i++
-		if c == '}' {
-			return true
-		}
-		if c != ',' {
-			return false
+		more, ok := p.Next('}')
+		if !ok || !more {
+			return ok
 		}
 	}
 }
 
-// plainKey parses a key without escapes and returns its bytes.
-func (p *parser) plainKey() ([]byte, bool) {
-	if p.i >= len(p.b) || p.b[p.i] != '"' {
-		return nil, false
-	}
-	start := p.i + 1
-	j := start
-	for j < len(p.b) && plainByte[p.b[j]] {
-		j++
-	}
-	if j >= len(p.b) || p.b[j] != '"' {
-		return nil, false // an escape, a control character, or the end
-	}
-	p.i = j + 1
-	return p.b[start:j], true
-}
-
-// plainByte says which bytes stand for themselves inside a JSON string:
-// all but the quote, the backslash and the control characters.
-var plainByte = func() (t [256]bool) {
-	for c := range t {
-		t[c] = c >= 0x20 && c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// value skips one JSON value at p.i, checking its syntax.
+// value skips one JSON value at p.I, checking its syntax.
 func (p *parser) value() bool {
-	if p.i >= len(p.b) {
-		return false
-	}
-	switch p.b[p.i] {
+	switch p.Peek() {
 	case '{':
 		if p.depth >= maxDepth {
 			return false
@@ -321,138 +263,30 @@ func (p *parser) value() bool {
 		p.depth--
 		return ok
 	case '"':
-		return p.str()
+		return p.SkipString()
 	case 't':
-		return p.literal("true")
+		return p.Literal("true")
 	case 'f':
-		return p.literal("false")
+		return p.Literal("false")
 	case 'n':
-		return p.literal("null")
+		return p.Literal("null")
 	}
-	return p.number()
+	_, ok := p.Number()
+	return ok
 }
 
 func (p *parser) array() bool {
-	p.i++ // [
-	p.ws()
-	if p.i < len(p.b) && p.b[p.i] == ']' {
-		p.i++
+	if p.Open(']') {
 		return true
 	}
 	for {
-		p.ws()
+		p.WS()
 		if !p.value() {
 			return false
 		}
-		p.ws()
-		if p.i >= len(p.b) {
-			return false
-		}
-		c := p.b[p.i]
-		p.i++
-		if c == ']' {
-			return true
-		}
-		if c != ',' {
-			return false
+		more, ok := p.Next(']')
+		if !ok || !more {
+			return ok
 		}
 	}
-}
-
-func (p *parser) literal(lit string) bool {
-	if len(p.b)-p.i < len(lit) || string(p.b[p.i:p.i+len(lit)]) != lit {
-		return false
-	}
-	p.i += len(lit)
-	return true
-}
-
-// str skips a string, escapes included. Invalid UTF-8 is allowed, as
-// encoding/json allows it (it decodes to U+FFFD).
-func (p *parser) str() bool {
-	j := p.i + 1
-	for {
-		for j < len(p.b) && plainByte[p.b[j]] {
-			j++
-		}
-		if j >= len(p.b) {
-			return false
-		}
-		switch p.b[j] {
-		case '"':
-			p.i = j + 1
-			return true
-		case '\\':
-			j++
-			if j >= len(p.b) {
-				return false
-			}
-			switch p.b[j] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j++
-			case 'u':
-				if j+4 >= len(p.b) {
-					return false
-				}
-				for _, h := range p.b[j+1 : j+5] {
-					if !isHex(h) {
-						return false
-					}
-				}
-				j += 5
-			default:
-				return false
-			}
-		default:
-			return false // a control character
-		}
-	}
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-// number skips a JSON number.
-func (p *parser) number() bool {
-	j := p.i
-	if j < len(p.b) && p.b[j] == '-' {
-		j++
-	}
-	switch {
-	case j < len(p.b) && p.b[j] == '0':
-		j++
-	case j < len(p.b) && p.b[j] >= '1' && p.b[j] <= '9':
-		for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
-			j++
-		}
-	default:
-		return false
-	}
-	if j < len(p.b) && p.b[j] == '.' {
-		j++
-		if !digits(p.b, &j) {
-			return false
-		}
-	}
-	if j < len(p.b) && (p.b[j] == 'e' || p.b[j] == 'E') {
-		j++
-		if j < len(p.b) && (p.b[j] == '+' || p.b[j] == '-') {
-			j++
-		}
-		if !digits(p.b, &j) {
-			return false
-		}
-	}
-	p.i = j
-	return true
-}
-
-// digits advances *j over one or more digits.
-func digits(b []byte, j *int) bool {
-	k := *j
-	for *j < len(b) && b[*j] >= '0' && b[*j] <= '9' {
-		*j++
-	}
-	return *j > k
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -228,9 +227,7 @@ func TestCancelledWhenCallerLeaves(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, h.http.URL+pack.PathInvoke, bytes.NewReader(toolCall("probe.block", "leaver", map[string]any{})))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(pack.HeaderToken, testToken)
+		req, _ := invokeRequest(ctx, h.http.URL, toolCall("probe.block", "leaver", map[string]any{}))
 		res, err := h.http.Client().Do(req)
 		if err == nil {
 			res.Body.Close()
@@ -253,12 +250,8 @@ func TestCancelledWhenCallerLeaves(t *testing.T) {
 
 	// In process: the answer the service writes for it is cancelled.
 	rctx, rcancel := context.WithCancel(t.Context())
-	req := httptest.NewRequestWithContext(rctx, http.MethodPost, pack.PathInvoke, bytes.NewReader(toolCall("probe.block", "leaver2", map[string]any{})))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(pack.HeaderToken, testToken)
-	rec := httptest.NewRecorder()
 	go func() { <-h.probe.started; rcancel() }()
-	h.srv.ServeHTTP(rec, req)
+	rec := invokeInProcess(rctx, h.srv, toolCall("probe.block", "leaver2", map[string]any{}))
 	m, err := decodeMsg(rec.Code, rec.Header(), rec.Body.Bytes())
 	if err != nil {
 		t.Fatal(err)
@@ -386,11 +379,7 @@ func TestStrictEnv(t *testing.T) {
 		if srv.Ready() == strict {
 			t.Errorf("strict %v: ready %v", strict, srv.Ready())
 		}
-		req := httptest.NewRequest(http.MethodPost, pack.PathInvoke, bytes.NewReader(toolCall("demo.echo", "", map[string]any{"text": "x"})))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set(pack.HeaderToken, testToken)
-		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, req)
+		rec := invokeInProcess(t.Context(), srv, toolCall("demo.echo", "", map[string]any{"text": "x"}))
 		if want := map[bool]int{false: 200, true: 503}[strict]; rec.Code != want {
 			t.Errorf("strict %v: invoke answered %d, want %d", strict, rec.Code, want)
 		}
@@ -496,11 +485,7 @@ func TestCheckResultNotEncodable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := httptest.NewRequest(http.MethodPost, pack.PathInvoke, strings.NewReader(`{"v":2,"kind":"check-invoke","check":{"id":"odd.check"},"config":{},"trace":{}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(pack.HeaderToken, testToken)
-	rec := httptest.NewRecorder()
-	srv.ServeHTTP(rec, req)
+	rec := invokeInProcess(t.Context(), srv, []byte(`{"v":2,"kind":"check-invoke","check":{"id":"odd.check"},"config":{},"trace":{}}`))
 	m, err := decodeMsg(rec.Code, rec.Header(), rec.Body.Bytes())
 	if err != nil {
 		t.Fatal(err)

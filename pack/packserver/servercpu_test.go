@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/kindgi/agents/examples/packservice/demo"
-	"github.com/kindgi/agents/pack"
 	"github.com/kindgi/agents/pack/packserver"
 )
 
@@ -224,9 +223,7 @@ func BenchmarkEchoServerCPU(b *testing.B) {
 		for range clients {
 			wg.Go(func() {
 				for range batch / clients {
-					req, _ := http.NewRequest(http.MethodPost, s.child.url+pack.PathInvoke, bytes.NewReader(s.body))
-					req.Header.Set("Content-Type", "application/json")
-					req.Header.Set(pack.HeaderToken, testToken)
+					req, _ := invokeRequest(b.Context(), s.child.url, s.body)
 					res, err := client.Do(req)
 					if err != nil {
 						b.Error(err)

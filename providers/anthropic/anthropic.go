@@ -44,13 +44,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
-	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/internal/modelhttp"
 )
@@ -113,15 +110,8 @@ type Options struct {
 
 // Provider talks to the Messages API. It is safe for concurrent use.
 type Provider struct {
-	id         string
-	endpoint   string
-	apiKey     string
-	client     *http.Client
-	models     []bindings.ModelInfo
-	maxRetries int
-	minBackoff time.Duration
-	maxBackoff time.Duration
-	maxTokens  int
+	c         *modelhttp.Client
+	maxTokens int
 }
 
 var _ bindings.StreamingProvider = (*Provider)(nil)
@@ -132,111 +122,54 @@ func New(opts *Options) *Provider {
 	if opts != nil {
 		o = *opts
 	}
-	p := &Provider{
-		id:         o.ID,
-		apiKey:     o.APIKey,
-		client:     o.HTTPClient,
-		models:     append([]bindings.ModelInfo(nil), o.Models...),
-		maxRetries: o.MaxRetries,
-		minBackoff: o.MinBackoff,
-		maxBackoff: o.MaxBackoff,
-		maxTokens:  o.MaxTokens,
-	}
-	if p.id == "" {
-		p.id = "anthropic"
-	}
-	base := o.BaseURL
-	if base == "" {
-		base = os.Getenv("ANTHROPIC_BASE_URL")
-	}
-	if base == "" {
-		base = DefaultBaseURL
-	}
+	base := modelhttp.Setting(o.BaseURL, "ANTHROPIC_BASE_URL", DefaultBaseURL)
 	base = strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1")
-	p.endpoint = base + "/v1/messages"
-	if p.apiKey == "" {
-		p.apiKey = os.Getenv("ANTHROPIC_API_KEY")
-	}
-	if p.client == nil {
-		p.client = http.DefaultClient
-	}
-	if len(p.models) == 0 {
-		p.models = append(p.models, DefaultModels...)
-	}
-	switch {
-	case p.maxRetries == 0:
-		p.maxRetries = 3
-	case p.maxRetries < 0:
-		p.maxRetries = 0
-	}
-	if p.minBackoff <= 0 {
-		p.minBackoff = 250 * time.Millisecond
-	}
-	if p.maxBackoff <= 0 {
-		p.maxBackoff = 10 * time.Second
-	}
+	apiKey := modelhttp.Setting(o.APIKey, "ANTHROPIC_API_KEY", "")
+	p := &Provider{maxTokens: o.MaxTokens}
 	if p.maxTokens <= 0 {
 		p.maxTokens = DefaultMaxTokens
 	}
+	p.c = modelhttp.NewClient(modelhttp.Config{
+		ID: o.ID, DefaultID: "anthropic", Endpoint: base + "/v1/messages", HTTPClient: o.HTTPClient,
+		Models: o.Models, DefaultModels: DefaultModels,
+		MaxRetries: o.MaxRetries, MinBackoff: o.MinBackoff, MaxBackoff: o.MaxBackoff,
+		Header: func(h http.Header, _ bindings.GenerateRequest) {
+			h.Set("anthropic-version", APIVersion)
+			if apiKey != "" {
+				h.Set("x-api-key", apiKey)
+			}
+		},
+	})
 	return p
 }
 
 // ID returns the provider id.
-func (p *Provider) ID() string { return p.id }
+func (p *Provider) ID() string { return p.c.ID() }
 
 // Models returns a copy of the model table.
-func (p *Provider) Models() []bindings.ModelInfo {
-	return append([]bindings.ModelInfo(nil), p.models...)
-}
-
-func (p *Provider) model(id string) (bindings.ModelInfo, bool) {
-	for _, m := range p.models {
-		if m.ID == id {
-			return m, true
-		}
-	}
-	return bindings.ModelInfo{}, false
-}
+func (p *Provider) Models() []bindings.ModelInfo { return p.c.Models() }
 
 // Generate sends one Messages request and returns the model's text, tool
 // calls and usage, with the cost priced from the model table.
 func (p *Provider) Generate(ctx context.Context, req bindings.GenerateRequest) (bindings.GenerateResponse, error) {
 	enc := newEncoder(req.Tools)
-	body, err := json.Marshal(p.encodeRequest(req, enc, false))
-	if err != nil {
-		return bindings.GenerateResponse{}, p.fail(req.Model, 0, "encoding the request", err)
-	}
-	var out bindings.GenerateResponse
-	err = p.withRetries(ctx, req, body, false, func(resp *http.Response) (bool, error) {
-		var err error
-		out, err = p.readResponse(ctx, req, enc, resp)
-		return false, err
+	return p.c.Generate(ctx, req, p.encodeRequest(req, enc, false), func(resp *http.Response) (bindings.GenerateResponse, error) {
+		return p.readResponse(ctx, req, enc, resp)
 	})
-	if err != nil {
-		return bindings.GenerateResponse{}, err
-	}
-	return out, nil
 }
 
 // readResponse decodes a non-streamed answer.
 func (p *Provider) readResponse(ctx context.Context, req bindings.GenerateRequest, enc encoder, resp *http.Response) (bindings.GenerateResponse, error) {
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-	if err != nil {
-		if ctx.Err() != nil {
-			return bindings.GenerateResponse{}, p.fail(req.Model, 0, "request cancelled", ctx.Err())
-		}
-		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, "reading the response", err)
-	}
 	var m message
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, "decoding the response", err)
+	if err := p.c.ReadJSON(ctx, req.Model, resp, &m); err != nil {
+		return bindings.GenerateResponse{}, err
 	}
 	if m.Type == "error" && m.Error != nil {
-		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, m.Error.Message, nil)
+		return bindings.GenerateResponse{}, p.c.Fail(req.Model, resp.StatusCode, m.Error.Message, nil)
 	}
 	out, err := p.assemble(req, enc, m)
 	if err != nil {
-		return bindings.GenerateResponse{}, p.fail(req.Model, resp.StatusCode, err.Error(), err)
+		return bindings.GenerateResponse{}, p.c.Fail(req.Model, resp.StatusCode, err.Error(), err)
 	}
 	return out, nil
 }
@@ -266,7 +199,7 @@ func (p *Provider) assemble(req bindings.GenerateRequest, enc encoder, m message
 		InputTokens:  u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
 		OutputTokens: u.OutputTokens,
 	}
-	if mi, ok := p.model(req.Model); ok {
+	if mi, ok := p.c.Model(req.Model); ok {
 		in := float64(u.InputTokens) + CacheWritePriceFactor*float64(u.CacheCreationInputTokens) + CacheReadPriceFactor*float64(u.CacheReadInputTokens)
 		out.Usage.CostUsd = (in*mi.InputPricePerMTok + float64(u.OutputTokens)*mi.OutputPricePerMTok) / 1e6
 	}
@@ -302,78 +235,4 @@ func finishReason(stop string) string {
 		return "content_filter"
 	}
 	return stop
-}
-
-// withRetries posts body until an attempt succeeds, retrying 429, 5xx and
-// 529 answers (and what read reports as retryable) up to MaxRetries times.
-func (p *Provider) withRetries(ctx context.Context, req bindings.GenerateRequest, body []byte, stream bool, read func(*http.Response) (retryable bool, err error)) error {
-	return modelhttp.Retry(ctx, p.maxRetries, p.minBackoff, p.maxBackoff,
-		func() (bool, string, error) { return p.attempt(ctx, req, body, stream, read) },
-		func(last error) error {
-			var mi *agents.ModelInvocationError
-			if errors.As(last, &mi) {
-				return p.fail(req.Model, mi.Status, mi.Message+" (retry cancelled)", ctx.Err())
-			}
-			return p.fail(req.Model, 0, "retry cancelled", ctx.Err())
-		})
-}
-
-// attempt sends body once.
-func (p *Provider) attempt(ctx context.Context, req bindings.GenerateRequest, body []byte, stream bool, read func(*http.Response) (bool, error)) (retryable bool, retryAfter string, err error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.endpoint, bytes.NewReader(body))
-	if err != nil {
-		return false, "", p.fail(req.Model, 0, "building the request", err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	if stream {
-		hreq.Header.Set("Accept", "text/event-stream")
-	} else {
-		hreq.Header.Set("Accept", "application/json")
-	}
-	hreq.Header.Set("anthropic-version", APIVersion)
-	if p.apiKey != "" {
-		hreq.Header.Set("x-api-key", p.apiKey)
-	}
-	resp, err := p.client.Do(hreq)
-	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return false, "", p.fail(req.Model, 0, "request cancelled", ctxErr)
-		}
-		return false, "", p.fail(req.Model, 0, "sending the request", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		retryable, err := read(resp)
-		return retryable, "", err
-	}
-	raw, readErr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if readErr != nil && ctx.Err() != nil {
-		return false, "", p.fail(req.Model, resp.StatusCode, "request cancelled", ctx.Err())
-	}
-	retryable = resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-	return retryable, resp.Header.Get("Retry-After"), p.fail(req.Model, resp.StatusCode, apiErrorMessage(raw, resp.Status), nil)
-}
-
-func (p *Provider) fail(model string, status int, msg string, cause error) error {
-	return &agents.ModelInvocationError{Provider: p.id, Model: model, Status: status, Message: msg, Err: cause}
-}
-
-// apiErrorMessage extracts error.message from an API error body
-// ({"type": "error", "error": {"type": …, "message": …}}), falling back to
-// the status line and a prefix of the body.
-func apiErrorMessage(raw []byte, status string) string {
-	var e struct {
-		Error *apiError `json:"error"`
-	}
-	if json.Unmarshal(raw, &e) == nil && e.Error != nil && e.Error.Message != "" {
-		return e.Error.Message
-	}
-	body := strings.TrimSpace(string(raw))
-	if len(body) > 200 {
-		body = body[:200] + "…"
-	}
-	if body == "" {
-		return status
-	}
-	return status + ": " + body
 }

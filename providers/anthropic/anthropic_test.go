@@ -4,13 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,62 +13,23 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/modelhttp/modelhttptest"
 )
 
-func fixture(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+// fixture reads testdata; sse writes a stream fixture as the API does.
+var (
+	fixture = modelhttptest.Fixture
+	sse     = modelhttptest.SSE
+)
 
-// fakeAPI answers like the Messages API and records the requests.
-type fakeAPI struct {
-	mu       sync.Mutex
-	requests []map[string]any
-	headers  []http.Header
-	answer   func(n int, w http.ResponseWriter, r *http.Request)
-}
-
-func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
-		w.WriteHeader(http.StatusNotFound)
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	var req map[string]any
-	if err := json.Unmarshal(body, &req); err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		return
-	}
-	f.mu.Lock()
-	f.requests = append(f.requests, req)
-	f.headers = append(f.headers, r.Header.Clone())
-	n := len(f.requests)
-	f.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	f.answer(n, w, r)
-}
-
-func (f *fakeAPI) count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.requests)
+// newAPI is a fake Messages API answering with answer.
+func newAPI(answer func(n int, w http.ResponseWriter, r *http.Request)) *modelhttptest.FakeAPI {
+	return &modelhttptest.FakeAPI{Path: "/v1/messages", Answer: answer}
 }
 
 func newProvider(t *testing.T, h http.Handler) *Provider {
 	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return New(&Options{BaseURL: srv.URL, APIKey: "sk-ant-test", MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond})
-}
-
-func sse(w http.ResponseWriter, body []byte) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Write(body)
-	w.(http.Flusher).Flush()
+	return New(&Options{BaseURL: modelhttptest.Server(t, h), APIKey: "sk-ant-test", MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 }
 
 var searchTool = bindings.ToolDefinition{
@@ -91,29 +47,16 @@ var ndaRequest = bindings.GenerateRequest{
 	Tools: []bindings.ToolDefinition{searchTool},
 }
 
-// both runs fn once over Generate and once over GenerateStream.
-func both(t *testing.T, fn func(t *testing.T, stream bool)) {
-	t.Run("generate", func(t *testing.T) { fn(t, false) })
-	t.Run("stream", func(t *testing.T) { fn(t, true) })
-}
-
-func call(ctx context.Context, p *Provider, stream bool, req bindings.GenerateRequest, onDelta func(bindings.Delta)) (bindings.GenerateResponse, error) {
-	if stream {
-		return p.GenerateStream(ctx, req, onDelta)
-	}
-	return p.Generate(ctx, req)
-}
-
 func TestTextWithCacheUsage(t *testing.T) {
-	both(t, func(t *testing.T, stream bool) {
-		api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) {
+	modelhttptest.Both(t, func(t *testing.T, stream bool) {
+		api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) {
 			if stream {
 				sse(w, fixture(t, "stream_text.sse"))
 				return
 			}
 			w.Write(fixture(t, "message_text.json"))
-		}}
-		got, err := call(t.Context(), newProvider(t, api), stream, ndaRequest, nil)
+		})
+		got, err := modelhttptest.Call(t.Context(), newProvider(t, api), stream, ndaRequest, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +70,7 @@ func TestTextWithCacheUsage(t *testing.T) {
 		if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 			t.Errorf("response (-want +got):\n%s", diff)
 		}
-		h, req := api.headers[0], api.requests[0]
+		h, req := api.Headers[0], api.Requests[0]
 		if h.Get("x-api-key") != "sk-ant-test" || h.Get("anthropic-version") != "2023-06-01" {
 			t.Errorf("headers x-api-key %q anthropic-version %q", h.Get("x-api-key"), h.Get("anthropic-version"))
 		}
@@ -154,13 +97,13 @@ func TestStreamAssemblesWhatGenerateReturns(t *testing.T) {
 		{"stream_tool_use.sse", "message_tool_use.json"},
 	} {
 		t.Run(tc.sse, func(t *testing.T) {
-			sapi := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, tc.sse)) }}
+			sapi := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, tc.sse)) })
 			var deltas []bindings.Delta
 			streamed, err := newProvider(t, sapi).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
 			if err != nil {
 				t.Fatal(err)
 			}
-			gapi := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, tc.json)) }}
+			gapi := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, tc.json)) })
 			generated, err := newProvider(t, gapi).Generate(t.Context(), ndaRequest)
 			if err != nil {
 				t.Fatal(err)
@@ -187,7 +130,7 @@ func TestStreamAssemblesWhatGenerateReturns(t *testing.T) {
 }
 
 func TestParallelToolUseSplitMidToken(t *testing.T) {
-	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, "stream_tool_use.sse")) }}
+	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, "stream_tool_use.sse")) })
 	var deltas []bindings.Delta
 	got, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
 	if err != nil {
@@ -221,15 +164,15 @@ func TestStopReasons(t *testing.T) {
 		"refusal": "content_filter", "model_context_window_exceeded": "length", "pause_turn": "pause_turn",
 	} {
 		t.Run(stop, func(t *testing.T) {
-			both(t, func(t *testing.T, stream bool) {
-				api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			modelhttptest.Both(t, func(t *testing.T, stream bool) {
+				api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) {
 					if stream {
 						sse(w, []byte(strings.Replace(string(fixture(t, "stream_text.sse")), `"stop_reason":"end_turn"`, `"stop_reason":"`+stop+`"`, 1)))
 						return
 					}
 					w.Write([]byte(strings.Replace(string(fixture(t, "message_text.json")), `"stop_reason": "end_turn"`, `"stop_reason": "`+stop+`"`, 1)))
-				}}
-				got, err := call(t.Context(), newProvider(t, api), stream, ndaRequest, nil)
+				})
+				got, err := modelhttptest.Call(t.Context(), newProvider(t, api), stream, ndaRequest, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -242,20 +185,20 @@ func TestStopReasons(t *testing.T) {
 }
 
 func TestStreamErrorMidStream(t *testing.T) {
-	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, "stream_error.sse")) }}
+	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, "stream_error.sse")) })
 	var deltas []bindings.Delta
 	_, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
 	var mi *agents.ModelInvocationError
 	if !errors.As(err, &mi) || mi.Message != "Overloaded" || mi.Provider != "anthropic" {
 		t.Fatalf("err = %v, want the error event as *agents.ModelInvocationError", err)
 	}
-	if api.count() != 1 || len(deltas) != 1 {
-		t.Errorf("requests %d deltas %d: a stream that delivered must not be retried", api.count(), len(deltas))
+	if api.Count() != 1 || len(deltas) != 1 {
+		t.Errorf("requests %d deltas %d: a stream that delivered must not be retried", api.Count(), len(deltas))
 	}
 }
 
 func TestStreamCutBeforeAnyDeltaIsRetried(t *testing.T) {
-	api := &fakeAPI{answer: func(n int, w http.ResponseWriter, _ *http.Request) {
+	api := newAPI(func(n int, w http.ResponseWriter, _ *http.Request) {
 		if n == 1 {
 			// message_start, then the connection drops.
 			blocks := strings.SplitAfter(string(fixture(t, "stream_text.sse")), "\n\n")
@@ -263,33 +206,33 @@ func TestStreamCutBeforeAnyDeltaIsRetried(t *testing.T) {
 			panic(http.ErrAbortHandler)
 		}
 		sse(w, fixture(t, "stream_text.sse"))
-	}}
+	})
 	got, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if api.count() != 2 || got.Text == "" {
-		t.Errorf("requests %d text %q", api.count(), got.Text)
+	if api.Count() != 2 || got.Text == "" {
+		t.Errorf("requests %d text %q", api.Count(), got.Text)
 	}
 }
 
 func TestStreamCutMidStreamFails(t *testing.T) {
-	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) {
+	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) {
 		blocks := strings.SplitAfter(string(fixture(t, "stream_text.sse")), "\n\n")
 		sse(w, []byte(strings.Join(blocks[:4], "")))
-	}}
+	})
 	_, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(bindings.Delta) {})
 	if agents.CodeOf(err) != agents.CodeModelInvocationFailed || !strings.Contains(err.Error(), "message_stop") {
 		t.Fatalf("err = %v", err)
 	}
-	if api.count() != 1 {
-		t.Errorf("requests = %d", api.count())
+	if api.Count() != 1 {
+		t.Errorf("requests = %d", api.Count())
 	}
 }
 
 func TestRetries429And529ThenSucceeds(t *testing.T) {
-	both(t, func(t *testing.T, stream bool) {
-		api := &fakeAPI{answer: func(n int, w http.ResponseWriter, _ *http.Request) {
+	modelhttptest.Both(t, func(t *testing.T, stream bool) {
+		api := newAPI(func(n int, w http.ResponseWriter, _ *http.Request) {
 			switch n {
 			case 1:
 				w.Header().Set("retry-after", "0")
@@ -305,15 +248,15 @@ func TestRetries429And529ThenSucceeds(t *testing.T) {
 				}
 				w.Write(fixture(t, "message_text.json"))
 			}
-		}}
+		})
 		var retries []bindings.ModelRetry
 		ctx := bindings.WithModelRetryReporter(t.Context(), func(_ context.Context, r bindings.ModelRetry) { retries = append(retries, r) })
-		got, err := call(ctx, newProvider(t, api), stream, ndaRequest, nil)
+		got, err := modelhttptest.Call(ctx, newProvider(t, api), stream, ndaRequest, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if api.count() != 3 || got.Text == "" {
-			t.Errorf("requests %d text %q", api.count(), got.Text)
+		if api.Count() != 3 || got.Text == "" {
+			t.Errorf("requests %d text %q", api.Count(), got.Text)
 		}
 		// Each retry is reported to the caller (the turn logs and emits it).
 		if len(retries) != 2 || retries[0].Attempt != 1 || retries[0].Status != http.StatusTooManyRequests ||
@@ -323,77 +266,18 @@ func TestRetries429And529ThenSucceeds(t *testing.T) {
 	})
 }
 
-func TestRetryAfterIsHonouredAndBoundedByTheContext(t *testing.T) {
-	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("retry-after", "30")
-		w.WriteHeader(http.StatusTooManyRequests)
-		w.Write(fixture(t, "error_429.json"))
-	}}
-	srv := httptest.NewServer(api)
-	t.Cleanup(srv.Close)
-	p := New(&Options{BaseURL: srv.URL, MaxBackoff: time.Minute})
-	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := p.Generate(ctx, ndaRequest)
-	var mi *agents.ModelInvocationError
-	if !errors.As(err, &mi) || mi.Status != 429 || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v", err)
-	}
-	if time.Since(start) > 5*time.Second || api.count() != 1 {
-		t.Errorf("waited %v, requests %d", time.Since(start), api.count())
-	}
-}
-
 func TestBadRequestIsNotRetried(t *testing.T) {
-	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) {
+	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		w.Write(fixture(t, "error_400.json"))
-	}}
+	})
 	_, err := newProvider(t, api).Generate(t.Context(), ndaRequest)
 	var mi *agents.ModelInvocationError
 	if !errors.As(err, &mi) || mi.Status != 400 || !strings.HasPrefix(mi.Message, "messages.1.content.0") {
 		t.Fatalf("err = %v", err)
 	}
-	if api.count() != 1 {
-		t.Errorf("requests = %d", api.count())
-	}
-}
-
-func TestStreamCancelClosesTheConnection(t *testing.T) {
-	closed := make(chan time.Time, 1)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		blocks := strings.SplitAfter(string(fixture(t, "stream_text.sse")), "\n\n")
-		sse(w, []byte(strings.Join(blocks[:4], "")))
-		select {
-		case <-r.Context().Done():
-			closed <- time.Now()
-		case <-time.After(10 * time.Second):
-		}
-	})
-	p := newProvider(t, h)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var cancelledAt time.Time
-	_, err := p.GenerateStream(ctx, ndaRequest, func(bindings.Delta) {
-		if cancelledAt.IsZero() {
-			cancelledAt = time.Now()
-			cancel()
-		}
-	})
-	if !errors.Is(err, context.Canceled) || agents.CodeOf(err) != agents.CodeModelInvocationFailed {
-		t.Fatalf("err = %v", err)
-	}
-	if d := time.Since(cancelledAt); d > 2*time.Second {
-		t.Errorf("returned %v after the cancel", d)
-	}
-	select {
-	case at := <-closed:
-		if d := at.Sub(cancelledAt); d > 2*time.Second {
-			t.Errorf("the server saw the close %v after the cancel", d)
-		}
-	case <-time.After(3 * time.Second):
-		t.Error("the server never saw the connection close")
+	if api.Count() != 1 {
+		t.Errorf("requests = %d", api.Count())
 	}
 }
 
@@ -417,11 +301,11 @@ func TestRequestMapping(t *testing.T) {
 		Settings: bindings.ModelSettings{Temperature: &temp, TopP: &topP, MaxOutputTokens: &maxTok, Stop: []string{"END"}, Seed: &seed},
 		Output:   schema,
 	}
-	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) }}
+	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) })
 	if _, err := newProvider(t, api).Generate(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
-	got := api.requests[0]
+	got := api.Requests[0]
 	var wantMsgs any
 	json.Unmarshal([]byte(`[
 		{"role":"user","content":[{"type":"text","text":"Draft an NDA."}]},
@@ -456,12 +340,12 @@ func TestRequestMapping(t *testing.T) {
 }
 
 func TestNoSettingsSendsOnlyTheBasics(t *testing.T) {
-	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) }}
+	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) })
 	if _, err := newProvider(t, api).Generate(t.Context(), bindings.GenerateRequest{Model: "m", Messages: []bindings.ChatMessage{{Role: bindings.ChatUser, Content: "hi"}}}); err != nil {
 		t.Fatal(err)
 	}
 	var keys []string
-	for k := range api.requests[0] {
+	for k := range api.Requests[0] {
 		keys = append(keys, k)
 	}
 	if diff := cmp.Diff([]string{"max_tokens", "messages", "model"}, keys, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
@@ -470,38 +354,18 @@ func TestNoSettingsSendsOnlyTheBasics(t *testing.T) {
 }
 
 func TestEnvironmentFillsEmptyOptions(t *testing.T) {
-	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) }}
-	srv := httptest.NewServer(api)
-	t.Cleanup(srv.Close)
-	t.Setenv("ANTHROPIC_BASE_URL", srv.URL+"/v1/")
+	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) })
+	t.Setenv("ANTHROPIC_BASE_URL", modelhttptest.Server(t, api)+"/v1/")
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-env")
 	p := New(nil)
 	if _, err := p.Generate(t.Context(), ndaRequest); err != nil {
 		t.Fatal(err)
 	}
-	if api.headers[0].Get("x-api-key") != "sk-ant-env" {
-		t.Errorf("x-api-key = %q", api.headers[0].Get("x-api-key"))
+	if api.Headers[0].Get("x-api-key") != "sk-ant-env" {
+		t.Errorf("x-api-key = %q", api.Headers[0].Get("x-api-key"))
 	}
 	if p.ID() != "anthropic" || len(p.Models()) != len(DefaultModels) {
 		t.Errorf("id %q models %d", p.ID(), len(p.Models()))
-	}
-}
-
-// TestDefaultModelsClaimOnlyWhatTheProviderHas: a model's features are the
-// ones the provider implements (tool calls, structured output, streaming);
-// vision is not one (messages carry text only).
-func TestDefaultModelsClaimOnlyWhatTheProviderHas(t *testing.T) {
-	has := map[string]bool{"tool-use": true, "json-mode": true, "streaming": true}
-	var _ bindings.StreamingProvider = New(nil)
-	for _, m := range DefaultModels {
-		for _, f := range m.Features {
-			if !has[f] {
-				t.Errorf("%s claims %q", m.ID, f)
-			}
-		}
-		if m.InputPricePerMTok <= 0 || m.OutputPricePerMTok <= 0 {
-			t.Errorf("%s has no price", m.ID)
-		}
 	}
 }
 
@@ -522,7 +386,7 @@ func TestOutputSchemaIsAdaptedForTheAPI(t *testing.T) {
 }
 
 func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
-	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_tool_use.json")) }}
+	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_tool_use.json")) })
 	var deltas []bindings.Delta
 	got, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
 	if err != nil {
@@ -534,7 +398,7 @@ func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
 }
 
 func TestAHistoryStartingWithAnAnswerGetsAUserMessageFirst(t *testing.T) {
-	api := &fakeAPI{answer: func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) }}
+	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) })
 	_, err := newProvider(t, api).Generate(t.Context(), bindings.GenerateRequest{Model: "claude-sonnet-4-5", Messages: []bindings.ChatMessage{
 		{Role: bindings.ChatSystem, Content: "You draft clauses."},
 		{Role: bindings.ChatAssistant, Content: "Here is the clause."},
@@ -543,9 +407,30 @@ func TestAHistoryStartingWithAnAnswerGetsAUserMessageFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs := api.requests[0]["messages"].([]any)
+	msgs := api.Requests[0]["messages"].([]any)
 	first := msgs[0].(map[string]any)
 	if len(msgs) != 3 || first["role"] != "user" || first["content"].([]any)[0].(map[string]any)["text"] != EarlierConversationOmitted {
 		t.Errorf("messages %v", msgs)
 	}
+}
+
+func TestRetryAfterIsHonouredAndBoundedByTheContext(t *testing.T) {
+	modelhttptest.CheckRetryWaitIsBoundedByTheContext(t, http.StatusTooManyRequests, func(url string) bindings.Provider {
+		return New(&Options{BaseURL: url, MaxBackoff: time.Minute})
+	}, ndaRequest)
+}
+
+func TestStreamCancelClosesTheConnection(t *testing.T) {
+	blocks := strings.SplitAfter(string(fixture(t, "stream_text.sse")), "\n\n")
+	modelhttptest.CheckStreamCancelClosesTheConnection(t, func(h http.Handler) bindings.StreamingProvider {
+		return newProvider(t, h)
+	}, ndaRequest, []byte(strings.Join(blocks[:4], "")))
+}
+
+// TestDefaultModelsClaimOnlyWhatTheProviderHas: a model's features are the
+// ones the provider implements (tool calls, structured output, streaming);
+// vision is not one (messages carry text only).
+func TestDefaultModelsClaimOnlyWhatTheProviderHas(t *testing.T) {
+	var _ bindings.StreamingProvider = New(nil)
+	modelhttptest.CheckDefaultModels(t, DefaultModels)
 }

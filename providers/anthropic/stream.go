@@ -30,54 +30,17 @@ import (
 // once.
 func (p *Provider) GenerateStream(ctx context.Context, req bindings.GenerateRequest, onDelta func(bindings.Delta)) (bindings.GenerateResponse, error) {
 	enc := newEncoder(req.Tools)
-	body, err := json.Marshal(p.encodeRequest(req, enc, true))
-	if err != nil {
-		return bindings.GenerateResponse{}, p.fail(req.Model, 0, "encoding the request", err)
-	}
-	delivered := false
-	emit := func(d bindings.Delta) {
-		delivered = true
-		if onDelta != nil {
-			onDelta(d)
-		}
-	}
-	var out bindings.GenerateResponse
-	err = p.withRetries(ctx, req, body, true, func(resp *http.Response) (bool, error) {
-		if strings.HasPrefix(strings.TrimSpace(resp.Header.Get("Content-Type")), "application/json") {
-			// A server that does not stream answered whole.
-			var err error
-			if out, err = p.readResponse(ctx, req, enc, resp); err == nil {
-				if out.Text != "" {
-					emit(bindings.Delta{Text: out.Text})
-				}
-				for i, c := range out.ToolCalls {
-					emit(bindings.Delta{ToolCallIndex: i, ToolCallID: c.ID, ToolName: c.Name, ArgumentsDelta: string(c.Arguments)})
-				}
+	return p.c.GenerateStream(ctx, req, p.encodeRequest(req, enc, true), onDelta,
+		func(resp *http.Response) (bindings.GenerateResponse, error) {
+			return p.readResponse(ctx, req, enc, resp)
+		},
+		func(body io.Reader, emit func(bindings.Delta)) (func() (bindings.GenerateResponse, error), error) {
+			a := &streamAssembler{enc: enc, emit: emit}
+			if err := a.read(body); err != nil {
+				return nil, err
 			}
-			return false, err
-		}
-		a := &streamAssembler{enc: enc, emit: emit}
-		if err := a.read(resp.Body); err != nil {
-			if ctx.Err() != nil {
-				return false, p.fail(req.Model, 0, "request cancelled", ctx.Err())
-			}
-			var se *streamError
-			if errors.As(err, &se) && se.typ == "overloaded_error" {
-				return !delivered, p.fail(req.Model, 529, err.Error(), err)
-			}
-			return !delivered, p.fail(req.Model, 0, err.Error(), err)
-		}
-		var err error
-		out, err = p.assemble(req, enc, a.message())
-		if err != nil {
-			return false, p.fail(req.Model, resp.StatusCode, err.Error(), err)
-		}
-		return false, nil
-	})
-	if err != nil {
-		return bindings.GenerateResponse{}, err
-	}
-	return out, nil
+			return func() (bindings.GenerateResponse, error) { return p.assemble(req, enc, a.message()) }, nil
+		})
 }
 
 // streamEvent is the data of one stream event (its fields by type).
@@ -100,6 +63,15 @@ type streamEvent struct {
 type streamError struct{ typ, msg string }
 
 func (e *streamError) Error() string { return e.msg }
+
+// HTTPStatus is the status the failure is reported with: an
+// overloaded_error is the API's 529, any other error none.
+func (e *streamError) HTTPStatus() int {
+	if e.typ == "overloaded_error" {
+		return 529
+	}
+	return 0
+}
 
 var (
 	errStreamEnded = errors.New("the stream ended before message_stop")

@@ -29,68 +29,23 @@ import (
 // once the caller has seen part of an answer, the failure is returned and
 // the caller decides. Cancelling ctx closes the connection at once.
 func (p *Provider) GenerateStream(ctx context.Context, req bindings.GenerateRequest, onDelta func(bindings.Delta)) (bindings.GenerateResponse, error) {
-	names := newNameMap(req.Tools)
-	body, err := json.Marshal(p.encodeRequest(req, names, true))
-	if err != nil {
-		return bindings.GenerateResponse{}, p.fail(req.Model, 0, "encoding the request", err)
-	}
-	delivered := false
-	emit := func(d bindings.Delta) {
-		delivered = true
-		if onDelta != nil {
-			onDelta(d)
-		}
-	}
-	var out bindings.GenerateResponse
-	err = p.withRetries(ctx, req, body, true, func(resp *http.Response) (bool, error) {
-		if isJSON(resp) {
-			// A server that does not stream answered whole.
-			var err error
-			if out, err = p.readResponse(ctx, req, names, resp); err == nil {
-				deliverWhole(out, emit)
+	names := modelhttp.ToolNames(req.Tools)
+	return p.c.GenerateStream(ctx, req, p.encodeRequest(req, names, true), onDelta,
+		func(resp *http.Response) (bindings.GenerateResponse, error) {
+			return p.readResponse(ctx, req, names, resp)
+		},
+		func(body io.Reader, emit func(bindings.Delta)) (func() (bindings.GenerateResponse, error), error) {
+			a := &streamAssembler{names: names, emit: emit}
+			if err := a.read(body); err != nil {
+				return nil, err
 			}
-			return false, err
-		}
-		a := &streamAssembler{names: names, emit: emit}
-		if err := a.read(resp.Body); err != nil {
-			if ctx.Err() != nil {
-				return false, p.fail(req.Model, 0, "request cancelled", ctx.Err())
-			}
-			return !delivered, p.fail(req.Model, 0, err.Error(), err)
-		}
-		var err error
-		out, err = p.assemble(req, names, a.choice(), a.model, a.usage)
-		if err != nil {
-			return false, p.fail(req.Model, resp.StatusCode, err.Error(), err)
-		}
-		return false, nil
-	})
-	if err != nil {
-		return bindings.GenerateResponse{}, err
-	}
-	return out, nil
-}
-
-// isJSON reports an answer sent as application/json rather than as an
-// event stream.
-func isJSON(resp *http.Response) bool {
-	return strings.HasPrefix(strings.TrimSpace(resp.Header.Get("Content-Type")), "application/json")
-}
-
-// deliverWhole delivers a whole answer as deltas: its text, then each tool
-// call.
-func deliverWhole(out bindings.GenerateResponse, emit func(bindings.Delta)) {
-	if out.Text != "" {
-		emit(bindings.Delta{Text: out.Text})
-	}
-	for i, c := range out.ToolCalls {
-		emit(bindings.Delta{ToolCallIndex: i, ToolCallID: c.ID, ToolName: c.Name, ArgumentsDelta: string(c.Arguments)})
-	}
+			return func() (bindings.GenerateResponse, error) { return p.assemble(req, names, a.choice(), a.model, a.usage) }, nil
+		})
 }
 
 // streamAssembler folds the chunks of one streamed answer.
 type streamAssembler struct {
-	names nameMap
+	names modelhttp.NameMap
 	emit  func(bindings.Delta)
 
 	model        string
@@ -208,7 +163,7 @@ func (a *streamAssembler) toolCall(td toolCallDelta) {
 	d := bindings.Delta{ToolCallIndex: cb.pos, ArgumentsDelta: td.Function.Arguments}
 	if !cb.introduced {
 		cb.introduced = true
-		d.ToolCallID, d.ToolName = cb.id, a.names.decode(cb.name)
+		d.ToolCallID, d.ToolName = cb.id, a.names.Decode(cb.name)
 	}
 	if d.ToolCallID != "" || d.ToolName != "" || d.ArgumentsDelta != "" {
 		a.emit(d)

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -10,20 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/modelhttp"
+	"github.com/kindgi/agents/internal/modelhttp/modelhttptest"
 )
-
-// sse writes a stream fixture as the API does: text/event-stream, flushed.
-func sse(w http.ResponseWriter, body []byte) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Write(body)
-	w.(http.Flusher).Flush()
-}
 
 var hiRequest = bindings.GenerateRequest{
 	Model: "gpt-4o-mini",
@@ -38,17 +31,17 @@ var hiRequest = bindings.GenerateRequest{
 // streamAndGenerate runs the same request streamed (over the SSE fixture)
 // and not (over the JSON fixture) and returns both responses and the
 // deltas.
-func streamAndGenerate(t *testing.T, sseFixture, jsonFixture string) (streamed, generated bindings.GenerateResponse, deltas []bindings.Delta, api *fakeAPI) {
+func streamAndGenerate(t *testing.T, sseFixture, jsonFixture string) (streamed, generated bindings.GenerateResponse, deltas []bindings.Delta, api *modelhttptest.FakeAPI) {
 	t.Helper()
-	api = &fakeAPI{}
-	api.answer = func(_ int, w http.ResponseWriter) { sse(w, fixture(t, sseFixture)) }
+	api = newAPI()
+	api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, sseFixture)) }
 	p := newProvider(t, api)
 	streamed, err := p.GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain := &fakeAPI{}
-	plain.answer = func(_ int, w http.ResponseWriter) { w.Write(fixture(t, jsonFixture)) }
+	plain := newAPI()
+	plain.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, jsonFixture)) }
 	generated, err = newProvider(t, plain).Generate(t.Context(), hiRequest)
 	if err != nil {
 		t.Fatal(err)
@@ -68,15 +61,15 @@ func TestStreamTextAssemblesWhatGenerateReturns(t *testing.T) {
 	if streamed.Usage.InputTokens != 530 || streamed.Usage.OutputTokens != 12 || streamed.Usage.CostUsd == 0 {
 		t.Errorf("usage = %+v, want the final usage chunk's, priced", streamed.Usage)
 	}
-	req := api.requests[0]
+	req := api.Requests[0]
 	if req["stream"] != true {
 		t.Errorf("stream = %v, want true", req["stream"])
 	}
 	if so, _ := req["stream_options"].(map[string]any); so["include_usage"] != true {
 		t.Errorf("stream_options = %v, want include_usage true", req["stream_options"])
 	}
-	if api.headers[0].Get("Idempotency-Key") != hiRequest.RequestID || api.headers[0].Get("Accept") != "text/event-stream" {
-		t.Errorf("Idempotency-Key = %q, Accept = %q", api.headers[0].Get("Idempotency-Key"), api.headers[0].Get("Accept"))
+	if api.Headers[0].Get("Idempotency-Key") != hiRequest.RequestID || api.Headers[0].Get("Accept") != "text/event-stream" {
+		t.Errorf("Idempotency-Key = %q, Accept = %q", api.Headers[0].Get("Idempotency-Key"), api.Headers[0].Get("Accept"))
 	}
 }
 
@@ -114,52 +107,44 @@ func TestStreamParallelToolCallsSplitMidToken(t *testing.T) {
 	}
 }
 
-func TestGenerateFinishReasons(t *testing.T) {
+// TestFinishReasons: the finish reason of the answer, whole or streamed,
+// is the response's.
+func TestFinishReasons(t *testing.T) {
 	for _, reason := range []string{"stop", "length", "content_filter", "tool_calls"} {
 		t.Run(reason, func(t *testing.T) {
-			body := strings.Replace(string(fixture(t, "parallel_tool_calls.json")), `"finish_reason": "tool_calls"`, `"finish_reason": "`+reason+`"`, 1)
-			api := &fakeAPI{}
-			api.answer = func(_ int, w http.ResponseWriter) { w.Write([]byte(body)) }
-			got, err := newProvider(t, api).Generate(t.Context(), hiRequest)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.FinishReason != reason {
-				t.Errorf("finish reason = %q, want %q", got.FinishReason, reason)
-			}
-		})
-	}
-}
-
-func TestStreamFinishReasons(t *testing.T) {
-	for _, reason := range []string{"stop", "length", "content_filter", "tool_calls"} {
-		t.Run(reason, func(t *testing.T) {
-			fix := fixture(t, "stream_parallel_tool_calls.sse")
-			body := strings.Replace(string(fix), `"finish_reason":"tool_calls"`, `"finish_reason":"`+reason+`"`, 1)
-			api := &fakeAPI{}
-			api.answer = func(_ int, w http.ResponseWriter) { sse(w, []byte(body)) }
-			got, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.FinishReason != reason {
-				t.Errorf("finish reason = %q, want %q", got.FinishReason, reason)
-			}
+			modelhttptest.Both(t, func(t *testing.T, stream bool) {
+				api := newAPI()
+				api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) {
+					if stream {
+						fix := fixture(t, "stream_parallel_tool_calls.sse")
+						sse(w, []byte(strings.Replace(string(fix), `"finish_reason":"tool_calls"`, `"finish_reason":"`+reason+`"`, 1)))
+						return
+					}
+					w.Write([]byte(strings.Replace(string(fixture(t, "parallel_tool_calls.json")), `"finish_reason": "tool_calls"`, `"finish_reason": "`+reason+`"`, 1)))
+				}
+				got, err := modelhttptest.Call(t.Context(), newProvider(t, api), stream, hiRequest, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.FinishReason != reason {
+					t.Errorf("finish reason = %q, want %q", got.FinishReason, reason)
+				}
+			})
 		})
 	}
 }
 
 func TestStreamErrorMidStreamFailsWithoutRetry(t *testing.T) {
-	api := &fakeAPI{}
-	api.answer = func(_ int, w http.ResponseWriter) { sse(w, fixture(t, "stream_error.sse")) }
+	api := newAPI()
+	api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, "stream_error.sse")) }
 	var deltas []bindings.Delta
 	_, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
 	var mi *agents.ModelInvocationError
 	if !errors.As(err, &mi) || !strings.Contains(mi.Message, "The server had an error") {
 		t.Fatalf("err = %v, want the stream's error as *agents.ModelInvocationError", err)
 	}
-	if len(api.requests) != 1 {
-		t.Errorf("requests = %d: a stream that delivered deltas must not be retried", len(api.requests))
+	if len(api.Requests) != 1 {
+		t.Errorf("requests = %d: a stream that delivered deltas must not be retried", len(api.Requests))
 	}
 	if len(deltas) != 1 || deltas[0].Text != "Here is" {
 		t.Errorf("deltas = %+v", deltas)
@@ -167,8 +152,8 @@ func TestStreamErrorMidStreamFailsWithoutRetry(t *testing.T) {
 }
 
 func TestStreamFailureBeforeAnyDeltaIsRetried(t *testing.T) {
-	api := &fakeAPI{}
-	api.answer = func(n int, w http.ResponseWriter) {
+	api := newAPI()
+	api.Answer = func(n int, w http.ResponseWriter, _ *http.Request) {
 		if n == 1 {
 			sse(w, []byte(`data: {"error":{"message":"overloaded","type":"server_error","param":null,"code":null}}`+"\n\n"))
 			return
@@ -179,17 +164,17 @@ func TestStreamFailureBeforeAnyDeltaIsRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(api.requests) != 2 || got.Text != "Here is a mutual confidentiality clause for Acme LLP." {
-		t.Errorf("requests %d, text %q", len(api.requests), got.Text)
+	if len(api.Requests) != 2 || got.Text != "Here is a mutual confidentiality clause for Acme LLP." {
+		t.Errorf("requests %d, text %q", len(api.Requests), got.Text)
 	}
-	if api.headers[1].Get("Idempotency-Key") != hiRequest.RequestID {
+	if api.Headers[1].Get("Idempotency-Key") != hiRequest.RequestID {
 		t.Error("the retry must carry the same idempotency key")
 	}
 }
 
 func TestStreamBrokenConnectionMidStream(t *testing.T) {
-	api := &fakeAPI{}
-	api.answer = func(_ int, w http.ResponseWriter) {
+	api := newAPI()
+	api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) {
 		// Two chunks, then the connection drops: no finish reason, no [DONE].
 		lines := strings.SplitAfter(string(fixture(t, "stream_text.sse")), "\n\n")
 		sse(w, []byte(lines[0]+lines[1]+lines[2]))
@@ -199,69 +184,16 @@ func TestStreamBrokenConnectionMidStream(t *testing.T) {
 	if agents.CodeOf(err) != agents.CodeModelInvocationFailed {
 		t.Fatalf("err = %v, want model-invocation-failed", err)
 	}
-	if len(api.requests) != 1 {
-		t.Errorf("requests = %d, want 1 (deltas were delivered)", len(api.requests))
-	}
-}
-
-func TestStream429ThenSuccess(t *testing.T) {
-	api := &fakeAPI{}
-	api.answer = func(n int, w http.ResponseWriter) {
-		if n == 1 {
-			w.Header().Set("Retry-After", "0")
-			w.WriteHeader(http.StatusTooManyRequests)
-			w.Write(fixture(t, "error_429.json"))
-			return
-		}
-		sse(w, fixture(t, "stream_text.sse"))
-	}
-	var text strings.Builder
-	got, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { text.WriteString(d.Text) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(api.requests) != 2 || got.Text != text.String() {
-		t.Errorf("requests %d, text %q, deltas %q", len(api.requests), got.Text, text.String())
+	if len(api.Requests) != 1 {
+		t.Errorf("requests = %d, want 1 (deltas were delivered)", len(api.Requests))
 	}
 }
 
 func TestStreamCancelClosesTheConnection(t *testing.T) {
-	closed := make(chan time.Time, 1)
-	api := &fakeAPI{}
-	api.answer = func(_ int, w http.ResponseWriter) {}
-	srvHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		lines := strings.SplitAfter(string(fixture(t, "stream_text.sse")), "\n\n")
-		sse(w, []byte(lines[0]+lines[1]+lines[2]))
-		select {
-		case <-r.Context().Done():
-			closed <- time.Now()
-		case <-time.After(10 * time.Second):
-		}
-	})
-	p := newProvider(t, srvHandler)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var cancelledAt time.Time
-	_, err := p.GenerateStream(ctx, hiRequest, func(d bindings.Delta) {
-		if cancelledAt.IsZero() {
-			cancelledAt = time.Now()
-			cancel()
-		}
-	})
-	if !errors.Is(err, context.Canceled) || agents.CodeOf(err) != agents.CodeModelInvocationFailed {
-		t.Fatalf("err = %v, want a model-invocation-failed wrapping context.Canceled", err)
-	}
-	if d := time.Since(cancelledAt); d > 2*time.Second {
-		t.Errorf("GenerateStream returned %v after the cancel", d)
-	}
-	select {
-	case at := <-closed:
-		if d := at.Sub(cancelledAt); d > 2*time.Second {
-			t.Errorf("the server saw the connection close %v after the cancel", d)
-		}
-	case <-time.After(3 * time.Second):
-		t.Error("the server never saw the connection close")
-	}
+	lines := strings.SplitAfter(string(fixture(t, "stream_text.sse")), "\n\n")
+	modelhttptest.CheckStreamCancelClosesTheConnection(t, func(h http.Handler) bindings.StreamingProvider {
+		return newProvider(t, h)
+	}, hiRequest, []byte(lines[0]+lines[1]+lines[2]))
 }
 
 func TestSettingsAndOutputMapToTheRequest(t *testing.T) {
@@ -309,15 +241,14 @@ func TestSettingsAndOutputMapToTheRequest(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			api := &fakeAPI{}
-			api.answer = func(_ int, w http.ResponseWriter) { w.Write(fixture(t, "final_text.json")) }
-			srv := newProvider(t, api)
+			api := newAPI()
+			api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "final_text.json")) }
 			opts := tc.opts
-			opts.BaseURL, opts.APIKey = srv.endpoint[:len(srv.endpoint)-len("/chat/completions")], "sk"
+			opts.BaseURL, opts.APIKey = strings.TrimSuffix(newProvider(t, api).c.Endpoint(), "/chat/completions"), "sk"
 			if _, err := New(&opts).Generate(t.Context(), tc.req); err != nil {
 				t.Fatal(err)
 			}
-			got := api.requests[0]
+			got := api.Requests[0]
 			for k, v := range tc.want {
 				if diff := cmp.Diff(v, got[k], cmpopts.EquateEmpty()); diff != "" {
 					t.Errorf("%s (-want +got):\n%s", k, diff)
@@ -342,14 +273,14 @@ func decode(t *testing.T, raw json.RawMessage) any {
 }
 
 func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
-	api := &fakeAPI{}
-	api.answer = func(_ int, w http.ResponseWriter) { w.Write(fixture(t, "final_text.json")) } // application/json
+	api := newAPI()
+	api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "final_text.json")) } // application/json
 	var deltas []bindings.Delta
 	got, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(deltas) != 1 || deltas[0].Text != got.Text || got.Text == "" || len(api.requests) != 1 {
+	if len(deltas) != 1 || deltas[0].Text != got.Text || got.Text == "" || len(api.Requests) != 1 {
 		t.Errorf("response %+v deltas %+v", got, deltas)
 	}
 }
@@ -367,7 +298,7 @@ func FuzzStreamAssembler(f *testing.F) {
 	p := New(&Options{BaseURL: "http://127.0.0.1:1"})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var text strings.Builder
-		a := &streamAssembler{names: newNameMap([]bindings.ToolDefinition{searchTool}), emit: func(d bindings.Delta) { text.WriteString(d.Text) }}
+		a := &streamAssembler{names: modelhttp.ToolNames([]bindings.ToolDefinition{searchTool}), emit: func(d bindings.Delta) { text.WriteString(d.Text) }}
 		if a.read(bytes.NewReader(body)) != nil {
 			return
 		}

@@ -138,7 +138,7 @@ var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // stop and seed as they are, MaxOutputTokens as max_completion_tokens (or
 // max_tokens with Options.LegacyMaxTokens). Output: response_format
 // json_schema, strict when the schema meets strict mode's rules.
-func (p *Provider) encodeRequest(req bindings.GenerateRequest, names nameMap, stream bool) chatRequest {
+func (p *Provider) encodeRequest(req bindings.GenerateRequest, names modelhttp.NameMap, stream bool) chatRequest {
 	out := chatRequest{Model: req.Model, Messages: make([]chatMessage, 0, len(req.Messages))}
 	st := req.Settings
 	out.Temperature, out.TopP, out.Stop, out.Seed = st.Temperature, st.TopP, st.Stop, st.Seed
@@ -168,7 +168,7 @@ func (p *Provider) encodeRequest(req bindings.GenerateRequest, names nameMap, st
 		for _, tc := range m.ToolCalls {
 			var w chatToolCall
 			w.ID, w.Type = tc.ID, "function"
-			w.Function.Name = names.encode(tc.Name)
+			w.Function.Name = names.Encode(tc.Name)
 			w.Function.Arguments = string(tc.Arguments)
 			if w.Function.Arguments == "" {
 				w.Function.Arguments = "{}"
@@ -183,26 +183,11 @@ func (p *Provider) encodeRequest(req bindings.GenerateRequest, names nameMap, st
 			params = emptyObjectSchema
 		}
 		out.Tools = append(out.Tools, chatTool{Type: "function", Function: chatFunction{
-			Name: names.encode(t.Name), Description: t.Description, Parameters: params,
+			Name: names.Encode(t.Name), Description: t.Description, Parameters: params,
 		}})
 	}
 	return out
 }
-
-// nameMap maps tool ids to function names the API accepts and back (see
-// modelhttp.NameMap).
-type nameMap struct{ modelhttp.NameMap }
-
-func newNameMap(tools []bindings.ToolDefinition) nameMap {
-	ids := make([]string, len(tools))
-	for i, t := range tools {
-		ids[i] = t.Name
-	}
-	return nameMap{modelhttp.NewNameMap(ids)}
-}
-
-func (m nameMap) encode(id string) string   { return m.Encode(id) }
-func (m nameMap) decode(wire string) string { return m.Decode(wire) }
 
 // strictSchema reports whether a schema meets the rules of the API's strict
 // structured outputs as far as they concern the schema's shape: every
