@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"slices"
 	"strconv"
 
 	agents "github.com/kindgi/agents"
@@ -77,6 +78,8 @@ func Define(spec Spec) (Agent, error) {
 		Tags:               tags,
 		ModelSettings:      settings,
 		Output:             output,
+		SubAgents:          slices.Clone(spec.SubAgents),
+		Handoffs:           slices.Clone(spec.Handoffs),
 	}, nil
 }
 

@@ -486,7 +486,7 @@ func (r *run) bind() error {
 	}
 	r.provider = pr
 	r.tools = r.b.Tools.ForTenant(r.tenantID)
-	n := len(r.s.Tools)
+	n := len(r.s.Tools) + r.s.agentToolCount()
 	var defs []bindings.ToolDefinition
 	if m := r.mem; m != nil && &m.run == r {
 		if cap(m.toolDefs) < n {
@@ -508,6 +508,7 @@ func (r *run) bind() error {
 		}
 		t.InputSchema = d.InputSchema
 	}
+	r.s.agentToolDefs(defs[len(r.s.Tools):])
 	r.toolDefs = defs
 	return nil
 }

@@ -32,11 +32,17 @@ type setupState struct {
 	SessionGate  SessionGateResult         `json:"sessionGate"`
 	Budget       budgetCaps                `json:"budget"`
 	HistoryLimit int                       `json:"historyLimit"`
+	// SubAgents and Handoffs are the agent's sub-agents and handoff
+	// targets, resolved (see resolveAgentRefs); omitted when it has none.
+	SubAgents []agentTool `json:"subAgents,omitempty"`
+	Handoffs  []agentTool `json:"handoffs,omitempty"`
 }
 
 // setup is the setup node: merge the tenant policy (tenant-policy-
 // unavailable), resolve every tool (unresolved-tool,
-// tool-version-unresolvable) and guardrail (unresolved-guardrail), route
+// tool-version-unresolvable), guardrail (unresolved-guardrail), sub-agent
+// and handoff (agent-not-found; invalid-bindings without
+// Bindings.AgentVersions and Bindings.Agents), route
 // the first capability (capability-routing-failed) and check the
 // conversation (conversation-not-found, conversation-closed,
 // agent-version-mismatch; a conversation idle longer than the agent's
@@ -70,6 +76,9 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 	}
 
 	if s.Guardrails, err = ResolveGuardrails(ctx, r.tenantID, a.Guardrails, r.guardrailsBindings()); err != nil {
+		return s, err
+	}
+	if s.SubAgents, s.Handoffs, err = r.resolveAgentRefs(ctx, a); err != nil {
 		return s, err
 	}
 
@@ -196,6 +205,8 @@ func normalizeSetupIn(s setupState, raw []byte, own bool) (setupState, error) {
 		}
 		s.Guardrails = gs
 	}
+	s.SubAgents = normalizeAgentTools(s.SubAgents, own)
+	s.Handoffs = normalizeAgentTools(s.Handoffs, own)
 	p := &s.Policy
 	p.AllowProviders = nilIfNullList(p.AllowProviders)
 	p.AllowModels = nilIfNullList(p.AllowModels)
