@@ -228,7 +228,7 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	case r == nil:
 		r = newRunRec(bindings.Run{
 			TenantID: st.TenantID, ID: st.RunID, FlowID: st.FlowID, FlowVersion: st.FlowVersion,
-			Status: status, CreatedAt: now,
+			Status: status, CreatedAt: now, ParentRunID: st.ParentRunID, ParentStepKey: st.ParentStepKey,
 		})
 		s.runs[k] = r
 		out.Created = true

@@ -41,7 +41,8 @@ func holds(r *bindings.Run, owner string, now time.Time) bool {
 // ClaimRuns implements bindings.RunClaimer: under the run and approval
 // locks it picks the runs that need a driver (queued; running with a
 // free or expired lease; suspended with approvals that are all decided
-// or expired), oldest first, and leases up to in.Limit of them to
+// or expired — or, for a parent parked on sub-agents' child runs, with
+// none — and no child run queued, running or suspended), oldest first, and leases up to in.Limit of them to
 // in.Owner, as running.
 func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bindings.Run, error) {
 	if err := alive(ctx); err != nil {
@@ -68,6 +69,7 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 	// them is pending and unexpired.
 	type waitState struct{ any, waiting bool }
 	var waits map[key]*waitState
+	var busyChildren map[key]int // parent → its children still queued, running or suspended
 	var picked []*runRec
 	for k, r := range s.runs {
 		if tenants != nil && !tenants[k.tenant] {
@@ -101,7 +103,16 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 					}
 				}
 			}
-			if w := waits[k]; w != nil && w.any && !w.waiting {
+			if busyChildren == nil {
+				busyChildren = s.busyChildren()
+			}
+			w := waits[k]
+			decided := w != nil && w.any && !w.waiting
+			if w == nil || !w.any {
+				// No approvals of its own: parked on its child runs.
+				_, decided = busyChildren[k]
+			}
+			if decided && busyChildren[k] == 0 {
 				picked = append(picked, r)
 			}
 		}
@@ -121,6 +132,25 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 		out[i] = r.out()
 	}
 	return out, nil
+}
+
+// busyChildren maps each run that has child runs (a sub-agent's) to the
+// number of them not ended yet: a suspended parent is claimable only once
+// that is zero. The caller holds runMu.
+func (s *Store) busyChildren() map[key]int {
+	m := map[key]int{}
+	for k, r := range s.runs {
+		if r.run.ParentRunID == "" {
+			continue
+		}
+		pk := key{k.tenant, r.run.ParentRunID}
+		if !r.run.Status.Terminal() {
+			m[pk]++
+		} else if _, ok := m[pk]; !ok {
+			m[pk] = 0
+		}
+	}
+	return m
 }
 
 // DeferRun implements bindings.RunDeferrer: the run becomes queued until

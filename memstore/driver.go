@@ -247,7 +247,7 @@ func (s *Store) commitRun(in driver.CommitInput, now time.Time) (*runRec, error)
 		snap := p.Create.Snapshot
 		return newRunRec(bindings.Run{
 			TenantID: in.TenantID, ID: in.RunID, FlowID: snap.FlowID, FlowVersion: snap.FlowVersion,
-			Status: status, CreatedAt: now,
+			Status: status, CreatedAt: now, ParentRunID: p.Create.ParentRunID, ParentStepKey: p.Create.ParentStepKey,
 		}), nil
 	}
 	r, err := s.run(in.TenantID, in.RunID)

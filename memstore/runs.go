@@ -31,7 +31,7 @@ type runRec struct {
 // (TestRecordsFillTheirSizeClass).
 const (
 	runSlab = 20
-	runText = 5008
+	runText = 4976
 )
 
 // newRunRec returns a record for run, its journal in the record's slabs,
@@ -137,7 +137,7 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	}
 	r := newRunRec(bindings.Run{
 		TenantID: in.TenantID, ID: in.RunID, FlowID: in.FlowID, FlowVersion: in.FlowVersion,
-		Status: status, CreatedAt: now,
+		Status: status, CreatedAt: now, ParentRunID: in.ParentRunID, ParentStepKey: in.ParentStepKey,
 	})
 	lease(&r.run, in.Owner, in.LeaseTTL, now)
 	s.runs[k] = r

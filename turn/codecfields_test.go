@@ -53,6 +53,8 @@ func codecCases() []codecCase {
 		caseOf[[]GuardrailOutcome](nil),
 		caseOf[*bindings.ProvenanceRecord](nil),
 		caseOf[Result](nil),
+		caseOf[childOutcome](nil),
+		caseOf[childPark](nil),
 	}
 }
 

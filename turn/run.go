@@ -107,6 +107,7 @@ type run struct {
 	outcomes      []guardrailOutcome
 	provenance    *bindings.ProvenanceRecord
 	quotas        []bindings.Quota // the drive's quotas (loadQuotas)
+	subRuns       []SubRun         // the sub-agent calls' child runs (runSubAgent)
 }
 
 // newRun prepares a drive over a run's journal.
@@ -528,6 +529,7 @@ func (r *run) compose(status Status, msgID string, approvals []bindings.Approval
 		Provenance:     r.provenance,
 		DryRun:         r.in.DryRun,
 		Approvals:      nonNil(approvals),
+		SubRuns:        r.subRuns,
 	}
 	if status == StatusCompleted {
 		res.Response = Response{MessageID: msgID, Content: r.final, Output: r.output}

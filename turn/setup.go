@@ -36,6 +36,9 @@ type setupState struct {
 	// targets, resolved (see resolveAgentRefs); omitted when it has none.
 	SubAgents []agentTool `json:"subAgents,omitempty"`
 	Handoffs  []agentTool `json:"handoffs,omitempty"`
+	// Depth is how deep the run's agent nests: 0 for a top-level run, its
+	// parent's plus one for a sub-agent's child run (see capChild).
+	Depth int `json:"depth,omitempty"`
 }
 
 // setup is the setup node: merge the tenant policy (tenant-policy-
@@ -130,6 +133,9 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 	}
 	s.Budget = capsFor(a, p)
 	s.Budget.MaxToolCalls = toolCallsCap(r.b)
+	if err := capChild(&s, r.b.child); err != nil {
+		return s, err
+	}
 	s.HistoryLimit = historyLimit(a)
 	return s, nil
 }

@@ -116,7 +116,7 @@ func TestNormalizeSetupKnowsEveryField(t *testing.T) {
 		v    any
 		want []string
 	}{
-		{setupState{}, []string{"Now", "TurnNumber", "Tools", "Guardrails", "Policy", "Route", "Model", "Hitl", "SessionGate", "Budget", "HistoryLimit", "SubAgents", "Handoffs"}},
+		{setupState{}, []string{"Now", "TurnNumber", "Tools", "Guardrails", "Policy", "Route", "Model", "Hitl", "SessionGate", "Budget", "HistoryLimit", "SubAgents", "Handoffs", "Depth"}},
 		{agentTool{}, []string{"Name", "AgentID", "AgentVersion", "Range", "Description", "InputSchema"}},
 		{bindings.ToolDescriptor{}, []string{"ID", "Version", "Description", "InputSchema", "OutputSchema", "Secrets", "Env", "Config", "Annotations", "Gate"}},
 		{bindings.ToolAnnotations{}, []string{"Title", "ReadOnlyHint", "DestructiveHint", "IdempotentHint", "OpenWorldHint"}},

@@ -218,6 +218,9 @@ type Bindings struct {
 	// *agents.AgentDepthExceededError, reported to the model as the tool's
 	// error, and nothing runs.
 	MaxAgentDepth int
+	// child is set by a sub-agent call on the bindings it drives its child
+	// run with (see childContext); nil for every other run.
+	child *childContext
 
 	// LeaseTTL is how long a driver's lease on its run lasts; the driver
 	// renews it every third of it while it runs. Zero is DefaultLeaseTTL.
