@@ -68,6 +68,12 @@ func (r *run) dispatch(ctx context.Context, i int, calls []bindings.ToolCall) ([
 			}
 			continue
 		}
+		if p.Action == actionRun && p.Kind == callHandoff {
+			if err := r.runHandoff(ctx, p); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if p.Action == actionRun || (p.Action == actionApprove && decided[j].Status == approvalApproved) {
 			if err := r.runCall(ctx, p); err != nil {
 				return nil, err
@@ -90,7 +96,7 @@ func (r *run) dispatch(ctx context.Context, i int, calls []bindings.ToolCall) ([
 			return nil, err
 		}
 	}
-	return nil, nil
+	return nil, r.applyHandoff(ctx) // the turn goes on as a handoff's target, if any
 }
 
 // runCall runs one call as its step and stores its result.

@@ -108,6 +108,7 @@ type run struct {
 	provenance    *bindings.ProvenanceRecord
 	quotas        []bindings.Quota // the drive's quotas (loadQuotas)
 	subRuns       []SubRun         // the sub-agent calls' child runs (runSubAgent)
+	handoffs      *handoffState    // the turn's handoffs (handoff.go); nil: none
 }
 
 // newRun prepares a drive over a run's journal.
@@ -530,6 +531,8 @@ func (r *run) compose(status Status, msgID string, approvals []bindings.Approval
 		DryRun:         r.in.DryRun,
 		Approvals:      nonNil(approvals),
 		SubRuns:        r.subRuns,
+		AgentID:        r.in.Agent.ID, // the target of the last handoff, if any
+		AgentVersion:   r.in.Agent.Version,
 	}
 	if status == StatusCompleted {
 		res.Response = Response{MessageID: msgID, Content: r.final, Output: r.output}

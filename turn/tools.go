@@ -92,6 +92,12 @@ func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]cal
 			}
 			continue
 		}
+		if t, ho := r.s.handoff(c.Name); !ok && ho {
+			if plans[j], err = r.planHandoff(p, t, plans[:j]); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if !ok {
 			p.Action, p.Status, p.Message = actionRefuse, toolUnknown, "tool "+c.Name+" is not available to this agent"
 			if c.Name == InvalidToolName {
