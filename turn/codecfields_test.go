@@ -54,6 +54,7 @@ func codecCases() []codecCase {
 		caseOf[*bindings.ProvenanceRecord](nil),
 		caseOf[Result](nil),
 		caseOf[childOutcome](nil),
+		caseOf[handoffRecord](nil),
 		caseOf[childPark](nil),
 	}
 }

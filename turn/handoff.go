@@ -182,14 +182,14 @@ func (r *run) handOver(ctx context.Context, p callPlan) (handoffRecord, error) {
 		return refuse(err)
 	}
 	s := setupState{Now: r.s.Now, TurnNumber: r.s.TurnNumber, SessionGate: r.s.SessionGate, HistoryLimit: r.s.HistoryLimit, Depth: r.s.Depth + 1}
-	if err := r.agentSetup(ctx, a, &s); err != nil {
+	if err := r.agentSetup(ctx, &a, &s); err != nil {
 		return refuse(err)
 	}
-	if err := r.agentHitl(a, &s); err != nil {
+	if err := r.agentHitl(&a, &s); err != nil {
 		return refuse(err)
 	}
 	s.Budget = stricterCaps(r.s.Budget, capsFor(a, s.Policy))
-	text, err := r.renderInstructions(ctx, a)
+	text, err := r.renderInstructions(ctx, &a)
 	if err != nil {
 		return refuse(err)
 	}

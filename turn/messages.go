@@ -24,7 +24,7 @@ func (r *run) renderPrompt(ctx context.Context) error {
 		return nil
 	}
 	text, err := decide(ctx, r, NodeRenderPrompt, NodeRenderPrompt, func(ctx context.Context, _ string) (string, error) {
-		return r.renderInstructions(ctx, r.in.Agent)
+		return r.renderInstructions(ctx, &r.in.Agent)
 	})
 	r.prompt = text
 	return err
@@ -33,8 +33,8 @@ func (r *run) renderPrompt(ctx context.Context) error {
 // renderInstructions renders agent a's instructions strictly with the
 // turn's parameters (a's defaults for those it lacks; missing-parameter
 // for a required one without), the journaled time and turn number.
-func (r *run) renderInstructions(ctx context.Context, a agent.Agent) (string, error) {
-	text, err := prompt.RenderText(ctx, a, prompt.Context{
+func (r *run) renderInstructions(ctx context.Context, a *agent.Agent) (string, error) {
+	text, err := prompt.RenderText(ctx, *a, prompt.Context{
 		Parameters:     r.in.Parameters,
 		Now:            r.s.Now,
 		ConversationID: r.in.ConversationID,

@@ -53,7 +53,7 @@ type setupState struct {
 // the HITL binding (invalid-bindings when a gate could ask and none is
 // bound), all before any model call.
 func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
-	a := r.in.Agent
+	a := &r.in.Agent
 	var s setupState
 	if err := r.agentSetup(ctx, a, &s); err != nil {
 		return s, err
@@ -86,12 +86,12 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 	if r.b.Hitl == nil && s.SessionGate.Required && !r.in.DryRun {
 		return s, &agents.InvalidBindingsError{Reason: fmt.Sprintf("turn %d is past the session gate of %d turns and no HITL binding (Bindings.Hitl) is bound to ask for approval", s.TurnNumber, s.SessionGate.AfterTurns)}
 	}
-	s.Budget = capsFor(a, s.Policy)
+	s.Budget = capsFor(*a, s.Policy)
 	s.Budget.MaxToolCalls = toolCallsCap(r.b)
 	if err := capChild(&s, r.b.child); err != nil {
 		return s, err
 	}
-	s.HistoryLimit = historyLimit(a)
+	s.HistoryLimit = historyLimit(*a)
 	return s, nil
 }
 
@@ -102,7 +102,7 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 // and handoff (agent-not-found, invalid-bindings), and the route
 // (capability-routing-failed). A handoff decides the same for its target
 // (handOver).
-func (r *run) agentSetup(ctx context.Context, a agent.Agent, s *setupState) error {
+func (r *run) agentSetup(ctx context.Context, a *agent.Agent, s *setupState) error {
 	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, a.ID, bindings.PolicyKindModel, bindings.PolicyKindHitl)
 	if err != nil {
 		return err
@@ -129,11 +129,11 @@ func (r *run) agentSetup(ctx context.Context, a agent.Agent, s *setupState) erro
 	if s.Guardrails, err = ResolveGuardrails(ctx, r.tenantID, a.Guardrails, r.guardrailsBindings()); err != nil {
 		return err
 	}
-	if s.SubAgents, s.Handoffs, err = r.resolveAgentRefs(ctx, a); err != nil {
+	if s.SubAgents, s.Handoffs, err = r.resolveAgentRefs(ctx, *a); err != nil {
 		return err
 	}
 
-	ref, model, err := route(a, r.b.Providers, p)
+	ref, model, err := route(*a, r.b.Providers, p)
 	if err != nil {
 		return err
 	}
@@ -146,8 +146,8 @@ func (r *run) agentSetup(ctx context.Context, a agent.Agent, s *setupState) erro
 // need an approval (by the tenant's floors, the agent's gates or a tool's
 // own default gate) with no Bindings.Hitl to ask is invalid-bindings,
 // before any model call.
-func (r *run) agentHitl(a agent.Agent, s *setupState) error {
-	s.Hitl = ResolveEffectiveHitlPolicy(s.Policy.Hitl, a)
+func (r *run) agentHitl(a *agent.Agent, s *setupState) error {
+	s.Hitl = ResolveEffectiveHitlPolicy(s.Policy.Hitl, *a)
 	if r.b.Hitl != nil {
 		return nil
 	}
