@@ -82,29 +82,22 @@ type AnswererMeta struct {
 	AgentVersion string `json:"agentVersion"`
 }
 
-// planHandoff completes the plan p of a call of handoff t: arguments
-// checked against its schema, refused when an earlier call of the same
-// response already hands over (one handoff a response), and refused with
-// agent-depth-exceeded past Bindings.MaxAgentDepth — decided here and
-// journaled with the plan.
+// planHandoff completes the plan p of a call of handoff t: planned as a
+// sub-agent call is (arguments checked against its schema,
+// agent-depth-exceeded past Bindings.MaxAgentDepth), and refused when an
+// earlier call of the same response already hands over (one handoff a
+// response) — decided here and journaled with the plan.
 func (r *run) planHandoff(p callPlan, t agentTool, earlier []callPlan) (callPlan, error) {
-	p.Kind, p.ToolVersion = callHandoff, t.AgentVersion
-	d := bindings.ToolDescriptor{ID: t.Name, Version: t.AgentVersion, InputSchema: t.InputSchema}
-	if msg, err := validateArguments(d, p.Arguments); err != nil {
+	p, err := r.planSubAgent(p, t)
+	p.Kind = callHandoff
+	if err != nil || p.Action != actionRun {
 		return p, err
-	} else if msg != "" {
-		p.Action, p.Status, p.Message = actionRefuse, toolInvalid, "invalid arguments: "+msg
-		return p, nil
 	}
 	for _, e := range earlier {
 		if e.Kind == callHandoff && e.Action == actionRun {
 			p.Action, p.Status, p.Message = actionRefuse, toolError, "not run: call "+e.ID+" of this response already hands the conversation over to "+e.ToolID+"; make one handoff at a time"
 			return p, nil
 		}
-	}
-	if depth, bound := r.s.Depth+1, r.b.maxAgentDepth(); depth > bound {
-		err := &agents.AgentDepthExceededError{AgentID: t.AgentID, Depth: depth, Max: bound}
-		p.Action, p.Status, p.Message = actionRefuse, toolDepthExceeded, agents.CodeAgentDepthExceeded+": "+err.Error()
 	}
 	return p, nil
 }

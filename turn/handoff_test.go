@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
@@ -350,43 +349,16 @@ func runHandoffCrash(t *testing.T, allowed int, panics bool) crashOutcome {
 	fresh := f.bindings()
 	fresh.Providers = bindings.Providers{hp}
 	fresh.OnEvent = nil
-	b := crashBindings(crasher, f.store, fresh, false)
 	in := f.input("Refund invoice 42.")
 	in.RunID = handoffRunID
-	drives := 0
-	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (turn.Result, error) {
-		drives++
-		return survive(func() (turn.Result, error) { return fn(b) })
-	}
-	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(t.Context(), in, b) }
-	resume := func(b turn.Bindings) (turn.Result, error) {
-		return turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: handoffRunID}, b)
-	}
-	approvalID := handoffRunID + "/agent-loop/2/dispatch-tools/r_1/approval"
-	res, err := attempt(invoke)
-	for i := 0; ; i++ {
-		if i > 12 {
-			t.Fatalf("allowed %d: the run did not complete: last %+v, %v", allowed, res, err)
-		}
-		if crasher.Crashed() && b.Runs != fresh.Runs {
-			b = fresh
-			f.clock.Advance(10 * time.Minute)
-		}
-		if err == nil && res.Status == turn.StatusCompleted {
-			break
-		}
-		if a, aerr := f.store.GetApproval(t.Context(), tenant, approvalID); aerr == nil && a.Status == bindings.ApprovalPending {
-			f.decide([]bindings.ApprovalRequest{a.Request}, true)
-		}
-		code := agents.CodeOf(err)
-		if code == agents.CodeRunJournalUnavailable || code == agents.CodeRunSnapshotMissing {
-			res, err = attempt(invoke)
-			continue
-		}
-		if err != nil && code != agents.CodeHitlRequired && code != agents.CodePersistence && !strings.HasPrefix(err.Error(), "crashed") {
-			t.Fatalf("allowed %d: unexpected error %v", allowed, err)
-		}
-		res, err = attempt(resume)
+	out := crashDrive{
+		f: f.fixture, crasher: crasher, wrapped: crashBindings(crasher, f.store, fresh, false), fresh: fresh, toolRuns: toolRuns, in: in,
+		resume:     turn.ResumeInput{TenantID: tenant, RunID: handoffRunID},
+		approvalID: handoffRunID + "/agent-loop/2/dispatch-tools/r_1/approval",
+	}.run(t, allowed)
+	res, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: handoffRunID}, fresh) // the stored result, in full
+	if err != nil {
+		t.Fatalf("allowed %d: Resume of the finished run: %v", allowed, err)
 	}
 	checkAnsweredBy(t, f, res, "Refunded invoice 42.")
 	for _, key := range []string{"agent-loop/2/model-call", "agent-loop/3/model-call"} {
@@ -394,25 +366,7 @@ func runHandoffCrash(t *testing.T, allowed int, panics bool) crashOutcome {
 			t.Errorf("allowed %d: %s was made with system %q and tools %v, want the billing desk's", allowed, key, hp.system[key], hp.tools[key])
 		}
 	}
-	var lines []journalLine
-	for _, e := range f.journal(handoffRunID) {
-		l := journalLine{Key: e.Key, Node: e.Node, Status: string(e.Status)}
-		if e.Error != nil {
-			l.Code = e.Error.Code
-		}
-		if len(e.Output) > 0 {
-			var v any
-			if err := json.Unmarshal(e.Output, &v); err != nil {
-				t.Fatal(err)
-			}
-			l.Output = stripTimes(v)
-		}
-		lines = append(lines, l)
-	}
-	return crashOutcome{
-		result: normalizeResult(res), messages: normalizeMessages(f.messages()), journal: lines,
-		toolRuns: toolRuns, drives: drives, failedOp: crasher.FailedOp(), writes: crasher.Writes(),
-	}
+	return out
 }
 
 // TestHandoffCrashAtEveryWrite: a crash at every write of a turn that hands
@@ -437,4 +391,3 @@ func TestHandoffCrashAtEveryWrite(t *testing.T) {
 		}
 	}
 }
-
