@@ -106,6 +106,28 @@
 // expired one. The session gate (hitl.afterTurns, hitlAfterTurns) parks a
 // turn before it runs anything. A dry run asks nobody.
 //
+// # Handoffs
+//
+// An agent's Handoffs are agents it may hand the rest of a turn to; the
+// model sees each as a tool with an optional message. The handoff call is
+// a journaled step holding everything the target runs with, decided as
+// setup decides it for the turn's own agent: its instructions rendered
+// with the turn's parameters (its own defaults for those the turn lacks),
+// its tools resolved with the tenant's pins, its guardrails, sub-agents
+// and handoffs, its policy merged stricter-wins with the tenant's, its
+// route, and the stricter of the two budgets. Once the response's calls
+// have run, the turn goes on as the target — its system prompt, its tools,
+// its gates — with the conversation so far, the handoff call's result
+// telling the model; a resume continues as the target without resolving
+// anything again. A target the turn cannot run as (a required parameter
+// missing, a tool it cannot resolve) is the call's error, journaled, and
+// nothing switches; a handoff past Bindings.MaxAgentDepth (each handoff
+// is one level, like a sub-agent call) is agent-depth-exceeded, told to
+// the model. The final message of a turn that handed over carries
+// AnswererMeta as its Metadata; Result.AgentID and AgentVersion name the
+// agent that answered, and the provenance record lists the handoffs
+// (bindings.ProvenanceRecord.Handoffs, AnsweredBy).
+//
 // # One driver per run
 //
 // A driver holds a lease on its run (Bindings.LeaseTTL, renewed every third
