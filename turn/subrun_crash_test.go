@@ -261,4 +261,3 @@ func mustJSON(v any) string {
 }
 
 func equalJSON(a, b any) bool { return mustJSON(a) == mustJSON(b) }
-
