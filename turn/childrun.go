@@ -36,10 +36,9 @@ type childContext struct {
 // the snapshot into an Input ignores it among).
 const snapshotChildKey = "subRun"
 
-// snapshotChildMark is how that member begins in the snapshot's JSON: no
-// Input member's text can hold it outside a string, and inside a JSON
-// string every quote is escaped.
-var snapshotChildMark = []byte(`"` + snapshotChildKey + `":`)
+// snapshotChildMark is how that member begins in the snapshot's JSON (a
+// store may add space after it, as PostgreSQL's jsonb does).
+var snapshotChildMark = []byte(`"` + snapshotChildKey + `"`)
 
 // withChild returns raw, a run snapshot's input (a JSON object), with c
 // added as its subRun member. raw is not written to.
@@ -58,13 +57,15 @@ func withChild(raw json.RawMessage, c *childContext) (json.RawMessage, error) {
 		out = append(out, ',')
 	}
 	out = append(out, snapshotChildMark...)
+	out = append(out, ':')
 	out = append(out, cb...)
 	out = append(out, raw[end:]...)
 	return out, nil
 }
 
 // snapshotChild returns the childContext a child run's snapshot input
-// holds, nil for a run that is not a sub-agent's child.
+// holds, nil for a run that is not a sub-agent's child. Resume reads it
+// for a run whose record names a parent (bindings.Run.ParentRunID).
 func snapshotChild(raw json.RawMessage) *childContext {
 	if !bytes.Contains(raw, snapshotChildMark) {
 		return nil

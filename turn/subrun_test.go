@@ -3,6 +3,7 @@ package turn_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -360,3 +361,38 @@ func TestSubAgentBudgetCap(t *testing.T) {
 		t.Errorf("tool status %q", meta.Status)
 	}
 }
+
+// TestBusyChildParksTheParent: a parent drive that finds its child held by
+// another driver calls nothing and parks again (suspended, run-busy naming
+// the child) rather than waiting on it; once the child is free, the parent
+// goes on.
+func TestBusyChildParksTheParent(t *testing.T) {
+	f := gatedTree(t)
+	res := suspendOnChild(t, f)
+	f.decide(res.Approvals, true)
+	childID := res.Approvals[0].RunID
+	if _, err := f.store.AcquireLease(t.Context(), bindings.LeaseInput{TenantID: tenant, RunID: childID, Owner: "another-driver", TTL: time.Minute}); err != nil {
+		t.Fatalf("AcquireLease: %v", err)
+	}
+	_, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID}, f.bindings())
+	var busy *agents.RunBusyError
+	if !errorsAs(err, &busy) || busy.RunID != childID {
+		t.Fatalf("Resume with the child held: %v, want run-busy naming the child", err)
+	}
+	if st := f.run(res.RunID).Status; st != bindings.RunSuspended {
+		t.Errorf("parent %s, want suspended again", st)
+	}
+	if f.provider.Calls() != 2 || f.log.count("acme.send-email") != 0 {
+		t.Errorf("the busy drive called something: %d model calls, %d tool runs", f.provider.Calls(), f.log.count("acme.send-email"))
+	}
+	if err := f.store.ReleaseLease(t.Context(), tenant, childID, "another-driver"); err != nil {
+		t.Fatal(err)
+	}
+	done, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID}, f.bindings())
+	if err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	checkTreeDone(t, f, done)
+}
+
+func errorsAs[T error](err error, target *T) bool { return errors.As(err, target) }
