@@ -396,3 +396,34 @@ func TestBusyChildParksTheParent(t *testing.T) {
 }
 
 func errorsAs[T error](err error, target *T) bool { return errors.As(err, target) }
+
+// TestChildEventsReachEvents: turn.Events yields the child run's events,
+// each with the child's run id, between the parent's; the last event is
+// the parent's own end.
+func TestChildEventsReachEvents(t *testing.T) {
+	f := newSubFixture(t, []scripted.Response{
+		askResearch("call_1"),
+		scripted.Say("Three cases found."),
+		scripted.Say("The research found three cases."),
+	}, nil, researchAgent(t, "1.0.0", "finds case law"))
+	b := f.bindings()
+	b.OnEvent = nil
+	var runs []string
+	var last turn.Event
+	for e, err := range turn.Events(t.Context(), f.input("Research NDAs."), b) {
+		if err != nil {
+			t.Fatalf("Events: %v", err)
+		}
+		last = e
+		if s, ok := e.(turn.TurnStartedEvent); ok {
+			runs = append(runs, s.RunID)
+		}
+	}
+	if len(runs) != 2 || !strings.HasPrefix(runs[1], runs[0]+"/") {
+		t.Fatalf("turn.started of runs %v, want the parent's then its child's", runs)
+	}
+	done, ok := last.(turn.TurnCompletedEvent)
+	if !ok || done.RunID != runs[0] {
+		t.Fatalf("last event %#v, want the parent's turn.completed", last)
+	}
+}
