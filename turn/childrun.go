@@ -29,6 +29,11 @@ type childContext struct {
 	StepsUsed  int `json:"stepsUsed,omitempty"`
 	// WallMs is the running time the parent had left.
 	WallMs int64 `json:"wallMs"`
+	// fresh says no drive created the child run before: the parent's drive
+	// stored the call's started entry itself, and a child run is created
+	// only after it. Invoke then skips reading the snapshot of a run that
+	// cannot exist (a run opened meanwhile still shows in its journal).
+	fresh bool
 }
 
 // snapshotChildKey is the member of a child run's snapshot input that
