@@ -82,3 +82,52 @@ func TestSubAgentApprovalAcrossProcesses(t *testing.T) {
 		}
 	}
 }
+
+// TestSubAgentTurnRoundTrips counts the round trips of a turn with one
+// sub-agent call on pgstore (the parent's two model calls around a child
+// run that is the one-tool-call turn of TestTurnWithOneToolCallRoundTrips),
+// for BENCHMARKS.md: at most the parent's own turn, the child's turn and
+// the few the call adds (its started and completed entries, the child's
+// conversation).
+func TestSubAgentTurnRoundTrips(t *testing.T) {
+	pool, rt := tracedPool(t, 1)
+	f := newTurnFixture(t, New(pool, nil))
+	child := lookupAgent(t, "")
+	parent, err := agent.Define(agent.Spec{
+		ID: "acme.parent", Version: "1.0.0", Name: "Parent", Instructions: "You delegate.",
+		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
+		SubAgents:    []agent.AgentRef{{ID: child.ID, Version: "^1.0.0", Name: "lookup_agent"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.NewAgents(parent, child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := f.bindings(
+		scripted.Call("call_1", "lookup_agent", map[string]any{"message": "Look the answer up."}),
+		scripted.Call("c_1", "acme.lookup", map[string]any{"q": "answer"}),
+		scripted.Say("42."),
+		scripted.Say("The answer is 42."),
+	)
+	b.Agents, b.AgentVersions = reg.Lookup, reg.Versions
+	turnOnce := func() turn.Result {
+		t.Helper()
+		conv := f.open(t, parent)
+		res, err := turn.Invoke(t.Context(), turn.Input{TenantID: turnTenant, Agent: parent, ConversationID: conv, UserMessage: "What is the answer?"}, b)
+		if err != nil || res.Status != turn.StatusCompleted || len(res.SubRuns) != 1 {
+			t.Fatalf("turn: %+v, %v", res, err)
+		}
+		return res
+	}
+	turnOnce() // prepares the statements on the connection
+	rt.reset()
+	turnOnce()
+	queries, batches, writes, ops := rt.snapshot()
+	_, commits := rt.statements()
+	t.Logf("turn with one sub-agent call: %d round trips (%d batches, %d plain statements, %d socket writes, %d commits): %v", batches+queries, batches, queries, writes, commits, ops)
+	if rtrips := batches + queries; rtrips > 2*maxTurnRoundTrips+6 {
+		t.Errorf("%d round trips, want at most %d", rtrips, 2*maxTurnRoundTrips+6)
+	}
+}
