@@ -112,18 +112,18 @@ func TestSubAgentTurnRoundTrips(t *testing.T) {
 		scripted.Say("The answer is 42."),
 	)
 	b.Agents, b.AgentVersions = reg.Lookup, reg.Versions
-	turnOnce := func() turn.Result {
+	turnOnce := func(conv string) turn.Result {
 		t.Helper()
-		conv := f.open(t, parent)
 		res, err := turn.Invoke(t.Context(), turn.Input{TenantID: turnTenant, Agent: parent, ConversationID: conv, UserMessage: "What is the answer?"}, b)
 		if err != nil || res.Status != turn.StatusCompleted || len(res.SubRuns) != 1 {
 			t.Fatalf("turn: %+v, %v", res, err)
 		}
 		return res
 	}
-	turnOnce() // prepares the statements on the connection
+	turnOnce(f.open(t, parent)) // prepares the statements on the connection
+	conv := f.open(t, parent)
 	rt.reset()
-	turnOnce()
+	turnOnce(conv)
 	queries, batches, writes, ops := rt.snapshot()
 	_, commits := rt.statements()
 	t.Logf("turn with one sub-agent call: %d round trips (%d batches, %d plain statements, %d socket writes, %d commits): %v", batches+queries, batches, queries, writes, commits, ops)
