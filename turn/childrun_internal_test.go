@@ -37,7 +37,7 @@ func TestSnapshotChildRoundTrips(t *testing.T) {
 	if d := cmp.Diff(in, back, cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "Agent" }, cmp.Ignore())); d != "" {
 		t.Errorf("the input changed (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff(c, snapshotChild(with)); d != "" {
+	if d := cmp.Diff(c, snapshotChild(with), cmp.AllowUnexported(childContext{})); d != "" {
 		t.Errorf("child context (-want +got):\n%s", d)
 	}
 	var reformatted any
@@ -48,7 +48,7 @@ func TestSnapshotChildRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(c, snapshotChild(spaced)); d != "" {
+	if d := cmp.Diff(c, snapshotChild(spaced), cmp.AllowUnexported(childContext{})); d != "" {
 		t.Errorf("child context of reformatted JSON (-want +got):\n%s", d)
 	}
 	if empty, _ := withChild(json.RawMessage(`{}`), c); snapshotChild(empty) == nil || !json.Valid(empty) {
