@@ -29,6 +29,11 @@ type childContext struct {
 	StepsUsed  int `json:"stepsUsed,omitempty"`
 	// WallMs is the running time the parent had left.
 	WallMs int64 `json:"wallMs"`
+	// fresh says no drive created the child run before: the parent's drive
+	// stored the call's started entry itself, and a child run is created
+	// only after it. Invoke then skips reading the snapshot of a run that
+	// cannot exist (a run opened meanwhile still shows in its journal).
+	fresh bool
 }
 
 // snapshotChildKey is the member of a child run's snapshot input that
@@ -36,10 +41,9 @@ type childContext struct {
 // the snapshot into an Input ignores it among).
 const snapshotChildKey = "subRun"
 
-// snapshotChildMark is how that member begins in the snapshot's JSON: no
-// Input member's text can hold it outside a string, and inside a JSON
-// string every quote is escaped.
-var snapshotChildMark = []byte(`"` + snapshotChildKey + `":`)
+// snapshotChildMark is how that member begins in the snapshot's JSON (a
+// store may add space after it, as PostgreSQL's jsonb does).
+var snapshotChildMark = []byte(`"` + snapshotChildKey + `"`)
 
 // withChild returns raw, a run snapshot's input (a JSON object), with c
 // added as its subRun member. raw is not written to.
@@ -58,13 +62,15 @@ func withChild(raw json.RawMessage, c *childContext) (json.RawMessage, error) {
 		out = append(out, ',')
 	}
 	out = append(out, snapshotChildMark...)
+	out = append(out, ':')
 	out = append(out, cb...)
 	out = append(out, raw[end:]...)
 	return out, nil
 }
 
 // snapshotChild returns the childContext a child run's snapshot input
-// holds, nil for a run that is not a sub-agent's child.
+// holds, nil for a run that is not a sub-agent's child. Resume reads it
+// for a run whose record names a parent (bindings.Run.ParentRunID).
 func snapshotChild(raw json.RawMessage) *childContext {
 	if !bytes.Contains(raw, snapshotChildMark) {
 		return nil

@@ -297,7 +297,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 		release()
 		return Result{}, err
 	}
-	if b.child == nil {
+	if b.child == nil && leased.ParentRunID != "" {
 		b.child = snapshotChild(snap.Input) // a sub-agent's child run: its place in the tree
 	}
 	r := newPooledRun(&b, stored, in.RunID, owner, leased.Status, entries)

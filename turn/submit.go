@@ -101,6 +101,9 @@ func prepare(ctx context.Context, in Input, b *Bindings) (_ Input, raw json.RawM
 	if !explicit {
 		in.RunID = newID(b)
 	}
+	if c := b.child; c != nil && c.fresh {
+		explicit = false // a child run no drive created before: nothing to compare
+	}
 	// The turn works on the input as the snapshot stores it, so that a
 	// resumed run sees exactly what this drive saw.
 	if b, ok := appendInputJSON(&in); ok {

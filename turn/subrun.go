@@ -123,10 +123,13 @@ func (r *run) subAgentOutcome(ctx context.Context, p callPlan) (childOutcome, []
 	if err := r.live(ctx); err != nil {
 		return childOutcome{}, nil, err
 	}
+	fresh := false
 	if st == nil || st.started == 0 {
-		if _, _, err := r.appendEntry(ctx, p.Key, NodeDispatchTools, bindings.StepStarted, nil, nil); err != nil {
+		_, appended, err := r.appendEntry(ctx, p.Key, NodeDispatchTools, bindings.StepStarted, nil, nil)
+		if err != nil {
 			return childOutcome{}, nil, err
 		}
+		fresh = appended
 	} else if err := r.holdLease(ctx); err != nil {
 		return childOutcome{}, nil, err
 	}
@@ -136,7 +139,7 @@ func (r *run) subAgentOutcome(ctx context.Context, p callPlan) (childOutcome, []
 	}
 	childID := derivedID(r.id, p.Key+"/run")
 	emit(r, ctx, ToolStartedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, RequestID: childID, Input: p.Arguments})
-	res, err := r.driveChild(ctx, p, t, childID)
+	res, err := r.driveChild(ctx, p, t, childID, fresh)
 	o := childOutcome{Run: SubRun{RunID: childID, AgentID: t.AgentID, AgentVersion: t.AgentVersion, Status: res.Status, Usage: res.Usage}}
 	switch {
 	case err == nil && res.Status == StatusSuspended:
@@ -182,8 +185,9 @@ func (r *run) subAgentOutcome(ctx context.Context, p callPlan) (childOutcome, []
 // its end or its park: the child agent at its journaled version, in its
 // own conversation, with the call's message as its user message and the
 // call's other arguments as its prompt parameters, under the parent's
-// bindings with the child's context (childContextFor).
-func (r *run) driveChild(ctx context.Context, p callPlan, t agentTool, childID string) (Result, error) {
+// bindings with the child's context (childContextFor). fresh says this
+// drive stored the call's started entry, so no child run exists yet.
+func (r *run) driveChild(ctx context.Context, p callPlan, t agentTool, childID string, fresh bool) (Result, error) {
 	if r.b.Agents == nil {
 		return Result{}, &agents.InvalidBindingsError{Reason: "a sub-agent call needs Bindings.Agents to look up agent " + t.AgentID + "@" + t.AgentVersion}
 	}
@@ -216,6 +220,7 @@ func (r *run) driveChild(ctx context.Context, p callPlan, t agentTool, childID s
 	}
 	cb := *r.b
 	cb.child = r.childContextFor(p.Key)
+	cb.child.fresh = fresh
 	return invoke(ctx, in, cb)
 }
 

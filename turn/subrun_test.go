@@ -3,6 +3,7 @@ package turn_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -358,5 +359,71 @@ func TestSubAgentBudgetCap(t *testing.T) {
 	_ = json.Unmarshal(tool[0].Metadata, &meta)
 	if meta.Status != "error" {
 		t.Errorf("tool status %q", meta.Status)
+	}
+}
+
+// TestBusyChildParksTheParent: a parent drive that finds its child held by
+// another driver calls nothing and parks again (suspended, run-busy naming
+// the child) rather than waiting on it; once the child is free, the parent
+// goes on.
+func TestBusyChildParksTheParent(t *testing.T) {
+	f := gatedTree(t)
+	res := suspendOnChild(t, f)
+	f.decide(res.Approvals, true)
+	childID := res.Approvals[0].RunID
+	if _, err := f.store.AcquireLease(t.Context(), bindings.LeaseInput{TenantID: tenant, RunID: childID, Owner: "another-driver", TTL: time.Minute}); err != nil {
+		t.Fatalf("AcquireLease: %v", err)
+	}
+	_, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID}, f.bindings())
+	var busy *agents.RunBusyError
+	if !errorsAs(err, &busy) || busy.RunID != childID {
+		t.Fatalf("Resume with the child held: %v, want run-busy naming the child", err)
+	}
+	if st := f.run(res.RunID).Status; st != bindings.RunSuspended {
+		t.Errorf("parent %s, want suspended again", st)
+	}
+	if f.provider.Calls() != 2 || f.log.count("acme.send-email") != 0 {
+		t.Errorf("the busy drive called something: %d model calls, %d tool runs", f.provider.Calls(), f.log.count("acme.send-email"))
+	}
+	if err := f.store.ReleaseLease(t.Context(), tenant, childID, "another-driver"); err != nil {
+		t.Fatal(err)
+	}
+	done, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID}, f.bindings())
+	if err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	checkTreeDone(t, f, done)
+}
+
+func errorsAs[T error](err error, target *T) bool { return errors.As(err, target) }
+
+// TestChildEventsReachEvents: turn.Events yields the child run's events,
+// each with the child's run id, between the parent's; the last event is
+// the parent's own end.
+func TestChildEventsReachEvents(t *testing.T) {
+	f := newSubFixture(t, []scripted.Response{
+		askResearch("call_1"),
+		scripted.Say("Three cases found."),
+		scripted.Say("The research found three cases."),
+	}, nil, researchAgent(t, "1.0.0", "finds case law"))
+	b := f.bindings()
+	b.OnEvent = nil
+	var runs []string
+	var last turn.Event
+	for e, err := range turn.Events(t.Context(), f.input("Research NDAs."), b) {
+		if err != nil {
+			t.Fatalf("Events: %v", err)
+		}
+		last = e
+		if s, ok := e.(turn.TurnStartedEvent); ok {
+			runs = append(runs, s.RunID)
+		}
+	}
+	if len(runs) != 2 || !strings.HasPrefix(runs[1], runs[0]+"/") {
+		t.Fatalf("turn.started of runs %v, want the parent's then its child's", runs)
+	}
+	done, ok := last.(turn.TurnCompletedEvent)
+	if !ok || done.RunID != runs[0] {
+		t.Fatalf("last event %#v, want the parent's turn.completed", last)
 	}
 }

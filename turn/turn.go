@@ -112,6 +112,8 @@ type ResumeInput struct {
 
 // OnEvent receives the turn's events in order, synchronously. A handler
 // that panics is recovered and ignored; a slow handler slows the turn.
+// It receives the events of the turn's sub-agent child runs too, each
+// with the child's run id.
 type OnEvent func(ctx context.Context, e Event)
 
 // Bindings are what a turn runs on (the TypeScript package's InvokeAgentBindings).
