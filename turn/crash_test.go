@@ -157,7 +157,9 @@ func stripTimes(v any) any {
 	case map[string]any:
 		for k := range x {
 			switch k {
-			case "now", "createdAt", "expiresAt", "at", "elapsedMs", "signature", "resolvedAt":
+			case "now", "createdAt", "expiresAt", "at", "elapsedMs", "signature", "resolvedAt",
+				"recordHash": // a child's provenance record's hash covers its times
+
 				delete(x, k)
 			default:
 				x[k] = stripTimes(x[k])
@@ -183,11 +185,27 @@ func normalizeMessages(ms []bindings.ConversationMessage) []bindings.Conversatio
 func normalizeResult(r turn.Result) turn.Result {
 	r.Appended = normalizeMessages(r.Appended)
 	if r.Provenance != nil {
-		p := *r.Provenance
-		p.CreatedAt, p.Signature = time.Time{}, nil
-		r.Provenance = &p
+		r.Provenance = normalizeProvenance(*r.Provenance)
 	}
 	return r
+}
+
+// normalizeProvenance drops the clock-derived fields of a provenance
+// record and of its children's records (and so the children's hashes).
+func normalizeProvenance(p bindings.ProvenanceRecord) *bindings.ProvenanceRecord {
+	p.CreatedAt, p.Signature = time.Time{}, nil
+	if p.SubRuns != nil {
+		subs := make([]bindings.ProvenanceSubRun, len(p.SubRuns))
+		for i, sr := range p.SubRuns {
+			sr.RecordHash = ""
+			if sr.Record != nil {
+				sr.Record = normalizeProvenance(*sr.Record)
+			}
+			subs[i] = sr
+		}
+		p.SubRuns = subs
+	}
+	return &p
 }
 
 // TestCrashAtEveryWrite aborts the scenario at every write in turn, in both
