@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
@@ -389,5 +390,49 @@ func TestHandoffCrashAtEveryWrite(t *testing.T) {
 			got := runHandoffCrash(t, n, panics)
 			journaltest.CheckAgainstBaseline(t, mode, n, handoffRunID, base.outcome(), got.outcome())
 		}
+	}
+}
+
+// TestHandoffWorkerContinuesAsTarget: after the target's approval is
+// decided, a Worker (no Resume call) finishes the turn as the target.
+func TestHandoffWorkerContinuesAsTarget(t *testing.T) {
+	f := newHandoffFixture(t, []scripted.Response{
+		handOver("h_1"),
+		scripted.Call("r_1", "acme.refund", map[string]any{"invoice": "42"}),
+		scripted.Say("Refunded invoice 42."),
+	}, billingDesk(t, nil))
+	f.clock.mu.Lock()
+	f.clock.wall = true
+	f.clock.mu.Unlock()
+	b := f.bindings()
+	b.OnEvent = nil
+	res, err := turn.Invoke(t.Context(), f.input("Refund invoice 42."), b)
+	if err != nil || res.Status != turn.StatusSuspended {
+		t.Fatalf("Invoke: %s, %v; want suspended", res.Status, err)
+	}
+	f.decide(res.Approvals, true)
+	w := turn.NewWorker(b, turn.WorkerOptions{MaxConcurrent: 1, PollInterval: 5 * time.Millisecond})
+	ctx, cancel := context.WithCancel(t.Context())
+	stopped := make(chan error, 1)
+	go func() { stopped <- w.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for f.run(res.RunID).Status != bindings.RunCompleted {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("the run did not finish: %s", f.run(res.RunID).Status)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-stopped; err != nil {
+		t.Fatalf("worker: %v", err)
+	}
+	done, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID}, b) // the stored result
+	if err != nil {
+		t.Fatalf("Resume of the finished run: %v", err)
+	}
+	checkAnsweredBy(t, f, done, "Refunded invoice 42.")
+	if n := f.log.count("acme.refund"); n != 1 {
+		t.Errorf("the refund ran %d times, want once", n)
 	}
 }
