@@ -25,6 +25,34 @@ type ProvenanceGuardrail struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// ProvenanceHandoff records one handoff of a turn: the tool call that
+// handed the turn over, the agent that made it and the agent that took it
+// (id@version as the turn resolved it), and the SHA-256 (hex) of the
+// target's rendered instructions. The last handoff's target answered.
+type ProvenanceHandoff struct {
+	ToolCallID       string `json:"toolCallId"`
+	FromAgentID      string `json:"fromAgentId"`
+	FromAgentVersion string `json:"fromAgentVersion"`
+	AgentID          string `json:"agentId"`
+	AgentVersion     string `json:"agentVersion"`
+	PromptHash       string `json:"promptHash"`
+}
+
+// ProvenanceSubRun records one child run of a turn (a sub-agent call) by
+// the hash of its own provenance record: RecordHash is the SHA-256 (hex)
+// of the child's signed record as JSON (encoding/json, Signature
+// included), and Record is that record, embedded so that verifying the
+// parent verifies the tree without another store read. A child that left
+// no record (it failed, or recorded none) has neither.
+type ProvenanceSubRun struct {
+	RunID        string            `json:"runId"`
+	AgentID      string            `json:"agentId"`
+	AgentVersion string            `json:"agentVersion"`
+	Status       string            `json:"status"`
+	RecordHash   string            `json:"recordHash,omitempty"`
+	Record       *ProvenanceRecord `json:"record,omitempty"`
+}
+
 // ProvenanceRecord says what produced a turn's response. The turn signs
 // the canonical JSON of the record without Signature (Ed25519).
 type ProvenanceRecord struct {
@@ -48,8 +76,16 @@ type ProvenanceRecord struct {
 	Guardrails     []ProvenanceGuardrail `json:"guardrails"`
 	Usage          Usage                 `json:"usage"`
 	CreatedAt      time.Time             `json:"createdAt"`
-	KeyID          string                `json:"keyId"`
-	Signature      []byte                `json:"signature,omitempty"`
+	// Handoffs are the turn's handoffs in order, and AnsweredBy the
+	// answering agent (id@version) when a handoff made it another than
+	// AgentID's; SubRuns are the turn's child runs. All are omitted when
+	// empty, so the records of turns without them keep their bytes (and
+	// signatures).
+	Handoffs   []ProvenanceHandoff `json:"handoffs,omitempty"`
+	AnsweredBy string              `json:"answeredBy,omitempty"`
+	SubRuns    []ProvenanceSubRun  `json:"subRuns,omitempty"`
+	KeyID      string              `json:"keyId"`
+	Signature  []byte              `json:"signature,omitempty"`
 }
 
 // ProvenanceEmitter stores or publishes provenance records; Emit is

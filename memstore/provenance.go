@@ -15,6 +15,14 @@ func cloneProvenance(r bindings.ProvenanceRecord) bindings.ProvenanceRecord {
 	r.ToolCalls = slices.Clone(r.ToolCalls)
 	r.Guardrails = slices.Clone(r.Guardrails)
 	r.Signature = slices.Clone(r.Signature)
+	r.Handoffs = slices.Clone(r.Handoffs)
+	r.SubRuns = slices.Clone(r.SubRuns)
+	for i := range r.SubRuns {
+		if c := r.SubRuns[i].Record; c != nil {
+			cc := cloneProvenance(*c)
+			r.SubRuns[i].Record = &cc
+		}
+	}
 	return r
 }
 

@@ -53,6 +53,9 @@ func codecCases() []codecCase {
 		caseOf[[]GuardrailOutcome](nil),
 		caseOf[*bindings.ProvenanceRecord](nil),
 		caseOf[Result](nil),
+		caseOf[childOutcome](nil),
+		caseOf[handoffRecord](nil),
+		caseOf[childPark](nil),
 	}
 }
 

@@ -108,68 +108,11 @@ func runCrashScenario(t *testing.T, allowed int, panics, oneStore bool) crashOut
 
 	in := f.input("Find a clause and send the draft to Globex.")
 	in.RunID = crashRunID
-	b := wrapped
-	drives := 0
-	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (turn.Result, error) {
-		drives++
-		return survive(func() (turn.Result, error) { return fn(b) })
-	}
-	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(t.Context(), in, b) }
-	resume := func(b turn.Bindings) (turn.Result, error) {
-		return turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: crashRunID, Agent: f.agent}, b)
-	}
-	approvalID := crashRunID + "/agent-loop/2/dispatch-tools/call_2/approval"
-
-	res, err := attempt(invoke)
-	for i := 0; ; i++ {
-		if i > 12 {
-			t.Fatalf("allowed %d: the run did not complete: last %+v, %v", allowed, res, err)
-		}
-		if crasher.Crashed() && b.Runs != fresh.Runs {
-			// A new process: the dead driver's lease expires first.
-			b = fresh
-			f.clock.Advance(10 * time.Minute)
-		}
-		if err == nil && res.Status == turn.StatusCompleted {
-			break
-		}
-		if a, aerr := f.store.GetApproval(t.Context(), tenant, approvalID); aerr == nil && a.Status == bindings.ApprovalPending {
-			f.decide([]bindings.ApprovalRequest{a.Request}, true)
-		}
-		code := agents.CodeOf(err)
-		if code == agents.CodeRunJournalUnavailable || code == agents.CodeRunSnapshotMissing {
-			// The crash came before the run was started: retry the
-			// Invoke with its run id.
-			res, err = attempt(invoke)
-			continue
-		}
-		if err != nil && code != agents.CodeHitlRequired && code != agents.CodePersistence && !strings.HasPrefix(err.Error(), "crashed") {
-			t.Fatalf("allowed %d: unexpected error %v", allowed, err)
-		}
-		res, err = attempt(resume)
-	}
-	if run, err := f.store.GetRun(t.Context(), tenant, crashRunID); err != nil || run.Status != bindings.RunCompleted {
-		t.Errorf("allowed %d: run = %+v, %v; want status completed", allowed, run, err)
-	}
-	var lines []journalLine
-	for _, e := range f.journal(crashRunID) {
-		l := journalLine{Key: e.Key, Node: e.Node, Status: string(e.Status)}
-		if e.Error != nil {
-			l.Code = e.Error.Code
-		}
-		if len(e.Output) > 0 {
-			var v any
-			if err := json.Unmarshal(e.Output, &v); err != nil {
-				t.Fatal(err)
-			}
-			l.Output = stripTimes(v)
-		}
-		lines = append(lines, l)
-	}
-	return crashOutcome{
-		result: normalizeResult(res), messages: normalizeMessages(f.messages()), journal: lines,
-		toolRuns: toolRuns, drives: drives, failedOp: crasher.FailedOp(), writes: crasher.Writes(),
-	}
+	return crashDrive{
+		f: f, crasher: crasher, wrapped: wrapped, fresh: fresh, toolRuns: toolRuns, in: in,
+		resume:     turn.ResumeInput{TenantID: tenant, RunID: crashRunID, Agent: f.agent},
+		approvalID: crashRunID + "/agent-loop/2/dispatch-tools/call_2/approval",
+	}.run(t, allowed)
 }
 
 // crashBindings is fresh with the fixture store's bindings behind crasher:
@@ -214,7 +157,9 @@ func stripTimes(v any) any {
 	case map[string]any:
 		for k := range x {
 			switch k {
-			case "now", "createdAt", "expiresAt", "at", "elapsedMs", "signature", "resolvedAt":
+			case "now", "createdAt", "expiresAt", "at", "elapsedMs", "signature", "resolvedAt",
+				"recordHash": // a child's provenance record's hash covers its times
+
 				delete(x, k)
 			default:
 				x[k] = stripTimes(x[k])
@@ -240,11 +185,27 @@ func normalizeMessages(ms []bindings.ConversationMessage) []bindings.Conversatio
 func normalizeResult(r turn.Result) turn.Result {
 	r.Appended = normalizeMessages(r.Appended)
 	if r.Provenance != nil {
-		p := *r.Provenance
-		p.CreatedAt, p.Signature = time.Time{}, nil
-		r.Provenance = &p
+		r.Provenance = normalizeProvenance(*r.Provenance)
 	}
 	return r
+}
+
+// normalizeProvenance drops the clock-derived fields of a provenance
+// record and of its children's records (and so the children's hashes).
+func normalizeProvenance(p bindings.ProvenanceRecord) *bindings.ProvenanceRecord {
+	p.CreatedAt, p.Signature = time.Time{}, nil
+	if p.SubRuns != nil {
+		subs := make([]bindings.ProvenanceSubRun, len(p.SubRuns))
+		for i, sr := range p.SubRuns {
+			sr.RecordHash = ""
+			if sr.Record != nil {
+				sr.Record = normalizeProvenance(*sr.Record)
+			}
+			subs[i] = sr
+		}
+		p.SubRuns = subs
+	}
+	return &p
 }
 
 // TestCrashAtEveryWrite aborts the scenario at every write in turn, in both

@@ -59,6 +59,21 @@ func (r *run) dispatch(ctx context.Context, i int, calls []bindings.ToolCall) ([
 		return r.park(waiting)
 	}
 	for j, p := range plans {
+		if p.Action == actionRun && p.Kind == callSubAgent {
+			if waiting, err := r.runSubAgent(ctx, p); err != nil || waiting != nil {
+				if err != nil {
+					return nil, err
+				}
+				return r.park(waiting) // the child parked: so does the turn
+			}
+			continue
+		}
+		if p.Action == actionRun && p.Kind == callHandoff {
+			if err := r.runHandoff(ctx, p); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if p.Action == actionRun || (p.Action == actionApprove && decided[j].Status == approvalApproved) {
 			if err := r.runCall(ctx, p); err != nil {
 				return nil, err
@@ -81,7 +96,7 @@ func (r *run) dispatch(ctx context.Context, i int, calls []bindings.ToolCall) ([
 			return nil, err
 		}
 	}
-	return nil, nil
+	return nil, r.applyHandoff(ctx) // the turn goes on as a handoff's target, if any
 }
 
 // runCall runs one call as its step and stores its result.

@@ -106,6 +106,62 @@
 // expired one. The session gate (hitl.afterTurns, hitlAfterTurns) parks a
 // turn before it runs anything. A dry run asks nobody.
 //
+// # Sub-agents
+//
+// An agent's SubAgents are tools the model sees (agent.AgentRef.ToolName;
+// input: a required "message" plus the child agent's prompt parameters)
+// and its Handoffs tools taking an optional "message". Setup resolves each
+// ref's semver range through Bindings.AgentVersions and fetches the agent
+// through Bindings.Agents (agent-not-found naming the ref; invalid-bindings
+// without them), and journals the resolved id@version, so every drive of
+// the run calls the same agents.
+//
+// A call of a sub-agent runs the child agent as a run of its own: its run
+// id and conversation id derive from the parent's run id and the call's
+// step key, its run records ParentRunID and ParentStepKey, and the parent
+// drives it inline through Invoke, under the child's own lease, so a
+// later drive of the parent continues the child from the child's own
+// journal and nothing it did runs twice. The child's answer (with its
+// structured output, {"answer", "output"}) is the call's result; a failed
+// child is the call's tool error, with its code. The child applies its own
+// policy and budget, each of cost, steps and wall time capped by what the
+// parent has left (nothing left: budget-exceeded before its first model
+// call); its usage is added to the parent's, and Result.SubRuns lists it. A
+// call that would nest past Bindings.MaxAgentDepth is told
+// agent-depth-exceeded and creates no run. The child's events reach
+// Bindings.OnEvent (and Events) with the child's run id.
+//
+// A child that parks on approvals parks the parent: the parent is
+// suspended with the child's approval requests (their RunID is the
+// child's). Resume of the parent drives the child on, then the parent; a
+// Worker finishes the child once its approvals are decided, after which
+// the store makes the parent claimable (no child of it queued, running or
+// suspended) and a Worker finishes it. A parent drive that finds its child
+// held by another driver parks again (run-busy naming the child) instead
+// of waiting on it.
+//
+// # Handoffs
+//
+// An agent's Handoffs are agents it may hand the rest of a turn to; the
+// model sees each as a tool with an optional message. The handoff call is
+// a journaled step holding everything the target runs with, decided as
+// setup decides it for the turn's own agent: its instructions rendered
+// with the turn's parameters (its own defaults for those the turn lacks),
+// its tools resolved with the tenant's pins, its guardrails, sub-agents
+// and handoffs, its policy merged stricter-wins with the tenant's, its
+// route, and the stricter of the two budgets. Once the response's calls
+// have run, the turn goes on as the target — its system prompt, its tools,
+// its gates — with the conversation so far, the handoff call's result
+// telling the model; a resume continues as the target without resolving
+// anything again. A target the turn cannot run as (a required parameter
+// missing, a tool it cannot resolve) is the call's error, journaled, and
+// nothing switches; a handoff past Bindings.MaxAgentDepth (each handoff
+// is one level, like a sub-agent call) is agent-depth-exceeded, told to
+// the model. The final message of a turn that handed over carries
+// AnswererMeta as its Metadata; Result.AgentID and AgentVersion name the
+// agent that answered, and the provenance record lists the handoffs
+// (bindings.ProvenanceRecord.Handoffs, AnsweredBy).
+//
 // # One driver per run
 //
 // A driver holds a lease on its run (Bindings.LeaseTTL, renewed every third

@@ -85,6 +85,9 @@ func invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 			Owner: owner, LeaseTTL: leaseTTL(&b),
 		},
 	}
+	if c := b.child; c != nil {
+		open.Start.ParentRunID, open.Start.ParentStepKey = c.ParentRunID, c.ParentStepKey
+	}
 	if oo := optimisticOpener(&b); oo != nil && historyLimit(in.Agent) > 0 {
 		// A new run is created by its first write (see optimisticopen.go).
 		reads, ok, err := readTurn(ctx, oo, historyLimit(in.Agent), open)
@@ -293,6 +296,9 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	if err != nil {
 		release()
 		return Result{}, err
+	}
+	if b.child == nil && leased.ParentRunID != "" {
+		b.child = snapshotChild(snap.Input) // a sub-agent's child run: its place in the tree
 	}
 	r := newPooledRun(&b, stored, in.RunID, owner, leased.Status, entries)
 	defer r.release()

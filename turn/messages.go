@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/prompt"
 )
@@ -23,22 +24,29 @@ func (r *run) renderPrompt(ctx context.Context) error {
 		return nil
 	}
 	text, err := decide(ctx, r, NodeRenderPrompt, NodeRenderPrompt, func(ctx context.Context, _ string) (string, error) {
-		text, err := prompt.RenderText(ctx, r.in.Agent, prompt.Context{
-			Parameters:     r.in.Parameters,
-			Now:            r.s.Now,
-			ConversationID: r.in.ConversationID,
-			Turn:           r.s.TurnNumber,
-		})
-		if err != nil {
-			if agents.CodeOf(err) == "" {
-				return "", &agents.RenderFailureError{Reason: err.Error(), Err: err}
-			}
-			return "", err
-		}
-		return text, nil
+		return r.renderInstructions(ctx, &r.in.Agent)
 	})
 	r.prompt = text
 	return err
+}
+
+// renderInstructions renders agent a's instructions strictly with the
+// turn's parameters (a's defaults for those it lacks; missing-parameter
+// for a required one without), the journaled time and turn number.
+func (r *run) renderInstructions(ctx context.Context, a *agent.Agent) (string, error) {
+	text, err := prompt.RenderText(ctx, *a, prompt.Context{
+		Parameters:     r.in.Parameters,
+		Now:            r.s.Now,
+		ConversationID: r.in.ConversationID,
+		Turn:           r.s.TurnNumber,
+	})
+	if err != nil {
+		if agents.CodeOf(err) == "" {
+			return "", &agents.RenderFailureError{Reason: err.Error(), Err: err}
+		}
+		return "", err
+	}
+	return text, nil
 }
 
 // messageID is the deterministic id of the message a step stores, so a
@@ -423,7 +431,7 @@ func isWellFormed(msgs []bindings.ChatMessage) bool {
 // stored after the guardrails passed.
 func (r *run) persistFinalMessage(ctx context.Context) (string, error) {
 	m, err := r.persist(ctx, NodePersistFinalMessage, NodePersistFinalMessage, bindings.AppendMessageInput{
-		Role: bindings.RoleAgent, Content: r.final,
+		Role: bindings.RoleAgent, Content: r.final, Metadata: r.answererMeta(),
 	}, func(ctx context.Context, m bindings.ConversationMessage) {
 		emit(r, ctx, AgentMessageEvent{RunID: r.id, MessageID: m.ID, Content: m.Content})
 	})

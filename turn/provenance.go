@@ -34,6 +34,13 @@ type ProvenanceSource struct {
 	Guardrails []GuardrailOutcome
 	Usage      Usage
 	CreatedAt  time.Time
+	// Handoffs are the turn's handoffs and AnsweredBy the agent
+	// (id@version) that answered when a handoff made it another; SubRuns
+	// are its child runs, each with its own record (see
+	// bindings.ProvenanceSubRun).
+	Handoffs   []bindings.ProvenanceHandoff
+	AnsweredBy string
+	SubRuns    []bindings.ProvenanceSubRun
 }
 
 // ProvenanceBuilder builds the unsigned record of a source.
@@ -61,6 +68,9 @@ func (DefaultProvenanceBuilder) Build(src ProvenanceSource) (bindings.Provenance
 		Guardrails:     make([]bindings.ProvenanceGuardrail, 0, len(src.Guardrails)),
 		Usage:          bindings.Usage{InputTokens: src.Usage.InputTokens, OutputTokens: src.Usage.OutputTokens, CostUsd: src.Usage.CostUsd},
 		CreatedAt:      src.CreatedAt,
+		Handoffs:       src.Handoffs,
+		AnsweredBy:     src.AnsweredBy,
+		SubRuns:        src.SubRuns,
 	}
 	var buf []byte
 	for i := range src.Messages {
@@ -150,7 +160,7 @@ func PersistProvenance(ctx context.Context, src ProvenanceSource, b ProvenanceBi
 // turn without an emitter records nothing.
 func (r *run) persistProvenance(ctx context.Context) error {
 	// Emit is idempotent per run: no started entry is needed.
-	rec, err := decide(ctx, r, NodePersistProvenance, NodePersistProvenance, func(ctx context.Context, _ string) (*bindings.ProvenanceRecord, error) {
+	rec, err := decide(ctx, r, NodePersistProvenance, NodePersistProvenance, func(ctx context.Context, _ string) (_ *bindings.ProvenanceRecord, err error) {
 		pb := r.b.Provenance
 		if r.in.DryRun || pb.Emitter == nil {
 			return nil, nil
@@ -161,7 +171,11 @@ func (r *run) persistProvenance(ctx context.Context) error {
 		if err := r.loadPrompt(); err != nil {
 			return nil, err
 		}
-		return PersistProvenance(ctx, r.provenanceSource(), ProvenanceBindings{EmitBinding: pb.Emitter, Keys: pb.Keys})
+		src := r.provenanceSource()
+		if src.SubRuns, err = r.subRunProvenance(ctx); err != nil {
+			return nil, err
+		}
+		return PersistProvenance(ctx, src, ProvenanceBindings{EmitBinding: pb.Emitter, Keys: pb.Keys})
 	})
 	r.provenance = rec
 	return err
@@ -169,11 +183,13 @@ func (r *run) persistProvenance(ctx context.Context) error {
 
 // provenanceSource is what the turn's record is built from.
 func (r *run) provenanceSource() ProvenanceSource {
+	agentID, agentVersion := r.runAgent()
 	return ProvenanceSource{
 		TenantID: r.tenantID, RunID: r.id, ConversationID: r.in.ConversationID, TurnNumber: r.s.TurnNumber,
-		ParticipantID: r.in.ParticipantID, AgentID: r.in.Agent.ID, AgentVersion: r.in.Agent.Version,
+		ParticipantID: r.in.ParticipantID, AgentID: agentID, AgentVersion: agentVersion,
 		Route: r.s.Route, Prompt: r.prompt, Messages: r.messages, ToolCalls: r.traceCalls,
 		Retrieved: r.retrieved, Guardrails: r.outcomes, Usage: r.usage, CreatedAt: r.s.Now,
+		Handoffs: r.handoffList(), AnsweredBy: r.answeredBy(),
 	}
 }
 
@@ -221,7 +237,9 @@ func SignProvenance(ctx context.Context, rec *bindings.ProvenanceRecord, keys bi
 }
 
 // VerifyProvenance checks rec's signature with the public key its KeyID
-// names. An unsigned record, an unknown key or a signature that does not
+// names, and the chain of its child runs: each record rec.SubRuns names
+// by hash is there, hashes to that, belongs to the child run and tenant,
+// and verifies in turn (verifySubRuns). An unsigned record, an unknown key or a signature that does not
 // match is *agents.InvalidMessageError; a key provider failure keeps its
 // code.
 func VerifyProvenance(ctx context.Context, rec bindings.ProvenanceRecord, keys bindings.KeyProvider) error {
@@ -245,5 +263,5 @@ func VerifyProvenance(ctx context.Context, rec bindings.ProvenanceRecord, keys b
 	if !ed25519.Verify(pub, msg, rec.Signature) {
 		return &agents.InvalidMessageError{Reason: "provenance signature of run " + rec.RunID + " does not verify"}
 	}
-	return nil
+	return verifySubRuns(ctx, rec, keys)
 }

@@ -107,6 +107,8 @@ type run struct {
 	outcomes      []guardrailOutcome
 	provenance    *bindings.ProvenanceRecord
 	quotas        []bindings.Quota // the drive's quotas (loadQuotas)
+	subRuns       []SubRun         // the sub-agent calls' child runs (runSubAgent)
+	handoffs      *handoffState    // the turn's handoffs (handoff.go); nil: none
 }
 
 // newRun prepares a drive over a run's journal.
@@ -486,7 +488,7 @@ func (r *run) bind() error {
 	}
 	r.provider = pr
 	r.tools = r.b.Tools.ForTenant(r.tenantID)
-	n := len(r.s.Tools)
+	n := len(r.s.Tools) + r.s.agentToolCount()
 	var defs []bindings.ToolDefinition
 	if m := r.mem; m != nil && &m.run == r {
 		if cap(m.toolDefs) < n {
@@ -508,6 +510,7 @@ func (r *run) bind() error {
 		}
 		t.InputSchema = d.InputSchema
 	}
+	r.s.agentToolDefs(defs[len(r.s.Tools):])
 	r.toolDefs = defs
 	return nil
 }
@@ -527,6 +530,9 @@ func (r *run) compose(status Status, msgID string, approvals []bindings.Approval
 		Provenance:     r.provenance,
 		DryRun:         r.in.DryRun,
 		Approvals:      nonNil(approvals),
+		SubRuns:        r.subRuns,
+		AgentID:        r.in.Agent.ID, // the target of the last handoff, if any
+		AgentVersion:   r.in.Agent.Version,
 	}
 	if status == StatusCompleted {
 		res.Response = Response{MessageID: msgID, Content: r.final, Output: r.output}

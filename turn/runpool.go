@@ -95,6 +95,7 @@ func (r *run) reset() {
 	r.userMsg = bindings.ConversationMessage{}
 	r.retrieved, r.messages, r.appended, r.usage, r.traceCalls, r.usedTools = nil, nil, nil, Usage{}, nil, nil
 	r.final, r.output, r.outputRetried, r.outcomes, r.provenance, r.quotas = "", nil, false, nil, nil, nil
+	r.subRuns, r.handoffs = nil, nil
 }
 
 // setInput makes r.in a copy of *in.

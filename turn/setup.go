@@ -32,11 +32,20 @@ type setupState struct {
 	SessionGate  SessionGateResult         `json:"sessionGate"`
 	Budget       budgetCaps                `json:"budget"`
 	HistoryLimit int                       `json:"historyLimit"`
+	// SubAgents and Handoffs are the agent's sub-agents and handoff
+	// targets, resolved (see resolveAgentRefs); omitted when it has none.
+	SubAgents []agentTool `json:"subAgents,omitempty"`
+	Handoffs  []agentTool `json:"handoffs,omitempty"`
+	// Depth is how deep the run's agent nests: 0 for a top-level run, its
+	// parent's plus one for a sub-agent's child run (see capChild).
+	Depth int `json:"depth,omitempty"`
 }
 
 // setup is the setup node: merge the tenant policy (tenant-policy-
 // unavailable), resolve every tool (unresolved-tool,
-// tool-version-unresolvable) and guardrail (unresolved-guardrail), route
+// tool-version-unresolvable), guardrail (unresolved-guardrail), sub-agent
+// and handoff (agent-not-found; invalid-bindings without
+// Bindings.AgentVersions and Bindings.Agents), route
 // the first capability (capability-routing-failed) and check the
 // conversation (conversation-not-found, conversation-closed,
 // agent-version-mismatch; a conversation idle longer than the agent's
@@ -44,40 +53,11 @@ type setupState struct {
 // the HITL binding (invalid-bindings when a gate could ask and none is
 // bound), all before any model call.
 func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
-	a := r.in.Agent
+	a := &r.in.Agent
 	var s setupState
-	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, a.ID, bindings.PolicyKindModel, bindings.PolicyKindHitl)
-	if err != nil {
+	if err := r.agentSetup(ctx, a, &s); err != nil {
 		return s, err
 	}
-	if c := p.MaxCostUsd; c != nil && (math.IsNaN(*c) || math.IsInf(*c, 0) || *c < 0) {
-		// Not a cap the turn can apply (nor journal): the policy is broken.
-		return s, &agents.TenantPolicyUnavailableError{PolicyKind: bindings.PolicyKindModel, Err: fmt.Errorf("maxCostUsd %v is not a finite amount of 0 or more", *c)}
-	}
-	s.Policy = p
-
-	tt := r.b.Tools.ForTenant(r.tenantID)
-	s.Tools = make([]bindings.ToolDescriptor, 0, len(a.Tools))
-	for _, ref := range a.Tools {
-		d, err := tt.Resolve(ctx, ref)
-		if err != nil {
-			if agents.CodeOf(err) == "" {
-				return s, &agents.UnresolvedToolError{ToolID: ref.ID}
-			}
-			return s, err
-		}
-		s.Tools = append(s.Tools, d)
-	}
-
-	if s.Guardrails, err = ResolveGuardrails(ctx, r.tenantID, a.Guardrails, r.guardrailsBindings()); err != nil {
-		return s, err
-	}
-
-	ref, model, err := route(a, r.b.Providers, p)
-	if err != nil {
-		return s, err
-	}
-	s.Route, s.Model = ref, model
 
 	conv, err := r.conversation(ctx)
 	if err != nil {
@@ -99,30 +79,92 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 	}
 
 	s.TurnNumber = conv.TurnCount + 1
-	s.Hitl = ResolveEffectiveHitlPolicy(p.Hitl, a)
+	if err := r.agentHitl(a, &s); err != nil {
+		return s, err
+	}
 	s.SessionGate = EvaluateSessionGate(s.Hitl, s.TurnNumber)
-	if r.b.Hitl == nil {
-		// The tenant's floors may gate a tool the agent does not: still
-		// before any model call, a turn that could need an approval and
-		// has no binding to ask one is invalid-bindings.
-		if err := gatedWithoutHitl(s.Hitl, a.Tools); err != nil {
-			return s, err
-		}
-		// So may a tool's own default gate (ToolDescriptor.Gate, e.g. an
-		// MCP tool's destructiveHint): it is a floor like the tenant's.
-		for _, d := range s.Tools {
-			if d.Gate != nil && d.Gate.Mode != "" && d.Gate.Mode != agent.GateNeverAsk {
-				return s, &agents.InvalidBindingsError{Reason: "tool " + d.ID + " is gated by its registry (" + string(d.Gate.Mode) + ") and no HITL binding (Bindings.Hitl) is bound to ask for approvals"}
+	if r.b.Hitl == nil && s.SessionGate.Required && !r.in.DryRun {
+		return s, &agents.InvalidBindingsError{Reason: fmt.Sprintf("turn %d is past the session gate of %d turns and no HITL binding (Bindings.Hitl) is bound to ask for approval", s.TurnNumber, s.SessionGate.AfterTurns)}
+	}
+	s.Budget = capsFor(*a, s.Policy)
+	s.Budget.MaxToolCalls = toolCallsCap(r.b)
+	if err := capChild(&s, r.b.child); err != nil {
+		return s, err
+	}
+	s.HistoryLimit = historyLimit(*a)
+	return s, nil
+}
+
+// agentSetup is the part of setup that agent a decides with the tenant's
+// policy, before anything of the conversation is read: the merged policy
+// (tenant-policy-unavailable), every tool (unresolved-tool,
+// tool-version-unresolvable), guardrail (unresolved-guardrail), sub-agent
+// and handoff (agent-not-found, invalid-bindings), and the route
+// (capability-routing-failed). A handoff decides the same for its target
+// (handOver).
+func (r *run) agentSetup(ctx context.Context, a *agent.Agent, s *setupState) error {
+	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, a.ID, bindings.PolicyKindModel, bindings.PolicyKindHitl)
+	if err != nil {
+		return err
+	}
+	if c := p.MaxCostUsd; c != nil && (math.IsNaN(*c) || math.IsInf(*c, 0) || *c < 0) {
+		// Not a cap the turn can apply (nor journal): the policy is broken.
+		return &agents.TenantPolicyUnavailableError{PolicyKind: bindings.PolicyKindModel, Err: fmt.Errorf("maxCostUsd %v is not a finite amount of 0 or more", *c)}
+	}
+	s.Policy = p
+
+	tt := r.b.Tools.ForTenant(r.tenantID)
+	s.Tools = make([]bindings.ToolDescriptor, 0, len(a.Tools))
+	for _, ref := range a.Tools {
+		d, err := tt.Resolve(ctx, ref)
+		if err != nil {
+			if agents.CodeOf(err) == "" {
+				return &agents.UnresolvedToolError{ToolID: ref.ID}
 			}
+			return err
 		}
-		if s.SessionGate.Required && !r.in.DryRun {
-			return s, &agents.InvalidBindingsError{Reason: fmt.Sprintf("turn %d is past the session gate of %d turns and no HITL binding (Bindings.Hitl) is bound to ask for approval", s.TurnNumber, s.SessionGate.AfterTurns)}
+		s.Tools = append(s.Tools, d)
+	}
+
+	if s.Guardrails, err = ResolveGuardrails(ctx, r.tenantID, a.Guardrails, r.guardrailsBindings()); err != nil {
+		return err
+	}
+	if s.SubAgents, s.Handoffs, err = r.resolveAgentRefs(ctx, *a); err != nil {
+		return err
+	}
+
+	ref, model, err := route(*a, r.b.Providers, p)
+	if err != nil {
+		return err
+	}
+	s.Route, s.Model = ref, model
+	return nil
+}
+
+// agentHitl sets the effective HITL policy of agent a under the policy
+// agentSetup merged, and checks the HITL binding: a turn whose tools could
+// need an approval (by the tenant's floors, the agent's gates or a tool's
+// own default gate) with no Bindings.Hitl to ask is invalid-bindings,
+// before any model call.
+func (r *run) agentHitl(a *agent.Agent, s *setupState) error {
+	s.Hitl = ResolveEffectiveHitlPolicy(s.Policy.Hitl, *a)
+	if r.b.Hitl != nil {
+		return nil
+	}
+	// The tenant's floors may gate a tool the agent does not: still
+	// before any model call, a turn that could need an approval and
+	// has no binding to ask one is invalid-bindings.
+	if err := gatedWithoutHitl(s.Hitl, a.Tools); err != nil {
+		return err
+	}
+	// So may a tool's own default gate (ToolDescriptor.Gate, e.g. an
+	// MCP tool's destructiveHint): it is a floor like the tenant's.
+	for _, d := range s.Tools {
+		if d.Gate != nil && d.Gate.Mode != "" && d.Gate.Mode != agent.GateNeverAsk {
+			return &agents.InvalidBindingsError{Reason: "tool " + d.ID + " is gated by its registry (" + string(d.Gate.Mode) + ") and no HITL binding (Bindings.Hitl) is bound to ask for approvals"}
 		}
 	}
-	s.Budget = capsFor(a, p)
-	s.Budget.MaxToolCalls = toolCallsCap(r.b)
-	s.HistoryLimit = historyLimit(a)
-	return s, nil
+	return nil
 }
 
 // normalizeSetup returns s as decoding raw — its journaled JSON — would
@@ -196,6 +238,8 @@ func normalizeSetupIn(s setupState, raw []byte, own bool) (setupState, error) {
 		}
 		s.Guardrails = gs
 	}
+	s.SubAgents = normalizeAgentTools(s.SubAgents, own)
+	s.Handoffs = normalizeAgentTools(s.Handoffs, own)
 	p := &s.Policy
 	p.AllowProviders = nilIfNullList(p.AllowProviders)
 	p.AllowModels = nilIfNullList(p.AllowModels)

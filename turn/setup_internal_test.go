@@ -27,8 +27,10 @@ func TestNormalizeSetupIsDecode(t *testing.T) {
 			Guardrails: []bindings.Guardrail{{ID: "g", Config: json.RawMessage{}}},
 			Policy: Policy{AllowProviders: &noList, AllowModels: &list, DenyProviders: []string{}, DenyModels: []string{},
 				Hitl: &bindings.HitlSpec{ToolFloors: map[string]agent.ToolGate{}}},
-			Model: bindings.ModelInfo{Features: []string{}},
-			Hitl:  EffectiveHitlPolicy{ToolFloors: map[string]agent.ToolGate{}, ToolGates: &agent.ToolGates{Overrides: map[string]agent.ToolGate{}}},
+			Model:     bindings.ModelInfo{Features: []string{}},
+			Hitl:      EffectiveHitlPolicy{ToolFloors: map[string]agent.ToolGate{}, ToolGates: &agent.ToolGates{Overrides: map[string]agent.ToolGate{}}},
+			SubAgents: []agentTool{},
+			Handoffs:  []agentTool{{Name: "h", AgentID: "a", AgentVersion: "1.0.0", InputSchema: json.RawMessage{}}},
 		},
 		"full": {
 			Now:        time.Date(2026, 3, 14, 9, 0, 0, 123456789, time.UTC),
@@ -53,6 +55,8 @@ func TestNormalizeSetupIsDecode(t *testing.T) {
 			SessionGate:  SessionGateResult{Required: true, AfterTurns: 3, TurnNumber: 7, Reason: "r"},
 			Budget:       budgetCaps{MaxSteps: 6, MaxCostUsd: &cost, MaxWallMs: 60000},
 			HistoryLimit: 20,
+			SubAgents:    []agentTool{{Name: "research", AgentID: "acme.research", AgentVersion: "1.2.0", Range: "^1.0.0", Description: "finds <law>", InputSchema: schema}},
+			Handoffs:     []agentTool{{Name: "billing", AgentID: "acme.billing", AgentVersion: "1.0.0", Range: "1.x", InputSchema: json.RawMessage(` {"type": "object"} `)}},
 		},
 		"invalid utf-8": {Tools: []bindings.ToolDescriptor{{ID: "t\xff", Config: map[string]any{"n": 1}}}},
 	} {
@@ -84,6 +88,7 @@ func TestNormalizeSetupIsDecode(t *testing.T) {
 			// In place, over lists of its own (as flow passes setup's).
 			own := s
 			own.Tools, own.Guardrails = slices.Clone(s.Tools), slices.Clone(s.Guardrails)
+			own.SubAgents, own.Handoffs = slices.Clone(s.SubAgents), slices.Clone(s.Handoffs)
 			inPlace, err := normalizeSetupOwn(own, raw)
 			if err != nil {
 				t.Fatal(err)
@@ -111,7 +116,8 @@ func TestNormalizeSetupKnowsEveryField(t *testing.T) {
 		v    any
 		want []string
 	}{
-		{setupState{}, []string{"Now", "TurnNumber", "Tools", "Guardrails", "Policy", "Route", "Model", "Hitl", "SessionGate", "Budget", "HistoryLimit"}},
+		{setupState{}, []string{"Now", "TurnNumber", "Tools", "Guardrails", "Policy", "Route", "Model", "Hitl", "SessionGate", "Budget", "HistoryLimit", "SubAgents", "Handoffs", "Depth"}},
+		{agentTool{}, []string{"Name", "AgentID", "AgentVersion", "Range", "Description", "InputSchema"}},
 		{bindings.ToolDescriptor{}, []string{"ID", "Version", "Description", "InputSchema", "OutputSchema", "Secrets", "Env", "Config", "Annotations", "Gate"}},
 		{bindings.ToolAnnotations{}, []string{"Title", "ReadOnlyHint", "DestructiveHint", "IdempotentHint", "OpenWorldHint"}},
 		{bindings.Guardrail{}, []string{"ID", "Kind", "CheckID", "Action", "Config"}},

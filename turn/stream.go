@@ -112,6 +112,9 @@ func checkModelSettings(in Input) error {
 // Result is the turn's result; a turn that failed yields its
 // TurnFailedEvent and then (nil, err) with Invoke's error. An error
 // before the turn starts (invalid input or bindings) is yielded alone.
+// The events of a sub-agent's child run come in between, each with the
+// child's run id (its own TurnStartedEvent and TurnCompletedEvent too):
+// the turn's end is the event with the turn's run id.
 //
 // The turn waits while the loop body runs. Leaving the loop early cancels
 // the turn (turn-aborted, external, as a cancelled ctx) and waits for it to

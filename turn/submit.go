@@ -101,6 +101,9 @@ func prepare(ctx context.Context, in Input, b *Bindings) (_ Input, raw json.RawM
 	if !explicit {
 		in.RunID = newID(b)
 	}
+	if c := b.child; c != nil && c.fresh {
+		explicit = false // a child run no drive created before: nothing to compare
+	}
 	// The turn works on the input as the snapshot stores it, so that a
 	// resumed run sees exactly what this drive saw.
 	if b, ok := appendInputJSON(&in); ok {
@@ -117,6 +120,13 @@ func prepare(ctx context.Context, in Input, b *Bindings) (_ Input, raw json.RawM
 		stored = *dec
 	}
 	stored.Agent = in.Agent
+	if b.child != nil {
+		// A sub-agent's child run: its snapshot records its place in the
+		// tree, for any later drive of it (see childContext).
+		if raw, err = withChild(raw, b.child); err != nil {
+			return Input{}, nil, Input{}, false, &agents.InvalidMessageError{Reason: "turn input is not JSON: " + err.Error()}
+		}
+	}
 	if explicit {
 		// A run id never answers another input: an existing run is
 		// compared with this input before anything is stored, leased or

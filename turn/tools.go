@@ -45,6 +45,8 @@ type callPlan struct {
 	Message      string          `json:"message,omitempty"`
 	ReviewerRole string          `json:"reviewerRole,omitempty"`
 	Reason       string          `json:"reason,omitempty"`
+	// Kind is callSubAgent for a call of a sub-agent (empty: a tool).
+	Kind string `json:"kind,omitempty"`
 }
 
 // toolResult is the journaled outcome of a tool call that ran: the tool's
@@ -75,6 +77,7 @@ func (r *run) tool(id string) (bindings.ToolDescriptor, bool) {
 // asks is sent for approval.
 func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]callPlan, error) {
 	var plans []callPlan
+	var err error
 	if m := r.mem; m != nil && &m.run == r && len(calls) <= len(m.plans) {
 		plans = m.plans[:len(calls)] // every element is written below
 	} else {
@@ -83,6 +86,18 @@ func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]cal
 	for j, c := range calls {
 		p := callPlan{ID: c.ID, Key: callKey(i, c.ID), ToolID: c.Name, Arguments: c.Arguments, Action: actionRun}
 		d, ok := r.tool(c.Name)
+		if t, sub := r.s.subAgent(c.Name); !ok && sub {
+			if plans[j], err = r.planSubAgent(p, t); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if t, ho := r.s.handoff(c.Name); !ok && ho {
+			if plans[j], err = r.planHandoff(p, t, plans[:j]); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if !ok {
 			p.Action, p.Status, p.Message = actionRefuse, toolUnknown, "tool "+c.Name+" is not available to this agent"
 			if c.Name == InvalidToolName {

@@ -112,6 +112,8 @@ type ResumeInput struct {
 
 // OnEvent receives the turn's events in order, synchronously. A handler
 // that panics is recovered and ignored; a slow handler slows the turn.
+// It receives the events of the turn's sub-agent child runs too, each
+// with the child's run id.
 type OnEvent func(ctx context.Context, e Event)
 
 // Bindings are what a turn runs on (the TypeScript package's InvokeAgentBindings).
@@ -218,6 +220,9 @@ type Bindings struct {
 	// *agents.AgentDepthExceededError, reported to the model as the tool's
 	// error, and nothing runs.
 	MaxAgentDepth int
+	// child is set by a sub-agent call on the bindings it drives its child
+	// run with (see childContext); nil for every other run.
+	child *childContext
 
 	// LeaseTTL is how long a driver's lease on its run lasts; the driver
 	// renews it every third of it while it runs. Zero is DefaultLeaseTTL.

@@ -1,0 +1,263 @@
+package turn_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/journaltest"
+	"github.com/kindgi/agents/turn"
+)
+
+const treeRunID = "run-tree"
+
+// treeProvider answers the parent run and its child by their own step
+// keys (a call repeated after a crash gets the same answer) and counts the
+// calls per request id.
+type treeProvider struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (p *treeProvider) ID() string { return "keyed" }
+
+func (p *treeProvider) Models() []bindings.ModelInfo {
+	return []bindings.ModelInfo{{ID: "keyed-1", Features: []string{"tool-use"}}}
+}
+
+var treeAnswers = map[bool]map[string]bindings.GenerateResponse{
+	true: { // the parent
+		"agent-loop/1/model-call": {ToolCalls: []bindings.ToolCall{{ID: "call_1", Name: "acme.mailer", Arguments: json.RawMessage(`{"message":"Send the NDA to legal."}`)}},
+			Usage: bindings.Usage{InputTokens: 100, OutputTokens: 10, CostUsd: 0.001}},
+		"agent-loop/2/model-call": {Text: "The mailer sent the NDA.", Usage: bindings.Usage{InputTokens: 200, OutputTokens: 20, CostUsd: 0.002}},
+	},
+	false: { // the mailer
+		"agent-loop/1/model-call": {ToolCalls: []bindings.ToolCall{{ID: "m_1", Name: "acme.send-email", Arguments: json.RawMessage(`{"to":"legal@globex.test","subject":"NDA","body":"Attached."}`)}},
+			Usage: bindings.Usage{InputTokens: 40, OutputTokens: 4, CostUsd: 0.0004}},
+		"agent-loop/2/model-call": {Text: "Sent.", Usage: bindings.Usage{InputTokens: 30, OutputTokens: 3, CostUsd: 0.0003}},
+	},
+}
+
+func (p *treeProvider) Generate(_ context.Context, req bindings.GenerateRequest) (bindings.GenerateResponse, error) {
+	key := strings.TrimPrefix(req.RequestID, req.RunID+"/")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls[req.RequestID]++
+	a, ok := treeAnswers[req.RunID == treeRunID][key]
+	if !ok {
+		return bindings.GenerateResponse{}, &agents.ModelInvocationError{Provider: "keyed", Model: req.Model, Message: "no answer for " + req.RequestID}
+	}
+	return a, nil
+}
+
+// treeOutcome is what a tree scenario leaves behind: the parent's and the
+// child's journals and conversations, the parent's result, how often each
+// model and tool request id ran.
+type treeOutcome struct {
+	crashOutcome
+	childJournal  []journalLine
+	childMessages []bindings.ConversationMessage
+	modelCalls    map[string]int
+}
+
+// journalLines is a run's journal as the crash tests compare it.
+func journalLines(t *testing.T, f *fixture, runID string) []journalLine {
+	t.Helper()
+	var lines []journalLine
+	for _, e := range f.journal(runID) {
+		l := journalLine{Key: e.Key, Node: e.Node, Status: string(e.Status)}
+		if e.Error != nil {
+			l.Code = e.Error.Code
+		}
+		if len(e.Output) > 0 {
+			var v any
+			if err := json.Unmarshal(e.Output, &v); err != nil {
+				t.Fatal(err)
+			}
+			l.Output = stripTimes(v)
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// runTreeCrashScenario runs the gated tree (the parent calls the mailer,
+// whose email tool asks for approval) crashing after `allowed` writes of
+// parent and child alike (never when negative), then decides the
+// approval and resumes the parent from fresh bindings, as a new process
+// would, until the tree completes.
+func runTreeCrashScenario(t *testing.T, allowed int, panics, oneStore bool) treeOutcome {
+	t.Helper()
+	mailer := mailerAgent(t)
+	sf := newSubFixture(t, nil, nil, mailer)
+	f := sf.fixture
+	kp := &treeProvider{calls: map[string]int{}}
+	toolRuns := map[string]int{}
+	var mu sync.Mutex
+	f.addTool("acme.send-email", "2.1.4", emailSchema, func(_ context.Context, _ json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
+		mu.Lock()
+		toolRuns[call.RequestID]++
+		mu.Unlock()
+		return json.RawMessage(`{"sent":true}`), nil
+	})
+	crasher := journaltest.New(allowed, panics)
+	fresh := sf.bindings()
+	fresh.Providers = bindings.Providers{kp}
+	fresh.OnEvent = nil
+	wrapped := crashBindings(crasher, f.store, fresh, oneStore)
+
+	in := f.input("Send the NDA.")
+	in.RunID = treeRunID
+	b := wrapped
+	drives := 0
+	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (turn.Result, error) {
+		drives++
+		return survive(func() (turn.Result, error) { return fn(b) })
+	}
+	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(t.Context(), in, b) }
+	resume := func(b turn.Bindings) (turn.Result, error) {
+		return turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: treeRunID}, b)
+	}
+	childID := treeRunID + "/agent-loop/1/dispatch-tools/call_1/run"
+	approvalID := childID + "/agent-loop/1/dispatch-tools/m_1/approval"
+
+	res, err := attempt(invoke)
+	for i := 0; ; i++ {
+		if i > 12 {
+			t.Fatalf("allowed %d: the tree did not complete: last %+v, %v", allowed, res, err)
+		}
+		if crasher.Crashed() && b.Runs != fresh.Runs {
+			b = fresh
+			f.clock.Advance(10 * time.Minute) // the dead driver's leases expire
+		}
+		if err == nil && res.Status == turn.StatusCompleted {
+			break
+		}
+		if a, aerr := f.store.GetApproval(t.Context(), tenant, approvalID); aerr == nil && a.Status == bindings.ApprovalPending {
+			f.decide([]bindings.ApprovalRequest{a.Request}, true)
+		}
+		code := agents.CodeOf(err)
+		if code == agents.CodeRunJournalUnavailable || code == agents.CodeRunSnapshotMissing {
+			res, err = attempt(invoke) // crashed before the parent run was started
+			continue
+		}
+		if err != nil && code != agents.CodeHitlRequired && code != agents.CodePersistence && !strings.HasPrefix(err.Error(), "crashed") {
+			t.Fatalf("allowed %d: unexpected error %v", allowed, err)
+		}
+		res, err = attempt(resume)
+	}
+	for _, id := range []string{treeRunID, childID} {
+		if run, err := f.store.GetRun(t.Context(), tenant, id); err != nil || run.Status != bindings.RunCompleted {
+			t.Errorf("allowed %d: run %s = %+v, %v; want completed", allowed, id, run, err)
+		}
+	}
+	snap, err := f.store.Read(t.Context(), tenant, childID)
+	if err != nil {
+		t.Fatalf("allowed %d: child snapshot: %v", allowed, err)
+	}
+	childMsgs, err := f.store.ReadMessages(t.Context(), bindings.ReadMessagesInput{TenantID: tenant, ConversationID: snap.ConversationID, Limit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return treeOutcome{
+		crashOutcome: crashOutcome{
+			result: normalizeResult(res), messages: normalizeMessages(f.messages()),
+			toolRuns: toolRuns, drives: drives, failedOp: crasher.FailedOp(), writes: crasher.Writes(),
+			journal: withoutChildParks(journalLines(t, f, treeRunID)),
+		},
+		childJournal: journalLines(t, f, childID), childMessages: normalizeMessages(childMsgs), modelCalls: kp.calls,
+	}
+}
+
+// withoutChildParks drops the parent's parked entries of sub-agent calls.
+// Such an entry records that a drive of the parent saw its child suspended
+// (and parked the parent on it); it decides nothing. A crash between the
+// child's park and the parent's record, with the approval decided before
+// the next drive, leaves a tree in which no drive of the parent saw the
+// child suspended: the record is rightly absent, and the rest of the
+// journal is the same.
+func withoutChildParks(lines []journalLine) []journalLine {
+	out := lines[:0:0]
+	for _, l := range lines {
+		if l.Status == string(bindings.StepParked) && strings.HasPrefix(l.Key, "agent-loop/") && !strings.HasSuffix(l.Key, "/approval") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// TestCrashAtEveryWriteOfTheTree aborts the tree scenario at every write of
+// parent and child in turn, in both failure modes, and checks that the
+// resumed tree ends exactly as the uninterrupted one — both runs
+// completed, the same journals, conversations and result — with the child's
+// tool run once (twice only when its own completion was the crashed write,
+// with the same request id) and no model call made twice but the one
+// whose completion crashed.
+func TestCrashAtEveryWriteOfTheTree(t *testing.T) {
+	for _, oneStore := range []bool{false, true} {
+		t.Run(fmt.Sprintf("oneStore=%v", oneStore), func(t *testing.T) {
+			base := runTreeCrashScenario(t, -1, false, oneStore)
+			if base.result.Status != turn.StatusCompleted || len(base.result.SubRuns) != 1 {
+				t.Fatalf("baseline: %+v", base.result)
+			}
+			for id, n := range base.toolRuns {
+				if n != 1 {
+					t.Fatalf("baseline ran %s %d times", id, n)
+				}
+			}
+			t.Logf("baseline: %d writes, parent journal %d entries, child journal %d", base.writes, len(base.journal), len(base.childJournal))
+			for _, panics := range []bool{false, true} {
+				mode := map[bool]string{false: "fail", true: "panic"}[panics]
+				for n := 0; n < base.writes; n++ {
+					got := runTreeCrashScenario(t, n, panics, oneStore)
+					// The child's tool request ids are the child run's: its
+					// prefix is the child run id.
+					childID := treeRunID + "/agent-loop/1/dispatch-tools/call_1/run"
+					journaltest.CheckAgainstBaseline(t, mode, n, childID, base.outcome(), got.outcome())
+					for _, c := range []struct {
+						what      string
+						want, got any
+					}{
+						{"child journal", base.childJournal, got.childJournal},
+						{"child conversation", base.childMessages, got.childMessages},
+					} {
+						if !equalJSON(c.want, c.got) {
+							t.Errorf("%s after %d writes (%s): %s differs:\nwant %s\ngot  %s", mode, n, got.failedOp, c.what, mustJSON(c.want), mustJSON(c.got))
+						}
+					}
+					for id, calls := range got.modelCalls {
+						if calls != 1 && !(calls == 2 && reranModel(got.failedOp, id)) {
+							t.Errorf("%s after %d writes (%s): model call %s made %d times", mode, n, got.failedOp, id, calls)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// reranModel reports whether the crashed write op would have stored the
+// completed entry of the model call with request id id (of the parent or
+// the child), which may then be made once more with the same request id.
+func reranModel(op, id string) bool {
+	for _, prefix := range []string{treeRunID + "/agent-loop/1/dispatch-tools/call_1/run/", treeRunID + "/"} {
+		if strings.HasPrefix(id, prefix) {
+			return journaltest.CarriesCompletion(op, strings.TrimPrefix(id, prefix))
+		}
+	}
+	return false
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func equalJSON(a, b any) bool { return mustJSON(a) == mustJSON(b) }
