@@ -271,9 +271,10 @@ func (r *run) parkOnChild(ctx context.Context, p callPlan, pk childPark) error {
 }
 
 // foldChildPark is a call parked on its child in a run folded for Wait:
-// the child's approvals it waits on while the child is suspended, or
-// errNotParked once the child moved on (a driver is about to continue
-// the tree).
+// the child's run is folded in turn, and while it is parked the call waits
+// on the approvals it waits on (its own, or its children's); once it is
+// not (decided, continued, ended), errNotParked: a driver is about to move
+// the tree on.
 func (r *run) foldChildPark(ctx context.Context, parked *bindings.JournalEntry) ([]bindings.ApprovalRequest, error) {
 	var pk childPark
 	if err := json.Unmarshal(parked.Output, &pk); err != nil {
@@ -283,8 +284,12 @@ func (r *run) foldChildPark(ctx context.Context, parked *bindings.JournalEntry) 
 	if err != nil || run.Status != bindings.RunSuspended {
 		return nil, errNotParked
 	}
+	res, err := fold(ctx, r.b, run)
+	if err != nil || res.Status != StatusSuspended {
+		return nil, errNotParked
+	}
 	r.parkedNow++
-	return nonNil(pk.Approvals), nil
+	return nonNil(res.Approvals), nil
 }
 
 // childUsage is what a failed child run used, summed from its journal's

@@ -261,3 +261,45 @@ func mustJSON(v any) string {
 }
 
 func equalJSON(a, b any) bool { return mustJSON(a) == mustJSON(b) }
+
+// TestResumedChildKeepsItsPlaceInTheTree: a child run whose driver died
+// before its setup was stored, resumed on its own (as a Worker would, with
+// bindings that know nothing of its parent), reads its depth and what
+// remained of its parent's budget from its snapshot: its setup journals
+// depth 1 and caps capped by the parent's remainder.
+func TestResumedChildKeepsItsPlaceInTheTree(t *testing.T) {
+	sf := newSubFixture(t, nil, nil, mailerAgent(t))
+	f := sf.fixture
+	crasher := journaltest.New(10, false) // the child's snapshot and start pass, its setup's write crashes
+	fresh := sf.bindings()
+	fresh.Providers = bindings.Providers{&treeProvider{calls: map[string]int{}}}
+	fresh.OnEvent = nil
+	in := f.input("Send the NDA.")
+	in.RunID = treeRunID
+	if _, err := turn.Invoke(t.Context(), in, crashBindings(crasher, f.store, fresh, false)); err == nil {
+		t.Fatal("the crashed Invoke succeeded")
+	}
+	if op := crasher.FailedOp(); !strings.HasPrefix(op, "AppendSteps [setup completed") {
+		t.Fatalf("crashed at %q, want the child's setup", op)
+	}
+	childID := treeRunID + "/agent-loop/1/dispatch-tools/call_1/run"
+	f.clock.Advance(10 * time.Minute)
+	res, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: childID}, fresh)
+	if err != nil || res.Status != turn.StatusSuspended {
+		t.Fatalf("Resume of the child: %+v, %v", res.Status, err)
+	}
+	var s struct {
+		Depth  int `json:"depth"`
+		Budget struct {
+			MaxSteps   int      `json:"maxSteps"`
+			MaxCostUsd *float64 `json:"maxCostUsd"`
+		} `json:"budget"`
+	}
+	if err := json.Unmarshal(f.journal(childID)[0].Output, &s); err != nil {
+		t.Fatal(err)
+	}
+	// The drafter's budget: 6 steps and $0.25; its one call used 1 and $0.001.
+	if s.Depth != 1 || s.Budget.MaxSteps != 5 || s.Budget.MaxCostUsd == nil || *s.Budget.MaxCostUsd != 0.25-0.001 {
+		t.Errorf("child setup: depth %d, maxSteps %d, maxCostUsd %v", s.Depth, s.Budget.MaxSteps, s.Budget.MaxCostUsd)
+	}
+}

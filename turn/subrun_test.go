@@ -427,3 +427,43 @@ func TestChildEventsReachEvents(t *testing.T) {
 		t.Fatalf("last event %#v, want the parent's turn.completed", last)
 	}
 }
+
+// TestWaitOnParentParkedOnChild: Wait of a parent parked on its child
+// returns the suspended result with the child's approvals; once they are
+// decided it waits on, and returns the completed result a driver made.
+func TestWaitOnParentParkedOnChild(t *testing.T) {
+	f := gatedTree(t)
+	res := suspendOnChild(t, f)
+	b := f.bindings()
+	b.OnEvent = nil
+	got, err := turn.Wait(t.Context(), b, tenant, res.RunID)
+	if err != nil || got.Status != turn.StatusSuspended || len(got.Approvals) != 1 || got.Approvals[0].ID != res.Approvals[0].ID {
+		t.Fatalf("Wait while parked: %+v, %v; want suspended with the child's approval", got, err)
+	}
+	f.decide(res.Approvals, true)
+	// Decided: the tree is about to move on, so Wait waits.
+	short, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if r, err := turn.Wait(short, b, tenant, res.RunID); agents.CodeOf(err) != agents.CodeTurnAborted {
+		t.Fatalf("Wait after the decision, before any drive: %+v, %v; want it to wait", r.Status, err)
+	}
+	waited := make(chan turn.Result, 1)
+	go func() {
+		r, err := turn.Wait(t.Context(), b, tenant, res.RunID)
+		if err != nil {
+			t.Errorf("Wait: %v", err)
+		}
+		waited <- r
+	}()
+	if _, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID}, b); err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	select {
+	case r := <-waited:
+		if r.Status != turn.StatusCompleted || r.Response.Content != "The mailer sent the NDA." {
+			t.Errorf("Wait after the decision: %+v", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait did not return once the tree finished")
+	}
+}

@@ -86,11 +86,13 @@ func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]cal
 	for j, c := range calls {
 		p := callPlan{ID: c.ID, Key: callKey(i, c.ID), ToolID: c.Name, Arguments: c.Arguments, Action: actionRun}
 		d, ok := r.tool(c.Name)
-		if t, sub := r.s.subAgent(c.Name); !ok && sub {
-			if plans[j], err = r.planSubAgent(p, t); err != nil {
-				return nil, err
+		if !ok && len(r.s.SubAgents) > 0 {
+			if t, sub := r.s.subAgent(c.Name); sub {
+				if plans[j], err = r.planSubAgent(p, t); err != nil {
+					return nil, err
+				}
+				continue
 			}
-			continue
 		}
 		if t, ho := r.s.handoff(c.Name); !ok && ho {
 			if plans[j], err = r.planHandoff(p, t, plans[:j]); err != nil {
