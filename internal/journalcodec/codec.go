@@ -2,6 +2,7 @@ package journalcodec
 
 import (
 	"encoding"
+	"encoding/binary"
 	"encoding/json"
 	"maps"
 	"math/bits"
@@ -71,6 +72,11 @@ type field struct {
 	name string
 	// key is `"name":`, and comma `,"name":`.
 	key, comma string
+	// commaWords is comma as three little-endian words (zero past its
+	// end), when it fits in them (commaLen > 0): the encoder writes it
+	// with three stores instead of a copy (putComma).
+	commaWords [3]uint64
+	commaLen   int
 	off        uintptr
 	c          *codec
 	// kind is c.kind, and skip how the encoder tells that encoding/json
@@ -90,7 +96,9 @@ const (
 	// skipNever: no omitempty or omitzero.
 	skipNever skip = iota
 	// skipLen: omitted when its length is 0 (a slice, raw value or
-	// []byte with omitempty, whatever omitzero would add).
+	// []byte with omitempty, whatever omitzero would add; a string with
+	// either option, its type without an IsZero method for omitzero).
+	// A string's header has its length where a slice's has: second.
 	skipLen
 	// skipNil: omitted when nil (a pointer with omitempty).
 	skipNil
@@ -106,6 +114,10 @@ func (f *field) finish() {
 	case !f.omitEmpty && !f.omitZero:
 		f.skip = skipNever
 	case f.omitEmpty && !(f.omitZero && c.zeroer) && (c.kind == kSlice || c.kind == kRaw || c.kind == kBytes):
+		f.skip = skipLen
+	case c.kind == kString && !(f.omitZero && c.zeroer):
+		// omitempty and omitzero both omit "", the only empty or zero
+		// string, unless an IsZero method of its type has a say.
 		f.skip = skipLen
 	case f.omitEmpty && !(f.omitZero && c.zeroer) && c.kind == kPtr:
 		f.skip = skipNil
@@ -344,6 +356,14 @@ func compileStruct(c *codec, done map[unsafe.Pointer]*codec, building map[reflec
 		}
 		seen[name] = true
 		f := field{name: name, key: `"` + name + `":`, comma: `,"` + name + `":`, off: sf.Offset}
+		if len(f.comma) <= commaRoom {
+			var w [commaRoom]byte
+			copy(w[:], f.comma)
+			for i := range f.commaWords {
+				f.commaWords[i] = binary.LittleEndian.Uint64(w[8*i:])
+			}
+			f.commaLen = len(f.comma)
+		}
 		for _, o := range strings.Split(opts, ",") {
 			switch o {
 			case "omitempty":

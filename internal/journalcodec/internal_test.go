@@ -42,8 +42,17 @@ func TestDescriptorOffsetsMatchReflect(t *testing.T) {
 				if f.kind != f.c.kind {
 					t.Errorf("%v.%s: kind %d, its descriptor's %d", c.typ, f.name, f.kind, f.c.kind)
 				}
-				if (f.skip == skipNever) != (!f.omitEmpty && !f.omitZero) || (f.skip == skipLen || f.skip == skipNil) && !f.omitEmpty {
+				if (f.skip == skipNever) != (!f.omitEmpty && !f.omitZero) || (f.skip == skipLen && f.kind != kString || f.skip == skipNil) && !f.omitEmpty {
 					t.Errorf("%v.%s: skip %d for omitempty %v, omitzero %v", c.typ, f.name, f.skip, f.omitEmpty, f.omitZero)
+				}
+				if f.commaLen > 0 {
+					var w [commaRoom]byte
+					putComma(w[:], &f)
+					if string(w[:f.commaLen]) != f.comma || f.commaLen != len(f.comma) || strings.Trim(string(w[f.commaLen:]), "\x00") != "" {
+						t.Errorf("%v.%s: comma words write %q, want %q", c.typ, f.name, w, f.comma)
+					}
+				} else if len(f.comma) <= commaRoom {
+					t.Errorf("%v.%s: comma %q not in words", c.typ, f.name, f.comma)
 				}
 				check(f.c)
 			}
@@ -271,24 +280,24 @@ func TestEscape8(t *testing.T) {
 	eachWord([]byte{'a', 0, ' ', '"', '\\', '<', '>', '&', 0xff, 0x1f, 0x80, 0x7f, 0x3d, 0x27}, 3, check)
 }
 
-// TestCopyPlain: copyPlain is true exactly when every byte is jsonPlain,
-// and then has copied them all, for every length its word tests split
-// differently and a byte anywhere.
-func TestCopyPlain(t *testing.T) {
+// TestPutPlain: putPlain is true exactly when every byte is jsonPlain,
+// and then has copied them all and written nothing past them, for every
+// length its word tests split differently and a byte anywhere.
+func TestPutPlain(t *testing.T) {
 	for n := range 20 {
 		for p := range n {
 			for c := range 256 {
 				b := []byte(strings.Repeat("a", n))
 				b[p] = byte(c)
-				if got, want := copyPlain(make([]byte, n), string(b)), jsonPlain[c] != 0; got != want {
-					t.Fatalf("copyPlain(%q) = %v, want %v", b, got, want)
+				if got, want := putPlain(make([]byte, n), string(b)), jsonPlain[c] != 0; got != want {
+					t.Fatalf("putPlain(%q) = %v, want %v", b, got, want)
 				}
 			}
 		}
 		s := strings.Repeat("abcdefghijklmnopqrstuvwxyz", 1)[:min(n, 26)] + strings.Repeat("z", max(0, n-26))
-		dst := make([]byte, n)
-		if !copyPlain(dst, s) || string(dst) != s {
-			t.Fatalf("copyPlain(%q) copied %q", s, dst)
+		dst := []byte(strings.Repeat("#", n+9))
+		if !putPlain(dst, s) || string(dst[:n]) != s || string(dst[n:]) != "#########" {
+			t.Fatalf("putPlain(%q) wrote %q", s, dst)
 		}
 	}
 }
@@ -328,6 +337,52 @@ func TestAppendInt(t *testing.T) {
 	for _, v := range []int64{0, 1, 9, 10, 11, 42, 99, 100, 101, 999, -1, -9, -10, -99, -100, 1 << 40, math.MaxInt64, math.MinInt64} {
 		if got, want := string(appendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
 			t.Fatalf("appendInt(%d) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// needsCompactByBytes is NeedsCompact one byte at a time: the reference
+// its word skipping is held to.
+func needsCompactByBytes(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xE2:
+			return true
+		case '"':
+			for i++; i < len(raw); i++ {
+				c := raw[i]
+				if c == '"' {
+					break
+				}
+				if c == '\\' {
+					i++
+				} else if c == '<' || c == '>' || c == '&' || c == 0xE2 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// TestNeedsCompactAsByBytes: NeedsCompact answers as the byte-at-a-time
+// scan does for documents with any byte at any place of a string and
+// around it: strings of every length that its words split differently,
+// escapes across a word's end, unterminated strings.
+func TestNeedsCompactAsByBytes(t *testing.T) {
+	bytesToTry := []byte{'a', ' ', '"', '\\', '<', '>', '&', 0xE2, 0x80, 0x1f, '\n', '{', ':'}
+	for n := range 20 {
+		for p := range n {
+			for _, c := range bytesToTry {
+				for _, frame := range [][2]string{{`{"k":"`, `"}`}, {`"`, ``}, {`["`, `", "x"]`}, {`"`, `\"y"`}} {
+					body := []byte(strings.Repeat("b", n))
+					body[p] = c
+					raw := append(append([]byte(frame[0]), body...), frame[1]...)
+					if got, want := NeedsCompact(raw), needsCompactByBytes(raw); got != want {
+						t.Fatalf("NeedsCompact(%q) = %v, want %v", raw, got, want)
+					}
+				}
+			}
 		}
 	}
 }
