@@ -225,3 +225,33 @@ func TestAppendWithEveryRoom(t *testing.T) {
 		}
 	}
 }
+
+// zeroStr and zeroNum have IsZero methods that do not say what their
+// kind's zero says: omitzero asks them.
+type zeroStr string
+
+func (z zeroStr) IsZero() bool { return z == "zero" }
+
+type zeroNum float64
+
+func (z zeroNum) IsZero() bool { return z == 1 }
+
+// TestOmitZeroAsksIsZero: a field with omitzero whose type has an IsZero
+// method is omitted as that method says, as encoding/json omits it.
+func TestOmitZeroAsksIsZero(t *testing.T) {
+	type v struct {
+		S  zeroStr `json:"s,omitzero"`
+		SE zeroStr `json:"se,omitempty,omitzero"`
+		N  zeroNum `json:"n,omitzero"`
+	}
+	for _, x := range []v{{}, {S: "zero", SE: "zero", N: 1}, {S: "x", SE: "y", N: 2}} {
+		want, err := json.Marshal(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := journalcodec.Marshal(nil, &x, nil)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("Marshal(%+v) = %s, %v; json.Marshal %s", x, got, err, want)
+		}
+	}
+}

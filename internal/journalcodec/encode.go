@@ -323,18 +323,22 @@ func (e *encoder) omit(f *field, p unsafe.Pointer) bool {
 	switch c.kind {
 	case kTime:
 		return (*timeValue)(p).IsZero()
-	case kFloat64:
-		return math.Float64bits(*(*float64)(p)) == 0
-	case kFloat32:
-		return math.Float32bits(*(*float32)(p)) == 0
-	case kString, kBool, kInt, kInt64, kInt32, kIntN, kUint:
-		return c.empty(p)
-	case kRaw, kSlice, kBytes, kPtr, kMap, kAny:
-		if c.zeroer {
+	case kStruct, kOpaque, kUnmarshaler:
+		break // below
+	default:
+		if c.zeroer { // its IsZero method says
 			e.fail()
 			return true
 		}
-		return *(*unsafe.Pointer)(p) == nil // a nil slice, map, pointer, or the type word of a nil interface
+		switch c.kind {
+		case kFloat64:
+			return math.Float64bits(*(*float64)(p)) == 0
+		case kFloat32:
+			return math.Float32bits(*(*float32)(p)) == 0
+		case kRaw, kSlice, kBytes, kPtr, kMap, kAny:
+			return *(*unsafe.Pointer)(p) == nil // a nil slice, map, pointer, or the type word of a nil interface
+		}
+		return c.empty(p)
 	}
 	// A struct (or any other value): one whose bytes are all zero is the
 	// zero value, and its IsZero method, if it has one, says what it says
