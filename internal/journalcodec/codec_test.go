@@ -255,3 +255,34 @@ func TestOmitZeroAsksIsZero(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendStringAsMarshal: AppendString writes what json.Marshal writes
+// for a string, or declines, for strings of every length with bytes to
+// escape anywhere (one, or runs of them: the growth of its buffer), into
+// buffers with every spare capacity.
+func TestAppendStringAsMarshal(t *testing.T) {
+	special := []string{`"`, `\`, "\n", "\r", "\t", "<", ">", "&", "\x01", "é", "\u2028"}
+	for n := range 30 {
+		for p := range n {
+			for _, c := range special {
+				for _, s := range []string{
+					strings.Repeat("a", p) + c + strings.Repeat("b", n-p),
+					strings.Repeat(c, p) + strings.Repeat("b", n-p),
+					strings.Repeat("<", n) + c,
+				} {
+					want, _ := json.Marshal(s)
+					for _, room := range []int{0, 1, len(s), len(s) + 2, len(s) + 9, 6*len(s) + 20} {
+						b := append(make([]byte, 0, 3+room), "pre"...)
+						got, ok := journalcodec.AppendString(b, s)
+						if ok && string(got) != "pre"+string(want) {
+							t.Fatalf("AppendString(%q) with room %d = %s, want pre%s", s, room, got, want)
+						}
+						if !ok && !strings.ContainsAny(s, "\x01é\u2028") {
+							t.Fatalf("AppendString(%q) declined", s)
+						}
+					}
+				}
+			}
+		}
+	}
+}

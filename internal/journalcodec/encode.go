@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -568,52 +569,65 @@ func AppendString(b []byte, s string) ([]byte, bool) {
 			return out, true
 		}
 	}
-	b = append(b, '"')
-	start := 0
-	for i := plainPrefix(s, 0); i < len(s); i = plainPrefix(s, i+1) {
-		var esc string
-		switch c := s[i]; c {
-		case '"':
-			esc = `\"`
-		case '\\':
-			esc = `\\`
+	// A word at a time while it is plain; at a word with a byte to
+	// escape, its plain bytes (the word is stored whole, and the escape
+	// written over the rest), then the escape. Every step writes at most
+	// escapeRoom bytes, which out is grown to hold before it.
+	out := slices.Grow(b, len(s)+escapeRoom)
+	k := len(out)
+	out = out[:cap(out)]
+	out[k] = '"'
+	k++
+	for i := 0; i < len(s); {
+		if len(out)-k < escapeRoom {
+			out = slices.Grow(out[:k], len(s)-i+escapeRoom)
+			out = out[:cap(out)]
+		}
+		if i+8 <= len(s) {
+			w := loadString8(s, i)
+			binary.LittleEndian.PutUint64(out[k:], w)
+			m := escape8(w)
+			if m == 0 {
+				i, k = i+8, k+8
+				continue
+			}
+			z := bits.TrailingZeros64(m) >> 3
+			i, k = i+z, k+z
+		} else if c := s[i]; jsonPlain[c] != 0 {
+			out[k] = c
+			i, k = i+1, k+1
+			continue
+		}
+		switch c := s[i]; c { // not jsonPlain
+		case '"', '\\':
+			out[k], out[k+1] = '\\', c
+			k += 2
 		case '\n':
-			esc = `\n`
+			out[k], out[k+1] = '\\', 'n'
+			k += 2
 		case '\r':
-			esc = `\r`
+			out[k], out[k+1] = '\\', 'r'
+			k += 2
 		case '\t':
-			esc = `\t`
-		case '<':
-			esc = `\u003c`
-		case '>':
-			esc = `\u003e`
-		case '&':
-			esc = `\u0026`
+			out[k], out[k+1] = '\\', 't'
+			k += 2
+		case '<', '>', '&': // \u003c, \u003e, \u0026, as json.Marshal writes them
+			const hex = "0123456789abcdef"
+			out[k], out[k+1], out[k+2], out[k+3], out[k+4], out[k+5] = '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF]
+			k += 6
 		default: // a control byte or a non-ASCII one
 			return b, false
 		}
-		b = append(b, s[start:i]...)
-		b = append(b, esc...)
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"'), true
-}
-
-// plainPrefix returns the index of the first byte of s from i that is not
-// jsonPlain, or len(s): eight bytes at a time by escape8 (one branch a
-// word), the last few, and the word that holds the byte, one at a time.
-func plainPrefix(s string, i int) int {
-	for ; i+8 <= len(s); i += 8 {
-		if m := escape8(loadString8(s, i)); m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for i < len(s) && jsonPlain[s[i]] != 0 {
 		i++
 	}
-	return i
+	out[k] = '"'
+	return out[:k+1], true
 }
+
+// escapeRoom is what AppendString's general loop needs free before a
+// step: a word (8 bytes) stored whole, or the plain bytes of one (at most
+// 7) and an escape after them (at most 6), and the closing quote.
+const escapeRoom = 16
 
 // loadString4 is the four bytes of s from i as a little-endian word;
 // i+4 ≤ len(s).

@@ -1,6 +1,7 @@
 package journalcodec
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -20,8 +21,10 @@ const digitPairs = "000102030405060708091011121314151617181920212223242526272829
 // Zone, Year and AppendFormat each compute it again: ≈ 850 instructions a
 // message). TestAppendTimeAsAppendFormat holds it to AppendFormat.
 func AppendTime(b []byte, t time.Time) ([]byte, bool) {
-	if _, off := t.Zone(); off != 0 {
-		return b, false
+	if t.Location() != time.UTC { // UTC, the journal's, needs no look-up
+		if _, off := t.Zone(); off != 0 {
+			return b, false
+		}
 	}
 	sec := t.Unix()
 	days := sec / 86400
@@ -53,7 +56,9 @@ func AppendTime(b []byte, t time.Time) ([]byte, bool) {
 	if year < 0 || year > 9999 {
 		return b, false
 	}
-	var buf [30]byte
+	b = slices.Grow(b, 30)
+	start := len(b)
+	buf := b[start : start+30]
 	pair := func(i int, v int64) { buf[i], buf[i+1] = digitPairs[2*v], digitPairs[2*v+1] }
 	pair(0, year/100)
 	pair(2, year%100)
@@ -77,7 +82,7 @@ func AppendTime(b []byte, t time.Time) ([]byte, bool) {
 		}
 	}
 	buf[n] = 'Z'
-	return append(b, buf[:n+1]...), true
+	return b[:start+n+1], true
 }
 
 // timev reads a time as time.Time's UnmarshalJSON does (json.Unmarshal
