@@ -102,6 +102,10 @@ const (
 	skipLen
 	// skipNil: omitted when nil (a pointer with omitempty).
 	skipNil
+	// skipZero8: omitted when its eight bytes are zero (an int, int64 or
+	// uint64 with omitempty or omitzero, its type without an IsZero
+	// method for omitzero).
+	skipZero8
 	// skipAsk: encoder.omit tells.
 	skipAsk
 )
@@ -121,6 +125,10 @@ func (f *field) finish() {
 		f.skip = skipLen
 	case f.omitEmpty && !(f.omitZero && c.zeroer) && c.kind == kPtr:
 		f.skip = skipNil
+	case !(f.omitZero && c.zeroer) && (c.kind == kInt || c.kind == kInt64 || c.kind == kUint) && c.size == 8:
+		// omitempty and omitzero both omit 0, an integer's only empty
+		// or zero value: all eight bytes zero.
+		f.skip = skipZero8
 	default:
 		f.skip = skipAsk
 	}

@@ -180,6 +180,10 @@ func (e *encoder) object(b []byte, c *codec, p unsafe.Pointer, depth int) []byte
 			if *(*unsafe.Pointer)(fp) == nil {
 				continue
 			}
+		case skipZero8:
+			if *(*uint64)(fp) == 0 {
+				continue
+			}
 		case skipAsk:
 			if e.omit(f, fp) {
 				if !e.ok {

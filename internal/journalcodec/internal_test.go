@@ -42,7 +42,8 @@ func TestDescriptorOffsetsMatchReflect(t *testing.T) {
 				if f.kind != f.c.kind {
 					t.Errorf("%v.%s: kind %d, its descriptor's %d", c.typ, f.name, f.kind, f.c.kind)
 				}
-				if (f.skip == skipNever) != (!f.omitEmpty && !f.omitZero) || (f.skip == skipLen && f.kind != kString || f.skip == skipNil) && !f.omitEmpty {
+				if (f.skip == skipNever) != (!f.omitEmpty && !f.omitZero) || (f.skip == skipLen && f.kind != kString || f.skip == skipNil) && !f.omitEmpty ||
+					f.skip == skipZero8 && (f.c.size != 8 || f.kind != kInt && f.kind != kInt64 && f.kind != kUint) {
 					t.Errorf("%v.%s: skip %d for omitempty %v, omitzero %v", c.typ, f.name, f.skip, f.omitEmpty, f.omitZero)
 				}
 				if f.commaLen > 0 {
