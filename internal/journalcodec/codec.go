@@ -77,8 +77,13 @@ type field struct {
 	// with three stores instead of a copy (putComma).
 	commaWords [3]uint64
 	commaLen   int
-	off        uintptr
-	c          *codec
+	// keyWords and keyMasks are key as three little-endian words and the
+	// bytes of each it has, when it fits in them (keyLen > 0): the
+	// decoder compares a document's next 24 bytes with them (keyIn).
+	keyWords, keyMasks [3]uint64
+	keyLen             int
+	off                uintptr
+	c                  *codec
 	// kind is c.kind, and skip how the encoder tells that encoding/json
 	// omits the field, both read without following c (set by finish once
 	// c is complete).
@@ -365,12 +370,12 @@ func compileStruct(c *codec, done map[unsafe.Pointer]*codec, building map[reflec
 		seen[name] = true
 		f := field{name: name, key: `"` + name + `":`, comma: `,"` + name + `":`, off: sf.Offset}
 		if len(f.comma) <= commaRoom {
-			var w [commaRoom]byte
-			copy(w[:], f.comma)
-			for i := range f.commaWords {
-				f.commaWords[i] = binary.LittleEndian.Uint64(w[8*i:])
-			}
+			f.commaWords, _ = words(f.comma)
 			f.commaLen = len(f.comma)
+		}
+		if len(f.key) <= commaRoom {
+			f.keyWords, f.keyMasks = words(f.key)
+			f.keyLen = len(f.key)
 		}
 		for _, o := range strings.Split(opts, ",") {
 			switch o {
@@ -393,6 +398,20 @@ func compileStruct(c *codec, done map[unsafe.Pointer]*codec, building map[reflec
 	for i := range fs {
 		c.keys[i] = fs[i].key
 	}
+}
+
+// words is s (at most commaRoom bytes) as three little-endian words,
+// zero past its end, and the masks of the bytes s fills in each.
+func words(s string) (w, mask [3]uint64) {
+	var b, m [commaRoom]byte
+	copy(b[:], s)
+	for i := range len(s) {
+		m[i] = 0xff
+	}
+	for i := range w {
+		w[i], mask[i] = binary.LittleEndian.Uint64(b[8*i:]), binary.LittleEndian.Uint64(m[8*i:])
+	}
+	return w, mask
 }
 
 // plainName reports whether a JSON member name is written as it is: ASCII

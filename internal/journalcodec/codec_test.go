@@ -169,6 +169,15 @@ func FuzzCodecMatchesEncodingJSON(f *testing.F) {
 	})
 }
 
+// longNames has member names that fit the codec's words (commaRoom) and
+// names that do not.
+type longNames struct {
+	A string `json:"a"`
+	B string `json:"abcdefghijklmnopqrstu,omitempty"`
+	C string `json:"abcdefghijklmnopqrstuvwxyz"`
+	D int    `json:"abcdefghijklmnopqrstuvwxyz0123"`
+}
+
 // TestAppendWithEveryRoom holds the encoder's room-dependent paths (the
 // word stores of putComma and putPlain need commaRoom bytes past a
 // member, else the general path writes it) to encoding/json: a value is
@@ -211,17 +220,14 @@ func TestAppendWithEveryRoom(t *testing.T) {
 	}
 	// Strings of every length, plain and with a byte to escape at either
 	// end, in members whose commas are short, long and past commaRoom.
-	type long struct {
-		A string `json:"a"`
-		B string `json:"abcdefghijklmnopqrstu,omitempty"`
-		C string `json:"abcdefghijklmnopqrstuvwxyz"`
-		D int    `json:"abcdefghijklmnopqrstuvwxyz0123"`
-	}
 	plain = false
 	for n := range 40 {
 		s := strings.Repeat("x", n)
-		for _, v := range []long{{A: s, B: s, C: s, D: n}, {A: "<" + s, B: s + "\"", C: s + "é", D: -n}} {
+		for _, v := range []longNames{{A: s, B: s, C: s, D: n}, {A: "<" + s, B: s + "\"", C: s + "é", D: -n}} {
 			check(t, v, func(b []byte) ([]byte, bool) { return journalcodec.Append(b, &v, nil) })
+			raw, _ := json.Marshal(v)
+			matches[longNames](t, raw)              // keys compared as words and, past them, as strings
+			matches[longNames](t, raw[:len(raw)-1]) // a document cut short
 		}
 	}
 }

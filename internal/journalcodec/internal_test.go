@@ -55,6 +55,18 @@ func TestDescriptorOffsetsMatchReflect(t *testing.T) {
 				} else if len(f.comma) <= commaRoom {
 					t.Errorf("%v.%s: comma %q not in words", c.typ, f.name, f.comma)
 				}
+				if f.keyLen > 0 {
+					doc := f.key + strings.Repeat("\x00", commaRoom)
+					var k [3]uint64
+					for i := range k {
+						k[i] = loadString8(doc, 8*i) & f.keyMasks[i]
+					}
+					if k != f.keyWords || f.keyLen != len(f.key) {
+						t.Errorf("%v.%s: key words %x, want %q", c.typ, f.name, f.keyWords, f.key)
+					}
+				} else if len(f.key) <= commaRoom {
+					t.Errorf("%v.%s: key %q not in words", c.typ, f.name, f.key)
+				}
 				check(f.c)
 			}
 		case kSlice:
