@@ -155,6 +155,30 @@ func TestUTCTimeIsUnmarshalJSON(t *testing.T) {
 			t.Errorf("utcTime(%q) = %v; UnmarshalJSON: %v, %v", s, got, want, err)
 		}
 	}
+	// Every day of the years its eras split differently, and times
+	// anywhere in 0000–9999, as AppendFormat writes them.
+	var times []time.Time
+	for _, y := range []int{0, 1, 3, 4, 99, 100, 399, 400, 401, 1600, 1899, 1900, 1969, 1970, 2000, 2024, 2026, 2100, 9999} {
+		for d := time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() == y; d = d.AddDate(0, 0, 1) {
+			times = append(times, d, d.Add(23*time.Hour+59*time.Minute+59*time.Second+999999999))
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		times = append(times, time.Unix(rng.Int64N(253402300800+62167219200)-62167219200, rng.Int64N(1e9)).UTC())
+	}
+	for _, at := range times {
+		s := at.Format(time.RFC3339Nano)
+		got, ok := utcTime(s)
+		var want time.Time
+		err := want.UnmarshalJSON([]byte(`"` + s + `"`))
+		if ok && (err != nil || !reflect.DeepEqual(got, want)) {
+			t.Fatalf("utcTime(%q) = %v; UnmarshalJSON: %v, %v", s, got, want, err)
+		}
+		if !ok && at.Day() <= 28 {
+			t.Fatalf("utcTime(%q) declined", s)
+		}
+	}
 	for _, s := range []string{"2026-03-14T09:00:00Z", "2026-03-14T09:00:00.123456789Z"} {
 		if _, ok := utcTime(s); !ok {
 			t.Errorf("utcTime(%q) leaves the encoder's form to UnmarshalJSON", s)
