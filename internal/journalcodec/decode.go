@@ -318,6 +318,10 @@ func (d *decoder) objStart() bool {
 // objNext reads what follows a member's value and reports whether
 // another member follows.
 func (d *decoder) objNext() bool {
+	if d.i < len(d.s) && d.s[d.i] == ',' { // the usual: no space, another member
+		d.i++
+		return true
+	}
 	if d.bad {
 		return false
 	}

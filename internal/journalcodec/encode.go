@@ -171,25 +171,27 @@ func (e *encoder) object(b []byte, c *codec, p unsafe.Pointer, depth int) []byte
 	for i := range fields {
 		f := &fields[i]
 		fp := at(p, f.off)
-		switch f.skip {
-		case skipLen:
-			if len(*(*[]byte)(fp)) == 0 { // any slice's header, or a string's
-				continue
-			}
-		case skipNil:
-			if *(*unsafe.Pointer)(fp) == nil {
-				continue
-			}
-		case skipZero8:
-			if *(*uint64)(fp) == 0 {
-				continue
-			}
-		case skipAsk:
-			if e.omit(f, fp) {
-				if !e.ok {
-					return b
+		if f.skip != skipNever { // most fields: one test
+			switch f.skip {
+			case skipLen:
+				if len(*(*[]byte)(fp)) == 0 { // any slice's header, or a string's
+					continue
 				}
-				continue
+			case skipNil:
+				if *(*unsafe.Pointer)(fp) == nil {
+					continue
+				}
+			case skipZero8:
+				if *(*uint64)(fp) == 0 {
+					continue
+				}
+			case skipAsk:
+				if e.omit(f, fp) {
+					if !e.ok {
+						return b
+					}
+					continue
+				}
 			}
 		}
 		n := len(b)
