@@ -247,7 +247,7 @@ func putComma(out []byte, f *field) {
 // true when every byte of s is jsonPlain; otherwise it reports false,
 // having written some of dst. By words of eight bytes, the last one
 // overlapping the one before it, and a string of four to seven bytes as
-// two overlapping halves of one word; the words' escape8 are or-ed, and
+// two overlapping halves of one word; the words' escapeBits are or-ed, and
 // tested once.
 func putPlain(dst []byte, s string) bool {
 	n := len(s)
@@ -257,12 +257,12 @@ func putPlain(dst []byte, s string) bool {
 		var esc uint64
 		for i := 0; i < n-8; i += 8 {
 			w := loadString8(s, i)
-			esc |= escape8(w)
+			esc |= escapeBits(w)
 			binary.LittleEndian.PutUint64(dst[i:], w)
 		}
 		w := loadString8(s, n-8)
 		binary.LittleEndian.PutUint64(dst[n-8:], w)
-		return esc|escape8(w) == 0
+		return (esc|escapeBits(w))&0x8080808080808080 == 0
 	case n >= 4:
 		dst = dst[:n]
 		lo, hi := loadString4(s, 0), loadString4(s, n-4)
@@ -660,12 +660,16 @@ func loadString8(s string, i int) uint64 {
 // matched): v|0x02 is 0x3E for '<' and '>' alone, v|0x04 is 0x26 for '"'
 // and '&' alone; w itself has the high bit of a non-ASCII byte, and the
 // bytes below the first one not plain set none.
-func escape8(w uint64) uint64 {
-	const lo01, hi80 = 0x0101010101010101, 0x8080808080808080
+func escape8(w uint64) uint64 { return escapeBits(w) & 0x8080808080808080 }
+
+// escapeBits is escape8 before its mask: only each byte's high bit
+// means anything, so words' escapeBits may be or-ed and masked once.
+func escapeBits(w uint64) uint64 {
+	const lo01 = 0x0101010101010101
 	angle := (w | 0x02*lo01) ^ 0x3e*lo01
 	quoteAmp := (w | 0x04*lo01) ^ 0x26*lo01
 	backslash := w ^ 0x5c*lo01
-	return (w | (w - 0x20*lo01) | (angle - lo01) | (quoteAmp - lo01) | (backslash - lo01)) & hi80
+	return w | (w - 0x20*lo01) | (angle - lo01) | (quoteAmp - lo01) | (backslash - lo01)
 }
 
 // jsonPlain holds the bytes AppendString copies as they are: printable
