@@ -103,7 +103,7 @@ const (
 	// skipLen: omitted when its length is 0 (a slice, raw value or
 	// []byte with omitempty, whatever omitzero would add; a string with
 	// either option, its type without an IsZero method for omitzero).
-	// A string's header has its length where a slice's has: second.
+	// Read by lenAt, the length word of either header.
 	skipLen
 	// skipNil: omitted when nil (a pointer with omitempty).
 	skipNil
@@ -434,6 +434,12 @@ func plainName(s string) bool {
 // an element of an array): p points to a value of the descriptor that
 // lists off (see the package doc).
 func at(p unsafe.Pointer, off uintptr) unsafe.Pointer { return unsafe.Add(p, off) }
+
+// lenAt reads the length of the string or slice whose header is at p:
+// both headers hold their length in their second word (a slice's has its
+// capacity after it). Read as that word alone, so that a string's header
+// is never taken for a longer one. TestLenAtReadsHeaders holds it.
+func lenAt(p unsafe.Pointer) int { return *(*int)(unsafe.Add(p, unsafe.Sizeof(uintptr(0)))) }
 
 // intAt reads the signed integer of size bytes at p.
 func intAt(p unsafe.Pointer, size uintptr) int64 {

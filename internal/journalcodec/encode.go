@@ -174,7 +174,7 @@ func (e *encoder) object(b []byte, c *codec, p unsafe.Pointer, depth int) []byte
 		if f.skip != skipNever { // most fields: one test
 			switch f.skip {
 			case skipLen:
-				if len(*(*[]byte)(fp)) == 0 { // any slice's header, or a string's
+				if lenAt(fp) == 0 {
 					continue
 				}
 			case skipNil:

@@ -423,3 +423,15 @@ func TestNeedsCompactAsByBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestLenAtReadsHeaders: lenAt reads the length of a string's header and
+// of a slice's, where skipLen reads them.
+func TestLenAtReadsHeaders(t *testing.T) {
+	s, b := "abcde", make([]byte, 3, 9)
+	if got := lenAt(unsafe.Pointer(&s)); got != len(s) {
+		t.Errorf("lenAt(string) = %d, want %d", got, len(s))
+	}
+	if got := lenAt(unsafe.Pointer(&b)); got != len(b) {
+		t.Errorf("lenAt(slice) = %d, want %d", got, len(b))
+	}
+}
