@@ -113,8 +113,14 @@ func encodeStep[T any](r *run, out *T) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(b) <= cap(r.outArena)-start {
-		r.outArena = append(r.outArena, b...) // in place, unless the encoder left it to encoding/json
+	switch {
+	case len(b) > 0 && &b[0] == &r.outArena[:start+1][start]:
+		// Written in place: the arena only grows over it.
+		r.outArena = r.outArena[:start+len(b)]
+		b = r.outArena[start:len(r.outArena):len(r.outArena)]
+	case len(b) <= cap(r.outArena)-start:
+		// The encoder left it to encoding/json: copied in.
+		r.outArena = append(r.outArena, b...)
 		b = r.outArena[start:len(r.outArena):len(r.outArena)]
 	} // else it outgrew the arena: a buffer of its own
 	if s, ok := any(out).(*string); ok && len(*s) >= 64 && len(b) > 0 && b[0] == '"' {

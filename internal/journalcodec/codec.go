@@ -2,6 +2,7 @@ package journalcodec
 
 import (
 	"encoding"
+	"encoding/binary"
 	"encoding/json"
 	"maps"
 	"math/bits"
@@ -72,8 +73,18 @@ type field struct {
 	name string
 	// key is `"name":`, and comma `,"name":`.
 	key, comma string
-	off        uintptr
-	c          *codec
+	// commaWords is comma as three little-endian words (zero past its
+	// end), when it fits in them (commaLen > 0): the encoder writes it
+	// with three stores instead of a copy (putComma).
+	commaWords [3]uint64
+	commaLen   int
+	// keyWords and keyMasks are key as three little-endian words and the
+	// bytes of each it has, when it fits in them (keyLen > 0): the
+	// decoder compares a document's next 24 bytes with them (keyIn).
+	keyWords, keyMasks [3]uint64
+	keyLen             int
+	off                uintptr
+	c                  *codec
 	// kind is c.kind, and skip how the encoder tells that encoding/json
 	// omits the field, both read without following c (set by finish once
 	// c is complete).
@@ -91,10 +102,16 @@ const (
 	// skipNever: no omitempty or omitzero.
 	skipNever skip = iota
 	// skipLen: omitted when its length is 0 (a slice, raw value or
-	// []byte with omitempty, whatever omitzero would add).
+	// []byte with omitempty, whatever omitzero would add; a string with
+	// either option, its type without an IsZero method for omitzero).
+	// Read by lenAt, the length word of either header.
 	skipLen
 	// skipNil: omitted when nil (a pointer with omitempty).
 	skipNil
+	// skipZero8: omitted when its eight bytes are zero (an int, int64 or
+	// uint64 with omitempty or omitzero, its type without an IsZero
+	// method for omitzero).
+	skipZero8
 	// skipAsk: encoder.omit tells.
 	skipAsk
 )
@@ -108,8 +125,16 @@ func (f *field) finish() {
 		f.skip = skipNever
 	case f.omitEmpty && !(f.omitZero && c.zeroer) && (c.kind == kSlice || c.kind == kRaw || c.kind == kBytes):
 		f.skip = skipLen
+	case c.kind == kString && !(f.omitZero && c.zeroer):
+		// omitempty and omitzero both omit "", the only empty or zero
+		// string, unless an IsZero method of its type has a say.
+		f.skip = skipLen
 	case f.omitEmpty && !(f.omitZero && c.zeroer) && c.kind == kPtr:
 		f.skip = skipNil
+	case !(f.omitZero && c.zeroer) && (c.kind == kInt || c.kind == kInt64 || c.kind == kUint) && c.size == 8:
+		// omitempty and omitzero both omit 0, an integer's only empty
+		// or zero value: all eight bytes zero.
+		f.skip = skipZero8
 	default:
 		f.skip = skipAsk
 	}
@@ -345,6 +370,14 @@ func compileStruct(c *codec, done map[unsafe.Pointer]*codec, building map[reflec
 		}
 		seen[name] = true
 		f := field{name: name, key: `"` + name + `":`, comma: `,"` + name + `":`, off: sf.Offset}
+		if len(f.comma) <= commaRoom {
+			f.commaWords, _ = words(f.comma)
+			f.commaLen = len(f.comma)
+		}
+		if len(f.key) <= commaRoom {
+			f.keyWords, f.keyMasks = words(f.key)
+			f.keyLen = len(f.key)
+		}
 		for _, o := range strings.Split(opts, ",") {
 			switch o {
 			case "omitempty":
@@ -368,6 +401,20 @@ func compileStruct(c *codec, done map[unsafe.Pointer]*codec, building map[reflec
 	}
 }
 
+// words is s (at most commaRoom bytes) as three little-endian words,
+// zero past its end, and the masks of the bytes s fills in each.
+func words(s string) (w, mask [3]uint64) {
+	var b, m [commaRoom]byte
+	copy(b[:], s)
+	for i := range len(s) {
+		m[i] = 0xff
+	}
+	for i := range w {
+		w[i], mask[i] = binary.LittleEndian.Uint64(b[8*i:]), binary.LittleEndian.Uint64(m[8*i:])
+	}
+	return w, mask
+}
+
 // plainName reports whether a JSON member name is written as it is: ASCII
 // letters, digits, '_' and '-' (encoding/json would escape or refuse some
 // others).
@@ -388,6 +435,12 @@ func plainName(s string) bool {
 // an element of an array): p points to a value of the descriptor that
 // lists off (see the package doc).
 func at(p unsafe.Pointer, off uintptr) unsafe.Pointer { return unsafe.Add(p, off) }
+
+// lenAt reads the length of the string or slice whose header is at p:
+// both headers hold their length in their second word (a slice's has its
+// capacity after it). Read as that word alone, so that a string's header
+// is never taken for a longer one. TestLenAtReadsHeaders holds it.
+func lenAt(p unsafe.Pointer) int { return *(*int)(unsafe.Add(p, unsafe.Sizeof(uintptr(0)))) }
 
 // intAt reads the signed integer of size bytes at p.
 func intAt(p unsafe.Pointer, size uintptr) int64 {

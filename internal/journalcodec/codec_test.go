@@ -3,6 +3,7 @@ package journalcodec_test
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -154,6 +155,11 @@ func FuzzCodecMatchesEncodingJSON(f *testing.F) {
 				t.Fatalf("RawAsIs(%q), but json.Marshal writes %q, %v (or it is not UTF-8)", raw, b, err)
 			}
 		}
+		if json.Valid(raw) && !journalcodec.NeedsCompact(raw) {
+			if b, err := json.Marshal(json.RawMessage(raw)); err != nil || !bytes.Equal(b, raw) {
+				t.Fatalf("NeedsCompact(%q) is false, but json.Marshal writes %q, %v", raw, b, err)
+			}
+		}
 		matches[kinds](t, raw)
 		matches[bindings.ConversationMessage](t, raw)
 		matches[bindings.GenerateResponse](t, raw)
@@ -161,4 +167,128 @@ func FuzzCodecMatchesEncodingJSON(f *testing.F) {
 		matches[string](t, raw)
 		matches[map[string]any](t, raw)
 	})
+}
+
+// longNames has member names that fit the codec's words (commaRoom) and
+// names that do not.
+type longNames struct {
+	A string `json:"a"`
+	B string `json:"abcdefghijklmnopqrstu,omitempty"`
+	C string `json:"abcdefghijklmnopqrstuvwxyz"`
+	D int    `json:"abcdefghijklmnopqrstuvwxyz0123"`
+}
+
+// TestAppendWithEveryRoom holds the encoder's room-dependent paths (the
+// word stores of putComma and putPlain need commaRoom bytes past a
+// member, else the general path writes it) to encoding/json: a value is
+// appended after a prefix into a buffer with every spare capacity from
+// none to more than the value needs, and must come out as json.Marshal
+// writes it, the prefix untouched.
+func TestAppendWithEveryRoom(t *testing.T) {
+	plain := true // a value Append must write itself, given room
+	check := func(t *testing.T, v any, appendTo func(b []byte) ([]byte, bool)) {
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for room := 0; room <= len(want)+64; room++ {
+			b := append(make([]byte, 0, 5+room), "pre:"...)
+			out, ok := appendTo(b)
+			if !ok {
+				if plain && room == len(want)+64 {
+					t.Fatalf("%T: Append declined a plain value", v)
+				}
+				continue
+			}
+			if string(out) != "pre:"+string(want) {
+				t.Fatalf("%T with room %d:\n got %s\nwant pre:%s", v, room, out, want)
+			}
+		}
+	}
+	for _, mode := range []codectest.FillMode{codectest.FillPlain, codectest.FillOdd} {
+		plain = mode == codectest.FillPlain
+		var m bindings.ConversationMessage
+		codectest.Fill(reflect.ValueOf(&m).Elem(), mode, "m", 0)
+		check(t, m, func(b []byte) ([]byte, bool) { return journalcodec.Append(b, &m, nil) })
+		var g bindings.GenerateResponse
+		codectest.Fill(reflect.ValueOf(&g).Elem(), mode, "g", 0)
+		check(t, g, func(b []byte) ([]byte, bool) { return journalcodec.Append(b, &g, nil) })
+		var k kinds
+		codectest.Fill(reflect.ValueOf(&k).Elem(), mode, "k", 0)
+		k.Settings = bindings.ModelSettings{}
+		check(t, k, func(b []byte) ([]byte, bool) { return journalcodec.Append(b, &k, nil) })
+	}
+	// Strings of every length, plain and with a byte to escape at either
+	// end, in members whose commas are short, long and past commaRoom.
+	plain = false
+	for n := range 40 {
+		s := strings.Repeat("x", n)
+		for _, v := range []longNames{{A: s, B: s, C: s, D: n}, {A: "<" + s, B: s + "\"", C: s + "é", D: -n}} {
+			check(t, v, func(b []byte) ([]byte, bool) { return journalcodec.Append(b, &v, nil) })
+			raw, _ := json.Marshal(v)
+			matches[longNames](t, raw)              // keys compared as words and, past them, as strings
+			matches[longNames](t, raw[:len(raw)-1]) // a document cut short
+		}
+	}
+}
+
+// zeroStr and zeroNum have IsZero methods that do not say what their
+// kind's zero says: omitzero asks them.
+type zeroStr string
+
+func (z zeroStr) IsZero() bool { return z == "zero" }
+
+type zeroNum float64
+
+func (z zeroNum) IsZero() bool { return z == 1 }
+
+// TestOmitZeroAsksIsZero: a field with omitzero whose type has an IsZero
+// method is omitted as that method says, as encoding/json omits it.
+func TestOmitZeroAsksIsZero(t *testing.T) {
+	type v struct {
+		S  zeroStr `json:"s,omitzero"`
+		SE zeroStr `json:"se,omitempty,omitzero"`
+		N  zeroNum `json:"n,omitzero"`
+	}
+	for _, x := range []v{{}, {S: "zero", SE: "zero", N: 1}, {S: "x", SE: "y", N: 2}} {
+		want, err := json.Marshal(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := journalcodec.Marshal(nil, &x, nil)
+		if err != nil || string(got) != string(want) {
+			t.Errorf("Marshal(%+v) = %s, %v; json.Marshal %s", x, got, err, want)
+		}
+	}
+}
+
+// TestAppendStringAsMarshal: AppendString writes what json.Marshal writes
+// for a string, or declines, for strings of every length with bytes to
+// escape anywhere (one, or runs of them: the growth of its buffer), into
+// buffers with every spare capacity.
+func TestAppendStringAsMarshal(t *testing.T) {
+	special := []string{`"`, `\`, "\n", "\r", "\t", "<", ">", "&", "\x01", "é", "\u2028"}
+	for n := range 30 {
+		for p := range n {
+			for _, c := range special {
+				for _, s := range []string{
+					strings.Repeat("a", p) + c + strings.Repeat("b", n-p),
+					strings.Repeat(c, p) + strings.Repeat("b", n-p),
+					strings.Repeat("<", n) + c,
+				} {
+					want, _ := json.Marshal(s)
+					for _, room := range []int{0, 1, len(s), len(s) + 2, len(s) + 9, 6*len(s) + 20} {
+						b := append(make([]byte, 0, 3+room), "pre"...)
+						got, ok := journalcodec.AppendString(b, s)
+						if ok && string(got) != "pre"+string(want) {
+							t.Fatalf("AppendString(%q) with room %d = %s, want pre%s", s, room, got, want)
+						}
+						if !ok && !strings.ContainsAny(s, "\x01é\u2028") {
+							t.Fatalf("AppendString(%q) declined", s)
+						}
+					}
+				}
+			}
+		}
+	}
 }

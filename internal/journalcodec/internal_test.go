@@ -42,8 +42,30 @@ func TestDescriptorOffsetsMatchReflect(t *testing.T) {
 				if f.kind != f.c.kind {
 					t.Errorf("%v.%s: kind %d, its descriptor's %d", c.typ, f.name, f.kind, f.c.kind)
 				}
-				if (f.skip == skipNever) != (!f.omitEmpty && !f.omitZero) || (f.skip == skipLen || f.skip == skipNil) && !f.omitEmpty {
+				if (f.skip == skipNever) != (!f.omitEmpty && !f.omitZero) || (f.skip == skipLen && f.kind != kString || f.skip == skipNil) && !f.omitEmpty ||
+					f.skip == skipZero8 && (f.c.size != 8 || f.kind != kInt && f.kind != kInt64 && f.kind != kUint) {
 					t.Errorf("%v.%s: skip %d for omitempty %v, omitzero %v", c.typ, f.name, f.skip, f.omitEmpty, f.omitZero)
+				}
+				if f.commaLen > 0 {
+					var w [commaRoom]byte
+					putComma(w[:], &f)
+					if string(w[:f.commaLen]) != f.comma || f.commaLen != len(f.comma) || strings.Trim(string(w[f.commaLen:]), "\x00") != "" {
+						t.Errorf("%v.%s: comma words write %q, want %q", c.typ, f.name, w, f.comma)
+					}
+				} else if len(f.comma) <= commaRoom {
+					t.Errorf("%v.%s: comma %q not in words", c.typ, f.name, f.comma)
+				}
+				if f.keyLen > 0 {
+					doc := f.key + strings.Repeat("\x00", commaRoom)
+					var k [3]uint64
+					for i := range k {
+						k[i] = loadString8(doc, 8*i) & f.keyMasks[i]
+					}
+					if k != f.keyWords || f.keyLen != len(f.key) {
+						t.Errorf("%v.%s: key words %x, want %q", c.typ, f.name, f.keyWords, f.key)
+					}
+				} else if len(f.key) <= commaRoom {
+					t.Errorf("%v.%s: key %q not in words", c.typ, f.name, f.key)
 				}
 				check(f.c)
 			}
@@ -131,6 +153,30 @@ func TestUTCTimeIsUnmarshalJSON(t *testing.T) {
 		err := want.UnmarshalJSON([]byte(`"` + s + `"`))
 		if ok && (err != nil || !reflect.DeepEqual(got, want)) {
 			t.Errorf("utcTime(%q) = %v; UnmarshalJSON: %v, %v", s, got, want, err)
+		}
+	}
+	// Every day of the years its eras split differently, and times
+	// anywhere in 0000–9999, as AppendFormat writes them.
+	var times []time.Time
+	for _, y := range []int{0, 1, 3, 4, 99, 100, 399, 400, 401, 1600, 1899, 1900, 1969, 1970, 2000, 2024, 2026, 2100, 9999} {
+		for d := time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() == y; d = d.AddDate(0, 0, 1) {
+			times = append(times, d, d.Add(23*time.Hour+59*time.Minute+59*time.Second+999999999))
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		times = append(times, time.Unix(rng.Int64N(253402300800+62167219200)-62167219200, rng.Int64N(1e9)).UTC())
+	}
+	for _, at := range times {
+		s := at.Format(time.RFC3339Nano)
+		got, ok := utcTime(s)
+		var want time.Time
+		err := want.UnmarshalJSON([]byte(`"` + s + `"`))
+		if ok && (err != nil || !reflect.DeepEqual(got, want)) {
+			t.Fatalf("utcTime(%q) = %v; UnmarshalJSON: %v, %v", s, got, want, err)
+		}
+		if !ok && at.Day() <= 28 {
+			t.Fatalf("utcTime(%q) declined", s)
 		}
 	}
 	for _, s := range []string{"2026-03-14T09:00:00Z", "2026-03-14T09:00:00.123456789Z"} {
@@ -271,24 +317,24 @@ func TestEscape8(t *testing.T) {
 	eachWord([]byte{'a', 0, ' ', '"', '\\', '<', '>', '&', 0xff, 0x1f, 0x80, 0x7f, 0x3d, 0x27}, 3, check)
 }
 
-// TestCopyPlain: copyPlain is true exactly when every byte is jsonPlain,
-// and then has copied them all, for every length its word tests split
-// differently and a byte anywhere.
-func TestCopyPlain(t *testing.T) {
+// TestPutPlain: putPlain is true exactly when every byte is jsonPlain,
+// and then has copied them all and written nothing past them, for every
+// length its word tests split differently and a byte anywhere.
+func TestPutPlain(t *testing.T) {
 	for n := range 20 {
 		for p := range n {
 			for c := range 256 {
 				b := []byte(strings.Repeat("a", n))
 				b[p] = byte(c)
-				if got, want := copyPlain(make([]byte, n), string(b)), jsonPlain[c] != 0; got != want {
-					t.Fatalf("copyPlain(%q) = %v, want %v", b, got, want)
+				if got, want := putPlain(make([]byte, n), string(b)), jsonPlain[c] != 0; got != want {
+					t.Fatalf("putPlain(%q) = %v, want %v", b, got, want)
 				}
 			}
 		}
 		s := strings.Repeat("abcdefghijklmnopqrstuvwxyz", 1)[:min(n, 26)] + strings.Repeat("z", max(0, n-26))
-		dst := make([]byte, n)
-		if !copyPlain(dst, s) || string(dst) != s {
-			t.Fatalf("copyPlain(%q) copied %q", s, dst)
+		dst := []byte(strings.Repeat("#", n+9))
+		if !putPlain(dst, s) || string(dst[:n]) != s || string(dst[n:]) != "#########" {
+			t.Fatalf("putPlain(%q) wrote %q", s, dst)
 		}
 	}
 }
@@ -329,5 +375,63 @@ func TestAppendInt(t *testing.T) {
 		if got, want := string(appendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
 			t.Fatalf("appendInt(%d) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+// needsCompactByBytes is NeedsCompact one byte at a time: the reference
+// its word skipping is held to.
+func needsCompactByBytes(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xE2:
+			return true
+		case '"':
+			for i++; i < len(raw); i++ {
+				c := raw[i]
+				if c == '"' {
+					break
+				}
+				if c == '\\' {
+					i++
+				} else if c == '<' || c == '>' || c == '&' || c == 0xE2 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// TestNeedsCompactAsByBytes: NeedsCompact answers as the byte-at-a-time
+// scan does for documents with any byte at any place of a string and
+// around it: strings of every length that its words split differently,
+// escapes across a word's end, unterminated strings.
+func TestNeedsCompactAsByBytes(t *testing.T) {
+	bytesToTry := []byte{'a', ' ', '"', '\\', '<', '>', '&', 0xE2, 0x80, 0x1f, '\n', '{', ':'}
+	for n := range 20 {
+		for p := range n {
+			for _, c := range bytesToTry {
+				for _, frame := range [][2]string{{`{"k":"`, `"}`}, {`"`, ``}, {`["`, `", "x"]`}, {`"`, `\"y"`}} {
+					body := []byte(strings.Repeat("b", n))
+					body[p] = c
+					raw := append(append([]byte(frame[0]), body...), frame[1]...)
+					if got, want := NeedsCompact(raw), needsCompactByBytes(raw); got != want {
+						t.Fatalf("NeedsCompact(%q) = %v, want %v", raw, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLenAtReadsHeaders: lenAt reads the length of a string's header and
+// of a slice's, where skipLen reads them.
+func TestLenAtReadsHeaders(t *testing.T) {
+	s, b := "abcde", make([]byte, 3, 9)
+	if got := lenAt(unsafe.Pointer(&s)); got != len(s) {
+		t.Errorf("lenAt(string) = %d, want %d", got, len(s))
+	}
+	if got := lenAt(unsafe.Pointer(&b)); got != len(b) {
+		t.Errorf("lenAt(slice) = %d, want %d", got, len(b))
 	}
 }

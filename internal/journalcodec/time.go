@@ -1,6 +1,7 @@
 package journalcodec
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -20,8 +21,10 @@ const digitPairs = "000102030405060708091011121314151617181920212223242526272829
 // Zone, Year and AppendFormat each compute it again: ≈ 850 instructions a
 // message). TestAppendTimeAsAppendFormat holds it to AppendFormat.
 func AppendTime(b []byte, t time.Time) ([]byte, bool) {
-	if _, off := t.Zone(); off != 0 {
-		return b, false
+	if t.Location() != time.UTC { // UTC, the journal's, needs no look-up
+		if _, off := t.Zone(); off != 0 {
+			return b, false
+		}
 	}
 	sec := t.Unix()
 	days := sec / 86400
@@ -53,7 +56,9 @@ func AppendTime(b []byte, t time.Time) ([]byte, bool) {
 	if year < 0 || year > 9999 {
 		return b, false
 	}
-	var buf [30]byte
+	b = slices.Grow(b, 30)
+	start := len(b)
+	buf := b[start : start+30]
 	pair := func(i int, v int64) { buf[i], buf[i+1] = digitPairs[2*v], digitPairs[2*v+1] }
 	pair(0, year/100)
 	pair(2, year%100)
@@ -77,7 +82,7 @@ func AppendTime(b []byte, t time.Time) ([]byte, bool) {
 		}
 	}
 	buf[n] = 'Z'
-	return append(b, buf[:n+1]...), true
+	return b[:start+n+1], true
 }
 
 // timev reads a time as time.Time's UnmarshalJSON does (json.Unmarshal
@@ -121,15 +126,23 @@ func digits(s string, a, b int) int {
 
 // utcTime reads the form AppendTime writes a UTC time in,
 // "2006-01-02T15:04:05[.fraction]Z", as time.Time's UnmarshalJSON reads
-// it (time.Date in UTC); it reports false for anything else, and for a
-// day past the 28th (left to UnmarshalJSON, which knows the months).
+// it (time.Date in UTC, which is time.Unix of the same instant in UTC);
+// it reports false for anything else, and for a day past the 28th (left
+// to UnmarshalJSON, which knows the months).
 func utcTime(s string) (time.Time, bool) {
 	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[len(s)-1] != 'Z' {
 		return time.Time{}, false
 	}
-	year, month, day := digits(s, 0, 4), digits(s, 5, 7), digits(s, 8, 10)
-	hour, minute, sec := digits(s, 11, 13), digits(s, 14, 16), digits(s, 17, 19)
-	if year < 0 || month < 1 || month > 12 || day < 1 || day > 28 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+	pair := func(i int) int { // two digits, or -1 (a byte below '0' wraps past 9)
+		hi, lo := s[i]-'0', s[i+1]-'0'
+		if hi > 9 || lo > 9 {
+			return -1
+		}
+		return int(hi)*10 + int(lo)
+	}
+	century, yy, month, day := pair(0), pair(2), pair(5), pair(8)
+	hour, minute, sec := pair(11), pair(14), pair(17)
+	if century < 0 || yy < 0 || month < 1 || month > 12 || day < 1 || day > 28 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
 		return time.Time{}, false
 	}
 	nsec := 0
@@ -145,5 +158,16 @@ func utcTime(s string) (time.Time, bool) {
 	default:
 		return time.Time{}, false
 	}
-	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
+	// Days since 1970-01-01 of the civil date (H. Hinnant's
+	// days_from_civil), in 400-year eras from 0000-03-01.
+	y := century*100 + yy
+	if month <= 2 {
+		y--
+	}
+	era := (y+400)/400 - 1 // floor(y / 400) for y ≥ -1
+	yoe := y - era*400
+	doy := (153*((month+9)%12)+2)/5 + day - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	days := int64(era)*146097 + int64(doe) - 719468
+	return time.Unix(days*86400+int64(hour*3600+minute*60+sec), int64(nsec)).UTC(), true
 }
