@@ -163,7 +163,9 @@ func (s *Store) Commit(ctx context.Context, in driver.CommitInput) (driver.Commi
 	if m != nil {
 		// The message step's output is the store's to set: in a copy.
 		entries = slices.Clone(entries)
-		entries[m.Index].Output = nil
+		if m.Index < len(entries) {
+			entries[m.Index].Output = nil
+		}
 		if err := checkAppend(m.Message, trusted); err != nil {
 			return driver.Committed{}, err
 		}
@@ -207,7 +209,7 @@ func (s *Store) Commit(ctx context.Context, in driver.CommitInput) (driver.Commi
 	head := steps
 	head.Entries = entries[:m.Index:m.Index]
 	before, beforeAppended := s.appendLocked(r, head, "", trusted, now)
-	if err == nil {
+	if err == nil && m.Index < len(entries) {
 		entries[m.Index].Output, err = encodeStep(m, msg)
 	}
 	if err != nil {

@@ -223,7 +223,7 @@ func testDriverInvalid(t *testing.T, f *driverFixture) {
 		{TenantID: "", RunID: "run-1", Entries: []bindings.JournalEntry{dentry("ok", bindings.StepStarted, "")}},
 	}
 	m := messageCommit(a, "run-1", "worker-1", "user-1")
-	m.Message.Index = 3
+	m.Message.Index = len(m.Entries) + 1
 	bad = append(bad, m)
 	for i, in := range bad {
 		_, err := f.d.Commit(f.ctx, in)
