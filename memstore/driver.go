@@ -161,8 +161,12 @@ func (s *Store) Commit(ctx context.Context, in driver.CommitInput) (driver.Commi
 	entries := in.Entries
 	m := in.Message
 	if m != nil {
-		// The message step's output is the store's to set: in a copy.
-		entries = slices.Clone(entries)
+		// The message step's output is the store's to set: in a copy, or,
+		// for a trusting caller, in its entry itself (what a Trusted
+		// Commit returns may share the input's memory).
+		if !trusted {
+			entries = slices.Clone(entries)
+		}
 		if m.Index < len(entries) {
 			entries[m.Index].Output = nil
 		}
@@ -218,11 +222,10 @@ func (s *Store) Commit(ctx context.Context, in driver.CommitInput) (driver.Commi
 	tail := steps
 	tail.Entries = entries[m.Index:]
 	after, afterAppended := s.appendLocked(r, tail, in.Finish, trusted, now)
-	res := driver.Committed{
-		Entries:  append(append(make([]bindings.JournalEntry, 0, len(entries)), before...), after...),
-		Appended: append(append(make([]bool, 0, len(entries)), beforeAppended...), afterAppended...),
-		Message:  msg,
-	}
+	res := driver.Committed{Entries: entries, Appended: append(beforeAppended, afterAppended...), Message: msg}
+	if !trusted {
+		res.Entries = append(append(make([]bindings.JournalEntry, 0, len(entries)), before...), after...)
+	} // else before and after are entries, updated in place (appendLocked)
 	if m.HistoryLimit > 0 && !m.CheckCount {
 		if res.History, err = s.ReadMessages(ctx, bindings.ReadMessagesInput{TenantID: in.TenantID, ConversationID: m.Message.ConversationID, BeforeSeq: msg.Seq, Limit: m.HistoryLimit}); err != nil {
 			return driver.Committed{}, err

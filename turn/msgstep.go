@@ -159,7 +159,8 @@ func (r *run) writeDeferred(ctx context.Context, entries []bindings.JournalEntry
 		r.dropBuffer()
 		return nil, nil, &agents.PersistenceError{Op: "append message step", Err: fmt.Errorf("the entry of step %s is not buffered", d.key)}
 	}
-	m := &journal.Message{Index: at, Message: msg, Encode: r.encodeMsg}
+	m := &r.msgIn // the run's own: no allocation per message step
+	*m = journal.Message{Index: at, Message: msg, Encode: r.encodeMsg}
 	user := d.key == NodePersistUserMessage && r.reads != nil && r.reads.userDeferred
 	if user {
 		// The user message, on the condition that the conversation is as

@@ -51,6 +51,7 @@ type run struct {
 	native    bool
 	pend      *journal.Pending
 	unheld    atomic.Bool
+	msgIn     journal.Message                                    // the message of writeDeferred's Commit
 	deferred  deferredMessage                                    // a message step waiting for the next write (see deferMessage)
 	encodeMsg func(bindings.ConversationMessage) ([]byte, error) // r.encodeMessageInArena, made once per pooled run
 	buf       []bindings.JournalEntry
@@ -237,6 +238,12 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 				// buffered result for good: that is the turn's outcome.
 				return r.finish(parent, Result{}, serr)
 			}
+			if r.inflight != "" && agents.CodeOf(serr) != agents.CodeRunBusy {
+				// The result of a model or tool step rode with the write
+				// that failed: count the attempt (Bindings.MaxStepAttempts).
+				r.noteAttempt(bg, serr)
+			}
+			r.releaseLease(bg)
 			r.logEnd(parent, Result{}, serr, true)
 			return Result{}, serr
 		}
@@ -281,11 +288,15 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 			r.dropBuffer()
 		}
 		se, detail := encodeFailure(err)
-		_ = r.end(bg, bindings.RunFailed, &bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se})
+		if r.end(bg, bindings.RunFailed, &bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se}) != nil {
+			r.releaseLease(bg)
+		}
 	case isQuotaWait(err):
 		err = r.waitForQuota(bg, err.(*quotaWait))
 	case r.pending:
-		_ = r.end(bg, bindings.RunSuspended, nil)
+		if r.end(bg, bindings.RunSuspended, nil) != nil {
+			r.releaseLease(bg)
+		}
 	default:
 		if r.carried {
 			// An effect's result is still buffered: try to keep it.
@@ -308,8 +319,9 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 // end closes the drive: it writes the buffered decide results and last
 // (when set), the run's status, and releases the lease, in one Commit
 // (with the deferred message, when one waits). When the write fails the
-// status is left as it is; the lease is released in any case (best effort:
-// an unreleased lease expires).
+// status is left as it is and the lease held: the caller records what it
+// must (a failure, an attempt) and releases it (best effort: an unreleased
+// lease expires).
 func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings.JournalEntry) error {
 	r.stopLease()
 	entries := r.buf
@@ -330,10 +342,7 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 		}
 	}
 	if err != nil {
-		if !r.failed && !endsRun(err) {
-			r.releaseLease(ctx)
-		} // else finish ends the run failed, under the lease
-		return err
+		return err // the lease is still held: the caller releases it
 	}
 	for i := n; i < len(stored); i++ {
 		r.recordAt(&stored[i])

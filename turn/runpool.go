@@ -90,7 +90,7 @@ func (r *run) reset() {
 	r.buf, r.carried, r.logger, r.driveWall, r.lease, r.idText = nil, false, nil, time.Time{}, nil, nil
 	r.wallCtx, r.setupDecoded, r.parkedDecoded, r.lazyMessages, r.lazyPrompt = nil, nil, nil, nil, nil
 	r.reads, r.wantHistory, r.inflight, r.inflightNode, r.held = nil, false, "", "", false
-	r.pend = nil
+	r.pend, r.msgIn = nil, journal.Message{}
 	r.unheld.Store(false)
 	r.replaying, r.failed, r.pending, r.parkedNow, r.driveStart, r.elapsedBefore = false, false, false, 0, time.Time{}, 0
 	r.s = setupState{}
