@@ -22,7 +22,8 @@ var _ driver.Driver = (*Store)(nil)
 // snapshot is not stored at all until the first Commit creates it
 // (Pending.Create). The conversation and its history are read under one
 // conversation lock, so History is always read when asked for; approvals
-// are read as ListApprovals reads them. Everything returned is a copy.
+// are never read ahead (a GetApproval in memory costs no round trip).
+// Everything returned is a copy.
 func (s *Store) Open(ctx context.Context, in driver.OpenInput) (driver.Drive, error) {
 	if err := driver.CheckOpen(in); err != nil {
 		return driver.Drive{}, err
@@ -52,15 +53,9 @@ func (s *Store) Open(ctx context.Context, in driver.OpenInput) (driver.Drive, er
 	if in.ReadConversation && d.Snapshot.ConversationID != "" {
 		d.Conversation, d.HasConversation, d.History = s.readConversation(in.TenantID, d.Snapshot.ConversationID, in.HistoryLimit)
 	}
-	if in.ReadApprovals {
-		if d.Approvals, err = s.ListApprovals(ctx, in.TenantID, in.RunID); err != nil {
-			if in.Lease != driver.LeaseHeld && d.Pending == nil {
-				_ = s.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, in.Owner)
-			}
-			return driver.Drive{}, err
-		}
-		d.HasApprovals = true
-	}
+	// Approvals are not read ahead (HasApprovals false): ListApprovals
+	// scans every approval of the store, while the caller's GetApproval of
+	// each parked one is a lookup by key, in memory.
 	return d, nil
 }
 
