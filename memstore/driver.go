@@ -22,7 +22,8 @@ var _ driver.Driver = (*Store)(nil)
 // snapshot is not stored at all until the first Commit creates it
 // (Pending.Create). The conversation and its history are read under one
 // conversation lock, so History is always read when asked for; approvals
-// are read as ListApprovals reads them. Everything returned is a copy.
+// are never read ahead (a GetApproval in memory costs no round trip).
+// Everything returned is a copy.
 func (s *Store) Open(ctx context.Context, in driver.OpenInput) (driver.Drive, error) {
 	if err := driver.CheckOpen(in); err != nil {
 		return driver.Drive{}, err
@@ -52,15 +53,9 @@ func (s *Store) Open(ctx context.Context, in driver.OpenInput) (driver.Drive, er
 	if in.ReadConversation && d.Snapshot.ConversationID != "" {
 		d.Conversation, d.HasConversation, d.History = s.readConversation(in.TenantID, d.Snapshot.ConversationID, in.HistoryLimit)
 	}
-	if in.ReadApprovals {
-		if d.Approvals, err = s.ListApprovals(ctx, in.TenantID, in.RunID); err != nil {
-			if in.Lease != driver.LeaseHeld && d.Pending == nil {
-				_ = s.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, in.Owner)
-			}
-			return driver.Drive{}, err
-		}
-		d.HasApprovals = true
-	}
+	// Approvals are not read ahead (HasApprovals false): ListApprovals
+	// scans every approval of the store, while the caller's GetApproval of
+	// each parked one is a lookup by key, in memory.
 	return d, nil
 }
 
@@ -162,9 +157,15 @@ func (s *Store) Commit(ctx context.Context, in driver.CommitInput) (driver.Commi
 	entries := in.Entries
 	m := in.Message
 	if m != nil {
-		// The message step's output is the store's to set: in a copy.
-		entries = slices.Clone(entries)
-		entries[m.Index].Output = nil
+		// The message step's output is the store's to set: in a copy, or,
+		// for a trusting caller, in its entry itself (what a Trusted
+		// Commit returns may share the input's memory).
+		if !trusted {
+			entries = slices.Clone(entries)
+		}
+		if m.Index < len(entries) {
+			entries[m.Index].Output = nil
+		}
 		if err := checkAppend(m.Message, trusted); err != nil {
 			return driver.Committed{}, err
 		}
@@ -175,7 +176,7 @@ func (s *Store) Commit(ctx context.Context, in driver.CommitInput) (driver.Commi
 		}
 	}
 	p := in.Pending
-	if p != nil && p.Create != nil {
+	if p != nil && p.Create != nil && !trusted { // Open checked it; a trusting caller passes it on as is
 		if err := firstErr(checkSnapshot(&p.Create.Snapshot), bindings.CheckParent(in.RunID, p.Create.ParentRunID, p.Create.ParentStepKey)); err != nil {
 			return driver.Committed{}, err
 		}
@@ -208,7 +209,7 @@ func (s *Store) Commit(ctx context.Context, in driver.CommitInput) (driver.Commi
 	head := steps
 	head.Entries = entries[:m.Index:m.Index]
 	before, beforeAppended := s.appendLocked(r, head, "", trusted, now)
-	if err == nil {
+	if err == nil && m.Index < len(entries) {
 		entries[m.Index].Output, err = encodeStep(m, msg)
 	}
 	if err != nil {
@@ -217,11 +218,10 @@ func (s *Store) Commit(ctx context.Context, in driver.CommitInput) (driver.Commi
 	tail := steps
 	tail.Entries = entries[m.Index:]
 	after, afterAppended := s.appendLocked(r, tail, in.Finish, trusted, now)
-	res := driver.Committed{
-		Entries:  append(append(make([]bindings.JournalEntry, 0, len(entries)), before...), after...),
-		Appended: append(append(make([]bool, 0, len(entries)), beforeAppended...), afterAppended...),
-		Message:  msg,
-	}
+	res := driver.Committed{Entries: entries, Appended: append(beforeAppended, afterAppended...), Message: msg}
+	if !trusted {
+		res.Entries = append(append(make([]bindings.JournalEntry, 0, len(entries)), before...), after...)
+	} // else before and after are entries, updated in place (appendLocked)
 	if m.HistoryLimit > 0 && !m.CheckCount {
 		if res.History, err = s.ReadMessages(ctx, bindings.ReadMessagesInput{TenantID: in.TenantID, ConversationID: m.Message.ConversationID, BeforeSeq: msg.Seq, Limit: m.HistoryLimit}); err != nil {
 			return driver.Committed{}, err

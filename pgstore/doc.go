@@ -14,7 +14,7 @@
 //	store, err := pgstore.Open(ctx, os.Getenv("KINDGI_DATABASE_URL"), nil)
 //	if err != nil { … }
 //	defer store.Close()
-//	b := turn.Bindings{Conversations: store, Snapshots: store, Runs: store, Memory: store, Hitl: store, …}
+//	b := turn.Bindings{Conversations: store, Snapshots: store, Runs: store, Memory: store, Hitl: store, Journal: store, …}
 //
 // New wraps a DB you manage: a *pgxpool.Pool, or a pgx.Tx to make the
 // Store's writes part of your transaction. Options sets the clock, the id

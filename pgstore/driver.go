@@ -167,7 +167,9 @@ func (s *Store) releaseOpened(ctx context.Context, in journal.OpenInput, d journ
 //     lease first (TakeLeaseAsRead: one round trip more, as today);
 //   - a pending open without a count-checked message reads the
 //     conversation's count first (GetConversation), for
-//     kindgi_open_new_run's check: one round trip more (today's OpenRun).
+//     kindgi_open_new_run's check: one round trip more; a pending open
+//     taken alone (nothing else to write) is OpenRun, ErrRunExists when it
+//     did not create the run.
 //
 // With Trusted the calls skip the checks the caller vouches for, as the
 // store's bindings.TrustedJournal does.
@@ -179,6 +181,9 @@ func (s *Store) Commit(ctx context.Context, in journal.CommitInput) (journal.Com
 		return journal.Committed{}, err
 	}
 	m, p := in.Message, in.Pending
+	if m != nil && m.Index == len(in.Entries) {
+		return s.commitBareMessage(ctx, in)
+	}
 	var pre *batchExtra
 	switch {
 	case p != nil && p.AsRead != nil:
@@ -255,8 +260,13 @@ func (s *Store) commitWithHistory(ctx context.Context, in journal.CommitInput) (
 	if err != nil {
 		return journal.Committed{Entries: head.Entries, Appended: head.Appended}, &agents.PersistenceError{Op: "encode message step of " + head.Message.ID, Err: err, Permanent: true}
 	}
+	if m.Index == len(in.Entries) && in.Finish == "" {
+		return journal.Committed{Entries: head.Entries, Appended: head.Appended, Message: head.Message, History: head.History}, nil
+	}
 	rest := append([]bindings.JournalEntry(nil), in.Entries[m.Index:]...)
-	rest[0].Output = out
+	if len(rest) > 0 {
+		rest[0].Output = out
+	}
 	tail, err := s.commitEntries(ctx, journal.CommitInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: rest, Finish: in.Finish, Trusted: in.Trusted}, nil)
 	if err != nil {
 		return journal.Committed{}, err
@@ -286,6 +296,22 @@ func (s *Store) commitOpen(ctx context.Context, in journal.CommitInput) (journal
 		if m.Message.ConversationID != c.Snapshot.ConversationID {
 			return journal.Committed{}, &agents.InvalidMessageError{Reason: "the message of a pending open is not of the run's conversation"}
 		}
+	}
+	if m == nil && len(in.Entries) == 0 && in.Finish == "" {
+		// The open alone (before a write that is not a Commit): OpenRun,
+		// one round trip, with no count to check. A run it did not create
+		// is another driver's.
+		res, err := s.OpenRun(ctx, open)
+		switch {
+		case agents.CodeOf(err) == agents.CodeRunBusy:
+			return journal.Committed{}, bindings.ErrRunExists
+		case err != nil:
+			return journal.Committed{}, err
+		case !res.Created:
+			_ = s.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, in.Owner)
+			return journal.Committed{}, bindings.ErrRunExists
+		}
+		return journal.Committed{Entries: []bindings.JournalEntry{}, Appended: []bool{}}, nil
 	}
 	if m != nil && m.CheckCount {
 		pre, err := s.openNewRun(open, m.Count, msgID)
@@ -337,4 +363,44 @@ func unwrapSentinel(err error) error {
 		}
 	}
 	return err
+}
+
+// commitBareMessage is a Commit of a message with no step entry
+// (Message.Index is len(Entries)): what is pending taken alone first (one
+// round trip more: the turn's first write is rarely such a message), then
+// AppendMessage, or AppendStepsAndMessage after entries, or
+// AppendUserMessage with a HistoryLimit — one round trip each — and a
+// Finish in one more.
+func (s *Store) commitBareMessage(ctx context.Context, in journal.CommitInput) (journal.Committed, error) {
+	if in.Pending != nil {
+		if _, err := s.Commit(ctx, journal.CommitInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Pending: in.Pending, Trusted: in.Trusted}); err != nil {
+			return journal.Committed{}, err
+		}
+		in.Pending = nil
+	}
+	m := in.Message
+	if m.CheckCount {
+		return journal.Committed{}, &agents.InvalidMessageError{Reason: "a count-checked message needs its step entry in the commit"}
+	}
+	if m.HistoryLimit > 0 {
+		return s.commitWithHistory(ctx, in)
+	}
+	var res journal.Committed
+	var err error
+	if len(in.Entries) == 0 {
+		res.Entries, res.Appended = []bindings.JournalEntry{}, []bool{}
+		res.Message, err = s.AppendMessage(ctx, m.Message)
+	} else {
+		steps := bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries}
+		res.Entries, res.Appended, res.Message, err = s.appendStepsAndMessage(ctx, steps, m.Message, in.Trusted)
+	}
+	if err != nil {
+		return journal.Committed{Entries: res.Entries, Appended: res.Appended}, err
+	}
+	if in.Finish != "" {
+		if _, err := s.commitEntries(ctx, journal.CommitInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Finish: in.Finish, Trusted: in.Trusted}, nil); err != nil {
+			return journal.Committed{}, err
+		}
+	}
+	return res, nil
 }

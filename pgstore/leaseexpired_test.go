@@ -61,7 +61,7 @@ func TestStalledDriverIsToldItsLeaseExpired(t *testing.T) {
 			}
 			b := turn.Bindings{
 				Providers: bindings.Providers{answerModel{}}, Tools: tools, Memory: store,
-				Conversations: store, Snapshots: store, Runs: store, Hitl: store,
+				Conversations: store, Snapshots: store, Runs: store, Hitl: store, Journal: store,
 				LeaseTTL: time.Minute,
 			}
 			_, err = turn.Invoke(ctx, turn.Input{TenantID: turnTenant, RunID: runID, Agent: a, ConversationID: conv.ID, UserMessage: "What is the answer?"}, b)

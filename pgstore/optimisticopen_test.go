@@ -132,7 +132,7 @@ func TestInvokeOfARunIDOpenedMeanwhile(t *testing.T) {
 }
 
 // TestCrashBeforeTheFirstWriteLeavesNothing crashes a turn at its first
-// write, the one that creates the run (OpenUserMessageStep): nothing of
+// write, the one that creates the run (the Commit of a pending open): nothing of
 // the run is stored, and an Invoke with the same run id starts afresh.
 func TestCrashBeforeTheFirstWriteLeavesNothing(t *testing.T) {
 	pool := testPool(t)
@@ -149,6 +149,7 @@ func TestCrashBeforeTheFirstWriteLeavesNothing(t *testing.T) {
 		one := crasher.Store(f.store)
 		b.Runs, b.Snapshots, b.Conversations = one, one, one
 		b.Hitl = crasher.Hitl(f.store)
+		b.Journal = crasher.Driver(f.store)
 		in := turn.Input{TenantID: turnTenant, Agent: a, ConversationID: conv, UserMessage: "What is the answer?", RunID: runID}
 		func() {
 			defer func() {
@@ -162,7 +163,7 @@ func TestCrashBeforeTheFirstWriteLeavesNothing(t *testing.T) {
 				t.Fatal("Invoke did not fail at the crash")
 			}
 		}()
-		if op := crasher.FailedOp(); !strings.HasPrefix(op, "AppendMessageStep "+runID+"/persist-user-message [setup completed, render-prompt completed, persist-user-message completed") {
+		if op := crasher.FailedOp(); !strings.HasPrefix(op, "Commit [setup completed, render-prompt completed, persist-user-message completed") {
 			t.Fatalf("crashed at %q, want the user message's step (the first write)", op)
 		}
 		if _, err := f.store.Read(t.Context(), turnTenant, runID); agents.CodeOf(err) != agents.CodeRunSnapshotMissing {

@@ -137,6 +137,7 @@ func TestCrashAfterTheReadOnlyResumeLeavesTheRunAsParked(t *testing.T) {
 		b := f.resumeBindings()
 		one := crasher.ResumeStore(f.store)
 		b.Runs, b.Snapshots, b.Conversations, b.Hitl = one, one, one, one
+		b.Journal = crasher.Driver(f.store)
 		func() {
 			defer func() {
 				if p := recover(); p != nil {
@@ -149,7 +150,7 @@ func TestCrashAfterTheReadOnlyResumeLeavesTheRunAsParked(t *testing.T) {
 				t.Fatal("Resume did not fail at the crash")
 			}
 		}()
-		if op := crasher.FailedOp(); !strings.HasPrefix(op, "AppendSteps [") || !strings.Contains(op, "dispatch-tools/call_1 started") {
+		if op := crasher.FailedOp(); !strings.HasPrefix(op, "Commit [") || !strings.Contains(op, "dispatch-tools/call_1 started") {
 			t.Fatalf("crashed at %q, want the approved call's started entry (the first write)", op)
 		}
 		if d := cmp.Diff(parked, f.state(t, run)); d != "" {

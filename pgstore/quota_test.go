@@ -82,7 +82,7 @@ func TestQuotaWorkersKeepEveryWindow(t *testing.T) {
 				s := New(pool, &Options{Now: clock.Now})
 				return turn.Bindings{
 					Providers: bindings.Providers{model}, Tools: registry.NewTools(),
-					Conversations: s, Snapshots: s, Runs: s, Hitl: s, Memory: s, Quotas: s,
+					Conversations: s, Snapshots: s, Runs: s, Hitl: s, Memory: s, Quotas: s, Journal: s,
 					TenantPolicy: &bindings.TenantPolicy{Quotas: []bindings.Quota{quota}},
 					Agents:       func(context.Context, string, string, string) (agent.Agent, error) { return a, nil },
 					Now:          clock.Now,

@@ -406,7 +406,7 @@ func racingHelper(mode string) int {
 	}}
 	b := turn.Bindings{
 		Providers: bindings.Providers{model}, Tools: tools, Memory: store,
-		Conversations: store, Snapshots: store, Runs: store, Hitl: store,
+		Conversations: store, Snapshots: store, Runs: store, Hitl: store, Journal: store,
 		LeaseTTL: time.Second, // the crashed lease expires soon
 	}
 	runID := os.Getenv(racingRunEnv)

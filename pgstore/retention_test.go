@@ -268,7 +268,7 @@ func TestExpireApprovalsTwoConcurrentSweepsOnPostgres(t *testing.T) {
 	bindingsOn := func(s *Store) turn.Bindings {
 		return turn.Bindings{
 			Providers: bindings.Providers{model}, Tools: tools,
-			Conversations: s, Snapshots: s, Runs: s, Hitl: s, Now: clock.Now,
+			Conversations: s, Snapshots: s, Runs: s, Hitl: s, Now: clock.Now, Journal: s,
 			TenantPolicy: &bindings.TenantPolicy{Hitl: &bindings.HitlSpec{MaxTimeoutMs: &hour, OnTimeout: turn.OnTimeoutDeny}},
 		}
 	}

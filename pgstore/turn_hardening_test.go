@@ -12,6 +12,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/providers/scripted"
 	"github.com/kindgi/agents/turn"
 )
@@ -189,6 +190,13 @@ func (s *refusingTurnStore) FinishRun(ctx context.Context, in bindings.FinishRun
 	return s.Store.FinishRun(ctx, in)
 }
 
+func (s *refusingTurnStore) Commit(ctx context.Context, in journal.CommitInput) (journal.Committed, error) {
+	if s.refused(in.Entries...) {
+		return journal.Committed{}, s.err
+	}
+	return s.Store.Commit(ctx, in)
+}
+
 func (s *refusingTurnStore) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
 	if s.refused(steps.Entries...) {
 		return nil, nil, bindings.ConversationMessage{}, s.err
@@ -214,7 +222,7 @@ func TestTurnStepAttemptsHoldAcrossStores(t *testing.T) {
 			}}
 		b := f.bindings()
 		b.Providers = bindings.Providers{p}
-		b.Runs, b.Snapshots, b.Conversations = s, s, s
+		b.Runs, b.Snapshots, b.Conversations, b.Journal = s, s, s, s
 		return b
 	}
 	_, err := turn.Invoke(t.Context(), in, process())

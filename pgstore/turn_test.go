@@ -80,6 +80,7 @@ func (f *turnFixture) bindings(script ...scripted.Response) turn.Bindings {
 		Conversations: f.store,
 		Snapshots:     f.store,
 		Runs:          f.store,
+		Journal:       f.store,
 		Hitl:          f.store,
 	}
 }

@@ -101,6 +101,7 @@ func anchorFixture(tb testing.TB, checkTrusted bool) (agent.Agent, *memstore.Sto
 		Conversations: store,
 		Snapshots:     store,
 		Runs:          store,
+		Journal:       store,
 	}
 	return a, store, b
 }

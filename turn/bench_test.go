@@ -67,7 +67,7 @@ func TestHistoryLimitReadsOnlyTheLimit(t *testing.T) {
 		t.Run(fmt.Sprint(stored), func(t *testing.T) {
 			f, b := historyFixture(t, stored, false)
 			cc := &countingConversations{ConversationBinding: f.store}
-			b.Conversations = cc
+			b.Conversations, b.Journal = cc, nil
 			if _, err := turn.Invoke(t.Context(), f.input("Next."), b); err != nil {
 				t.Fatal(err)
 			}

@@ -49,7 +49,7 @@ func TestCancelledBeforeTheDrive(t *testing.T) {
 	} {
 		ctx, cancel := context.WithCancel(t.Context())
 		b := f.bindings()
-		b.Snapshots = cancellingSnapshots{RunSnapshotBinding: f.store, cancel: cancel}
+		b.Snapshots, b.Journal = cancellingSnapshots{RunSnapshotBinding: f.store, cancel: cancel}, nil
 		err := call.run(ctx, b)
 		var ta *agents.TurnAbortedError
 		if !errors.As(err, &ta) || ta.Reason != agents.AbortExternal || !errors.Is(err, context.Canceled) {

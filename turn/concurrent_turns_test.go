@@ -92,11 +92,11 @@ func TestConcurrentTurnsDoNotShareATurnNumber(t *testing.T) {
 		wire func(f *fixture, b *turn.Bindings, gate *barrier)
 	}{
 		{"SeparateBindings", func(f *fixture, b *turn.Bindings, gate *barrier) {
-			b.Conversations = racingConversations{ConversationBinding: f.store, gate: gate}
+			b.Conversations, b.Journal = racingConversations{ConversationBinding: f.store, gate: gate}, nil
 		}},
 		{"OneStore", func(f *fixture, b *turn.Bindings, gate *barrier) {
 			s := &racingStore{Store: f.store, gate: gate}
-			b.Conversations, b.Snapshots, b.Runs = s, s, s
+			b.Conversations, b.Snapshots, b.Runs, b.Journal = s, s, s, nil
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

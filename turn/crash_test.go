@@ -131,6 +131,7 @@ func crashBindings(crasher *journaltest.Crasher, store *memstore.Store, fresh tu
 		wrapped.Conversations = crasher.Conversations(store)
 	}
 	wrapped.Hitl = crasher.Hitl(store)
+	wrapped.Journal = nil // journal.Adapt of the crasher's bindings
 	wrapped.Provenance.Emitter = crasher.Emitter(store)
 	return wrapped
 }

@@ -8,20 +8,16 @@ import (
 	"time"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/memstore"
 )
-
-// copyingRuns is memstore's run binding without its trusted journal: its
-// AppendSteps returns copies of the entries it is given (the path of a
-// store such as pgstore), not the entries updated in place.
-type copyingRuns struct{ *memstore.Store }
 
 // TestIndexFollowsTheStore holds that the journal index of a pooled run
 // points at entries equal to what the store keeps — Seq, At and outputs —
 // after buffered results and entries written at once have gone through
 // the entry slab (see bufTail, recordAt): with a store that updates the
-// entries in place (bindings.TrustedJournal) and with one that returns
-// copies, over more entries than the pooled slab holds, so that a buffer
+// entries in place (memstore's Driver, trusted) and with one that returns
+// copies (journal.Adapt), over more entries than the pooled slab holds, so that a buffer
 // is open when the slab fills. A buffer written over entries the index
 // still points to would show here.
 func TestIndexFollowsTheStore(t *testing.T) {
@@ -32,16 +28,13 @@ func TestIndexFollowsTheStore(t *testing.T) {
 			if _, err := store.StartRun(ctx, bindings.StartRunInput{TenantID: "t1", RunID: "run-1", FlowID: FlowID, FlowVersion: FlowVersion, Owner: "o1", LeaseTTL: time.Minute}); err != nil {
 				t.Fatal(err)
 			}
-			var runs bindings.RunBinding = store
+			var jd journal.Driver = store
 			if !trusted {
-				runs = copyingRuns{store}
+				jd = journal.Adapt(journal.Bindings{Runs: store, Snapshots: store, Conversations: store})
 			}
-			b := Bindings{Runs: runs}
-			r := newPooledRun(&b, Input{TenantID: "t1"}, "run-1", "o1", bindings.RunRunning, nil)
+			b := Bindings{Runs: store}
+			r := newPooledRun(&b, jd, trusted, Input{TenantID: "t1"}, "run-1", "o1", bindings.RunRunning, nil)
 			defer r.release()
-			if _, own := r.batcher.(copyingRuns); own == trusted {
-				t.Fatalf("trusted=%v but the run's batcher is %T", trusted, r.batcher)
-			}
 			n := 3 * len(runMem{}.entries)
 			for i := range n {
 				key, out := fmt.Sprintf("step/%d", i), []byte(fmt.Sprintf(`{"i":%d}`, i))

@@ -49,7 +49,7 @@ func TestJournalThroughTheEntrySlab(t *testing.T) {
 		b := f.bindings()
 		if copying {
 			c := copyingStore{f.store}
-			b.Runs, b.Conversations = c, c
+			b.Runs, b.Conversations, b.Journal = c, c, nil
 		}
 		var outs []outcome
 		for i := range 2 {

@@ -274,7 +274,7 @@ func TestInvokeErrorCodes(t *testing.T) {
 		{
 			name: "storage failure", code: agents.CodePersistence, script: answer,
 			setup: func(_ *testing.T, f *fixture, _ *turn.Input, b *turn.Bindings) {
-				b.Conversations = failingConversations{f.store}
+				b.Conversations, b.Journal = failingConversations{f.store}, nil
 			},
 		},
 	}
@@ -382,7 +382,7 @@ func TestResumeErrorCodes(t *testing.T) {
 	// A HITL binding that lost the run's approval: approval-not-found, and
 	// the run stays parked for the right binding.
 	lost := f.bindings()
-	lost.Hitl = memstore.New(nil)
+	lost.Hitl, lost.Journal = memstore.New(nil), nil
 	if err := resume(lost, ok); agents.CodeOf(err) != agents.CodeApprovalNotFound {
 		t.Errorf("approval unknown to the HITL binding: %v, want approval-not-found", err)
 	}

@@ -51,7 +51,7 @@ func ExampleEvents() {
 	conv, _ := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "acme", AgentID: a.ID, AgentVersion: a.Version})
 	b := turn.Bindings{
 		Providers: bindings.Providers{wordStreamer{answer: `{"title": "Mutual NDA"}`}}, Tools: registry.NewTools(),
-		Conversations: store, Snapshots: store, Runs: store,
+		Conversations: store, Snapshots: store, Runs: store, Journal: store,
 	}
 	in := turn.Input{TenantID: "acme", Agent: a, ConversationID: conv.ID, UserMessage: "Summarize the NDA."}
 	for e, err := range turn.Events(ctx, in, b) {

@@ -43,7 +43,7 @@ func exampleSetup(script ...scripted.Response) (agent.Agent, turn.Bindings, *mem
 	}
 	b := turn.Bindings{
 		Providers: bindings.Providers{scripted.New(script, nil)}, Tools: tools,
-		Conversations: store, Snapshots: store, Runs: store, Hitl: store,
+		Conversations: store, Snapshots: store, Runs: store, Hitl: store, Journal: store,
 	}
 	return a, b, store, conv.ID
 }

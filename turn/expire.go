@@ -9,6 +9,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 )
 
 // expirePage is how many expired approvals ExpireApprovals asks the store
@@ -194,7 +195,11 @@ func (s *sweep) drive(ctx context.Context, ref bindings.ApprovalRef) (*sweptRun,
 	}
 	rec := &recordingRuns{RunBinding: s.b.Runs, appended: map[string]bool{}}
 	b := s.b
-	b.Runs = rec
+	if b.Journal != nil {
+		b.Journal = &recordingJournal{Driver: b.Journal, rec: rec}
+	} else {
+		b.Runs = rec // journal.Adapt of it appends with AppendStep
+	}
 	_, err = Resume(ctx, ResumeInput{TenantID: ref.TenantID, RunID: ref.RunID, Agent: a}, b)
 	if err := aborted(ctx); err != nil {
 		return r, err
@@ -250,12 +255,38 @@ type recordingRuns struct {
 // it stored.
 func (r *recordingRuns) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bindings.JournalEntry, bool, error) {
 	e, appended, err := r.RunBinding.AppendStep(ctx, in)
-	if err == nil && appended && e.Status.Phase() == "result" {
+	if err == nil {
+		r.note(e, appended)
+	}
+	return e, appended, err
+}
+
+// note records e when this drive appended its result.
+func (r *recordingRuns) note(e bindings.JournalEntry, appended bool) {
+	if appended && e.Status.Phase() == "result" {
 		r.mu.Lock()
 		r.appended[e.Key] = true
 		r.mu.Unlock()
 	}
-	return e, appended, err
+}
+
+// recordingJournal is the journal.Driver of a sweep's drive over a store's
+// own Driver: it notes, in rec, the result entries each Commit appended.
+type recordingJournal struct {
+	journal.Driver
+	rec *recordingRuns
+}
+
+// Commit commits through the wrapped driver and notes result entries it
+// stored.
+func (j *recordingJournal) Commit(ctx context.Context, in journal.CommitInput) (journal.Committed, error) {
+	res, err := j.Driver.Commit(ctx, in)
+	for i := range res.Entries {
+		if i < len(res.Appended) {
+			j.rec.note(res.Entries[i], res.Appended[i])
+		}
+	}
+	return res, err
 }
 
 func (r *recordingRuns) keys() map[string]bool {

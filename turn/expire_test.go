@@ -92,7 +92,7 @@ func newSweepFixture(t *testing.T, onTimeout string) *sweepFixture {
 func (f *sweepFixture) bindings() turn.Bindings {
 	return turn.Bindings{
 		Providers: bindings.Providers{f.model}, Tools: f.tools,
-		Conversations: f.store, Snapshots: f.store, Runs: f.store, Hitl: f.store,
+		Conversations: f.store, Snapshots: f.store, Runs: f.store, Hitl: f.store, Journal: f.store,
 		TenantPolicy: f.policy, Now: f.clock.Now,
 	}
 }

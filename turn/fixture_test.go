@@ -231,6 +231,7 @@ func (f *fixture) bindings() turn.Bindings {
 		Conversations: f.store,
 		Snapshots:     f.store,
 		Runs:          f.store,
+		Journal:       f.store,
 		Hitl:          f.store,
 		Provenance:    bindings.ProvenanceBindings{Emitter: f.store, Keys: f.keys},
 		Guardrails: memstore.Guardrails{Shared: map[string]bindings.Guardrail{

@@ -304,14 +304,22 @@ func TestConcurrentResume(t *testing.T) {
 	if completed+busy != n || completed == 0 {
 		t.Errorf("completed %d, busy %d", completed, busy)
 	}
+	// A drive that read the run without its lease (memstore's Driver
+	// takes it with the first write) may start, then stop run-busy at
+	// that write, having called nothing: exactly one drive goes on.
 	drives := 0
 	for _, e := range f.events.events {
-		if _, ok := e.(turn.TurnStartedEvent); ok {
+		switch e := e.(type) {
+		case turn.TurnStartedEvent:
 			drives++
+		case turn.TurnFailedEvent:
+			if e.Code == agents.CodeRunBusy {
+				drives--
+			}
 		}
 	}
 	if drives != 1 {
-		t.Errorf("%d drivers started, want exactly 1", drives)
+		t.Errorf("%d drivers went on, want exactly 1", drives)
 	}
 	if c := f.log.count("acme.send-email"); c != 1 {
 		t.Errorf("the approved tool ran %d times, want 1", c)

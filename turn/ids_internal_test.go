@@ -16,7 +16,7 @@ func TestDerivedIDsSurviveLaterIDs(t *testing.T) {
 	type kept struct{ id, want string }
 	var all []kept
 	for round := range 4 {
-		r := newPooledRun(&b, Input{}, fmt.Sprintf("run-%d-%s", round, strings.Repeat("x", 20)), "", "", nil)
+		r := newPooledRun(&b, nil, false, Input{}, fmt.Sprintf("run-%d-%s", round, strings.Repeat("x", 20)), "", "", nil)
 		for i := range 200 {
 			key := fmt.Sprintf("agent-loop/%d/dispatch-tools/call_%d", i, round)
 			all = append(all, kept{r.derivedID(key), r.id + "/" + key})

@@ -12,6 +12,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 )
 
 // Invoke runs one turn of a conversation as a journaled run of the flow
@@ -74,79 +75,67 @@ func invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		return Result{}, err
 	}
 	owner := newID(&b)
-	open := bindings.OpenRunInput{
-		Snapshot: bindings.RunSnapshotWriteInput{
+	jd, native := driverOf(&b)
+	limit := historyLimit(in.Agent)
+	open := journal.OpenInput{
+		TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(&b),
+		Create: &journal.Create{Snapshot: bindings.RunSnapshotWriteInput{
 			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
 			AgentID: in.Agent.ID, AgentVersion: in.Agent.Version,
 			ConversationID: in.ConversationID, ProjectID: in.ProjectID, Input: raw,
-		},
-		Start: bindings.StartRunInput{
-			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
-			Owner: owner, LeaseTTL: leaseTTL(&b),
-		},
+		}},
+		ReadConversation: true, HistoryLimit: max(limit, 0), Trusted: true,
 	}
 	if c := b.child; c != nil {
-		open.Start.ParentRunID, open.Start.ParentStepKey = c.ParentRunID, c.ParentStepKey
+		open.Create.ParentRunID, open.Create.ParentStepKey = c.ParentRunID, c.ParentStepKey
 	}
-	if oo := optimisticOpener(&b); oo != nil && historyLimit(in.Agent) > 0 {
-		// A new run is created by its first write (see optimisticopen.go).
-		reads, ok, err := readTurn(ctx, oo, historyLimit(in.Agent), open)
-		if err != nil {
-			return Result{}, err
-		}
-		if ok {
-			reads.open = &pendingOpen{oo: oo, in: open, stored: stored}
-			r := newPooledRun(&b, stored, in.RunID, owner, bindings.RunRunning, nil)
-			r.reads = reads
-			res, err := r.driveReporting(ctx)
-			r.release()
-			if reopen := (*errRunOpened)(nil); !errors.As(err, &reopen) {
-				return res, err
-			}
-			// Another driver created the run since the read, and nothing
-			// of this drive is stored: open it as it is now, as below.
-		}
+	if limit > 0 {
+		// A new run may be created by its first write (see commit.go):
+		// the deferred user message's, which needs the history read.
+		open.Lease = journal.LeaseOnWrite
 	}
-	var (
-		started bindings.Run
-		entries []bindings.JournalEntry
-		snap    bindings.RunSnapshotRecord
-		hasSnap bool
-		reads   *turnReads
-	)
-	if to := turnOpener(&b); to != nil {
-		started, entries, snap, hasSnap, reads, err = openTurn(ctx, to, historyLimit(in.Agent), open)
-	} else {
-		started, entries, snap, hasSnap, err = openRun(ctx, &b, open)
-	}
+	d, err := jd.Open(ctx, open)
 	if err != nil {
-		return Result{}, err
+		return Result{}, coded(err, "open run")
 	}
-	if explicit || len(entries) > 0 {
+	if p := d.Pending; p != nil && p.Create != nil {
+		r := newPooledRun(&b, jd, native, stored, in.RunID, owner, bindings.RunRunning, nil)
+		r.reads = readsOf(d.Conversation, d.HasConversation, d.History, limit)
+		r.setPending(p)
+		res, err := r.driveReporting(ctx)
+		r.release()
+		if reopen := (*errRunOpened)(nil); !errors.As(err, &reopen) {
+			return res, err
+		}
+		// Another driver created the run since the read, and nothing of
+		// this drive is stored: open it as it is now.
+		open.Lease = journal.LeaseNow
+		if d, err = jd.Open(ctx, open); err != nil {
+			return Result{}, coded(err, "open run")
+		}
+	}
+	if explicit || len(d.Journal) > 0 {
 		// Perhaps an existing run: drive it as the snapshot recorded it
-		// (the first write of a run's snapshot is the one kept).
-		var err error
-		if !hasSnap {
-			snap, err = b.Snapshots.Read(ctx, in.TenantID, in.RunID)
+		// (the first write of a run's snapshot is the one kept). Another
+		// Invoke may have opened the run since prepare's check.
+		err := checkSameInput(d.Snapshot, stored)
+		if err == nil {
+			err = checkFlow(d.Snapshot)
 		}
 		if err == nil {
-			// Another Invoke may have opened the run since the check above.
-			err = checkSameInput(snap, stored)
-		}
-		if err == nil {
-			err = checkFlow(snap)
-		}
-		if err == nil {
-			stored, err = decodeSnapshot(snap, in)
+			stored, err = decodeSnapshot(d.Snapshot, in)
 		}
 		if err != nil {
-			_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
+			if d.Pending == nil {
+				_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
+			}
 			return Result{RunID: in.RunID, ConversationID: in.ConversationID}, coded(err, "read run snapshot")
 		}
 	}
-	r := newPooledRun(&b, stored, in.RunID, owner, started.Status, entries)
+	r := newPooledRun(&b, jd, native, stored, in.RunID, owner, d.Run.Status, d.Journal)
 	defer r.release()
-	r.reads = reads
+	r.reads = readsOf(d.Conversation, d.HasConversation, d.History, limit)
+	r.setPending(d.Pending)
 	return r.driveReporting(ctx)
 }
 
@@ -158,43 +147,6 @@ func (r *run) driveReporting(ctx context.Context) (Result, error) {
 		res = Result{RunID: r.id, ConversationID: r.in.ConversationID, Appended: []bindings.ConversationMessage{}, Retrieved: []RetrievedFact{}, Violations: []Violation{}, Approvals: []bindings.ApprovalRequest{}}
 	}
 	return res, err
-}
-
-// openRun writes the run's snapshot, starts the run under a lease and
-// reads its journal — in one call when the run and snapshot bindings are
-// one store with bindings.RunOpener, which also returns the stored
-// snapshot (hasSnap reports it; the snapshot is returned by value, so
-// that nothing of the call's result stays on the heap).
-func openRun(ctx context.Context, b *Bindings, in bindings.OpenRunInput) (run bindings.Run, entries []bindings.JournalEntry, snap bindings.RunSnapshotRecord, hasSnap bool, err error) {
-	if op, ok := b.Runs.(bindings.RunOpener); ok && sameBinding(b.Runs, b.Snapshots) {
-		res, err := op.OpenRun(ctx, in)
-		if err != nil {
-			return bindings.Run{}, nil, snap, false, coded(err, "open run")
-		}
-		return res.Run, res.Journal, res.Snapshot, true, nil
-	}
-	if err := b.Snapshots.Write(ctx, in.Snapshot); err != nil {
-		return bindings.Run{}, nil, snap, false, coded(err, "write run snapshot")
-	}
-	if run, err = b.Runs.StartRun(ctx, in.Start); err != nil {
-		return bindings.Run{}, nil, snap, false, coded(err, "start run")
-	}
-	if entries, err = b.Runs.ReadJournal(ctx, in.Start.TenantID, in.Start.RunID); err != nil {
-		_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.Start.TenantID, in.Start.RunID, in.Start.Owner)
-		return bindings.Run{}, nil, snap, false, journalError(in.Start.RunID, err)
-	}
-	return run, entries, snap, false, nil
-}
-
-// sameBinding reports whether two bindings are the same value (one store
-// bound twice), without panicking on values that cannot be compared.
-func sameBinding(a, b any) (same bool) {
-	defer func() {
-		if recover() != nil {
-			same = false
-		}
-	}()
-	return a != nil && a == b
 }
 
 // Resume continues a run — parked on approvals, or left running by a
@@ -211,8 +163,8 @@ func sameBinding(a, b any) (same bool) {
 // *agents.HitlRequiredError and nothing runs. A finished run returns its
 // recorded result or error without calling anything.
 //
-// With a store that is a bindings.OptimisticRunResumer bound as Runs,
-// Snapshots and Hitl, the read takes no lease: the drive's first write
+// With a store whose journal.Driver defers the lease (memstore, pgstore:
+// Bindings.Journal), the read takes no lease: the drive's first write
 // takes it, only if the run is still as read, and a model or tool call
 // that was in flight when a driver died is sent again only once the
 // lease is taken (alone, when no write comes before it). A driver that
@@ -256,11 +208,21 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	if err := ctx.Err(); err != nil {
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
-	slab := loadedPool.Get().(*loadedSlab)
-	defer loadedPool.Put(slab) // after r.release: the run indexes the journal in it
-	snap, leased, entries, approvals, pending, err := reopenResuming(ctx, &b, in, owner, claimed, slab[:0])
+	jd, native := driverOf(&b)
+	open := journal.OpenInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(&b), Lease: journal.LeaseOnWrite, ReadApprovals: true, Trusted: true}
+	if claimed != nil {
+		open.Lease = journal.LeaseHeld
+	}
+	d, err := jd.Open(ctx, open)
 	if err != nil {
+		if agents.CodeOf(err) == "" {
+			err = journalError(in.RunID, err)
+		}
 		return Result{}, err
+	}
+	snap, leased, pending := d.Snapshot, d.Run, d.Pending
+	if claimed != nil {
+		leased = *claimed
 	}
 	release := func() {
 		// With pending, nothing is leased yet; a Worker's claimed run it
@@ -292,7 +254,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 		release()
 		return Result{}, err
 	}
-	stored, err := decodeSnapshotIn(snap, Input{Agent: in.Agent}, true) // read by reopen: the caller's own
+	stored, err := decodeSnapshotIn(snap, Input{Agent: in.Agent}, true) // read by Open: the caller's own
 	if err != nil {
 		release()
 		return Result{}, err
@@ -300,12 +262,13 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	if b.child == nil && leased.ParentRunID != "" {
 		b.child = snapshotChild(snap.Input) // a sub-agent's child run: its place in the tree
 	}
-	r := newPooledRun(&b, stored, in.RunID, owner, leased.Status, entries)
+	r := newPooledRun(&b, jd, native, stored, in.RunID, owner, leased.Status, d.Journal)
 	defer r.release()
 	r.held = claimed != nil
-	if approvals != nil || pending != nil {
-		r.reads = &turnReads{approvals: approvals, lease: pending}
+	if d.HasApprovals {
+		r.reads = &turnReads{approvals: d.Approvals}
 	}
+	r.setPending(pending)
 	if st := r.entries.get(NodeComposeResult); st == nil || st.result == 0 {
 		if err := r.recheckRoute(ctx); err != nil {
 			release()
@@ -313,58 +276,6 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 		}
 	}
 	return r.driveReporting(ctx)
-}
-
-// reopen reads the run's snapshot, takes its lease (unless a claim leased
-// it to owner already) and reads its journal: in one call when the store
-// is a bindings.RunReopener for both bindings, else in three. The snapshot
-// comes first (it never changes once written): a run id that names
-// nothing is run-snapshot-missing, as the TypeScript package says,
-// whatever the run binding would answer for it. Another driver's lease is
-// *agents.RunBusyError; nothing is leased when reopen fails. A store that
-// is a bindings.SharedJournalReader reads the journal into dst.
-func reopen(ctx context.Context, b *Bindings, in ResumeInput, owner string, claimed *bindings.Run, dst []bindings.JournalEntry) (bindings.RunSnapshotRecord, bindings.Run, []bindings.JournalEntry, error) {
-	if ro, ok := b.Runs.(bindings.RunReopener); ok && sameBinding(b.Runs, b.Snapshots) {
-		res, err := ro.ReopenRun(ctx, bindings.ReopenRunInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(b), Held: claimed != nil})
-		if err != nil {
-			if agents.CodeOf(err) == "" {
-				err = journalError(in.RunID, err)
-			}
-			if c := agents.CodeOf(err); c != agents.CodeRunBusy && c != agents.CodeRunSnapshotMissing {
-				_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
-			}
-			return bindings.RunSnapshotRecord{}, bindings.Run{}, nil, err
-		}
-		if claimed != nil {
-			res.Run = *claimed
-		}
-		return res.Snapshot, res.Run, res.Journal, nil
-	}
-	snap, err := b.Snapshots.Read(ctx, in.TenantID, in.RunID)
-	if err != nil {
-		if agents.CodeOf(err) == "" {
-			return snap, bindings.Run{}, nil, &agents.RunSnapshotMissingError{RunID: in.RunID}
-		}
-		return snap, bindings.Run{}, nil, err
-	}
-	leased := bindings.Run{}
-	if claimed != nil {
-		leased = *claimed
-	} else {
-		leased, err = b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(b)})
-	}
-	if err != nil {
-		if agents.CodeOf(err) == agents.CodeRunBusy {
-			return snap, bindings.Run{}, nil, err
-		}
-		return snap, bindings.Run{}, nil, journalError(in.RunID, err)
-	}
-	entries, err := readJournal(ctx, b, in.TenantID, in.RunID, dst)
-	if err != nil {
-		_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
-		return snap, bindings.Run{}, nil, journalError(in.RunID, err)
-	}
-	return snap, leased, entries, nil
 }
 
 // recheckRoute verifies, before a resumed drive, that the provider and

@@ -12,6 +12,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/internal/alias"
 	"github.com/kindgi/agents/internal/journalcodec"
 )
@@ -289,27 +290,15 @@ func (r *run) keep(e bindings.JournalEntry) entryRef {
 func (r *run) requestID(key string) string { return r.derivedID(key) }
 
 // appendEntry writes one journal entry at once, under the driver's lease,
-// and indexes what the binding kept (the first entry of that key and
-// phase). With a StepBatcher the decide results buffered before it are
-// written in the same call, ahead of it.
+// and indexes what the driver kept (the first entry of that key and
+// phase). The decide results buffered before it are written in the same
+// Commit, ahead of it.
 func (r *run) appendEntry(ctx context.Context, key, node string, status bindings.StepStatus, output json.RawMessage, se *bindings.StepError) (bindings.JournalEntry, bool, error) {
 	if r.replaying {
 		return bindings.JournalEntry{}, false, &agents.RunJournalUnavailableError{RunID: r.id, Err: fmt.Errorf("the finished run's journal has no result for step %s", key)}
 	}
 	if err := r.checkLease(); err != nil {
 		return bindings.JournalEntry{}, false, err
-	}
-	if r.batcher == nil {
-		if err := r.openPending(ctx); err != nil {
-			return bindings.JournalEntry{}, false, err
-		}
-		e := bindings.JournalEntry{Key: key, Node: node, Status: status, Output: output, Error: se, At: r.now()}
-		e, appended, err := r.b.Runs.AppendStep(ctx, bindings.AppendStepInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entry: e})
-		if err != nil {
-			return bindings.JournalEntry{}, false, coded(err, "append journal step "+key)
-		}
-		r.record(e)
-		return e, appended, nil
 	}
 	entries, e := r.bufSlot() // the buffer and e after it, not buffered
 	setEntry(e, key, node, status, output, se, r.now())
@@ -318,16 +307,15 @@ func (r *run) appendEntry(ctx context.Context, key, node string, status bindings
 		return bindings.JournalEntry{}, false, err
 	}
 	last := len(stored) - 1
-	r.recordAt(&stored[last]) // in place when the store updated e there (bindings.TrustedJournal)
+	r.recordAt(&stored[last]) // in place when the driver updated e there (CommitInput.Trusted)
 	return stored[last], appended[last], nil
 }
 
-// bufferEntry records the completed outcome of a decide step. With a
-// StepBatcher it is only buffered: it is written with the next entry that
-// must be written at once (a started marker, an effect step's result, a
-// park, a failure), by flush before the next external side effect, or by
-// the end of the drive — whichever comes first. Without one it is written
-// at once, as appendEntry does.
+// bufferEntry records the completed outcome of a decide step. It is only
+// buffered: it is written with the next entry that must be written at
+// once (a started marker, an effect step's result, a park, a failure), by
+// flush before the next external side effect, or by the end of the drive
+// — whichever comes first.
 //
 // Why a crash that loses the buffer is safe: a buffered entry is the
 // result of a step that only reads and decides (setup, render-prompt,
@@ -345,9 +333,6 @@ func (r *run) appendEntry(ctx context.Context, key, node string, status bindings
 // a later now, but nothing was done with the lost decision), and an
 // idempotent write stores nothing twice and returns what it stored.
 func (r *run) bufferEntry(ctx context.Context, key, node string, output json.RawMessage) (bindings.JournalEntry, bool, error) {
-	if r.batcher == nil {
-		return r.appendEntry(ctx, key, node, bindings.StepCompleted, output, nil)
-	}
 	if r.replaying {
 		return bindings.JournalEntry{}, false, &agents.RunJournalUnavailableError{RunID: r.id, Err: fmt.Errorf("the finished run's journal has no result for step %s", key)}
 	}
@@ -388,9 +373,8 @@ func (r *run) bufferEntry(ctx context.Context, key, node string, output json.Raw
 	return *e, true, nil
 }
 
-// carry buffers the result of an effect step (a model or tool call) when
-// the run and conversation bindings are one store with a
-// StepMessageAppender. It is written by the very next write of the drive,
+// carry buffers the result of an effect step (a model or tool call). It
+// is written by the very next write of the drive,
 // in the same call and transaction, ahead of what that write stores:
 // usually the message append of the step right after it (the assistant
 // message of a model call, the tool message of a tool call); decide steps
@@ -410,9 +394,10 @@ func (r *run) carry(ctx context.Context, key, node string, output json.RawMessag
 	return e, appended, err
 }
 
-// appendMessage stores a message of the run after the buffered results: in
-// one call with a StepMessageAppender, otherwise as flush then
-// AppendMessage.
+// appendMessage stores a message of the run after the buffered results,
+// in one Commit (a message with no step entry: its step's entry is
+// buffered after it). The user message's append also reads the history
+// before it (wantHistory), when the buffer rides with it.
 func (r *run) appendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
 	if r.deferred.set {
 		// The message waiting for the next write goes first, alone.
@@ -420,36 +405,30 @@ func (r *run) appendMessage(ctx context.Context, in bindings.AppendMessageInput)
 			return bindings.ConversationMessage{}, err
 		}
 	}
-	if r.combiner == nil || len(r.buf) == 0 {
-		if err := r.flush(ctx); err != nil {
-			return bindings.ConversationMessage{}, err
-		}
-		if err := r.openPending(ctx); err != nil {
-			return bindings.ConversationMessage{}, err
-		}
-		m, err := r.b.Conversations.AppendMessage(ctx, in)
-		if err != nil {
-			return m, coded(err, "append message")
-		}
-		return m, nil
-	}
 	if err := r.checkLease(); err != nil {
 		return bindings.ConversationMessage{}, err
 	}
-	stored, appended, m, err := r.appendStepsAndMessage(ctx, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: r.buf}, in)
-	if stored != nil {
+	m := &journal.Message{Index: len(r.buf), Message: in}
+	if r.wantHistory && r.s.HistoryLimit > 0 && len(r.buf) > 0 {
+		m.HistoryLimit = r.s.HistoryLimit
+	}
+	res, err := r.commit(ctx, journal.CommitInput{Entries: r.buf, Message: m})
+	if res.Entries != nil {
 		// The entries were stored, whatever became of the message.
-		if len(stored) != len(r.buf) || len(appended) != len(r.buf) {
-			return m, &agents.PersistenceError{Op: "append journal steps", Err: fmt.Errorf("%d entries written, %d returned", len(r.buf), len(stored))}
+		if len(res.Entries) != len(r.buf) || len(res.Appended) != len(r.buf) {
+			return res.Message, &agents.PersistenceError{Op: "append journal steps", Err: fmt.Errorf("%d entries written, %d returned", len(r.buf), len(res.Entries))}
 		}
-		if serr := r.stored(stored, appended); serr != nil {
-			return m, serr
+		if serr := r.stored(res.Entries, res.Appended); serr != nil {
+			return res.Message, serr
 		}
 	}
 	if err != nil {
-		return m, coded(err, "append message")
+		return res.Message, coded(err, "append message")
 	}
-	return m, nil
+	if m.HistoryLimit > 0 {
+		r.keepHistory(res.History, res.Message.Seq)
+	}
+	return res.Message, nil
 }
 
 // holdLease makes sure the drive holds the run's lease before a side
@@ -482,32 +461,18 @@ func (r *run) flush(ctx context.Context) error {
 }
 
 // writeEntries writes entries — the buffer, possibly followed by one more
-// — in one AppendSteps call, empties the buffer and indexes what the
-// binding kept. A buffered entry the binding did not append means another
-// driver wrote that step since this drive read the journal: the decisions
-// this drive made from it are not the run's, so the drive stops with
-// run-busy (the run stays resumable).
+// — in one Commit, empties the buffer and indexes what the driver kept. A
+// buffered entry the driver did not append means another driver wrote
+// that step since this drive read the journal: the decisions this drive
+// made from it are not the run's, so the drive stops with run-busy (the
+// run stays resumable).
 func (r *run) writeEntries(ctx context.Context, entries []bindings.JournalEntry) ([]bindings.JournalEntry, []bool, error) {
 	if r.deferred.set {
 		return r.writeDeferred(ctx, entries, "")
 	}
-	in := bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries}
-	var stored []bindings.JournalEntry
-	var appended []bool
-	var err error
-	if rd := r.reads; rd != nil && rd.lease != nil {
-		stored, appended, err = r.appendStepsAsRead(ctx, in)
-	} else {
-		if err := r.openPending(ctx); err != nil {
-			return nil, nil, err
-		}
-		stored, appended, err = r.batcher.AppendSteps(ctx, in)
-	}
+	stored, appended, err := r.commitEntries(ctx, entries, "")
 	if err != nil {
-		return nil, nil, coded(err, "append journal steps")
-	}
-	if len(stored) != len(entries) || len(appended) != len(entries) {
-		return nil, nil, &agents.PersistenceError{Op: "append journal steps", Err: fmt.Errorf("%d entries written, %d returned", len(entries), len(stored))}
+		return nil, nil, err
 	}
 	return stored, appended, r.stored(stored[:len(r.buf)], appended)
 }
@@ -524,8 +489,8 @@ func (r *run) stored(buffered []bindings.JournalEntry, appended []bool) error {
 			return &agents.RunBusyError{RunID: r.id}
 		}
 		// Overwrite the provisional entry in place (it gains its Seq): no
-		// allocation per entry. A store that updated the buffer in place
-		// (bindings.TrustedJournal) updated the index's entry itself.
+		// allocation per entry. A driver that updated the buffer in place
+		// (CommitInput.Trusted) updated the index's entry itself.
 		if st := r.entries.get(buffered[i].Key); st != nil && st.result != 0 && r.at(st.result) != &buffered[i] {
 			*r.at(st.result) = buffered[i]
 		}
@@ -570,9 +535,8 @@ type stepKind int
 const (
 	// kindDecide: no started entry; the result is buffered (bufferEntry).
 	kindDecide stepKind = iota
-	// kindEffect: a started entry first; the result is written at once —
-	// or, with a StepMessageAppender, carried by the message append of the
-	// step right after it (see carry).
+	// kindEffect: a started entry first; the result is carried by the
+	// drive's next write (see carry).
 	kindEffect
 	// kindMessage: a decide step whose effect is a message append through
 	// r.appendMessage, which writes the buffer in the same call; its fn
@@ -682,13 +646,8 @@ func runStep[T any](ctx context.Context, r *run, key, node string, kind stepKind
 	var e bindings.JournalEntry
 	var appended bool
 	switch {
-	case effect && r.combiner != nil:
-		e, appended, err = r.carry(ctx, key, node, raw)
 	case effect:
-		e, appended, err = r.appendEntry(ctx, key, node, bindings.StepCompleted, raw, nil)
-		if err == nil {
-			r.inflight = ""
-		}
+		e, appended, err = r.carry(ctx, key, node, raw)
 	default:
 		e, appended, err = r.bufferEntry(ctx, key, node, raw)
 	}

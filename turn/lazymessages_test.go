@@ -42,7 +42,7 @@ func TestReplayDecodesMessagesOnlyWhenAStepRuns(t *testing.T) {
 	if err != nil || res.Status != turn.StatusSuspended {
 		t.Fatalf("Invoke = %+v, %v", res, err)
 	}
-	b.Runs = brokenMessages{f.store}
+	b.Runs, b.Journal = brokenMessages{f.store}, nil
 	in := turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}
 	if _, err := turn.Resume(t.Context(), in, b); agents.CodeOf(err) != agents.CodeHitlRequired {
 		t.Fatalf("pending Resume = %v, want hitl-required", err)
@@ -57,7 +57,7 @@ func TestReplayDecodesMessagesOnlyWhenAStepRuns(t *testing.T) {
 		t.Fatalf("the tool ran %d times over a journal the drive could not read", n)
 	}
 	// The store's own journal is intact: a Resume over it completes.
-	b.Runs = f.store
+	b.Runs, b.Journal = f.store, f.store
 	final, err := turn.Resume(t.Context(), in, b)
 	if err != nil || final.Status != turn.StatusCompleted || f.log.count("acme.send-email") != 1 {
 		t.Fatalf("Resume = %+v, %v; tool calls %d", final, err, f.log.count("acme.send-email"))

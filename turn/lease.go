@@ -38,8 +38,6 @@ func (r *run) keepLease(ctx context.Context, cancel context.CancelCauseFunc) {
 	k := &leaseKeeper{}
 	r.lease = k
 	ttl := r.ttl()
-	pend := r.unopened() // read here: the renewals run on their own goroutine
-	pl := r.unleased()
 	var renew func()
 	renew = func() {
 		k.mu.Lock()
@@ -53,7 +51,7 @@ func (r *run) keepLease(ctx context.Context, cancel context.CancelCauseFunc) {
 		if ctx.Err() != nil {
 			return // the drive is over
 		}
-		if (pend != nil && !pend.opened.Load()) || (pl != nil && !pl.taken.Load()) {
+		if r.unheld.Load() {
 			// The run is not stored yet, or not leased yet: no lease to
 			// renew.
 			k.mu.Lock()
@@ -100,7 +98,7 @@ func (r *run) stopLease() {
 // unreleased lease simply expires).
 func (r *run) releaseLease(ctx context.Context) {
 	r.stopLease()
-	if r.unopened() != nil || r.unleased() != nil {
+	if r.pend != nil {
 		return // the run is not stored, or not leased: no lease to release
 	}
 	_ = r.b.Runs.ReleaseLease(context.WithoutCancel(ctx), r.tenantID, r.id, r.owner)

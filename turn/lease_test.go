@@ -33,7 +33,7 @@ func TestLeaseIsRenewedDuringALongStep(t *testing.T) {
 	})
 	b := f.bindings()
 	runs := &countingRuns{RunBinding: f.store}
-	b.Runs = runs
+	b.Runs, b.Journal = runs, nil
 	b.LeaseTTL = 60 * time.Millisecond
 	if _, err := turn.Invoke(t.Context(), f.input("Find a clause."), b); err != nil {
 		t.Fatalf("Invoke: %v", err)
@@ -91,7 +91,7 @@ func TestNoRenewalAfterAPanic(t *testing.T) {
 	f := newFixture(t, searchThenAnswer(), nil)
 	b := f.bindings()
 	runs := &countingRuns{RunBinding: f.store}
-	b.Runs = runs
+	b.Runs, b.Journal = runs, nil
 	b.Tools = panickingTools{f.tools}
 	b.LeaseTTL = 30 * time.Millisecond
 	func() {

@@ -8,12 +8,12 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/internal/journalcodec"
 )
 
 // deferredMessage is a message step whose append waits for the drive's
-// next write, to be stored with it in one bindings.MessageStepAppender
-// call (see deferMessage).
+// next write, to be stored with it in one Commit (see deferMessage).
 //
 // The message itself is not copied here: it is r.appended[appended], where
 // persist puts it before any write can happen (see message). Holding it
@@ -46,8 +46,8 @@ func (r *run) message(d *deferredMessage) (in bindings.AppendMessageInput, ok bo
 }
 
 // deferMessage defers the append of in, the message of step key, to the
-// next write of the drive when the store can take the message, the step's
-// entry and the entries around it in one call: it reports whether it did,
+// next write of the drive, which takes the message, the step's entry and
+// the entries around it in one Commit: it reports whether it did,
 // and then persist's step returns the message as it will be stored, but
 // for its Seq and CreatedAt (which only the store gives it), and the step's
 // entry is buffered without an output (the store sets it to the stored
@@ -64,10 +64,10 @@ func (r *run) message(d *deferredMessage) (in bindings.AppendMessageInput, ok bo
 // loses what a crash at the message's own append loses. The message's
 // events (after) are emitted once it is stored. The user message, whose
 // Seq bounds the history read right after it, is deferred only with the
-// history read ahead by a bindings.TurnOpener, stored on the condition
+// history Open read ahead, stored on the condition
 // that the conversation is still as read (see deferUserMessage).
 func (r *run) deferMessage(ctx context.Context, key, node string, in bindings.AppendMessageInput, after func(context.Context, bindings.ConversationMessage)) (bool, error) {
-	if r.msgStep == nil || (key == NodePersistUserMessage && !r.deferUserMessage()) {
+	if key == NodePersistUserMessage && !r.deferUserMessage() {
 		return false, nil
 	}
 	if r.deferred.set {
@@ -88,7 +88,7 @@ func (r *run) deferMessage(ctx context.Context, key, node string, in bindings.Ap
 func (r *run) deferredOutput(key string) bool { return r.deferred.set && r.deferred.key == key }
 
 // encodeMessage is the journaled form of a stored message, as the message
-// step's output (bindings.MessageStepInput.Encode).
+// step's output (journal.Message.Encode).
 // It takes the message by value, and leaves the rare fallback to
 // marshalMessage, so that the caller's message stays on its stack.
 func encodeMessage(m bindings.ConversationMessage) ([]byte, error) {
@@ -136,7 +136,7 @@ func marshalMessage(m bindings.ConversationMessage) ([]byte, error) { return jso
 
 // writeDeferred writes entries — the buffer, with the deferred message
 // step's entry in it, possibly followed by one more entry — with the
-// deferred message, in one AppendMessageStep call, finishing the run when
+// deferred message, in one Commit, finishing the run when
 // finish is set; it empties the buffer and indexes what the store kept, as
 // writeEntries does.
 //
@@ -159,35 +159,32 @@ func (r *run) writeDeferred(ctx context.Context, entries []bindings.JournalEntry
 		r.dropBuffer()
 		return nil, nil, &agents.PersistenceError{Op: "append message step", Err: fmt.Errorf("the entry of step %s is not buffered", d.key)}
 	}
-	in := bindings.MessageStepInput{
-		Steps:     bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries},
-		StepIndex: at, Message: msg, Finish: finish, Encode: r.encodeMsg,
+	m := &r.msgIn // the run's own: no allocation per message step
+	*m = journal.Message{Index: at, Message: msg, Encode: r.encodeMsg}
+	user := d.key == NodePersistUserMessage && r.reads != nil && r.reads.userDeferred
+	if user {
+		// The user message, on the condition that the conversation is as
+		// Open read it (see deferUserMessage).
+		m.CheckCount, m.Count = true, r.reads.count
 	}
-	var res bindings.MessageStepResult
-	var err error
-	if d.key == NodePersistUserMessage && r.reads != nil && r.reads.userDeferred {
-		// The user message, on the condition that the conversation is
-		// as OpenTurn read it (see deferUserMessage).
-		if err := r.takeLease(ctx); err != nil {
-			return nil, nil, err
-		}
-		if res, err = r.appendUserMessageStep(ctx, in); errors.Is(err, bindings.ErrConversationChanged) {
+	res, err := r.commit(ctx, journal.CommitInput{Entries: entries, Message: m, Finish: finish})
+	if user {
+		if errors.Is(err, bindings.ErrConversationChanged) {
 			return r.writeUserMessageAgain(ctx, entries, at, finish)
 		}
-	} else if rd := r.reads; rd != nil && rd.lease != nil {
-		res, err = r.appendMessageStepAsRead(ctx, in)
-	} else {
-		if err := r.openPending(ctx); err != nil {
-			return nil, nil, err
+		if err == nil {
+			r.reads.userDeferred = false
+			if res.Message.Seq != int64(m.Count)+1 {
+				return nil, nil, &agents.PersistenceError{Op: "append user message step", Err: fmt.Errorf("the message got seq %d, want %d", res.Message.Seq, m.Count+1)}
+			}
 		}
-		res, err = r.msgStep.AppendMessageStep(ctx, in)
 	}
 	if err != nil {
 		if res.Entries == nil {
 			// Nothing stored: the deferred message stays for a retry.
 			return nil, nil, coded(err, "append message step")
 		}
-		return nil, nil, r.refusedDeferred(ctx, at, res, err)
+		return nil, nil, r.refusedDeferred(ctx, at, res.Entries, res.Appended, err)
 	}
 	if len(res.Entries) != len(entries) || len(res.Appended) != len(entries) {
 		return nil, nil, &agents.PersistenceError{Op: "append message step", Err: fmt.Errorf("%d entries written, %d returned", len(entries), len(res.Entries))}
@@ -209,10 +206,10 @@ func (r *run) writeDeferred(ctx context.Context, entries []bindings.JournalEntry
 }
 
 // refusedDeferred handles a deferred message the store refused after
-// storing the entries before it (res.Entries): see writeDeferred.
-func (r *run) refusedDeferred(ctx context.Context, at int, res bindings.MessageStepResult, err error) error {
-	if len(res.Entries) != at || len(res.Appended) != at {
-		return &agents.PersistenceError{Op: "append message step", Err: fmt.Errorf("%d entries written, %d returned", at, len(res.Entries))}
+// storing the entries before it (stored): see writeDeferred.
+func (r *run) refusedDeferred(ctx context.Context, at int, stored []bindings.JournalEntry, appended []bool, err error) error {
+	if len(stored) != at || len(appended) != at {
+		return &agents.PersistenceError{Op: "append message step", Err: fmt.Errorf("%d entries written, %d returned", at, len(stored))}
 	}
 	d := r.deferred
 	r.deferred.set = false
@@ -226,7 +223,7 @@ func (r *run) refusedDeferred(ctx context.Context, at int, res bindings.MessageS
 	if d.appended < len(r.appended) {
 		r.appended = r.appended[:d.appended] // its message, never stored
 	}
-	if serr := r.stored(res.Entries, res.Appended); serr != nil {
+	if serr := r.stored(stored, appended); serr != nil {
 		return serr
 	}
 	err = coded(err, "append message")

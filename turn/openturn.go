@@ -7,39 +7,33 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 )
 
-// turnReads holds what a bindings.TurnOpener read ahead for a drive, each
-// for its one reader: the conversation for setup, and the history before
-// the user message for build-initial-messages.
+// turnReads holds what the drive's Open (or a Commit) read ahead, each
+// for its one reader: the conversation for setup, the history before the
+// user message for build-initial-messages, and the run's approvals for
+// the approval steps.
 type turnReads struct {
 	conv    bindings.Conversation
 	hasConv bool
 
 	// history holds the newest messages before the user message: read by
-	// OpenTurn with the conversation (before is then the seq the user
-	// message gets when nothing is appended meanwhile: MessageCount+1), or
-	// by AppendUserMessage (before is the stored message's seq).
+	// Open with the conversation (before is then the seq the user message
+	// gets when nothing is appended meanwhile: MessageCount+1), or by the
+	// user message's Commit (before is the stored message's seq).
 	history    []bindings.ConversationMessage
 	hasHistory bool
 	before     int64
 	limit      int
-	// count is the MessageCount OpenTurn read (hasCount): the condition on
+	// count is the MessageCount Open read (hasCount): the condition on
 	// which the deferred user message is stored (userDeferred).
 	count        int
 	hasCount     bool
 	userDeferred bool
 
-	// approvals are the run's approvals, read by ResumeRun (getApproval).
+	// approvals are the run's approvals, read by Open (getApproval).
 	approvals []bindings.Approval
-
-	// open is the run's open still to be made, by its first write, when
-	// ReadTurn read it as missing (see optimisticopen.go); nil otherwise.
-	open *pendingOpen
-	// lease is the run's lease still to be taken, by its first write (or
-	// alone, before a call sent again: holdLease), when ReadResumeRun read
-	// the run without leasing it (see optimisticresume.go); nil otherwise.
-	lease *pendingLease
 }
 
 // historyLimit is the number of earlier messages a turn of a reads
@@ -51,32 +45,7 @@ func historyLimit(a agent.Agent) int {
 	return DefaultHistoryLimit
 }
 
-// turnOpener returns b's bindings.TurnOpener when its store offers one
-// and is bound, as itself, as the turn's Runs, Snapshots and
-// Conversations (so that no wrapper's own methods are bypassed); nil
-// otherwise.
-func turnOpener(b *Bindings) bindings.TurnOpener {
-	to, ok := b.Runs.(bindings.TurnOpener)
-	if !ok || !sameBinding(to.TurnOpenerStore(), b.Runs) || !sameBinding(b.Runs, b.Snapshots) || !sameBinding(b.Runs, b.Conversations) {
-		return nil
-	}
-	return to
-}
-
-// openTurn is openRun for Invoke with the store's bindings.TurnOpener
-// (turnOpener): it also reads the turn's conversation, with its newest
-// limit messages, in the same call (reads), which setup and
-// build-initial-messages then take instead of calling GetConversation and
-// ReadMessages.
-func openTurn(ctx context.Context, to bindings.TurnOpener, limit int, in bindings.OpenRunInput) (run bindings.Run, entries []bindings.JournalEntry, snap bindings.RunSnapshotRecord, hasSnap bool, reads *turnReads, err error) {
-	res, err := to.OpenTurn(ctx, bindings.OpenTurnInput{OpenRunInput: in, HistoryLimit: max(limit, 0)})
-	if err != nil {
-		return bindings.Run{}, nil, snap, false, nil, coded(err, "open run")
-	}
-	return res.Run, res.Journal, res.Snapshot, true, readsOf(res.Conversation, res.HasConversation, res.History, limit), nil
-}
-
-// readsOf is what a TurnOpener's read of the turn's conversation gives
+// readsOf is what Open's read of the turn's conversation gives
 // setup and build-initial-messages: the conversation and its message
 // count, when there is one, and its history, when limit asked for one and
 // the store read it consistently (a nil history: not read).
@@ -93,8 +62,8 @@ func readsOf(conv bindings.Conversation, hasConv bool, history []bindings.Conver
 	return reads
 }
 
-// conversation is the turn's conversation for setup: the one OpenTurn
-// read (once), or GetConversation's.
+// conversation is the turn's conversation for setup: the one Open read
+// (once), or GetConversation's.
 func (r *run) conversation(ctx context.Context) (bindings.Conversation, error) {
 	if rd := r.reads; rd != nil && rd.hasConv {
 		c := rd.conv
@@ -112,9 +81,8 @@ func (r *run) conversation(ctx context.Context) (bindings.Conversation, error) {
 
 // deferUserMessage reports whether the user message may wait for the
 // drive's next write like the other messages (deferMessage), and marks it
-// so: only with the history OpenTurn read for this turn's limit, the
-// conversation's message count to store it on (AppendUserMessageStep),
-// and the store's TurnOpener. build-initial-messages then takes that
+// so: only with the history Open read for this turn's limit and the
+// conversation's message count to store it on (Message.CheckCount). build-initial-messages then takes that
 // history; the next write stores the message only if no message was
 // appended meanwhile — so the message gets the seq right after the ones
 // read, and the history read is exactly the messages before it — and
@@ -125,45 +93,26 @@ func (r *run) deferUserMessage() bool {
 		return false
 	}
 	ok := rd.hasCount && rd.hasHistory && rd.before == int64(rd.count)+1 && rd.limit == r.s.HistoryLimit &&
-		r.s.HistoryLimit > 0 && turnOpener(r.b) != nil
+		r.s.HistoryLimit > 0
+	if ok && len(rd.history) > 0 && rd.history[len(rd.history)-1].ID == r.messageID(NodePersistUserMessage) {
+		// An earlier drive stored this turn's user message and failed
+		// before its step: the history read ahead holds it. Append it now
+		// (the store returns the stored one) and read the history before
+		// it, as without a read ahead.
+		ok, rd.hasHistory, rd.history = false, false, nil
+	}
 	rd.userDeferred = ok
 	return ok
 }
 
-// appendStepsAndMessage is the combiner's AppendStepsAndMessage; for the
-// user message, with a bindings.TurnOpener, it is AppendUserMessage,
-// which also reads the history build-initial-messages needs (the messages
-// before the stored user message) in the same call.
-func (r *run) appendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, in bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
-	if err := r.openPending(ctx); err != nil {
-		return nil, nil, bindings.ConversationMessage{}, err
+// keepHistory keeps the history a Commit of the user message read (the
+// messages before seq, the stored message's) for build-initial-messages.
+func (r *run) keepHistory(history []bindings.ConversationMessage, seq int64) {
+	if r.reads == nil {
+		r.reads = &turnReads{}
 	}
-	if !r.wantHistory || r.s.HistoryLimit < 1 {
-		return r.combiner.AppendStepsAndMessage(ctx, steps, in)
-	}
-	to := turnOpener(r.b)
-	if to == nil {
-		return r.combiner.AppendStepsAndMessage(ctx, steps, in)
-	}
-	res, err := r.appendUserMessage(ctx, to, steps, in)
-	return res.Entries, res.Appended, res.Message, err
-}
-
-// appendUserMessage is AppendUserMessage; the history it read is kept for
-// build-initial-messages.
-func (r *run) appendUserMessage(ctx context.Context, to bindings.TurnOpener, steps bindings.AppendStepsInput, in bindings.AppendMessageInput) (bindings.UserMessageResult, error) {
-	if err := r.openPending(ctx); err != nil {
-		return bindings.UserMessageResult{}, err
-	}
-	res, err := to.AppendUserMessage(ctx, bindings.UserMessageInput{Steps: steps, Message: in, HistoryLimit: r.s.HistoryLimit})
-	if err == nil {
-		if r.reads == nil {
-			r.reads = &turnReads{}
-		}
-		r.reads.history, r.reads.hasHistory = res.History, true
-		r.reads.before, r.reads.limit = res.Message.Seq, r.s.HistoryLimit
-	}
-	return res, err
+	r.reads.history, r.reads.hasHistory = history, true
+	r.reads.before, r.reads.limit = seq, r.s.HistoryLimit
 }
 
 // history is the history before the user message for
@@ -193,39 +142,15 @@ func (r *run) history(ctx context.Context) ([]bindings.ConversationMessage, erro
 	return hist, nil
 }
 
-// appendUserMessageStep is AppendUserMessageStep of the deferred user
-// message's write, on the count OpenTurn read.
-func (r *run) appendUserMessageStep(ctx context.Context, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
-	rd := r.reads // set: the message is deferred (deferUserMessage)
-	to := turnOpener(r.b)
-	if to == nil {
-		return bindings.MessageStepResult{}, &agents.PersistenceError{Op: "append user message step", Err: fmt.Errorf("the store is no longer a turn opener")}
-	}
-	var res bindings.MessageStepResult
-	var err error
-	if p := r.unopened(); p != nil {
-		res, err = r.openUserMessageStep(ctx, p, bindings.UserMessageStepInput{MessageStepInput: in, MessageCount: rd.count})
-	} else {
-		res, err = to.AppendUserMessageStep(ctx, bindings.UserMessageStepInput{MessageStepInput: in, MessageCount: rd.count})
-	}
-	if err == nil {
-		rd.userDeferred = false
-		if res.Message.Seq != int64(rd.count)+1 {
-			return bindings.MessageStepResult{}, &agents.PersistenceError{Op: "append user message step", Err: fmt.Errorf("the message got seq %d, want %d", res.Message.Seq, rd.count+1)}
-		}
-	}
-	return res, err
-}
-
 // writeUserMessageAgain is writeDeferred of the deferred user message
-// when AppendUserMessageStep stored nothing because the conversation
-// changed since OpenTurn read it: the write is made as it would have been
+// when its count-checked Commit stored nothing because the conversation
+// changed since Open read it: the write is made as it would have been
 // without the read ahead. The entries before the message and the message
-// go in one AppendUserMessage, which reads the history before it; the
+// go in one Commit, which reads the history before it; the
 // message step's entry gets the stored message; build-initial-messages,
 // when buffered, is decided again from that history (the model has not
 // been called: the write carries its started entry); then the rest is
-// written as writeEntries (or FinishRun, with finish) writes it. The
+// written as writeEntries (or end, with finish) writes it. The
 // journal is then what it would have been had the user message been
 // appended at once.
 func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.JournalEntry, at int, finish bindings.RunStatus) ([]bindings.JournalEntry, []bool, error) {
@@ -236,21 +161,18 @@ func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.Jour
 		return nil, nil, &agents.PersistenceError{Op: "append user message", Err: fmt.Errorf("the message of step %s is not held", d.key)}
 	}
 	r.reads.userDeferred = false
-	to := turnOpener(r.b)
-	if to == nil {
-		return nil, nil, &agents.PersistenceError{Op: "append user message", Err: fmt.Errorf("the store is no longer a turn opener")}
-	}
 	n := len(r.buf)
 	rest := append([]bindings.JournalEntry(nil), entries[at:]...) // the step's entry and those after it
 	head := entries[:at:at]
-	res, err := r.appendUserMessage(ctx, to, bindings.AppendStepsInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: head}, msg)
+	res, err := r.commit(ctx, journal.CommitInput{Entries: head, Message: &journal.Message{Index: at, Message: msg, HistoryLimit: r.s.HistoryLimit}})
 	if err != nil {
 		if res.Entries == nil {
 			// Nothing stored: the deferred message stays for a retry.
 			return nil, nil, coded(err, "append message")
 		}
-		return nil, nil, r.refusedDeferred(ctx, at, bindings.MessageStepResult{Entries: res.Entries, Appended: res.Appended}, err)
+		return nil, nil, r.refusedDeferred(ctx, at, res.Entries, res.Appended, err)
 	}
+	r.keepHistory(res.History, res.Message.Seq)
 	if len(res.Entries) != at || len(res.Appended) != at {
 		return nil, nil, &agents.PersistenceError{Op: "append message", Err: fmt.Errorf("%d entries written, %d returned", at, len(res.Entries))}
 	}
@@ -304,12 +226,8 @@ func (r *run) writeUserMessageAgain(ctx context.Context, entries []bindings.Jour
 	var stored []bindings.JournalEntry
 	var appended []bool
 	if finish != "" {
-		stored, appended, err = r.finisher.FinishRun(ctx, bindings.FinishRunInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: rest, Status: finish})
-		if err == nil && (len(stored) != len(rest) || len(appended) != len(rest)) {
-			err = &agents.PersistenceError{Op: "finish run", Err: fmt.Errorf("%d entries written, %d returned", len(rest), len(stored))}
-		}
-		if err != nil {
-			return nil, nil, coded(err, "finish run")
+		if stored, appended, err = r.commitEntries(ctx, rest, finish); err != nil {
+			return nil, nil, err
 		}
 		err = r.stored(stored[:len(r.buf)], appended)
 	} else {

@@ -109,7 +109,7 @@ func TestRecurringFailureEndsTheRun(t *testing.T) {
 			store := &refusingStore{Store: f.store, refuse: completed(key), err: c.err}
 			b := f.bindings()
 			b.Providers = bindings.Providers{f.provider}
-			b.Runs, b.Snapshots, b.Conversations = store, store, store
+			b.Runs, b.Snapshots, b.Conversations, b.Journal = store, store, store, nil
 			b.MaxStepAttempts = c.max
 			in := f.input("Answer me.")
 			in.RunID = "recurring"
@@ -149,7 +149,7 @@ func TestRecurringToolFailureIsBounded(t *testing.T) {
 	key := "agent-loop/1/dispatch-tools/call_1"
 	store := &refusingStore{Store: f.store, refuse: completed(key), err: &agents.PersistenceError{Op: "append", Err: errors.New("timeout")}}
 	b := f.bindings()
-	b.Runs, b.Snapshots, b.Conversations = store, store, store
+	b.Runs, b.Snapshots, b.Conversations, b.Journal = store, store, store, nil
 	b.MaxStepAttempts = 3
 	in := f.input("Find a confidentiality clause.")
 	in.RunID = "recurring-tool"

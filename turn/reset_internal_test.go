@@ -69,11 +69,10 @@ func fillJunk(t *testing.T, v reflect.Value, ifaces []any) {
 // A field added to run and not to reset fails here.
 func TestResetClearsEveryField(t *testing.T) {
 	store := memstore.New(nil)
-	batcher, _ := store.TrustedJournal()
-	ifaces := []any{store, batcher, context.Background(), errors.New("junk"), "junk", junkProvider{}, registry.NewTools().ForTenant("t1")}
+	ifaces := []any{store, context.Background(), errors.New("junk"), "junk", junkProvider{}, registry.NewTools().ForTenant("t1")}
 	b := Bindings{Runs: store, Conversations: store}
 	in := Input{TenantID: "t1", ConversationID: "c1", UserMessage: "hello", RunID: "run-1"}
-	r := newPooledRun(&b, in, "run-1", "o1", bindings.RunRunning, nil)
+	r := newPooledRun(&b, store, true, in, "run-1", "o1", bindings.RunRunning, nil)
 	defer r.release()
 	mem, encode := r.mem, r.encodeMsg
 	fillJunk(t, reflect.NewAt(reflect.TypeOf(run{}), unsafe.Pointer(r)).Elem(), ifaces)
@@ -86,11 +85,11 @@ func TestResetClearsEveryField(t *testing.T) {
 	r.mem, r.encodeMsg = mem, encode // a pooled run's own: kept by initRun
 	in2 := Input{TenantID: "t2", ConversationID: "c2", UserMessage: "again"}
 	b2 := Bindings{Runs: store, Conversations: store}
-	initRun(r, &b2, in2, "run-2", "o2", bindings.RunSuspended, nil)
+	initRun(r, &b2, store, true, in2, "run-2", "o2", bindings.RunSuspended, nil)
 
 	set := map[string]bool{ // what initRun sets, checked below
 		"mem": true, "b": true, "in": true, "tenantID": true, "id": true, "owner": true, "resumed": true, "status": true,
-		"entries": true, "entrySlab": true, "batcher": true, "finisher": true, "combiner": true, "msgStep": true, "encodeMsg": true,
+		"entries": true, "entrySlab": true, "jd": true, "native": true, "encodeMsg": true,
 	}
 	for i := range v.NumField() {
 		name := v.Type().Field(i).Name
@@ -107,13 +106,8 @@ func TestResetClearsEveryField(t *testing.T) {
 	if r.entries.len() != 0 || r.entries.byKey != nil || r.entries.full != nil || len(r.entrySlab) != 0 || &r.entrySlab[:1][0] != &mem.entries[0] {
 		t.Errorf("the journal index is not empty in the pooled slabs: %+v", r.entries)
 	}
-	if r.batcher != batcher || r.finisher == nil || r.combiner == nil || r.msgStep == nil || r.encodeMsg == nil {
-		t.Errorf("the store's capabilities are %T %T %T %T", r.batcher, r.finisher, r.combiner, r.msgStep)
-	}
-	// Without a StepBatcher the capabilities go.
-	initRun(r, &Bindings{Runs: plainRuns{store}}, in2, "run-3", "o3", bindings.RunRunning, nil)
-	if r.batcher != nil || r.finisher != nil || r.combiner != nil || r.msgStep != nil || r.encodeMsg != nil {
-		t.Errorf("the capabilities of the store before stay: %T %T %T %T", r.batcher, r.finisher, r.combiner, r.msgStep)
+	if r.jd != store || !r.native || r.encodeMsg == nil {
+		t.Errorf("the drive's journal is %T (native %v)", r.jd, r.native)
 	}
 }
 

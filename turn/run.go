@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math"
+	"sync/atomic"
 	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 )
 
 // run is one drive of a journaled turn: the bindings, the run's identity,
@@ -41,13 +42,16 @@ type run struct {
 	// quoted is the rendered prompt as journaled there.
 	outArena []byte
 	quoted   quotedString
-	// batcher and finisher are the optional capabilities of b.Runs (nil
-	// without them); buf holds decide results not written yet (see
-	// bufferEntry), in entrySlab's last slots (see bufTail).
-	batcher   bindings.StepBatcher
-	finisher  bindings.RunFinisher
-	combiner  bindings.StepMessageAppender                       // only when Runs and Conversations are one store
-	msgStep   bindings.MessageStepAppender                       // as combiner
+	// jd is the drive's journal (driverOf); native says it is the store's
+	// own Driver. pend is what Open left for the first Commit (see
+	// commit.go), and unheld says so to the lease's renewals. buf holds
+	// decide results not written yet (see bufferEntry), in entrySlab's
+	// last slots (see bufTail).
+	jd        journal.Driver
+	native    bool
+	pend      *journal.Pending
+	unheld    atomic.Bool
+	msgIn     journal.Message                                    // the message of writeDeferred's Commit
 	deferred  deferredMessage                                    // a message step waiting for the next write (see deferMessage)
 	encodeMsg func(bindings.ConversationMessage) ([]byte, error) // r.encodeMessageInArena, made once per pooled run
 	buf       []bindings.JournalEntry
@@ -68,8 +72,8 @@ type run struct {
 	lazyMessages *bindings.JournalEntry
 	// lazyPrompt is the replayed render-prompt entry, likewise.
 	lazyPrompt *bindings.JournalEntry
-	// reads is what a bindings.TurnOpener or RunResumer read ahead (see
-	// openTurn), nil when nothing was: kept out of line, so that a run on
+	// reads is what Open read ahead (see openturn.go), nil when nothing
+	// was: kept out of line, so that a run on
 	// a store without them carries (and zeroes, and the GC scans) one
 	// pointer.
 	reads *turnReads
@@ -111,17 +115,18 @@ type run struct {
 	handoffs      *handoffState    // the turn's handoffs (handoff.go); nil: none
 }
 
-// newRun prepares a drive over a run's journal.
-func newRun(b *Bindings, in Input, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) *run {
+// newRun prepares a drive over a run's journal, written through jd
+// (native: the store's own Driver).
+func newRun(b *Bindings, jd journal.Driver, native bool, in Input, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) *run {
 	r := &run{}
-	initRun(r, b, in, runID, owner, status, entries)
+	initRun(r, b, jd, native, in, runID, owner, status, entries)
 	return r
 }
 
 // initRun sets up r, a zero run (see newRun) or a pooled one (r.mem set),
 // which reset clears first; a pooled run starts its index and buffer in the
 // pooled slabs.
-func initRun(r *run, b *Bindings, in Input, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) {
+func initRun(r *run, b *Bindings, jd journal.Driver, native bool, in Input, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) {
 	if r.mem != nil {
 		r.reset()
 		r.setInput(&in)
@@ -129,35 +134,11 @@ func initRun(r *run, b *Bindings, in Input, runID, owner string, status bindings
 		r.in = in
 	}
 	r.b, r.tenantID, r.id, r.owner, r.status, r.resumed = b, in.TenantID, runID, owner, status, len(entries) > 0
+	r.jd, r.native = jd, native
 	r.loadJournal(entries)
-	var (
-		batcher  bindings.StepBatcher
-		finisher bindings.RunFinisher
-		combiner bindings.StepMessageAppender
-		msgStep  bindings.MessageStepAppender
-	)
-	encodeMsg := r.encodeMsg // a pooled run keeps its closure (r stays where it is)
-	if sb, ok := b.Runs.(bindings.StepBatcher); ok {
-		batcher = trustedJournal(b.Runs, sb)
-		finisher, _ = batcher.(bindings.RunFinisher)
-		if c, ok := batcher.(bindings.StepMessageAppender); ok && sameBinding(b.Runs, b.Conversations) {
-			combiner = c
-			if ms, ok := batcher.(bindings.MessageStepAppender); ok && sameBinding(ms.MessageStepStore(), b.Runs) {
-				msgStep = ms
-				if encodeMsg == nil {
-					encodeMsg = r.encodeMessageInArena
-				}
-			}
-		}
+	if r.encodeMsg == nil { // a pooled run keeps its closure (r stays where it is)
+		r.encodeMsg = r.encodeMessageInArena
 	}
-	if msgStep == nil {
-		encodeMsg = nil
-	}
-	r.batcher = batcher
-	r.finisher = finisher
-	r.combiner = combiner
-	r.msgStep = msgStep
-	r.encodeMsg = encodeMsg
 	r.loadParked(entries)
 }
 
@@ -199,15 +180,14 @@ func (r *run) drive(parent context.Context) (Result, error) {
 			want = bindings.RunFailed
 		}
 		if r.status != want {
-			if err := r.takeLease(parent); err != nil {
-				return Result{}, err
-			}
-			if err := r.b.Runs.SetRunStatus(parent, r.tenantID, r.id, want); err != nil {
+			// The status, and the lease released, in one Commit.
+			if _, err := r.commit(parent, journal.CommitInput{Finish: want}); err != nil {
 				r.releaseLease(parent)
 				return Result{}, coded(err, "set run status")
 			}
+		} else {
+			defer r.releaseLease(parent)
 		}
-		defer r.releaseLease(parent)
 		if r.at(st.result).Status == bindings.StepFailed {
 			return decodeResult[Result](r.at(st.result))
 		}
@@ -254,11 +234,18 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 			status = bindings.RunSuspended
 		}
 		if serr := r.end(bg, status, nil); serr != nil {
-			if r.failed {
+			if r.failed || endsRun(serr) {
 				// The deferred final message was refused, and its failure
-				// journaled (writeDeferred): that is the turn's outcome.
+				// journaled (writeDeferred), or the store refused a
+				// buffered result for good: that is the turn's outcome.
 				return r.finish(parent, Result{}, serr)
 			}
+			if r.inflight != "" && agents.CodeOf(serr) != agents.CodeRunBusy {
+				// The result of a model or tool step rode with the write
+				// that failed: count the attempt (Bindings.MaxStepAttempts).
+				r.noteAttempt(bg, serr)
+			}
+			r.releaseLease(bg)
 			r.logEnd(parent, Result{}, serr, true)
 			return Result{}, serr
 		}
@@ -303,11 +290,15 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 			r.dropBuffer()
 		}
 		se, detail := encodeFailure(err)
-		_ = r.end(bg, bindings.RunFailed, &bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se})
+		if r.end(bg, bindings.RunFailed, &bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se}) != nil {
+			r.releaseLease(bg)
+		}
 	case isQuotaWait(err):
 		err = r.waitForQuota(bg, err.(*quotaWait))
 	case r.pending:
-		_ = r.end(bg, bindings.RunSuspended, nil)
+		if r.end(bg, bindings.RunSuspended, nil) != nil {
+			r.releaseLease(bg)
+		}
 	default:
 		if r.carried {
 			// An effect's result is still buffered: try to keep it.
@@ -328,10 +319,11 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 }
 
 // end closes the drive: it writes the buffered decide results and last
-// (when set), then the run's status, then releases the lease — in one
-// call with a RunFinisher. When last or the buffer cannot be written the
-// status is left as it is; the lease is released in any case (best effort:
-// an unreleased lease expires).
+// (when set), the run's status, and releases the lease, in one Commit
+// (with the deferred message, when one waits). When the write fails the
+// status is left as it is and the lease held: the caller records what it
+// must (a failure, an attempt) and releases it (best effort: an unreleased
+// lease expires).
 func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings.JournalEntry) error {
 	r.stopLease()
 	entries := r.buf
@@ -339,60 +331,25 @@ func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings
 		last.At = r.now()
 		entries = append(r.bufTail(), *last)
 	}
-	if r.finisher != nil && r.deferred.set {
+	n := len(r.buf)
+	var stored []bindings.JournalEntry
+	var err error
+	if r.deferred.set {
 		// The final message waits for this write: it goes with it.
-		n := len(r.buf)
-		stored, _, err := r.writeDeferred(ctx, entries, status)
-		if err != nil {
-			r.releaseLease(ctx)
-			return err
-		}
-		for i := n; i < len(stored); i++ {
-			r.recordAt(&stored[i])
-		}
-		return nil
-	}
-	if r.finisher != nil {
-		in := bindings.FinishRunInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, Entries: entries, Status: status}
-		var stored []bindings.JournalEntry
+		stored, _, err = r.writeDeferred(ctx, entries, status)
+	} else {
 		var appended []bool
-		var err error
-		if rd := r.reads; rd != nil && rd.lease != nil {
-			stored, appended, err = r.finishRunAsRead(ctx, in)
-		} else {
-			if err := r.openPending(ctx); err != nil {
-				return err
-			}
-			stored, appended, err = r.finisher.FinishRun(ctx, in)
-		}
-		if err == nil && len(stored) != len(entries) {
-			err = &agents.PersistenceError{Op: "finish run", Err: fmt.Errorf("%d entries written, %d returned", len(entries), len(stored))}
-		}
-		if err != nil {
-			r.releaseLease(ctx)
-			return coded(err, "finish run")
-		}
-		n := len(r.buf)
-		err = r.stored(stored[:n], appended)
-		for i := n; i < len(stored); i++ {
-			r.recordAt(&stored[i])
-		}
-		return err
-	}
-	err := r.flush(ctx)
-	if err == nil && last != nil {
-		_, _, err = r.appendEntry(ctx, last.Key, last.Node, last.Status, last.Output, last.Error)
-	}
-	if err == nil {
-		err = r.openPending(ctx)
-	}
-	if err == nil {
-		if serr := r.b.Runs.SetRunStatus(ctx, r.tenantID, r.id, status); serr != nil {
-			err = coded(serr, "set run status")
+		if stored, appended, err = r.commitEntries(ctx, entries, status); err == nil {
+			err = r.stored(stored[:n], appended)
 		}
 	}
-	r.releaseLease(ctx)
-	return err
+	if err != nil {
+		return err // the lease is still held: the caller releases it
+	}
+	for i := n; i < len(stored); i++ {
+		r.recordAt(&stored[i])
+	}
+	return nil
 }
 
 // flow runs the nodes of agent.turn in order; each side effect is a step.

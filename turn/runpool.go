@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 )
 
 // runMem is the memory of a drive that nothing keeps once the drive is
@@ -26,8 +27,8 @@ type runMem struct {
 	b       Bindings
 	keys    [20]keyState
 	entries [20]bindings.JournalEntry
-	// arena is the drive's first output arena when its store copies what
-	// it keeps (bindings.OutputCopier; see newOutArena), written over by
+	// arena is the drive's first output arena when its journal is the
+	// store's own Driver, which copies what it keeps (see newOutArena), written over by
 	// the next drive; arenaTaken is set while a drive uses it.
 	arena      []byte
 	arenaTaken bool
@@ -45,12 +46,12 @@ var runPool = sync.Pool{New: func() any { return new(runMem) }}
 
 // newPooledRun is newRun with the run's memory from runPool; the caller
 // releases it once the drive has returned and nothing uses the run.
-func newPooledRun(b *Bindings, in Input, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) *run {
+func newPooledRun(b *Bindings, jd journal.Driver, native bool, in Input, runID, owner string, status bindings.RunStatus, entries []bindings.JournalEntry) *run {
 	m := runPool.Get().(*runMem)
 	r := &m.run
 	r.mem = m
 	m.b = *b // the caller's Bindings stay on its stack
-	initRun(r, &m.b, in, runID, owner, status, entries)
+	initRun(r, &m.b, jd, native, in, runID, owner, status, entries)
 	return r
 }
 
@@ -89,6 +90,8 @@ func (r *run) reset() {
 	r.buf, r.carried, r.logger, r.driveWall, r.lease, r.idText = nil, false, nil, time.Time{}, nil, nil
 	r.wallCtx, r.setupDecoded, r.parkedDecoded, r.lazyMessages, r.lazyPrompt = nil, nil, nil, nil, nil
 	r.reads, r.wantHistory, r.inflight, r.inflightNode, r.held = nil, false, "", "", false
+	r.pend, r.msgIn = nil, journal.Message{}
+	r.unheld.Store(false)
 	r.replaying, r.failed, r.pending, r.parkedNow, r.driveStart, r.elapsedBefore = false, false, false, 0, time.Time{}, 0
 	r.s = setupState{}
 	r.provider, r.tools, r.toolDefs, r.prompt = nil, nil, nil, ""
@@ -102,15 +105,16 @@ func (r *run) reset() {
 func (r *run) setInput(in *Input) { r.in = *in }
 
 // newOutArena returns an empty output arena for encodeStep: the pooled
-// run's own when the store copies the outputs it keeps
-// (bindings.OutputCopier), so that drives after this one write over it
+// run's own when the journal is the store's own Driver, which keeps no
+// reference to a Commit's input (journal.Driver's Memory), so that drives
+// after this one write over it
 // instead of allocating theirs (4 KB a turn); a new one otherwise, which
 // the store may keep as it is. Outputs written into it are read during the
 // drive only (the journal index, the store's calls): what the drive hands
 // out is decoded or copied from them, never a slice of them.
 func (r *run) newOutArena() []byte {
 	if m := r.mem; m != nil && !m.arenaTaken && &m.run == r {
-		if c, ok := r.batcher.(bindings.OutputCopier); ok && c.CopiesOutputs() {
+		if r.native {
 			m.arenaTaken = true
 			if m.arena == nil {
 				m.arena = make([]byte, 0, outArenaSize)

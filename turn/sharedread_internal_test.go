@@ -17,7 +17,7 @@ import (
 func TestInPlaceIsTheLoadedJournal(t *testing.T) {
 	m := &runMem{arena: make([]byte, 0, 64)}
 	inArena := append(m.arena, `"arena"`...)
-	slab := new(loadedSlab)
+	slab := new([24]bindings.JournalEntry)
 	loaded := append(slab[:0],
 		bindings.JournalEntry{Key: "render-prompt", Status: bindings.StepCompleted, Output: json.RawMessage(`"hello"`)},
 		bindings.JournalEntry{Key: "b", Status: bindings.StepCompleted},

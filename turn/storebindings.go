@@ -1,12 +1,16 @@
 package turn
 
-import "github.com/kindgi/agents/bindings"
+import (
+	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
+)
 
 // StoreBindings returns Bindings whose storage fields are store wherever
 // store implements them: Conversations (bindings.ConversationBinding),
 // Snapshots (RunSnapshotBinding), Runs (RunBinding), Memory
 // (MemoryQueryBinding), Hitl (HitlBinding), Provenance.Emitter
-// (ProvenanceEmitter) and Compliance (ComplianceRecorder). A field store
+// (ProvenanceEmitter), Compliance (ComplianceRecorder) and Journal
+// (journal.Driver: the store's native open and commit). A field store
 // does not implement stays nil, and nothing else is set: add Providers and
 // Tools (and any optional binding) to the result.
 //
@@ -28,5 +32,6 @@ func StoreBindings(store any) Bindings {
 	b.Hitl, _ = store.(bindings.HitlBinding)
 	b.Provenance.Emitter, _ = store.(bindings.ProvenanceEmitter)
 	b.Compliance, _ = store.(bindings.ComplianceRecorder)
+	b.Journal, _ = store.(journal.Driver)
 	return b
 }

@@ -7,6 +7,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 )
 
 // Submit queues one turn for a worker (Worker) to drive, and returns its
@@ -39,25 +40,21 @@ func Submit(ctx context.Context, in Input, b Bindings) (string, error) {
 			return "", coded(err, "get run")
 		}
 	}
-	_, _, snap, hasSnap, err := openRun(ctx, &b, bindings.OpenRunInput{
-		Snapshot: bindings.RunSnapshotWriteInput{
+	jd, _ := driverOf(&b)
+	d, err := jd.Open(ctx, journal.OpenInput{
+		TenantID: in.TenantID, RunID: in.RunID,
+		Create: &journal.Create{Status: bindings.RunQueued, Snapshot: bindings.RunSnapshotWriteInput{
 			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
 			AgentID: in.Agent.ID, AgentVersion: in.Agent.Version,
 			ConversationID: in.ConversationID, ProjectID: in.ProjectID, Input: raw,
-		},
-		Start: bindings.StartRunInput{
-			TenantID: in.TenantID, RunID: in.RunID, FlowID: FlowID, FlowVersion: FlowVersion,
-			Status: bindings.RunQueued,
-		},
+		}},
 	})
 	if err != nil {
-		return "", err
+		return "", coded(err, "open run")
 	}
-	if hasSnap {
-		// A concurrent Submit of the same run id may have written first.
-		if err := checkAgent(snap, in.Agent.ID, in.Agent.Version); err != nil {
-			return "", err
-		}
+	// A concurrent Submit of the same run id may have written first.
+	if err := checkAgent(d.Snapshot, in.Agent.ID, in.Agent.Version); err != nil {
+		return "", err
 	}
 	return in.RunID, nil
 }

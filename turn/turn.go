@@ -8,6 +8,7 @@ import (
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 )
 
 // Flow identity and limits of the agent.turn flow.
@@ -127,6 +128,14 @@ type Bindings struct {
 	Conversations bindings.ConversationBinding
 	Snapshots     bindings.RunSnapshotBinding
 	Runs          bindings.RunBinding
+	// Journal is the drive's journal: every open of a drive and every write
+	// of its journal (entries, a message step, the finish, the deferred
+	// open or lease) goes through it. StoreBindings sets it to a store
+	// that is a journal.Driver (memstore, pgstore); when nil the turn uses
+	// journal.Adapt of Snapshots, Runs, Conversations and Hitl, so a host
+	// that binds wrappers of its own is never bypassed. Set it only to the
+	// Driver of the very store bound as those four.
+	Journal journal.Driver
 
 	// TenantPolicy and the policy PolicyRegistry evaluates are merged so
 	// the turn is at least as strict as each.

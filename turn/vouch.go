@@ -6,14 +6,9 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
-// trustedJournal returns the journal the turn writes through: the run
-// binding's bindings.TrustedJournal when it has one of its own (not one
-// promoted from a store it embeds), sb (its StepBatcher) otherwise.
-//
-// The turn vouches for every entry and message it writes (what
-// bindings.TrustedJournal lists), by construction, so that a store need
-// not check each again:
-//
+// The turn vouches for every entry and message it commits
+// (journal.CommitInput.Trusted: what bindings.TrustedJournal lists), by
+// construction, so that a driver need not check each again:
 //   - the tenant, run, conversation, participant and principal ids passed
 //     checkInput (bindings.CheckID) before anything was stored; the lease
 //     owner is newID's hex; message ids are derivedID (the checked run id,
@@ -35,21 +30,11 @@ import (
 // The turn's tests run every fixture's store with
 // memstore.Options.CheckTrusted, which checks what is vouched for anyway
 // and fails the turn on anything that breaks the vouch.
-func trustedJournal(runs bindings.RunBinding, sb bindings.StepBatcher) bindings.StepBatcher {
-	if tj, ok := runs.(bindings.TrustedJournal); ok {
-		// Only the store's own: a wrapper that embeds it writes through
-		// its own methods.
-		if j, of := tj.TrustedJournal(); j != nil && sameBinding(of, runs) {
-			return j
-		}
-	}
-	return sb
-}
 
 // validJSON reports whether raw, bytes from outside the turn (a model's
 // tool call arguments, a tool's output), is one JSON document in UTF-8, as
 // the stores' bindings.CheckJSON checks it: the one check they get before
-// the turn vouches for them (trustedJournal). Unlike json.Valid, it refuses
+// the turn vouches for them (commit). Unlike json.Valid, it refuses
 // invalid UTF-8, which a store would refuse too.
 func validJSON(raw []byte) bool {
 	return len(bytes.TrimSpace(raw)) > 0 && bindings.CheckJSON("", raw) == nil

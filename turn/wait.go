@@ -154,7 +154,8 @@ func fold(ctx context.Context, b *Bindings, run bindings.Run) (Result, error) {
 	}
 	fb := *b
 	fb.OnEvent, fb.Logger = nil, nil // a fold is not a drive: no events, no logs
-	r := newRun(&fb, stored, run.ID, "", run.Status, entries)
+	jd, native := driverOf(&fb)      // never written: a fold writes nothing
+	r := newRun(&fb, jd, native, stored, run.ID, "", run.Status, entries)
 	r.replaying = true
 	if st := r.entries.get(NodeComposeResult); st != nil && st.result != 0 && r.at(st.result).Status == bindings.StepFailed {
 		return decodeResult[Result](r.at(st.result))

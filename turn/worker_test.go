@@ -433,7 +433,7 @@ func TestWorkerRetriesARetryableFailure(t *testing.T) {
 	f, b := workerFixture(t, "acme.clause-search")
 	runs := &flakyRuns{RunBinding: f.store, RunClaimer: f.store}
 	runs.fails.Store(2)
-	b.Runs = runs
+	b.Runs, b.Journal = runs, nil
 	b.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var mu sync.Mutex
 	var codes []string

@@ -77,6 +77,7 @@ var driverCases = []driverCase{
 	{name: "CommitOfARefusedMessageKeepsTheEntriesBeforeIt", run: testDriverRefusedMessage},
 	{name: "CommitWithFinishSetsTheStatusAndReleasesTheLease", run: testDriverFinish},
 	{name: "CommitOfInvalidInputStoresNothing", run: testDriverInvalid},
+	{name: "CommitOfAMessageWithNoStepEntryAppendsItAfterTheEntries", run: testDriverBareMessage},
 	{name: "TrustedCommitsStoreWhatOthersStore", run: testDriverTrusted},
 	{name: "CommitTakesThePendingLeaseWithItsWrite", run: testDriverPendingLease},
 	{name: "CommitTakesThePendingOpenWithItsWrite", run: testDriverPendingOpen},

@@ -223,7 +223,7 @@ func testDriverInvalid(t *testing.T, f *driverFixture) {
 		{TenantID: "", RunID: "run-1", Entries: []bindings.JournalEntry{dentry("ok", bindings.StepStarted, "")}},
 	}
 	m := messageCommit(a, "run-1", "worker-1", "user-1")
-	m.Message.Index = 3
+	m.Message.Index = len(m.Entries) + 1
 	bad = append(bad, m)
 	for i, in := range bad {
 		_, err := f.d.Commit(f.ctx, in)
@@ -294,4 +294,28 @@ func testDriverCancelled(t *testing.T, f *driverFixture) {
 	if _, err := f.Runs.GetRun(f.ctx, a, "run-2"); agents.CodeOf(err) != agents.CodeRunJournalUnavailable {
 		t.Fatalf("run-2 after a cancelled Open: %v, want no run", err)
 	}
+}
+
+// testDriverBareMessage: a Message whose Index is len(Entries) names no
+// step entry: the entries are stored, then the message, and the history
+// before it is read after it.
+func testDriverBareMessage(t *testing.T, f *driverFixture) {
+	a := f.tenant("a")
+	f.conversation(t, a, 2)
+	f.openNew(t, a, "run-1", "worker-1")
+	in := messageCommit(a, "run-1", "worker-1", "user-1")
+	in.Entries = in.Entries[:1]
+	in.Message.HistoryLimit = 5
+	res, err := f.d.Commit(f.ctx, in)
+	must(t, "Commit of a message with no step entry", err)
+	if len(res.Entries) != 1 || len(res.Appended) != 1 || !res.Appended[0] {
+		t.Fatalf("Committed entries %v, appended %v; want the one entry, appended", keys(res.Entries), res.Appended)
+	}
+	if res.Message.ID != "user-1" || res.Message.Seq != 3 {
+		t.Fatalf("stored message %s seq %d, want user-1 seq 3", res.Message.ID, res.Message.Seq)
+	}
+	if len(res.History) != 2 || res.History[0].Seq != 1 || res.History[1].Seq != 2 {
+		t.Fatalf("history %+v, want the two messages before it", res.History)
+	}
+	f.wantJournal(t, "after a message with no step entry", a, "run-1", "render-prompt/completed")
 }

@@ -225,18 +225,20 @@ func (a adapter) Commit(ctx context.Context, in CommitInput) (Committed, error) 
 			return Committed{Entries: head, Appended: headAppended}, coded(err, "append message")
 		}
 		res.Message = cloneMessage(msg)
-		encode := m.Encode
-		if encode == nil {
-			encode = bindings.EncodeMessageStep
-		}
-		out, err := encode(res.Message)
-		if err != nil {
-			return Committed{}, &agents.PersistenceError{Op: "encode message step " + entries[m.Index].Key, Err: err, Permanent: true}
-		}
-		entries = slices.Clone(entries)
-		entries[m.Index].Output = out
 		res.Entries, res.Appended = head, headAppended
 		entries = entries[m.Index:]
+		if len(entries) > 0 {
+			encode := m.Encode
+			if encode == nil {
+				encode = bindings.EncodeMessageStep
+			}
+			out, err := encode(res.Message)
+			if err != nil {
+				return Committed{}, &agents.PersistenceError{Op: "encode message step " + entries[0].Key, Err: err, Permanent: true}
+			}
+			entries = slices.Clone(entries)
+			entries[0].Output = out
+		}
 	}
 	rest, restAppended, err := a.appendEach(ctx, in, entries)
 	if err != nil {

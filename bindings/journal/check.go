@@ -43,7 +43,7 @@ func CheckOpen(in OpenInput) error {
 
 // CheckCommit returns an *agents.InvalidMessageError for a CommitInput no
 // driver accepts: ids as for CheckOpen, a message step index out of
-// range or a message of another tenant, a Finish that is not running,
+// range (Index may be len(Entries): a message with no step entry) or a message of another tenant, a Finish that is not running,
 // suspended, completed or failed, a
 // Pending with not exactly one of Create and AsRead, or whose Create or
 // AsRead names another run. Entries are checked by the store (or vouched
@@ -55,7 +55,7 @@ func CheckCommit(in CommitInput) error {
 	}
 	if m := in.Message; m != nil {
 		switch {
-		case m.Index < 0 || m.Index >= len(in.Entries):
+		case m.Index < 0 || m.Index > len(in.Entries):
 			return invalid(fmt.Sprintf("message step index %d of %d entries", m.Index, len(in.Entries)))
 		case m.Message.TenantID != in.TenantID:
 			return invalid("the message is of another tenant than the run")

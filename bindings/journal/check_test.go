@@ -46,7 +46,7 @@ func TestCheckCommitRefusesWhatNoDriverAccepts(t *testing.T) {
 	for name, edit := range map[string]func(*journal.CommitInput){
 		"no tenant": func(in *journal.CommitInput) { in.TenantID = "" },
 		"index out of range": func(in *journal.CommitInput) {
-			in.Message = &journal.Message{Index: 1, Message: bindings.AppendMessageInput{TenantID: "t"}}
+			in.Message = &journal.Message{Index: len(in.Entries) + 1, Message: bindings.AppendMessageInput{TenantID: "t"}}
 		},
 		"message of another": func(in *journal.CommitInput) {
 			in.Message = &journal.Message{Message: bindings.AppendMessageInput{TenantID: "u"}}

@@ -11,42 +11,42 @@
 //
 // A turn holds exactly one Driver, chosen once, explicitly, when its
 // bindings are made — never probed by type assertion on every call, and
-// never guarded by "which store am I" checks:
-//
-//	type Bindings struct {
-//		...
-//		// Journal is the drive's journal: the store's own Driver, or
-//		// journal.Adapt of Snapshots, Runs, Conversations and Hitl
-//		// when nil.
-//		Journal journal.Driver
-//	}
-//
-// turn.StoreBindings(store) sets Journal to the store when it is a
-// Driver (memstore.Store and pgstore.Store are); a host that binds its
-// own Runs, Snapshots or Conversations (a wrapper, a test double) leaves
-// it nil and gets journal.Adapt of exactly what it bound, so its methods
-// are never bypassed. A drive then calls:
+// never guarded by "which store am I" checks: turn.Bindings.Journal, which
+// turn.StoreBindings(store) sets to the store when it is a Driver
+// (memstore.Store and pgstore.Store are). A host that binds its own Runs,
+// Snapshots or Conversations (a wrapper, a test double) leaves it nil and
+// the turn uses journal.Adapt of exactly what it bound, so its methods
+// are never bypassed. A drive then calls (turn/commit.go):
 //
 //   - Open once, at its start: Invoke with OpenInput.Create (the snapshot
-//     and the run) and Lease LeaseOnWrite (the optimistic open); Resume
-//     with Lease LeaseOnWrite (the optimistic lease) and ReadApprovals; a
-//     worker's drive of a claimed run with Lease LeaseHeld. What Open read
-//     replaces GetConversation, ReadMessages, ReadJournal and GetApproval
-//     at the start of the drive; Drive.Pending, when set, goes with the
-//     drive's first Commit.
+//     and the run), ReadConversation and Lease LeaseOnWrite (the
+//     optimistic open) when the agent reads history, LeaseNow otherwise;
+//     Resume with Lease LeaseOnWrite (the optimistic lease) and
+//     ReadApprovals; a worker's drive of a claimed run with Lease
+//     LeaseHeld; Submit with a queued Create. What Open read replaces
+//     GetConversation, ReadMessages, ReadJournal and GetApproval at the
+//     start of the drive; Drive.Pending, when set, goes with the drive's
+//     first Commit.
 //   - Commit for every write: the buffered entries with the next effect's
 //     started entry; a message step (Message) with the count condition for
-//     the deferred user message; Finish at the end; Pending on the first
-//     write. A Commit with no entries, message or finish and a Pending
-//     takes what is pending alone (a call sent again needs the lease
-//     before it goes out).
+//     the deferred user message; a message with no step entry
+//     (Message.Index == len(Entries)) with the history read after it;
+//     Finish at the end; Pending on the first write. A Commit with nothing
+//     to write but a Pending takes what is pending alone (before a call
+//     sent again, an approval request, a provenance emit).
+//
+// The lease's renewal (AcquireLease), its release, and writes outside the
+// journal (approvals, provenance, compliance, auto-close, DeferRun) stay
+// calls of the basic bindings.
 //
 // # What it replaces
 //
-// These optional capabilities of package bindings exist only for the
-// turn's hot path, and each is one case of Open or Commit; once the turn
-// calls a Driver they, their "…Store() RunBinding" identity methods and
-// the turn's sameBinding go:
+// These optional capabilities of package bindings existed only for the
+// turn's hot path, and each is one case of Open or Commit. The turn no
+// longer calls them (nor the turn's sameBinding, gone); they, their
+// "…Store() RunBinding" identity methods and their bindingstest suites
+// remain in package bindings, memstore and pgstore (the native drivers are
+// built on them) until they are folded into the drivers:
 //
 //   - StepBatcher (AppendSteps): Commit of entries.
 //   - RunFinisher (FinishRun): Commit with Finish.

@@ -75,7 +75,10 @@ import (
 // step's completed entry, whose Output the driver sets to the stored
 // message's encoding (Encode, by default bindings.EncodeMessageStep: a
 // retry's message is the one stored before under its ID, and the Output is
-// its encoding), and Entries[Index+1:] are stored after it. With
+// its encoding), and Entries[Index+1:] are stored after it. Index may be
+// len(Entries): then no entry of the call is the message's step (its
+// caller journals the step later, with another Commit) and the message is
+// appended after all the entries. With
 // CheckCount, everything is stored only when the conversation still holds
 // Count messages, checked under the message append's own lock (the
 // message then gets the seq Count+1); otherwise nothing is stored and the
@@ -248,7 +251,8 @@ type AsRead struct {
 // records it.
 type Message struct {
 	// Index is the index in CommitInput.Entries of the message step's
-	// completed entry, whose Output the driver sets.
+	// completed entry, whose Output the driver sets; len(Entries) when the
+	// call holds no entry of the message's step.
 	Index int `json:"index"`
 	// Message is the message, with its ID set (a retry names the same
 	// message).

@@ -74,7 +74,7 @@ func chooseProvider() bindings.Provider {
 func process(name string, store *memstore.Store, tools *registry.Tools, provider bindings.Provider) turn.Bindings {
 	return turn.Bindings{
 		Providers: bindings.Providers{provider}, Tools: tools,
-		Memory: store, Conversations: store, Snapshots: store, Runs: store, Hitl: store,
+		Memory: store, Conversations: store, Snapshots: store, Runs: store, Hitl: store, Journal: store,
 		OnEvent: func(_ context.Context, e turn.Event) {
 			switch ev := e.(type) {
 			case turn.ApprovalRequestedEvent:

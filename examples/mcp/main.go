@@ -89,7 +89,7 @@ func run(ctx context.Context, server mcp.Server) error {
 	}, nil)
 	b := turn.Bindings{
 		Providers: bindings.Providers{model}, Tools: src,
-		Conversations: store, Snapshots: store, Runs: store, Hitl: store,
+		Conversations: store, Snapshots: store, Runs: store, Hitl: store, Journal: store,
 		OnEvent: func(_ context.Context, e turn.Event) {
 			switch e := e.(type) {
 			case turn.ToolStartedEvent:

@@ -60,7 +60,7 @@ func TestTurnWithRemoteToolAndCheck(t *testing.T) {
 			}, nil)
 			res, err := turn.Invoke(ctx, turn.Input{TenantID: "acme", ProjectID: "p", Agent: a, ConversationID: conv.ID, UserMessage: "say hello"}, turn.Bindings{
 				Providers: bindings.Providers{provider}, Tools: tools, Memory: store,
-				Conversations: store, Snapshots: store, Runs: store,
+				Conversations: store, Snapshots: store, Runs: store, Journal: store,
 				Guardrails: memstore.Guardrails{Shared: map[string]bindings.Guardrail{
 					"no-digits": {ID: "no-digits", Kind: "pack", CheckID: "demo.no-digits", Action: tc.action},
 				}},

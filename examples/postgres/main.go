@@ -132,6 +132,7 @@ func turnBindings(store *pgstore.Store, script ...scripted.Response) (turn.Bindi
 		Conversations: store,
 		Snapshots:     store,
 		Runs:          store,
+		Journal:       store,
 		Hitl:          store,
 	}, nil
 }

@@ -132,6 +132,7 @@ func run(ctx context.Context, provider bindings.Provider) error {
 		Conversations: store,
 		Snapshots:     store,
 		Runs:          store,
+		Journal:       store,
 		Hitl:          store,
 		Provenance:    bindings.ProvenanceBindings{Emitter: store, Keys: memstore.NewKeys(nil)},
 		Guardrails: memstore.Guardrails{Shared: map[string]bindings.Guardrail{

@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/internal/pgtest"
 	"github.com/kindgi/agents/pgstore"
 	"github.com/kindgi/agents/turn"
@@ -50,8 +51,8 @@ func TestMain(m *testing.M) {
 }
 
 // pausingStore is the Store with a pause point around every journal
-// write (a batch: AppendStep, AppendSteps, AppendStepsAndMessage,
-// FinishRun), counted across the process.
+// write (the drive's Commit, or an AppendStep of the worker's own),
+// counted across the process.
 type pausingStore struct {
 	*pgstore.Store
 	writes atomic.Int64
@@ -74,28 +75,12 @@ func (p *pausingStore) AppendStep(ctx context.Context, in bindings.AppendStepInp
 	return e, ok, err
 }
 
-func (p *pausingStore) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
+func (p *pausingStore) Commit(ctx context.Context, in journal.CommitInput) (journal.Committed, error) {
 	n := p.writes.Add(1)
 	p.point("before", n)
-	e, ok, err := p.Store.AppendSteps(ctx, in)
+	res, err := p.Store.Commit(ctx, in)
 	p.point("after", n)
-	return e, ok, err
-}
-
-func (p *pausingStore) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
-	n := p.writes.Add(1)
-	p.point("before", n)
-	e, ok, m, err := p.Store.AppendStepsAndMessage(ctx, steps, msg)
-	p.point("after", n)
-	return e, ok, m, err
-}
-
-func (p *pausingStore) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
-	n := p.writes.Add(1)
-	p.point("before", n)
-	e, ok, err := p.Store.FinishRun(ctx, in)
-	p.point("after", n)
-	return e, ok, err
+	return res, err
 }
 
 // helperMain is a worker process: the example's bindings over a

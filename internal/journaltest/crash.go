@@ -14,6 +14,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 )
 
 // ErrCrashed is the cause of every error a crashed binding returns.
@@ -432,4 +433,32 @@ func (e emitter) Emit(ctx context.Context, rec bindings.ProvenanceRecord) error 
 		return err
 	}
 	return e.b.Emit(ctx, rec)
+}
+
+// Driver wraps a journal.Driver: each Commit is one write (named
+// "Commit " and its entries, "+message" when it appends one), crashed
+// before it reaches d, and each Open a read.
+func (c *Crasher) Driver(d journal.Driver) journal.Driver { return crashDriver{c, d} }
+
+type crashDriver struct {
+	c *Crasher
+	d journal.Driver
+}
+
+func (cd crashDriver) Open(ctx context.Context, in journal.OpenInput) (journal.Drive, error) {
+	if err := cd.c.read("Open " + in.RunID); err != nil {
+		return journal.Drive{}, err
+	}
+	return cd.d.Open(ctx, in)
+}
+
+func (cd crashDriver) Commit(ctx context.Context, in journal.CommitInput) (journal.Committed, error) {
+	op := "Commit " + entryNames(in.Entries)
+	if in.Message != nil {
+		op += "+message"
+	}
+	if err := cd.c.write(op); err != nil {
+		return journal.Committed{}, err
+	}
+	return cd.d.Commit(ctx, in)
 }

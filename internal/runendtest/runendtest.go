@@ -17,6 +17,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/providers/scripted"
 	"github.com/kindgi/agents/registry"
 	"github.com/kindgi/agents/turn"
@@ -119,6 +120,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 			c := newCase(t, newStore(t), script...)
 			c.output = json.RawMessage(`{"echo":"` + refuseMark + `"}`)
 			c.b.Conversations = refusing{c.b.Conversations}
+			c.b.Journal = nil // the wrapper is the journal: journal.Adapt of it
 			if res := c.invoke(t, "Go."); res != nil {
 				t.Fatalf("a refused message completed the turn: %+v", res.Response)
 			}
@@ -128,6 +130,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 		c := newCase(t, newStore(t), scripted.Call("call_1", "acme.lookup", map[string]any{"q": "x"}), scripted.Say("Done."))
 		c.output = json.RawMessage(`{"echo":"` + refuseMark + `"}`)
 		c.b.Runs = refusingRuns{RunBinding: c.b.Runs}
+		c.b.Journal = nil // the wrapper is the journal: journal.Adapt of it
 		if res := c.invoke(t, "Go."); res != nil {
 			t.Fatalf("a refused journal entry completed the turn: %+v", res.Response)
 		}
@@ -135,6 +138,7 @@ func Run(t *testing.T, newStore func(t *testing.T) Store) {
 	t.Run("Refused/FinalEntry", func(t *testing.T) {
 		c := newCase(t, newStore(t), scripted.Say("Done."))
 		c.b.Runs = refusingRuns{RunBinding: c.b.Runs, completed: turn.NodeComposeResult}
+		c.b.Journal = nil // the wrapper is the journal: journal.Adapt of it
 		if res := c.invoke(t, "Go."); res != nil {
 			t.Fatalf("a refused final entry completed the turn: %+v", res.Response)
 		}
@@ -234,6 +238,7 @@ func newCaseGated(t *testing.T, s Store, gated bool, script ...scripted.Response
 		Providers: bindings.Providers{c.provider}, Tools: tools,
 		Conversations: s, Snapshots: s, Runs: s, Hitl: s,
 	}
+	c.b.Journal, _ = any(s).(journal.Driver) // the store's own, when it has one
 	conv, err := s.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: Tenant, AgentID: a.ID, AgentVersion: a.Version})
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/registry"
 	"github.com/kindgi/agents/turn"
 )
@@ -75,6 +76,7 @@ func Run(t *testing.T, cfg Config) {
 		Runs:          cfg.Store,
 		Hitl:          cfg.Store,
 	}
+	b.Journal, _ = cfg.Store.(journal.Driver) // the store's own, when it has one
 	ctx := t.Context()
 	drivers := make([]*driver, cfg.Goroutines)
 	var wg sync.WaitGroup
