@@ -95,16 +95,20 @@ func TestSubAgentApprovalWorkersFinishTree(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); errs <- w.Run(wctx) }()
 	}
-	defer func() {
-		stop()
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Errorf("worker: %v", err)
+	var once sync.Once
+	stopWorkers := func() {
+		once.Do(func() {
+			stop()
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Errorf("worker: %v", err)
+				}
 			}
-		}
-	}()
+		})
+	}
+	defer stopWorkers()
 	time.Sleep(100 * time.Millisecond)
 	if n := f.executed.Load(); n != 0 || provider.Calls() != 2 {
 		t.Fatalf("before the decision: the tool ran %d times, the model was called %d times", n, provider.Calls())
@@ -128,6 +132,9 @@ func TestSubAgentApprovalWorkersFinishTree(t *testing.T) {
 	if cu.ModelCalls != 2 || pu.ModelCalls != 4 || pu.CostUsd < cu.CostUsd || pu.InputTokens < cu.InputTokens {
 		t.Errorf("parent usage %+v, child usage %+v", pu, cu)
 	}
+	// The parent's end reaches OnRun once its drive returned: stop the
+	// workers (they let their drives finish) before reading the order.
+	stopWorkers()
 	mu.Lock()
 	order := append([]string(nil), driven...)
 	mu.Unlock()
