@@ -120,11 +120,7 @@ func newHandoffFixture(t *testing.T, s *Store) *handoffFixture {
 
 // bind is the bindings of a turn over s.
 func (h *handoffFixture) bind(s *Store) turn.Bindings {
-	b := h.f.bindings()
-	b.Providers = bindings.Providers{h.provider}
-	b.Memory, b.Conversations, b.Snapshots, b.Runs, b.Hitl = s, s, s, s, s
-	b.Agents, b.AgentVersions = h.reg.Lookup, h.reg.Versions
-	return b
+	return h.f.over(s, h.provider, h.reg)
 }
 
 // park runs the triage turn, which hands over and parks on the billing
