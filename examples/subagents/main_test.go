@@ -1,8 +1,11 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kindgi/agents/internal/pgtest"
 )
 
 // TestSubagentsOnMemstore runs the example on memstore: the research
@@ -10,8 +13,27 @@ import (
 // agent and parks on its refund's approval (of the triage run itself, no
 // child), Resume finishes it as the billing agent, the refund runs once.
 func TestSubagentsOnMemstore(t *testing.T) {
+	got := runExample(t, "", 0)
+	if !strings.Contains(got, "resuming the triage run:") {
+		t.Errorf("the memstore run was not finished by Resume:\n%s", got)
+	}
+}
+
+// TestSubagentsOnPostgres runs the example over PostgreSQL (a fresh
+// database) with two workers: after the approval a worker, with no Resume
+// call, finishes the turn as the billing agent.
+func TestSubagentsOnPostgres(t *testing.T) {
+	got := runExample(t, pgtest.FreshDatabase(t, pgtest.AdminURL(t), "kindgi_subagents_"), 2)
+	if strings.Contains(got, "resuming the triage run:") || !regexp.MustCompile(`(?m)^  worker [12] drove [0-9a-f]+: completed <nil>$`).MatchString(got) {
+		t.Errorf("the PostgreSQL run was not finished by a worker:\n%s", got)
+	}
+}
+
+// runExample runs the example and checks what both stores print.
+func runExample(t *testing.T, pgURL string, workers int) string {
+	t.Helper()
 	var out strings.Builder
-	if err := run(t.Context(), "", 0, &out); err != nil {
+	if err := run(t.Context(), pgURL, workers, &out); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
 	got := out.String()
@@ -34,4 +56,5 @@ func TestSubagentsOnMemstore(t *testing.T) {
 	if n := strings.Count(got, "refund tool ran"); n != 1 {
 		t.Errorf("the refund ran %d times:\n%s", n, got)
 	}
+	return got
 }
