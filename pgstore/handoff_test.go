@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
@@ -22,13 +23,64 @@ import (
 // the Result.
 func TestHandoffParksAndResumesAsTarget(t *testing.T) {
 	s := New(testPool(t), nil)
+	h := newHandoffFixture(t, s)
+	res := h.park(t)
+	done, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: turnTenant, RunID: res.RunID}, h.bind(s))
+	if err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	h.checkDone(t, s, done)
+}
+
+// TestHandoffParksAndAWorkerFinishesAsTarget: as
+// TestHandoffParksAndResumesAsTarget, but once the refund is approved a
+// worker over another Store on the same database (another process), with
+// no Resume call, finishes the turn as the billing agent.
+func TestHandoffParksAndAWorkerFinishesAsTarget(t *testing.T) {
+	pool := testPool(t)
+	s := New(pool, nil)
+	h := newHandoffFixture(t, s)
+	res := h.park(t)
+	w := turn.NewWorker(h.bind(New(pool, nil)), turn.WorkerOptions{TenantIDs: []string{turnTenant}, PollInterval: 20 * time.Millisecond, SweepInterval: -1})
+	ctx, stop := context.WithCancel(t.Context())
+	stopped := make(chan error, 1)
+	go func() { stopped <- w.Run(ctx) }()
+	defer func() {
+		stop()
+		if err := <-stopped; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}()
+	waitCtx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	done, err := turn.Wait(waitCtx, h.bind(s), turnTenant, res.RunID)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	h.checkDone(t, s, done)
+}
+
+// handoffFixture: a triage agent that hands billing questions to a
+// billing agent whose refund tool always asks, with a model scripted for
+// one turn of it.
+type handoffFixture struct {
+	f        *turnFixture
+	triage   agent.Agent
+	provider *scripted.Provider
+	reg      *registry.Agents
+	refunds  atomic.Int64
+	conv     string
+}
+
+func newHandoffFixture(t *testing.T, s *Store) *handoffFixture {
+	t.Helper()
 	f := newTurnFixture(t, s)
-	var refunds atomic.Int64
+	h := &handoffFixture{f: f}
 	if err := f.tools.Add(turnTenant, bindings.ToolDescriptor{
 		ID: "acme.refund", Version: "1.0.0", Description: "Refund an invoice.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"invoice":{"type":"string"}},"required":["invoice"]}`),
 	}, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
-		refunds.Add(1)
+		h.refunds.Add(1)
 		return json.RawMessage(`{"refunded":true}`), nil
 	}); err != nil {
 		t.Fatal(err)
@@ -61,28 +113,43 @@ func TestHandoffParksAndResumesAsTarget(t *testing.T) {
 		scripted.Call("r_1", "acme.refund", map[string]any{"invoice": "42"}),
 		scripted.Say("Refunded invoice 42."),
 	}
-	provider := scripted.New(script, nil)
-	bind := func() turn.Bindings {
-		b := f.bindings()
-		b.Providers = bindings.Providers{provider}
-		b.Agents, b.AgentVersions = reg.Lookup, reg.Versions
-		return b
-	}
-	conv := f.open(t, triage)
-	res, err := f.invoke(t.Context(), bind(), triage, conv)
+	h.triage, h.reg, h.provider = triage, reg, scripted.New(script, nil)
+	h.conv = f.open(t, triage)
+	return h
+}
+
+// bind is the bindings of a turn over s.
+func (h *handoffFixture) bind(s *Store) turn.Bindings {
+	return h.f.over(s, h.provider, h.reg)
+}
+
+// park runs the triage turn, which hands over and parks on the billing
+// agent's refund, and approves the refund.
+func (h *handoffFixture) park(t *testing.T) turn.Result {
+	t.Helper()
+	s := h.f.store
+	res, err := h.f.invoke(t.Context(), h.bind(s), h.triage, h.conv)
 	if err != nil {
 		t.Fatalf("Invoke: %v", err)
 	}
-	if res.Status != turn.StatusSuspended || len(res.Approvals) != 1 || res.Approvals[0].ToolID != "acme.refund" {
+	if res.Status != turn.StatusSuspended || len(res.Approvals) != 1 || res.Approvals[0].ToolID != "acme.refund" || res.Approvals[0].RunID != res.RunID {
 		t.Fatalf("result %s, approvals %+v; want suspended on the refund", res.Status, res.Approvals)
+	}
+	if n := h.refunds.Load(); n != 0 {
+		t.Fatalf("the refund ran %d times before the decision", n)
 	}
 	if _, err := s.ResolveApproval(t.Context(), turnTenant, res.Approvals[0].ID, bindings.ApprovalDecision{Approved: true, Reviewer: "rita"}); err != nil {
 		t.Fatalf("ResolveApproval: %v", err)
 	}
-	done, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: turnTenant, RunID: res.RunID}, bind())
-	if err != nil {
-		t.Fatalf("Resume: %v", err)
-	}
+	return res
+}
+
+// checkDone checks the finished turn: the billing agent answered, on the
+// final message and in the Result, its model call made as the billing
+// agent, and the refund ran once.
+func (h *handoffFixture) checkDone(t *testing.T, s *Store, done turn.Result) {
+	t.Helper()
+	refunds, provider, conv := &h.refunds, h.provider, h.conv
 	if done.Status != turn.StatusCompleted || done.Response.Content != "Refunded invoice 42." || done.AgentID != "acme.billing" || done.AgentVersion != "1.0.0" {
 		t.Fatalf("result %s %q by %s@%s, want the billing desk's answer", done.Status, done.Response.Content, done.AgentID, done.AgentVersion)
 	}

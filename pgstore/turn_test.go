@@ -85,6 +85,16 @@ func (f *turnFixture) bindings(script ...scripted.Response) turn.Bindings {
 	}
 }
 
+// over is the fixture's bindings over s, with provider as the model and
+// reg's agents (sub-agents, handoff targets).
+func (f *turnFixture) over(s *Store, provider *scripted.Provider, reg *registry.Agents) turn.Bindings {
+	b := f.bindings()
+	b.Providers = bindings.Providers{provider}
+	b.Memory, b.Conversations, b.Snapshots, b.Runs, b.Hitl = s, s, s, s, s
+	b.Agents, b.AgentVersions = reg.Lookup, reg.Versions
+	return b
+}
+
 func (f *turnFixture) open(t testing.TB, a agent.Agent) string {
 	t.Helper()
 	c, err := f.store.OpenConversation(context.Background(), bindings.OpenConversationInput{

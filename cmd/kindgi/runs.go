@@ -30,7 +30,9 @@ a full page ends with the --after to pass for the next one.
 
 show prints one run: its status, lease, agent, its parent run and step
 when it is a sub-agent's child run, its journal steps in order with the
-time each took (from the previous entry), and its child runs.
+time each took (from the previous entry), its child runs, and, for a run
+parked on a child, the child runs' pending approvals with the command
+that decides them.
 
 Both only read; they apply no migrations (run kindgi migrate first).`
 
@@ -198,6 +200,52 @@ type runView struct {
 	// there are more (runs list --parent lists them all).
 	Children     []childView `json:"children"`
 	MoreChildren bool        `json:"moreChildren,omitempty"`
+	// ChildApprovals are the pending approvals of the run's parked
+	// descendants (a sub-agent's child run parked on a gated tool parks
+	// its parent): what must be decided for the run to go on.
+	ChildApprovals []childApproval `json:"childApprovals,omitempty"`
+}
+
+// childApproval is a pending approval of a parked descendant run.
+type childApproval struct {
+	ID     string `json:"id"`
+	ToolID string `json:"toolId"`
+	RunID  string `json:"runId"`
+}
+
+// maxApprovalDepth bounds how deep runs show looks for the pending
+// approvals of parked descendants (turn.DefaultMaxAgentDepth is 4).
+const maxApprovalDepth = 16
+
+// childApprovals appends the pending approvals of the parked runs among
+// kids, and of their parked descendants, depth first.
+func childApprovals(ctx context.Context, store *pgstore.Store, tenant string, kids []string, depth int, out []childApproval) ([]childApproval, error) {
+	for _, id := range kids {
+		aps, err := store.ListApprovals(ctx, tenant, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range aps {
+			if a.Status == bindings.ApprovalPending {
+				out = append(out, childApproval{ID: a.Request.ID, ToolID: a.Request.ToolID, RunID: id})
+			}
+		}
+		if depth >= maxApprovalDepth {
+			continue
+		}
+		page, err := store.ListRuns(ctx, bindings.ListRunsInput{TenantID: tenant, ParentRunID: id, Statuses: []bindings.RunStatus{bindings.RunSuspended}, Limit: bindings.MaxRunPageLimit})
+		if err != nil {
+			return nil, err
+		}
+		grand := make([]string, len(page.Runs))
+		for i, r := range page.Runs {
+			grand[i] = r.ID
+		}
+		if out, err = childApprovals(ctx, store, tenant, grand, depth+1, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // childView is one child run in runs show.
@@ -259,6 +307,17 @@ func showRun(ctx context.Context, store *pgstore.Store, tenant, runID string, as
 	if v.Children, v.MoreChildren, err = children(ctx, store, tenant, runID); err != nil {
 		return fail(err)
 	}
+	if run.Status == bindings.RunSuspended {
+		var parked []string
+		for _, c := range v.Children {
+			if c.Status == bindings.RunSuspended {
+				parked = append(parked, c.RunID)
+			}
+		}
+		if v.ChildApprovals, err = childApprovals(ctx, store, tenant, parked, 1, nil); err != nil {
+			return fail(err)
+		}
+	}
 	// The run's creation is stamped by the store's clock, its entries by
 	// the driver's: never count from before either, nor backwards.
 	prev := run.CreatedAt
@@ -315,6 +374,16 @@ func showRun(ctx context.Context, store *pgstore.Store, tenant, runID string, as
 		if v.MoreChildren {
 			fmt.Fprintf(stdout, "more: kindgi runs list --parent %s\n", shellQuote(runID))
 		}
+	}
+	if len(v.ChildApprovals) > 0 {
+		fmt.Fprintf(stdout, "\nparked on the pending approvals of child runs (%d)\n", len(v.ChildApprovals))
+		tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "APPROVAL\tTOOL\tRUN")
+		for _, a := range v.ChildApprovals {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", a.ID, a.ToolID, a.RunID)
+		}
+		_ = tw.Flush()
+		fmt.Fprintf(stdout, "decide each: kindgi approvals approve --tenant %s --approver ID APPROVAL_ID (or deny); a worker then continues the child, then this run\n", shellQuote(tenant))
 	}
 	return exitOK
 }

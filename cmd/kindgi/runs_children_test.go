@@ -75,3 +75,50 @@ func TestRunsShowParentAndChildren(t *testing.T) {
 		t.Fatalf("runs list --parent of a run without children: %+v", r)
 	}
 }
+
+// TestRunsShowChildApprovals: runs show of a parent parked on a child
+// prints the pending approvals of its parked descendants (a child's and a
+// grandchild's; not a decided one) with the command that decides them,
+// and --json lists them; a child's own show prints none of its parent's.
+func TestRunsShowChildApprovals(t *testing.T) {
+	store, url, tenant := cliStore(t, "runs-tree-approvals-")
+	ctx := context.Background()
+	ask := func(run, id, tool string) {
+		t.Helper()
+		if _, err := store.RequestApproval(ctx, bindings.ApprovalRequest{TenantID: tenant, ID: id, RunID: run, ToolID: tool, ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seedRun(t, store, tenant, "p", bindings.RunSuspended, 1)
+	seedChild(t, store, tenant, "p", "p-kid", bindings.RunSuspended)
+	ask("p-kid", "p-kid/refund", "acme.refund")
+	ask("p-kid", "p-kid/decided", "acme.lookup")
+	if _, err := store.ResolveApproval(ctx, tenant, "p-kid/decided", bindings.ApprovalDecision{Approved: true, Reviewer: "rita"}); err != nil {
+		t.Fatal(err)
+	}
+	seedChild(t, store, tenant, "p-kid", "p-kid-kid", bindings.RunSuspended)
+	ask("p-kid-kid", "p-kid-kid/wire", "acme.wire")
+	db := []string{"--database-url", url, "--tenant", tenant}
+
+	r := kindgi(t, append(append([]string{"runs", "show"}, db...), "p")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "parked on the pending approvals of child runs (2)") ||
+		!regexp.MustCompile(`(?m)^p-kid/refund\s+acme\.refund\s+p-kid$`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^p-kid-kid/wire\s+acme\.wire\s+p-kid-kid$`).MatchString(r.stdout) ||
+		strings.Contains(r.stdout, "p-kid/decided") ||
+		!strings.Contains(r.stdout, "decide each: kindgi approvals approve --tenant "+tenant+" --approver ID APPROVAL_ID") {
+		t.Fatalf("runs show of the parked parent: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = kindgi(t, append(append([]string{"runs", "show", "--json"}, db...), "p")...)
+	var v runView
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &v) != nil || len(v.ChildApprovals) != 2 ||
+		v.ChildApprovals[0] != (childApproval{ID: "p-kid/refund", ToolID: "acme.refund", RunID: "p-kid"}) || v.ChildApprovals[1].RunID != "p-kid-kid" {
+		t.Fatalf("runs show --json: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	// Once the child is no longer parked, the parent shows none.
+	if err := store.SetRunStatus(ctx, tenant, "p-kid", bindings.RunQueued); err != nil {
+		t.Fatal(err)
+	}
+	if r := kindgi(t, append(append([]string{"runs", "show"}, db...), "p")...); r.code != 0 || strings.Contains(r.stdout, "parked on the pending approvals") {
+		t.Fatalf("runs show of a parent whose child is queued: exit %d\n%s", r.code, r.stdout)
+	}
+}

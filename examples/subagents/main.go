@@ -1,14 +1,13 @@
-// Command subagents shows agents calling agents as journaled child runs.
-// A triage agent answers a customer: it asks a research agent about the
-// contract (a sub-agent call: a child run whose answer is the call's
-// result), then asks the billing agent for a refund. The billing agent's
-// refund tool is gated always_ask, so the billing child run parks on the
-// approval, and so does the triage run: its result is suspended with the
-// billing run's approval. A reviewer approves; the tree then finishes —
-// by Resume of the triage run on memstore, or, with -postgres, by turn
-// workers (no Resume call): a worker finishes the billing run, after
-// which the triage run is claimable and a worker finishes it. The refund
-// runs once.
+// Command subagents shows agents composing agents, durably. A triage
+// agent answers a customer: it calls a research agent about the contract
+// (a sub-agent call: a journaled child run whose answer is the call's
+// result), then hands the billing question off to the billing agent (a
+// handoff: the rest of the turn runs as the billing agent, with its
+// instructions, tools and policy). The billing agent's refund tool is
+// gated always_ask, so the turn parks on the refund's approval. A
+// reviewer approves; the turn then finishes as the billing agent — by
+// Resume on memstore, or, with -postgres, by turn workers (no Resume
+// call). The refund runs once, and the answer is the billing agent's.
 //
 //	go run ./examples/subagents
 //	go run ./examples/subagents -postgres postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable -workers 2
@@ -50,7 +49,8 @@ func main() {
 
 var toolUse = []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}}
 
-// definedAgents are the three agents: triage calls research and billing.
+// definedAgents are the three agents: triage calls research (a sub-agent)
+// and hands billing questions off to billing.
 func definedAgents() (triage, research, billing agent.Agent, err error) {
 	if research, err = agent.Define(agent.Spec{
 		ID: "acme.research", Version: "1.0.0", Name: "Research", Description: "Answers questions about the customer's contract.",
@@ -70,16 +70,15 @@ func definedAgents() (triage, research, billing agent.Agent, err error) {
 	}
 	triage, err = agent.Define(agent.Spec{
 		ID: "acme.triage", Version: "1.0.0", Name: "Triage", Instructions: "You triage customer requests.", Capabilities: toolUse,
-		SubAgents: []agent.AgentRef{
-			{ID: "acme.research", Version: "^1.0.0", Name: "research"},
-			{ID: "acme.billing", Version: "^1.0.0", Name: "billing"},
-		},
+		SubAgents: []agent.AgentRef{{ID: "acme.research", Version: "^1.0.0", Name: "research"}},
+		Handoffs:  []agent.AgentRef{{ID: "acme.billing", Version: "^1.0.0", Name: "to_billing"}},
 	})
 	return
 }
 
 // model answers from the request: which agent asks (its instructions) and
-// how many tool results it has.
+// the tool results it has. After the handoff the billing agent sees the
+// conversation so far, triage's tool results included.
 type model struct{}
 
 func (model) ID() string { return "scripted" }
@@ -108,16 +107,18 @@ func (model) Generate(_ context.Context, req bindings.GenerateRequest) (bindings
 		case 0:
 			return call("research", map[string]any{"message": "Does the Globex contract allow a refund of a duplicate charge?"})
 		case 1:
-			return call("billing", map[string]any{"message": "Refund the duplicate charge of $40 on order 1042."})
+			return call("to_billing", map[string]any{"message": "Refund the duplicate charge of $40 on order 1042."})
 		}
-		return say("Your contract allows it, and the $40 duplicate charge on order 1042 is refunded.")
+		return say("The billing desk has your request.") // not reached: billing answers
 	case strings.Contains(system, "research"):
 		return say("Clause 7.2 allows refunds of duplicate charges within 90 days.")
-	default: // billing
-		if results == 0 {
-			return call("acme.refund", map[string]any{"order": "1042", "amountUsd": 40})
+	default: // billing, after the handoff
+		for _, m := range req.Messages {
+			if m.Role == bindings.ChatTool && strings.Contains(m.Content, "refunded") {
+				return say("Clause 7.2 of your contract allows it: the $40 duplicate charge on order 1042 is refunded.")
+			}
 		}
-		return say("Refunded $40 on order 1042.")
+		return call("acme.refund", map[string]any{"order": "1042", "amountUsd": 40})
 	}
 }
 
@@ -198,7 +199,7 @@ func run(ctx context.Context, pgURL string, workers int, out io.Writer) error {
 	} else if res, err = finishByWorkers(ctx, b, res.RunID, workers, out); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "status %s: %q\n", res.Status, res.Response.Content)
+	fmt.Fprintf(out, "status %s: %q\n  answered by %s@%s\n", res.Status, res.Response.Content, res.AgentID, res.AgentVersion)
 	for _, sr := range res.SubRuns {
 		fmt.Fprintf(out, "  sub-run %s: %s@%s %s, %d model calls, %d tool calls\n", sr.RunID, sr.AgentID, sr.AgentVersion, sr.Status, sr.Usage.ModelCalls, sr.Usage.ToolCalls)
 	}
@@ -207,8 +208,8 @@ func run(ctx context.Context, pgURL string, workers int, out io.Writer) error {
 	return nil
 }
 
-// finishByWorkers runs n turn workers until the run finishes (they
-// finish the billing run, then the triage run) and returns its result.
+// finishByWorkers runs n turn workers until the run finishes (one of them
+// continues the turn as the billing agent) and returns its result.
 func finishByWorkers(ctx context.Context, b turn.Bindings, runID string, n int, out io.Writer) (turn.Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
