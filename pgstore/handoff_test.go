@@ -37,7 +37,7 @@ func TestHandoffParksAndResumesAsTarget(t *testing.T) {
 // worker over another Store on the same database (another process), with
 // no Resume call, finishes the turn as the billing agent.
 func TestHandoffParksAndAWorkerFinishesAsTarget(t *testing.T) {
-	pool := testPool(t)
+	pool := workerTestPool(t)
 	s := New(pool, nil)
 	h := newHandoffFixture(t, s)
 	res := h.park(t)

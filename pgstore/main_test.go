@@ -112,6 +112,19 @@ func newPool(cfg *pgxpool.Config) (*pgxpool.Pool, error) {
 	return pgxpool.NewWithConfig(context.Background(), cfg)
 }
 
+// workerTestPool is a migrated pool of a schema of the test's own, for a
+// test whose workers claim every claimable run of their tenant: runs other
+// tests left in the shared database (queued, or with a lapsed lease) are
+// not there to be claimed, and driven with this test's scripted provider.
+func workerTestPool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, _ := freshSchemaPool(t)
+	if err := Migrate(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
 // freshSchemaPool returns a pool whose search_path is a new, empty schema
 // of the test database, dropped when the test ends.
 func freshSchemaPool(t testing.TB) (*pgxpool.Pool, string) {

@@ -62,7 +62,7 @@ func TestSubAgentApprovalAcrossProcesses(t *testing.T) {
 // child's, the parent's provenance verifies and names the child's record,
 // and ListRuns by parent lists the child.
 func TestSubAgentApprovalWorkersFinishTree(t *testing.T) {
-	pool := testPool(t)
+	pool := workerTestPool(t)
 	g := newGatedTree(t, pool)
 	f, bind, provider, keys, records := g.f, g.bind, g.provider, g.keys, g.records
 	ctx := t.Context()
