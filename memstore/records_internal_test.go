@@ -1,11 +1,12 @@
 package memstore
 
 import (
+	"reflect"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/alias"
 )
 
 // TestRecordsFillTheirSizeClass holds that a runRec and a convRec fill
@@ -15,10 +16,10 @@ import (
 // records kept (see runText). A change to bindings.Run, bindings.Conversation
 // or the records fails it: adjust runText or convText.
 func TestRecordsFillTheirSizeClass(t *testing.T) {
-	if n := unsafe.Sizeof(runRec{}); n != 6144-8 {
+	if n := reflect.TypeFor[runRec]().Size(); n != 6144-8 {
 		t.Errorf("runRec is %d bytes, want %d: adjust runText", n, 6144-8)
 	}
-	if n := unsafe.Sizeof(convRec{}); n != 1408-8 {
+	if n := reflect.TypeFor[convRec]().Size(); n != 1408-8 {
 		t.Errorf("convRec is %d bytes, want %d: adjust convText", n, 1408-8)
 	}
 }
@@ -30,10 +31,7 @@ func TestRecordsFillTheirSizeClass(t *testing.T) {
 // after them: a message or entry written after them does not overwrite
 // them.
 func TestRecordsOwnTheirIDs(t *testing.T) {
-	inside := func(s string, b []byte) bool {
-		p, lo := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(&b[0]))
-		return p >= lo && p+uintptr(len(s)) <= lo+uintptr(len(b))
-	}
+	inside := alias.StringWithin
 	long := strings.Repeat("x", bindings.MaxIDLength)
 	run := newRunRec(bindings.Run{TenantID: "t" + "1", ID: strings.Repeat("r", 26), FlowID: long})
 	for _, s := range []string{run.run.TenantID, run.run.ID, run.run.FlowID} {

@@ -6,9 +6,9 @@ import (
 	"reflect"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/alias"
 	"github.com/kindgi/agents/memstore"
 	"github.com/kindgi/agents/registry"
 )
@@ -58,7 +58,7 @@ func fillJunk(t *testing.T, v reflect.Value, ifaces []any) {
 	case reflect.Struct:
 		for i := range v.NumField() {
 			f := v.Field(i)
-			fillJunk(t, reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem(), ifaces)
+			fillJunk(t, alias.Settable(f), ifaces)
 		}
 	}
 }
@@ -75,7 +75,7 @@ func TestResetClearsEveryField(t *testing.T) {
 	r := newPooledRun(&b, store, true, in, "run-1", "o1", bindings.RunRunning, nil)
 	defer r.release()
 	mem, encode := r.mem, r.encodeMsg
-	fillJunk(t, reflect.NewAt(reflect.TypeOf(run{}), unsafe.Pointer(r)).Elem(), ifaces)
+	fillJunk(t, reflect.ValueOf(r).Elem(), ifaces)
 	v := reflect.ValueOf(r).Elem()
 	for i := range v.NumField() {
 		if v.Field(i).IsZero() {

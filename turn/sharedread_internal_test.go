@@ -3,9 +3,9 @@ package turn
 import (
 	"encoding/json"
 	"testing"
-	"unsafe"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/alias"
 )
 
 // TestInPlaceIsTheLoadedJournal: only an entry of the journal read for
@@ -37,11 +37,11 @@ func TestInPlaceIsTheLoadedJournal(t *testing.T) {
 		t.Error("a run without a loaded journal decodes in place")
 	}
 	in, err := decodeOutcome[string](&loaded[0], r.inPlace(&loaded[0]))
-	if err != nil || in != "hello" || unsafe.StringData(in) != &loaded[0].Output[1] {
-		t.Errorf("decoded in place: %q, %v, sharing the output: %v", in, err, unsafe.StringData(in) == &loaded[0].Output[1])
+	if err != nil || in != "hello" || !alias.StringAt(in, &loaded[0].Output[1]) {
+		t.Errorf("decoded in place: %q, %v, sharing the output: %v", in, err, alias.StringAt(in, &loaded[0].Output[1]))
 	}
 	out, err := decodeOutcome[string](kept, r.inPlace(kept))
-	if err != nil || out != "hello" || unsafe.StringData(out) == &kept.Output[1] {
-		t.Errorf("decoded from the arena: %q, %v, sharing the output: %v", out, err, unsafe.StringData(out) == &kept.Output[1])
+	if err != nil || out != "hello" || alias.StringAt(out, &kept.Output[1]) {
+		t.Errorf("decoded from the arena: %q, %v, sharing the output: %v", out, err, alias.StringAt(out, &kept.Output[1]))
 	}
 }

@@ -15,7 +15,10 @@
 // boundary.
 package alias
 
-import "unsafe"
+import (
+	"reflect"
+	"unsafe"
+)
 
 // SameString reports whether a and b are the same string: the same length
 // at the same address (not only equal bytes).
@@ -45,6 +48,29 @@ func BytesWithin(b, arena []byte) bool {
 		return false
 	}
 	return in(unsafe.Pointer(unsafe.SliceData(b)), unsafe.Pointer(unsafe.SliceData(arena)), uintptr(cap(arena)))
+}
+
+// StringWithin reports whether every byte of s is in arena (from arena[0]
+// to arena[len(arena)-1]): s is a view of arena's bytes, not a copy.
+func StringWithin(s string, arena []byte) bool {
+	if len(s) == 0 || len(arena) == 0 {
+		return false
+	}
+	p, lo := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.SliceData(arena)))
+	return p >= lo && p+uintptr(len(s)) <= lo+uintptr(len(arena))
+}
+
+// StringAt reports whether s's first byte is the byte p points to.
+func StringAt(s string, p *byte) bool {
+	return len(s) > 0 && p != nil && unsafe.StringData(s) == p
+}
+
+// Settable returns v, a field reached through reflection (perhaps
+// unexported, so not settable), as a settable value at the same address:
+// for tests that fill every field of a struct, exported or not. v must be
+// addressable (a field of a value reached through a pointer).
+func Settable(v reflect.Value) reflect.Value {
+	return reflect.NewAt(v.Type(), unsafe.Pointer(v.UnsafeAddr())).Elem()
 }
 
 // in reports whether p is in the n bytes from base.

@@ -1,8 +1,10 @@
 package alias
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestSameStringIsIdentity: equal bytes elsewhere are not the same
@@ -56,3 +58,36 @@ func TestWithin(t *testing.T) {
 		t.Error("bytes elsewhere are taken as within the arena")
 	}
 }
+
+func TestStringWithinAndAt(t *testing.T) {
+	arena := []byte("hello, world")
+	view := string(arena) // a copy: not within
+	if StringWithin(view, arena) || StringAt(view, &arena[0]) {
+		t.Error("a copy of the arena's bytes is reported as a view of them")
+	}
+	in := unsafeView(arena[7:12])
+	if !StringWithin(in, arena) || !StringAt(in, &arena[7]) || StringAt(in, &arena[6]) {
+		t.Error("a view of the arena's bytes is not reported as one")
+	}
+	if StringWithin(in, arena[:8]) {
+		t.Error("a view running past the arena's end is reported within it")
+	}
+	if StringWithin("", arena) || StringAt("", &arena[0]) {
+		t.Error("the empty string is reported within the arena")
+	}
+}
+
+func TestSettableWritesAnUnexportedField(t *testing.T) {
+	var v struct{ hidden int }
+	f := reflect.ValueOf(&v).Elem().Field(0)
+	if f.CanSet() {
+		t.Fatal("an unexported field is settable without Settable")
+	}
+	Settable(f).SetInt(7)
+	if v.hidden != 7 {
+		t.Errorf("hidden = %d, want 7", v.hidden)
+	}
+}
+
+// unsafeView is a string sharing b's bytes.
+func unsafeView(b []byte) string { return unsafe.String(&b[0], len(b)) }
