@@ -1,7 +1,6 @@
 package bindings
 
 import (
-	"context"
 	"encoding/json"
 )
 
@@ -53,44 +52,3 @@ type MessageStepResult struct {
 // EncodeMessageStep is the Output of a message step's entry: the stored
 // message as encoding/json encodes it.
 func EncodeMessageStep(m ConversationMessage) ([]byte, error) { return json.Marshal(m) }
-
-// MessageStepAppender is an optional capability of a store that is both a
-// turn's RunBinding and its ConversationBinding: a message and the journal
-// entries around it, including the entry of the step that stored the
-// message, in one call (one round trip and one transaction for a
-// database). A driver uses it only when its run and conversation bindings
-// are the same value, and otherwise calls AppendStepsAndMessage and then
-// AppendSteps (or FinishRun) with the step's entry, which it builds from
-// the returned message.
-//
-// AppendMessageStep does what these calls would:
-//
-//  1. AppendStepsAndMessage of the entries before the message step and
-//     in.Message;
-//  2. then, with the step's Output set to Encode(the stored message),
-//     AppendSteps of the step's entry and those after it — or FinishRun
-//     of them with Finish, when Finish is set.
-//
-// When the message is appended by this call, all of it is stored in one
-// step, or none of it: a refused lease (*agents.RunBusyError) or a missing
-// run (*agents.RunJournalUnavailableError) stores nothing. When the
-// message is refused (its conversation is missing or closed, its turn
-// taken), the entries before the step stay, as after call 1, nothing else is
-// stored, and the error is the message's. When a message with its ID was
-// stored before (a retry), the step's Output is that message's encoding, and
-// a store may make the two calls one after the other (a crash between
-// them leaves what a crash between them leaves for any driver: the message
-// and the entries before it, but not the step's entry).
-//
-// Each entry is idempotent per (run, key, phase) as for AppendSteps: one
-// stored already is returned as stored, with its appended flag false.
-//
-// MessageStepStore returns the binding whose journal and conversations
-// AppendMessageStep writes: the store value itself. A driver uses the
-// capability only when that is the very binding it holds, so that a value
-// embedding a store (and so promoting its AppendMessageStep) never has its
-// own AppendSteps and AppendStepsAndMessage bypassed.
-type MessageStepAppender interface {
-	AppendMessageStep(ctx context.Context, in MessageStepInput) (MessageStepResult, error)
-	MessageStepStore() RunBinding
-}

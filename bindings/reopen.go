@@ -1,7 +1,6 @@
 package bindings
 
 import (
-	"context"
 	"time"
 )
 
@@ -30,22 +29,4 @@ type ReopenRunResult struct {
 	// Journal is the run's journal in append order, read after the lease
 	// was taken.
 	Journal []JournalEntry `json:"journal"`
-}
-
-// RunReopener is an optional capability of a store that is both a turn's
-// RunSnapshotBinding and its RunBinding: the start of a resumed drive in
-// one call (one round trip for a database) instead of three.
-//
-// ReopenRun does what RunSnapshotBinding.Read, then (unless in.Held)
-// RunBinding.AcquireLease, then RunBinding.ReadJournal would, with their
-// errors: *agents.RunSnapshotMissingError when the run has no snapshot
-// (and then nothing is leased); AcquireLease's *agents.RunBusyError when
-// another owner holds an unexpired lease, and
-// *agents.RunJournalUnavailableError when there is no such run. A driver
-// uses it only when its snapshot and run bindings are the same value, and
-// otherwise makes the three calls. pgstore has it; memstore, with no round
-// trips to save, does not (so a test double embedding a memstore.Store
-// keeps its own Read, AcquireLease and ReadJournal in the path).
-type RunReopener interface {
-	ReopenRun(ctx context.Context, in ReopenRunInput) (ReopenRunResult, error)
 }

@@ -70,10 +70,10 @@ func (s *Store) unstored(tenantID, runID string) bool {
 	return s.runs[k] == nil && !snap
 }
 
-// openCreate is Open of a new run, leased now: OpenRun.
+// openCreate is Open of a new run, leased now: openRun.
 func (s *Store) openCreate(ctx context.Context, in driver.OpenInput) (driver.Drive, error) {
 	snap := in.Create.Snapshot
-	res, err := s.OpenRun(ctx, bindings.OpenRunInput{Snapshot: snap, Start: bindings.StartRunInput{
+	res, err := s.openRun(ctx, bindings.OpenRunInput{Snapshot: snap, Start: bindings.StartRunInput{
 		TenantID: in.TenantID, RunID: in.RunID, FlowID: snap.FlowID, FlowVersion: snap.FlowVersion,
 		Owner: in.Owner, LeaseTTL: in.TTL, Status: in.Create.Status,
 		ParentRunID: in.Create.ParentRunID, ParentStepKey: in.Create.ParentStepKey,
@@ -253,9 +253,6 @@ func (s *Store) commitRun(in driver.CommitInput, now time.Time) (*runRec, error)
 	}
 	r, err := s.run(in.TenantID, in.RunID)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.checkShared(r); err != nil {
 		return nil, err
 	}
 	if p != nil {

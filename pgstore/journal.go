@@ -13,24 +13,8 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
-// The optional journal capabilities pgstore implements.
-var (
-	_ bindings.StepBatcher = (*Store)(nil)
-	_ bindings.RunFinisher = (*Store)(nil)
-	_ bindings.RunOpener   = (*Store)(nil)
-
-	_ bindings.StepMessageAppender = (*Store)(nil)
-)
-
-// AppendStepsAndMessage implements bindings.StepMessageAppender: the
-// entries, then the message (stored only when the entries are), in one
-// round trip and one transaction.
-func (s *Store) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
-	return s.appendStepsAndMessage(ctx, steps, msg, false)
-}
-
 // appendStepsAndMessage is AppendStepsAndMessage; trusted skips the checks
-// a TrustedJournal caller vouches for.
+// a Trusted Commit caller vouches for.
 func (s *Store) appendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput, trusted bool) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
 	if msg.TenantID != steps.TenantID {
 		return nil, nil, bindings.ConversationMessage{}, invalid("the entries and the message are of different tenants")
@@ -69,24 +53,6 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	return entries[0], appended[0], nil
 }
 
-// AppendSteps implements bindings.StepBatcher: the entries are appended to
-// one run's journal, in order, in one round trip and one transaction. Each
-// entry is appended as AppendStep would: idempotent per (key, phase), so
-// for an entry whose key and phase are stored already (or repeated earlier
-// in entries) the stored entry is returned with appended false. The owner,
-// when not empty, must hold the run's lease, checked once for all entries:
-// otherwise nothing is stored and the error is *agents.RunBusyError. A
-// missing run is *agents.RunJournalUnavailableError.
-func (s *Store) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
-	return s.appendSteps(ctx, "append steps", in, "", nil, false)
-}
-
-// FinishRun implements bindings.RunFinisher: the entries, the status and
-// the release of the owner's lease in one round trip and one transaction.
-func (s *Store) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
-	return s.finishRun(ctx, in, false)
-}
-
 // finishRun is FinishRun; trusted skips the checks a TrustedJournal
 // caller vouches for (the status is checked: it is not vouched for).
 func (s *Store) finishRun(ctx context.Context, in bindings.FinishRunInput, trusted bool) ([]bindings.JournalEntry, []bool, error) {
@@ -120,7 +86,7 @@ type stepArgs struct {
 
 // prepareSteps validates entries and encodes them as column arrays;
 // trusted skips the checks of each entry's key, node, status and output,
-// which a TrustedJournal caller vouches for.
+// which a Trusted Commit caller vouches for.
 func (s *Store) prepareSteps(entries []bindings.JournalEntry, trusted bool) (stepArgs, error) {
 	n := len(entries)
 	// The columns share one backing array per element type (full slice
@@ -239,7 +205,7 @@ func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendSt
 
 // appendStepsAfter is appendSteps, with the statements of pre (when set)
 // before its own in the same round trip and transaction (see
-// AppendStepsAsRead).
+// appendStepsAsRead).
 func (s *Store) appendStepsAfter(ctx context.Context, op string, pre *batchExtra, in bindings.AppendStepsInput, status bindings.RunStatus, tail *messageTail, trusted bool) ([]bindings.JournalEntry, []bool, error) {
 	switch {
 	case in.TenantID == "":
@@ -317,7 +283,7 @@ type stepRows struct {
 
 // newStepRows is a reader of the rows of appending entries, encoded as
 // args. inPlace makes its results entries themselves, each updated to
-// the entry stored (what a TrustedJournal caller allows).
+// the entry stored (what a Trusted Commit caller allows).
 func newStepRows(entries []bindings.JournalEntry, args stepArgs, inPlace bool) *stepRows {
 	n := len(entries)
 	sr := &stepRows{entries: entries, args: args, out: entries, appended: make([]bool, n), inPlace: inPlace}
@@ -483,16 +449,8 @@ const sqlOpenRunFn = `SELECT o_taken, o_created, o_flow_id, o_flow_version, o_st
 	s_conversation_id, s_project_id, s_input, s_created_at
 	FROM kindgi_open_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
 
-// OpenRun implements bindings.RunOpener: the snapshot write, the run start
-// and the read of the journal in one round trip and one transaction. A
-// snapshot this call stored is returned as given (CreatedAt in the
-// store's precision), not read back.
-func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings.OpenRunResult, error) {
-	return s.openRun(ctx, in, nil)
-}
-
 // openRun is OpenRun, with the statements of extra (when set) after its
-// own in the same round trip and transaction (see OpenTurn).
+// own in the same round trip and transaction (see openTurn).
 func (s *Store) openRun(ctx context.Context, in bindings.OpenRunInput, extra *batchExtra) (bindings.OpenRunResult, error) {
 	st, sn := in.Start, in.Snapshot
 	switch {

@@ -13,8 +13,6 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
-var _ bindings.MessageStepAppender = (*Store)(nil)
-
 // sqlMessageStep is one call of kindgi_message_step (the baseline migration, its
 // body written out by 0009): the entries before the message, the message,
 // and the message step's entry with the entries after it, in one
@@ -58,23 +56,9 @@ func splitSeq(wrapped string) (prefix, suffix string, ok bool) {
 	return "", "", false
 }
 
-// MessageStepStore implements bindings.MessageStepAppender: s.
-func (s *Store) MessageStepStore() bindings.RunBinding { return s }
-
-// AppendMessageStep implements bindings.MessageStepAppender in one round
-// trip, one statement and one transaction (kindgi_message_step):
-// the entries before the message, the message, and — when this call stored
-// the message — the step's entry (its output the stored message, with the
-// seq the message got in the same transaction) and the entries after it.
-// When the message was stored before (a retry), the step's entry and the
-// entries after it are written by a second call, from the stored message.
-func (s *Store) AppendMessageStep(ctx context.Context, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
-	return s.appendMessageStep(ctx, in, nil, false)
-}
-
 // appendMessageStep is AppendMessageStep, with the statements of pre (when
 // set) before its own in the same round trip and transaction (see
-// AppendUserMessageStep); trusted skips the checks a TrustedJournal
+// appendUserMessageStep); trusted skips the checks a TrustedJournal
 // caller vouches for.
 func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepInput, pre *batchExtra, trusted bool) (bindings.MessageStepResult, error) {
 	steps := in.Steps
@@ -118,7 +102,7 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 		return bindings.MessageStepResult{}, invalid("encode message step " + stepKey + ": " + err.Error())
 	}
 	// The entries from the step's on, with its output: a copy, or for a
-	// TrustedJournal caller its own entries, updated in place.
+	// a Trusted Commit caller its own entries, updated in place.
 	tail := steps.Entries[in.StepIndex:]
 	if !trusted {
 		tail = append([]bindings.JournalEntry(nil), tail...)

@@ -56,18 +56,13 @@ const sqlExpectMessages = `SELECT kindgi_expect_messages($1, $2, $3, $4)`
 // codeConversationChanged is the SQLSTATE kindgi_expect_messages raises.
 const codeConversationChanged = "KG001"
 
-var _ bindings.TurnOpener = (*Store)(nil)
-
-// TurnOpenerStore implements bindings.TurnOpener: the store itself.
-func (s *Store) TurnOpenerStore() bindings.RunBinding { return s }
-
-// OpenTurn implements bindings.TurnOpener: OpenRun and GetConversation of
+// openTurn serves the Driver: OpenRun and GetConversation of
 // the snapshot's conversation in one round trip, one more statement in
 // OpenRun's batch, read under OpenRun's transaction; with in.HistoryLimit,
 // one more, ReadMessages' backward scan, whose result is the history when
 // its newest message is the conversation's last (no message came between
 // the two statements), and nil otherwise.
-func (s *Store) OpenTurn(ctx context.Context, in bindings.OpenTurnInput) (bindings.OpenTurnResult, error) {
+func (s *Store) openTurn(ctx context.Context, in bindings.OpenTurnInput) (bindings.OpenTurnResult, error) {
 	var out bindings.OpenTurnResult
 	tenant, conv := in.Snapshot.TenantID, in.Snapshot.ConversationID
 	var extra *batchExtra
@@ -118,11 +113,11 @@ func consistentHistory(c bindings.Conversation, hist []bindings.ConversationMess
 	return hist[0].Seq == int64(c.MessageCount) // newest first, as read
 }
 
-// AppendUserMessageStep implements bindings.TurnOpener: AppendMessageStep
+// appendUserMessageStep serves the Driver: AppendMessageStep
 // with the check that the conversation holds in.MessageCount messages and
 // not this one in front of it (sqlExpectMessages, which sets the tenant),
 // in the same round trip and transaction: two statements.
-func (s *Store) AppendUserMessageStep(ctx context.Context, in bindings.UserMessageStepInput) (bindings.MessageStepResult, error) {
+func (s *Store) appendUserMessageStep(ctx context.Context, in bindings.UserMessageStepInput) (bindings.MessageStepResult, error) {
 	msg := in.Message
 	if msg.ID == "" {
 		return bindings.MessageStepResult{}, invalid("the user message step needs the message's id")
@@ -135,10 +130,10 @@ func (s *Store) AppendUserMessageStep(ctx context.Context, in bindings.UserMessa
 	return res, err
 }
 
-// AppendUserMessage implements bindings.TurnOpener: AppendStepsAndMessage
+// appendUserMessage serves the Driver: AppendStepsAndMessage
 // and the read of the history before the stored message in one round
 // trip and one transaction (one more statement after the message's).
-func (s *Store) AppendUserMessage(ctx context.Context, in bindings.UserMessageInput) (bindings.UserMessageResult, error) {
+func (s *Store) appendUserMessage(ctx context.Context, in bindings.UserMessageInput) (bindings.UserMessageResult, error) {
 	steps, msg := in.Steps, in.Message
 	if msg.TenantID != steps.TenantID {
 		return bindings.UserMessageResult{}, invalid("the entries and the message are of different tenants")
@@ -202,17 +197,11 @@ const sqlOpenNewRun = `SELECT kindgi_open_new_run($1, $2, $3, $4, $5, $6, $7, $8
 // codeRunExists is the SQLSTATE kindgi_open_new_run raises.
 const codeRunExists = "KG002"
 
-var _ bindings.OptimisticTurnOpener = (*Store)(nil)
-
-// OptimisticTurnOpenerStore implements bindings.OptimisticTurnOpener: the
-// store itself.
-func (s *Store) OptimisticTurnOpenerStore() bindings.RunBinding { return s }
-
-// ReadTurn implements bindings.OptimisticTurnOpener: whether the run or
+// readTurn serves the Driver: whether the run or
 // its snapshot is stored, the conversation and its newest in.HistoryLimit
-// messages (as OpenTurn reads them), in one read-only round trip: nothing
+// messages (as openTurn reads them), in one read-only round trip: nothing
 // is written, so its transaction's commit flushes nothing.
-func (s *Store) ReadTurn(ctx context.Context, in bindings.OpenTurnInput) (bindings.ReadTurnResult, error) {
+func (s *Store) readTurn(ctx context.Context, in bindings.OpenTurnInput) (bindings.ReadTurnResult, error) {
 	st := in.Start
 	if err := checkLookup(st.TenantID, "run id", st.RunID); err != nil {
 		return bindings.ReadTurnResult{}, err
@@ -248,12 +237,12 @@ func (s *Store) ReadTurn(ctx context.Context, in bindings.OpenTurnInput) (bindin
 	return out, nil
 }
 
-// OpenUserMessageStep implements bindings.OptimisticTurnOpener:
+// openUserMessageStep serves the Driver:
 // kindgi_open_new_run (the snapshot and the run, only if neither is
 // stored, and the conversation's check) and kindgi_message_step in one
 // round trip and one transaction: two statements. A run that exists
 // raises in the first, and nothing of the call is stored.
-func (s *Store) OpenUserMessageStep(ctx context.Context, in bindings.OpenUserMessageStepInput) (bindings.MessageStepResult, error) {
+func (s *Store) openUserMessageStep(ctx context.Context, in bindings.OpenUserMessageStepInput) (bindings.MessageStepResult, error) {
 	st, sn, msg := in.Open.Start, in.Open.Snapshot, in.Message
 	switch {
 	case st.TenantID == "":

@@ -10,8 +10,6 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
-var _ bindings.OptimisticRunResumer = (*Store)(nil)
-
 // sqlGetRunAsRead is sqlGetRun with the run's journal version (last_seq)
 // and its raw lease expiry.
 const sqlGetRunAsRead = `SELECT ` + runCols + `, last_seq FROM agent_runs WHERE tenant_id = $1 AND id = $2`
@@ -26,16 +24,12 @@ const sqlLeaseAsRead = `SELECT kindgi_lease_as_read($1, $2, $3, $4, $5, $6, $7, 
 // codeRunChanged is the SQLSTATE kindgi_lease_as_read raises.
 const codeRunChanged = "KG003"
 
-// OptimisticRunResumerStore implements bindings.OptimisticRunResumer: the
-// store itself.
-func (s *Store) OptimisticRunResumerStore() bindings.RunBinding { return s }
-
-// ReadResumeRun implements bindings.OptimisticRunResumer: the snapshot,
+// readResumeRun serves the Driver: the snapshot,
 // the run with its journal version, the journal and the approvals in one
 // read-only round trip (its transaction's commit flushes nothing). The run
 // is read before the journal: an append between the two statements moves
 // last_seq past the version returned, so the lease as read fails.
-func (s *Store) ReadResumeRun(ctx context.Context, in bindings.ReopenRunInput) (bindings.ReadResumeRunResult, error) {
+func (s *Store) readResumeRun(ctx context.Context, in bindings.ReopenRunInput) (bindings.ReadResumeRunResult, error) {
 	if err := checkLookup(in.TenantID, "run id", in.RunID); err != nil {
 		return bindings.ReadResumeRunResult{}, err
 	}
@@ -133,10 +127,10 @@ func (s *Store) leaseAsRead(lease bindings.LeaseAsRead, tenantID, runID, owner s
 	}, nil
 }
 
-// AppendStepsAsRead implements bindings.OptimisticRunResumer:
+// appendStepsAsRead serves the Driver:
 // kindgi_lease_as_read and kindgi_append_steps in one round trip and one
 // transaction (two statements).
-func (s *Store) AppendStepsAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
+func (s *Store) appendStepsAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
 	pre, err := s.leaseAsRead(lease, in.TenantID, in.RunID, in.Owner)
 	if err != nil {
 		return nil, nil, err
@@ -144,10 +138,10 @@ func (s *Store) AppendStepsAsRead(ctx context.Context, lease bindings.LeaseAsRea
 	return s.appendStepsAfter(ctx, "append steps", pre, in, "", nil, false)
 }
 
-// FinishRunAsRead implements bindings.OptimisticRunResumer:
+// finishRunAsRead serves the Driver:
 // kindgi_lease_as_read and FinishRun's kindgi_append_steps in one round
 // trip and one transaction (two statements).
-func (s *Store) FinishRunAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
+func (s *Store) finishRunAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
 	switch in.Status {
 	case bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
 	default:
@@ -162,12 +156,12 @@ func (s *Store) FinishRunAsRead(ctx context.Context, lease bindings.LeaseAsRead,
 	}, in.Status, nil, false)
 }
 
-// AppendMessageStepAsRead implements bindings.OptimisticRunResumer:
+// appendMessageStepAsRead serves the Driver:
 // kindgi_lease_as_read and kindgi_message_step in one round trip and one
 // transaction (two statements). A message stored before (a retry) has its
 // step written by a second call, as AppendMessageStep does, under the
 // lease the first took.
-func (s *Store) AppendMessageStepAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
+func (s *Store) appendMessageStepAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
 	pre, err := s.leaseAsRead(lease, in.Steps.TenantID, in.Steps.RunID, in.Steps.Owner)
 	if err != nil {
 		return bindings.MessageStepResult{}, err
@@ -175,10 +169,10 @@ func (s *Store) AppendMessageStepAsRead(ctx context.Context, lease bindings.Leas
 	return s.appendMessageStep(ctx, in, pre, false)
 }
 
-// TakeLeaseAsRead implements bindings.OptimisticRunResumer:
+// takeLeaseAsRead serves the Driver:
 // kindgi_lease_as_read and a read of the run, in one round trip and one
 // transaction.
-func (s *Store) TakeLeaseAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.LeaseInput) (bindings.Run, error) {
+func (s *Store) takeLeaseAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.LeaseInput) (bindings.Run, error) {
 	pre, err := s.leaseAsRead(bindings.LeaseAsRead{TTL: in.TTL, Run: lease.Run, JournalVersion: lease.JournalVersion}, in.TenantID, in.RunID, in.Owner)
 	if err != nil {
 		return bindings.Run{}, err

@@ -85,7 +85,7 @@ type runState struct {
 
 func (f *resumeFixture) state(t *testing.T, run string) runState {
 	t.Helper()
-	res, err := f.store.ResumeRun(t.Context(), bindings.ReopenRunInput{TenantID: turnTenant, RunID: run, Held: true})
+	res, err := f.store.resumeRun(t.Context(), bindings.ReopenRunInput{TenantID: turnTenant, RunID: run, Held: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,8 +135,7 @@ func TestCrashAfterTheReadOnlyResumeLeavesTheRunAsParked(t *testing.T) {
 		parked := f.state(t, run)
 		crasher := journaltest.New(0, panics)
 		b := f.resumeBindings()
-		one := crasher.ResumeStore(f.store)
-		b.Runs, b.Snapshots, b.Conversations, b.Hitl = one, one, one, one
+		b.Runs, b.Snapshots, b.Conversations, b.Hitl = crasher.Runs(f.store), crasher.Snapshots(f.store), crasher.Conversations(f.store), crasher.Hitl(f.store)
 		b.Journal = crasher.Driver(f.store)
 		func() {
 			defer func() {

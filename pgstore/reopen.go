@@ -18,15 +18,8 @@ const sqlReopenLease = `UPDATE agent_runs
 	  AND EXISTS (SELECT 1 FROM agent_run_snapshots s WHERE s.tenant_id = $1 AND s.run_id = $2)
 	RETURNING ` + runCols
 
-// ReopenRun implements bindings.RunReopener: the snapshot read, the lease
-// (unless in.Held) and the journal read in one round trip and one
-// transaction, instead of the three of Read, AcquireLease and ReadJournal.
-func (s *Store) ReopenRun(ctx context.Context, in bindings.ReopenRunInput) (bindings.ReopenRunResult, error) {
-	return s.reopenRun(ctx, in, nil)
-}
-
 // reopenRun is ReopenRun, with the statements of extra (when set) after
-// its own in the same round trip and transaction (see ResumeRun).
+// its own in the same round trip and transaction (see resumeRun).
 func (s *Store) reopenRun(ctx context.Context, in bindings.ReopenRunInput, extra *batchExtra) (bindings.ReopenRunResult, error) {
 	if err := checkLookup(in.TenantID, "run id", in.RunID); err != nil {
 		return bindings.ReopenRunResult{}, err

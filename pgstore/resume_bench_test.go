@@ -78,7 +78,7 @@ func BenchmarkResumeParkedTurn(b *testing.B) {
 
 // reopenLeased is the Store with the optimistic lease turned off: its
 // OptimisticRunResumerStore is the Store, not the wrapper, so a turn bound
-// to the wrapper takes the run's lease in the reopen (ResumeRun), as
+// to the wrapper takes the run's lease in the reopen (resumeRun), as
 // before migration 0012; every other capability is the wrapper's own.
 type reopenLeased struct{ *Store }
 

@@ -8,15 +8,10 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
-var _ bindings.RunResumer = (*Store)(nil)
-
-// RunResumerStore implements bindings.RunResumer: the store itself.
-func (s *Store) RunResumerStore() bindings.RunBinding { return s }
-
-// ResumeRun implements bindings.RunResumer: ReopenRun and the read of the
+// resumeRun serves the Driver: ReopenRun and the read of the
 // run's approvals (agent_approvals_run_idx) in one round trip, one more
 // statement in ReopenRun's batch.
-func (s *Store) ResumeRun(ctx context.Context, in bindings.ReopenRunInput) (bindings.ResumeRunResult, error) {
+func (s *Store) resumeRun(ctx context.Context, in bindings.ReopenRunInput) (bindings.ResumeRunResult, error) {
 	var aps []bindings.Approval
 	res, err := s.reopenRun(ctx, in, &batchExtra{
 		queueFn: func(b *pgx.Batch) { b.Queue(sqlListApprovals, in.TenantID, in.RunID) },
