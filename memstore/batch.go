@@ -6,13 +6,14 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/storeio"
 )
 
 // appendLocked appends the entries of in to r (each idempotent per key and
 // phase) once the run is found and its owner checked, under runMu, at now:
 // it cannot fail. trusted (journal.CommitInput.Trusted) skips the checks
 // the caller vouches for and updates in.Entries in place.
-func (s *Store) appendLocked(r *runRec, in bindings.AppendStepsInput, status bindings.RunStatus, trusted bool, now time.Time) ([]bindings.JournalEntry, []bool) {
+func (s *Store) appendLocked(r *runRec, in storeio.AppendStepsInput, status bindings.RunStatus, trusted bool, now time.Time) ([]bindings.JournalEntry, []bool) {
 	out, appended := in.Entries, make([]bool, len(in.Entries))
 	if !trusted {
 		out = make([]bindings.JournalEntry, len(in.Entries))
@@ -64,7 +65,7 @@ func allAppended(n int) []bool {
 }
 
 // checkSteps checks the ids and entries of an AppendSteps call.
-func checkSteps(in bindings.AppendStepsInput) error {
+func checkSteps(in storeio.AppendStepsInput) error {
 	if in.TenantID == "" {
 		return invalid("tenant id is empty")
 	}
@@ -89,30 +90,30 @@ func checkSteps(in bindings.AppendStepsInput) error {
 // openRun opens a run for the driver (Open with Create and LeaseNow): Write, then StartRun (taking the
 // run lock once, to tell whether it created the run), then the reads of
 // the stored snapshot and of the journal.
-func (s *Store) openRun(ctx context.Context, in bindings.OpenRunInput) (bindings.OpenRunResult, error) {
+func (s *Store) openRun(ctx context.Context, in storeio.OpenRunInput) (storeio.OpenRunResult, error) {
 	st := in.Start
 	if in.Snapshot.TenantID != st.TenantID || in.Snapshot.RunID != st.RunID {
-		return bindings.OpenRunResult{}, invalid("the snapshot and the run name different runs")
+		return storeio.OpenRunResult{}, invalid("the snapshot and the run name different runs")
 	}
 	if st.RunID != "" {
 		// Write checks the snapshot; a start it would refuse stores no
 		// snapshot either.
 		if err := checkStart(st); err != nil {
-			return bindings.OpenRunResult{}, err
+			return storeio.OpenRunResult{}, err
 		}
 	}
 	wrote, stored, err := s.write(ctx, in.Snapshot)
 	if err != nil {
-		return bindings.OpenRunResult{}, err
+		return storeio.OpenRunResult{}, err
 	}
 	if st.RunID == "" {
-		return bindings.OpenRunResult{}, invalid("run id is empty")
+		return storeio.OpenRunResult{}, invalid("run id is empty")
 	}
 	status, err := newRunStatus(st.Status)
 	if err != nil {
-		return bindings.OpenRunResult{}, err
+		return storeio.OpenRunResult{}, err
 	}
-	var out bindings.OpenRunResult
+	var out storeio.OpenRunResult
 	s.runMu.Lock()
 	now := s.now()
 	k := key{st.TenantID, st.RunID}
@@ -128,7 +129,7 @@ func (s *Store) openRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	case heldByOther(&r.run, st.Owner, now):
 		owner := r.run.LeaseOwner
 		s.runMu.Unlock()
-		return bindings.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: owner}
+		return storeio.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: owner}
 	}
 	lease(&r.run, st.Owner, st.LeaseTTL, now)
 	if out.Created {
@@ -145,7 +146,7 @@ func (s *Store) openRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	}
 	snap, err := s.Read(ctx, st.TenantID, st.RunID)
 	if err != nil {
-		return bindings.OpenRunResult{}, err
+		return storeio.OpenRunResult{}, err
 	}
 	out.Snapshot = snap
 	return out, nil

@@ -7,6 +7,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/internal/storeio"
 )
 
 var _ journal.Driver = (*Store)(nil)
@@ -48,13 +49,13 @@ func (s *Store) Open(ctx context.Context, in journal.OpenInput) (journal.Drive, 
 		}
 		return d, nil
 	}
-	open := bindings.OpenRunInput{Snapshot: in.Create.Snapshot, Start: startOf(in)}
+	open := storeio.OpenRunInput{Snapshot: in.Create.Snapshot, Start: startOf(in)}
 	limit := 0
 	if in.ReadConversation {
 		limit = in.HistoryLimit
 	}
 	if in.Lease == journal.LeaseOnWrite {
-		res, err := s.readTurn(ctx, bindings.OpenTurnInput{OpenRunInput: open, HistoryLimit: limit})
+		res, err := s.readTurn(ctx, storeio.OpenTurnInput{OpenRunInput: open, HistoryLimit: limit})
 		if err != nil {
 			return journal.Drive{}, err
 		}
@@ -77,7 +78,7 @@ func (s *Store) Open(ctx context.Context, in journal.OpenInput) (journal.Drive, 
 		}
 		return journal.Drive{Run: res.Run, Snapshot: res.Snapshot, Journal: res.Journal}, nil
 	}
-	res, err := s.openTurn(ctx, bindings.OpenTurnInput{OpenRunInput: open, HistoryLimit: limit})
+	res, err := s.openTurn(ctx, storeio.OpenTurnInput{OpenRunInput: open, HistoryLimit: limit})
 	if err != nil {
 		return journal.Drive{}, err
 	}
@@ -100,7 +101,7 @@ func startOf(in journal.OpenInput) bindings.StartRunInput {
 // openExisting is Open of an existing run: readResumeRun, resumeRun or
 // ReopenRun.
 func (s *Store) openExisting(ctx context.Context, in journal.OpenInput) (journal.Drive, error) {
-	re := bindings.ReopenRunInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, TTL: in.TTL, Held: in.Lease == journal.LeaseHeld}
+	re := storeio.ReopenRunInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, TTL: in.TTL, Held: in.Lease == journal.LeaseHeld}
 	var d journal.Drive
 	switch {
 	case in.Lease == journal.LeaseOnWrite:
@@ -188,7 +189,7 @@ func (s *Store) Commit(ctx context.Context, in journal.CommitInput) (journal.Com
 	switch {
 	case p != nil && p.AsRead != nil:
 		if !in.Writes() || (m != nil && (m.CheckCount || m.HistoryLimit > 0)) {
-			if _, err := s.takeLeaseAsRead(ctx, bindings.LeaseAsRead{TTL: p.TTL, Run: p.AsRead.Run, JournalVersion: p.AsRead.Version},
+			if _, err := s.takeLeaseAsRead(ctx, storeio.LeaseAsRead{TTL: p.TTL, Run: p.AsRead.Run, JournalVersion: p.AsRead.Version},
 				bindings.LeaseInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, TTL: p.TTL}); err != nil {
 				return journal.Committed{}, err
 			}
@@ -198,7 +199,7 @@ func (s *Store) Commit(ctx context.Context, in journal.CommitInput) (journal.Com
 			break
 		}
 		var err error
-		if pre, err = s.leaseAsRead(bindings.LeaseAsRead{TTL: p.TTL, Run: p.AsRead.Run, JournalVersion: p.AsRead.Version}, in.TenantID, in.RunID, in.Owner); err != nil {
+		if pre, err = s.leaseAsRead(storeio.LeaseAsRead{TTL: p.TTL, Run: p.AsRead.Run, JournalVersion: p.AsRead.Version}, in.TenantID, in.RunID, in.Owner); err != nil {
 			return journal.Committed{}, err
 		}
 	case p != nil:
@@ -221,7 +222,7 @@ func (s *Store) commitEntries(ctx context.Context, in journal.CommitInput, pre *
 	if in.Finish != "" {
 		op = "finish run"
 	}
-	entries, appended, err := s.appendStepsAfter(ctx, op, pre, bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries}, in.Finish, nil, in.Trusted)
+	entries, appended, err := s.appendStepsAfter(ctx, op, pre, storeio.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries}, in.Finish, nil, in.Trusted)
 	if err != nil {
 		return journal.Committed{}, err
 	}
@@ -231,8 +232,8 @@ func (s *Store) commitEntries(ctx context.Context, in journal.CommitInput, pre *
 // commitMessage is a Commit of a message step, after pre.
 func (s *Store) commitMessage(ctx context.Context, in journal.CommitInput, pre *batchExtra) (journal.Committed, error) {
 	m := in.Message
-	res, err := s.appendMessageStep(ctx, bindings.MessageStepInput{
-		Steps:     bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries},
+	res, err := s.appendMessageStep(ctx, storeio.MessageStepInput{
+		Steps:     storeio.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries},
 		StepIndex: m.Index, Message: m.Message, Finish: in.Finish, Encode: m.Encode,
 	}, pre, in.Trusted)
 	if sentinel := unwrapSentinel(err); sentinel != err {
@@ -247,8 +248,8 @@ func (s *Store) commitMessage(ctx context.Context, in journal.CommitInput, pre *
 // encoding) and those after it.
 func (s *Store) commitWithHistory(ctx context.Context, in journal.CommitInput) (journal.Committed, error) {
 	m := in.Message
-	steps := bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries[:m.Index:m.Index]}
-	head, err := s.appendUserMessage(ctx, bindings.UserMessageInput{Steps: steps, Message: m.Message, HistoryLimit: m.HistoryLimit})
+	steps := storeio.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries[:m.Index:m.Index]}
+	head, err := s.appendUserMessage(ctx, storeio.UserMessageInput{Steps: steps, Message: m.Message, HistoryLimit: m.HistoryLimit})
 	if err != nil {
 		return journal.Committed{Entries: head.Entries, Appended: head.Appended}, err
 	}
@@ -285,7 +286,7 @@ func (s *Store) commitWithHistory(ctx context.Context, in journal.CommitInput) (
 // between the read and the write).
 func (s *Store) commitOpen(ctx context.Context, in journal.CommitInput) (journal.Committed, error) {
 	c, m := in.Pending.Create, in.Message
-	open := bindings.OpenRunInput{Snapshot: c.Snapshot, Start: bindings.StartRunInput{
+	open := storeio.OpenRunInput{Snapshot: c.Snapshot, Start: bindings.StartRunInput{
 		TenantID: in.TenantID, RunID: in.RunID, FlowID: c.Snapshot.FlowID, FlowVersion: c.Snapshot.FlowVersion,
 		Owner: in.Owner, LeaseTTL: in.Pending.TTL, Status: c.Status,
 		ParentRunID: c.ParentRunID, ParentStepKey: c.ParentStepKey,
@@ -391,7 +392,7 @@ func (s *Store) commitBareMessage(ctx context.Context, in journal.CommitInput) (
 		res.Entries, res.Appended = []bindings.JournalEntry{}, []bool{}
 		res.Message, err = s.AppendMessage(ctx, m.Message)
 	} else {
-		steps := bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries}
+		steps := storeio.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries}
 		res.Entries, res.Appended, res.Message, err = s.appendStepsAndMessage(ctx, steps, m.Message, in.Trusted)
 	}
 	if err != nil {

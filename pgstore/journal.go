@@ -11,11 +11,12 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/storeio"
 )
 
 // appendStepsAndMessage is AppendStepsAndMessage; trusted skips the checks
 // a Trusted Commit caller vouches for.
-func (s *Store) appendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput, trusted bool) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
+func (s *Store) appendStepsAndMessage(ctx context.Context, steps storeio.AppendStepsInput, msg bindings.AppendMessageInput, trusted bool) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
 	if msg.TenantID != steps.TenantID {
 		return nil, nil, bindings.ConversationMessage{}, invalid("the entries and the message are of different tenants")
 	}
@@ -44,7 +45,7 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	if in.TenantID == "" {
 		return bindings.JournalEntry{}, false, invalid("tenant id is empty")
 	}
-	entries, appended, err := s.appendSteps(ctx, "append step", bindings.AppendStepsInput{
+	entries, appended, err := s.appendSteps(ctx, "append step", storeio.AppendStepsInput{
 		TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: []bindings.JournalEntry{in.Entry},
 	}, "", nil, false)
 	if err != nil {
@@ -53,15 +54,15 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	return entries[0], appended[0], nil
 }
 
-// finishRun is FinishRun; trusted skips the checks a TrustedJournal
+// finishRun is FinishRun; trusted skips the checks a Trusted Commit
 // caller vouches for (the status is checked: it is not vouched for).
-func (s *Store) finishRun(ctx context.Context, in bindings.FinishRunInput, trusted bool) ([]bindings.JournalEntry, []bool, error) {
+func (s *Store) finishRun(ctx context.Context, in storeio.FinishRunInput, trusted bool) ([]bindings.JournalEntry, []bool, error) {
 	switch in.Status {
 	case bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
 	default:
 		return nil, nil, invalid("unknown run status " + string(in.Status))
 	}
-	return s.appendSteps(ctx, "finish run", bindings.AppendStepsInput{
+	return s.appendSteps(ctx, "finish run", storeio.AppendStepsInput{
 		TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries,
 	}, in.Status, nil, trusted)
 }
@@ -199,14 +200,14 @@ func textArg(raw []byte) *string {
 // error is *agents.RunBusyError. An appended entry is returned as given,
 // with the Seq the store gave it and At in the store's precision; it is
 // not read back.
-func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendStepsInput, status bindings.RunStatus, tail *messageTail, trusted bool) ([]bindings.JournalEntry, []bool, error) {
+func (s *Store) appendSteps(ctx context.Context, op string, in storeio.AppendStepsInput, status bindings.RunStatus, tail *messageTail, trusted bool) ([]bindings.JournalEntry, []bool, error) {
 	return s.appendStepsAfter(ctx, op, nil, in, status, tail, trusted)
 }
 
 // appendStepsAfter is appendSteps, with the statements of pre (when set)
 // before its own in the same round trip and transaction (see
 // appendStepsAsRead).
-func (s *Store) appendStepsAfter(ctx context.Context, op string, pre *batchExtra, in bindings.AppendStepsInput, status bindings.RunStatus, tail *messageTail, trusted bool) ([]bindings.JournalEntry, []bool, error) {
+func (s *Store) appendStepsAfter(ctx context.Context, op string, pre *batchExtra, in storeio.AppendStepsInput, status bindings.RunStatus, tail *messageTail, trusted bool) ([]bindings.JournalEntry, []bool, error) {
 	switch {
 	case in.TenantID == "":
 		return nil, nil, invalid("tenant id is empty")
@@ -451,31 +452,31 @@ const sqlOpenRunFn = `SELECT o_taken, o_created, o_flow_id, o_flow_version, o_st
 
 // openRun is OpenRun, with the statements of extra (when set) after its
 // own in the same round trip and transaction (see openTurn).
-func (s *Store) openRun(ctx context.Context, in bindings.OpenRunInput, extra *batchExtra) (bindings.OpenRunResult, error) {
+func (s *Store) openRun(ctx context.Context, in storeio.OpenRunInput, extra *batchExtra) (storeio.OpenRunResult, error) {
 	st, sn := in.Start, in.Snapshot
 	switch {
 	case st.TenantID == "":
-		return bindings.OpenRunResult{}, invalid("tenant id is empty")
+		return storeio.OpenRunResult{}, invalid("tenant id is empty")
 	case st.RunID == "":
-		return bindings.OpenRunResult{}, invalid("run id is empty")
+		return storeio.OpenRunResult{}, invalid("run id is empty")
 	case sn.TenantID != st.TenantID || sn.RunID != st.RunID:
-		return bindings.OpenRunResult{}, invalid("the snapshot and the run name different runs")
+		return storeio.OpenRunResult{}, invalid("the snapshot and the run name different runs")
 	}
 	if err := firstErr(checkSnapshot(sn), checkStart(st)); err != nil {
-		return bindings.OpenRunResult{}, err
+		return storeio.OpenRunResult{}, err
 	}
 	input, err := wrapOpt("snapshot input", sn.Input)
 	if err != nil {
-		return bindings.OpenRunResult{}, err
+		return storeio.OpenRunResult{}, err
 	}
 	status, err := newRunStatus(st.Status)
 	if err != nil {
-		return bindings.OpenRunResult{}, err
+		return storeio.OpenRunResult{}, err
 	}
 	now := s.stamp(time.Time{})
 	exp := now.Add(st.LeaseTTL).Truncate(time.Microsecond)
 	snapAt := s.stamp(sn.CreatedAt)
-	var out bindings.OpenRunResult
+	var out storeio.OpenRunResult
 	var o openRow
 	child := st.ParentRunID != ""
 	err = s.send(ctx, "open run", func(b *pgx.Batch) {
@@ -517,11 +518,11 @@ func (s *Store) openRun(ctx context.Context, in bindings.OpenRunInput, extra *ba
 	})
 	switch {
 	case err != nil:
-		return bindings.OpenRunResult{}, err
+		return storeio.OpenRunResult{}, err
 	case !o.taken && o.flowID != nil:
-		return bindings.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: deref(o.owner)}
+		return storeio.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: deref(o.owner)}
 	case !o.taken || (!o.snapWritten && o.sCreatedAt == nil):
-		return bindings.OpenRunResult{}, &agents.PersistenceError{Op: "open run", Err: pgx.ErrNoRows}
+		return storeio.OpenRunResult{}, &agents.PersistenceError{Op: "open run", Err: pgx.ErrNoRows}
 	}
 	out.Run = bindings.Run{TenantID: st.TenantID, ID: st.RunID, FlowID: deref(o.flowID), FlowVersion: deref(o.flowVersion),
 		Status: bindings.RunStatus(deref(o.status)), LeaseOwner: deref(o.owner), ParentRunID: o.parentRunID, ParentStepKey: o.parentStepKey}
@@ -543,7 +544,7 @@ func (s *Store) openRun(ctx context.Context, in bindings.OpenRunInput, extra *ba
 			FlowVersion: deref(o.sFlowVersion), AgentID: deref(o.sAgentID), AgentVersion: deref(o.sAgentVersion),
 			ConversationID: deref(o.sConversationID), ProjectID: deref(o.sProjectID), CreatedAt: utc(*o.sCreatedAt)}
 		if out.Snapshot.Input, err = unwrapOpt(o.sInput); err != nil {
-			return bindings.OpenRunResult{}, err
+			return storeio.OpenRunResult{}, err
 		}
 	}
 	if out.Journal == nil {

@@ -14,20 +14,17 @@ import (
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/storeio"
 	"github.com/kindgi/agents/providers/scripted"
 	"github.com/kindgi/agents/turn"
 )
 
-// embeddedStore is a value embedding a Store, as a host's wrapper would:
-// it promotes the Store's TurnOpener, which the turn must not use (its
-// TurnOpenerStore is the inner Store), so its reads go through the
-// wrapper's own GetConversation and ReadMessages. It offers the Store's
-// MessageStepAppender as its own, so that the turn's writes are those of
-// the Store itself.
+// embeddedStore is a value embedding a Store, as a host's wrapper would.
+// Bound as the basic bindings with no Journal, the turn drives it through
+// journal.Adapt: its reads and writes are the basic calls
+// (GetConversation, ReadMessages, AppendStep, …), where the Store bound
+// itself is driven by its own Driver.
 type embeddedStore struct{ *Store }
-
-// MessageStepStore is the wrapper itself.
-func (w embeddedStore) MessageStepStore() bindings.RunBinding { return w }
 
 // TestTurnOpenerReadsWhatTheCallsItReplacesRead drives the same turns on
 // two conversations, one through the Store itself (the turn reads the
@@ -205,7 +202,7 @@ func TestTurnOpenerUnderRowLevelSecurity(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	open, err := s.openTurn(ctx, bindings.OpenTurnInput{OpenRunInput: bindings.OpenRunInput{
+	open, err := s.openTurn(ctx, storeio.OpenTurnInput{OpenRunInput: storeio.OpenRunInput{
 		Snapshot: bindings.RunSnapshotWriteInput{TenantID: tenant, RunID: "r1", FlowID: "agent.turn", FlowVersion: "1.1.0", ConversationID: "c1"},
 		Start:    bindings.StartRunInput{TenantID: tenant, RunID: "r1", FlowID: "agent.turn", FlowVersion: "1.1.0", Owner: "w1", LeaseTTL: 60e9},
 	}, HistoryLimit: 5})
@@ -215,8 +212,8 @@ func TestTurnOpenerUnderRowLevelSecurity(t *testing.T) {
 	if !open.HasConversation || open.Conversation.MessageCount != 2 || len(open.History) != 2 {
 		t.Fatalf("OpenTurn as the app role read conversation %+v (has %v) and history %+v, want c1 with 2 messages", open.Conversation, open.HasConversation, open.History)
 	}
-	res, err := s.appendUserMessage(ctx, bindings.UserMessageInput{
-		Steps:        bindings.AppendStepsInput{TenantID: tenant, RunID: "r1", Owner: "w1", Entries: []bindings.JournalEntry{{Key: "setup", Node: "setup", Status: bindings.StepCompleted}}},
+	res, err := s.appendUserMessage(ctx, storeio.UserMessageInput{
+		Steps:        storeio.AppendStepsInput{TenantID: tenant, RunID: "r1", Owner: "w1", Entries: []bindings.JournalEntry{{Key: "setup", Node: "setup", Status: bindings.StepCompleted}}},
 		Message:      bindings.AppendMessageInput{TenantID: tenant, ConversationID: "c1", ID: "r1/persist-user-message", Role: bindings.RoleUser, Content: "now", TurnNumber: 1, RunID: "r1"},
 		HistoryLimit: 10,
 	})
@@ -231,9 +228,9 @@ func TestTurnOpenerUnderRowLevelSecurity(t *testing.T) {
 	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: tenant, RunID: "r2", FlowID: "agent.turn", FlowVersion: "1.1.0", Owner: "w1", LeaseTTL: 60e9}); err != nil {
 		t.Fatal(err)
 	}
-	step := func(count int) (bindings.MessageStepResult, error) {
-		return s.appendUserMessageStep(ctx, bindings.UserMessageStepInput{MessageStepInput: bindings.MessageStepInput{
-			Steps: bindings.AppendStepsInput{TenantID: tenant, RunID: "r2", Owner: "w1", Entries: []bindings.JournalEntry{
+	step := func(count int) (storeio.MessageStepResult, error) {
+		return s.appendUserMessageStep(ctx, storeio.UserMessageStepInput{MessageStepInput: storeio.MessageStepInput{
+			Steps: storeio.AppendStepsInput{TenantID: tenant, RunID: "r2", Owner: "w1", Entries: []bindings.JournalEntry{
 				{Key: "persist-user-message", Node: "persist-user-message", Status: bindings.StepCompleted}}},
 			Message: bindings.AppendMessageInput{TenantID: tenant, ConversationID: "c1", ID: "r2/persist-user-message", Role: bindings.RoleUser, Content: "next", TurnNumber: 2, RunID: "r2"},
 		}, MessageCount: count})

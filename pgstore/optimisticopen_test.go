@@ -16,7 +16,7 @@ import (
 )
 
 // TestInvokeOfARunIDOpenedMeanwhile is two Invokes of one run id whose
-// reads both found no run (bindings.OptimisticTurnOpener): the first one
+// reads both found no run: the first one
 // runs in full between the second one's read and its first write (from
 // the second one's TurnStartedEvent, which comes after the read). Exactly
 // one drives the run; the second stores nothing of its own and gets what

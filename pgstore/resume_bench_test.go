@@ -97,8 +97,8 @@ func (w reopenLeased) OptimisticTurnOpenerStore() bindings.RunBinding { return w
 // BenchmarkResumeLeaseInterleaved is BenchmarkResumeParkedTurn with the
 // two ways of taking the lease in one process, interleaved Resume by
 // Resume so that both see the same load: "reopen" takes it in the reopen
-// round trip (its own commit), "first-write" with the first write
-// (bindings.OptimisticRunResumer). It reports each one's p50 and
+// round trip (its own commit), "first-write" with the first write.
+// It reports each one's p50 and
 // commits, and the ratio of the p50s (first-write over reopen).
 func BenchmarkResumeLeaseInterleaved(b *testing.B) {
 	pool, rt := tracedPool(b, 1, "synchronous_commit", "on")
