@@ -52,15 +52,14 @@
 // the one openTurn read. A new run is created by its first write
 // (Open with journal.LeaseOnWrite): readTurn is one read-only batch (does
 // the run or its snapshot exist? the conversation, its newest messages),
-// and openUserMessageStep is appendUserMessageStep's batch with
+// and its first Commit is the batch of its write with
 // kindgi_open_new_run in front, which inserts the snapshot and the leased
 // run only if neither is stored (else SQLSTATE KG002: nothing of the
 // transaction is stored) and then checks the conversation. A resumed run
 // is leased by its first write (Open with journal.LeaseOnWrite):
 // readResumeRun is one read-only batch (the snapshot, the run with its
-// last_seq, the journal, the approvals), and the writes as read are
-// AppendSteps', AppendMessageStep's or FinishRun's batch with
-// kindgi_lease_as_read (the baseline migration) in front, which takes the lease
+// last_seq, the journal, the approvals), and its first Commit is the batch
+// of its write with kindgi_lease_as_read (the baseline migration) in front, which takes the lease
 // only if the run's status, lease and last_seq are as read (else SQLSTATE
 // KG003: nothing of the transaction is stored, and the caller gets
 // run-busy).

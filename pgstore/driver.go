@@ -161,7 +161,7 @@ func (s *Store) releaseOpened(ctx context.Context, in journal.OpenInput, d journ
 //     kindgi_expect_messages for CheckCount (appendUserMessageStep), in
 //     one round trip (a retry of a stored message writes its step in a
 //     second, as AppendMessageStep does); with a pending open and
-//     CheckCount, openUserMessageStep;
+//     CheckCount, after kindgi_open_new_run too;
 //   - a message step with HistoryLimit: appendUserMessage, then the step's
 //     entry and the rest (two round trips, as today); with a pending
 //     lease, a message step with CheckCount or HistoryLimit takes the

@@ -54,19 +54,6 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	return entries[0], appended[0], nil
 }
 
-// finishRun is FinishRun; trusted skips the checks a Trusted Commit
-// caller vouches for (the status is checked: it is not vouched for).
-func (s *Store) finishRun(ctx context.Context, in storeio.FinishRunInput, trusted bool) ([]bindings.JournalEntry, []bool, error) {
-	switch in.Status {
-	case bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
-	default:
-		return nil, nil, invalid("unknown run status " + string(in.Status))
-	}
-	return s.appendSteps(ctx, "finish run", storeio.AppendStepsInput{
-		TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries,
-	}, in.Status, nil, trusted)
-}
-
 // sqlAppendSteps is one call of kindgi_append_steps (the baseline migration, its
 // body made cheaper by 0009): the lease check, the appends and the finish
 // in one statement.
@@ -205,8 +192,8 @@ func (s *Store) appendSteps(ctx context.Context, op string, in storeio.AppendSte
 }
 
 // appendStepsAfter is appendSteps, with the statements of pre (when set)
-// before its own in the same round trip and transaction (see
-// appendStepsAsRead).
+// before its own in the same round trip and transaction (a pending
+// lease's kindgi_lease_as_read, a pending open's kindgi_open_new_run).
 func (s *Store) appendStepsAfter(ctx context.Context, op string, pre *batchExtra, in storeio.AppendStepsInput, status bindings.RunStatus, tail *messageTail, trusted bool) ([]bindings.JournalEntry, []bool, error) {
 	switch {
 	case in.TenantID == "":

@@ -238,44 +238,6 @@ func (s *Store) readTurn(ctx context.Context, in storeio.OpenTurnInput) (storeio
 	return out, nil
 }
 
-// openUserMessageStep serves the Driver:
-// kindgi_open_new_run (the snapshot and the run, only if neither is
-// stored, and the conversation's check) and kindgi_message_step in one
-// round trip and one transaction: two statements. A run that exists
-// raises in the first, and nothing of the call is stored.
-func (s *Store) openUserMessageStep(ctx context.Context, in storeio.OpenUserMessageStepInput) (storeio.MessageStepResult, error) {
-	st, sn, msg := in.Open.Start, in.Open.Snapshot, in.Message
-	switch {
-	case st.TenantID == "":
-		return storeio.MessageStepResult{}, invalid("tenant id is empty")
-	case st.RunID == "":
-		return storeio.MessageStepResult{}, invalid("run id is empty")
-	case sn.TenantID != st.TenantID || sn.RunID != st.RunID:
-		return storeio.MessageStepResult{}, invalid("the snapshot and the run name different runs")
-	case in.Steps.TenantID != st.TenantID || in.Steps.RunID != st.RunID || in.Steps.Owner != st.Owner:
-		return storeio.MessageStepResult{}, invalid("the run opened and the step's run or lease owner differ")
-	case msg.ID == "":
-		return storeio.MessageStepResult{}, invalid("the user message step needs the message's id")
-	case st.Owner == "":
-		return storeio.MessageStepResult{}, invalid("lease owner is empty")
-	}
-	pre, err := s.openNewRun(in.Open, in.MessageCount, msg.ID)
-	if err != nil {
-		return storeio.MessageStepResult{}, err
-	}
-	if msg.TenantID != st.TenantID || msg.ConversationID != sn.ConversationID {
-		return storeio.MessageStepResult{}, invalid("the user message is not of the run's conversation")
-	}
-	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre, false)
-	switch {
-	case errors.Is(err, bindings.ErrRunExists):
-		return storeio.MessageStepResult{}, bindings.ErrRunExists
-	case errors.Is(err, bindings.ErrConversationChanged):
-		return storeio.MessageStepResult{}, bindings.ErrConversationChanged
-	}
-	return res, err
-}
-
 // readConversationHistory reads the results of sqlGetConversation and,
 // when withHistory, of the sqlReadMessages after it (the newest limit
 // messages): the conversation, whether there is one, and its history

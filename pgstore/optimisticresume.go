@@ -128,48 +128,6 @@ func (s *Store) leaseAsRead(lease storeio.LeaseAsRead, tenantID, runID, owner st
 	}, nil
 }
 
-// appendStepsAsRead serves the Driver:
-// kindgi_lease_as_read and kindgi_append_steps in one round trip and one
-// transaction (two statements).
-func (s *Store) appendStepsAsRead(ctx context.Context, lease storeio.LeaseAsRead, in storeio.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
-	pre, err := s.leaseAsRead(lease, in.TenantID, in.RunID, in.Owner)
-	if err != nil {
-		return nil, nil, err
-	}
-	return s.appendStepsAfter(ctx, "append steps", pre, in, "", nil, false)
-}
-
-// finishRunAsRead serves the Driver:
-// kindgi_lease_as_read and FinishRun's kindgi_append_steps in one round
-// trip and one transaction (two statements).
-func (s *Store) finishRunAsRead(ctx context.Context, lease storeio.LeaseAsRead, in storeio.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
-	switch in.Status {
-	case bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
-	default:
-		return nil, nil, invalid("unknown run status " + string(in.Status))
-	}
-	pre, err := s.leaseAsRead(lease, in.TenantID, in.RunID, in.Owner)
-	if err != nil {
-		return nil, nil, err
-	}
-	return s.appendStepsAfter(ctx, "finish run", pre, storeio.AppendStepsInput{
-		TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries,
-	}, in.Status, nil, false)
-}
-
-// appendMessageStepAsRead serves the Driver:
-// kindgi_lease_as_read and kindgi_message_step in one round trip and one
-// transaction (two statements). A message stored before (a retry) has its
-// step written by a second call, as AppendMessageStep does, under the
-// lease the first took.
-func (s *Store) appendMessageStepAsRead(ctx context.Context, lease storeio.LeaseAsRead, in storeio.MessageStepInput) (storeio.MessageStepResult, error) {
-	pre, err := s.leaseAsRead(lease, in.Steps.TenantID, in.Steps.RunID, in.Steps.Owner)
-	if err != nil {
-		return storeio.MessageStepResult{}, err
-	}
-	return s.appendMessageStep(ctx, in, pre, false)
-}
-
 // takeLeaseAsRead serves the Driver:
 // kindgi_lease_as_read and a read of the run, in one round trip and one
 // transaction.
