@@ -46,7 +46,7 @@
 // newest messages (one statement) after the function, appendUserMessage is
 // AppendStepsAndMessage's with the read of the history before the message,
 // each under the tenant the function set and in its transaction; and
-// appendUserMessageStep is AppendMessageStep's after a statement
+// a Commit of a message step with CheckCount sends its batch after a statement
 // (kindgi_expect_messages, the baseline migration) that locks the conversation and
 // fails the transaction with SQLSTATE KG001 unless its message count is
 // the one openTurn read. A new run is created by its first write

@@ -158,7 +158,7 @@ func (s *Store) releaseOpened(ctx context.Context, in journal.OpenInput, d journ
 //     for a pending lease or kindgi_open_new_run for a pending open, in one
 //     round trip;
 //   - a message step: kindgi_message_step, after the same, or after
-//     kindgi_expect_messages for CheckCount (appendUserMessageStep), in
+//     kindgi_expect_messages for CheckCount, in
 //     one round trip (a retry of a stored message writes its step in a
 //     second, as AppendMessageStep does); with a pending open and
 //     CheckCount, after kindgi_open_new_run too;

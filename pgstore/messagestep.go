@@ -58,8 +58,7 @@ func splitSeq(wrapped string) (prefix, suffix string, ok bool) {
 }
 
 // appendMessageStep is AppendMessageStep, with the statements of pre (when
-// set) before its own in the same round trip and transaction (see
-// appendUserMessageStep); trusted skips the checks a Trusted Commit
+// set) before its own in the same round trip and transaction (kindgi_expect_messages for CheckCount); trusted skips the checks a Trusted Commit
 // caller vouches for.
 func (s *Store) appendMessageStep(ctx context.Context, in storeio.MessageStepInput, pre *batchExtra, trusted bool) (storeio.MessageStepResult, error) {
 	steps := in.Steps

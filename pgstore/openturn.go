@@ -114,23 +114,6 @@ func consistentHistory(c bindings.Conversation, hist []bindings.ConversationMess
 	return hist[0].Seq == int64(c.MessageCount) // newest first, as read
 }
 
-// appendUserMessageStep serves the Driver: AppendMessageStep
-// with the check that the conversation holds in.MessageCount messages and
-// not this one in front of it (sqlExpectMessages, which sets the tenant),
-// in the same round trip and transaction: two statements.
-func (s *Store) appendUserMessageStep(ctx context.Context, in storeio.UserMessageStepInput) (storeio.MessageStepResult, error) {
-	msg := in.Message
-	if msg.ID == "" {
-		return storeio.MessageStepResult{}, invalid("the user message step needs the message's id")
-	}
-	pre := s.expectMessages(msg.TenantID, msg.ConversationID, in.MessageCount, msg.ID)
-	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre, false)
-	if errors.Is(err, bindings.ErrConversationChanged) {
-		return storeio.MessageStepResult{}, bindings.ErrConversationChanged
-	}
-	return res, err
-}
-
 // appendUserMessage serves the Driver: AppendStepsAndMessage
 // and the read of the history before the stored message in one round
 // trip and one transaction (one more statement after the message's).

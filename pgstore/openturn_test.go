@@ -14,6 +14,7 @@ import (
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/internal/storeio"
 	"github.com/kindgi/agents/providers/scripted"
 	"github.com/kindgi/agents/turn"
@@ -108,7 +109,7 @@ func (p *interjecting) Evaluate(context.Context, bindings.PolicyRequest) (bindin
 // conversation gets a message after openTurn read it (from the policy
 // registry, during setup), through the Store and through a wrapper
 // embedding it: the deferred user message is not stored on the stale
-// read (appendUserMessageStep), the turn appends it as without the read
+// read (a Commit with CheckCount), the turn appends it as without the read
 // ahead, and the model sees the same history — with the interjected
 // message — and the journal has the same steps in the same order.
 func TestTurnWhoseConversationChangedSinceOpenTurn(t *testing.T) {
@@ -228,18 +229,18 @@ func TestTurnOpenerUnderRowLevelSecurity(t *testing.T) {
 	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: tenant, RunID: "r2", FlowID: "agent.turn", FlowVersion: "1.1.0", Owner: "w1", LeaseTTL: 60e9}); err != nil {
 		t.Fatal(err)
 	}
-	step := func(count int) (storeio.MessageStepResult, error) {
-		return s.appendUserMessageStep(ctx, storeio.UserMessageStepInput{MessageStepInput: storeio.MessageStepInput{
-			Steps: storeio.AppendStepsInput{TenantID: tenant, RunID: "r2", Owner: "w1", Entries: []bindings.JournalEntry{
-				{Key: "persist-user-message", Node: "persist-user-message", Status: bindings.StepCompleted}}},
-			Message: bindings.AppendMessageInput{TenantID: tenant, ConversationID: "c1", ID: "r2/persist-user-message", Role: bindings.RoleUser, Content: "next", TurnNumber: 2, RunID: "r2"},
-		}, MessageCount: count})
+	step := func(count int) (journal.Committed, error) {
+		return s.Commit(ctx, journal.CommitInput{TenantID: tenant, RunID: "r2", Owner: "w1", Entries: []bindings.JournalEntry{
+			{Key: "persist-user-message", Node: "persist-user-message", Status: bindings.StepCompleted}},
+			Message: &journal.Message{Index: 0, CheckCount: true, Count: count,
+				Message: bindings.AppendMessageInput{TenantID: tenant, ConversationID: "c1", ID: "r2/persist-user-message", Role: bindings.RoleUser, Content: "next", TurnNumber: 2, RunID: "r2"}},
+		})
 	}
 	if _, err := step(2); !errors.Is(err, bindings.ErrConversationChanged) {
-		t.Fatalf("AppendUserMessageStep on a stale count as the app role: %v, want ErrConversationChanged", err)
+		t.Fatalf("Commit of a message step on a stale count as the app role: %v, want ErrConversationChanged", err)
 	}
 	if got, err := step(3); err != nil || got.Message.Seq != 4 {
-		t.Fatalf("AppendUserMessageStep as the app role: %+v, %v; want the message stored with seq 4", got.Message, err)
+		t.Fatalf("Commit of a message step as the app role: %+v, %v; want the message stored with seq 4", got.Message, err)
 	}
 }
 

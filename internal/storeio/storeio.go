@@ -25,18 +25,6 @@ type AppendStepsInput struct {
 	Entries []bindings.JournalEntry `json:"entries"`
 }
 
-// FinishRunInput ends a drive of a run: the journal entries still to be
-// written, the run's new status, and the release of the drive's lease.
-type FinishRunInput struct {
-	TenantID string `json:"tenantId"`
-	RunID    string `json:"runId"`
-	// Owner, when set, must hold the run's lease, as for AppendSteps; its
-	// lease is released once the entries and status are stored.
-	Owner   string                  `json:"owner,omitempty"`
-	Entries []bindings.JournalEntry `json:"entries,omitempty"`
-	Status  bindings.RunStatus      `json:"status"`
-}
-
 // OpenRunInput is the start of a run's drive: its snapshot and the run.
 // Snapshot and Start name the same tenant and run.
 type OpenRunInput struct {
@@ -159,17 +147,6 @@ type OpenTurnResult struct {
 	History []bindings.ConversationMessage `json:"history,omitempty"`
 }
 
-// UserMessageStepInput is a turn's user message appended as a message
-// step (MessageStepInput), on the condition that the conversation is
-// still as the caller read it, for AppendUserMessageStep.
-type UserMessageStepInput struct {
-	MessageStepInput
-	// MessageCount is the conversation's MessageCount the caller read:
-	// the call stores anything only when the conversation still holds
-	// that many messages.
-	MessageCount int `json:"messageCount"`
-}
-
 // UserMessageInput is a turn's user message, the journal entries written
 // before it, and the history the turn reads right after it, for one call
 // of AppendUserMessage.
@@ -221,15 +198,6 @@ type ReadTurnResult struct {
 	History         []bindings.ConversationMessage `json:"history,omitempty"`
 }
 
-// OpenUserMessageStepInput is a new run's opening and its first write in
-// one call of OpenUserMessageStep.
-type OpenUserMessageStepInput struct {
-	// Open is the run to create, as for OpenRun; its lease owner
-	// is the step's (UserMessageStepInput's Steps.Owner).
-	Open OpenRunInput `json:"open"`
-	UserMessageStepInput
-}
-
 // ReadResumeRunResult is what ReadResumeRun read: what
 // ResumeRun reads, with no lease taken.
 type ReadResumeRunResult struct {
@@ -250,7 +218,7 @@ type ReadResumeRunResult struct {
 // ReadResumeRun read it: its status, lease owner,
 // lease expiry and journal version unchanged, and the lease free for the
 // write's owner (free, expired or the owner's). The owner is the write's
-// (AppendStepsInput.Owner, FinishRunInput.Owner, LeaseInput.Owner), who
+// (AppendStepsInput.Owner, LeaseInput.Owner), who
 // then holds the lease for TTL from the write, as AcquireLease would give
 // it.
 type LeaseAsRead struct {
