@@ -6,120 +6,14 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/storeio"
 )
 
-// The optional journal capabilities memstore implements.
-var (
-	_ bindings.StepBatcher = (*Store)(nil)
-	_ bindings.RunFinisher = (*Store)(nil)
-	_ bindings.RunOpener   = (*Store)(nil)
-
-	_ bindings.StepMessageAppender = (*Store)(nil)
-	_ bindings.TrustedJournal      = (*Store)(nil)
-	_ bindings.OutputCopier        = trustedJournal{}
-)
-
-// TrustedJournal implements bindings.TrustedJournal: the returned batcher
-// (also a RunFinisher and a StepMessageAppender) skips the checks its
-// caller vouches for — of the ids, every entry's key, node, status and
-// output, and the message's ids and JSON — unless Options.CheckTrusted is
-// set. Everything else is checked as always. It keeps copies of the
-// entries' outputs, as the Store's own methods do (a bindings.OutputCopier:
-// the caller may write over its outputs once a call has returned), and
-// reads a journal without copying it (a bindings.SharedJournalReader:
-// ReadJournalShared). The binding it returns is s.
-func (s *Store) TrustedJournal() (bindings.StepBatcher, bindings.RunBinding) {
-	return trustedJournal{s}, s
-}
-
-// trustedJournal is the Store's journal for a caller that vouches for
-// what it writes (bindings.TrustedJournal).
-type trustedJournal struct{ s *Store }
-
-var (
-	_ bindings.RunFinisher         = trustedJournal{}
-	_ bindings.StepMessageAppender = trustedJournal{}
-)
-
-// AppendSteps is Store.AppendSteps without the vouched checks. Its
-// results share memory with its input (see
-// bindings.TrustedJournal): the entries returned are in.Entries, each
-// updated to what the store kept; the flags are the call's own.
-func (t trustedJournal) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
-	return t.s.appendSteps(ctx, in, "", !t.s.checkTrusted)
-}
-
-// CopiesOutputs implements bindings.OutputCopier: the store keeps copies
-// of the outputs it is given, never the caller's bytes.
-func (t trustedJournal) CopiesOutputs() bool { return true }
-
-// FinishRun is Store.FinishRun without the vouched checks.
-func (t trustedJournal) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
-	return t.s.finishRun(ctx, in, !t.s.checkTrusted)
-}
-
-// AppendStepsAndMessage is Store.AppendStepsAndMessage without the vouched
-// checks.
-func (t trustedJournal) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
-	return t.s.appendStepsAndMessage(ctx, steps, msg, !t.s.checkTrusted)
-}
-
-// AppendSteps implements bindings.StepBatcher: each entry is appended as
-// AppendStep would, in order, under one lock; the owner is checked once
-// and an invalid entry or a refused owner stores none of them. A returned
-// entry that was appended shares its Output bytes with the input entry
-// (never with the store); one that was stored already is a copy.
-func (s *Store) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
-	return s.appendSteps(ctx, in, "", false)
-}
-
-// FinishRun implements bindings.RunFinisher: the entries, then the status,
-// then the release of the owner's lease, under one lock, all or nothing.
-func (s *Store) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
-	return s.finishRun(ctx, in, false)
-}
-
-// finishRun is FinishRun; trusted skips the checks the caller vouches for
-// (bindings.TrustedJournal).
-func (s *Store) finishRun(ctx context.Context, in bindings.FinishRunInput, trusted bool) ([]bindings.JournalEntry, []bool, error) {
-	if !validRunStatus(in.Status) {
-		return nil, nil, invalid("unknown run status " + string(in.Status))
-	}
-	return s.appendSteps(ctx, bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries}, in.Status, trusted)
-}
-
-// appendSteps appends in.Entries and, when status is set, sets the run's
-// status and releases in.Owner's lease. trusted skips the checks of the
-// ids and entries that a bindings.TrustedJournal caller vouches for.
-func (s *Store) appendSteps(ctx context.Context, in bindings.AppendStepsInput, status bindings.RunStatus, trusted bool) ([]bindings.JournalEntry, []bool, error) {
-	if err := alive(ctx); err != nil {
-		return nil, nil, err
-	}
-	if !trusted {
-		if err := checkSteps(in); err != nil {
-			return nil, nil, err
-		}
-	}
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	r, err := s.run(in.TenantID, in.RunID)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := s.checkShared(r); err != nil {
-		return nil, nil, err
-	}
-	now := s.now()
-	if in.Owner != "" && !holds(&r.run, in.Owner, now) {
-		return nil, nil, runBusy(&r.run, now)
-	}
-	out, appended := s.appendLocked(r, in, status, trusted, now)
-	return out, appended, nil
-}
-
-// appendLocked is appendSteps once the run is found and its owner
-// checked, under runMu, at now: it cannot fail.
-func (s *Store) appendLocked(r *runRec, in bindings.AppendStepsInput, status bindings.RunStatus, trusted bool, now time.Time) ([]bindings.JournalEntry, []bool) {
+// appendLocked appends the entries of in to r (each idempotent per key and
+// phase) once the run is found and its owner checked, under runMu, at now:
+// it cannot fail. trusted (journal.CommitInput.Trusted) skips the checks
+// the caller vouches for and updates in.Entries in place.
+func (s *Store) appendLocked(r *runRec, in storeio.AppendStepsInput, status bindings.RunStatus, trusted bool, now time.Time) ([]bindings.JournalEntry, []bool) {
 	out, appended := in.Entries, make([]bool, len(in.Entries))
 	if !trusted {
 		out = make([]bindings.JournalEntry, len(in.Entries))
@@ -171,7 +65,7 @@ func allAppended(n int) []bool {
 }
 
 // checkSteps checks the ids and entries of an AppendSteps call.
-func checkSteps(in bindings.AppendStepsInput) error {
+func checkSteps(in storeio.AppendStepsInput) error {
 	if in.TenantID == "" {
 		return invalid("tenant id is empty")
 	}
@@ -193,33 +87,33 @@ func checkSteps(in bindings.AppendStepsInput) error {
 	return nil
 }
 
-// OpenRun implements bindings.RunOpener: Write, then StartRun (taking the
+// openRun opens a run for the driver (Open with Create and LeaseNow): Write, then StartRun (taking the
 // run lock once, to tell whether it created the run), then the reads of
 // the stored snapshot and of the journal.
-func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings.OpenRunResult, error) {
+func (s *Store) openRun(ctx context.Context, in storeio.OpenRunInput) (storeio.OpenRunResult, error) {
 	st := in.Start
 	if in.Snapshot.TenantID != st.TenantID || in.Snapshot.RunID != st.RunID {
-		return bindings.OpenRunResult{}, invalid("the snapshot and the run name different runs")
+		return storeio.OpenRunResult{}, invalid("the snapshot and the run name different runs")
 	}
 	if st.RunID != "" {
 		// Write checks the snapshot; a start it would refuse stores no
 		// snapshot either.
 		if err := checkStart(st); err != nil {
-			return bindings.OpenRunResult{}, err
+			return storeio.OpenRunResult{}, err
 		}
 	}
 	wrote, stored, err := s.write(ctx, in.Snapshot)
 	if err != nil {
-		return bindings.OpenRunResult{}, err
+		return storeio.OpenRunResult{}, err
 	}
 	if st.RunID == "" {
-		return bindings.OpenRunResult{}, invalid("run id is empty")
+		return storeio.OpenRunResult{}, invalid("run id is empty")
 	}
 	status, err := newRunStatus(st.Status)
 	if err != nil {
-		return bindings.OpenRunResult{}, err
+		return storeio.OpenRunResult{}, err
 	}
-	var out bindings.OpenRunResult
+	var out storeio.OpenRunResult
 	s.runMu.Lock()
 	now := s.now()
 	k := key{st.TenantID, st.RunID}
@@ -235,7 +129,7 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	case heldByOther(&r.run, st.Owner, now):
 		owner := r.run.LeaseOwner
 		s.runMu.Unlock()
-		return bindings.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: owner}
+		return storeio.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: owner}
 	}
 	lease(&r.run, st.Owner, st.LeaseTTL, now)
 	if out.Created {
@@ -252,42 +146,8 @@ func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings
 	}
 	snap, err := s.Read(ctx, st.TenantID, st.RunID)
 	if err != nil {
-		return bindings.OpenRunResult{}, err
+		return storeio.OpenRunResult{}, err
 	}
 	out.Snapshot = snap
 	return out, nil
-}
-
-// AppendStepsAndMessage implements bindings.StepMessageAppender:
-// AppendSteps, then, when it stored the entries, AppendMessage.
-func (s *Store) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
-	return s.appendStepsAndMessage(ctx, steps, msg, false)
-}
-
-// appendStepsAndMessage is AppendStepsAndMessage; trusted skips the checks
-// the caller vouches for (bindings.TrustedJournal).
-func (s *Store) appendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput, trusted bool) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
-	if msg.TenantID != steps.TenantID {
-		return nil, nil, bindings.ConversationMessage{}, invalid("the entries and the message are of different tenants")
-	}
-	// A message that AppendMessage would refuse stores no entry either.
-	switch {
-	case msg.ConversationID == "":
-		return nil, nil, bindings.ConversationMessage{}, invalid("conversation id is empty")
-	case !msg.Role.Valid():
-		return nil, nil, bindings.ConversationMessage{}, invalid("unknown role " + string(msg.Role))
-	case msg.Content == "" && len(msg.ToolCalls) == 0:
-		return nil, nil, bindings.ConversationMessage{}, invalid("message has neither content nor tool calls")
-	}
-	if !trusted {
-		if err := checkMessage(msg); err != nil {
-			return nil, nil, bindings.ConversationMessage{}, err
-		}
-	}
-	entries, appended, err := s.appendSteps(ctx, steps, "", trusted)
-	if err != nil {
-		return nil, nil, bindings.ConversationMessage{}, err
-	}
-	m, err := s.appendMessage(ctx, msg, trusted)
-	return entries, appended, m, err
 }

@@ -534,7 +534,7 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 }
 
 // appendMessage is AppendMessage; trusted skips the checks of the ids and
-// JSON a bindings.TrustedJournal caller vouches for.
+// JSON a journal.CommitInput.Trusted caller vouches for.
 func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInput, trusted bool) (bindings.ConversationMessage, error) {
 	if err := alive(ctx); err != nil {
 		return bindings.ConversationMessage{}, err
@@ -552,7 +552,7 @@ func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInpu
 }
 
 // checkAppend is what AppendMessage checks before it looks at the
-// conversation; trusted skips the checks a bindings.TrustedJournal caller
+// conversation; trusted skips the checks a journal.CommitInput.Trusted caller
 // vouches for.
 func checkAppend(in bindings.AppendMessageInput, trusted bool) error {
 	switch {

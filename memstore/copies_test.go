@@ -5,39 +5,33 @@ import (
 	"testing"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 )
 
-// TestTrustedJournalKeepsCopies holds what the trusted journal's
-// bindings.OutputCopier promises: once a call has returned, the caller may
-// write over the outputs it passed (entries and the message step's encoded
-// output) and what the store reads back does not change.
-func TestTrustedJournalKeepsCopies(t *testing.T) {
+// TestTrustedCommitKeepsCopies: once a Trusted Commit has returned, the
+// caller may write over the outputs it passed (entries, a message's
+// metadata and the message step's encoded output) and what the store reads
+// back does not change.
+func TestTrustedCommitKeepsCopies(t *testing.T) {
 	s, conv := openTrustedRun(t, nil)
-	j, _, m := journalOf(t, s)
-	if c, ok := j.(bindings.OutputCopier); !ok || !c.CopiesOutputs() {
-		t.Fatal("the trusted journal is not an OutputCopier that copies")
-	}
-	ms, ok := j.(bindings.MessageStepAppender)
-	if !ok {
-		t.Fatal("the trusted journal is not a MessageStepAppender")
-	}
 	arena := []byte(`{"a":1}{"b":2}{"c":3}`)
-	if _, _, err := j.AppendSteps(t.Context(), bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{
+	if _, err := commit(t.Context(), s, true, "o", "r", []bindings.JournalEntry{
 		{Key: "s/1", Status: bindings.StepCompleted, Output: arena[0:7:7]},
 		{Key: "s/2", Status: bindings.StepCompleted, Output: arena[7:14:14]},
-	}}); err != nil {
+	}, nil, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := m.AppendStepsAndMessage(t.Context(), bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{
+	if _, err := commit(t.Context(), s, true, "o", "r", []bindings.JournalEntry{
 		{Key: "s/3", Status: bindings.StepCompleted, Output: arena[14:21:21]},
-	}}, bindings.AppendMessageInput{TenantID: "t", ConversationID: conv, Role: bindings.RoleUser, Content: "hi", Metadata: arena[0:7:7]}); err != nil {
+	}, &bindings.AppendMessageInput{TenantID: "t", ConversationID: conv, ID: "m1", Role: bindings.RoleUser, Content: "hi", Metadata: arena[0:7:7]}, ""); err != nil {
 		t.Fatal(err)
 	}
 	stepOut := []byte(`{"m":1}`)
-	if _, err := ms.AppendMessageStep(t.Context(), bindings.MessageStepInput{
-		Steps:   bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{{Key: "s/4", Status: bindings.StepCompleted}}},
-		Message: bindings.AppendMessageInput{TenantID: "t", ConversationID: conv, Role: bindings.RoleAgent, Content: "ok"},
-		Encode:  func(bindings.ConversationMessage) ([]byte, error) { return stepOut, nil },
+	if _, err := s.Commit(t.Context(), journal.CommitInput{
+		TenantID: "t", RunID: "r", Owner: "o", Trusted: true,
+		Entries: []bindings.JournalEntry{{Key: "s/4", Status: bindings.StepCompleted}},
+		Message: &journal.Message{Index: 0, Message: bindings.AppendMessageInput{TenantID: "t", ConversationID: conv, ID: "m2", Role: bindings.RoleAgent, Content: "ok"},
+			Encode: func(bindings.ConversationMessage) ([]byte, error) { return stepOut, nil }},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +70,7 @@ func TestTrustedJournalKeepsCopies(t *testing.T) {
 // output reads as nil.
 func TestReadJournalOutputsAreIndependentCopies(t *testing.T) {
 	s, _ := openTrustedRun(t, nil)
-	if _, _, err := s.AppendSteps(t.Context(), bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{
+	if _, _, err := appendSteps(t.Context(), s, journal.CommitInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{
 		{Key: "s/1", Status: bindings.StepCompleted, Output: json.RawMessage(`{"a":1}`)},
 		{Key: "s/2", Status: bindings.StepStarted},
 		{Key: "s/3", Status: bindings.StepCompleted, Output: json.RawMessage(`[2]`)},

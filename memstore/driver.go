@@ -9,6 +9,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/storeio"
 	// driver, as memstore has a journal type of its own.
 	driver "github.com/kindgi/agents/bindings/journal"
 )
@@ -70,10 +71,10 @@ func (s *Store) unstored(tenantID, runID string) bool {
 	return s.runs[k] == nil && !snap
 }
 
-// openCreate is Open of a new run, leased now: OpenRun.
+// openCreate is Open of a new run, leased now: openRun.
 func (s *Store) openCreate(ctx context.Context, in driver.OpenInput) (driver.Drive, error) {
 	snap := in.Create.Snapshot
-	res, err := s.OpenRun(ctx, bindings.OpenRunInput{Snapshot: snap, Start: bindings.StartRunInput{
+	res, err := s.openRun(ctx, storeio.OpenRunInput{Snapshot: snap, Start: bindings.StartRunInput{
 		TenantID: in.TenantID, RunID: in.RunID, FlowID: snap.FlowID, FlowVersion: snap.FlowVersion,
 		Owner: in.Owner, LeaseTTL: in.TTL, Status: in.Create.Status,
 		ParentRunID: in.Create.ParentRunID, ParentStepKey: in.Create.ParentStepKey,
@@ -171,7 +172,7 @@ func (s *Store) Commit(ctx context.Context, in driver.CommitInput) (driver.Commi
 		}
 	}
 	if !trusted {
-		if err := checkSteps(bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: entries}); err != nil {
+		if err := checkSteps(storeio.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: entries}); err != nil {
 			return driver.Committed{}, err
 		}
 	}
@@ -195,7 +196,7 @@ func (s *Store) Commit(ctx context.Context, in driver.CommitInput) (driver.Commi
 	if err != nil {
 		return driver.Committed{}, err
 	}
-	steps := bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: entries}
+	steps := storeio.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: entries}
 	if m == nil {
 		s.takePending(r, in, now)
 		out, appended := s.appendLocked(r, steps, in.Finish, trusted, now)
@@ -253,9 +254,6 @@ func (s *Store) commitRun(in driver.CommitInput, now time.Time) (*runRec, error)
 	}
 	r, err := s.run(in.TenantID, in.RunID)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.checkShared(r); err != nil {
 		return nil, err
 	}
 	if p != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/memstore"
 )
 
@@ -65,7 +66,7 @@ func TestReadValuesSurviveLaterWrites(t *testing.T) {
 			entries[k] = bindings.JournalEntry{Key: fmt.Sprintf("step-%d-%d", i, k), Node: "node" + strings.Repeat("n", k), Status: bindings.StepCompleted,
 				Output: json.RawMessage(fmt.Sprintf(`{"i":%d,"k":%d,"pad":%q}`, i, k, strings.Repeat("p", (i*7+k)%300)))}
 		}
-		if _, _, err := s.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t1", RunID: run, Entries: entries}); err != nil {
+		if _, _, err := appendSteps(ctx, s, journal.CommitInput{TenantID: "t1", RunID: run, Entries: entries}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.AppendMessage(ctx, bindings.AppendMessageInput{TenantID: "t1", ConversationID: conv, Role: bindings.RoleAgent,

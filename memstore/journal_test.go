@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/memstore"
 )
 
@@ -36,7 +37,7 @@ func TestJournalIdempotentPastIndexThreshold(t *testing.T) {
 					t.Fatal(err)
 				}
 			} else {
-				es, ap, err := s.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Entries: []bindings.JournalEntry{{Key: k, Status: st, Output: out}}})
+				es, ap, err := appendSteps(ctx, s, journal.CommitInput{TenantID: "t", RunID: "r", Entries: []bindings.JournalEntry{{Key: k, Status: st, Output: out}}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -58,7 +59,7 @@ func TestJournalIdempotentPastIndexThreshold(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			es, ap, err := s.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Entries: []bindings.JournalEntry{{Key: k, Status: st}}})
+			es, ap, err := appendSteps(ctx, s, journal.CommitInput{TenantID: "t", RunID: "r", Entries: []bindings.JournalEntry{{Key: k, Status: st}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +114,7 @@ func TestCompactFormsReadBackAsWritten(t *testing.T) {
 		if i%2 == 0 {
 			got, _, _ = s.AppendStep(ctx, bindings.AppendStepInput{TenantID: "t", RunID: "r", Entry: e})
 		} else {
-			es, _, err := s.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Entries: []bindings.JournalEntry{e}})
+			es, _, err := appendSteps(ctx, s, journal.CommitInput{TenantID: "t", RunID: "r", Entries: []bindings.JournalEntry{e}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -48,7 +48,6 @@ func (s *Store) Prune(ctx context.Context, tenantID string, olderThan time.Time)
 			continue
 		}
 		delete(s.runs, k)
-		delete(s.shared, r) // with CheckTrusted: what a shared read of it gave stays the reader's
 		st.Runs++
 		st.JournalEntries += r.journal.len()
 		if _, ok := s.snapshots[k]; ok {

@@ -45,13 +45,11 @@ type Options struct {
 	// whose ReviewerRoles hold no role at or above the request's role on the
 	// ladder; a request role not on the ladder is not checked.
 	ReviewerRoles []string
-	// CheckTrusted makes the journal of TrustedJournal check what its
-	// caller vouches for as the Store's own methods check it, refusing an
-	// entry or message that fails (an *agents.InvalidMessageError), and
-	// makes the store remember what its shared journal reads handed out
-	// (ReadJournalShared), refusing the run's next journal call once those
-	// bytes have changed. It is for the tests of a caller, to prove that
-	// what it vouches for holds; without it those checks are skipped.
+	// CheckTrusted makes Commit with journal.CommitInput.Trusted check what
+	// its caller vouches for as an untrusted Commit checks it, refusing an
+	// entry or message that fails (an *agents.InvalidMessageError). It is
+	// for the tests of a caller, to prove that what it vouches for holds;
+	// without it those checks are skipped.
 	CheckTrusted bool
 }
 
@@ -76,9 +74,6 @@ type Store struct {
 
 	runMu sync.RWMutex
 	runs  map[key]*runRec
-	// shared is what shared journal reads handed out, kept with
-	// Options.CheckTrusted only (checkShared).
-	shared map[*runRec]sharedCheck
 
 	memMu sync.RWMutex
 	facts map[string]*tenantFacts

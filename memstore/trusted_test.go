@@ -8,11 +8,12 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/memstore"
 )
 
 // brokenEntries are entries each of which breaks one of the checks a
-// bindings.TrustedJournal caller vouches for.
+// journal.CommitInput.Trusted caller vouches for.
 var brokenEntries = map[string]bindings.JournalEntry{
 	"output not JSON":     {Key: "k", Status: bindings.StepCompleted, Output: json.RawMessage(`{"a":`)},
 	"output not UTF-8":    {Key: "k", Status: bindings.StepCompleted, Output: json.RawMessage("\"\xff\"")},
@@ -22,20 +23,15 @@ var brokenEntries = map[string]bindings.JournalEntry{
 	"unknown status":      {Key: "k", Status: "done"},
 }
 
-// journalOf is the trusted journal of s (bindings.TrustedJournal), with
-// its finisher and step-message appender.
-func journalOf(t *testing.T, s *memstore.Store) (bindings.StepBatcher, bindings.RunFinisher, bindings.StepMessageAppender) {
-	t.Helper()
-	j, of := s.TrustedJournal()
-	if of != bindings.RunBinding(s) {
-		t.Fatalf("TrustedJournal names %v as its binding, want the store", of)
+// commit is one Commit of entries by owner "o" to run r of tenant t,
+// trusted (journal.CommitInput.Trusted) or not, with msg (nil: none)
+// appended after the entries and finish as the run's new status.
+func commit(ctx context.Context, s *memstore.Store, trusted bool, owner, run string, entries []bindings.JournalEntry, msg *bindings.AppendMessageInput, finish bindings.RunStatus) (journal.Committed, error) {
+	in := journal.CommitInput{TenantID: "t", RunID: run, Owner: owner, Entries: entries, Finish: finish, Trusted: trusted}
+	if msg != nil {
+		in.Message = &journal.Message{Index: len(entries), Message: *msg}
 	}
-	f, ok1 := j.(bindings.RunFinisher)
-	m, ok2 := j.(bindings.StepMessageAppender)
-	if !ok1 || !ok2 {
-		t.Fatalf("the trusted journal is not a RunFinisher (%v) and StepMessageAppender (%v)", ok1, ok2)
-	}
-	return j, f, m
+	return s.Commit(ctx, in)
 }
 
 // openTrustedRun starts run r in a conversation of tenant t on a fresh
@@ -53,44 +49,34 @@ func openTrustedRun(t *testing.T, opts *memstore.Options) (*memstore.Store, stri
 	return s, c.ID
 }
 
-// writes are the four ways to write an entry: the store's own methods
-// (untrusted), or the trusted journal's.
-func writes(t *testing.T, s *memstore.Store, conv string, trusted bool) map[string]func(context.Context, bindings.JournalEntry) error {
-	var (
-		batcher  bindings.StepBatcher         = s
-		finisher bindings.RunFinisher         = s
-		appender bindings.StepMessageAppender = s
-	)
-	if trusted {
-		batcher, finisher, appender = journalOf(t, s)
-	}
+// writes are the three ways to write an entry (entries, with a finish,
+// with a message), trusted or not.
+func writes(s *memstore.Store, conv string, trusted bool) map[string]func(context.Context, bindings.JournalEntry) error {
 	return map[string]func(context.Context, bindings.JournalEntry) error{
-		"AppendSteps": func(ctx context.Context, e bindings.JournalEntry) error {
-			_, _, err := batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{e}})
+		"Commit": func(ctx context.Context, e bindings.JournalEntry) error {
+			_, err := commit(ctx, s, trusted, "o", "r", []bindings.JournalEntry{e}, nil, "")
 			return err
 		},
-		"FinishRun": func(ctx context.Context, e bindings.JournalEntry) error {
-			_, _, err := finisher.FinishRun(ctx, bindings.FinishRunInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{e}, Status: bindings.RunCompleted})
+		"Commit with Finish": func(ctx context.Context, e bindings.JournalEntry) error {
+			_, err := commit(ctx, s, trusted, "o", "r", []bindings.JournalEntry{e}, nil, bindings.RunCompleted)
 			return err
 		},
-		"AppendStepsAndMessage": func(ctx context.Context, e bindings.JournalEntry) error {
-			_, _, _, err := appender.AppendStepsAndMessage(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{e}},
-				bindings.AppendMessageInput{TenantID: "t", ConversationID: conv, Role: bindings.RoleUser, Content: "hi"})
+		"Commit with a Message": func(ctx context.Context, e bindings.JournalEntry) error {
+			_, err := commit(ctx, s, trusted, "o", "r", []bindings.JournalEntry{e}, &bindings.AppendMessageInput{TenantID: "t", ConversationID: conv, ID: "m1", Role: bindings.RoleUser, Content: "hi"}, "")
 			return err
 		},
 	}
 }
 
-// TestUntrustedEntriesAreRefused: the store's own AppendSteps, FinishRun
-// and AppendStepsAndMessage — what every caller but a vouching one uses —
-// refuse an entry that breaks a check, and store nothing; so does the
-// trusted journal of a store with Options.CheckTrusted (a vouching
+// TestUntrustedEntriesAreRefused: Commit — with entries, a finish or a
+// message — refuses an entry that breaks a check, and stores nothing; so
+// does a Trusted Commit to a store with Options.CheckTrusted (a vouching
 // caller's tests).
 func TestUntrustedEntriesAreRefused(t *testing.T) {
 	for _, trusted := range []bool{false, true} {
 		for name, e := range brokenEntries {
 			s, conv := openTrustedRun(t, &memstore.Options{CheckTrusted: true})
-			for how, write := range writes(t, s, conv, trusted) {
+			for how, write := range writes(s, conv, trusted) {
 				if err := write(t.Context(), e); agents.CodeOf(err) != agents.CodeInvalidMessage {
 					t.Errorf("trusted=%v, %s via %s: %v, want invalid-message", trusted, name, how, err)
 				}
@@ -108,8 +94,8 @@ func TestUntrustedEntriesAreRefused(t *testing.T) {
 
 // TestUntrustedMessageIsRefused: a message whose metadata or tool call
 // arguments are not JSON, or whose ids break the id rules, is refused with
-// no entry stored — by the store's own AppendStepsAndMessage, and by the
-// trusted one with Options.CheckTrusted.
+// no entry stored — by Commit, and by a Trusted Commit with
+// Options.CheckTrusted.
 func TestUntrustedMessageIsRefused(t *testing.T) {
 	msgs := map[string]func(*bindings.AppendMessageInput){
 		"metadata not JSON": func(m *bindings.AppendMessageInput) { m.Metadata = json.RawMessage(`nope`) },
@@ -122,14 +108,9 @@ func TestUntrustedMessageIsRefused(t *testing.T) {
 	for _, trusted := range []bool{false, true} {
 		for name, edit := range msgs {
 			s, conv := openTrustedRun(t, &memstore.Options{CheckTrusted: true})
-			var appender bindings.StepMessageAppender = s
-			if trusted {
-				_, _, appender = journalOf(t, s)
-			}
-			m := bindings.AppendMessageInput{TenantID: "t", ConversationID: conv, Role: bindings.RoleUser, Content: "hi"}
+			m := bindings.AppendMessageInput{TenantID: "t", ConversationID: conv, ID: "m1", Role: bindings.RoleUser, Content: "hi"}
 			edit(&m)
-			_, _, _, err := appender.AppendStepsAndMessage(t.Context(), bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o",
-				Entries: []bindings.JournalEntry{{Key: "k", Status: bindings.StepCompleted}}}, m)
+			_, err := commit(t.Context(), s, trusted, "o", "r", []bindings.JournalEntry{{Key: "k", Status: bindings.StepCompleted}}, &m, "")
 			if agents.CodeOf(err) != agents.CodeInvalidMessage {
 				t.Errorf("trusted=%v, %s: %v, want invalid-message", trusted, name, err)
 			}
@@ -140,7 +121,7 @@ func TestUntrustedMessageIsRefused(t *testing.T) {
 	}
 }
 
-// TestTrustedJournalChecksWhatIsNotVouched: the trusted journal (checks
+// TestTrustedJournalChecksWhatIsNotVouched: a Trusted Commit (checks
 // skipped) still refuses what depends on the store's state or is not
 // vouched for — another owner's lease, a missing run, a closed
 // conversation, an unknown role or run status — and otherwise stores what
@@ -148,34 +129,34 @@ func TestUntrustedMessageIsRefused(t *testing.T) {
 func TestTrustedJournalChecksWhatIsNotVouched(t *testing.T) {
 	ctx := t.Context()
 	s, conv := openTrustedRun(t, nil)
-	batcher, finisher, appender := journalOf(t, s)
 	e := []bindings.JournalEntry{{Key: "k", Node: "n", Status: bindings.StepCompleted, Output: json.RawMessage(`{"a":1}`)}}
-	if _, _, err := batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "other", Entries: e}); agents.CodeOf(err) != agents.CodeRunBusy {
+	if _, err := commit(ctx, s, true, "other", "r", e, nil, ""); agents.CodeOf(err) != agents.CodeRunBusy {
 		t.Errorf("another owner: %v, want run-busy", err)
 	}
-	if _, _, err := batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "nope", Entries: e}); agents.CodeOf(err) != agents.CodeRunJournalUnavailable {
+	if _, err := commit(ctx, s, true, "", "nope", e, nil, ""); agents.CodeOf(err) != agents.CodeRunJournalUnavailable {
 		t.Errorf("missing run: %v, want run-journal-unavailable", err)
 	}
-	if _, _, err := finisher.FinishRun(ctx, bindings.FinishRunInput{TenantID: "t", RunID: "r", Owner: "o", Entries: e, Status: "done"}); agents.CodeOf(err) != agents.CodeInvalidMessage {
+	if _, err := commit(ctx, s, true, "o", "r", e, nil, "done"); agents.CodeOf(err) != agents.CodeInvalidMessage {
 		t.Errorf("unknown run status: %v, want invalid-message", err)
 	}
-	m := bindings.AppendMessageInput{TenantID: "t", ConversationID: conv, Role: "robot", Content: "hi"}
-	if _, _, _, err := appender.AppendStepsAndMessage(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: e}, m); agents.CodeOf(err) != agents.CodeInvalidMessage {
+	m := bindings.AppendMessageInput{TenantID: "t", ConversationID: conv, ID: "m1", Role: "robot", Content: "hi"}
+	if _, err := commit(ctx, s, true, "o", "r", e, &m, ""); agents.CodeOf(err) != agents.CodeInvalidMessage {
 		t.Errorf("unknown role: %v, want invalid-message", err)
 	}
 	if j, _ := s.ReadJournal(ctx, "t", "r"); len(j) != 0 {
 		t.Fatalf("%d entries stored by refused calls", len(j))
 	}
 	m.Role = bindings.RoleUser
-	got, appended, msg, err := appender.AppendStepsAndMessage(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: e}, m)
-	if err != nil || len(got) != 1 || !appended[0] || got[0].Seq != 1 || msg.Seq != 1 {
-		t.Fatalf("AppendStepsAndMessage = %v %v %v, %v", got, appended, msg, err)
+	res, err := commit(ctx, s, true, "o", "r", e, &m, "")
+	if err != nil || len(res.Entries) != 1 || !res.Appended[0] || res.Entries[0].Seq != 1 || res.Message.Seq != 1 {
+		t.Fatalf("Commit with a message = %+v, %v", res, err)
 	}
 	if err := s.CloseConversation(ctx, "t", conv); err != nil {
 		t.Fatal(err)
 	}
 	e2 := []bindings.JournalEntry{{Key: "k2", Status: bindings.StepCompleted}}
-	if _, _, _, err := appender.AppendStepsAndMessage(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: e2}, m); agents.CodeOf(err) != agents.CodeConversationClosed {
+	m.ID = "m2"
+	if _, err := commit(ctx, s, true, "o", "r", e2, &m, ""); agents.CodeOf(err) != agents.CodeConversationClosed {
 		t.Errorf("closed conversation: %v, want conversation-closed", err)
 	}
 	j, err := s.ReadJournal(ctx, "t", "r")
@@ -184,25 +165,27 @@ func TestTrustedJournalChecksWhatIsNotVouched(t *testing.T) {
 	}
 }
 
-// TestTrustedAppendsShareOnlyWithTheInput: the trusted AppendSteps returns
+// TestTrustedAppendsShareOnlyWithTheInput: a Trusted Commit returns
 // the caller's entries updated in place (with their Seq and At), the
 // stored entry (a copy) for a key and phase stored already, and flags
 // that a duplicate does not turn false for later calls.
 func TestTrustedAppendsShareOnlyWithTheInput(t *testing.T) {
 	ctx := t.Context()
 	s, _ := openTrustedRun(t, nil)
-	batcher, _, _ := journalOf(t, s)
 	in := []bindings.JournalEntry{{Key: "a", Status: bindings.StepCompleted, Output: json.RawMessage(`{"a":1}`)}}
-	got, appended, err := batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: in})
+	res, err := commit(ctx, s, true, "o", "r", in, nil, "")
+	got, appended := res.Entries, res.Appended
 	if err != nil || !appended[0] || got[0].Seq != 1 || in[0].Seq != 1 || in[0].At.IsZero() {
 		t.Fatalf("first append = %v %v, %v (input %v)", got, appended, err, in)
 	}
 	again := []bindings.JournalEntry{{Key: "b", Status: bindings.StepCompleted}, {Key: "a", Status: bindings.StepFailed, Output: json.RawMessage(`2`)}}
-	got, appended, err = batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: again})
+	res, err = commit(ctx, s, true, "o", "r", again, nil, "")
+	got, appended = res.Entries, res.Appended
 	if err != nil || !appended[0] || appended[1] || got[1].Seq != 1 || string(got[1].Output) != `{"a":1}` || got[1].Status != bindings.StepCompleted {
 		t.Fatalf("append with a duplicate = %v %v, %v", got, appended, err)
 	}
-	_, appended, err = batcher.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: "t", RunID: "r", Owner: "o", Entries: []bindings.JournalEntry{{Key: "c", Status: bindings.StepCompleted}, {Key: "d", Status: bindings.StepCompleted}}})
+	res, err = commit(ctx, s, true, "o", "r", []bindings.JournalEntry{{Key: "c", Status: bindings.StepCompleted}, {Key: "d", Status: bindings.StepCompleted}}, nil, "")
+	appended = res.Appended
 	if err != nil || !appended[0] || !appended[1] {
 		t.Fatalf("later append = %v, %v", appended, err)
 	}

@@ -125,11 +125,10 @@ func runCrashScenario(t *testing.T, pool DB, allowed int, panics bool) crashOutc
 	}
 	crasher := journaltest.New(allowed, panics)
 	wrapped := fresh
-	// One value for the three bindings, as a host binds one Store: the
-	// turn opens the run with OpenRun and appends messages with the
-	// entries before them.
-	one := crasher.Store(store)
-	wrapped.Runs, wrapped.Snapshots, wrapped.Conversations = one, one, one
+	// The store's own Driver, as a host binds one Store: each Commit is one
+	// write; the basic bindings behind the crasher too.
+	wrapped.Runs, wrapped.Snapshots, wrapped.Conversations = crasher.Runs(store), crasher.Snapshots(store), crasher.Conversations(store)
+	wrapped.Journal = crasher.Driver(store)
 	wrapped.Hitl = crasher.Hitl(store)
 
 	in := turn.Input{TenantID: tenant, ProjectID: crashProject, Agent: a, ConversationID: "conv-1",

@@ -41,26 +41,25 @@
 // NOTHING; leases are taken with a conditional UPDATE, so of any number of
 // concurrent acquirers of a free lease exactly one wins; an approval is
 // decided by a conditional UPDATE on its pending status. The reads at the
-// start of a turn ride with the writes before them (bindings.TurnOpener):
-// OpenTurn is OpenRun's batch with the read of the conversation and its
-// newest messages (one statement) after the function, AppendUserMessage is
+// start of a turn ride with the writes before them (the Driver's Open and Commit):
+// openTurn is OpenRun's batch with the read of the conversation and its
+// newest messages (one statement) after the function, appendUserMessage is
 // AppendStepsAndMessage's with the read of the history before the message,
 // each under the tenant the function set and in its transaction; and
-// AppendUserMessageStep is AppendMessageStep's after a statement
+// a Commit of a message step with CheckCount sends its batch after a statement
 // (kindgi_expect_messages, the baseline migration) that locks the conversation and
 // fails the transaction with SQLSTATE KG001 unless its message count is
-// the one OpenTurn read. A new run is created by its first write
-// (bindings.OptimisticTurnOpener): ReadTurn is one read-only batch (does
+// the one openTurn read. A new run is created by its first write
+// (Open with journal.LeaseOnWrite): readTurn is one read-only batch (does
 // the run or its snapshot exist? the conversation, its newest messages),
-// and OpenUserMessageStep is AppendUserMessageStep's batch with
+// and its first Commit is the batch of its write with
 // kindgi_open_new_run in front, which inserts the snapshot and the leased
 // run only if neither is stored (else SQLSTATE KG002: nothing of the
 // transaction is stored) and then checks the conversation. A resumed run
-// is leased by its first write (bindings.OptimisticRunResumer):
-// ReadResumeRun is one read-only batch (the snapshot, the run with its
-// last_seq, the journal, the approvals), and the writes as read are
-// AppendSteps', AppendMessageStep's or FinishRun's batch with
-// kindgi_lease_as_read (the baseline migration) in front, which takes the lease
+// is leased by its first write (Open with journal.LeaseOnWrite):
+// readResumeRun is one read-only batch (the snapshot, the run with its
+// last_seq, the journal, the approvals), and its first Commit is the batch
+// of its write with kindgi_lease_as_read (the baseline migration) in front, which takes the lease
 // only if the run's status, lease and last_seq are as read (else SQLSTATE
 // KG003: nothing of the transaction is stored, and the caller gets
 // run-busy).

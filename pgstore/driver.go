@@ -7,6 +7,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/internal/storeio"
 )
 
 var _ journal.Driver = (*Store)(nil)
@@ -14,15 +15,15 @@ var _ journal.Driver = (*Store)(nil)
 // Open implements journal.Driver with the calls that the turn makes today,
 // round trip for round trip:
 //
-//   - a new run, LeaseOnWrite: ReadTurn (one read-only round trip); when
-//     the run or its snapshot exists, OpenTurn (or OpenRun) as for
+//   - a new run, LeaseOnWrite: readTurn (one read-only round trip); when
+//     the run or its snapshot exists, openTurn (or OpenRun) as for
 //     LeaseNow;
-//   - a new run, LeaseNow: OpenTurn with ReadConversation, else OpenRun
+//   - a new run, LeaseNow: openTurn with ReadConversation, else OpenRun
 //     (one round trip);
-//   - an existing run, LeaseOnWrite: ReadResumeRun (one read-only round
+//   - an existing run, LeaseOnWrite: readResumeRun (one read-only round
 //     trip: snapshot, journal, approvals, the run and its journal
 //     version);
-//   - an existing run, LeaseNow or LeaseHeld: ResumeRun with
+//   - an existing run, LeaseNow or LeaseHeld: resumeRun with
 //     ReadApprovals, else ReopenRun (one round trip).
 //
 // ReadConversation of an existing run adds GetConversation and
@@ -48,13 +49,13 @@ func (s *Store) Open(ctx context.Context, in journal.OpenInput) (journal.Drive, 
 		}
 		return d, nil
 	}
-	open := bindings.OpenRunInput{Snapshot: in.Create.Snapshot, Start: startOf(in)}
+	open := storeio.OpenRunInput{Snapshot: in.Create.Snapshot, Start: startOf(in)}
 	limit := 0
 	if in.ReadConversation {
 		limit = in.HistoryLimit
 	}
 	if in.Lease == journal.LeaseOnWrite {
-		res, err := s.ReadTurn(ctx, bindings.OpenTurnInput{OpenRunInput: open, HistoryLimit: limit})
+		res, err := s.readTurn(ctx, storeio.OpenTurnInput{OpenRunInput: open, HistoryLimit: limit})
 		if err != nil {
 			return journal.Drive{}, err
 		}
@@ -71,13 +72,13 @@ func (s *Store) Open(ctx context.Context, in journal.OpenInput) (journal.Drive, 
 		}
 	}
 	if !in.ReadConversation {
-		res, err := s.OpenRun(ctx, open)
+		res, err := s.openRun(ctx, open, nil)
 		if err != nil {
 			return journal.Drive{}, err
 		}
 		return journal.Drive{Run: res.Run, Snapshot: res.Snapshot, Journal: res.Journal}, nil
 	}
-	res, err := s.OpenTurn(ctx, bindings.OpenTurnInput{OpenRunInput: open, HistoryLimit: limit})
+	res, err := s.openTurn(ctx, storeio.OpenTurnInput{OpenRunInput: open, HistoryLimit: limit})
 	if err != nil {
 		return journal.Drive{}, err
 	}
@@ -97,14 +98,14 @@ func startOf(in journal.OpenInput) bindings.StartRunInput {
 	}
 }
 
-// openExisting is Open of an existing run: ReadResumeRun, ResumeRun or
+// openExisting is Open of an existing run: readResumeRun, resumeRun or
 // ReopenRun.
 func (s *Store) openExisting(ctx context.Context, in journal.OpenInput) (journal.Drive, error) {
-	re := bindings.ReopenRunInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, TTL: in.TTL, Held: in.Lease == journal.LeaseHeld}
+	re := storeio.ReopenRunInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, TTL: in.TTL, Held: in.Lease == journal.LeaseHeld}
 	var d journal.Drive
 	switch {
 	case in.Lease == journal.LeaseOnWrite:
-		res, err := s.ReadResumeRun(ctx, re)
+		res, err := s.readResumeRun(ctx, re)
 		if err != nil {
 			return journal.Drive{}, err
 		}
@@ -114,13 +115,13 @@ func (s *Store) openExisting(ctx context.Context, in journal.OpenInput) (journal
 			d.Approvals, d.HasApprovals = res.Approvals, true
 		}
 	case in.ReadApprovals:
-		res, err := s.ResumeRun(ctx, re)
+		res, err := s.resumeRun(ctx, re)
 		if err != nil {
 			return journal.Drive{}, s.reopenFailed(ctx, in, err)
 		}
 		d = journal.Drive{Run: res.Run, Snapshot: res.Snapshot, Journal: res.Journal, Approvals: res.Approvals, HasApprovals: true}
 	default:
-		res, err := s.ReopenRun(ctx, re)
+		res, err := s.reopenRun(ctx, re, nil)
 		if err != nil {
 			return journal.Drive{}, s.reopenFailed(ctx, in, err)
 		}
@@ -157,22 +158,22 @@ func (s *Store) releaseOpened(ctx context.Context, in journal.OpenInput, d journ
 //     for a pending lease or kindgi_open_new_run for a pending open, in one
 //     round trip;
 //   - a message step: kindgi_message_step, after the same, or after
-//     kindgi_expect_messages for CheckCount (AppendUserMessageStep), in
+//     kindgi_expect_messages for CheckCount, in
 //     one round trip (a retry of a stored message writes its step in a
 //     second, as AppendMessageStep does); with a pending open and
-//     CheckCount, OpenUserMessageStep;
-//   - a message step with HistoryLimit: AppendUserMessage, then the step's
+//     CheckCount, after kindgi_open_new_run too;
+//   - a message step with HistoryLimit: appendUserMessage, then the step's
 //     entry and the rest (two round trips, as today); with a pending
 //     lease, a message step with CheckCount or HistoryLimit takes the
-//     lease first (TakeLeaseAsRead: one round trip more, as today);
+//     lease first (takeLeaseAsRead: one round trip more, as today);
 //   - a pending open without a count-checked message reads the
 //     conversation's count first (GetConversation), for
 //     kindgi_open_new_run's check: one round trip more; a pending open
 //     taken alone (nothing else to write) is OpenRun, ErrRunExists when it
 //     did not create the run.
 //
-// With Trusted the calls skip the checks the caller vouches for, as the
-// store's bindings.TrustedJournal does.
+// With Trusted the calls skip the checks the caller vouches for (the
+// ids, keys, nodes, statuses and JSON of what it writes).
 func (s *Store) Commit(ctx context.Context, in journal.CommitInput) (journal.Committed, error) {
 	if err := journal.CheckCommit(in); err != nil {
 		return journal.Committed{}, err
@@ -188,7 +189,7 @@ func (s *Store) Commit(ctx context.Context, in journal.CommitInput) (journal.Com
 	switch {
 	case p != nil && p.AsRead != nil:
 		if !in.Writes() || (m != nil && (m.CheckCount || m.HistoryLimit > 0)) {
-			if _, err := s.TakeLeaseAsRead(ctx, bindings.LeaseAsRead{TTL: p.TTL, Run: p.AsRead.Run, JournalVersion: p.AsRead.Version},
+			if _, err := s.takeLeaseAsRead(ctx, storeio.LeaseAsRead{TTL: p.TTL, Run: p.AsRead.Run, JournalVersion: p.AsRead.Version},
 				bindings.LeaseInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, TTL: p.TTL}); err != nil {
 				return journal.Committed{}, err
 			}
@@ -198,7 +199,7 @@ func (s *Store) Commit(ctx context.Context, in journal.CommitInput) (journal.Com
 			break
 		}
 		var err error
-		if pre, err = s.leaseAsRead(bindings.LeaseAsRead{TTL: p.TTL, Run: p.AsRead.Run, JournalVersion: p.AsRead.Version}, in.TenantID, in.RunID, in.Owner); err != nil {
+		if pre, err = s.leaseAsRead(storeio.LeaseAsRead{TTL: p.TTL, Run: p.AsRead.Run, JournalVersion: p.AsRead.Version}, in.TenantID, in.RunID, in.Owner); err != nil {
 			return journal.Committed{}, err
 		}
 	case p != nil:
@@ -221,7 +222,7 @@ func (s *Store) commitEntries(ctx context.Context, in journal.CommitInput, pre *
 	if in.Finish != "" {
 		op = "finish run"
 	}
-	entries, appended, err := s.appendStepsAfter(ctx, op, pre, bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries}, in.Finish, nil, in.Trusted)
+	entries, appended, err := s.appendStepsAfter(ctx, op, pre, storeio.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries}, in.Finish, nil, in.Trusted)
 	if err != nil {
 		return journal.Committed{}, err
 	}
@@ -231,8 +232,8 @@ func (s *Store) commitEntries(ctx context.Context, in journal.CommitInput, pre *
 // commitMessage is a Commit of a message step, after pre.
 func (s *Store) commitMessage(ctx context.Context, in journal.CommitInput, pre *batchExtra) (journal.Committed, error) {
 	m := in.Message
-	res, err := s.appendMessageStep(ctx, bindings.MessageStepInput{
-		Steps:     bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries},
+	res, err := s.appendMessageStep(ctx, storeio.MessageStepInput{
+		Steps:     storeio.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries},
 		StepIndex: m.Index, Message: m.Message, Finish: in.Finish, Encode: m.Encode,
 	}, pre, in.Trusted)
 	if sentinel := unwrapSentinel(err); sentinel != err {
@@ -242,13 +243,13 @@ func (s *Store) commitMessage(ctx context.Context, in journal.CommitInput, pre *
 }
 
 // commitWithHistory is a Commit of a message step that reads the history
-// before the message: AppendUserMessage of the entries before the step
+// before the message: appendUserMessage of the entries before the step
 // and the message, then the step's entry (its Output the stored message's
 // encoding) and those after it.
 func (s *Store) commitWithHistory(ctx context.Context, in journal.CommitInput) (journal.Committed, error) {
 	m := in.Message
-	steps := bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries[:m.Index:m.Index]}
-	head, err := s.AppendUserMessage(ctx, bindings.UserMessageInput{Steps: steps, Message: m.Message, HistoryLimit: m.HistoryLimit})
+	steps := storeio.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries[:m.Index:m.Index]}
+	head, err := s.appendUserMessage(ctx, storeio.UserMessageInput{Steps: steps, Message: m.Message, HistoryLimit: m.HistoryLimit})
 	if err != nil {
 		return journal.Committed{Entries: head.Entries, Appended: head.Appended}, err
 	}
@@ -285,7 +286,7 @@ func (s *Store) commitWithHistory(ctx context.Context, in journal.CommitInput) (
 // between the read and the write).
 func (s *Store) commitOpen(ctx context.Context, in journal.CommitInput) (journal.Committed, error) {
 	c, m := in.Pending.Create, in.Message
-	open := bindings.OpenRunInput{Snapshot: c.Snapshot, Start: bindings.StartRunInput{
+	open := storeio.OpenRunInput{Snapshot: c.Snapshot, Start: bindings.StartRunInput{
 		TenantID: in.TenantID, RunID: in.RunID, FlowID: c.Snapshot.FlowID, FlowVersion: c.Snapshot.FlowVersion,
 		Owner: in.Owner, LeaseTTL: in.Pending.TTL, Status: c.Status,
 		ParentRunID: c.ParentRunID, ParentStepKey: c.ParentStepKey,
@@ -301,7 +302,7 @@ func (s *Store) commitOpen(ctx context.Context, in journal.CommitInput) (journal
 		// The open alone (before a write that is not a Commit): OpenRun,
 		// one round trip, with no count to check. A run it did not create
 		// is another driver's.
-		res, err := s.OpenRun(ctx, open)
+		res, err := s.openRun(ctx, open, nil)
 		switch {
 		case agents.CodeOf(err) == agents.CodeRunBusy:
 			return journal.Committed{}, bindings.ErrRunExists
@@ -369,7 +370,7 @@ func unwrapSentinel(err error) error {
 // (Message.Index is len(Entries)): what is pending taken alone first (one
 // round trip more: the turn's first write is rarely such a message), then
 // AppendMessage, or AppendStepsAndMessage after entries, or
-// AppendUserMessage with a HistoryLimit — one round trip each — and a
+// appendUserMessage with a HistoryLimit — one round trip each — and a
 // Finish in one more.
 func (s *Store) commitBareMessage(ctx context.Context, in journal.CommitInput) (journal.Committed, error) {
 	if in.Pending != nil {
@@ -391,7 +392,7 @@ func (s *Store) commitBareMessage(ctx context.Context, in journal.CommitInput) (
 		res.Entries, res.Appended = []bindings.JournalEntry{}, []bool{}
 		res.Message, err = s.AppendMessage(ctx, m.Message)
 	} else {
-		steps := bindings.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries}
+		steps := storeio.AppendStepsInput{TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries}
 		res.Entries, res.Appended, res.Message, err = s.appendStepsAndMessage(ctx, steps, m.Message, in.Trusted)
 	}
 	if err != nil {

@@ -221,7 +221,7 @@ func wrapOpt(field string, doc json.RawMessage) ([]byte, error) {
 }
 
 // wrapOptChecked is wrapOpt; trusted skips bindings.CheckJSON: the caller
-// vouches for doc (see TrustedJournal).
+// vouches for doc (journal.CommitInput.Trusted).
 func wrapOptChecked(field string, doc json.RawMessage, trusted bool) ([]byte, error) {
 	if len(bytes.TrimSpace(doc)) == 0 {
 		return nil, nil
@@ -237,7 +237,7 @@ func wrapOptChecked(field string, doc json.RawMessage, trusted bool) ([]byte, er
 // appendWrapOpt appends wrapOpt(field, doc) to dst; null is true when
 // the payload is stored as NULL (nothing appended), compact when doc is
 // compact (compacted(doc) is doc; see jsonbScan). trusted skips
-// bindings.CheckJSON: the caller vouches for doc (see TrustedJournal).
+// bindings.CheckJSON: the caller vouches for doc (journal.CommitInput.Trusted).
 func appendWrapOpt(dst []byte, field string, doc json.RawMessage, trusted bool) (out []byte, null, compact bool, err error) {
 	if len(bytes.TrimSpace(doc)) == 0 {
 		return dst, true, false, nil

@@ -11,27 +11,12 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/storeio"
 )
-
-// The optional journal capabilities pgstore implements.
-var (
-	_ bindings.StepBatcher = (*Store)(nil)
-	_ bindings.RunFinisher = (*Store)(nil)
-	_ bindings.RunOpener   = (*Store)(nil)
-
-	_ bindings.StepMessageAppender = (*Store)(nil)
-)
-
-// AppendStepsAndMessage implements bindings.StepMessageAppender: the
-// entries, then the message (stored only when the entries are), in one
-// round trip and one transaction.
-func (s *Store) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
-	return s.appendStepsAndMessage(ctx, steps, msg, false)
-}
 
 // appendStepsAndMessage is AppendStepsAndMessage; trusted skips the checks
-// a TrustedJournal caller vouches for.
-func (s *Store) appendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput, trusted bool) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
+// a Trusted Commit caller vouches for.
+func (s *Store) appendStepsAndMessage(ctx context.Context, steps storeio.AppendStepsInput, msg bindings.AppendMessageInput, trusted bool) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
 	if msg.TenantID != steps.TenantID {
 		return nil, nil, bindings.ConversationMessage{}, invalid("the entries and the message are of different tenants")
 	}
@@ -60,44 +45,13 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 	if in.TenantID == "" {
 		return bindings.JournalEntry{}, false, invalid("tenant id is empty")
 	}
-	entries, appended, err := s.appendSteps(ctx, "append step", bindings.AppendStepsInput{
+	entries, appended, err := s.appendSteps(ctx, "append step", storeio.AppendStepsInput{
 		TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: []bindings.JournalEntry{in.Entry},
 	}, "", nil, false)
 	if err != nil {
 		return bindings.JournalEntry{}, false, err
 	}
 	return entries[0], appended[0], nil
-}
-
-// AppendSteps implements bindings.StepBatcher: the entries are appended to
-// one run's journal, in order, in one round trip and one transaction. Each
-// entry is appended as AppendStep would: idempotent per (key, phase), so
-// for an entry whose key and phase are stored already (or repeated earlier
-// in entries) the stored entry is returned with appended false. The owner,
-// when not empty, must hold the run's lease, checked once for all entries:
-// otherwise nothing is stored and the error is *agents.RunBusyError. A
-// missing run is *agents.RunJournalUnavailableError.
-func (s *Store) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
-	return s.appendSteps(ctx, "append steps", in, "", nil, false)
-}
-
-// FinishRun implements bindings.RunFinisher: the entries, the status and
-// the release of the owner's lease in one round trip and one transaction.
-func (s *Store) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
-	return s.finishRun(ctx, in, false)
-}
-
-// finishRun is FinishRun; trusted skips the checks a TrustedJournal
-// caller vouches for (the status is checked: it is not vouched for).
-func (s *Store) finishRun(ctx context.Context, in bindings.FinishRunInput, trusted bool) ([]bindings.JournalEntry, []bool, error) {
-	switch in.Status {
-	case bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
-	default:
-		return nil, nil, invalid("unknown run status " + string(in.Status))
-	}
-	return s.appendSteps(ctx, "finish run", bindings.AppendStepsInput{
-		TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries,
-	}, in.Status, nil, trusted)
 }
 
 // sqlAppendSteps is one call of kindgi_append_steps (the baseline migration, its
@@ -120,7 +74,7 @@ type stepArgs struct {
 
 // prepareSteps validates entries and encodes them as column arrays;
 // trusted skips the checks of each entry's key, node, status and output,
-// which a TrustedJournal caller vouches for.
+// which a Trusted Commit caller vouches for.
 func (s *Store) prepareSteps(entries []bindings.JournalEntry, trusted bool) (stepArgs, error) {
 	n := len(entries)
 	// The columns share one backing array per element type (full slice
@@ -233,14 +187,14 @@ func textArg(raw []byte) *string {
 // error is *agents.RunBusyError. An appended entry is returned as given,
 // with the Seq the store gave it and At in the store's precision; it is
 // not read back.
-func (s *Store) appendSteps(ctx context.Context, op string, in bindings.AppendStepsInput, status bindings.RunStatus, tail *messageTail, trusted bool) ([]bindings.JournalEntry, []bool, error) {
+func (s *Store) appendSteps(ctx context.Context, op string, in storeio.AppendStepsInput, status bindings.RunStatus, tail *messageTail, trusted bool) ([]bindings.JournalEntry, []bool, error) {
 	return s.appendStepsAfter(ctx, op, nil, in, status, tail, trusted)
 }
 
 // appendStepsAfter is appendSteps, with the statements of pre (when set)
-// before its own in the same round trip and transaction (see
-// AppendStepsAsRead).
-func (s *Store) appendStepsAfter(ctx context.Context, op string, pre *batchExtra, in bindings.AppendStepsInput, status bindings.RunStatus, tail *messageTail, trusted bool) ([]bindings.JournalEntry, []bool, error) {
+// before its own in the same round trip and transaction (a pending
+// lease's kindgi_lease_as_read, a pending open's kindgi_open_new_run).
+func (s *Store) appendStepsAfter(ctx context.Context, op string, pre *batchExtra, in storeio.AppendStepsInput, status bindings.RunStatus, tail *messageTail, trusted bool) ([]bindings.JournalEntry, []bool, error) {
 	switch {
 	case in.TenantID == "":
 		return nil, nil, invalid("tenant id is empty")
@@ -317,7 +271,7 @@ type stepRows struct {
 
 // newStepRows is a reader of the rows of appending entries, encoded as
 // args. inPlace makes its results entries themselves, each updated to
-// the entry stored (what a TrustedJournal caller allows).
+// the entry stored (what a Trusted Commit caller allows).
 func newStepRows(entries []bindings.JournalEntry, args stepArgs, inPlace bool) *stepRows {
 	n := len(entries)
 	sr := &stepRows{entries: entries, args: args, out: entries, appended: make([]bool, n), inPlace: inPlace}
@@ -483,41 +437,33 @@ const sqlOpenRunFn = `SELECT o_taken, o_created, o_flow_id, o_flow_version, o_st
 	s_conversation_id, s_project_id, s_input, s_created_at
 	FROM kindgi_open_run($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`
 
-// OpenRun implements bindings.RunOpener: the snapshot write, the run start
-// and the read of the journal in one round trip and one transaction. A
-// snapshot this call stored is returned as given (CreatedAt in the
-// store's precision), not read back.
-func (s *Store) OpenRun(ctx context.Context, in bindings.OpenRunInput) (bindings.OpenRunResult, error) {
-	return s.openRun(ctx, in, nil)
-}
-
 // openRun is OpenRun, with the statements of extra (when set) after its
-// own in the same round trip and transaction (see OpenTurn).
-func (s *Store) openRun(ctx context.Context, in bindings.OpenRunInput, extra *batchExtra) (bindings.OpenRunResult, error) {
+// own in the same round trip and transaction (see openTurn).
+func (s *Store) openRun(ctx context.Context, in storeio.OpenRunInput, extra *batchExtra) (storeio.OpenRunResult, error) {
 	st, sn := in.Start, in.Snapshot
 	switch {
 	case st.TenantID == "":
-		return bindings.OpenRunResult{}, invalid("tenant id is empty")
+		return storeio.OpenRunResult{}, invalid("tenant id is empty")
 	case st.RunID == "":
-		return bindings.OpenRunResult{}, invalid("run id is empty")
+		return storeio.OpenRunResult{}, invalid("run id is empty")
 	case sn.TenantID != st.TenantID || sn.RunID != st.RunID:
-		return bindings.OpenRunResult{}, invalid("the snapshot and the run name different runs")
+		return storeio.OpenRunResult{}, invalid("the snapshot and the run name different runs")
 	}
 	if err := firstErr(checkSnapshot(sn), checkStart(st)); err != nil {
-		return bindings.OpenRunResult{}, err
+		return storeio.OpenRunResult{}, err
 	}
 	input, err := wrapOpt("snapshot input", sn.Input)
 	if err != nil {
-		return bindings.OpenRunResult{}, err
+		return storeio.OpenRunResult{}, err
 	}
 	status, err := newRunStatus(st.Status)
 	if err != nil {
-		return bindings.OpenRunResult{}, err
+		return storeio.OpenRunResult{}, err
 	}
 	now := s.stamp(time.Time{})
 	exp := now.Add(st.LeaseTTL).Truncate(time.Microsecond)
 	snapAt := s.stamp(sn.CreatedAt)
-	var out bindings.OpenRunResult
+	var out storeio.OpenRunResult
 	var o openRow
 	child := st.ParentRunID != ""
 	err = s.send(ctx, "open run", func(b *pgx.Batch) {
@@ -559,11 +505,11 @@ func (s *Store) openRun(ctx context.Context, in bindings.OpenRunInput, extra *ba
 	})
 	switch {
 	case err != nil:
-		return bindings.OpenRunResult{}, err
+		return storeio.OpenRunResult{}, err
 	case !o.taken && o.flowID != nil:
-		return bindings.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: deref(o.owner)}
+		return storeio.OpenRunResult{}, &agents.RunBusyError{RunID: st.RunID, Owner: deref(o.owner)}
 	case !o.taken || (!o.snapWritten && o.sCreatedAt == nil):
-		return bindings.OpenRunResult{}, &agents.PersistenceError{Op: "open run", Err: pgx.ErrNoRows}
+		return storeio.OpenRunResult{}, &agents.PersistenceError{Op: "open run", Err: pgx.ErrNoRows}
 	}
 	out.Run = bindings.Run{TenantID: st.TenantID, ID: st.RunID, FlowID: deref(o.flowID), FlowVersion: deref(o.flowVersion),
 		Status: bindings.RunStatus(deref(o.status)), LeaseOwner: deref(o.owner), ParentRunID: o.parentRunID, ParentStepKey: o.parentStepKey}
@@ -585,7 +531,7 @@ func (s *Store) openRun(ctx context.Context, in bindings.OpenRunInput, extra *ba
 			FlowVersion: deref(o.sFlowVersion), AgentID: deref(o.sAgentID), AgentVersion: deref(o.sAgentVersion),
 			ConversationID: deref(o.sConversationID), ProjectID: deref(o.sProjectID), CreatedAt: utc(*o.sCreatedAt)}
 		if out.Snapshot.Input, err = unwrapOpt(o.sInput); err != nil {
-			return bindings.OpenRunResult{}, err
+			return storeio.OpenRunResult{}, err
 		}
 	}
 	if out.Journal == nil {

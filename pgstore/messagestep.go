@@ -11,9 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/storeio"
 )
-
-var _ bindings.MessageStepAppender = (*Store)(nil)
 
 // sqlMessageStep is one call of kindgi_message_step (the baseline migration, its
 // body written out by 0009): the entries before the message, the message,
@@ -58,52 +57,37 @@ func splitSeq(wrapped string) (prefix, suffix string, ok bool) {
 	return "", "", false
 }
 
-// MessageStepStore implements bindings.MessageStepAppender: s.
-func (s *Store) MessageStepStore() bindings.RunBinding { return s }
-
-// AppendMessageStep implements bindings.MessageStepAppender in one round
-// trip, one statement and one transaction (kindgi_message_step):
-// the entries before the message, the message, and — when this call stored
-// the message — the step's entry (its output the stored message, with the
-// seq the message got in the same transaction) and the entries after it.
-// When the message was stored before (a retry), the step's entry and the
-// entries after it are written by a second call, from the stored message.
-func (s *Store) AppendMessageStep(ctx context.Context, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
-	return s.appendMessageStep(ctx, in, nil, false)
-}
-
 // appendMessageStep is AppendMessageStep, with the statements of pre (when
-// set) before its own in the same round trip and transaction (see
-// AppendUserMessageStep); trusted skips the checks a TrustedJournal
+// set) before its own in the same round trip and transaction (kindgi_expect_messages for CheckCount); trusted skips the checks a Trusted Commit
 // caller vouches for.
-func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepInput, pre *batchExtra, trusted bool) (bindings.MessageStepResult, error) {
+func (s *Store) appendMessageStep(ctx context.Context, in storeio.MessageStepInput, pre *batchExtra, trusted bool) (storeio.MessageStepResult, error) {
 	steps := in.Steps
 	if in.Message.TenantID != steps.TenantID {
-		return bindings.MessageStepResult{}, invalid("the entries and the message are of different tenants")
+		return storeio.MessageStepResult{}, invalid("the entries and the message are of different tenants")
 	}
 	switch in.Finish {
 	case "", bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
 	default:
-		return bindings.MessageStepResult{}, invalid("unknown run status " + string(in.Finish))
+		return storeio.MessageStepResult{}, invalid("unknown run status " + string(in.Finish))
 	}
 	switch {
 	case steps.TenantID == "":
-		return bindings.MessageStepResult{}, invalid("tenant id is empty")
+		return storeio.MessageStepResult{}, invalid("tenant id is empty")
 	case steps.RunID == "":
-		return bindings.MessageStepResult{}, invalid("run id is empty")
+		return storeio.MessageStepResult{}, invalid("run id is empty")
 	}
 	if !trusted {
 		if err := firstErr(bindings.CheckID("tenant id", steps.TenantID), bindings.CheckID("run id", steps.RunID),
 			bindings.CheckOptionalID("lease owner", steps.Owner)); err != nil {
-			return bindings.MessageStepResult{}, err
+			return storeio.MessageStepResult{}, err
 		}
 	}
 	row, err := s.prepareMessage(in.Message, trusted)
 	if err != nil {
-		return bindings.MessageStepResult{}, err
+		return storeio.MessageStepResult{}, err
 	}
 	if in.StepIndex < 0 || in.StepIndex >= len(steps.Entries) {
-		return bindings.MessageStepResult{}, invalid("message step index " + strconv.Itoa(in.StepIndex) + " of " + strconv.Itoa(len(steps.Entries)) + " entries")
+		return storeio.MessageStepResult{}, invalid("message step index " + strconv.Itoa(in.StepIndex) + " of " + strconv.Itoa(len(steps.Entries)) + " entries")
 	}
 	head := steps.Entries[:in.StepIndex]
 	stepKey := steps.Entries[in.StepIndex].Key
@@ -115,10 +99,10 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 	provisional := ma.appended(row.id, 0)
 	enc, err := encode(provisional)
 	if err != nil {
-		return bindings.MessageStepResult{}, invalid("encode message step " + stepKey + ": " + err.Error())
+		return storeio.MessageStepResult{}, invalid("encode message step " + stepKey + ": " + err.Error())
 	}
 	// The entries from the step's on, with its output: a copy, or for a
-	// TrustedJournal caller its own entries, updated in place.
+	// a Trusted Commit caller its own entries, updated in place.
 	tail := steps.Entries[in.StepIndex:]
 	if !trusted {
 		tail = append([]bindings.JournalEntry(nil), tail...)
@@ -126,15 +110,15 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 	tail[0].Output = enc
 	beforeArgs, err := s.prepareSteps(head, trusted)
 	if err != nil {
-		return bindings.MessageStepResult{}, err
+		return storeio.MessageStepResult{}, err
 	}
 	tailArgs, err := s.prepareSteps(tail, trusted)
 	if err != nil {
-		return bindings.MessageStepResult{}, err
+		return storeio.MessageStepResult{}, err
 	}
 	prefix, suffix, ok := splitSeq(tailArgs.outputs[0])
 	if !ok {
-		return bindings.MessageStepResult{}, invalid("encode message step " + stepKey + ": no seq field")
+		return storeio.MessageStepResult{}, invalid("encode message step " + stepKey + ": no seq field")
 	}
 	now := s.stamp(time.Time{})
 	var finish *string
@@ -195,21 +179,21 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 		return rows.Err()
 	})
 	if err != nil {
-		return bindings.MessageStepResult{}, err
+		return storeio.MessageStepResult{}, err
 	}
 	if err := before.check("append message step", steps.RunID, steps.Owner, now); err != nil {
-		return bindings.MessageStepResult{}, err
+		return storeio.MessageStepResult{}, err
 	}
 	m, err := ma.result()
 	if err != nil {
-		return bindings.MessageStepResult{Entries: before.out, Appended: before.appended}, err
+		return storeio.MessageStepResult{Entries: before.out, Appended: before.appended}, err
 	}
 	var out []bindings.JournalEntry
 	var appended []bool
 	if after.exists {
 		// The message is this call's: the step's entry holds it with its seq.
 		if err := after.check("append message step", steps.RunID, steps.Owner, now); err != nil {
-			return bindings.MessageStepResult{Entries: before.out, Appended: before.appended, Message: m}, err
+			return storeio.MessageStepResult{Entries: before.out, Appended: before.appended, Message: m}, err
 		}
 		out, appended = after.out, after.appended
 		if appended[0] {
@@ -222,16 +206,16 @@ func (s *Store) appendMessageStep(ctx context.Context, in bindings.MessageStepIn
 	} else {
 		// The message was stored before: its step is written from it.
 		if enc, err = encode(m); err != nil {
-			return bindings.MessageStepResult{Entries: before.out, Appended: before.appended, Message: m}, invalid("encode message step " + stepKey + ": " + err.Error())
+			return storeio.MessageStepResult{Entries: before.out, Appended: before.appended, Message: m}, invalid("encode message step " + stepKey + ": " + err.Error())
 		}
 		tail[0].Output = enc
-		out, appended, err = s.appendSteps(ctx, "append message step", bindings.AppendStepsInput{
+		out, appended, err = s.appendSteps(ctx, "append message step", storeio.AppendStepsInput{
 			TenantID: steps.TenantID, RunID: steps.RunID, Owner: steps.Owner, Entries: tail}, in.Finish, nil, trusted)
 		if err != nil {
-			return bindings.MessageStepResult{Entries: before.out, Appended: before.appended, Message: m}, err
+			return storeio.MessageStepResult{Entries: before.out, Appended: before.appended, Message: m}, err
 		}
 	}
-	res := bindings.MessageStepResult{Message: m, Entries: steps.Entries, // trusted: updated in place
+	res := storeio.MessageStepResult{Message: m, Entries: steps.Entries, // trusted: updated in place
 		Appended: append(append(make([]bool, 0, len(before.out)+len(out)), before.appended...), appended...)}
 	if !trusted {
 		res.Entries = append(append(make([]bindings.JournalEntry, 0, len(before.out)+len(out)), before.out...), out...)

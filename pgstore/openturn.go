@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/storeio"
 )
 
 // batchExtra is statements a write call sends after its own, in its round
@@ -56,19 +57,14 @@ const sqlExpectMessages = `SELECT kindgi_expect_messages($1, $2, $3, $4)`
 // codeConversationChanged is the SQLSTATE kindgi_expect_messages raises.
 const codeConversationChanged = "KG001"
 
-var _ bindings.TurnOpener = (*Store)(nil)
-
-// TurnOpenerStore implements bindings.TurnOpener: the store itself.
-func (s *Store) TurnOpenerStore() bindings.RunBinding { return s }
-
-// OpenTurn implements bindings.TurnOpener: OpenRun and GetConversation of
+// openTurn serves the Driver: OpenRun and GetConversation of
 // the snapshot's conversation in one round trip, one more statement in
 // OpenRun's batch, read under OpenRun's transaction; with in.HistoryLimit,
 // one more, ReadMessages' backward scan, whose result is the history when
 // its newest message is the conversation's last (no message came between
 // the two statements), and nil otherwise.
-func (s *Store) OpenTurn(ctx context.Context, in bindings.OpenTurnInput) (bindings.OpenTurnResult, error) {
-	var out bindings.OpenTurnResult
+func (s *Store) openTurn(ctx context.Context, in storeio.OpenTurnInput) (storeio.OpenTurnResult, error) {
+	var out storeio.OpenTurnResult
 	tenant, conv := in.Snapshot.TenantID, in.Snapshot.ConversationID
 	var extra *batchExtra
 	switch {
@@ -97,7 +93,7 @@ func (s *Store) OpenTurn(ctx context.Context, in bindings.OpenTurnInput) (bindin
 	}
 	res, err := s.openRun(ctx, in.OpenRunInput, extra)
 	if err != nil {
-		return bindings.OpenTurnResult{}, err
+		return storeio.OpenTurnResult{}, err
 	}
 	out.OpenRunResult = res
 	if !out.HasConversation {
@@ -118,37 +114,20 @@ func consistentHistory(c bindings.Conversation, hist []bindings.ConversationMess
 	return hist[0].Seq == int64(c.MessageCount) // newest first, as read
 }
 
-// AppendUserMessageStep implements bindings.TurnOpener: AppendMessageStep
-// with the check that the conversation holds in.MessageCount messages and
-// not this one in front of it (sqlExpectMessages, which sets the tenant),
-// in the same round trip and transaction: two statements.
-func (s *Store) AppendUserMessageStep(ctx context.Context, in bindings.UserMessageStepInput) (bindings.MessageStepResult, error) {
-	msg := in.Message
-	if msg.ID == "" {
-		return bindings.MessageStepResult{}, invalid("the user message step needs the message's id")
-	}
-	pre := s.expectMessages(msg.TenantID, msg.ConversationID, in.MessageCount, msg.ID)
-	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre, false)
-	if errors.Is(err, bindings.ErrConversationChanged) {
-		return bindings.MessageStepResult{}, bindings.ErrConversationChanged
-	}
-	return res, err
-}
-
-// AppendUserMessage implements bindings.TurnOpener: AppendStepsAndMessage
+// appendUserMessage serves the Driver: AppendStepsAndMessage
 // and the read of the history before the stored message in one round
 // trip and one transaction (one more statement after the message's).
-func (s *Store) AppendUserMessage(ctx context.Context, in bindings.UserMessageInput) (bindings.UserMessageResult, error) {
+func (s *Store) appendUserMessage(ctx context.Context, in storeio.UserMessageInput) (storeio.UserMessageResult, error) {
 	steps, msg := in.Steps, in.Message
 	if msg.TenantID != steps.TenantID {
-		return bindings.UserMessageResult{}, invalid("the entries and the message are of different tenants")
+		return storeio.UserMessageResult{}, invalid("the entries and the message are of different tenants")
 	}
 	if in.HistoryLimit < 1 {
-		return bindings.UserMessageResult{}, invalid("the history limit is less than 1")
+		return storeio.UserMessageResult{}, invalid("the history limit is less than 1")
 	}
 	row, err := s.prepareMessage(msg, false)
 	if err != nil {
-		return bindings.UserMessageResult{}, err
+		return storeio.UserMessageResult{}, err
 	}
 	var hist []bindings.ConversationMessage
 	tail := &messageTail{row: row, extra: &batchExtra{
@@ -166,9 +145,9 @@ func (s *Store) AppendUserMessage(ctx context.Context, in bindings.UserMessageIn
 	}}
 	entries, appended, err := s.appendSteps(ctx, "append user message", steps, "", tail, false)
 	if err != nil {
-		return bindings.UserMessageResult{}, err
+		return storeio.UserMessageResult{}, err
 	}
-	out := bindings.UserMessageResult{Entries: entries, Appended: appended}
+	out := storeio.UserMessageResult{Entries: entries, Appended: appended}
 	if out.Message, err = tail.ma.result(); err != nil {
 		return out, err
 	}
@@ -202,24 +181,18 @@ const sqlOpenNewRun = `SELECT kindgi_open_new_run($1, $2, $3, $4, $5, $6, $7, $8
 // codeRunExists is the SQLSTATE kindgi_open_new_run raises.
 const codeRunExists = "KG002"
 
-var _ bindings.OptimisticTurnOpener = (*Store)(nil)
-
-// OptimisticTurnOpenerStore implements bindings.OptimisticTurnOpener: the
-// store itself.
-func (s *Store) OptimisticTurnOpenerStore() bindings.RunBinding { return s }
-
-// ReadTurn implements bindings.OptimisticTurnOpener: whether the run or
+// readTurn serves the Driver: whether the run or
 // its snapshot is stored, the conversation and its newest in.HistoryLimit
-// messages (as OpenTurn reads them), in one read-only round trip: nothing
+// messages (as openTurn reads them), in one read-only round trip: nothing
 // is written, so its transaction's commit flushes nothing.
-func (s *Store) ReadTurn(ctx context.Context, in bindings.OpenTurnInput) (bindings.ReadTurnResult, error) {
+func (s *Store) readTurn(ctx context.Context, in storeio.OpenTurnInput) (storeio.ReadTurnResult, error) {
 	st := in.Start
 	if err := checkLookup(st.TenantID, "run id", st.RunID); err != nil {
-		return bindings.ReadTurnResult{}, err
+		return storeio.ReadTurnResult{}, err
 	}
 	tenant, conv := in.Snapshot.TenantID, in.Snapshot.ConversationID
 	readConv := tenant == st.TenantID && checkLookup(tenant, "conversation id", conv) == nil
-	var out bindings.ReadTurnResult
+	var out storeio.ReadTurnResult
 	err := s.batch(ctx, "read turn", st.TenantID, func(b *pgx.Batch) {
 		b.Queue(sqlRunOrSnapshotExists, st.TenantID, st.RunID)
 		if readConv {
@@ -240,50 +213,12 @@ func (s *Store) ReadTurn(ctx context.Context, in bindings.OpenTurnInput) (bindin
 		return err
 	})
 	if err != nil {
-		return bindings.ReadTurnResult{}, err
+		return storeio.ReadTurnResult{}, err
 	}
 	if out.Exists || !out.HasConversation {
 		out.Conversation, out.HasConversation, out.History = bindings.Conversation{}, false, nil
 	}
 	return out, nil
-}
-
-// OpenUserMessageStep implements bindings.OptimisticTurnOpener:
-// kindgi_open_new_run (the snapshot and the run, only if neither is
-// stored, and the conversation's check) and kindgi_message_step in one
-// round trip and one transaction: two statements. A run that exists
-// raises in the first, and nothing of the call is stored.
-func (s *Store) OpenUserMessageStep(ctx context.Context, in bindings.OpenUserMessageStepInput) (bindings.MessageStepResult, error) {
-	st, sn, msg := in.Open.Start, in.Open.Snapshot, in.Message
-	switch {
-	case st.TenantID == "":
-		return bindings.MessageStepResult{}, invalid("tenant id is empty")
-	case st.RunID == "":
-		return bindings.MessageStepResult{}, invalid("run id is empty")
-	case sn.TenantID != st.TenantID || sn.RunID != st.RunID:
-		return bindings.MessageStepResult{}, invalid("the snapshot and the run name different runs")
-	case in.Steps.TenantID != st.TenantID || in.Steps.RunID != st.RunID || in.Steps.Owner != st.Owner:
-		return bindings.MessageStepResult{}, invalid("the run opened and the step's run or lease owner differ")
-	case msg.ID == "":
-		return bindings.MessageStepResult{}, invalid("the user message step needs the message's id")
-	case st.Owner == "":
-		return bindings.MessageStepResult{}, invalid("lease owner is empty")
-	}
-	pre, err := s.openNewRun(in.Open, in.MessageCount, msg.ID)
-	if err != nil {
-		return bindings.MessageStepResult{}, err
-	}
-	if msg.TenantID != st.TenantID || msg.ConversationID != sn.ConversationID {
-		return bindings.MessageStepResult{}, invalid("the user message is not of the run's conversation")
-	}
-	res, err := s.appendMessageStep(ctx, in.MessageStepInput, pre, false)
-	switch {
-	case errors.Is(err, bindings.ErrRunExists):
-		return bindings.MessageStepResult{}, bindings.ErrRunExists
-	case errors.Is(err, bindings.ErrConversationChanged):
-		return bindings.MessageStepResult{}, bindings.ErrConversationChanged
-	}
-	return res, err
 }
 
 // readConversationHistory reads the results of sqlGetConversation and,
@@ -315,7 +250,7 @@ func readConversationHistory(br pgx.BatchResults, limit int, withHistory bool) (
 // kindgi_open_new_run, the snapshot and the run created only if neither
 // is stored (bindings.ErrRunExists) and the conversation checked to hold
 // count messages, none of them msgID (bindings.ErrConversationChanged).
-func (s *Store) openNewRun(open bindings.OpenRunInput, count int, msgID string) (*batchExtra, error) {
+func (s *Store) openNewRun(open storeio.OpenRunInput, count int, msgID string) (*batchExtra, error) {
 	st, sn := open.Start, open.Snapshot
 	if err := firstErr(checkSnapshot(sn), checkStart(st)); err != nil {
 		return nil, err

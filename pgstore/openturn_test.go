@@ -14,25 +14,22 @@ import (
 
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/internal/journaltest"
+	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/internal/storeio"
 	"github.com/kindgi/agents/providers/scripted"
 	"github.com/kindgi/agents/turn"
 )
 
-// embeddedStore is a value embedding a Store, as a host's wrapper would:
-// it promotes the Store's TurnOpener, which the turn must not use (its
-// TurnOpenerStore is the inner Store), so its reads go through the
-// wrapper's own GetConversation and ReadMessages. It offers the Store's
-// MessageStepAppender as its own, so that the turn's writes are those of
-// the Store itself.
+// embeddedStore is a value embedding a Store, as a host's wrapper would.
+// Bound as the basic bindings with no Journal, the turn drives it through
+// journal.Adapt: its reads and writes are the basic calls
+// (GetConversation, ReadMessages, AppendStep, …), where the Store bound
+// itself is driven by its own Driver.
 type embeddedStore struct{ *Store }
-
-// MessageStepStore is the wrapper itself.
-func (w embeddedStore) MessageStepStore() bindings.RunBinding { return w }
 
 // TestTurnOpenerReadsWhatTheCallsItReplacesRead drives the same turns on
 // two conversations, one through the Store itself (the turn reads the
-// conversation with OpenTurn and the history with AppendUserMessage) and
+// conversation with openTurn and the history with appendUserMessage) and
 // one through a wrapper embedding it (GetConversation and ReadMessages),
 // with a history window shorter than the conversation: the model gets the
 // same messages, and only the first takes fewer round trips.
@@ -97,7 +94,7 @@ func TestTurnOpenerReadsWhatTheCallsItReplacesRead(t *testing.T) {
 
 // interjecting is a policy registry that appends a message to a
 // conversation on its first call: another writer, between the turn's
-// OpenTurn and its first write.
+// openTurn and its first write.
 type interjecting struct {
 	once sync.Once
 	do   func()
@@ -109,10 +106,10 @@ func (p *interjecting) Evaluate(context.Context, bindings.PolicyRequest) (bindin
 }
 
 // TestTurnWhoseConversationChangedSinceOpenTurn drives a turn whose
-// conversation gets a message after OpenTurn read it (from the policy
+// conversation gets a message after openTurn read it (from the policy
 // registry, during setup), through the Store and through a wrapper
 // embedding it: the deferred user message is not stored on the stale
-// read (AppendUserMessageStep), the turn appends it as without the read
+// read (a Commit with CheckCount), the turn appends it as without the read
 // ahead, and the model sees the same history — with the interjected
 // message — and the journal has the same steps in the same order.
 func TestTurnWhoseConversationChangedSinceOpenTurn(t *testing.T) {
@@ -190,24 +187,7 @@ func TestTurnWhoseConversationChangedSinceOpenTurn(t *testing.T) {
 	}
 }
 
-// TestCrashStoreIsATurnOpener checks that journaltest's crash store offers
-// the Store's TurnOpener as itself, so the crash tests crash at its calls.
-func TestCrashStoreIsATurnOpener(t *testing.T) {
-	s := New(testPool(t), nil)
-	one := journaltest.New(-1, false).Store(s)
-	to, ok := one.(bindings.TurnOpener)
-	if !ok {
-		t.Fatalf("%T is not a bindings.TurnOpener", one)
-	}
-	if any(to.TurnOpenerStore()) != any(one) {
-		t.Fatalf("TurnOpenerStore() is %T, want the crash store itself", to.TurnOpenerStore())
-	}
-	if ms, ok := one.(bindings.MessageStepAppender); !ok || any(ms.MessageStepStore()) != any(one) {
-		t.Fatalf("%T: MessageStepStore is not the crash store itself", one)
-	}
-}
-
-// TestTurnOpenerUnderRowLevelSecurity runs OpenTurn and AppendUserMessage
+// TestTurnOpenerUnderRowLevelSecurity runs openTurn and appendUserMessage
 // as a role that does not bypass row-level security: their reads see the
 // tenant's rows (the tenant set by the functions before them).
 func TestTurnOpenerUnderRowLevelSecurity(t *testing.T) {
@@ -223,7 +203,7 @@ func TestTurnOpenerUnderRowLevelSecurity(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	open, err := s.OpenTurn(ctx, bindings.OpenTurnInput{OpenRunInput: bindings.OpenRunInput{
+	open, err := s.openTurn(ctx, storeio.OpenTurnInput{OpenRunInput: storeio.OpenRunInput{
 		Snapshot: bindings.RunSnapshotWriteInput{TenantID: tenant, RunID: "r1", FlowID: "agent.turn", FlowVersion: "1.1.0", ConversationID: "c1"},
 		Start:    bindings.StartRunInput{TenantID: tenant, RunID: "r1", FlowID: "agent.turn", FlowVersion: "1.1.0", Owner: "w1", LeaseTTL: 60e9},
 	}, HistoryLimit: 5})
@@ -233,8 +213,8 @@ func TestTurnOpenerUnderRowLevelSecurity(t *testing.T) {
 	if !open.HasConversation || open.Conversation.MessageCount != 2 || len(open.History) != 2 {
 		t.Fatalf("OpenTurn as the app role read conversation %+v (has %v) and history %+v, want c1 with 2 messages", open.Conversation, open.HasConversation, open.History)
 	}
-	res, err := s.AppendUserMessage(ctx, bindings.UserMessageInput{
-		Steps:        bindings.AppendStepsInput{TenantID: tenant, RunID: "r1", Owner: "w1", Entries: []bindings.JournalEntry{{Key: "setup", Node: "setup", Status: bindings.StepCompleted}}},
+	res, err := s.appendUserMessage(ctx, storeio.UserMessageInput{
+		Steps:        storeio.AppendStepsInput{TenantID: tenant, RunID: "r1", Owner: "w1", Entries: []bindings.JournalEntry{{Key: "setup", Node: "setup", Status: bindings.StepCompleted}}},
 		Message:      bindings.AppendMessageInput{TenantID: tenant, ConversationID: "c1", ID: "r1/persist-user-message", Role: bindings.RoleUser, Content: "now", TurnNumber: 1, RunID: "r1"},
 		HistoryLimit: 10,
 	})
@@ -249,22 +229,22 @@ func TestTurnOpenerUnderRowLevelSecurity(t *testing.T) {
 	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: tenant, RunID: "r2", FlowID: "agent.turn", FlowVersion: "1.1.0", Owner: "w1", LeaseTTL: 60e9}); err != nil {
 		t.Fatal(err)
 	}
-	step := func(count int) (bindings.MessageStepResult, error) {
-		return s.AppendUserMessageStep(ctx, bindings.UserMessageStepInput{MessageStepInput: bindings.MessageStepInput{
-			Steps: bindings.AppendStepsInput{TenantID: tenant, RunID: "r2", Owner: "w1", Entries: []bindings.JournalEntry{
-				{Key: "persist-user-message", Node: "persist-user-message", Status: bindings.StepCompleted}}},
-			Message: bindings.AppendMessageInput{TenantID: tenant, ConversationID: "c1", ID: "r2/persist-user-message", Role: bindings.RoleUser, Content: "next", TurnNumber: 2, RunID: "r2"},
-		}, MessageCount: count})
+	step := func(count int) (journal.Committed, error) {
+		return s.Commit(ctx, journal.CommitInput{TenantID: tenant, RunID: "r2", Owner: "w1", Entries: []bindings.JournalEntry{
+			{Key: "persist-user-message", Node: "persist-user-message", Status: bindings.StepCompleted}},
+			Message: &journal.Message{Index: 0, CheckCount: true, Count: count,
+				Message: bindings.AppendMessageInput{TenantID: tenant, ConversationID: "c1", ID: "r2/persist-user-message", Role: bindings.RoleUser, Content: "next", TurnNumber: 2, RunID: "r2"}},
+		})
 	}
 	if _, err := step(2); !errors.Is(err, bindings.ErrConversationChanged) {
-		t.Fatalf("AppendUserMessageStep on a stale count as the app role: %v, want ErrConversationChanged", err)
+		t.Fatalf("Commit of a message step on a stale count as the app role: %v, want ErrConversationChanged", err)
 	}
 	if got, err := step(3); err != nil || got.Message.Seq != 4 {
-		t.Fatalf("AppendUserMessageStep as the app role: %+v, %v; want the message stored with seq 4", got.Message, err)
+		t.Fatalf("Commit of a message step as the app role: %+v, %v; want the message stored with seq 4", got.Message, err)
 	}
 }
 
-// TestConsistentHistory holds OpenTurn's check that the history read after
+// TestConsistentHistory holds openTurn's check that the history read after
 // the conversation is as of the conversation's read.
 func TestConsistentHistory(t *testing.T) {
 	msgs := func(seqs ...int64) []bindings.ConversationMessage {
@@ -295,7 +275,7 @@ func TestConsistentHistory(t *testing.T) {
 // an agent whose tool asks for approval on its first use in the
 // conversation: the first parks, is approved and resumed; the second —
 // whose user message is stored with its first model call's started entry
-// (OpenTurn's read ahead) — finds the earlier use below its user
+// (openTurn's read ahead) — finds the earlier use below its user
 // message's seq and calls the tool without asking.
 func TestAskOnFirstUseAcrossTurnsWithTheUserMessageDeferred(t *testing.T) {
 	pool, _ := tracedPool(t, 2)

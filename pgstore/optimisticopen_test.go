@@ -16,7 +16,7 @@ import (
 )
 
 // TestInvokeOfARunIDOpenedMeanwhile is two Invokes of one run id whose
-// reads both found no run (bindings.OptimisticTurnOpener): the first one
+// reads both found no run: the first one
 // runs in full between the second one's read and its first write (from
 // the second one's TurnStartedEvent, which comes after the read). Exactly
 // one drives the run; the second stores nothing of its own and gets what
@@ -146,8 +146,7 @@ func TestCrashBeforeTheFirstWriteLeavesNothing(t *testing.T) {
 		}
 		crasher := journaltest.New(0, panics)
 		b := f.bindings()
-		one := crasher.Store(f.store)
-		b.Runs, b.Snapshots, b.Conversations = one, one, one
+		b.Runs, b.Snapshots, b.Conversations = crasher.Runs(f.store), crasher.Snapshots(f.store), crasher.Conversations(f.store)
 		b.Hitl = crasher.Hitl(f.store)
 		b.Journal = crasher.Driver(f.store)
 		in := turn.Input{TenantID: turnTenant, Agent: a, ConversationID: conv, UserMessage: "What is the answer?", RunID: runID}

@@ -8,9 +8,8 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/storeio"
 )
-
-var _ bindings.OptimisticRunResumer = (*Store)(nil)
 
 // sqlGetRunAsRead is sqlGetRun with the run's journal version (last_seq)
 // and its raw lease expiry.
@@ -26,31 +25,27 @@ const sqlLeaseAsRead = `SELECT kindgi_lease_as_read($1, $2, $3, $4, $5, $6, $7, 
 // codeRunChanged is the SQLSTATE kindgi_lease_as_read raises.
 const codeRunChanged = "KG003"
 
-// OptimisticRunResumerStore implements bindings.OptimisticRunResumer: the
-// store itself.
-func (s *Store) OptimisticRunResumerStore() bindings.RunBinding { return s }
-
-// ReadResumeRun implements bindings.OptimisticRunResumer: the snapshot,
+// readResumeRun serves the Driver: the snapshot,
 // the run with its journal version, the journal and the approvals in one
 // read-only round trip (its transaction's commit flushes nothing). The run
 // is read before the journal: an append between the two statements moves
 // last_seq past the version returned, so the lease as read fails.
-func (s *Store) ReadResumeRun(ctx context.Context, in bindings.ReopenRunInput) (bindings.ReadResumeRunResult, error) {
+func (s *Store) readResumeRun(ctx context.Context, in storeio.ReopenRunInput) (storeio.ReadResumeRunResult, error) {
 	if err := checkLookup(in.TenantID, "run id", in.RunID); err != nil {
-		return bindings.ReadResumeRunResult{}, err
+		return storeio.ReadResumeRunResult{}, err
 	}
 	switch {
 	case in.Held:
-		return bindings.ReadResumeRunResult{}, invalid("a held lease is resumed with ResumeRun")
+		return storeio.ReadResumeRunResult{}, invalid("a held lease is resumed with ResumeRun")
 	case in.Owner == "":
-		return bindings.ReadResumeRunResult{}, invalid("lease owner is empty")
+		return storeio.ReadResumeRunResult{}, invalid("lease owner is empty")
 	}
 	if err := bindings.CheckID("lease owner", in.Owner); err != nil {
-		return bindings.ReadResumeRunResult{}, err
+		return storeio.ReadResumeRunResult{}, err
 	}
 	now := s.stamp(time.Time{})
 	var (
-		out           bindings.ReadResumeRunResult
+		out           storeio.ReadResumeRunResult
 		found, exists bool
 	)
 	err := s.batch(ctx, "read resume run", in.TenantID, func(b *pgx.Batch) {
@@ -81,13 +76,13 @@ func (s *Store) ReadResumeRun(ctx context.Context, in bindings.ReopenRunInput) (
 	})
 	switch {
 	case err != nil:
-		return bindings.ReadResumeRunResult{}, err
+		return storeio.ReadResumeRunResult{}, err
 	case !found:
-		return bindings.ReadResumeRunResult{}, &agents.RunSnapshotMissingError{RunID: in.RunID}
+		return storeio.ReadResumeRunResult{}, &agents.RunSnapshotMissingError{RunID: in.RunID}
 	case !exists:
-		return bindings.ReadResumeRunResult{}, &agents.RunJournalUnavailableError{RunID: in.RunID}
+		return storeio.ReadResumeRunResult{}, &agents.RunJournalUnavailableError{RunID: in.RunID}
 	case out.Run.LeaseOwner != "" && out.Run.LeaseOwner != in.Owner && out.Run.LeaseExpiresAt.After(now):
-		return bindings.ReadResumeRunResult{}, &agents.RunBusyError{RunID: in.RunID, Owner: out.Run.LeaseOwner}
+		return storeio.ReadResumeRunResult{}, &agents.RunBusyError{RunID: in.RunID, Owner: out.Run.LeaseOwner}
 	}
 	if out.Journal == nil {
 		out.Journal = []bindings.JournalEntry{}
@@ -104,7 +99,7 @@ func (s *Store) ReadResumeRun(ctx context.Context, in bindings.ReopenRunInput) (
 // leaseAsRead is the statement a write as read sends first: the lease of
 // run runID taken for owner as lease says (sqlLeaseAsRead), its failure
 // read as *agents.RunBusyError.
-func (s *Store) leaseAsRead(lease bindings.LeaseAsRead, tenantID, runID, owner string) (*batchExtra, error) {
+func (s *Store) leaseAsRead(lease storeio.LeaseAsRead, tenantID, runID, owner string) (*batchExtra, error) {
 	if owner == "" {
 		return nil, invalid("lease owner is empty")
 	}
@@ -133,53 +128,11 @@ func (s *Store) leaseAsRead(lease bindings.LeaseAsRead, tenantID, runID, owner s
 	}, nil
 }
 
-// AppendStepsAsRead implements bindings.OptimisticRunResumer:
-// kindgi_lease_as_read and kindgi_append_steps in one round trip and one
-// transaction (two statements).
-func (s *Store) AppendStepsAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
-	pre, err := s.leaseAsRead(lease, in.TenantID, in.RunID, in.Owner)
-	if err != nil {
-		return nil, nil, err
-	}
-	return s.appendStepsAfter(ctx, "append steps", pre, in, "", nil, false)
-}
-
-// FinishRunAsRead implements bindings.OptimisticRunResumer:
-// kindgi_lease_as_read and FinishRun's kindgi_append_steps in one round
-// trip and one transaction (two statements).
-func (s *Store) FinishRunAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
-	switch in.Status {
-	case bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
-	default:
-		return nil, nil, invalid("unknown run status " + string(in.Status))
-	}
-	pre, err := s.leaseAsRead(lease, in.TenantID, in.RunID, in.Owner)
-	if err != nil {
-		return nil, nil, err
-	}
-	return s.appendStepsAfter(ctx, "finish run", pre, bindings.AppendStepsInput{
-		TenantID: in.TenantID, RunID: in.RunID, Owner: in.Owner, Entries: in.Entries,
-	}, in.Status, nil, false)
-}
-
-// AppendMessageStepAsRead implements bindings.OptimisticRunResumer:
-// kindgi_lease_as_read and kindgi_message_step in one round trip and one
-// transaction (two statements). A message stored before (a retry) has its
-// step written by a second call, as AppendMessageStep does, under the
-// lease the first took.
-func (s *Store) AppendMessageStepAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.MessageStepInput) (bindings.MessageStepResult, error) {
-	pre, err := s.leaseAsRead(lease, in.Steps.TenantID, in.Steps.RunID, in.Steps.Owner)
-	if err != nil {
-		return bindings.MessageStepResult{}, err
-	}
-	return s.appendMessageStep(ctx, in, pre, false)
-}
-
-// TakeLeaseAsRead implements bindings.OptimisticRunResumer:
+// takeLeaseAsRead serves the Driver:
 // kindgi_lease_as_read and a read of the run, in one round trip and one
 // transaction.
-func (s *Store) TakeLeaseAsRead(ctx context.Context, lease bindings.LeaseAsRead, in bindings.LeaseInput) (bindings.Run, error) {
-	pre, err := s.leaseAsRead(bindings.LeaseAsRead{TTL: in.TTL, Run: lease.Run, JournalVersion: lease.JournalVersion}, in.TenantID, in.RunID, in.Owner)
+func (s *Store) takeLeaseAsRead(ctx context.Context, lease storeio.LeaseAsRead, in bindings.LeaseInput) (bindings.Run, error) {
+	pre, err := s.leaseAsRead(storeio.LeaseAsRead{TTL: in.TTL, Run: lease.Run, JournalVersion: lease.JournalVersion}, in.TenantID, in.RunID, in.Owner)
 	if err != nil {
 		return bindings.Run{}, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/internal/journaltest"
+	"github.com/kindgi/agents/internal/storeio"
 	"github.com/kindgi/agents/registry"
 	"github.com/kindgi/agents/turn"
 )
@@ -85,7 +86,7 @@ type runState struct {
 
 func (f *resumeFixture) state(t *testing.T, run string) runState {
 	t.Helper()
-	res, err := f.store.ResumeRun(t.Context(), bindings.ReopenRunInput{TenantID: turnTenant, RunID: run, Held: true})
+	res, err := f.store.resumeRun(t.Context(), storeio.ReopenRunInput{TenantID: turnTenant, RunID: run, Held: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func (f *resumeFixture) resume(ctx context.Context, b turn.Bindings, run string)
 }
 
 // TestResumeTakesItsLeaseWithItsFirstWrite resumes a parked turn on the
-// Store (bindings.OptimisticRunResumer): the reopen's round trip writes
+// Store: the reopen's round trip writes
 // nothing, so a Resume commits one transaction fewer than it makes round
 // trips, and the run completes with its approved call run once.
 func TestResumeTakesItsLeaseWithItsFirstWrite(t *testing.T) {
@@ -135,8 +136,7 @@ func TestCrashAfterTheReadOnlyResumeLeavesTheRunAsParked(t *testing.T) {
 		parked := f.state(t, run)
 		crasher := journaltest.New(0, panics)
 		b := f.resumeBindings()
-		one := crasher.ResumeStore(f.store)
-		b.Runs, b.Snapshots, b.Conversations, b.Hitl = one, one, one, one
+		b.Runs, b.Snapshots, b.Conversations, b.Hitl = crasher.Runs(f.store), crasher.Snapshots(f.store), crasher.Conversations(f.store), crasher.Hitl(f.store)
 		b.Journal = crasher.Driver(f.store)
 		func() {
 			defer func() {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/storeio"
 )
 
 // TestParentSettingIsTransactionLocal: the parent a child run's open sets
@@ -18,12 +19,12 @@ func TestParentSettingIsTransactionLocal(t *testing.T) {
 	tenant := "parent-local-" + randomID()[:8]
 	open := func(run, parent, step string) bindings.Run {
 		t.Helper()
-		res, err := s.OpenRun(ctx, bindings.OpenRunInput{
+		res, err := s.openRun(ctx, storeio.OpenRunInput{
 			Snapshot: bindings.RunSnapshotWriteInput{TenantID: tenant, RunID: run, FlowID: "agent.turn", FlowVersion: "1.1.0",
 				AgentID: "a", AgentVersion: "1.0.0", Input: json.RawMessage(`{}`)},
 			Start: bindings.StartRunInput{TenantID: tenant, RunID: run, Owner: "o", LeaseTTL: time.Minute,
 				ParentRunID: parent, ParentStepKey: step},
-		})
+		}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

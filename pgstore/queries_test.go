@@ -11,6 +11,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 )
 
 // planNode is the part of EXPLAIN (FORMAT JSON) the tests read.
@@ -230,9 +231,9 @@ func TestListApprovalsOfARun(t *testing.T) {
 	}
 }
 
-// TestAppendStepsIsOneRoundTrip appends three entries, one of them already
+// TestCommitOfStepsIsOneRoundTrip commits three entries, one of them already
 // stored, in one batch.
-func TestAppendStepsIsOneRoundTrip(t *testing.T) {
+func TestCommitOfStepsIsOneRoundTrip(t *testing.T) {
 	pool, rt := tracedPool(t, 1)
 	ctx := t.Context()
 	s := New(pool, nil)
@@ -246,7 +247,7 @@ func TestAppendStepsIsOneRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Warm the statement cache, then count.
-	if _, _, err := s.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: tenant, RunID: "r1", Owner: "o", Entries: []bindings.JournalEntry{{Key: "warm", Status: bindings.StepStarted}, {Key: "warm", Status: bindings.StepCompleted}}}); err != nil {
+	if _, _, _, err := commitOf(ctx, s, false, journal.CommitInput{TenantID: tenant, RunID: "r1", Owner: "o", Entries: []bindings.JournalEntry{{Key: "warm", Status: bindings.StepStarted}, {Key: "warm", Status: bindings.StepCompleted}}}); err != nil {
 		t.Fatal(err)
 	}
 	rt.reset()
@@ -255,12 +256,12 @@ func TestAppendStepsIsOneRoundTrip(t *testing.T) {
 		{Key: "render-prompt", Node: "render-prompt", Status: bindings.StepCompleted, Output: json.RawMessage(`"text"`)},
 		{Key: "agent-loop/1/model-call", Node: "model-call", Status: bindings.StepStarted},
 	}
-	got, appended, err := s.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: tenant, RunID: "r1", Owner: "o", Entries: entries})
+	got, appended, _, err := commitOf(ctx, s, false, journal.CommitInput{TenantID: tenant, RunID: "r1", Owner: "o", Entries: entries})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if queries, batches, writes, _ := rt.snapshot(); queries != 0 || batches != 1 || writes != 1 {
-		t.Fatalf("AppendSteps of 3 entries: %d statements, %d batches, %d socket writes; want one batch", queries, batches, writes)
+		t.Fatalf("Commit of 3 entries: %d statements, %d batches, %d socket writes; want one batch", queries, batches, writes)
 	}
 	if appended[0] || !appended[1] || !appended[2] {
 		t.Fatalf("appended = %v, want [false true true]", appended)
@@ -268,20 +269,20 @@ func TestAppendStepsIsOneRoundTrip(t *testing.T) {
 	if got[0].Seq != first.Seq || got[0].Status != bindings.StepCompleted || got[1].Seq <= first.Seq || got[2].Seq <= got[1].Seq {
 		t.Fatalf("entries %+v", got)
 	}
-	journal, err := s.ReadJournal(ctx, tenant, "r1")
-	if err != nil || len(journal) != 5 {
-		t.Fatalf("journal: %d entries, %v; want 5", len(journal), err)
+	stored, err := s.ReadJournal(ctx, tenant, "r1")
+	if err != nil || len(stored) != 5 {
+		t.Fatalf("journal: %d entries, %v; want 5", len(stored), err)
 	}
 
 	// A stale owner stores none of its entries.
-	_, _, err = s.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: tenant, RunID: "r1", Owner: "someone-else", Entries: []bindings.JournalEntry{{Key: "late", Status: bindings.StepStarted}}})
+	_, _, _, err = commitOf(ctx, s, false, journal.CommitInput{TenantID: tenant, RunID: "r1", Owner: "someone-else", Entries: []bindings.JournalEntry{{Key: "late", Status: bindings.StepStarted}}})
 	if agents.CodeOf(err) != agents.CodeRunBusy {
 		t.Fatalf("stale owner: %v, want run-busy", err)
 	}
-	if journal, _ := s.ReadJournal(ctx, tenant, "r1"); len(journal) != 5 {
-		t.Fatalf("a refused AppendSteps stored entries: %d", len(journal))
+	if stored, _ := s.ReadJournal(ctx, tenant, "r1"); len(stored) != 5 {
+		t.Fatalf("a refused Commit stored entries: %d", len(stored))
 	}
-	if _, _, err := s.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: tenant, RunID: "missing", Owner: "", Entries: entries}); agents.CodeOf(err) != agents.CodeRunJournalUnavailable {
+	if _, _, _, err := commitOf(ctx, s, false, journal.CommitInput{TenantID: tenant, RunID: "missing", Owner: "", Entries: entries}); agents.CodeOf(err) != agents.CodeRunJournalUnavailable {
 		t.Fatalf("missing run: %v", err)
 	}
 }

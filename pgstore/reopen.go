@@ -8,6 +8,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/storeio"
 )
 
 // sqlReopenLease is sqlAcquireLease taken only when the run has a
@@ -18,31 +19,24 @@ const sqlReopenLease = `UPDATE agent_runs
 	  AND EXISTS (SELECT 1 FROM agent_run_snapshots s WHERE s.tenant_id = $1 AND s.run_id = $2)
 	RETURNING ` + runCols
 
-// ReopenRun implements bindings.RunReopener: the snapshot read, the lease
-// (unless in.Held) and the journal read in one round trip and one
-// transaction, instead of the three of Read, AcquireLease and ReadJournal.
-func (s *Store) ReopenRun(ctx context.Context, in bindings.ReopenRunInput) (bindings.ReopenRunResult, error) {
-	return s.reopenRun(ctx, in, nil)
-}
-
 // reopenRun is ReopenRun, with the statements of extra (when set) after
-// its own in the same round trip and transaction (see ResumeRun).
-func (s *Store) reopenRun(ctx context.Context, in bindings.ReopenRunInput, extra *batchExtra) (bindings.ReopenRunResult, error) {
+// its own in the same round trip and transaction (see resumeRun).
+func (s *Store) reopenRun(ctx context.Context, in storeio.ReopenRunInput, extra *batchExtra) (storeio.ReopenRunResult, error) {
 	if err := checkLookup(in.TenantID, "run id", in.RunID); err != nil {
-		return bindings.ReopenRunResult{}, err
+		return storeio.ReopenRunResult{}, err
 	}
 	if !in.Held {
 		if in.Owner == "" {
-			return bindings.ReopenRunResult{}, invalid("lease owner is empty")
+			return storeio.ReopenRunResult{}, invalid("lease owner is empty")
 		}
 		if err := bindings.CheckID("lease owner", in.Owner); err != nil {
-			return bindings.ReopenRunResult{}, err
+			return storeio.ReopenRunResult{}, err
 		}
 	}
 	now := s.stamp(time.Time{})
 	exp := now.Add(in.TTL).Truncate(time.Microsecond)
 	var (
-		out                  bindings.ReopenRunResult
+		out                  storeio.ReopenRunResult
 		cur                  bindings.Run
 		found, taken, exists bool
 	)
@@ -74,13 +68,13 @@ func (s *Store) reopenRun(ctx context.Context, in bindings.ReopenRunInput, extra
 	})
 	switch {
 	case err != nil:
-		return bindings.ReopenRunResult{}, err
+		return storeio.ReopenRunResult{}, err
 	case !found:
-		return bindings.ReopenRunResult{}, &agents.RunSnapshotMissingError{RunID: in.RunID}
+		return storeio.ReopenRunResult{}, &agents.RunSnapshotMissingError{RunID: in.RunID}
 	case !exists:
-		return bindings.ReopenRunResult{}, &agents.RunJournalUnavailableError{RunID: in.RunID}
+		return storeio.ReopenRunResult{}, &agents.RunJournalUnavailableError{RunID: in.RunID}
 	case !in.Held && !taken:
-		return bindings.ReopenRunResult{}, &agents.RunBusyError{RunID: in.RunID, Owner: cur.LeaseOwner}
+		return storeio.ReopenRunResult{}, &agents.RunBusyError{RunID: in.RunID, Owner: cur.LeaseOwner}
 	}
 	if out.Journal == nil {
 		out.Journal = []bindings.JournalEntry{}

@@ -78,7 +78,7 @@ func BenchmarkResumeParkedTurn(b *testing.B) {
 
 // reopenLeased is the Store with the optimistic lease turned off: its
 // OptimisticRunResumerStore is the Store, not the wrapper, so a turn bound
-// to the wrapper takes the run's lease in the reopen (ResumeRun), as
+// to the wrapper takes the run's lease in the reopen (resumeRun), as
 // before migration 0012; every other capability is the wrapper's own.
 type reopenLeased struct{ *Store }
 
@@ -97,8 +97,8 @@ func (w reopenLeased) OptimisticTurnOpenerStore() bindings.RunBinding { return w
 // BenchmarkResumeLeaseInterleaved is BenchmarkResumeParkedTurn with the
 // two ways of taking the lease in one process, interleaved Resume by
 // Resume so that both see the same load: "reopen" takes it in the reopen
-// round trip (its own commit), "first-write" with the first write
-// (bindings.OptimisticRunResumer). It reports each one's p50 and
+// round trip (its own commit), "first-write" with the first write.
+// It reports each one's p50 and
 // commits, and the ratio of the p50s (first-write over reopen).
 func BenchmarkResumeLeaseInterleaved(b *testing.B) {
 	pool, rt := tracedPool(b, 1, "synchronous_commit", "on")

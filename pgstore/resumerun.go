@@ -6,17 +6,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/storeio"
 )
 
-var _ bindings.RunResumer = (*Store)(nil)
-
-// RunResumerStore implements bindings.RunResumer: the store itself.
-func (s *Store) RunResumerStore() bindings.RunBinding { return s }
-
-// ResumeRun implements bindings.RunResumer: ReopenRun and the read of the
+// resumeRun serves the Driver: ReopenRun and the read of the
 // run's approvals (agent_approvals_run_idx) in one round trip, one more
 // statement in ReopenRun's batch.
-func (s *Store) ResumeRun(ctx context.Context, in bindings.ReopenRunInput) (bindings.ResumeRunResult, error) {
+func (s *Store) resumeRun(ctx context.Context, in storeio.ReopenRunInput) (storeio.ResumeRunResult, error) {
 	var aps []bindings.Approval
 	res, err := s.reopenRun(ctx, in, &batchExtra{
 		queueFn: func(b *pgx.Batch) { b.Queue(sqlListApprovals, in.TenantID, in.RunID) },
@@ -30,7 +26,7 @@ func (s *Store) ResumeRun(ctx context.Context, in bindings.ReopenRunInput) (bind
 		},
 	})
 	if err != nil {
-		return bindings.ResumeRunResult{}, err
+		return storeio.ResumeRunResult{}, err
 	}
 	for i := range aps {
 		aps[i] = s.withExpiry(aps[i])
@@ -38,5 +34,5 @@ func (s *Store) ResumeRun(ctx context.Context, in bindings.ReopenRunInput) (bind
 	if aps == nil {
 		aps = []bindings.Approval{}
 	}
-	return bindings.ResumeRunResult{ReopenRunResult: res, Approvals: aps}, nil
+	return storeio.ResumeRunResult{ReopenRunResult: res, Approvals: aps}, nil
 }

@@ -63,8 +63,8 @@ func TestResumeOfAParkedTurnReadsItsApprovalsWithTheLease(t *testing.T) {
 }
 
 // maxResumeRoundTrips bounds the round trips of the Resume of a turn
-// parked on one approved tool call: the reopen with the approvals
-// (bindings.RunResumer), the call's started entry with the approval's
+// parked on one approved tool call: the reopen with the approvals,
+// the call's started entry with the approval's
 // outcome, the tool's result and message with the next model call's
 // started entry, and the final message with the end of the drive.
 const maxResumeRoundTrips = 4

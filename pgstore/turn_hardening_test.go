@@ -176,32 +176,11 @@ func (s *refusingTurnStore) AppendStep(ctx context.Context, in bindings.AppendSt
 	return s.Store.AppendStep(ctx, in)
 }
 
-func (s *refusingTurnStore) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
-	if s.refused(in.Entries...) {
-		return nil, nil, s.err
-	}
-	return s.Store.AppendSteps(ctx, in)
-}
-
-func (s *refusingTurnStore) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
-	if s.refused(in.Entries...) {
-		return nil, nil, s.err
-	}
-	return s.Store.FinishRun(ctx, in)
-}
-
 func (s *refusingTurnStore) Commit(ctx context.Context, in journal.CommitInput) (journal.Committed, error) {
 	if s.refused(in.Entries...) {
 		return journal.Committed{}, s.err
 	}
 	return s.Store.Commit(ctx, in)
-}
-
-func (s *refusingTurnStore) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
-	if s.refused(steps.Entries...) {
-		return nil, nil, bindings.ConversationMessage{}, s.err
-	}
-	return s.Store.AppendStepsAndMessage(ctx, steps, msg)
 }
 
 // TestTurnStepAttemptsHoldAcrossStores: on PostgreSQL, a model call whose

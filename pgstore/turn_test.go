@@ -110,22 +110,18 @@ func (f *turnFixture) invoke(ctx context.Context, b turn.Bindings, a agent.Agent
 	return turn.Invoke(ctx, turn.Input{TenantID: turnTenant, Agent: a, ConversationID: conv, UserMessage: "What is the answer?"}, b)
 }
 
-// maxTurnRoundTrips bounds the round trips of a turn with one tool call:
-// the start of the drive is one call (bindings.RunOpener), the decide
-// steps' entries ride along with the next entry written at once
-// (bindings.StepBatcher) or with the next message append, as does the
-// result of the model or tool call right before it
-// (bindings.StepMessageAppender) — the final model call's result, with
-// the decide results after it, rides with the final message — and the
-// end of the drive is one call (bindings.RunFinisher). A message step's
-// entry, with the stored message, rides with the message itself and with
-// the decide results and the next started entry after it
-// (bindings.MessageStepAppender): the final message ends the drive. The
-// reads of the turn ride with the start of the drive (bindings.TurnOpener:
-// the conversation and its history), and the user message, like the
-// others, with the write after it (the first model call's started entry).
-// A new run is created by that write too (bindings.OptimisticTurnOpener):
-// the start of the drive is a read, and the turn commits one time fewer.
+// maxTurnRoundTrips bounds the round trips of a turn with one tool call
+// through the Store's Driver: the start of the drive is one Open; the
+// decide steps' entries ride along with the next entry written at once or
+// with the next message append, as does the result of the model or tool
+// call right before it (the final model call's result, with the decide
+// results after it, rides with the final message); a message step's
+// entry rides with the message itself and with the decide results and the
+// next started entry after it, and the final message ends the drive. The
+// reads of the turn ride with the Open (the conversation and its
+// history), and the user message, like the others, with the Commit after
+// it (the first model call's started entry). A new run is created by that
+// Commit too: the Open is a read, and the turn commits one time fewer.
 const maxTurnRoundTrips = 5
 
 // maxTurnCommits bounds the round trips of that turn that write (each

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 )
 
 // BenchmarkWriteCost is the cost of the writes a turn makes, one call at a
@@ -50,19 +51,18 @@ func BenchmarkWriteCost(b *testing.B) {
 				k := fmt.Sprintf("loop/%d/", i)
 				switch kind {
 				case "message-step":
-					_, err := s.AppendMessageStep(ctx, bindings.MessageStepInput{
-						Steps: bindings.AppendStepsInput{TenantID: tenant, RunID: runID, Owner: "o", Entries: []bindings.JournalEntry{
+					_, err := s.Commit(ctx, journal.CommitInput{
+						TenantID: tenant, RunID: runID, Owner: "o", Entries: []bindings.JournalEntry{
 							entry(k+"model-call", bindings.StepCompleted), entry(k+"message", bindings.StepCompleted),
-							entry(k+"plan", bindings.StepCompleted), entry(k+"call_1", bindings.StepStarted)}},
-						StepIndex: 1,
-						Message: bindings.AppendMessageInput{TenantID: tenant, ConversationID: "c", ID: "m" + k, Role: bindings.RoleAgent, RunID: runID,
-							ToolCalls: []bindings.ToolCall{{ID: "call_1", Name: "acme.lookup", Arguments: []byte(`{"q":"x"}`)}}},
+							entry(k+"plan", bindings.StepCompleted), entry(k+"call_1", bindings.StepStarted)},
+						Message: &journal.Message{Index: 1, Message: bindings.AppendMessageInput{TenantID: tenant, ConversationID: "c", ID: "m" + k, Role: bindings.RoleAgent, RunID: runID,
+							ToolCalls: []bindings.ToolCall{{ID: "call_1", Name: "acme.lookup", Arguments: []byte(`{"q":"x"}`)}}}},
 					})
 					if err != nil {
 						b.Fatal(err)
 					}
 				case "append-steps":
-					_, _, err := s.AppendSteps(ctx, bindings.AppendStepsInput{TenantID: tenant, RunID: runID, Owner: "o", Entries: []bindings.JournalEntry{
+					_, err := s.Commit(ctx, journal.CommitInput{TenantID: tenant, RunID: runID, Owner: "o", Entries: []bindings.JournalEntry{
 						entry(k+"a", bindings.StepCompleted), entry(k+"b", bindings.StepCompleted), entry(k+"c", bindings.StepStarted)}})
 					if err != nil {
 						b.Fatal(err)

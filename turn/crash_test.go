@@ -116,22 +116,20 @@ func runCrashScenario(t *testing.T, allowed int, panics, oneStore bool) crashOut
 }
 
 // crashBindings is fresh with the fixture store's bindings behind crasher:
-// with oneStore the run, snapshot and conversation bindings are one value
-// (the turn opens the run with OpenRun and appends messages with the
-// entries before them), otherwise three; and the approvals and the
-// provenance emitter.
+// with oneStore the drives open and write through the store's own Driver
+// (each Commit one write), otherwise through journal.Adapt of the
+// crasher's run, snapshot and conversation bindings; and the approvals and
+// the provenance emitter.
 func crashBindings(crasher *journaltest.Crasher, store *memstore.Store, fresh turn.Bindings, oneStore bool) turn.Bindings {
 	wrapped := fresh
+	wrapped.Runs = crasher.Runs(store)
+	wrapped.Snapshots = crasher.Snapshots(store)
+	wrapped.Conversations = crasher.Conversations(store)
+	wrapped.Journal = nil // journal.Adapt of the crasher's bindings
 	if oneStore {
-		one := crasher.Store(store)
-		wrapped.Runs, wrapped.Snapshots, wrapped.Conversations = one, one, one
-	} else {
-		wrapped.Runs = crasher.Runs(store)
-		wrapped.Snapshots = crasher.Snapshots(store)
-		wrapped.Conversations = crasher.Conversations(store)
+		wrapped.Journal = crasher.Driver(store)
 	}
 	wrapped.Hitl = crasher.Hitl(store)
-	wrapped.Journal = nil // journal.Adapt of the crasher's bindings
 	wrapped.Provenance.Emitter = crasher.Emitter(store)
 	return wrapped
 }

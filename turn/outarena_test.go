@@ -11,8 +11,8 @@ import (
 )
 
 // TestReusedOutputArena holds that a drive which writes its outputs over
-// the previous drive's arena (memstore copies what it keeps:
-// bindings.OutputCopier) changes nothing the previous turn handed out or
+// the previous drive's arena (memstore's Driver copies what it keeps)
+// changes nothing the previous turn handed out or
 // stored: its Result and its journal read the same after later turns.
 func TestReusedOutputArena(t *testing.T) {
 	a, store, b := anchorFixture(t, true)

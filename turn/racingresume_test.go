@@ -91,8 +91,8 @@ func testRacingResumers(t *testing.T, optimistic bool, kind, key string) {
 	const runID = "run-racing"
 	crasher := journaltest.New(-1, false)
 	crashed := racingBindings(t, mem, log, -1, kind, func(context.Context) { crasher.Kill() })
-	cs := crasher.Store(mem)
-	crashed.Runs, crashed.Snapshots, crashed.Conversations, crashed.Hitl = cs, cs, cs, crasher.Hitl(mem)
+	crashed.Runs, crashed.Snapshots, crashed.Conversations, crashed.Hitl = crasher.Runs(mem), crasher.Snapshots(mem), crasher.Conversations(mem), crasher.Hitl(mem)
+	crashed.Journal = nil // journal.Adapt of the crasher's bindings: the run is stored before the call
 	crashed.LeaseTTL = time.Minute
 	if _, err := turn.Invoke(ctx, turn.Input{TenantID: tenant, RunID: runID, Agent: a, ConversationID: conv.ID, UserMessage: "What is the answer?"}, crashed); err == nil {
 		t.Fatal("the crashed drive completed")

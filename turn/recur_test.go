@@ -42,27 +42,6 @@ func (s *refusingStore) AppendStep(ctx context.Context, in bindings.AppendStepIn
 	return s.Store.AppendStep(ctx, in)
 }
 
-func (s *refusingStore) AppendSteps(ctx context.Context, in bindings.AppendStepsInput) ([]bindings.JournalEntry, []bool, error) {
-	if s.refused(in.Entries...) {
-		return nil, nil, s.err
-	}
-	return s.Store.AppendSteps(ctx, in)
-}
-
-func (s *refusingStore) FinishRun(ctx context.Context, in bindings.FinishRunInput) ([]bindings.JournalEntry, []bool, error) {
-	if s.refused(in.Entries...) {
-		return nil, nil, s.err
-	}
-	return s.Store.FinishRun(ctx, in)
-}
-
-func (s *refusingStore) AppendStepsAndMessage(ctx context.Context, steps bindings.AppendStepsInput, msg bindings.AppendMessageInput) ([]bindings.JournalEntry, []bool, bindings.ConversationMessage, error) {
-	if s.refused(steps.Entries...) {
-		return nil, nil, bindings.ConversationMessage{}, s.err
-	}
-	return s.Store.AppendStepsAndMessage(ctx, steps, msg)
-}
-
 // completed returns a refuse func matching the completed entry of key.
 func completed(key string) func(bindings.JournalEntry) bool {
 	return func(e bindings.JournalEntry) bool { return e.Key == key && e.Status == bindings.StepCompleted }

@@ -64,13 +64,11 @@ func (m scribblingModel) Generate(ctx context.Context, req bindings.GenerateRequ
 }
 
 // TestResumeHandsOutNoStoredBytes holds the turn to what it vouches for
-// when it reads a journal with bindings.SharedJournalReader (memstore's
-// trusted journal, whose bytes the resumed drive shares): a model that
-// writes over its requests, a tool over its arguments and a caller over
-// everything in the Result of a Resume, and of a second Resume that folds
-// the finished journal, change none of the stored entries — and the store,
-// checking (memstore.Options.CheckTrusted), finds none of the bytes it
-// shared written.
+// when it resumes through memstore's Driver (trusted commits, checked with
+// memstore.Options.CheckTrusted): a model that writes over its requests, a
+// tool over its arguments and a caller over everything in the Result of a
+// Resume, and of a second Resume that folds the finished journal, change
+// none of the stored entries.
 func TestResumeHandsOutNoStoredBytes(t *testing.T) {
 	a := anchorGatedAgent(t)
 	var on bool // not while the Invoke runs: its request holds the turn's own schemas
@@ -92,10 +90,7 @@ func TestResumeHandsOutNoStoredBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := memstore.New(&memstore.Options{CheckTrusted: true})
-	bb := turn.Bindings{Providers: bindings.Providers{scribblingModel{on: &on}}, Tools: tools, Conversations: store, Snapshots: store, Runs: store, Hitl: store}
-	if _, ok := any(bindings.StepBatcher(store)).(bindings.TrustedJournal); !ok {
-		t.Fatal("memstore is not a TrustedJournal")
-	}
+	bb := turn.Bindings{Providers: bindings.Providers{scribblingModel{on: &on}}, Tools: tools, Conversations: store, Snapshots: store, Runs: store, Hitl: store, Journal: store}
 	ctx := t.Context()
 	conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
 	if err != nil {
@@ -123,7 +118,7 @@ func TestResumeHandsOutNoStoredBytes(t *testing.T) {
 	}
 	now, err := store.ReadJournal(ctx, "t1", res.RunID)
 	if err != nil {
-		t.Fatalf("the store found its shared bytes written: %v", err)
+		t.Fatal(err)
 	}
 	if len(now) <= len(parked) || !reflect.DeepEqual(now[:len(parked)], parked) {
 		t.Errorf("the parked journal changed:\n%+v\nwas\n%+v", now, parked)

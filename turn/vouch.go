@@ -7,7 +7,7 @@ import (
 )
 
 // The turn vouches for every entry and message it commits
-// (journal.CommitInput.Trusted: what bindings.TrustedJournal lists), by
+// (journal.CommitInput.Trusted), by
 // construction, so that a driver need not check each again:
 //   - the tenant, run, conversation, participant and principal ids passed
 //     checkInput (bindings.CheckID) before anything was stored; the lease

@@ -11,6 +11,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 )
 
 // RunClaimTests checks what workers need of a store: the one lease rule
@@ -124,15 +125,13 @@ func testExpiredLeaseCannotWrite(t *testing.T, f *fixture) {
 		Key: "after", Node: "setup", Status: bindings.StepCompleted, Output: json.RawMessage(`{}`),
 	}})
 	wantCode(t, "AppendStep by the owner of an expired lease", err, agents.CodeRunBusy)
-	if sb, ok := f.Runs.(bindings.StepBatcher); ok {
-		_, _, err := sb.AppendSteps(f.ctx, bindings.AppendStepsInput{TenantID: a, RunID: "r1", Owner: "o1", Entries: []bindings.JournalEntry{
+	if d, ok := f.Runs.(journal.Driver); ok {
+		_, err := d.Commit(f.ctx, journal.CommitInput{TenantID: a, RunID: "r1", Owner: "o1", Entries: []bindings.JournalEntry{
 			{Key: "after", Node: "setup", Status: bindings.StepCompleted},
 		}})
-		wantCode(t, "AppendSteps by the owner of an expired lease", err, agents.CodeRunBusy)
-	}
-	if fin, ok := f.Runs.(bindings.RunFinisher); ok {
-		_, _, err := fin.FinishRun(f.ctx, bindings.FinishRunInput{TenantID: a, RunID: "r1", Owner: "o1", Status: bindings.RunCompleted})
-		wantCode(t, "FinishRun by the owner of an expired lease", err, agents.CodeRunBusy)
+		wantCode(t, "Commit by the owner of an expired lease", err, agents.CodeRunBusy)
+		_, err = d.Commit(f.ctx, journal.CommitInput{TenantID: a, RunID: "r1", Owner: "o1", Finish: bindings.RunCompleted})
+		wantCode(t, "Commit with Finish by the owner of an expired lease", err, agents.CodeRunBusy)
 	}
 	if got := claimedKeys(f.journal(t, a, "r1")); !slices.Equal(got, []string{"before"}) {
 		t.Fatalf("journal after refused appends = %v, want [before]", got)

@@ -77,6 +77,8 @@ var driverCases = []driverCase{
 	{name: "CommitOfARefusedMessageKeepsTheEntriesBeforeIt", run: testDriverRefusedMessage},
 	{name: "CommitWithFinishSetsTheStatusAndReleasesTheLease", run: testDriverFinish},
 	{name: "CommitOfInvalidInputStoresNothing", run: testDriverInvalid},
+	{name: "CommitToAnUnknownRunIsJournalUnavailable", run: testDriverCommitUnknown},
+	{name: "CommitOfNoEntriesStoresNothing", run: testDriverCommitEmpty},
 	{name: "CommitOfAMessageWithNoStepEntryAppendsItAfterTheEntries", run: testDriverBareMessage},
 	{name: "TrustedCommitsStoreWhatOthersStore", run: testDriverTrusted},
 	{name: "CommitTakesThePendingLeaseWithItsWrite", run: testDriverPendingLease},

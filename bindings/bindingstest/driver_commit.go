@@ -319,3 +319,41 @@ func testDriverBareMessage(t *testing.T, f *driverFixture) {
 	}
 	f.wantJournal(t, "after a message with no step entry", a, "run-1", "render-prompt/completed")
 }
+
+func testDriverCommitUnknown(t *testing.T, f *driverFixture) {
+	a := f.tenant("a")
+	_, err := f.d.Commit(f.ctx, journal.CommitInput{TenantID: a, RunID: "missing", Owner: "worker-1", Entries: []bindings.JournalEntry{dentry("setup", bindings.StepCompleted, `{}`)}})
+	wantCode(t, "Commit of entries to an unknown run", err, agents.CodeRunJournalUnavailable)
+	_, err = f.d.Commit(f.ctx, journal.CommitInput{TenantID: a, RunID: "missing", Owner: "worker-1", Finish: bindings.RunCompleted})
+	wantCode(t, "Commit of a finish of an unknown run", err, agents.CodeRunJournalUnavailable)
+	f.conversation(t, a, 0)
+	_, err = f.d.Commit(f.ctx, messageCommit(a, "missing", "worker-1", "user-1"))
+	wantCode(t, "Commit of a message step to an unknown run", err, agents.CodeRunJournalUnavailable)
+	diff(t, "messages", f.messageIDs(t, a, driverConv), []string{})
+}
+
+func testDriverCommitEmpty(t *testing.T, f *driverFixture) {
+	a := f.tenant("a")
+	f.openNew(t, a, "run-1", "worker-1")
+	res, err := f.d.Commit(f.ctx, journal.CommitInput{TenantID: a, RunID: "run-1", Owner: "worker-1"})
+	must(t, "Commit of no entries", err)
+	if len(res.Entries) != 0 || len(res.Appended) != 0 {
+		t.Fatalf("Commit of no entries returned %+v, %v", res.Entries, res.Appended)
+	}
+	f.wantJournal(t, "after a commit of nothing", a, "run-1")
+	if r := f.getRun(t, a, "run-1"); r.Status != bindings.RunRunning || r.LeaseOwner != "worker-1" {
+		t.Fatalf("run after a commit of nothing = %+v", r)
+	}
+}
+
+// messageIDs lists the ids of the messages of conv, oldest first.
+func (f *fixture) messageIDs(t *testing.T, tenant, conv string) []string {
+	t.Helper()
+	ms, err := f.Conversations.ReadMessages(f.ctx, bindings.ReadMessagesInput{TenantID: tenant, ConversationID: conv, Limit: -1})
+	must(t, "ReadMessages", err)
+	ids := []string{}
+	for _, m := range ms {
+		ids = append(ids, m.ID)
+	}
+	return ids
+}

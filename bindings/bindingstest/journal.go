@@ -19,7 +19,6 @@ import (
 func RunJournalTests(t *testing.T, newHarness NewHarness) {
 	t.Helper()
 	runSuite(t, newHarness, "RunBinding", func(h Harness) bool { return h.Runs != nil }, journalCases)
-	RunBatchTests(t, newHarness)
 }
 
 var journalCases = []testCase{

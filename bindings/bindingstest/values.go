@@ -13,6 +13,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 )
 
 // RunValueTests checks the values every storage binding holds and the ones
@@ -325,17 +326,17 @@ func testJournalHoldsAnyValue(t *testing.T, f *fixture) {
 		// back as encoding/json writes it.
 		wantText(t, "error message of "+e.Key, e.Error.Message, asJSONString(text))
 	}
-	if sb, ok := f.Runs.(bindings.StepBatcher); ok {
+	if d, ok := f.Runs.(journal.Driver); ok {
 		var entries []bindings.JournalEntry
 		for i, doc := range oddDocs {
 			entries = append(entries, bindings.JournalEntry{Key: fmt.Sprintf("batch/%d", i), Node: "batch", Status: bindings.StepCompleted, Output: json.RawMessage(doc)})
 		}
-		out, _, err := sb.AppendSteps(f.ctx, bindings.AppendStepsInput{TenantID: a, RunID: "run-1", Owner: "w1", Entries: entries})
-		must(t, "AppendSteps", err)
+		out, err := d.Commit(f.ctx, journal.CommitInput{TenantID: a, RunID: "run-1", Owner: "w1", Entries: entries})
+		must(t, "Commit", err)
 		es := f.journal(t, a, "run-1")
 		for i, doc := range oddDocs {
-			wantJSON(t, "AppendSteps returned output "+entries[i].Key, out[i].Output, doc)
-			wantJSON(t, "AppendSteps stored output "+entries[i].Key, es[len(es)-len(oddDocs)+i].Output, doc)
+			wantJSON(t, "Commit returned output "+entries[i].Key, out.Entries[i].Output, doc)
+			wantJSON(t, "Commit stored output "+entries[i].Key, es[len(es)-len(oddDocs)+i].Output, doc)
 		}
 	}
 }
@@ -354,13 +355,13 @@ func testSnapshotsHoldAnyValue(t *testing.T, f *fixture) {
 		must(t, "Read "+run, err)
 		wantJSON(t, "input of "+run, got.Input, doc)
 	}
-	if ro, ok := f.Runs.(bindings.RunOpener); ok && f.Runs != nil && any(f.Runs) == any(f.Snapshots) {
+	if d, ok := f.Runs.(journal.Driver); ok {
 		doc := oddDocs[1]
-		in := openInput(a, "run-open", "w1", "")
-		in.Snapshot.Input = json.RawMessage(doc)
-		res, err := ro.OpenRun(f.ctx, in)
-		must(t, "OpenRun", err)
-		wantJSON(t, "OpenRun snapshot input", res.Snapshot.Input, doc)
+		sn := snapshot(a, "run-open")
+		sn.Input = json.RawMessage(doc)
+		dr, err := d.Open(f.ctx, journal.OpenInput{TenantID: a, RunID: "run-open", Owner: "w1", TTL: time.Minute, Create: &journal.Create{Snapshot: sn}})
+		must(t, "Open with Create", err)
+		wantJSON(t, "Open snapshot input", dr.Snapshot.Input, doc)
 	}
 }
 
@@ -732,12 +733,12 @@ func testInvalidJSONRefused(t *testing.T, f *fixture) {
 			_, _, err := r.AppendStep(f.ctx, bindings.AppendStepInput{TenantID: a, RunID: run, Owner: "w1",
 				Entry: bindings.JournalEntry{Key: "agent-loop/1/model-call", Node: "agent-loop", Status: bindings.StepCompleted, Output: doc}})
 			refused(t, "AppendStep with an output of "+name, err)
-			if sb, ok := r.(bindings.StepBatcher); ok {
-				_, _, err := sb.AppendSteps(f.ctx, bindings.AppendStepsInput{TenantID: a, RunID: run, Owner: "w1", Entries: []bindings.JournalEntry{
+			if d, ok := r.(journal.Driver); ok {
+				_, err := d.Commit(f.ctx, journal.CommitInput{TenantID: a, RunID: run, Owner: "w1", Entries: []bindings.JournalEntry{
 					{Key: "setup", Node: "setup", Status: bindings.StepCompleted, Output: json.RawMessage(`{}`)},
 					{Key: "agent-loop/1/model-call", Node: "agent-loop", Status: bindings.StepCompleted, Output: doc},
 				}})
-				refused(t, "AppendSteps with an output of "+name, err)
+				refused(t, "Commit with an output of "+name, err)
 			}
 			if es := f.journal(t, a, run); len(es) != 0 {
 				t.Fatalf("entries with an output of %s were stored: %v", name, journalKeys(es))

@@ -42,11 +42,12 @@
 // # What it replaces
 //
 // These optional capabilities of package bindings existed only for the
-// turn's hot path, and each is one case of Open or Commit. The turn no
-// longer calls them (nor the turn's sameBinding, gone); they, their
-// "…Store() RunBinding" identity methods and their bindingstest suites
-// remain in package bindings, memstore and pgstore (the native drivers are
-// built on them) until they are folded into the drivers:
+// turn's hot path, and each was one case of Open or Commit. They, their
+// "…Store() RunBinding" identity methods and their bindingstest suites are
+// gone; memstore's and pgstore's drivers keep what they were built on as
+// unexported methods (with their inputs in internal/storeio), and every
+// behaviour the suites checked that a Driver must have is a case of
+// bindingstest.RunDriverTests:
 //
 //   - StepBatcher (AppendSteps): Commit of entries.
 //   - RunFinisher (FinishRun): Commit with Finish.
@@ -69,5 +70,5 @@
 //     and CommitInput.Trusted, with the memory contract written on Driver.
 //
 // bindings.ErrConversationChanged and bindings.ErrRunExists stay: they are
-// Commit's errors too.
+// Commit's errors.
 package journal

@@ -113,7 +113,7 @@ import (
 // stores nothing; a missing run is *agents.RunJournalUnavailableError.
 //
 // With in.Trusted the caller vouches, for the call, what a
-// bindings.TrustedJournal caller vouches (ids, keys, nodes, statuses and
+// trusted caller vouches (ids, keys, nodes, statuses and
 // JSON checked already; it never writes an input Output or Metadata after
 // the call): the driver may skip those checks and keep the input bytes.
 //
@@ -283,7 +283,7 @@ type CommitInput struct {
 	Finish bindings.RunStatus `json:"finish,omitempty"`
 	// Pending is the Drive's Pending, on the drive's first Commit.
 	Pending *Pending `json:"pending,omitempty"`
-	// Trusted: the caller vouches what a bindings.TrustedJournal caller
+	// Trusted: the caller vouches what a trusted caller
 	// vouches (see Driver).
 	Trusted bool `json:"trusted,omitempty"`
 }

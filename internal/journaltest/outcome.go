@@ -22,7 +22,7 @@ type Outcome struct {
 
 // CarriesCompletion reports whether the crashed write op would have stored
 // the completed entry of step key: alone (AppendStep) or among others
-// (AppendSteps, FinishRun, AppendStepsAndMessage: "[key status, …]").
+// (a Commit: "Commit [key status, …]").
 func CarriesCompletion(op, key string) bool {
 	e := key + " completed"
 	return op == "AppendStep "+e || strings.Contains(op, "["+e+"]") || strings.Contains(op, "["+e+", ") ||
