@@ -144,12 +144,12 @@ func TestAnchorTurn(t *testing.T) {
 // as every peer's figure includes its session creation).
 func BenchmarkAnchorTurn(b *testing.B) {
 	a, store, bb := anchorFixture(b, false)
-	benchAnchorTurns(b, a, store, bb)
+	benchAnchorTurns(b, a, store, bb, 1)
 }
 
-// benchAnchorTurns runs the anchor turn once per iteration, each on a
-// fresh conversation.
-func benchAnchorTurns(b *testing.B, a agent.Agent, store *memstore.Store, bb turn.Bindings) {
+// benchAnchorTurns runs agent a's anchor turn once per iteration, each on
+// a fresh conversation, and checks that it made toolCalls tool calls.
+func benchAnchorTurns(b *testing.B, a agent.Agent, store *memstore.Store, bb turn.Bindings, toolCalls int) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -158,7 +158,7 @@ func benchAnchorTurns(b *testing.B, a agent.Agent, store *memstore.Store, bb tur
 			b.Fatal(err)
 		}
 		res, err := turn.Invoke(ctx, turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, bb)
-		if err != nil || res.Usage.ToolCalls != 1 {
+		if err != nil || res.Usage.ToolCalls != toolCalls {
 			b.Fatalf("turn = %+v, %v", res.Usage, err)
 		}
 	}
@@ -176,7 +176,7 @@ func BenchmarkAnchorTurnQuotas(b *testing.B) {
 		{Name: "tokens", Scope: bindings.QuotaTokens, Limit: 1e12, WindowSeconds: 60},
 		{Name: "searches", Scope: bindings.QuotaToolCalls, ToolID: "clause_search", Limit: 1e9, WindowSeconds: 60},
 	}}
-	benchAnchorTurns(b, a, store, bb)
+	benchAnchorTurns(b, a, store, bb, 1)
 }
 
 // anchorGatedAgent is the anchor workload's agent with clause_search gated

@@ -1,7 +1,6 @@
 package turn_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -70,21 +69,7 @@ func (c crashDrive) run(t *testing.T, allowed int) crashOutcome {
 	if run, err := c.f.store.GetRun(t.Context(), tenant, c.in.RunID); err != nil || run.Status != bindings.RunCompleted {
 		t.Errorf("allowed %d: run = %+v, %v; want status completed", allowed, run, err)
 	}
-	var lines []journalLine
-	for _, e := range c.f.journal(c.in.RunID) {
-		l := journalLine{Key: e.Key, Node: e.Node, Status: string(e.Status)}
-		if e.Error != nil {
-			l.Code = e.Error.Code
-		}
-		if len(e.Output) > 0 {
-			var v any
-			if err := json.Unmarshal(e.Output, &v); err != nil {
-				t.Fatal(err)
-			}
-			l.Output = stripTimes(v)
-		}
-		lines = append(lines, l)
-	}
+	lines := journalLines(t, c.f, c.in.RunID)
 	return crashOutcome{
 		result: normalizeResult(res), messages: normalizeMessages(c.f.messages()), journal: lines,
 		toolRuns: c.toolRuns, drives: drives, failedOp: c.crasher.FailedOp(), writes: c.crasher.Writes(),

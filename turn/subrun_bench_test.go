@@ -73,16 +73,5 @@ func TestAnchorSubAgentTurn(t *testing.T) {
 // (BenchmarkAnchorTurn), what a child run costs beyond the work itself.
 func BenchmarkAnchorSubAgentTurn(b *testing.B) {
 	a, store, bb := subAnchorFixture(b)
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := turn.Invoke(ctx, turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, bb)
-		if err != nil || res.Usage.ToolCalls != 2 {
-			b.Fatalf("turn = %+v, %v", res.Usage, err)
-		}
-	}
+	benchAnchorTurns(b, a, store, bb, 2)
 }
