@@ -3,19 +3,11 @@ package turn
 import (
 	"context"
 	"errors"
-	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
-)
-
-// waitPoll is how often Wait looks at the run when the store tells it
-// about changes (bindings.RunWatcher), as a safety net; without one it
-// polls from waitPollMin up to waitPoll.
-const (
-	waitPoll    = time.Second
-	waitPollMin = 20 * time.Millisecond
+	"github.com/kindgi/agents/turn/internal/wait"
 )
 
 // errNotParked stops the fold of a suspended run whose approvals were
@@ -42,95 +34,8 @@ func Wait(ctx context.Context, b Bindings, tenantID, runID string) (Result, erro
 	if tenantID == "" || runID == "" {
 		return Result{}, &agents.InvalidMessageError{Reason: "wait needs a tenant id and a run id"}
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var changes <-chan bindings.RunChange
-	if w, ok := b.Runs.(bindings.RunWatcher); ok {
-		changes, _ = w.WatchRuns(wctx) // an error: poll
-	}
-	poll := waitPollMin
-	if changes != nil {
-		poll = waitPoll
-	}
-	timer := time.NewTimer(poll)
-	defer timer.Stop()
-	for {
-		res, err, done := outcome(ctx, &b, tenantID, runID)
-		if done {
-			return res, err
-		}
-		if changes == nil {
-			poll = min(2*poll, waitPoll)
-		}
-		timer.Reset(poll)
-	wait:
-		for {
-			select {
-			case <-ctx.Done():
-				return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: ctx.Err()}
-			case <-timer.C:
-				break wait
-			case c, ok := <-changes:
-				if !ok {
-					changes = nil
-					break wait
-				}
-				if c.RunID == "" || (c.TenantID == tenantID && c.RunID == runID) {
-					break wait
-				}
-			}
-		}
-	}
-}
-
-// outcome reads a run's outcome; done is false while it has none yet.
-func outcome(ctx context.Context, b *Bindings, tenantID, runID string) (Result, error, bool) {
-	run, err := b.Runs.GetRun(ctx, tenantID, runID)
-	if err != nil {
-		if ctx.Err() != nil {
-			return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: ctx.Err()}, true
-		}
-		if agents.IsRetryable(err) {
-			return Result{}, nil, false
-		}
-		return Result{}, journalError(runID, err), true
-	}
-	switch run.Status {
-	case bindings.RunCompleted, bindings.RunFailed, bindings.RunSuspended:
-	default:
-		return Result{}, nil, false
-	}
-	if run.Status == bindings.RunSuspended && leaseHeld(b, run) {
-		return Result{}, nil, false // being driven: not parked for long
-	}
-	res, err := fold(ctx, b, run)
-	switch {
-	case errors.Is(err, errNotParked):
-		return Result{}, nil, false
-	case err != nil && run.Status == bindings.RunSuspended:
-		// A parked run whose journal does not fold yet is being moved on.
-		return Result{}, nil, false
-	}
-	return res, err, true
-}
-
-// leaseHeld reports whether a driver holds run's lease: an owner whose
-// lease has not expired. A suspended run whose lease expired is parked: its
-// driver died between parking it and giving the lease up (or a renewal of
-// the lease landed after the release), and nobody claims a run parked on
-// approvals still pending, so waiting for that driver would never end.
-func leaseHeld(b *Bindings, run bindings.Run) bool {
-	if run.LeaseOwner == "" {
-		return false
-	}
-	if run.LeaseExpiresAt.IsZero() {
-		return true
-	}
-	now := time.Now
-	if b.Now != nil {
-		now = b.Now
-	}
-	return run.LeaseExpiresAt.After(now())
+	return wait.For(ctx, wait.Input[Result]{Runs: b.Runs, Now: b.Now, TenantID: tenantID, RunID: runID,
+		Fold: func(ctx context.Context, run bindings.Run) (Result, error) { return fold(ctx, &b, run) }, NotParked: errNotParked})
 }
 
 // fold rebuilds what the drive that finished or parked run returned, from
