@@ -5,13 +5,9 @@ import (
 	"time"
 
 	agents "github.com/kindgi/agents"
-	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/sweep"
 )
-
-// closePage is how many idle conversations CloseInactive asks the store
-// for at a time.
-const closePage = 100
 
 // CloseStats counts what one CloseInactive sweep did, per listed
 // conversation.
@@ -74,73 +70,13 @@ func CloseInactive(ctx context.Context, b Bindings, lookup AgentLookup, now time
 	if lookup == nil {
 		return st, &agents.InvalidBindingsError{Reason: "CloseInactive needs an agent lookup"}
 	}
-	type agentRef struct{ tenant, id, version string }
-	type found struct {
-		a   agent.Agent
-		err error
-	}
-	agentsSeen := map[agentRef]found{}
-	// autoCloseAfterInactiveSeconds is at least 1: nothing idle for a
-	// second or less is due.
-	in := bindings.InactiveConversationsInput{IdleBefore: bindings.IdleBefore(now, 1), Limit: closePage}
-	for {
-		if err := ctx.Err(); err != nil {
-			return st, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
-		}
-		page, err := lister.ListInactiveConversations(ctx, in)
-		if err != nil {
-			return st, coded(err, "list inactive conversations")
-		}
-		for _, ref := range page {
-			st.Listed++
-			k := agentRef{ref.TenantID, ref.AgentID, ref.AgentVersion}
-			f, seen := agentsSeen[k]
-			if !seen {
-				f.a, f.err = lookup(ctx, ref.TenantID, ref.AgentID, ref.AgentVersion)
-				if f.err != nil && agents.CodeOf(f.err) == "" {
-					f.err = &agents.AgentNotFoundError{ID: ref.AgentID, Version: ref.AgentVersion}
-				}
-				agentsSeen[k] = f
-			}
-			if f.err != nil {
-				if ctx.Err() != nil {
-					return st, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: ctx.Err()}
-				}
-				st.Failed++
-				st.Failures = append(st.Failures, CloseFailure{TenantID: ref.TenantID, ConversationID: ref.ConversationID, Err: f.err})
-				continue
-			}
-			cutoff, due := closeCutoff(f.a, now)
-			if !due || !ref.LastActivityAt.Before(cutoff) {
-				st.Skipped++
-				continue
-			}
-			closed, err := lister.CloseIfInactive(ctx, ref.TenantID, ref.ConversationID, cutoff)
-			switch {
-			case agents.CodeOf(err) == agents.CodeConversationNotFound:
-				st.Skipped++ // deleted since it was listed
-			case err != nil:
-				return st, coded(err, "close inactive conversation")
-			case closed:
-				st.Closed++
-			default:
-				st.Skipped++
-			}
-		}
-		if len(page) < in.Limit {
-			return st, nil
-		}
-		in.After = page[len(page)-1]
-	}
+	n, err := sweep.Close(ctx, lister, sweep.Lookup(lookup), now, func(ref bindings.InactiveConversationRef, err error) {
+		st.Failures = append(st.Failures, CloseFailure{TenantID: ref.TenantID, ConversationID: ref.ConversationID, Err: err})
+	})
+	st.Listed, st.Closed, st.Skipped, st.Failed = n.Listed, n.Done, n.Skipped, n.Failed
+	return st, err
 }
 
-// closeCutoff returns the LastActivityAt before which a conversation of a
-// is due to close at now; due is false when a sets no
-// autoCloseAfterInactiveSeconds.
-func closeCutoff(a agent.Agent, now time.Time) (cutoff time.Time, due bool) {
-	p := a.ConversationPolicy
-	if p == nil || p.AutoCloseAfterInactiveSeconds == nil || *p.AutoCloseAfterInactiveSeconds <= 0 {
-		return time.Time{}, false
-	}
-	return bindings.IdleBefore(now, *p.AutoCloseAfterInactiveSeconds), true
-}
+// closeCutoff is sweep.CloseCutoff: a turn closes its own idle
+// conversation (run.autoClose) by the sweep's rule.
+var closeCutoff = sweep.CloseCutoff
