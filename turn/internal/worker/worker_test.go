@@ -6,35 +6,26 @@ import (
 	"time"
 )
 
-// TestBackoffDelay: the retry wait after n+1 failed drives doubles from
-// retryBase up to retryMax, of which at least half is kept (jitter).
-func TestBackoffDelay(t *testing.T) {
+// TestBackoff: the retry wait after n+1 failed drives doubles from
+// retryBase up to retryMax, and an idle worker's wait after n empty claims
+// from 10 ms up to PollInterval; jitter keeps at least half of each.
+func TestBackoff(t *testing.T) {
+	idle := New(Config[struct{}]{PollInterval: time.Second}).backoff
 	for _, tt := range []struct {
+		wait string
+		of   func(int) time.Duration
 		n    int
 		want time.Duration // the wait without jitter
 	}{
-		{-1, retryBase}, {0, retryBase}, {1, 2 * retryBase}, {3, 8 * retryBase}, {7, retryMax}, {10, retryMax}, {1000, retryMax},
+		{"retry", backoffDelay, -1, retryBase}, {"retry", backoffDelay, 0, retryBase}, {"retry", backoffDelay, 1, 2 * retryBase},
+		{"retry", backoffDelay, 3, 8 * retryBase}, {"retry", backoffDelay, 7, retryMax}, {"retry", backoffDelay, 1000, retryMax},
+		{"idle", idle, 0, 10 * time.Millisecond}, {"idle", idle, 1, 20 * time.Millisecond}, {"idle", idle, 6, 640 * time.Millisecond},
+		{"idle", idle, 7, time.Second}, {"idle", idle, 16, time.Second}, {"idle", idle, 100, time.Second},
 	} {
 		for range 20 {
-			if d := backoffDelay(tt.n); d < tt.want/2 || d > tt.want {
-				t.Fatalf("backoffDelay(%d) = %v, want within [%v, %v]", tt.n, d, tt.want/2, tt.want)
+			if d := tt.of(tt.n); d < tt.want/2 || d > tt.want {
+				t.Fatalf("%s wait after %d = %v, want within [%v, %v]", tt.wait, tt.n, d, tt.want/2, tt.want)
 			}
-		}
-	}
-}
-
-// TestIdleBackoff: an idle worker's wait doubles from 10 ms up to
-// PollInterval, with jitter.
-func TestIdleBackoff(t *testing.T) {
-	w := New(Config[struct{}]{PollInterval: time.Second})
-	for _, tt := range []struct {
-		idle int
-		want time.Duration
-	}{
-		{0, 10 * time.Millisecond}, {1, 20 * time.Millisecond}, {6, 640 * time.Millisecond}, {7, time.Second}, {16, time.Second}, {100, time.Second},
-	} {
-		if d := w.backoff(tt.idle); d < tt.want/2 || d > tt.want {
-			t.Errorf("backoff(%d) = %v, want within [%v, %v]", tt.idle, d, tt.want/2, tt.want)
 		}
 	}
 }
