@@ -76,7 +76,3 @@ func CloseInactive(ctx context.Context, b Bindings, lookup AgentLookup, now time
 	st.Listed, st.Closed, st.Skipped, st.Failed = n.Listed, n.Done, n.Skipped, n.Failed
 	return st, err
 }
-
-// closeCutoff is sweep.CloseCutoff: a turn closes its own idle
-// conversation (run.autoClose) by the sweep's rule.
-var closeCutoff = sweep.CloseCutoff

@@ -13,6 +13,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/sweep"
 )
 
 // setupState is everything the turn decides once, journaled by the setup
@@ -301,7 +302,7 @@ func nilIfNullList(p *[]string) *[]string {
 // meanwhile keeps it open, and the turn goes on); without it,
 // CloseConversation closes it. A dry run closes nothing and fails alike.
 func (r *run) autoClose(ctx context.Context, conv bindings.Conversation, now time.Time) error {
-	cutoff, due := closeCutoff(r.in.Agent, now)
+	cutoff, due := sweep.CloseCutoff(r.in.Agent, now)
 	if !due || !conv.LastActivityAt.Before(cutoff) {
 		return nil
 	}
