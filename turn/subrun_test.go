@@ -86,17 +86,25 @@ func askResearch(id string) scripted.Response {
 	return scripted.Call(id, "acme.research", map[string]any{"message": "Find NDA case law.", "topic": "NDAs"}).WithUsage(100, 10, 0.001)
 }
 
+// researchFixture is the drafter with the research sub-agent, scripted for
+// one call of it: the parent asks it once, it answers "Three cases found."
+// and the parent answers from that, each call with its usage.
+func researchFixture(t *testing.T) *subFixture {
+	t.Helper()
+	return newSubFixture(t, []scripted.Response{
+		askResearch("call_1"),
+		scripted.Say("Three cases found.").WithUsage(50, 5, 0.0005),
+		scripted.Say("The research found three cases.").WithUsage(200, 20, 0.002),
+	}, nil, researchAgent(t, "1.0.0", "finds case law"))
+}
+
 // TestSubAgentCallIsAChildRun: the call runs the child agent as a run of
 // its own — id derived from the parent's, its own conversation, parent
 // and step recorded on it, the call's message as its user message and the
 // other arguments as its parameters — whose answer is the call's result;
 // Result.SubRuns lists it, and its usage is in the parent's.
 func TestSubAgentCallIsAChildRun(t *testing.T) {
-	f := newSubFixture(t, []scripted.Response{
-		askResearch("call_1"),
-		scripted.Say("Three cases found.").WithUsage(50, 5, 0.0005),
-		scripted.Say("The research found three cases.").WithUsage(200, 20, 0.002),
-	}, nil, researchAgent(t, "1.0.0", "finds case law"))
+	f := researchFixture(t)
 	res, err := turn.Invoke(t.Context(), f.input("Research NDAs."), f.bindings())
 	if err != nil {
 		t.Fatalf("Invoke: %v", err)
@@ -401,11 +409,7 @@ func errorsAs[T error](err error, target *T) bool { return errors.As(err, target
 // each with the child's run id, between the parent's; the last event is
 // the parent's own end.
 func TestChildEventsReachEvents(t *testing.T) {
-	f := newSubFixture(t, []scripted.Response{
-		askResearch("call_1"),
-		scripted.Say("Three cases found."),
-		scripted.Say("The research found three cases."),
-	}, nil, researchAgent(t, "1.0.0", "finds case law"))
+	f := researchFixture(t)
 	b := f.bindings()
 	b.OnEvent = nil
 	var runs []string
