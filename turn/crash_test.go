@@ -83,22 +83,12 @@ func runCrashScenario(t *testing.T, allowed int, panics, oneStore bool) crashOut
 	t.Helper()
 	f := newFixture(t, nil, nil)
 	kp := crashScenarioProvider()
-	toolRuns := map[string]int{}
-	var mu sync.Mutex
-	count := func(h bindings.ToolHandler) bindings.ToolHandler {
-		return func(ctx context.Context, in json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
-			mu.Lock()
-			toolRuns[call.RequestID]++
-			mu.Unlock()
-			return h(ctx, in, call)
-		}
-	}
-	f.addTool("acme.clause-search", "1.2.1", clauseSchema, count(func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
+	f.addTool("acme.clause-search", "1.2.1", clauseSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
 		return json.RawMessage(`{"clauses":["C-7"]}`), nil
-	}))
-	f.addTool("acme.send-email", "2.1.4", emailSchema, count(func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
+	})
+	f.addTool("acme.send-email", "2.1.4", emailSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
 		return json.RawMessage(`{"sent":true}`), nil
-	}))
+	})
 
 	crasher := journaltest.New(allowed, panics)
 	fresh := f.bindings()
@@ -109,7 +99,7 @@ func runCrashScenario(t *testing.T, allowed int, panics, oneStore bool) crashOut
 	in := f.input("Find a clause and send the draft to Globex.")
 	in.RunID = crashRunID
 	return crashDrive{
-		f: f, crasher: crasher, wrapped: wrapped, fresh: fresh, toolRuns: toolRuns, in: in,
+		f: f, crasher: crasher, wrapped: wrapped, fresh: fresh, in: in,
 		resume:     turn.ResumeInput{TenantID: tenant, RunID: crashRunID, Agent: f.agent},
 		approvalID: crashRunID + "/agent-loop/2/dispatch-tools/call_2/approval",
 	}.run(t, allowed)

@@ -14,14 +14,14 @@ import (
 // crashDrive is one crash scenario's run: its first Invoke through
 // crashing bindings, then drives from fresh bindings — as a new process
 // would, once the dead driver's lease expired — until the run completes,
-// deciding its approval (approvalID) once asked.
+// deciding its approval (approvalID) once asked. The tool runs are the
+// fixture's tool log.
 type crashDrive struct {
 	f          *fixture
 	crasher    *journaltest.Crasher
-	wrapped    turn.Bindings  // the first drive's bindings, behind crasher
-	fresh      turn.Bindings  // the bindings of a process that did not crash
-	toolRuns   map[string]int // request id → invocations, counted by the tools
-	in         turn.Input     // in.RunID set
+	wrapped    turn.Bindings // the first drive's bindings, behind crasher
+	fresh      turn.Bindings // the bindings of a process that did not crash
+	in         turn.Input    // in.RunID set
 	resume     turn.ResumeInput
 	approvalID string
 }
@@ -72,6 +72,6 @@ func (c crashDrive) run(t *testing.T, allowed int) crashOutcome {
 	lines := journalLines(t, c.f, c.in.RunID)
 	return crashOutcome{
 		result: normalizeResult(res), messages: normalizeMessages(c.f.messages()), journal: lines,
-		toolRuns: c.toolRuns, drives: drives, failedOp: c.crasher.FailedOp(), writes: c.crasher.Writes(),
+		toolRuns: c.f.log.runs(), drives: drives, failedOp: c.crasher.FailedOp(), writes: c.crasher.Writes(),
 	}
 }

@@ -76,6 +76,20 @@ func (l *toolLog) total() int {
 	return n
 }
 
+// runs is how often each request id was called, over every tool: what
+// the crash tests hold to once per completed call.
+func (l *toolLog) runs() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := map[string]int{}
+	for _, ids := range l.calls {
+		for _, id := range ids {
+			n[id]++
+		}
+	}
+	return n
+}
+
 func (l *toolLog) requestIDs(tool string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -337,12 +337,7 @@ const handoffRunID = "run-handoff"
 func runHandoffCrash(t *testing.T, allowed int, panics bool) crashOutcome {
 	t.Helper()
 	f := newHandoffFixture(t, nil, billingDesk(t, nil))
-	toolRuns := map[string]int{}
-	var mu sync.Mutex
-	f.addTool("acme.refund", "1.0.3", refundSchema, func(_ context.Context, _ json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
-		mu.Lock()
-		toolRuns[call.RequestID]++
-		mu.Unlock()
+	f.addTool("acme.refund", "1.0.3", refundSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
 		return json.RawMessage(`{"refunded":true}`), nil
 	})
 	hp := newHandoffProvider()
@@ -353,7 +348,7 @@ func runHandoffCrash(t *testing.T, allowed int, panics bool) crashOutcome {
 	in := f.input("Refund invoice 42.")
 	in.RunID = handoffRunID
 	out := crashDrive{
-		f: f.fixture, crasher: crasher, wrapped: crashBindings(crasher, f.store, fresh, false), fresh: fresh, toolRuns: toolRuns, in: in,
+		f: f.fixture, crasher: crasher, wrapped: crashBindings(crasher, f.store, fresh, false), fresh: fresh, in: in,
 		resume:     turn.ResumeInput{TenantID: tenant, RunID: handoffRunID},
 		approvalID: handoffRunID + "/agent-loop/2/dispatch-tools/r_1/approval",
 	}.run(t, allowed)

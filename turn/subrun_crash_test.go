@@ -98,65 +98,25 @@ func runTreeCrashScenario(t *testing.T, allowed int, panics, oneStore bool) tree
 	sf := newSubFixture(t, nil, nil, mailer)
 	f := sf.fixture
 	kp := &treeProvider{calls: map[string]int{}}
-	toolRuns := map[string]int{}
-	var mu sync.Mutex
-	f.addTool("acme.send-email", "2.1.4", emailSchema, func(_ context.Context, _ json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
-		mu.Lock()
-		toolRuns[call.RequestID]++
-		mu.Unlock()
+	f.addTool("acme.send-email", "2.1.4", emailSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
 		return json.RawMessage(`{"sent":true}`), nil
 	})
 	crasher := journaltest.New(allowed, panics)
 	fresh := sf.bindings()
 	fresh.Providers = bindings.Providers{kp}
 	fresh.OnEvent = nil
-	wrapped := crashBindings(crasher, f.store, fresh, oneStore)
-
 	in := f.input("Send the NDA.")
 	in.RunID = treeRunID
-	b := wrapped
-	drives := 0
-	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (turn.Result, error) {
-		drives++
-		return survive(func() (turn.Result, error) { return fn(b) })
-	}
-	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(t.Context(), in, b) }
-	resume := func(b turn.Bindings) (turn.Result, error) {
-		return turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: treeRunID}, b)
-	}
 	childID := treeRunID + "/agent-loop/1/dispatch-tools/call_1/run"
-	approvalID := childID + "/agent-loop/1/dispatch-tools/m_1/approval"
-
-	res, err := attempt(invoke)
-	for i := 0; ; i++ {
-		if i > 12 {
-			t.Fatalf("allowed %d: the tree did not complete: last %+v, %v", allowed, res, err)
-		}
-		if crasher.Crashed() && b.Runs != fresh.Runs {
-			b = fresh
-			f.clock.Advance(10 * time.Minute) // the dead driver's leases expire
-		}
-		if err == nil && res.Status == turn.StatusCompleted {
-			break
-		}
-		if a, aerr := f.store.GetApproval(t.Context(), tenant, approvalID); aerr == nil && a.Status == bindings.ApprovalPending {
-			f.decide([]bindings.ApprovalRequest{a.Request}, true)
-		}
-		code := agents.CodeOf(err)
-		if code == agents.CodeRunJournalUnavailable || code == agents.CodeRunSnapshotMissing {
-			res, err = attempt(invoke) // crashed before the parent run was started
-			continue
-		}
-		if err != nil && code != agents.CodeHitlRequired && code != agents.CodePersistence && !strings.HasPrefix(err.Error(), "crashed") {
-			t.Fatalf("allowed %d: unexpected error %v", allowed, err)
-		}
-		res, err = attempt(resume)
+	out := crashDrive{
+		f: f, crasher: crasher, wrapped: crashBindings(crasher, f.store, fresh, oneStore), fresh: fresh, in: in,
+		resume:     turn.ResumeInput{TenantID: tenant, RunID: treeRunID},
+		approvalID: childID + "/agent-loop/1/dispatch-tools/m_1/approval",
+	}.run(t, allowed) // checks that the parent completed
+	if run, err := f.store.GetRun(t.Context(), tenant, childID); err != nil || run.Status != bindings.RunCompleted {
+		t.Errorf("allowed %d: run %s = %+v, %v; want completed", allowed, childID, run, err)
 	}
-	for _, id := range []string{treeRunID, childID} {
-		if run, err := f.store.GetRun(t.Context(), tenant, id); err != nil || run.Status != bindings.RunCompleted {
-			t.Errorf("allowed %d: run %s = %+v, %v; want completed", allowed, id, run, err)
-		}
-	}
+	out.journal = withoutChildParks(out.journal)
 	snap, err := f.store.Read(t.Context(), tenant, childID)
 	if err != nil {
 		t.Fatalf("allowed %d: child snapshot: %v", allowed, err)
@@ -166,11 +126,7 @@ func runTreeCrashScenario(t *testing.T, allowed int, panics, oneStore bool) tree
 		t.Fatal(err)
 	}
 	return treeOutcome{
-		crashOutcome: crashOutcome{
-			result: normalizeResult(res), messages: normalizeMessages(f.messages()),
-			toolRuns: toolRuns, drives: drives, failedOp: crasher.FailedOp(), writes: crasher.Writes(),
-			journal: withoutChildParks(journalLines(t, f, treeRunID)),
-		},
+		crashOutcome: out,
 		childJournal: journalLines(t, f, childID), childMessages: normalizeMessages(childMsgs), modelCalls: kp.calls,
 	}
 }
