@@ -3,6 +3,7 @@ package turn_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -406,22 +407,9 @@ func TestHandoffWorkerContinuesAsTarget(t *testing.T) {
 		t.Fatalf("Invoke: %s, %v; want suspended", res.Status, err)
 	}
 	f.decide(res.Approvals, true)
-	w := turn.NewWorker(b, turn.WorkerOptions{MaxConcurrent: 1, PollInterval: 5 * time.Millisecond})
-	ctx, cancel := context.WithCancel(t.Context())
-	stopped := make(chan error, 1)
-	go func() { stopped <- w.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for f.run(res.RunID).Status != bindings.RunCompleted {
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("the run did not finish: %s", f.run(res.RunID).Status)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	if err := <-stopped; err != nil {
-		t.Fatalf("worker: %v", err)
-	}
+	workUntil(t, b, turn.WorkerOptions{MaxConcurrent: 1, PollInterval: 5 * time.Millisecond},
+		func() bool { return f.run(res.RunID).Status == bindings.RunCompleted },
+		func() string { return fmt.Sprintf("the run did not finish: %s", f.run(res.RunID).Status) })
 	done, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID}, b) // the stored result
 	if err != nil {
 		t.Fatalf("Resume of the finished run: %v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -275,24 +276,11 @@ func TestChildApprovalWorkerFinishesTree(t *testing.T) {
 	}
 	f.decide(res.Approvals, true)
 	var order []string
-	w := turn.NewWorker(b, turn.WorkerOptions{MaxConcurrent: 1, PollInterval: 5 * time.Millisecond, OnRun: func(run bindings.Run, _ turn.Result, _ error) {
+	workUntil(t, b, turn.WorkerOptions{MaxConcurrent: 1, PollInterval: 5 * time.Millisecond, OnRun: func(run bindings.Run, _ turn.Result, _ error) {
 		order = append(order, run.ID)
-	}})
-	ctx, cancel := context.WithCancel(t.Context())
-	stopped := make(chan error, 1)
-	go func() { stopped <- w.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for f.run(res.RunID).Status != bindings.RunCompleted {
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("the parent did not finish: parent %s, child %s", f.run(res.RunID).Status, f.run(res.Approvals[0].RunID).Status)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	if err := <-stopped; err != nil {
-		t.Fatalf("worker: %v", err)
-	}
+	}}, func() bool { return f.run(res.RunID).Status == bindings.RunCompleted }, func() string {
+		return fmt.Sprintf("the parent did not finish: parent %s, child %s", f.run(res.RunID).Status, f.run(res.Approvals[0].RunID).Status)
+	})
 	if len(order) < 2 || order[0] != res.Approvals[0].RunID || order[len(order)-1] != res.RunID {
 		t.Errorf("worker drove %v, want the child, then the parent", order)
 	}
