@@ -161,11 +161,10 @@ const messageSuffix = "message"
 func (o *Observer) stepCompleted(ev turn.NodeCompletedEvent) {
 	now := o.now()
 	o.withRun(ev.RunID, func(r *runSpans) {
-		s, ok := r.steps[ev.Key]
+		s, ok := take(r.steps, ev.Key)
 		if !ok {
 			return
 		}
-		delete(r.steps, ev.Key)
 		for i := len(r.stack) - 1; i >= 0; i-- {
 			if r.stack[i] == ev.Key {
 				r.stack = append(r.stack[:i], r.stack[i+1:]...)
@@ -211,16 +210,24 @@ func (o *Observer) startSpan(parent *timedSpan, name string, now time.Time, opts
 	return &timedSpan{span: span, ctx: ctx, start: now}
 }
 
+// take removes the open span of key k from open and returns it; ok is
+// false when none is open (an end the observer did not see start).
+func take[K comparable](open map[K]*timedSpan, k K) (s *timedSpan, ok bool) {
+	if s, ok = open[k]; ok {
+		delete(open, k)
+	}
+	return s, ok
+}
+
 func (r *runSpans) tenant() string { return r.attrs[1].Value.AsString() }
 
 func (o *Observer) modelCompleted(ctx context.Context, ev turn.ModelCallCompletedEvent) {
 	now := o.now()
 	o.withRun(ev.RunID, func(r *runSpans) {
-		s, ok := r.models[ev.Iteration]
+		s, ok := take(r.models, ev.Iteration)
 		if !ok {
 			return
 		}
-		delete(r.models, ev.Iteration)
 		model := ev.ResponseModel
 		if model == "" {
 			model = ev.Model
@@ -261,11 +268,10 @@ func (o *Observer) toolStarted(ev turn.ToolStartedEvent) {
 func (o *Observer) toolEnded(ctx context.Context, runID, callID, failure string) {
 	now := o.now()
 	o.withRun(runID, func(r *runSpans) {
-		s, ok := r.tools[callID]
+		s, ok := take(r.tools, callID)
 		if !ok {
 			return
 		}
-		delete(r.tools, callID)
 		outcome := "ok"
 		if failure != "" {
 			outcome = "error"
