@@ -202,31 +202,49 @@ func normalizeProvenance(p bindings.ProvenanceRecord) *bindings.ProvenanceRecord
 // uninterrupted one: same conversation, result and journal; no completed
 // tool call run twice; no message stored twice.
 func TestCrashAtEveryWrite(t *testing.T) {
+	eachCrashStore(t, func(t *testing.T, oneStore bool) {
+		base := runCrashScenario(t, -1, false, oneStore)
+		if base.result.Status != turn.StatusCompleted || base.drives != 2 {
+			t.Fatalf("baseline: %+v after %d drives", base.result, base.drives)
+		}
+		checkRanOnce(t, base.toolRuns)
+		t.Logf("baseline: %d writes, %d journal entries, %d messages", base.writes, len(base.journal), len(base.messages))
+		crashAtEveryWrite(base.writes, func(mode string, n int, panics bool) {
+			got := runCrashScenario(t, n, panics, oneStore)
+			journaltest.CheckAgainstBaseline(t, mode, n, crashRunID, base.outcome(), got.outcome())
+		})
+	})
+}
+
+// eachCrashStore runs test as two subtests: the crashing bindings wrapped
+// apart (oneStore=false) and the store's own Driver (oneStore=true).
+func eachCrashStore(t *testing.T, test func(t *testing.T, oneStore bool)) {
 	for _, oneStore := range []bool{false, true} {
-		t.Run(fmt.Sprintf("oneStore=%v", oneStore), func(t *testing.T) { testCrashAtEveryWrite(t, oneStore) })
+		t.Run(fmt.Sprintf("oneStore=%v", oneStore), func(t *testing.T) { test(t, oneStore) })
 	}
 }
 
-func testCrashAtEveryWrite(t *testing.T, oneStore bool) {
-	base := runCrashScenario(t, -1, false, oneStore)
-	if base.result.Status != turn.StatusCompleted || base.drives != 2 {
-		t.Fatalf("baseline: %+v after %d drives", base.result, base.drives)
-	}
-	for id, n := range base.toolRuns {
-		if n != 1 {
-			t.Fatalf("baseline ran %s %d times", id, n)
-		}
-	}
-	total := base.writes
-	t.Logf("baseline: %d writes, %d journal entries, %d messages", total, len(base.journal), len(base.messages))
+// crashAtEveryWrite calls crash for each of a baseline's writes writes (n
+// the one that crashes), in both failure modes: mode "fail" (the write
+// returns an error), then "panic" (it panics).
+func crashAtEveryWrite(writes int, crash func(mode string, n int, panics bool)) {
 	for _, panics := range []bool{false, true} {
 		mode := "fail"
 		if panics {
 			mode = "panic"
 		}
-		for n := 0; n < total; n++ {
-			got := runCrashScenario(t, n, panics, oneStore)
-			journaltest.CheckAgainstBaseline(t, mode, n, crashRunID, base.outcome(), got.outcome())
+		for n := 0; n < writes; n++ {
+			crash(mode, n, panics)
+		}
+	}
+}
+
+// checkRanOnce fails unless a baseline ran each tool request once.
+func checkRanOnce(t *testing.T, toolRuns map[string]int) {
+	t.Helper()
+	for id, n := range toolRuns {
+		if n != 1 {
+			t.Fatalf("baseline ran %s %d times", id, n)
 		}
 	}
 }

@@ -375,18 +375,11 @@ func TestHandoffCrashAtEveryWrite(t *testing.T) {
 	if base.result.Status != turn.StatusCompleted || base.drives != 2 {
 		t.Fatalf("baseline: %+v after %d drives", base.result, base.drives)
 	}
-	total := base.writes
-	t.Logf("baseline: %d writes, %d journal entries", total, len(base.journal))
-	for _, panics := range []bool{false, true} {
-		mode := "fail"
-		if panics {
-			mode = "panic"
-		}
-		for n := 0; n < total; n++ {
-			got := runHandoffCrash(t, n, panics)
-			journaltest.CheckAgainstBaseline(t, mode, n, handoffRunID, base.outcome(), got.outcome())
-		}
-	}
+	t.Logf("baseline: %d writes, %d journal entries", base.writes, len(base.journal))
+	crashAtEveryWrite(base.writes, func(mode string, n int, panics bool) {
+		got := runHandoffCrash(t, n, panics)
+		journaltest.CheckAgainstBaseline(t, mode, n, handoffRunID, base.outcome(), got.outcome())
+	})
 }
 
 // TestHandoffWorkerContinuesAsTarget: after the target's approval is

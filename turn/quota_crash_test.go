@@ -2,7 +2,6 @@ package turn_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -102,27 +101,22 @@ func runQuotaCrash(t *testing.T, allowed int, panics, oneStore bool) quotaCrashO
 // tool (a step re-run after a crash reuses its unit), and the tokens of
 // those steps.
 func TestQuotaCountsWhatRanAfterACrashAtEveryWrite(t *testing.T) {
-	for _, oneStore := range []bool{false, true} {
-		t.Run(fmt.Sprintf("oneStore=%v", oneStore), func(t *testing.T) {
-			base := runQuotaCrash(t, -1, false, oneStore)
-			want := map[string]float64{"turns": 1, "calls": 2, "tokens": 330, "searches": 1}
-			check := func(mode string, n int, got quotaCrashOutcome) {
-				t.Helper()
-				ran := map[string]float64{"turns": 1, "calls": float64(got.modelSteps), "tokens": got.tokens, "searches": float64(got.toolSteps)}
-				for name, w := range want {
-					if got.usage[name] != w || ran[name] != w {
-						t.Errorf("%s at write %d: quota %s counted %v, %v ran; want %v", mode, n, name, got.usage[name], ran[name], w)
-					}
+	eachCrashStore(t, func(t *testing.T, oneStore bool) {
+		base := runQuotaCrash(t, -1, false, oneStore)
+		want := map[string]float64{"turns": 1, "calls": 2, "tokens": 330, "searches": 1}
+		check := func(mode string, n int, got quotaCrashOutcome) {
+			t.Helper()
+			ran := map[string]float64{"turns": 1, "calls": float64(got.modelSteps), "tokens": got.tokens, "searches": float64(got.toolSteps)}
+			for name, w := range want {
+				if got.usage[name] != w || ran[name] != w {
+					t.Errorf("%s at write %d: quota %s counted %v, %v ran; want %v", mode, n, name, got.usage[name], ran[name], w)
 				}
 			}
-			check("baseline", -1, base)
-			t.Logf("baseline: %d writes", base.writes)
-			for _, panics := range []bool{false, true} {
-				mode := map[bool]string{false: "fail", true: "panic"}[panics]
-				for n := 0; n < base.writes; n++ {
-					check(mode, n, runQuotaCrash(t, n, panics, oneStore))
-				}
-			}
+		}
+		check("baseline", -1, base)
+		t.Logf("baseline: %d writes", base.writes)
+		crashAtEveryWrite(base.writes, func(mode string, n int, panics bool) {
+			check(mode, n, runQuotaCrash(t, n, panics, oneStore))
 		})
-	}
+	})
 }

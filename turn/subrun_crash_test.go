@@ -3,7 +3,6 @@ package turn_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,10 @@ import (
 )
 
 const treeRunID = "run-tree"
+
+// treeChildID is the id of the tree's child run: the mailer's, called by
+// the parent's first tool call.
+const treeChildID = treeRunID + "/agent-loop/1/dispatch-tools/call_1/run"
 
 // treeProvider answers the parent run and its child by their own step
 // keys (a call repeated after a crash gets the same answer) and counts the
@@ -107,17 +110,16 @@ func runTreeCrashScenario(t *testing.T, allowed int, panics, oneStore bool) tree
 	fresh.OnEvent = nil
 	in := f.input("Send the NDA.")
 	in.RunID = treeRunID
-	childID := treeRunID + "/agent-loop/1/dispatch-tools/call_1/run"
 	out := crashDrive{
 		f: f, crasher: crasher, wrapped: crashBindings(crasher, f.store, fresh, oneStore), fresh: fresh, in: in,
 		resume:     turn.ResumeInput{TenantID: tenant, RunID: treeRunID},
-		approvalID: childID + "/agent-loop/1/dispatch-tools/m_1/approval",
+		approvalID: treeChildID + "/agent-loop/1/dispatch-tools/m_1/approval",
 	}.run(t, allowed) // checks that the parent completed
-	if run, err := f.store.GetRun(t.Context(), tenant, childID); err != nil || run.Status != bindings.RunCompleted {
-		t.Errorf("allowed %d: run %s = %+v, %v; want completed", allowed, childID, run, err)
+	if run, err := f.store.GetRun(t.Context(), tenant, treeChildID); err != nil || run.Status != bindings.RunCompleted {
+		t.Errorf("allowed %d: run %s = %+v, %v; want completed", allowed, treeChildID, run, err)
 	}
 	out.journal = withoutChildParks(out.journal)
-	snap, err := f.store.Read(t.Context(), tenant, childID)
+	snap, err := f.store.Read(t.Context(), tenant, treeChildID)
 	if err != nil {
 		t.Fatalf("allowed %d: child snapshot: %v", allowed, err)
 	}
@@ -127,7 +129,7 @@ func runTreeCrashScenario(t *testing.T, allowed int, panics, oneStore bool) tree
 	}
 	return treeOutcome{
 		crashOutcome: out,
-		childJournal: journalLines(t, f, childID), childMessages: normalizeMessages(childMsgs), modelCalls: kp.calls,
+		childJournal: journalLines(t, f, treeChildID), childMessages: normalizeMessages(childMsgs), modelCalls: kp.calls,
 	}
 }
 
@@ -157,53 +159,43 @@ func withoutChildParks(lines []journalLine) []journalLine {
 // with the same request id) and no model call made twice but the one
 // whose completion crashed.
 func TestCrashAtEveryWriteOfTheTree(t *testing.T) {
-	for _, oneStore := range []bool{false, true} {
-		t.Run(fmt.Sprintf("oneStore=%v", oneStore), func(t *testing.T) {
-			base := runTreeCrashScenario(t, -1, false, oneStore)
-			if base.result.Status != turn.StatusCompleted || len(base.result.SubRuns) != 1 {
-				t.Fatalf("baseline: %+v", base.result)
-			}
-			for id, n := range base.toolRuns {
-				if n != 1 {
-					t.Fatalf("baseline ran %s %d times", id, n)
+	eachCrashStore(t, func(t *testing.T, oneStore bool) {
+		base := runTreeCrashScenario(t, -1, false, oneStore)
+		if base.result.Status != turn.StatusCompleted || len(base.result.SubRuns) != 1 {
+			t.Fatalf("baseline: %+v", base.result)
+		}
+		checkRanOnce(t, base.toolRuns)
+		t.Logf("baseline: %d writes, parent journal %d entries, child journal %d", base.writes, len(base.journal), len(base.childJournal))
+		crashAtEveryWrite(base.writes, func(mode string, n int, panics bool) {
+			got := runTreeCrashScenario(t, n, panics, oneStore)
+			// The child's tool request ids are the child run's: its
+			// prefix is the child run id.
+			journaltest.CheckAgainstBaseline(t, mode, n, treeChildID, base.outcome(), got.outcome())
+			for _, c := range []struct {
+				what      string
+				want, got any
+			}{
+				{"child journal", base.childJournal, got.childJournal},
+				{"child conversation", base.childMessages, got.childMessages},
+			} {
+				if !equalJSON(c.want, c.got) {
+					t.Errorf("%s after %d writes (%s): %s differs:\nwant %s\ngot  %s", mode, n, got.failedOp, c.what, mustJSON(c.want), mustJSON(c.got))
 				}
 			}
-			t.Logf("baseline: %d writes, parent journal %d entries, child journal %d", base.writes, len(base.journal), len(base.childJournal))
-			for _, panics := range []bool{false, true} {
-				mode := map[bool]string{false: "fail", true: "panic"}[panics]
-				for n := 0; n < base.writes; n++ {
-					got := runTreeCrashScenario(t, n, panics, oneStore)
-					// The child's tool request ids are the child run's: its
-					// prefix is the child run id.
-					childID := treeRunID + "/agent-loop/1/dispatch-tools/call_1/run"
-					journaltest.CheckAgainstBaseline(t, mode, n, childID, base.outcome(), got.outcome())
-					for _, c := range []struct {
-						what      string
-						want, got any
-					}{
-						{"child journal", base.childJournal, got.childJournal},
-						{"child conversation", base.childMessages, got.childMessages},
-					} {
-						if !equalJSON(c.want, c.got) {
-							t.Errorf("%s after %d writes (%s): %s differs:\nwant %s\ngot  %s", mode, n, got.failedOp, c.what, mustJSON(c.want), mustJSON(c.got))
-						}
-					}
-					for id, calls := range got.modelCalls {
-						if calls != 1 && !(calls == 2 && reranModel(got.failedOp, id)) {
-							t.Errorf("%s after %d writes (%s): model call %s made %d times", mode, n, got.failedOp, id, calls)
-						}
-					}
+			for id, calls := range got.modelCalls {
+				if calls != 1 && !(calls == 2 && reranModel(got.failedOp, id)) {
+					t.Errorf("%s after %d writes (%s): model call %s made %d times", mode, n, got.failedOp, id, calls)
 				}
 			}
 		})
-	}
+	})
 }
 
 // reranModel reports whether the crashed write op would have stored the
 // completed entry of the model call with request id id (of the parent or
 // the child), which may then be made once more with the same request id.
 func reranModel(op, id string) bool {
-	for _, prefix := range []string{treeRunID + "/agent-loop/1/dispatch-tools/call_1/run/", treeRunID + "/"} {
+	for _, prefix := range []string{treeChildID + "/", treeRunID + "/"} {
 		if strings.HasPrefix(id, prefix) {
 			return journaltest.CarriesCompletion(op, strings.TrimPrefix(id, prefix))
 		}
@@ -238,9 +230,8 @@ func TestResumedChildKeepsItsPlaceInTheTree(t *testing.T) {
 	if op := crasher.FailedOp(); !strings.HasPrefix(op, "AppendSteps [setup completed") && op != "AppendStep setup completed" {
 		t.Fatalf("crashed at %q, want the child's setup", op)
 	}
-	childID := treeRunID + "/agent-loop/1/dispatch-tools/call_1/run"
 	f.clock.Advance(10 * time.Minute)
-	res, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: childID}, fresh)
+	res, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: treeChildID}, fresh)
 	if err != nil || res.Status != turn.StatusSuspended {
 		t.Fatalf("Resume of the child: %+v, %v", res.Status, err)
 	}
@@ -251,7 +242,7 @@ func TestResumedChildKeepsItsPlaceInTheTree(t *testing.T) {
 			MaxCostUsd *float64 `json:"maxCostUsd"`
 		} `json:"budget"`
 	}
-	if err := json.Unmarshal(f.journal(childID)[0].Output, &s); err != nil {
+	if err := json.Unmarshal(f.journal(treeChildID)[0].Output, &s); err != nil {
 		t.Fatal(err)
 	}
 	// The drafter's budget: 6 steps and $0.25; its one call used 1 and $0.001.
