@@ -265,6 +265,28 @@ func (f *fixture) input(msg string) turn.Input {
 	}
 }
 
+// mustInvoke runs msg as a turn of the fixture's conversation with b and
+// fails t on an error.
+func (f *fixture) mustInvoke(t testing.TB, b turn.Bindings, msg string) turn.Result {
+	t.Helper()
+	res, err := turn.Invoke(t.Context(), f.input(msg), b)
+	if err != nil {
+		t.Fatalf("Invoke: %v", err)
+	}
+	return res
+}
+
+// park runs msg as a turn of the fixture's conversation with b and fails t
+// unless it parked (suspended, on an approval).
+func (f *fixture) park(t testing.TB, b turn.Bindings, msg string) turn.Result {
+	t.Helper()
+	res, err := turn.Invoke(t.Context(), f.input(msg), b)
+	if err != nil || res.Status != turn.StatusSuspended {
+		t.Fatalf("Invoke = %+v, %v; want suspended", res, err)
+	}
+	return res
+}
+
 // messages returns every stored message of the conversation.
 func (f *fixture) messages() []bindings.ConversationMessage {
 	f.t.Helper()

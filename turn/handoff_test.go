@@ -117,10 +117,7 @@ func TestHandoffAnswerFromTarget(t *testing.T) {
 		scripted.Say("Billing here: invoice 42 is paid.").WithUsage(200, 20, 0.002),
 	}, billingDesk(t, nil))
 	const question = "Was invoice 42 for the mutual confidentiality review paid?"
-	res, err := turn.Invoke(t.Context(), f.input(question), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, f.bindings(), question)
 	checkAnsweredBy(t, f, res, "Billing here: invoice 42 is paid.")
 	reqs := f.provider.Requests()
 	if len(reqs) != 2 {
@@ -169,10 +166,7 @@ func TestHandoffAnswerFromTarget(t *testing.T) {
 // bytes are as before).
 func TestNoHandoffAnsweredByOwnAgent(t *testing.T) {
 	f := newFixture(t, searchThenAnswer(), nil)
-	res, err := turn.Invoke(t.Context(), f.input("Find a confidentiality clause."), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, f.bindings(), "Find a confidentiality clause.")
 	if res.AgentID != f.agent.ID || res.AgentVersion != f.agent.Version {
 		t.Errorf("Result agent %s@%s, want the turn's", res.AgentID, res.AgentVersion)
 	}
@@ -194,10 +188,7 @@ func TestHandoffTargetGatedToolParksAndResumes(t *testing.T) {
 		scripted.Call("r_1", "acme.refund", map[string]any{"invoice": "42"}).WithUsage(150, 15, 0.0015),
 		scripted.Say("Refunded invoice 42.").WithUsage(200, 20, 0.002),
 	}, billingDesk(t, nil))
-	res, err := turn.Invoke(t.Context(), f.input("Refund invoice 42."), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, f.bindings(), "Refund invoice 42.")
 	if res.Status != turn.StatusSuspended || len(res.Approvals) != 1 || res.Approvals[0].ToolID != "acme.refund" {
 		t.Fatalf("result %s, approvals %+v; want suspended on the refund", res.Status, res.Approvals)
 	}
@@ -238,10 +229,7 @@ func TestHandoffDepthBound(t *testing.T) {
 	}, back)
 	b := f.bindings()
 	b.MaxAgentDepth = 1
-	res, err := turn.Invoke(t.Context(), f.input("Was invoice 42 paid?"), b)
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, b, "Was invoice 42 paid?")
 	if res.AgentID != "acme.billing" || res.Response.Content != "I will keep helping with billing." {
 		t.Fatalf("answered by %s: %q", res.AgentID, res.Response.Content)
 	}
@@ -275,10 +263,7 @@ func TestHandoffMissingParameter(t *testing.T) {
 		handOver("h_1"),
 		scripted.Say("I could not reach billing; the drafter answers."),
 	}, needy)
-	res, err := turn.Invoke(t.Context(), f.input("Was invoice 42 paid?"), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, f.bindings(), "Was invoice 42 paid?")
 	if res.AgentID != f.agent.ID {
 		t.Errorf("answered by %s, want the drafter", res.AgentID)
 	}
@@ -395,10 +380,7 @@ func TestHandoffWorkerContinuesAsTarget(t *testing.T) {
 	f.clock.mu.Unlock()
 	b := f.bindings()
 	b.OnEvent = nil
-	res, err := turn.Invoke(t.Context(), f.input("Refund invoice 42."), b)
-	if err != nil || res.Status != turn.StatusSuspended {
-		t.Fatalf("Invoke: %s, %v; want suspended", res.Status, err)
-	}
+	res := f.park(t, b, "Refund invoice 42.")
 	f.decide(res.Approvals, true)
 	workUntil(t, b, turn.WorkerOptions{MaxConcurrent: 1, PollInterval: 5 * time.Millisecond},
 		func() bool { return f.run(res.RunID).Status == bindings.RunCompleted },

@@ -171,11 +171,8 @@ func TestLoggerWithLogContentRecordsOutputs(t *testing.T) {
 
 func TestLoggerRecordsReplayParkAndFailure(t *testing.T) {
 	f, b, h := loggingFixture(t, emailThenAnswer(), slog.LevelDebug)
-	res, err := turn.Invoke(t.Context(), f.input("Send the draft."), b)
-	if err != nil || res.Status != turn.StatusSuspended {
-		t.Fatalf("Invoke: %+v, %v", res, err)
-	}
-	_, err = turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, b)
+	res := f.park(t, b, "Send the draft.")
+	_, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, b)
 	if err == nil {
 		t.Fatal("Resume of a pending approval succeeded")
 	}

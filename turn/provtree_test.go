@@ -27,10 +27,7 @@ func recordHash(t *testing.T, rec bindings.ProvenanceRecord) string {
 // child's record is the one the child stored.
 func TestProvenanceNamesChildRecord(t *testing.T) {
 	f := researchFixture(t)
-	res, err := turn.Invoke(t.Context(), f.input("Research NDAs."), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, f.bindings(), "Research NDAs.")
 	p := res.Provenance
 	if p == nil || len(p.SubRuns) != 1 {
 		t.Fatalf("provenance %+v, want one child", p)

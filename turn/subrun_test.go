@@ -106,10 +106,7 @@ func researchFixture(t *testing.T) *subFixture {
 // Result.SubRuns lists it, and its usage is in the parent's.
 func TestSubAgentCallIsAChildRun(t *testing.T) {
 	f := researchFixture(t)
-	res, err := turn.Invoke(t.Context(), f.input("Research NDAs."), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, f.bindings(), "Research NDAs.")
 	if res.Status != turn.StatusCompleted || res.Response.Content != "The research found three cases." {
 		t.Fatalf("result %s %q", res.Status, res.Response.Content)
 	}
@@ -189,10 +186,7 @@ func gatedTree(t *testing.T) *subFixture {
 // suspended with the child's approval.
 func suspendOnChild(t *testing.T, f *subFixture) turn.Result {
 	t.Helper()
-	res, err := turn.Invoke(t.Context(), f.input("Send the NDA."), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, f.bindings(), "Send the NDA.")
 	if res.Status != turn.StatusSuspended || len(res.Approvals) != 1 {
 		t.Fatalf("parent %s with %d approvals, want suspended with the child's one", res.Status, len(res.Approvals))
 	}
