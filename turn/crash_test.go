@@ -89,20 +89,10 @@ func runCrashScenario(t *testing.T, allowed int, panics, oneStore bool) crashOut
 	f.addTool("acme.send-email", "2.1.4", emailSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
 		return json.RawMessage(`{"sent":true}`), nil
 	})
-
-	crasher := journaltest.New(allowed, panics)
-	fresh := f.bindings()
-	fresh.Providers = bindings.Providers{kp}
-	fresh.OnEvent = nil
-	wrapped := crashBindings(crasher, f.store, fresh, oneStore)
-
-	in := f.input("Find a clause and send the draft to Globex.")
-	in.RunID = crashRunID
 	return crashDrive{
-		f: f, crasher: crasher, wrapped: wrapped, fresh: fresh, in: in,
-		resume:     turn.ResumeInput{TenantID: tenant, RunID: crashRunID, Agent: f.agent},
+		f: f, b: f.bindings(), provider: kp, msg: "Find a clause and send the draft to Globex.", runID: crashRunID, agent: f.agent,
 		approvalID: crashRunID + "/agent-loop/2/dispatch-tools/call_2/approval",
-	}.run(t, allowed)
+	}.run(t, allowed, panics, oneStore)
 }
 
 // crashBindings is fresh with the fixture store's bindings behind crasher:

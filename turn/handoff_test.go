@@ -327,18 +327,12 @@ func runHandoffCrash(t *testing.T, allowed int, panics bool) crashOutcome {
 		return json.RawMessage(`{"refunded":true}`), nil
 	})
 	hp := newHandoffProvider()
-	crasher := journaltest.New(allowed, panics)
-	fresh := f.bindings()
-	fresh.Providers = bindings.Providers{hp}
-	fresh.OnEvent = nil
-	in := f.input("Refund invoice 42.")
-	in.RunID = handoffRunID
-	out := crashDrive{
-		f: f.fixture, crasher: crasher, wrapped: crashBindings(crasher, f.store, fresh, false), fresh: fresh, in: in,
-		resume:     turn.ResumeInput{TenantID: tenant, RunID: handoffRunID},
+	d := crashDrive{
+		f: f.fixture, b: f.bindings(), provider: hp, msg: "Refund invoice 42.", runID: handoffRunID,
 		approvalID: handoffRunID + "/agent-loop/2/dispatch-tools/r_1/approval",
-	}.run(t, allowed)
-	res, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: handoffRunID}, fresh) // the stored result, in full
+	}
+	out := d.run(t, allowed, panics, false)
+	res, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: handoffRunID}, d.fresh()) // the stored result, in full
 	if err != nil {
 		t.Fatalf("allowed %d: Resume of the finished run: %v", allowed, err)
 	}

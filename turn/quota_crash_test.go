@@ -6,10 +6,7 @@ import (
 	"testing"
 	"time"
 
-	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/internal/journaltest"
-	"github.com/kindgi/agents/turn"
 )
 
 // quotaCrashQuotas count every scope the scenario uses, none near its
@@ -41,43 +38,14 @@ func runQuotaCrash(t *testing.T, allowed int, panics, oneStore bool) quotaCrashO
 			Usage: bindings.Usage{InputTokens: 100, OutputTokens: 10}},
 		"agent-loop/2/model-call": {Text: "Clause C-7 fits.", Usage: bindings.Usage{InputTokens: 200, OutputTokens: 20}},
 	}}
-	crasher := journaltest.New(allowed, panics)
-	fresh := quotaBindings(f, quotaCrashQuotas...)
-	fresh.Providers = bindings.Providers{kp}
-	fresh.OnEvent = nil
-	in := f.input("Find a confidentiality clause.")
-	in.RunID = "run-quota-crash"
-	b := crashBindings(crasher, f.store, fresh, oneStore)
-	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (turn.Result, error) {
-		return survive(func() (turn.Result, error) { return fn(b) })
-	}
-	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(t.Context(), in, b) }
-	resume := func(b turn.Bindings) (turn.Result, error) {
-		return turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: in.RunID, Agent: f.agent}, b)
-	}
-	res, err := attempt(invoke)
-	for i := 0; err != nil || res.Status != turn.StatusCompleted; i++ {
-		if i > 12 {
-			t.Fatalf("allowed %d: the run did not complete: %+v, %v", allowed, res, err)
-		}
-		if crasher.Crashed() && b.Runs != fresh.Runs {
-			b = fresh
-			f.clock.Advance(10 * time.Minute) // the dead driver's lease expires
-		}
-		code := agents.CodeOf(err)
-		if code == agents.CodeRunJournalUnavailable || code == agents.CodeRunSnapshotMissing {
-			res, err = attempt(invoke)
-			continue
-		}
-		if err != nil && code != agents.CodePersistence && !strings.HasPrefix(err.Error(), "crashed") {
-			t.Fatalf("allowed %d: unexpected error %v", allowed, err)
-		}
-		res, err = attempt(resume)
-	}
-	out := quotaCrashOutcome{usage: map[string]float64{}, toolSteps: len(f.log.requestIDs("acme.clause-search")), writes: crasher.Writes()}
+	const runID = "run-quota-crash"
+	drive := crashDrive{
+		f: f, b: quotaBindings(f, quotaCrashQuotas...), provider: kp, msg: "Find a confidentiality clause.", runID: runID, agent: f.agent,
+	}.run(t, allowed, panics, oneStore)
+	out := quotaCrashOutcome{usage: map[string]float64{}, toolSteps: len(f.log.requestIDs("acme.clause-search")), writes: drive.writes}
 	for id := range kp.calls {
 		out.modelSteps++
-		out.tokens += float64(kp.answers[strings.TrimPrefix(id, in.RunID+"/")].Usage.InputTokens + kp.answers[strings.TrimPrefix(id, in.RunID+"/")].Usage.OutputTokens)
+		out.tokens += float64(kp.answers[strings.TrimPrefix(id, runID+"/")].Usage.InputTokens + kp.answers[strings.TrimPrefix(id, runID+"/")].Usage.OutputTokens)
 	}
 	seen := map[string]bool{}
 	for _, id := range f.log.requestIDs("acme.clause-search") {

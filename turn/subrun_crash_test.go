@@ -104,17 +104,10 @@ func runTreeCrashScenario(t *testing.T, allowed int, panics, oneStore bool) tree
 	f.addTool("acme.send-email", "2.1.4", emailSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
 		return json.RawMessage(`{"sent":true}`), nil
 	})
-	crasher := journaltest.New(allowed, panics)
-	fresh := sf.bindings()
-	fresh.Providers = bindings.Providers{kp}
-	fresh.OnEvent = nil
-	in := f.input("Send the NDA.")
-	in.RunID = treeRunID
 	out := crashDrive{
-		f: f, crasher: crasher, wrapped: crashBindings(crasher, f.store, fresh, oneStore), fresh: fresh, in: in,
-		resume:     turn.ResumeInput{TenantID: tenant, RunID: treeRunID},
+		f: f, b: sf.bindings(), provider: kp, msg: "Send the NDA.", runID: treeRunID,
 		approvalID: treeChildID + "/agent-loop/1/dispatch-tools/m_1/approval",
-	}.run(t, allowed) // checks that the parent completed
+	}.run(t, allowed, panics, oneStore) // checks that the parent completed
 	if run, err := f.store.GetRun(t.Context(), tenant, treeChildID); err != nil || run.Status != bindings.RunCompleted {
 		t.Errorf("allowed %d: run %s = %+v, %v; want completed", allowed, treeChildID, run, err)
 	}
