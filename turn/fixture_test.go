@@ -39,6 +39,13 @@ func (c *clock) Now() time.Time {
 	return c.t
 }
 
+// useWall has the clock read the wall clock from now on (worker tests).
+func (c *clock) useWall() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.wall = true
+}
+
 func (c *clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -369,9 +369,7 @@ func TestHandoffWorkerContinuesAsTarget(t *testing.T) {
 		scripted.Call("r_1", "acme.refund", map[string]any{"invoice": "42"}),
 		scripted.Say("Refunded invoice 42."),
 	}, billingDesk(t, nil))
-	f.clock.mu.Lock()
-	f.clock.wall = true
-	f.clock.mu.Unlock()
+	f.clock.useWall()
 	b := f.bindings()
 	b.OnEvent = nil
 	res := f.park(t, b, "Refund invoice 42.")

@@ -258,9 +258,7 @@ func TestChildApprovalSuspendsParentResume(t *testing.T) {
 // child ended).
 func TestChildApprovalWorkerFinishesTree(t *testing.T) {
 	f := gatedTree(t)
-	f.clock.mu.Lock()
-	f.clock.wall = true
-	f.clock.mu.Unlock()
+	f.clock.useWall()
 	res := suspendOnChild(t, f)
 	b := f.bindings()
 	b.OnEvent = nil

@@ -63,9 +63,7 @@ var planArgs = map[string]any{
 func workerFixture(t *testing.T, plan ...string) (*fixture, turn.Bindings) {
 	t.Helper()
 	f := newFixture(t, nil, nil)
-	f.clock.mu.Lock()
-	f.clock.wall = true // leases lapse and waits end on the wall clock
-	f.clock.mu.Unlock()
+	f.clock.useWall() // leases lapse and waits end on the wall clock
 	b := f.bindings()
 	b.Providers = bindings.Providers{&planProvider{plan: plan, args: planArgs}}
 	b.OnEvent = nil
