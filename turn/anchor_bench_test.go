@@ -113,18 +113,14 @@ func TestAnchorTurn(t *testing.T) {
 		t.Fatalf("instruction is %d characters", len(anchorInstruction))
 	}
 	a, store, b := anchorFixture(t, true)
-	conv, err := store.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := turn.Invoke(t.Context(), turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, b)
+	res, err := invokeAnchor(t.Context(), a, store, b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Response.Content != "Here is the clause." || res.Usage.ModelCalls != 2 || res.Usage.ToolCalls != 1 {
 		t.Fatalf("result = %+v", res)
 	}
-	ms, err := store.ReadMessages(t.Context(), bindings.ReadMessagesInput{TenantID: "t1", ConversationID: conv.ID, Limit: -1})
+	ms, err := store.ReadMessages(t.Context(), bindings.ReadMessagesInput{TenantID: "t1", ConversationID: res.ConversationID, Limit: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,17 +143,40 @@ func BenchmarkAnchorTurn(b *testing.B) {
 	benchAnchorTurns(b, a, store, bb, 1)
 }
 
+// invokeAnchor runs agent a's anchor turn ("Find the NDA clause.") on a
+// fresh conversation of store, opened first as every peer's figure
+// includes its session creation.
+func invokeAnchor(ctx context.Context, a agent.Agent, store *memstore.Store, b turn.Bindings) (turn.Result, error) {
+	conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
+	if err != nil {
+		return turn.Result{}, err
+	}
+	return turn.Invoke(ctx, turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, b)
+}
+
+// parkAnchor runs the gated agent a's anchor turn (anchorGatedAgent) on a
+// fresh conversation, checks that it parked on its one approval, approves
+// it and returns the parked run's id.
+func parkAnchor(tb testing.TB, a agent.Agent, store *memstore.Store, b turn.Bindings) string {
+	tb.Helper()
+	ctx := tb.Context()
+	res, err := invokeAnchor(ctx, a, store, b)
+	if err != nil || res.Status != turn.StatusSuspended || len(res.Approvals) != 1 {
+		tb.Fatalf("Invoke = %+v, %v", res, err)
+	}
+	if _, err := store.ResolveApproval(ctx, "t1", res.Approvals[0].ID, bindings.ApprovalDecision{Approved: true, Reviewer: "rita"}); err != nil {
+		tb.Fatal(err)
+	}
+	return res.RunID
+}
+
 // benchAnchorTurns runs agent a's anchor turn once per iteration, each on
 // a fresh conversation, and checks that it made toolCalls tool calls.
 func benchAnchorTurns(b *testing.B, a agent.Agent, store *memstore.Store, bb turn.Bindings, toolCalls int) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := turn.Invoke(ctx, turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, bb)
+		res, err := invokeAnchor(ctx, a, store, bb)
 		if err != nil || res.Usage.ToolCalls != toolCalls {
 			b.Fatalf("turn = %+v, %v", res.Usage, err)
 		}
@@ -215,11 +234,7 @@ func BenchmarkAnchorTurnSigned(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := turn.Invoke(ctx, turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, bb)
+		res, err := invokeAnchor(ctx, a, store, bb)
 		if err != nil || res.Usage.ToolCalls != 1 || res.Provenance == nil || len(res.Provenance.Signature) == 0 {
 			b.Fatalf("turn = %+v, %v", res.Usage, err)
 		}

@@ -284,18 +284,7 @@ func BenchmarkAnchorResume(b *testing.B) {
 	ctx := context.Background()
 	runs := make([]string, b.N)
 	for i := range runs {
-		conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := turn.Invoke(ctx, turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, bb)
-		if err != nil || res.Status != turn.StatusSuspended || len(res.Approvals) != 1 {
-			b.Fatalf("Invoke = %+v, %v", res, err)
-		}
-		if _, err := store.ResolveApproval(ctx, "t1", res.Approvals[0].ID, bindings.ApprovalDecision{Approved: true, Reviewer: "rita"}); err != nil {
-			b.Fatal(err)
-		}
-		runs[i] = res.RunID
+		runs[i] = parkAnchor(b, a, store, bb)
 	}
 	// The set-up's garbage (b.N parked turns) is collected before the
 	// timer: else a GC mark it started runs on into the timed Resumes,

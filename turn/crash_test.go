@@ -10,6 +10,7 @@ import (
 	"time"
 
 	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/internal/journaltest"
 	"github.com/kindgi/agents/memstore"
@@ -83,36 +84,100 @@ func runCrashScenario(t *testing.T, allowed int, panics, oneStore bool) crashOut
 	t.Helper()
 	f := newFixture(t, nil, nil)
 	kp := crashScenarioProvider()
-	toolRuns := map[string]int{}
-	var mu sync.Mutex
-	count := func(h bindings.ToolHandler) bindings.ToolHandler {
-		return func(ctx context.Context, in json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
-			mu.Lock()
-			toolRuns[call.RequestID]++
-			mu.Unlock()
-			return h(ctx, in, call)
-		}
-	}
-	f.addTool("acme.clause-search", "1.2.1", clauseSchema, count(func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
+	f.addTool("acme.clause-search", "1.2.1", clauseSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
 		return json.RawMessage(`{"clauses":["C-7"]}`), nil
-	}))
-	f.addTool("acme.send-email", "2.1.4", emailSchema, count(func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
+	})
+	f.addTool("acme.send-email", "2.1.4", emailSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
 		return json.RawMessage(`{"sent":true}`), nil
-	}))
-
-	crasher := journaltest.New(allowed, panics)
-	fresh := f.bindings()
-	fresh.Providers = bindings.Providers{kp}
-	fresh.OnEvent = nil
-	wrapped := crashBindings(crasher, f.store, fresh, oneStore)
-
-	in := f.input("Find a clause and send the draft to Globex.")
-	in.RunID = crashRunID
+	})
 	return crashDrive{
-		f: f, crasher: crasher, wrapped: wrapped, fresh: fresh, toolRuns: toolRuns, in: in,
-		resume:     turn.ResumeInput{TenantID: tenant, RunID: crashRunID, Agent: f.agent},
+		f: f, b: f.bindings(), provider: kp, msg: "Find a clause and send the draft to Globex.", runID: crashRunID, agent: f.agent,
 		approvalID: crashRunID + "/agent-loop/2/dispatch-tools/call_2/approval",
-	}.run(t, allowed)
+	}.run(t, allowed, panics, oneStore)
+}
+
+// crashDrive is one crash scenario: msg asked as run runID, its first
+// Invoke through bindings that crash after a number of writes, then drives
+// from fresh bindings — as a new process would, once the dead driver's
+// lease expired — until the run completes, deciding its approval
+// (approvalID) once asked. The tool runs are the fixture's tool log.
+type crashDrive struct {
+	f          *fixture
+	b          turn.Bindings     // the scenario's bindings over f's store
+	provider   bindings.Provider // answers every drive
+	msg, runID string
+	agent      agent.Agent // what each Resume names (zero: the run's own)
+	approvalID string      // decided once asked; "" when the turn asks none
+}
+
+// fresh is the bindings of a process that did not crash: b with the
+// scenario's provider and no event handler.
+func (c crashDrive) fresh() turn.Bindings {
+	fresh := c.b
+	fresh.Providers = bindings.Providers{c.provider}
+	fresh.OnEvent = nil
+	return fresh
+}
+
+// run drives the scenario, crashing after allowed writes (never when
+// negative) in panics' mode, behind the store's own Driver with oneStore
+// (crashBindings), to completion, and returns its result, how many drives
+// it took, and what it left, in the form the crash tests compare.
+func (c crashDrive) run(t *testing.T, allowed int, panics, oneStore bool) crashOutcome {
+	t.Helper()
+	crasher := journaltest.New(allowed, panics)
+	fresh := c.fresh()
+	b := crashBindings(crasher, c.f.store, fresh, oneStore)
+	in := c.f.input(c.msg)
+	in.RunID = c.runID
+	drives := 0
+	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (turn.Result, error) {
+		drives++
+		return survive(func() (turn.Result, error) { return fn(b) })
+	}
+	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(t.Context(), in, b) }
+	resume := func(b turn.Bindings) (turn.Result, error) {
+		return turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: c.runID, Agent: c.agent}, b)
+	}
+	asks := c.approvalID != ""
+	res, err := attempt(invoke)
+	for i := 0; ; i++ {
+		if i > 12 {
+			t.Fatalf("allowed %d: the run did not complete: last %+v, %v", allowed, res, err)
+		}
+		if crasher.Crashed() && b.Runs != fresh.Runs {
+			// A new process: the dead driver's lease expires first.
+			b = fresh
+			c.f.clock.Advance(10 * time.Minute)
+		}
+		if err == nil && res.Status == turn.StatusCompleted {
+			break
+		}
+		if asks {
+			if a, aerr := c.f.store.GetApproval(t.Context(), tenant, c.approvalID); aerr == nil && a.Status == bindings.ApprovalPending {
+				c.f.decide([]bindings.ApprovalRequest{a.Request}, true)
+			}
+		}
+		code := agents.CodeOf(err)
+		if code == agents.CodeRunJournalUnavailable || code == agents.CodeRunSnapshotMissing {
+			// The crash came before the run was started: retry the
+			// Invoke with its run id.
+			res, err = attempt(invoke)
+			continue
+		}
+		if err != nil && (code != agents.CodeHitlRequired || !asks) && code != agents.CodePersistence && !strings.HasPrefix(err.Error(), "crashed") {
+			t.Fatalf("allowed %d: unexpected error %v", allowed, err)
+		}
+		res, err = attempt(resume)
+	}
+	if run, err := c.f.store.GetRun(t.Context(), tenant, c.runID); err != nil || run.Status != bindings.RunCompleted {
+		t.Errorf("allowed %d: run = %+v, %v; want status completed", allowed, run, err)
+	}
+	lines := journalLines(t, c.f, c.runID)
+	return crashOutcome{
+		result: normalizeResult(res), messages: normalizeMessages(c.f.messages()), journal: lines,
+		toolRuns: c.f.log.runs(), drives: drives, failedOp: crasher.FailedOp(), writes: crasher.Writes(),
+	}
 }
 
 // crashBindings is fresh with the fixture store's bindings behind crasher:
@@ -212,31 +277,49 @@ func normalizeProvenance(p bindings.ProvenanceRecord) *bindings.ProvenanceRecord
 // uninterrupted one: same conversation, result and journal; no completed
 // tool call run twice; no message stored twice.
 func TestCrashAtEveryWrite(t *testing.T) {
+	eachCrashStore(t, func(t *testing.T, oneStore bool) {
+		base := runCrashScenario(t, -1, false, oneStore)
+		if base.result.Status != turn.StatusCompleted || base.drives != 2 {
+			t.Fatalf("baseline: %+v after %d drives", base.result, base.drives)
+		}
+		checkRanOnce(t, base.toolRuns)
+		t.Logf("baseline: %d writes, %d journal entries, %d messages", base.writes, len(base.journal), len(base.messages))
+		crashAtEveryWrite(base.writes, func(mode string, n int, panics bool) {
+			got := runCrashScenario(t, n, panics, oneStore)
+			journaltest.CheckAgainstBaseline(t, mode, n, crashRunID, base.outcome(), got.outcome())
+		})
+	})
+}
+
+// eachCrashStore runs test as two subtests: the crashing bindings wrapped
+// apart (oneStore=false) and the store's own Driver (oneStore=true).
+func eachCrashStore(t *testing.T, test func(t *testing.T, oneStore bool)) {
 	for _, oneStore := range []bool{false, true} {
-		t.Run(fmt.Sprintf("oneStore=%v", oneStore), func(t *testing.T) { testCrashAtEveryWrite(t, oneStore) })
+		t.Run(fmt.Sprintf("oneStore=%v", oneStore), func(t *testing.T) { test(t, oneStore) })
 	}
 }
 
-func testCrashAtEveryWrite(t *testing.T, oneStore bool) {
-	base := runCrashScenario(t, -1, false, oneStore)
-	if base.result.Status != turn.StatusCompleted || base.drives != 2 {
-		t.Fatalf("baseline: %+v after %d drives", base.result, base.drives)
-	}
-	for id, n := range base.toolRuns {
-		if n != 1 {
-			t.Fatalf("baseline ran %s %d times", id, n)
-		}
-	}
-	total := base.writes
-	t.Logf("baseline: %d writes, %d journal entries, %d messages", total, len(base.journal), len(base.messages))
+// crashAtEveryWrite calls crash for each of a baseline's writes writes (n
+// the one that crashes), in both failure modes: mode "fail" (the write
+// returns an error), then "panic" (it panics).
+func crashAtEveryWrite(writes int, crash func(mode string, n int, panics bool)) {
 	for _, panics := range []bool{false, true} {
 		mode := "fail"
 		if panics {
 			mode = "panic"
 		}
-		for n := 0; n < total; n++ {
-			got := runCrashScenario(t, n, panics, oneStore)
-			journaltest.CheckAgainstBaseline(t, mode, n, crashRunID, base.outcome(), got.outcome())
+		for n := 0; n < writes; n++ {
+			crash(mode, n, panics)
+		}
+	}
+}
+
+// checkRanOnce fails unless a baseline ran each tool request once.
+func checkRanOnce(t *testing.T, toolRuns map[string]int) {
+	t.Helper()
+	for id, n := range toolRuns {
+		if n != 1 {
+			t.Fatalf("baseline ran %s %d times", id, n)
 		}
 	}
 }

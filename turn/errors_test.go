@@ -325,10 +325,7 @@ func cancelFromTool(ctx context.Context) {
 // TestResumeErrorCodes reaches the codes only Resume returns.
 func TestResumeErrorCodes(t *testing.T) {
 	f := newFixture(t, emailThenAnswer(), nil)
-	res, err := turn.Invoke(t.Context(), f.input("Send the draft to Globex."), f.bindings())
-	if err != nil || res.Status != turn.StatusSuspended {
-		t.Fatalf("Invoke = %+v, %v; want suspended", res, err)
-	}
+	res := f.park(t, f.bindings(), "Send the draft to Globex.")
 	resume := func(b turn.Bindings, in turn.ResumeInput) error {
 		_, err := turn.Resume(t.Context(), in, b)
 		return err

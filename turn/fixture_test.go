@@ -39,6 +39,13 @@ func (c *clock) Now() time.Time {
 	return c.t
 }
 
+// useWall has the clock read the wall clock from now on (worker tests).
+func (c *clock) useWall() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.wall = true
+}
+
 func (c *clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -72,6 +79,20 @@ func (l *toolLog) total() int {
 	n := 0
 	for _, c := range l.calls {
 		n += len(c)
+	}
+	return n
+}
+
+// runs is how often each request id was called, over every tool: what
+// the crash tests hold to once per completed call.
+func (l *toolLog) runs() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := map[string]int{}
+	for _, ids := range l.calls {
+		for _, id := range ids {
+			n[id]++
+		}
 	}
 	return n
 }
@@ -249,6 +270,28 @@ func (f *fixture) input(msg string) turn.Input {
 		TenantID: tenant, ProjectID: project, Agent: f.agent, ConversationID: f.conv.ID,
 		UserMessage: msg, Parameters: map[string]any{"firmName": "Acme LLP"},
 	}
+}
+
+// mustInvoke runs msg as a turn of the fixture's conversation with b and
+// fails t on an error.
+func (f *fixture) mustInvoke(t testing.TB, b turn.Bindings, msg string) turn.Result {
+	t.Helper()
+	res, err := turn.Invoke(t.Context(), f.input(msg), b)
+	if err != nil {
+		t.Fatalf("Invoke: %v", err)
+	}
+	return res
+}
+
+// park runs msg as a turn of the fixture's conversation with b and fails t
+// unless it parked (suspended, on an approval).
+func (f *fixture) park(t testing.TB, b turn.Bindings, msg string) turn.Result {
+	t.Helper()
+	res, err := turn.Invoke(t.Context(), f.input(msg), b)
+	if err != nil || res.Status != turn.StatusSuspended {
+		t.Fatalf("Invoke = %+v, %v; want suspended", res, err)
+	}
+	return res
 }
 
 // messages returns every stored message of the conversation.

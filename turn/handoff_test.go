@@ -3,6 +3,7 @@ package turn_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -116,10 +117,7 @@ func TestHandoffAnswerFromTarget(t *testing.T) {
 		scripted.Say("Billing here: invoice 42 is paid.").WithUsage(200, 20, 0.002),
 	}, billingDesk(t, nil))
 	const question = "Was invoice 42 for the mutual confidentiality review paid?"
-	res, err := turn.Invoke(t.Context(), f.input(question), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, f.bindings(), question)
 	checkAnsweredBy(t, f, res, "Billing here: invoice 42 is paid.")
 	reqs := f.provider.Requests()
 	if len(reqs) != 2 {
@@ -168,10 +166,7 @@ func TestHandoffAnswerFromTarget(t *testing.T) {
 // bytes are as before).
 func TestNoHandoffAnsweredByOwnAgent(t *testing.T) {
 	f := newFixture(t, searchThenAnswer(), nil)
-	res, err := turn.Invoke(t.Context(), f.input("Find a confidentiality clause."), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, f.bindings(), "Find a confidentiality clause.")
 	if res.AgentID != f.agent.ID || res.AgentVersion != f.agent.Version {
 		t.Errorf("Result agent %s@%s, want the turn's", res.AgentID, res.AgentVersion)
 	}
@@ -193,10 +188,7 @@ func TestHandoffTargetGatedToolParksAndResumes(t *testing.T) {
 		scripted.Call("r_1", "acme.refund", map[string]any{"invoice": "42"}).WithUsage(150, 15, 0.0015),
 		scripted.Say("Refunded invoice 42.").WithUsage(200, 20, 0.002),
 	}, billingDesk(t, nil))
-	res, err := turn.Invoke(t.Context(), f.input("Refund invoice 42."), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, f.bindings(), "Refund invoice 42.")
 	if res.Status != turn.StatusSuspended || len(res.Approvals) != 1 || res.Approvals[0].ToolID != "acme.refund" {
 		t.Fatalf("result %s, approvals %+v; want suspended on the refund", res.Status, res.Approvals)
 	}
@@ -237,10 +229,7 @@ func TestHandoffDepthBound(t *testing.T) {
 	}, back)
 	b := f.bindings()
 	b.MaxAgentDepth = 1
-	res, err := turn.Invoke(t.Context(), f.input("Was invoice 42 paid?"), b)
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, b, "Was invoice 42 paid?")
 	if res.AgentID != "acme.billing" || res.Response.Content != "I will keep helping with billing." {
 		t.Fatalf("answered by %s: %q", res.AgentID, res.Response.Content)
 	}
@@ -274,10 +263,7 @@ func TestHandoffMissingParameter(t *testing.T) {
 		handOver("h_1"),
 		scripted.Say("I could not reach billing; the drafter answers."),
 	}, needy)
-	res, err := turn.Invoke(t.Context(), f.input("Was invoice 42 paid?"), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, f.bindings(), "Was invoice 42 paid?")
 	if res.AgentID != f.agent.ID {
 		t.Errorf("answered by %s, want the drafter", res.AgentID)
 	}
@@ -337,27 +323,16 @@ const handoffRunID = "run-handoff"
 func runHandoffCrash(t *testing.T, allowed int, panics bool) crashOutcome {
 	t.Helper()
 	f := newHandoffFixture(t, nil, billingDesk(t, nil))
-	toolRuns := map[string]int{}
-	var mu sync.Mutex
-	f.addTool("acme.refund", "1.0.3", refundSchema, func(_ context.Context, _ json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
-		mu.Lock()
-		toolRuns[call.RequestID]++
-		mu.Unlock()
+	f.addTool("acme.refund", "1.0.3", refundSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
 		return json.RawMessage(`{"refunded":true}`), nil
 	})
 	hp := newHandoffProvider()
-	crasher := journaltest.New(allowed, panics)
-	fresh := f.bindings()
-	fresh.Providers = bindings.Providers{hp}
-	fresh.OnEvent = nil
-	in := f.input("Refund invoice 42.")
-	in.RunID = handoffRunID
-	out := crashDrive{
-		f: f.fixture, crasher: crasher, wrapped: crashBindings(crasher, f.store, fresh, false), fresh: fresh, toolRuns: toolRuns, in: in,
-		resume:     turn.ResumeInput{TenantID: tenant, RunID: handoffRunID},
+	d := crashDrive{
+		f: f.fixture, b: f.bindings(), provider: hp, msg: "Refund invoice 42.", runID: handoffRunID,
 		approvalID: handoffRunID + "/agent-loop/2/dispatch-tools/r_1/approval",
-	}.run(t, allowed)
-	res, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: handoffRunID}, fresh) // the stored result, in full
+	}
+	out := d.run(t, allowed, panics, false)
+	res, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: handoffRunID}, d.fresh()) // the stored result, in full
 	if err != nil {
 		t.Fatalf("allowed %d: Resume of the finished run: %v", allowed, err)
 	}
@@ -379,18 +354,11 @@ func TestHandoffCrashAtEveryWrite(t *testing.T) {
 	if base.result.Status != turn.StatusCompleted || base.drives != 2 {
 		t.Fatalf("baseline: %+v after %d drives", base.result, base.drives)
 	}
-	total := base.writes
-	t.Logf("baseline: %d writes, %d journal entries", total, len(base.journal))
-	for _, panics := range []bool{false, true} {
-		mode := "fail"
-		if panics {
-			mode = "panic"
-		}
-		for n := 0; n < total; n++ {
-			got := runHandoffCrash(t, n, panics)
-			journaltest.CheckAgainstBaseline(t, mode, n, handoffRunID, base.outcome(), got.outcome())
-		}
-	}
+	t.Logf("baseline: %d writes, %d journal entries", base.writes, len(base.journal))
+	crashAtEveryWrite(base.writes, func(mode string, n int, panics bool) {
+		got := runHandoffCrash(t, n, panics)
+		journaltest.CheckAgainstBaseline(t, mode, n, handoffRunID, base.outcome(), got.outcome())
+	})
 }
 
 // TestHandoffWorkerContinuesAsTarget: after the target's approval is
@@ -401,32 +369,14 @@ func TestHandoffWorkerContinuesAsTarget(t *testing.T) {
 		scripted.Call("r_1", "acme.refund", map[string]any{"invoice": "42"}),
 		scripted.Say("Refunded invoice 42."),
 	}, billingDesk(t, nil))
-	f.clock.mu.Lock()
-	f.clock.wall = true
-	f.clock.mu.Unlock()
+	f.clock.useWall()
 	b := f.bindings()
 	b.OnEvent = nil
-	res, err := turn.Invoke(t.Context(), f.input("Refund invoice 42."), b)
-	if err != nil || res.Status != turn.StatusSuspended {
-		t.Fatalf("Invoke: %s, %v; want suspended", res.Status, err)
-	}
+	res := f.park(t, b, "Refund invoice 42.")
 	f.decide(res.Approvals, true)
-	w := turn.NewWorker(b, turn.WorkerOptions{MaxConcurrent: 1, PollInterval: 5 * time.Millisecond})
-	ctx, cancel := context.WithCancel(t.Context())
-	stopped := make(chan error, 1)
-	go func() { stopped <- w.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for f.run(res.RunID).Status != bindings.RunCompleted {
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("the run did not finish: %s", f.run(res.RunID).Status)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	if err := <-stopped; err != nil {
-		t.Fatalf("worker: %v", err)
-	}
+	workUntil(t, b, turn.WorkerOptions{MaxConcurrent: 1, PollInterval: 5 * time.Millisecond},
+		func() bool { return f.run(res.RunID).Status == bindings.RunCompleted },
+		func() string { return fmt.Sprintf("the run did not finish: %s", f.run(res.RunID).Status) })
 	done, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID}, b) // the stored result
 	if err != nil {
 		t.Fatalf("Resume of the finished run: %v", err)

@@ -108,6 +108,21 @@ func TestHistoryStaysWellFormed(t *testing.T) {
 	resume := func(t *testing.T, runID string, b turn.Bindings) (turn.Result, error) {
 		return turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: runID, Agent: f.agent}, b)
 	}
+	// expire parks a turn (asked msg) on its approval under a tenant
+	// policy whose timeout action is onTimeout, lets the approval expire
+	// and resumes it.
+	expire := func(onTimeout, msg string) func(t *testing.T) (turn.Result, error) {
+		return func(t *testing.T) (turn.Result, error) {
+			bt := b
+			bt.TenantPolicy = &bindings.TenantPolicy{Hitl: &bindings.HitlSpec{OnTimeout: onTimeout}}
+			res, err := turn.Invoke(t.Context(), f.input(msg), bt)
+			if err != nil || res.Status != turn.StatusSuspended {
+				return res, err
+			}
+			f.clock.Advance(25 * time.Hour)
+			return resume(t, res.RunID, bt)
+		}
+	}
 	steps := []struct {
 		name     string
 		script   []scripted.Response
@@ -134,26 +149,8 @@ func TestHistoryStaysWellFormed(t *testing.T) {
 			f.decide(res.Approvals, false)
 			return resume(t, res.RunID, b)
 		}, ""},
-		{"approval expired (deny)", scriptOf(email, scripted.Say("Nobody approved it.")), func(t *testing.T) (turn.Result, error) {
-			bd := b
-			bd.TenantPolicy = &bindings.TenantPolicy{Hitl: &bindings.HitlSpec{OnTimeout: turn.OnTimeoutDeny}}
-			res, err := turn.Invoke(t.Context(), f.input("Send it now."), bd)
-			if err != nil || res.Status != turn.StatusSuspended {
-				return res, err
-			}
-			f.clock.Advance(25 * time.Hour)
-			return resume(t, res.RunID, bd)
-		}, ""},
-		{"approval expired (fail)", scriptOf(email), func(t *testing.T) (turn.Result, error) {
-			bf := b
-			bf.TenantPolicy = &bindings.TenantPolicy{Hitl: &bindings.HitlSpec{OnTimeout: turn.OnTimeoutFail}}
-			res, err := turn.Invoke(t.Context(), f.input("Send it at last."), bf)
-			if err != nil || res.Status != turn.StatusSuspended {
-				return res, err
-			}
-			f.clock.Advance(25 * time.Hour)
-			return resume(t, res.RunID, bf)
-		}, agents.CodeHitlRequired},
+		{"approval expired (deny)", scriptOf(email, scripted.Say("Nobody approved it.")), expire(turn.OnTimeoutDeny, "Send it now."), ""},
+		{"approval expired (fail)", scriptOf(email), expire(turn.OnTimeoutFail, "Send it at last."), agents.CodeHitlRequired},
 		{"halted by a guardrail", scriptOf(search, scripted.Say("Write to legal@globex.test.")), func(t *testing.T) (turn.Result, error) {
 			return turn.Invoke(t.Context(), f.input("Who do I write to?"), b)
 		}, agents.CodeGuardrailViolation},

@@ -21,10 +21,7 @@ import (
 // and messages counted across the park.
 func TestParkThenApprove(t *testing.T) {
 	f := newFixture(t, emailThenAnswer(), nil)
-	res, err := turn.Invoke(t.Context(), f.input("Send the draft to Globex."), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, f.bindings(), "Send the draft to Globex.")
 	if res.Status != turn.StatusSuspended || len(res.Approvals) != 1 {
 		t.Fatalf("result = %+v, want suspended with one approval", res)
 	}
@@ -104,10 +101,7 @@ func TestDeniedCallIsToldToTheModel(t *testing.T) {
 		emailThenAnswer()[0],
 		scripted.Say("The reviewer did not let me send it."),
 	}, nil)
-	res, err := turn.Invoke(t.Context(), f.input("Send the draft."), f.bindings())
-	if err != nil || res.Status != turn.StatusSuspended {
-		t.Fatalf("Invoke = %+v, %v", res, err)
-	}
+	res := f.park(t, f.bindings(), "Send the draft.")
 	f.decide(res.Approvals, false)
 	final, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, f.bindings())
 	if err != nil {
@@ -209,12 +203,9 @@ func TestExpiredApprovalFollowsOnTimeout(t *testing.T) {
 			f := newFixture(t, emailThenAnswer(), nil)
 			b := f.bindings()
 			b.TenantPolicy = &bindings.TenantPolicy{Hitl: &bindings.HitlSpec{OnTimeout: tc.onTimeout}}
-			res, err := turn.Invoke(t.Context(), f.input("Send the draft."), b)
-			if err != nil || res.Status != turn.StatusSuspended {
-				t.Fatalf("Invoke = %+v, %v", res, err)
-			}
+			res := f.park(t, b, "Send the draft.")
 			f.clock.Advance(25 * time.Hour)
-			res, err = turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, b)
+			res, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, b)
 			tc.check(t, f, res, err)
 		})
 	}
@@ -226,10 +217,7 @@ func TestAskOnFirstUse(t *testing.T) {
 	f := newFixture(t, append(searchThenAnswer(), searchThenAnswer()...), func(s *agent.Spec) {
 		s.ConversationPolicy.Hitl.Tools.Overrides = map[string]agent.ToolGate{"acme.clause-search": {Mode: agent.GateAskOnFirstUse}}
 	})
-	res, err := turn.Invoke(t.Context(), f.input("Find a clause."), f.bindings())
-	if err != nil || res.Status != turn.StatusSuspended {
-		t.Fatalf("first turn = %+v, %v; want suspended", res, err)
-	}
+	res := f.park(t, f.bindings(), "Find a clause.")
 	f.decide(res.Approvals, true)
 	if _, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, f.bindings()); err != nil {
 		t.Fatalf("Resume: %v", err)
@@ -269,10 +257,7 @@ func TestSessionGate(t *testing.T) {
 // one drives it and the approved tool runs once.
 func TestConcurrentResume(t *testing.T) {
 	f := newFixture(t, emailThenAnswer(), nil)
-	res, err := turn.Invoke(t.Context(), f.input("Send the draft."), f.bindings())
-	if err != nil || res.Status != turn.StatusSuspended {
-		t.Fatalf("Invoke = %+v, %v", res, err)
-	}
+	res := f.park(t, f.bindings(), "Send the draft.")
 	f.decide(res.Approvals, true)
 	f.events.reset()
 	const n = 16
@@ -430,10 +415,8 @@ func TestEvaluateSessionGate(t *testing.T) {
 // ladder a bounded number of times, then fails the turn with hitl-required.
 func TestEscalationEnds(t *testing.T) {
 	f := newFixture(t, emailThenAnswer(), nil)
-	res, err := turn.Invoke(t.Context(), f.input("Send."), f.bindings())
-	if err != nil || res.Status != turn.StatusSuspended {
-		t.Fatalf("Invoke = %+v, %v", res, err)
-	}
+	res := f.park(t, f.bindings(), "Send.")
+	var err error
 	var roles []string
 	for range 20 {
 		f.clock.Advance(25 * time.Hour)

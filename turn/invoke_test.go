@@ -18,10 +18,7 @@ import (
 func TestInvokeCompletesATurn(t *testing.T) {
 	f := newFixture(t, searchThenAnswer(), nil)
 	b := f.bindings()
-	res, err := turn.Invoke(t.Context(), f.input("Draft a confidentiality clause."), b)
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, b, "Draft a confidentiality clause.")
 	if res.Status != turn.StatusCompleted || res.TurnNumber != 1 || res.Response.Content != "Clause C-7 fits: three years of confidentiality." {
 		t.Fatalf("result = %+v", res)
 	}
@@ -82,10 +79,7 @@ func TestInvokeCompletesATurn(t *testing.T) {
 func TestJournalListsEveryNodeInOrder(t *testing.T) {
 	f := newFixture(t, searchThenAnswer(), nil)
 	b := f.bindings()
-	res, err := turn.Invoke(t.Context(), f.input("Draft a confidentiality clause."), b)
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, b, "Draft a confidentiality clause.")
 	var got []string
 	for _, e := range f.journal(res.RunID) {
 		if e.Status == bindings.StepCompleted {
@@ -169,10 +163,7 @@ func TestToolArgumentsAreValidated(t *testing.T) {
 		scripted.Call("call_2", "acme.unknown", map[string]any{}),
 		scripted.Say("Sorry."),
 	}, nil)
-	res, err := turn.Invoke(t.Context(), f.input("Find a clause."), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, f.bindings(), "Find a clause.")
 	if f.log.total() != 0 {
 		t.Errorf("a tool with invalid arguments ran: %v", f.log.calls)
 	}
@@ -271,10 +262,7 @@ func TestFormatRetrievedForPrompt(t *testing.T) {
 
 func TestSnapshotStoresTheInput(t *testing.T) {
 	f := newFixture(t, searchThenAnswer(), nil)
-	res, err := turn.Invoke(t.Context(), f.input("Draft."), f.bindings())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := f.mustInvoke(t, f.bindings(), "Draft.")
 	snap, err := f.store.Read(t.Context(), tenant, res.RunID)
 	if err != nil {
 		t.Fatal(err)
@@ -337,10 +325,7 @@ func TestToolOutputIsUsedAsJournaled(t *testing.T) {
 	f.addTool("acme.clause-search", "1.6.0", clauseSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
 		return json.RawMessage("{ \"html\" : \"<b>C-7</b>\" }\n"), nil
 	})
-	res, err := turn.Invoke(t.Context(), f.input("Find."), f.bindings())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := f.mustInvoke(t, f.bindings(), "Find.")
 	var stored struct{ Output json.RawMessage }
 	for _, e := range f.journal(res.RunID) {
 		if e.Key == "agent-loop/1/dispatch-tools/call_1" && e.Status == bindings.StepCompleted {

@@ -38,17 +38,14 @@ func (s brokenMessages) ReadJournal(ctx context.Context, tenantID, runID string)
 func TestReplayDecodesMessagesOnlyWhenAStepRuns(t *testing.T) {
 	f := newFixture(t, emailThenAnswer(), func(s *agent.Spec) { s.Retrieval, s.Guardrails = nil, nil })
 	b := f.bindings()
-	res, err := turn.Invoke(t.Context(), f.input("Send the draft."), b)
-	if err != nil || res.Status != turn.StatusSuspended {
-		t.Fatalf("Invoke = %+v, %v", res, err)
-	}
+	res := f.park(t, b, "Send the draft.")
 	b.Runs, b.Journal = brokenMessages{f.store}, nil
 	in := turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}
 	if _, err := turn.Resume(t.Context(), in, b); agents.CodeOf(err) != agents.CodeHitlRequired {
 		t.Fatalf("pending Resume = %v, want hitl-required", err)
 	}
 	f.decide(res.Approvals, true)
-	_, err = turn.Resume(t.Context(), in, b)
+	_, err := turn.Resume(t.Context(), in, b)
 	var ju *agents.RunJournalUnavailableError
 	if !errors.As(err, &ju) {
 		t.Fatalf("Resume over a broken entry = %v, want run-journal-unavailable", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/providers/scripted"
 	"github.com/kindgi/agents/turn"
 )
 
@@ -69,9 +70,20 @@ func (h *captureHandler) all() []captured {
 // the model's answer: it must reach no record unless LogContent is set.
 const secretContent = "zebra-7731"
 
+// loggingFixture is the turn fixture of script whose bindings log to a
+// capture of the records at level and above.
+func loggingFixture(t *testing.T, script []scripted.Response, level slog.Level) (*fixture, turn.Bindings, *captureHandler) {
+	t.Helper()
+	f := newFixture(t, script, nil)
+	h := newCapture(level)
+	b := f.bindings()
+	b.Logger = slog.New(h)
+	return f, b, h
+}
+
 func loggedTurn(t *testing.T, logContent bool) (*captureHandler, turn.Result, *fixture) {
 	t.Helper()
-	f := newFixture(t, nil, nil)
+	f, b, h := loggingFixture(t, nil, slog.LevelDebug)
 	f.addTool("acme.lookup", "1.0.0", json.RawMessage(`{"type":"object"}`), func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
 		return json.RawMessage(`{"found":"` + secretContent + `"}`), nil
 	})
@@ -83,13 +95,10 @@ func loggedTurn(t *testing.T, logContent bool) (*captureHandler, turn.Result, *f
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newCapture(slog.LevelDebug)
-	b := f.bindings()
 	b.Providers = bindings.Providers{&keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
 		"agent-loop/1/model-call": {ToolCalls: []bindings.ToolCall{{ID: "call_1", Name: "acme.lookup", Arguments: json.RawMessage(`{"q":"` + secretContent + `"}`)}}},
 		"agent-loop/2/model-call": {Text: "It is " + secretContent + "."},
 	}}}
-	b.Logger = slog.New(h)
 	b.LogContent = logContent
 	conv, err := f.store.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: tenant, AgentID: a.ID, AgentVersion: a.Version})
 	if err != nil {
@@ -161,15 +170,9 @@ func TestLoggerWithLogContentRecordsOutputs(t *testing.T) {
 }
 
 func TestLoggerRecordsReplayParkAndFailure(t *testing.T) {
-	f := newFixture(t, emailThenAnswer(), nil)
-	h := newCapture(slog.LevelDebug)
-	b := f.bindings()
-	b.Logger = slog.New(h)
-	res, err := turn.Invoke(t.Context(), f.input("Send the draft."), b)
-	if err != nil || res.Status != turn.StatusSuspended {
-		t.Fatalf("Invoke: %+v, %v", res, err)
-	}
-	_, err = turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, b)
+	f, b, h := loggingFixture(t, emailThenAnswer(), slog.LevelDebug)
+	res := f.park(t, b, "Send the draft.")
+	_, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, b)
 	if err == nil {
 		t.Fatal("Resume of a pending approval succeeded")
 	}
@@ -201,10 +204,7 @@ func TestLoggerRecordsReplayParkAndFailure(t *testing.T) {
 }
 
 func TestLoggerAboveDebugLogsNothing(t *testing.T) {
-	f := newFixture(t, searchThenAnswer(), nil)
-	h := newCapture(slog.LevelInfo)
-	b := f.bindings()
-	b.Logger = slog.New(h)
+	f, b, h := loggingFixture(t, searchThenAnswer(), slog.LevelInfo)
 	if _, err := turn.Invoke(t.Context(), f.input("Draft a clause."), b); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/kindgi/agents/agent"
-	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn"
 )
 
@@ -17,11 +16,7 @@ import (
 func TestReusedOutputArena(t *testing.T) {
 	a, store, b := anchorFixture(t, true)
 	invoke := func() (turn.Result, []byte) {
-		conv, err := store.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := turn.Invoke(t.Context(), turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, b)
+		res, err := invokeAnchor(t.Context(), a, store, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,20 +58,7 @@ func TestReusedOutputArenaAfterResume(t *testing.T) {
 	_, store, b := anchorFixture(t, true)
 	a := anchorGatedAgent(t)
 	b.Hitl = store
-	park := func() string {
-		conv, err := store.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := turn.Invoke(t.Context(), turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, b)
-		if err != nil || res.Status != turn.StatusSuspended || len(res.Approvals) != 1 {
-			t.Fatalf("Invoke = %+v, %v", res, err)
-		}
-		if _, err := store.ResolveApproval(t.Context(), "t1", res.Approvals[0].ID, bindings.ApprovalDecision{Approved: true, Reviewer: "rita"}); err != nil {
-			t.Fatal(err)
-		}
-		return res.RunID
-	}
+	park := func() string { return parkAnchor(t, a, store, b) }
 	resume := func(runID string) turn.Result {
 		res, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: "t1", RunID: runID, Agent: a}, b)
 		if err != nil || res.Status != turn.StatusCompleted || res.Response.Content != "Here is the clause." {
@@ -126,11 +108,7 @@ func TestPromptQuotedAfterChange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		conv, err := store.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := turn.Invoke(t.Context(), turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, b)
+		res, err := invokeAnchor(t.Context(), a, store, b)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -197,10 +197,7 @@ func TestNonHaltingViolationsAreReported(t *testing.T) {
 		"acme.polite": {ID: "acme.polite", Kind: bindings.KindLLMJudge, CheckID: "polite", Action: "escalate"},
 	}}
 	b.Checks = memstore.Checks{"no-pii": bindings.CheckFunc(noPII), "polite": judgeCheck{asked: &asked}}
-	res, err := turn.Invoke(t.Context(), f.input("Who do I write to?"), b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := f.mustInvoke(t, b, "Who do I write to?")
 	want := []turn.Violation{
 		{GuardrailID: "acme.no-pii", Kind: "pattern", Action: bindings.ActionLog, Reason: "the response contains an email address"},
 		{GuardrailID: "acme.polite", Kind: bindings.KindLLMJudge, Action: "escalate", Reason: "judge said no"},
@@ -261,12 +258,9 @@ func TestSemanticRetrieval(t *testing.T) {
 func TestBudgetsAcrossAPark(t *testing.T) {
 	t.Run("cost counts across", func(t *testing.T) {
 		f := newFixture(t, emailThenAnswer(), func(s *agent.Spec) { c := 0.0025; s.Budget.MaxCostUsd = &c })
-		res, err := turn.Invoke(t.Context(), f.input("Send."), f.bindings())
-		if err != nil || res.Status != turn.StatusSuspended {
-			t.Fatalf("Invoke = %+v, %v", res, err)
-		}
+		res := f.park(t, f.bindings(), "Send.")
 		f.decide(res.Approvals, true)
-		_, err = turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, f.bindings())
+		_, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, f.bindings())
 		var be *agents.BudgetExceededError
 		if !errors.As(err, &be) || be.Kind != agents.BudgetCost || be.Used < 0.0029 {
 			t.Errorf("Resume = %v, want cost budget exceeded with 0.003 used", err)
@@ -274,10 +268,7 @@ func TestBudgetsAcrossAPark(t *testing.T) {
 	})
 	t.Run("parked time is free", func(t *testing.T) {
 		f := newFixture(t, emailThenAnswer(), nil) // maxWallMs 60 000
-		res, err := turn.Invoke(t.Context(), f.input("Send."), f.bindings())
-		if err != nil || res.Status != turn.StatusSuspended {
-			t.Fatalf("Invoke = %+v, %v", res, err)
-		}
+		res := f.park(t, f.bindings(), "Send.")
 		f.clock.Advance(3 * time.Hour) // the reviewer takes their time
 		f.decide(res.Approvals, true)
 		final, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, f.bindings())
@@ -294,14 +285,11 @@ func TestBudgetsAcrossAPark(t *testing.T) {
 		slow := &slowProvider{Provider: f.provider, clock: f.clock, each: 40 * time.Second}
 		b := f.bindings()
 		b.Providers = bindings.Providers{slow}
-		res, err := turn.Invoke(t.Context(), f.input("Send."), b)
-		if err != nil || res.Status != turn.StatusSuspended {
-			t.Fatalf("Invoke = %+v, %v", res, err)
-		}
+		res := f.park(t, b, "Send.")
 		f.clock.Advance(time.Hour)
 		f.decide(res.Approvals, true)
 		slow.each = 30 * time.Second
-		_, err = turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, b)
+		_, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, b)
 		var ta *agents.TurnAbortedError
 		if !errors.As(err, &ta) || ta.Reason != agents.AbortTimeout {
 			t.Errorf("Resume = %v, want turn-aborted timeout after 70 s of running", err)
@@ -338,10 +326,7 @@ func TestToolConfigTypesAreStable(t *testing.T) {
 		}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := turn.Invoke(t.Context(), f.input("Go."), f.bindings())
-	if err != nil || res.Status != turn.StatusSuspended {
-		t.Fatalf("Invoke = %+v, %v", res, err)
-	}
+	res := f.park(t, f.bindings(), "Go.")
 	f.decide(res.Approvals, true)
 	if _, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, f.bindings()); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/providers/scripted"
 	"github.com/kindgi/agents/turn"
 )
 
@@ -27,15 +26,8 @@ func recordHash(t *testing.T, rec bindings.ProvenanceRecord) string {
 // child run's record by hash, embeds it, and verifies as a chain; the
 // child's record is the one the child stored.
 func TestProvenanceNamesChildRecord(t *testing.T) {
-	f := newSubFixture(t, []scripted.Response{
-		askResearch("call_1"),
-		scripted.Say("Three cases found.").WithUsage(50, 5, 0.0005),
-		scripted.Say("The research found three cases.").WithUsage(200, 20, 0.002),
-	}, nil, researchAgent(t, "1.0.0", "finds case law"))
-	res, err := turn.Invoke(t.Context(), f.input("Research NDAs."), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	f := researchFixture(t)
+	res := f.mustInvoke(t, f.bindings(), "Research NDAs.")
 	p := res.Provenance
 	if p == nil || len(p.SubRuns) != 1 {
 		t.Fatalf("provenance %+v, want one child", p)

@@ -2,15 +2,11 @@ package turn_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/internal/journaltest"
-	"github.com/kindgi/agents/turn"
 )
 
 // quotaCrashQuotas count every scope the scenario uses, none near its
@@ -42,43 +38,14 @@ func runQuotaCrash(t *testing.T, allowed int, panics, oneStore bool) quotaCrashO
 			Usage: bindings.Usage{InputTokens: 100, OutputTokens: 10}},
 		"agent-loop/2/model-call": {Text: "Clause C-7 fits.", Usage: bindings.Usage{InputTokens: 200, OutputTokens: 20}},
 	}}
-	crasher := journaltest.New(allowed, panics)
-	fresh := quotaBindings(f, quotaCrashQuotas...)
-	fresh.Providers = bindings.Providers{kp}
-	fresh.OnEvent = nil
-	in := f.input("Find a confidentiality clause.")
-	in.RunID = "run-quota-crash"
-	b := crashBindings(crasher, f.store, fresh, oneStore)
-	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (turn.Result, error) {
-		return survive(func() (turn.Result, error) { return fn(b) })
-	}
-	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(t.Context(), in, b) }
-	resume := func(b turn.Bindings) (turn.Result, error) {
-		return turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: in.RunID, Agent: f.agent}, b)
-	}
-	res, err := attempt(invoke)
-	for i := 0; err != nil || res.Status != turn.StatusCompleted; i++ {
-		if i > 12 {
-			t.Fatalf("allowed %d: the run did not complete: %+v, %v", allowed, res, err)
-		}
-		if crasher.Crashed() && b.Runs != fresh.Runs {
-			b = fresh
-			f.clock.Advance(10 * time.Minute) // the dead driver's lease expires
-		}
-		code := agents.CodeOf(err)
-		if code == agents.CodeRunJournalUnavailable || code == agents.CodeRunSnapshotMissing {
-			res, err = attempt(invoke)
-			continue
-		}
-		if err != nil && code != agents.CodePersistence && !strings.HasPrefix(err.Error(), "crashed") {
-			t.Fatalf("allowed %d: unexpected error %v", allowed, err)
-		}
-		res, err = attempt(resume)
-	}
-	out := quotaCrashOutcome{usage: map[string]float64{}, toolSteps: len(f.log.requestIDs("acme.clause-search")), writes: crasher.Writes()}
+	const runID = "run-quota-crash"
+	drive := crashDrive{
+		f: f, b: quotaBindings(f, quotaCrashQuotas...), provider: kp, msg: "Find a confidentiality clause.", runID: runID, agent: f.agent,
+	}.run(t, allowed, panics, oneStore)
+	out := quotaCrashOutcome{usage: map[string]float64{}, toolSteps: len(f.log.requestIDs("acme.clause-search")), writes: drive.writes}
 	for id := range kp.calls {
 		out.modelSteps++
-		out.tokens += float64(kp.answers[strings.TrimPrefix(id, in.RunID+"/")].Usage.InputTokens + kp.answers[strings.TrimPrefix(id, in.RunID+"/")].Usage.OutputTokens)
+		out.tokens += float64(kp.answers[strings.TrimPrefix(id, runID+"/")].Usage.InputTokens + kp.answers[strings.TrimPrefix(id, runID+"/")].Usage.OutputTokens)
 	}
 	seen := map[string]bool{}
 	for _, id := range f.log.requestIDs("acme.clause-search") {
@@ -102,27 +69,22 @@ func runQuotaCrash(t *testing.T, allowed int, panics, oneStore bool) quotaCrashO
 // tool (a step re-run after a crash reuses its unit), and the tokens of
 // those steps.
 func TestQuotaCountsWhatRanAfterACrashAtEveryWrite(t *testing.T) {
-	for _, oneStore := range []bool{false, true} {
-		t.Run(fmt.Sprintf("oneStore=%v", oneStore), func(t *testing.T) {
-			base := runQuotaCrash(t, -1, false, oneStore)
-			want := map[string]float64{"turns": 1, "calls": 2, "tokens": 330, "searches": 1}
-			check := func(mode string, n int, got quotaCrashOutcome) {
-				t.Helper()
-				ran := map[string]float64{"turns": 1, "calls": float64(got.modelSteps), "tokens": got.tokens, "searches": float64(got.toolSteps)}
-				for name, w := range want {
-					if got.usage[name] != w || ran[name] != w {
-						t.Errorf("%s at write %d: quota %s counted %v, %v ran; want %v", mode, n, name, got.usage[name], ran[name], w)
-					}
+	eachCrashStore(t, func(t *testing.T, oneStore bool) {
+		base := runQuotaCrash(t, -1, false, oneStore)
+		want := map[string]float64{"turns": 1, "calls": 2, "tokens": 330, "searches": 1}
+		check := func(mode string, n int, got quotaCrashOutcome) {
+			t.Helper()
+			ran := map[string]float64{"turns": 1, "calls": float64(got.modelSteps), "tokens": got.tokens, "searches": float64(got.toolSteps)}
+			for name, w := range want {
+				if got.usage[name] != w || ran[name] != w {
+					t.Errorf("%s at write %d: quota %s counted %v, %v ran; want %v", mode, n, name, got.usage[name], ran[name], w)
 				}
 			}
-			check("baseline", -1, base)
-			t.Logf("baseline: %d writes", base.writes)
-			for _, panics := range []bool{false, true} {
-				mode := map[bool]string{false: "fail", true: "panic"}[panics]
-				for n := 0; n < base.writes; n++ {
-					check(mode, n, runQuotaCrash(t, n, panics, oneStore))
-				}
-			}
+		}
+		check("baseline", -1, base)
+		t.Logf("baseline: %d writes", base.writes)
+		crashAtEveryWrite(base.writes, func(mode string, n int, panics bool) {
+			check(mode, n, runQuotaCrash(t, n, panics, oneStore))
 		})
-	}
+	})
 }

@@ -92,11 +92,7 @@ func TestResumeHandsOutNoStoredBytes(t *testing.T) {
 	store := memstore.New(&memstore.Options{CheckTrusted: true})
 	bb := turn.Bindings{Providers: bindings.Providers{scribblingModel{on: &on}}, Tools: tools, Conversations: store, Snapshots: store, Runs: store, Hitl: store, Journal: store}
 	ctx := t.Context()
-	conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := turn.Invoke(ctx, turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, bb)
+	res, err := invokeAnchor(ctx, a, store, bb)
 	if err != nil || res.Status != turn.StatusSuspended || len(res.Approvals) != 1 {
 		t.Fatalf("Invoke = %+v, %v", res, err)
 	}

@@ -470,19 +470,37 @@ func TestEventsYieldsTheError(t *testing.T) {
 	}
 }
 
-func TestLeavingEventsEarlyCancelsTheTurn(t *testing.T) {
+// leaveEventsAtModelCall runs a turn through turn.Events and leaves the
+// loop at the first model call — with a break, or with a panic (which it
+// recovers) when panics is set — then returns the outcome the run
+// stored, as an Invoke with its run id reads it.
+func leaveEventsAtModelCall(t *testing.T, runID string, panics bool) error {
+	t.Helper()
 	f := newFixture(t, searchThenAnswer(), nil)
 	b := f.bindings()
 	b.OnEvent = nil
 	in := f.input("Find a confidentiality clause.")
-	in.RunID = "run-left"
-	for e := range turn.Events(t.Context(), in, b) {
-		if e.Kind() == turn.KindModelCallStarted {
-			break
+	in.RunID = runID
+	func() {
+		if panics {
+			defer func() { _ = recover() }()
 		}
-	}
-	// The loop returned only once the turn stopped: its outcome is stored.
+		for e := range turn.Events(t.Context(), in, b) {
+			if e.Kind() == turn.KindModelCallStarted {
+				if panics {
+					panic("host bug")
+				}
+				break
+			}
+		}
+	}()
 	_, err := turn.Invoke(t.Context(), in, b)
+	return err
+}
+
+func TestLeavingEventsEarlyCancelsTheTurn(t *testing.T) {
+	// The loop returned only once the turn stopped: its outcome is stored.
+	err := leaveEventsAtModelCall(t, "run-left", false)
 	var ta *agents.TurnAbortedError
 	if !errors.As(err, &ta) || ta.Reason != agents.AbortExternal {
 		t.Errorf("the run's outcome is %v, want turn-aborted external", err)
@@ -533,21 +551,8 @@ func TestAnAgentWithoutTheNewFieldsSendsNone(t *testing.T) {
 }
 
 func TestAPanicInTheEventsLoopStopsTheTurn(t *testing.T) {
-	f := newFixture(t, searchThenAnswer(), nil)
-	b := f.bindings()
-	b.OnEvent = nil
-	in := f.input("Find a confidentiality clause.")
-	in.RunID = "run-panic"
-	func() {
-		defer func() { _ = recover() }()
-		for e := range turn.Events(t.Context(), in, b) {
-			if e.Kind() == turn.KindModelCallStarted {
-				panic("host bug")
-			}
-		}
-	}()
 	// Events waited for the turn to stop before the panic went on.
-	_, err := turn.Invoke(t.Context(), in, b)
+	err := leaveEventsAtModelCall(t, "run-panic", true)
 	if agents.CodeOf(err) != agents.CodeTurnAborted {
 		t.Errorf("the run's outcome is %v, want turn-aborted", err)
 	}

@@ -70,10 +70,7 @@ func TestSubAgentsAndHandoffsAreTools(t *testing.T) {
 	reg := agentRegistry(t, researchAgent(t, "1.0.0", "old"), researchAgent(t, "1.2.0", "finds case law"), researchAgent(t, "2.0.0", "next"), billingAgent(t, "1.0.0"))
 	b := f.bindings()
 	b.Agents, b.AgentVersions = reg.Lookup, reg.Versions
-	res, err := turn.Invoke(t.Context(), f.input("Draft an NDA."), b)
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, b, "Draft an NDA.")
 	if res.Status != turn.StatusCompleted {
 		t.Fatalf("status %s", res.Status)
 	}
@@ -146,10 +143,7 @@ func TestResolvedAgentsAreJournaled(t *testing.T) {
 	reg := agentRegistry(t, researchAgent(t, "1.0.0", "first"), billingAgent(t, "1.0.0"))
 	b := f.bindings()
 	b.Agents, b.AgentVersions = reg.Lookup, reg.Versions
-	res, err := turn.Invoke(t.Context(), f.input("Send the draft."), b)
-	if err != nil || res.Status != turn.StatusSuspended {
-		t.Fatalf("Invoke: %v, %s", err, res.Status)
-	}
+	res := f.park(t, b, "Send the draft.")
 	f.decide(res.Approvals, true)
 	other := f.bindings() // another process: no agent registry at all
 	if _, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: res.RunID, Agent: f.agent}, other); err != nil {
@@ -211,10 +205,7 @@ func TestUnresolvableAgentRef(t *testing.T) {
 // handoffs journals a setup step with neither field.
 func TestNoAgentRefsJournalsNoAgentFields(t *testing.T) {
 	f := newFixture(t, searchThenAnswer(), nil)
-	res, err := turn.Invoke(t.Context(), f.input("Draft."), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, f.bindings(), "Draft.")
 	out := string(f.journal(res.RunID)[0].Output)
 	if strings.Contains(out, "subAgents") || strings.Contains(out, "handoffs") {
 		t.Errorf("setup journals agent fields: %s", out)

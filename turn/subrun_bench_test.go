@@ -54,11 +54,7 @@ func subAnchorFixture(tb testing.TB) (agent.Agent, *memstore.Store, turn.Binding
 // TestAnchorSubAgentTurn checks the tree workload does what it says.
 func TestAnchorSubAgentTurn(t *testing.T) {
 	a, store, b := subAnchorFixture(t)
-	conv, err := store.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: "t1", AgentID: a.ID, AgentVersion: a.Version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := turn.Invoke(t.Context(), turn.Input{TenantID: "t1", Agent: a, ConversationID: conv.ID, UserMessage: "Find the NDA clause."}, b)
+	res, err := invokeAnchor(t.Context(), a, store, b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package turn_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,10 @@ import (
 )
 
 const treeRunID = "run-tree"
+
+// treeChildID is the id of the tree's child run: the mailer's, called by
+// the parent's first tool call.
+const treeChildID = treeRunID + "/agent-loop/1/dispatch-tools/call_1/run"
 
 // treeProvider answers the parent run and its child by their own step
 // keys (a call repeated after a crash gets the same answer) and counts the
@@ -98,66 +101,18 @@ func runTreeCrashScenario(t *testing.T, allowed int, panics, oneStore bool) tree
 	sf := newSubFixture(t, nil, nil, mailer)
 	f := sf.fixture
 	kp := &treeProvider{calls: map[string]int{}}
-	toolRuns := map[string]int{}
-	var mu sync.Mutex
-	f.addTool("acme.send-email", "2.1.4", emailSchema, func(_ context.Context, _ json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
-		mu.Lock()
-		toolRuns[call.RequestID]++
-		mu.Unlock()
+	f.addTool("acme.send-email", "2.1.4", emailSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
 		return json.RawMessage(`{"sent":true}`), nil
 	})
-	crasher := journaltest.New(allowed, panics)
-	fresh := sf.bindings()
-	fresh.Providers = bindings.Providers{kp}
-	fresh.OnEvent = nil
-	wrapped := crashBindings(crasher, f.store, fresh, oneStore)
-
-	in := f.input("Send the NDA.")
-	in.RunID = treeRunID
-	b := wrapped
-	drives := 0
-	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (turn.Result, error) {
-		drives++
-		return survive(func() (turn.Result, error) { return fn(b) })
+	out := crashDrive{
+		f: f, b: sf.bindings(), provider: kp, msg: "Send the NDA.", runID: treeRunID,
+		approvalID: treeChildID + "/agent-loop/1/dispatch-tools/m_1/approval",
+	}.run(t, allowed, panics, oneStore) // checks that the parent completed
+	if run, err := f.store.GetRun(t.Context(), tenant, treeChildID); err != nil || run.Status != bindings.RunCompleted {
+		t.Errorf("allowed %d: run %s = %+v, %v; want completed", allowed, treeChildID, run, err)
 	}
-	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(t.Context(), in, b) }
-	resume := func(b turn.Bindings) (turn.Result, error) {
-		return turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: treeRunID}, b)
-	}
-	childID := treeRunID + "/agent-loop/1/dispatch-tools/call_1/run"
-	approvalID := childID + "/agent-loop/1/dispatch-tools/m_1/approval"
-
-	res, err := attempt(invoke)
-	for i := 0; ; i++ {
-		if i > 12 {
-			t.Fatalf("allowed %d: the tree did not complete: last %+v, %v", allowed, res, err)
-		}
-		if crasher.Crashed() && b.Runs != fresh.Runs {
-			b = fresh
-			f.clock.Advance(10 * time.Minute) // the dead driver's leases expire
-		}
-		if err == nil && res.Status == turn.StatusCompleted {
-			break
-		}
-		if a, aerr := f.store.GetApproval(t.Context(), tenant, approvalID); aerr == nil && a.Status == bindings.ApprovalPending {
-			f.decide([]bindings.ApprovalRequest{a.Request}, true)
-		}
-		code := agents.CodeOf(err)
-		if code == agents.CodeRunJournalUnavailable || code == agents.CodeRunSnapshotMissing {
-			res, err = attempt(invoke) // crashed before the parent run was started
-			continue
-		}
-		if err != nil && code != agents.CodeHitlRequired && code != agents.CodePersistence && !strings.HasPrefix(err.Error(), "crashed") {
-			t.Fatalf("allowed %d: unexpected error %v", allowed, err)
-		}
-		res, err = attempt(resume)
-	}
-	for _, id := range []string{treeRunID, childID} {
-		if run, err := f.store.GetRun(t.Context(), tenant, id); err != nil || run.Status != bindings.RunCompleted {
-			t.Errorf("allowed %d: run %s = %+v, %v; want completed", allowed, id, run, err)
-		}
-	}
-	snap, err := f.store.Read(t.Context(), tenant, childID)
+	out.journal = withoutChildParks(out.journal)
+	snap, err := f.store.Read(t.Context(), tenant, treeChildID)
 	if err != nil {
 		t.Fatalf("allowed %d: child snapshot: %v", allowed, err)
 	}
@@ -166,12 +121,8 @@ func runTreeCrashScenario(t *testing.T, allowed int, panics, oneStore bool) tree
 		t.Fatal(err)
 	}
 	return treeOutcome{
-		crashOutcome: crashOutcome{
-			result: normalizeResult(res), messages: normalizeMessages(f.messages()),
-			toolRuns: toolRuns, drives: drives, failedOp: crasher.FailedOp(), writes: crasher.Writes(),
-			journal: withoutChildParks(journalLines(t, f, treeRunID)),
-		},
-		childJournal: journalLines(t, f, childID), childMessages: normalizeMessages(childMsgs), modelCalls: kp.calls,
+		crashOutcome: out,
+		childJournal: journalLines(t, f, treeChildID), childMessages: normalizeMessages(childMsgs), modelCalls: kp.calls,
 	}
 }
 
@@ -201,53 +152,43 @@ func withoutChildParks(lines []journalLine) []journalLine {
 // with the same request id) and no model call made twice but the one
 // whose completion crashed.
 func TestCrashAtEveryWriteOfTheTree(t *testing.T) {
-	for _, oneStore := range []bool{false, true} {
-		t.Run(fmt.Sprintf("oneStore=%v", oneStore), func(t *testing.T) {
-			base := runTreeCrashScenario(t, -1, false, oneStore)
-			if base.result.Status != turn.StatusCompleted || len(base.result.SubRuns) != 1 {
-				t.Fatalf("baseline: %+v", base.result)
-			}
-			for id, n := range base.toolRuns {
-				if n != 1 {
-					t.Fatalf("baseline ran %s %d times", id, n)
+	eachCrashStore(t, func(t *testing.T, oneStore bool) {
+		base := runTreeCrashScenario(t, -1, false, oneStore)
+		if base.result.Status != turn.StatusCompleted || len(base.result.SubRuns) != 1 {
+			t.Fatalf("baseline: %+v", base.result)
+		}
+		checkRanOnce(t, base.toolRuns)
+		t.Logf("baseline: %d writes, parent journal %d entries, child journal %d", base.writes, len(base.journal), len(base.childJournal))
+		crashAtEveryWrite(base.writes, func(mode string, n int, panics bool) {
+			got := runTreeCrashScenario(t, n, panics, oneStore)
+			// The child's tool request ids are the child run's: its
+			// prefix is the child run id.
+			journaltest.CheckAgainstBaseline(t, mode, n, treeChildID, base.outcome(), got.outcome())
+			for _, c := range []struct {
+				what      string
+				want, got any
+			}{
+				{"child journal", base.childJournal, got.childJournal},
+				{"child conversation", base.childMessages, got.childMessages},
+			} {
+				if !equalJSON(c.want, c.got) {
+					t.Errorf("%s after %d writes (%s): %s differs:\nwant %s\ngot  %s", mode, n, got.failedOp, c.what, mustJSON(c.want), mustJSON(c.got))
 				}
 			}
-			t.Logf("baseline: %d writes, parent journal %d entries, child journal %d", base.writes, len(base.journal), len(base.childJournal))
-			for _, panics := range []bool{false, true} {
-				mode := map[bool]string{false: "fail", true: "panic"}[panics]
-				for n := 0; n < base.writes; n++ {
-					got := runTreeCrashScenario(t, n, panics, oneStore)
-					// The child's tool request ids are the child run's: its
-					// prefix is the child run id.
-					childID := treeRunID + "/agent-loop/1/dispatch-tools/call_1/run"
-					journaltest.CheckAgainstBaseline(t, mode, n, childID, base.outcome(), got.outcome())
-					for _, c := range []struct {
-						what      string
-						want, got any
-					}{
-						{"child journal", base.childJournal, got.childJournal},
-						{"child conversation", base.childMessages, got.childMessages},
-					} {
-						if !equalJSON(c.want, c.got) {
-							t.Errorf("%s after %d writes (%s): %s differs:\nwant %s\ngot  %s", mode, n, got.failedOp, c.what, mustJSON(c.want), mustJSON(c.got))
-						}
-					}
-					for id, calls := range got.modelCalls {
-						if calls != 1 && !(calls == 2 && reranModel(got.failedOp, id)) {
-							t.Errorf("%s after %d writes (%s): model call %s made %d times", mode, n, got.failedOp, id, calls)
-						}
-					}
+			for id, calls := range got.modelCalls {
+				if calls != 1 && !(calls == 2 && reranModel(got.failedOp, id)) {
+					t.Errorf("%s after %d writes (%s): model call %s made %d times", mode, n, got.failedOp, id, calls)
 				}
 			}
 		})
-	}
+	})
 }
 
 // reranModel reports whether the crashed write op would have stored the
 // completed entry of the model call with request id id (of the parent or
 // the child), which may then be made once more with the same request id.
 func reranModel(op, id string) bool {
-	for _, prefix := range []string{treeRunID + "/agent-loop/1/dispatch-tools/call_1/run/", treeRunID + "/"} {
+	for _, prefix := range []string{treeChildID + "/", treeRunID + "/"} {
 		if strings.HasPrefix(id, prefix) {
 			return journaltest.CarriesCompletion(op, strings.TrimPrefix(id, prefix))
 		}
@@ -282,9 +223,8 @@ func TestResumedChildKeepsItsPlaceInTheTree(t *testing.T) {
 	if op := crasher.FailedOp(); !strings.HasPrefix(op, "AppendSteps [setup completed") && op != "AppendStep setup completed" {
 		t.Fatalf("crashed at %q, want the child's setup", op)
 	}
-	childID := treeRunID + "/agent-loop/1/dispatch-tools/call_1/run"
 	f.clock.Advance(10 * time.Minute)
-	res, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: childID}, fresh)
+	res, err := turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: treeChildID}, fresh)
 	if err != nil || res.Status != turn.StatusSuspended {
 		t.Fatalf("Resume of the child: %+v, %v", res.Status, err)
 	}
@@ -295,7 +235,7 @@ func TestResumedChildKeepsItsPlaceInTheTree(t *testing.T) {
 			MaxCostUsd *float64 `json:"maxCostUsd"`
 		} `json:"budget"`
 	}
-	if err := json.Unmarshal(f.journal(childID)[0].Output, &s); err != nil {
+	if err := json.Unmarshal(f.journal(treeChildID)[0].Output, &s); err != nil {
 		t.Fatal(err)
 	}
 	// The drafter's budget: 6 steps and $0.25; its one call used 1 and $0.001.

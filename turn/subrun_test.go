@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -86,21 +87,26 @@ func askResearch(id string) scripted.Response {
 	return scripted.Call(id, "acme.research", map[string]any{"message": "Find NDA case law.", "topic": "NDAs"}).WithUsage(100, 10, 0.001)
 }
 
+// researchFixture is the drafter with the research sub-agent, scripted for
+// one call of it: the parent asks it once, it answers "Three cases found."
+// and the parent answers from that, each call with its usage.
+func researchFixture(t *testing.T) *subFixture {
+	t.Helper()
+	return newSubFixture(t, []scripted.Response{
+		askResearch("call_1"),
+		scripted.Say("Three cases found.").WithUsage(50, 5, 0.0005),
+		scripted.Say("The research found three cases.").WithUsage(200, 20, 0.002),
+	}, nil, researchAgent(t, "1.0.0", "finds case law"))
+}
+
 // TestSubAgentCallIsAChildRun: the call runs the child agent as a run of
 // its own — id derived from the parent's, its own conversation, parent
 // and step recorded on it, the call's message as its user message and the
 // other arguments as its parameters — whose answer is the call's result;
 // Result.SubRuns lists it, and its usage is in the parent's.
 func TestSubAgentCallIsAChildRun(t *testing.T) {
-	f := newSubFixture(t, []scripted.Response{
-		askResearch("call_1"),
-		scripted.Say("Three cases found.").WithUsage(50, 5, 0.0005),
-		scripted.Say("The research found three cases.").WithUsage(200, 20, 0.002),
-	}, nil, researchAgent(t, "1.0.0", "finds case law"))
-	res, err := turn.Invoke(t.Context(), f.input("Research NDAs."), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	f := researchFixture(t)
+	res := f.mustInvoke(t, f.bindings(), "Research NDAs.")
 	if res.Status != turn.StatusCompleted || res.Response.Content != "The research found three cases." {
 		t.Fatalf("result %s %q", res.Status, res.Response.Content)
 	}
@@ -180,10 +186,7 @@ func gatedTree(t *testing.T) *subFixture {
 // suspended with the child's approval.
 func suspendOnChild(t *testing.T, f *subFixture) turn.Result {
 	t.Helper()
-	res, err := turn.Invoke(t.Context(), f.input("Send the NDA."), f.bindings())
-	if err != nil {
-		t.Fatalf("Invoke: %v", err)
-	}
+	res := f.mustInvoke(t, f.bindings(), "Send the NDA.")
 	if res.Status != turn.StatusSuspended || len(res.Approvals) != 1 {
 		t.Fatalf("parent %s with %d approvals, want suspended with the child's one", res.Status, len(res.Approvals))
 	}
@@ -255,9 +258,7 @@ func TestChildApprovalSuspendsParentResume(t *testing.T) {
 // child ended).
 func TestChildApprovalWorkerFinishesTree(t *testing.T) {
 	f := gatedTree(t)
-	f.clock.mu.Lock()
-	f.clock.wall = true
-	f.clock.mu.Unlock()
+	f.clock.useWall()
 	res := suspendOnChild(t, f)
 	b := f.bindings()
 	b.OnEvent = nil
@@ -267,24 +268,11 @@ func TestChildApprovalWorkerFinishesTree(t *testing.T) {
 	}
 	f.decide(res.Approvals, true)
 	var order []string
-	w := turn.NewWorker(b, turn.WorkerOptions{MaxConcurrent: 1, PollInterval: 5 * time.Millisecond, OnRun: func(run bindings.Run, _ turn.Result, _ error) {
+	workUntil(t, b, turn.WorkerOptions{MaxConcurrent: 1, PollInterval: 5 * time.Millisecond, OnRun: func(run bindings.Run, _ turn.Result, _ error) {
 		order = append(order, run.ID)
-	}})
-	ctx, cancel := context.WithCancel(t.Context())
-	stopped := make(chan error, 1)
-	go func() { stopped <- w.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for f.run(res.RunID).Status != bindings.RunCompleted {
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("the parent did not finish: parent %s, child %s", f.run(res.RunID).Status, f.run(res.Approvals[0].RunID).Status)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	if err := <-stopped; err != nil {
-		t.Fatalf("worker: %v", err)
-	}
+	}}, func() bool { return f.run(res.RunID).Status == bindings.RunCompleted }, func() string {
+		return fmt.Sprintf("the parent did not finish: parent %s, child %s", f.run(res.RunID).Status, f.run(res.Approvals[0].RunID).Status)
+	})
 	if len(order) < 2 || order[0] != res.Approvals[0].RunID || order[len(order)-1] != res.RunID {
 		t.Errorf("worker drove %v, want the child, then the parent", order)
 	}
@@ -401,11 +389,7 @@ func errorsAs[T error](err error, target *T) bool { return errors.As(err, target
 // each with the child's run id, between the parent's; the last event is
 // the parent's own end.
 func TestChildEventsReachEvents(t *testing.T) {
-	f := newSubFixture(t, []scripted.Response{
-		askResearch("call_1"),
-		scripted.Say("Three cases found."),
-		scripted.Say("The research found three cases."),
-	}, nil, researchAgent(t, "1.0.0", "finds case law"))
+	f := researchFixture(t)
 	b := f.bindings()
 	b.OnEvent = nil
 	var runs []string

@@ -63,9 +63,7 @@ var planArgs = map[string]any{
 func workerFixture(t *testing.T, plan ...string) (*fixture, turn.Bindings) {
 	t.Helper()
 	f := newFixture(t, nil, nil)
-	f.clock.mu.Lock()
-	f.clock.wall = true // leases lapse and waits end on the wall clock
-	f.clock.mu.Unlock()
+	f.clock.useWall() // leases lapse and waits end on the wall clock
 	b := f.bindings()
 	b.Providers = bindings.Providers{&planProvider{plan: plan, args: planArgs}}
 	b.OnEvent = nil
@@ -110,6 +108,24 @@ func startWorker(t *testing.T, b turn.Bindings, opts turn.WorkerOptions) (stop f
 	}
 	t.Cleanup(func() { _ = stop() })
 	return stop
+}
+
+// workUntil runs a Worker with opts over b until done holds (polled every
+// 5ms), failing with what stuck says when 10s pass first, then stops it:
+// Run must return nil.
+func workUntil(t *testing.T, b turn.Bindings, opts turn.WorkerOptions, done func() bool, stuck func() string) {
+	t.Helper()
+	stop := startWorker(t, b, opts)
+	deadline := time.Now().Add(10 * time.Second)
+	for !done() {
+		if time.Now().After(deadline) {
+			t.Fatal(stuck())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("worker: %v", err)
+	}
 }
 
 func waitFor(t *testing.T, b turn.Bindings, runID string, d time.Duration) (turn.Result, error) {

@@ -126,9 +126,8 @@ func (o *Observer) stepStarted(ev turn.NodeStartedEvent) {
 		parent := &r.turn
 		if loopNode(ev.Node) {
 			if r.loop == nil {
-				ctx, span := o.tracer.Start(r.turn.ctx, turn.NodeAgentLoop, trace.WithTimestamp(now),
+				r.loop = o.startSpan(&r.turn, turn.NodeAgentLoop, now,
 					trace.WithAttributes(AttrNode.String(turn.NodeAgentLoop), AttrRunID.String(ev.RunID)))
-				r.loop = &timedSpan{span: span, ctx: ctx, start: now}
 			}
 			parent = r.loop
 		} else if r.loop != nil && len(r.stack) == 0 {
@@ -138,9 +137,8 @@ func (o *Observer) stepStarted(ev turn.NodeStartedEvent) {
 		if n := len(r.stack); n > 0 {
 			parent = r.steps[r.stack[n-1]]
 		}
-		ctx, span := o.tracer.Start(parent.ctx, stepSpanName(ev), trace.WithTimestamp(now),
+		r.steps[ev.Key] = o.startSpan(parent, stepSpanName(ev), now,
 			trace.WithAttributes(AttrNode.String(ev.Node), attribute.String("kindgi.step.key", ev.Key), AttrRunID.String(ev.RunID)))
-		r.steps[ev.Key] = &timedSpan{span: span, ctx: ctx, start: now}
 		r.stack = append(r.stack, ev.Key)
 	})
 }
@@ -163,11 +161,10 @@ const messageSuffix = "message"
 func (o *Observer) stepCompleted(ev turn.NodeCompletedEvent) {
 	now := o.now()
 	o.withRun(ev.RunID, func(r *runSpans) {
-		s, ok := r.steps[ev.Key]
+		s, ok := take(r.steps, ev.Key)
 		if !ok {
 			return
 		}
-		delete(r.steps, ev.Key)
 		for i := len(r.stack) - 1; i >= 0; i-- {
 			if r.stack[i] == ev.Key {
 				r.stack = append(r.stack[:i], r.stack[i+1:]...)
@@ -185,18 +182,41 @@ func (o *Observer) stepCompleted(ev turn.NodeCompletedEvent) {
 func (o *Observer) modelStarted(ev turn.ModelCallStartedEvent) {
 	now := o.now()
 	o.withRun(ev.RunID, func(r *runSpans) {
-		ctx, span := o.tracer.Start(r.current().ctx, "chat "+ev.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(now),
-			trace.WithAttributes(
-				AttrGenAIOperation.String("chat"),
-				AttrGenAISystem.String(ev.Provider),
-				AttrGenAIProviderName.String(ev.Provider),
-				AttrGenAIRequestModel.String(ev.Model),
+		r.models[ev.Iteration] = o.startSpan(r.current(), "chat "+ev.Model, now, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(chatAttrs(ev.Provider, ev.Model,
 				AttrRunID.String(ev.RunID),
 				AttrTenantID.String(r.tenant()),
 				attribute.Int("kindgi.iteration", ev.Iteration),
-			))
-		r.models[ev.Iteration] = &timedSpan{span: span, ctx: ctx, start: now}
+			)...))
 	})
+}
+
+// chatAttrs are the attributes a model call's span and metrics share —
+// the operation, the provider (as gen_ai.system and its successor) and
+// the requested model — followed by more.
+func chatAttrs(provider, model string, more ...attribute.KeyValue) []attribute.KeyValue {
+	return append([]attribute.KeyValue{
+		AttrGenAIOperation.String("chat"),
+		AttrGenAISystem.String(provider),
+		AttrGenAIProviderName.String(provider),
+		AttrGenAIRequestModel.String(model),
+	}, more...)
+}
+
+// startSpan starts a span named name under parent at now, with opts, and
+// returns it timed from now.
+func (o *Observer) startSpan(parent *timedSpan, name string, now time.Time, opts ...trace.SpanStartOption) *timedSpan {
+	ctx, span := o.tracer.Start(parent.ctx, name, append(opts, trace.WithTimestamp(now))...)
+	return &timedSpan{span: span, ctx: ctx, start: now}
+}
+
+// take removes the open span of key k from open and returns it; ok is
+// false when none is open (an end the observer did not see start).
+func take[K comparable](open map[K]*timedSpan, k K) (s *timedSpan, ok bool) {
+	if s, ok = open[k]; ok {
+		delete(open, k)
+	}
+	return s, ok
 }
 
 func (r *runSpans) tenant() string { return r.attrs[1].Value.AsString() }
@@ -204,11 +224,10 @@ func (r *runSpans) tenant() string { return r.attrs[1].Value.AsString() }
 func (o *Observer) modelCompleted(ctx context.Context, ev turn.ModelCallCompletedEvent) {
 	now := o.now()
 	o.withRun(ev.RunID, func(r *runSpans) {
-		s, ok := r.models[ev.Iteration]
+		s, ok := take(r.models, ev.Iteration)
 		if !ok {
 			return
 		}
-		delete(r.models, ev.Iteration)
 		model := ev.ResponseModel
 		if model == "" {
 			model = ev.Model
@@ -221,10 +240,7 @@ func (o *Observer) modelCompleted(ctx context.Context, ev turn.ModelCallComplete
 			attribute.Int("kindgi.tool_calls", ev.ToolCalls),
 		)
 		s.span.End(trace.WithTimestamp(now))
-		common := metric.WithAttributes(
-			AttrGenAIOperation.String("chat"), AttrGenAISystem.String(ev.Provider),
-			AttrGenAIProviderName.String(ev.Provider), AttrGenAIRequestModel.String(ev.Model),
-			r.attrs[1], r.attrs[2])
+		common := metric.WithAttributes(chatAttrs(ev.Provider, ev.Model, r.attrs[1], r.attrs[2])...)
 		o.opDuration.Record(ctx, now.Sub(s.start).Seconds(), common)
 		o.tokens.Record(ctx, int64(ev.Usage.InputTokens), common, metric.WithAttributes(AttrGenAITokenType.String("input")))
 		o.tokens.Record(ctx, int64(ev.Usage.OutputTokens), common, metric.WithAttributes(AttrGenAITokenType.String("output")))
@@ -237,7 +253,7 @@ func (o *Observer) modelCompleted(ctx context.Context, ev turn.ModelCallComplete
 func (o *Observer) toolStarted(ev turn.ToolStartedEvent) {
 	now := o.now()
 	o.withRun(ev.RunID, func(r *runSpans) {
-		ctx, span := o.tracer.Start(r.current().ctx, "execute_tool "+ev.ToolID, trace.WithSpanKind(trace.SpanKindInternal), trace.WithTimestamp(now),
+		r.tools[ev.ToolCallID] = o.startSpan(r.current(), "execute_tool "+ev.ToolID, now, trace.WithSpanKind(trace.SpanKindInternal),
 			trace.WithAttributes(
 				AttrGenAIOperation.String("execute_tool"),
 				AttrGenAIToolName.String(ev.ToolID),
@@ -246,18 +262,16 @@ func (o *Observer) toolStarted(ev turn.ToolStartedEvent) {
 				AttrRunID.String(ev.RunID),
 				AttrTenantID.String(r.tenant()),
 			))
-		r.tools[ev.ToolCallID] = &timedSpan{span: span, ctx: ctx, start: now}
 	})
 }
 
 func (o *Observer) toolEnded(ctx context.Context, runID, callID, failure string) {
 	now := o.now()
 	o.withRun(runID, func(r *runSpans) {
-		s, ok := r.tools[callID]
+		s, ok := take(r.tools, callID)
 		if !ok {
 			return
 		}
-		delete(r.tools, callID)
 		outcome := "ok"
 		if failure != "" {
 			outcome = "error"
