@@ -63,19 +63,7 @@ func FuzzDefine(f *testing.F) {
 		if diff := cmp.Diff(a, a2); diff != "" {
 			t.Fatalf("two Define calls disagree (-first +second):\n%s", diff)
 		}
-		out, err := json.Marshal(a)
-		if err != nil {
-			t.Fatalf("Marshal of a defined agent: %v", err)
-		}
-		var s2 agent.Spec
-		if err := json.Unmarshal(out, &s2); err != nil {
-			t.Fatalf("Unmarshal of %s: %v", out, err)
-		}
-		b, err := agent.Define(s2)
-		if err != nil {
-			t.Fatalf("Define of marshalled agent %s: %v", out, err)
-		}
-		if diff := cmp.Diff(a, b); diff != "" {
+		if diff := cmp.Diff(a, roundTrip(t, a)); diff != "" {
 			t.Fatalf("round trip mismatch (-first +second):\n%s", diff)
 		}
 	})

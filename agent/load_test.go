@@ -12,32 +12,45 @@ import (
 	"github.com/kindgi/agents/agent"
 )
 
-func TestLoadExampleYAMLMatchesJSON(t *testing.T) {
-	fromYAML, err := agent.Load(filepath.Join("..", "examples", "agents", "contract-drafter.yaml"))
+// loadSame loads the agent files yamlPath and jsonPath, checks they define
+// the same agent, and returns it.
+func loadSame(t *testing.T, yamlPath, jsonPath string) agent.Agent {
+	t.Helper()
+	fromYAML, err := agent.Load(yamlPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fromYAML.ID != "acme.contract-drafter" || fromYAML.Budget.Steps() != 6 || len(fromYAML.Tools) != 2 {
-		t.Fatalf("agent = %+v", fromYAML)
-	}
-	if g := fromYAML.ConversationPolicy.Hitl.Tools.Overrides["acme.send-email"]; g.Mode != agent.GateAlwaysAsk {
-		t.Errorf("gate = %+v", g)
-	}
-	js, err := os.ReadFile(filepath.Join("testdata", "load-example.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fromJSON, err := agent.Parse(js)
+	fromJSON, err := agent.Load(jsonPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(fromJSON, fromYAML); diff != "" {
 		t.Errorf("JSON and YAML define different agents (-json +yaml):\n%s", diff)
 	}
+	return fromYAML
 }
 
-func TestParseReportsUnknownFieldsTypeErrorsAndRules(t *testing.T) {
-	src := []byte(`
+func TestLoadExampleYAMLMatchesJSON(t *testing.T) {
+	fromYAML := loadSame(t, filepath.Join("..", "examples", "agents", "contract-drafter.yaml"), filepath.Join("testdata", "load-example.json"))
+	if fromYAML.ID != "acme.contract-drafter" || fromYAML.Budget.Steps() != 6 || len(fromYAML.Tools) != 2 {
+		t.Fatalf("agent = %+v", fromYAML)
+	}
+	if g := fromYAML.ConversationPolicy.Hitl.Tools.Overrides["acme.send-email"]; g.Mode != agent.GateAlwaysAsk {
+		t.Errorf("gate = %+v", g)
+	}
+}
+
+// TestParseIssuePaths: Parse reports every issue with its path: unknown
+// fields (inside references too), values of the wrong type, and Define's
+// rules.
+func TestParseIssuePaths(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      []string
+	}{
+		{
+			name: "unknown fields, type errors and rules",
+			src: `
 id: acme.x
 version: 1.0
 name: X
@@ -46,19 +59,34 @@ capabilities: [{needs: [{feature: tool-use, level: 2}]}]
 tools: [{id: acme.t, version: "^1.0.0"}]
 retrieval: []
 guardrails: []
-`)
-	_, err := agent.Parse(src)
-	var inv *agents.InvalidAgentError
-	if !errors.As(err, &inv) {
-		t.Fatalf("err = %v", err)
-	}
-	var paths []string
-	for _, is := range inv.Issues {
-		paths = append(paths, is.Path)
-	}
-	want := []string{"capabilities[0].needs[0].level", "instrutions", "version", "instructions"}
-	if diff := cmp.Diff(want, paths); diff != "" {
-		t.Errorf("paths (-want +got):\n%s\nissues: %v", diff, inv.Issues)
+`,
+			want: []string{"capabilities[0].needs[0].level", "instrutions", "version", "instructions"},
+		},
+		{
+			name: "agent references",
+			src: `
+id: acme.x
+version: 1.0.0
+name: X
+instructions: hi
+capabilities: [{needs: [{feature: tool-use}]}]
+tools: [{id: acme.t, version: "^1.0.0"}]
+subAgents:
+  - {id: acme.r, version: "^1", model: gpt}
+  - {id: acme.r, version: "^2"}
+handoffs:
+  - {id: acme.b, version: "^1", name: acme.t}
+`,
+			want: []string{"subAgents[0].model", "subAgents[1].id", "handoffs[0].name"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := agent.Parse([]byte(tc.src))
+			issues := issuesOf(t, err)
+			if diff := cmp.Diff(tc.want, paths(issues)); diff != "" {
+				t.Errorf("paths (-want +got):\n%s\nissues: %v", diff, issues)
+			}
+		})
 	}
 }
 
@@ -119,17 +147,7 @@ func TestYAMLIssuesDoNotSpeakOfJSON(t *testing.T) {
 // TestLoadSubAgentsAndHandoffs: agent files carry subAgents and handoffs,
 // in YAML and JSON alike.
 func TestLoadSubAgentsAndHandoffs(t *testing.T) {
-	fromYAML, err := agent.Load(filepath.Join("testdata", "triage.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fromJSON, err := agent.Load(filepath.Join("testdata", "triage.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(fromJSON, fromYAML); diff != "" {
-		t.Errorf("JSON and YAML define different agents (-json +yaml):\n%s", diff)
-	}
+	fromYAML := loadSame(t, filepath.Join("testdata", "triage.yaml"), filepath.Join("testdata", "triage.json"))
 	wantSubs := []agent.AgentRef{
 		{ID: "acme.researcher", Version: "^1.0.0", Name: "research", Description: "Finds facts in the knowledge base and cites them."},
 		{ID: "acme.summarizer", Version: "~2.1.0"},
@@ -142,28 +160,5 @@ func TestLoadSubAgentsAndHandoffs(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantHandoffs, fromYAML.Handoffs); diff != "" {
 		t.Errorf("Handoffs (-want +got):\n%s", diff)
-	}
-}
-
-// TestParseAgentRefIssues: unknown fields inside a reference and Define's
-// rules on references are reported with their paths.
-func TestParseAgentRefIssues(t *testing.T) {
-	src := []byte(`
-id: acme.x
-version: 1.0.0
-name: X
-instructions: hi
-capabilities: [{needs: [{feature: tool-use}]}]
-tools: [{id: acme.t, version: "^1.0.0"}]
-subAgents:
-  - {id: acme.r, version: "^1", model: gpt}
-  - {id: acme.r, version: "^2"}
-handoffs:
-  - {id: acme.b, version: "^1", name: acme.t}
-`)
-	_, err := agent.Parse(src)
-	want := []string{"subAgents[0].model", "subAgents[1].id", "handoffs[0].name"}
-	if diff := cmp.Diff(want, paths(issuesOf(t, err))); diff != "" {
-		t.Errorf("paths (-want +got):\n%s\nerror: %v", diff, err)
 	}
 }

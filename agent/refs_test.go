@@ -88,12 +88,7 @@ func TestDefineSelfReference(t *testing.T) {
 }
 
 func TestDefineAgentRefsIssues(t *testing.T) {
-	tests := []struct {
-		name  string
-		edit  func(*agent.Spec)
-		paths []string
-		say   string // a word the first message contains
-	}{
+	runRuleTestsOn(t, triageSpec, []ruleTest{
 		{"bad sub-agent id", func(s *agent.Spec) { s.SubAgents[1].ID = "Acme Summarizer" }, []string{"subAgents[1].id"}, "invalid"},
 		{"missing handoff id", func(s *agent.Spec) { s.Handoffs[0].ID = "" }, []string{"handoffs[0].id"}, "required"},
 		{"id too long", func(s *agent.Spec) { s.SubAgents[1].ID = strings.Repeat("a", agent.MaxIDLength+1) }, []string{"subAgents[1].id"}, "characters long"},
@@ -121,21 +116,7 @@ func TestDefineAgentRefsIssues(t *testing.T) {
 			s.SubAgents[1].Name = "acme.lookup"
 			s.Handoffs[0].ID = "acme.triage"
 		}, []string{"subAgents[0].version", "subAgents[1].name", "handoffs[0].id"}, "range"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := triageSpec()
-			tt.edit(&s)
-			_, err := agent.Define(s)
-			issues := issuesOf(t, err)
-			if diff := cmp.Diff(tt.paths, paths(issues)); diff != "" {
-				t.Fatalf("paths (-want +got):\n%s\nerror: %v", diff, err)
-			}
-			if !strings.Contains(issues[0].Message, tt.say) {
-				t.Errorf("message %q does not contain %q", issues[0].Message, tt.say)
-			}
-		})
-	}
+	})
 }
 
 // TestDefineAgentRefsBothLists: one agent may be a sub-agent and a handoff

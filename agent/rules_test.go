@@ -24,9 +24,15 @@ type ruleTest struct {
 
 func runRuleTests(t *testing.T, tests []ruleTest) {
 	t.Helper()
+	runRuleTestsOn(t, exampleSpec, tests)
+}
+
+// runRuleTestsOn runs tests with each edit made to a fresh base().
+func runRuleTestsOn(t *testing.T, base func() agent.Spec, tests []ruleTest) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := exampleSpec()
+			s := base()
 			tt.edit(&s)
 			_, err := agent.Define(s)
 			issues := issuesOf(t, err)

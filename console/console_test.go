@@ -19,18 +19,31 @@ import (
 	"github.com/kindgi/agents/memstore"
 )
 
+// startRun stores a new run of tenant, of the flow "turn" 1.
+func startRun(t *testing.T, s *memstore.Store, tenant, runID string) {
+	t.Helper()
+	if _, err := s.StartRun(context.Background(), bindings.StartRunInput{TenantID: tenant, RunID: runID, FlowID: "turn", FlowVersion: "1"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// agentRun stores a new run of tenant with a snapshot naming the agent
+// agentID at 1.0.0.
+func agentRun(t *testing.T, s *memstore.Store, tenant, runID, agentID string) {
+	t.Helper()
+	startRun(t, s, tenant, runID)
+	if err := s.Write(context.Background(), bindings.RunSnapshotWriteInput{TenantID: tenant, RunID: runID, FlowID: "turn", FlowVersion: "1",
+		AgentID: agentID, AgentVersion: "1.0.0", Input: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // park stores a suspended run of tenant with one pending approval asking
 // role to approve acme.send-email, as a turn parked on a gate leaves it.
 func park(t *testing.T, s *memstore.Store, tenant, runID, role string) string {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: tenant, RunID: runID, FlowID: "turn", FlowVersion: "1"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Write(ctx, bindings.RunSnapshotWriteInput{TenantID: tenant, RunID: runID, FlowID: "turn", FlowVersion: "1",
-		AgentID: "acme.mailer", AgentVersion: "1.0.0", Input: json.RawMessage(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
+	agentRun(t, s, tenant, runID, "acme.mailer")
 	id := "ap-" + runID
 	if _, err := s.RequestApproval(ctx, bindings.ApprovalRequest{TenantID: tenant, ID: id, RunID: runID, ToolCallID: "call_1",
 		ToolID: "acme.send-email", ToolVersion: "2.1.0", Arguments: json.RawMessage(`{"to":"legal@globex.test","subject":"NDA draft"}`),
@@ -332,13 +345,7 @@ func TestRunsFilterAndConversationPage(t *testing.T) {
 	ctx := context.Background()
 	s := memstore.New(nil)
 	park(t, s, "acme", "run-1", "standard")
-	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: "acme", RunID: "run-2", FlowID: "turn", FlowVersion: "1"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Write(ctx, bindings.RunSnapshotWriteInput{TenantID: "acme", RunID: "run-2", FlowID: "turn", FlowVersion: "1",
-		AgentID: "acme.researcher", AgentVersion: "1.0.0", Input: json.RawMessage(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
+	agentRun(t, s, "acme", "run-2", "acme.researcher")
 	if err := s.SetRunStatus(ctx, "acme", "run-2", bindings.RunCompleted); err != nil {
 		t.Fatal(err)
 	}

@@ -150,41 +150,59 @@ func (h *handler) allRuns(ctx context.Context, rv Reviewer, f filters) ([]keyed[
 	more := false
 	for _, t := range rv.TenantIDs {
 		in := bindings.ListRunsInput{TenantID: t, Statuses: statuses, Limit: bindings.MaxRunPageLimit}
-		n := 0
-		for {
+		cut, err := scan(func(after string) ([]bindings.Run, string, error) {
+			in.After = after
 			p, err := h.opts.Store.ListRuns(ctx, in)
-			if err != nil {
-				return nil, false, err
+			return p.Runs, p.Next, err
+		}, func(run bindings.Run) {
+			if (f.ID != "" && !strings.Contains(run.ID, f.ID)) || !f.inRange(run.CreatedAt) {
+				return
 			}
-			for _, run := range p.Runs {
-				n++
-				if (f.ID != "" && !strings.Contains(run.ID, f.ID)) || !f.inRange(run.CreatedAt) {
-					continue
+			row := runRow{Run: run}
+			if f.Tool != "" && !h.calledTool(ctx, t, run.ID, f.Tool) {
+				return
+			}
+			if f.Agent != "" {
+				snap, err := h.opts.Store.Read(ctx, t, run.ID)
+				if err != nil || snap.AgentID != f.Agent {
+					return
 				}
-				row := runRow{Run: run}
-				if f.Tool != "" && !h.calledTool(ctx, t, run.ID, f.Tool) {
-					continue
-				}
-				if f.Agent != "" {
-					snap, err := h.opts.Store.Read(ctx, t, run.ID)
-					if err != nil || snap.AgentID != f.Agent {
-						continue
-					}
-					row.Agent = snap.AgentID + "@" + snap.AgentVersion
-				}
-				out = append(out, keyed[runRow]{sortKey(run.CreatedAt, t, run.ID), row})
+				row.Agent = snap.AgentID + "@" + snap.AgentVersion
 			}
-			if p.Next == "" {
-				break
-			}
-			if n >= maxScan {
-				more = true
-				break
-			}
-			in.After = p.Next
+			out = append(out, keyed[runRow]{sortKey(run.CreatedAt, t, run.ID), row})
+		})
+		if err != nil {
+			return nil, false, err
 		}
+		more = more || cut
 	}
 	return out, more, nil
+}
+
+// scan reads one tenant's list page by page: read returns the items of
+// the page at cursor and the next page's cursor (zero after the last).
+// Each item is given to each. Past maxScan items it stops, with more true
+// when pages were left unread.
+func scan[T any, C comparable](read func(cursor C) ([]T, C, error), each func(T)) (more bool, err error) {
+	var cursor, last C
+	n := 0
+	for {
+		items, next, err := read(cursor)
+		if err != nil {
+			return false, err
+		}
+		for _, it := range items {
+			n++
+			each(it)
+		}
+		if next == last {
+			return false, nil
+		}
+		if n >= maxScan {
+			return true, nil
+		}
+		cursor = next
+	}
 }
 
 // calledTool reports whether the run's journal dispatched a call of tool
@@ -213,29 +231,21 @@ func (h *handler) allConversations(ctx context.Context, rv Reviewer, f filters) 
 	more := false
 	for _, t := range rv.TenantIDs {
 		in := bindings.ListConversationsPageInput{ListConversationsInput: bindings.ListConversationsInput{TenantID: t, Limit: 200}}
-		n := 0
-		for {
+		cut, err := scan(func(cursor *bindings.ConversationPageCursor) ([]bindings.Conversation, *bindings.ConversationPageCursor, error) {
+			in.Cursor = cursor
 			p, err := h.opts.Store.ListConversationsPage(ctx, in)
-			if err != nil {
-				return nil, false, err
+			return p.Conversations, p.Next, err
+		}, func(c bindings.Conversation) {
+			if (f.ID != "" && !strings.Contains(c.ID, f.ID) && !strings.Contains(strings.ToLower(c.Title), strings.ToLower(f.ID))) ||
+				(f.Agent != "" && c.AgentID != f.Agent) || (f.Status != "" && string(c.Status) != f.Status) || !f.inRange(c.LastActivityAt) {
+				return
 			}
-			for _, c := range p.Conversations {
-				n++
-				if (f.ID != "" && !strings.Contains(c.ID, f.ID) && !strings.Contains(strings.ToLower(c.Title), strings.ToLower(f.ID))) ||
-					(f.Agent != "" && c.AgentID != f.Agent) || (f.Status != "" && string(c.Status) != f.Status) || !f.inRange(c.LastActivityAt) {
-					continue
-				}
-				out = append(out, keyed[bindings.Conversation]{sortKey(c.LastActivityAt, t, c.ID), c})
-			}
-			if p.Next == nil {
-				break
-			}
-			if n >= maxScan {
-				more = true
-				break
-			}
-			in.Cursor = p.Next
+			out = append(out, keyed[bindings.Conversation]{sortKey(c.LastActivityAt, t, c.ID), c})
+		})
+		if err != nil {
+			return nil, false, err
 		}
+		more = more || cut
 	}
 	return out, more, nil
 }

@@ -121,6 +121,17 @@ func (h *handler) notFoundPage(w http.ResponseWriter, r *http.Request) {
 	h.notFound(w, r, rv)
 }
 
+// pathRecord returns the {tenant} and {id} of r's path; when rv may not
+// see the tenant it answers not found, and ok is false.
+func (h *handler) pathRecord(w http.ResponseWriter, r *http.Request, rv Reviewer) (tenant, id string, ok bool) {
+	tenant, id = r.PathValue("tenant"), r.PathValue("id")
+	if !allowed(rv, tenant) {
+		h.notFound(w, r, rv)
+		return "", "", false
+	}
+	return tenant, id, true
+}
+
 // storeError answers a store error: not found for the missing-record
 // codes, 500 otherwise.
 func (h *handler) storeError(w http.ResponseWriter, r *http.Request, rv Reviewer, err error) {
@@ -352,9 +363,8 @@ func decidedAt(a bindings.Approval) time.Time {
 // approval is no longer pending.
 func (h *handler) decide(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 	ctx := r.Context()
-	tenant, id := r.PathValue("tenant"), r.PathValue("id")
-	if !allowed(rv, tenant) {
-		h.notFound(w, r, rv)
+	tenant, id, ok := h.pathRecord(w, r, rv)
+	if !ok {
 		return
 	}
 	var approve bool
@@ -535,9 +545,8 @@ func (h *handler) children(ctx context.Context, tenant, runID string) ([]childRo
 
 func (h *handler) run(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 	ctx := r.Context()
-	tenant, id := r.PathValue("tenant"), r.PathValue("id")
-	if !allowed(rv, tenant) {
-		h.notFound(w, r, rv)
+	tenant, id, ok := h.pathRecord(w, r, rv)
+	if !ok {
 		return
 	}
 	run, err := h.opts.Store.GetRun(ctx, tenant, id)
@@ -656,9 +665,8 @@ func (h *handler) conversations(w http.ResponseWriter, r *http.Request, rv Revie
 
 func (h *handler) conversation(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 	ctx := r.Context()
-	tenant, id := r.PathValue("tenant"), r.PathValue("id")
-	if !allowed(rv, tenant) {
-		h.notFound(w, r, rv)
+	tenant, id, ok := h.pathRecord(w, r, rv)
+	if !ok {
 		return
 	}
 	c, err := h.opts.Store.GetConversation(ctx, tenant, id)

@@ -38,10 +38,7 @@ func (s stuckStore) GetRun(ctx context.Context, tenant, id string) (bindings.Run
 // keep failing shows the last failure's code, message, attempts and time.
 func TestRunPageShowsTheLastErrorOfAStuckRun(t *testing.T) {
 	ms := memstore.New(nil)
-	ctx := context.Background()
-	if _, err := ms.StartRun(ctx, bindings.StartRunInput{TenantID: "acme", RunID: "run-stuck", FlowID: "turn", FlowVersion: "1"}); err != nil {
-		t.Fatal(err)
-	}
+	startRun(t, ms, "acme", "run-stuck")
 	at := time.Date(2026, 12, 1, 10, 30, 0, 0, time.UTC)
 	h, err := console.New(console.Options{Store: stuckStore{ms, &bindings.RunError{Code: "persistence-error", Message: "the database refused: too many connections", At: at, Attempts: 4}},
 		Authenticate: headerAuth, RefreshSeconds: -1})
@@ -196,9 +193,7 @@ func TestConversationsPageAndFilter(t *testing.T) {
 func TestLongJournalsArePagedAndLongValuesFolded(t *testing.T) {
 	s := memstore.New(nil)
 	ctx := context.Background()
-	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: "acme", RunID: "run-long", FlowID: "turn", FlowVersion: "1"}); err != nil {
-		t.Fatal(err)
-	}
+	startRun(t, s, "acme", "run-long")
 	long, _ := json.Marshal(map[string]string{"text": strings.Repeat("lorem ipsum ", 400)})
 	for i := range 700 {
 		e := bindings.JournalEntry{Key: fmt.Sprintf("step-%03d", i), Node: "custom", Status: bindings.StepCompleted, Output: json.RawMessage(`{"n":1}`)}
@@ -230,9 +225,7 @@ func TestLongJournalsArePagedAndLongValuesFolded(t *testing.T) {
 func TestEventsTellARunsPageOfANewStep(t *testing.T) {
 	s := memstore.New(nil)
 	ctx := context.Background()
-	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: "acme", RunID: "run-live", FlowID: "turn", FlowVersion: "1"}); err != nil {
-		t.Fatal(err)
-	}
+	startRun(t, s, "acme", "run-live")
 	h, err := console.New(console.Options{Store: s, Authenticate: headerAuth, RefreshSeconds: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -331,9 +324,7 @@ func TestRunsFilterByToolAndTimeAndID(t *testing.T) {
 func TestFoldKeepsRunesWhole(t *testing.T) {
 	s := memstore.New(nil)
 	ctx := context.Background()
-	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: "acme", RunID: "run-u", FlowID: "turn", FlowVersion: "1"}); err != nil {
-		t.Fatal(err)
-	}
+	startRun(t, s, "acme", "run-u")
 	text, _ := json.Marshal("x" + strings.Repeat("é", 2000)) // a rune boundary falls between bytes
 	if _, _, err := s.AppendStep(ctx, bindings.AppendStepInput{TenantID: "acme", RunID: "run-u", Entry: bindings.JournalEntry{Key: "render-prompt", Node: "render-prompt", Status: bindings.StepCompleted, Output: text}}); err != nil {
 		t.Fatal(err)

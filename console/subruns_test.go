@@ -17,13 +17,7 @@ import (
 func subAgentTree(t *testing.T, s *memstore.Store) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: "acme", RunID: "triage", FlowID: "turn", FlowVersion: "1"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Write(ctx, bindings.RunSnapshotWriteInput{TenantID: "acme", RunID: "triage", FlowID: "turn", FlowVersion: "1",
-		AgentID: "acme.triage", AgentVersion: "1.0.0", Input: json.RawMessage(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
+	agentRun(t, s, "acme", "triage", "acme.triage")
 	if err := s.SetRunStatus(ctx, "acme", "triage", bindings.RunSuspended); err != nil {
 		t.Fatal(err)
 	}

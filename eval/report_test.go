@@ -114,23 +114,23 @@ func TestWriteHTMLRendersOffline(t *testing.T) {
 	defer srv.Close()
 
 	ctx := browser(t)
-	run(t, ctx, chromedp.Navigate(srv.URL+"/report.html"), chromedp.WaitVisible(chromedp.CSS(`#summary`)))
-	summary := value(t, ctx, chromedp.Text(chromedp.CSS(`#summary`)))
+	browsertest.Run(t, ctx, chromedp.Navigate(srv.URL+"/report.html"), chromedp.WaitVisible(chromedp.CSS(`#summary`)))
+	summary := browsertest.Value(t, ctx, chromedp.Text(chromedp.CSS(`#summary`)))
 	for _, want := range []string{"4 cases", "1 passed", "3 failed", "1 regressed"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("summary %q lacks %q", summary, want)
 		}
 	}
-	rows := value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#cases tbody tr").length`))
+	rows := browsertest.Value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#cases tbody tr").length`))
 	if rows != 4 {
 		t.Errorf("%d case rows, want 4", rows)
 	}
-	side := value(t, ctx, chromedp.Text(chromedp.CSS(`section:nth-of-type(2) .side`)))
+	side := browsertest.Value(t, ctx, chromedp.Text(chromedp.CSS(`section:nth-of-type(2) .side`)))
 	if !strings.Contains(side, "Order 2 was delivered; a refund is possible.") || !strings.Contains(side, "Order 2 was delivered.") {
 		t.Errorf("case 2's answers side by side = %q", side)
 	}
-	scripts := value(t, ctx, chromedp.Evaluate[int](`document.scripts.length`))
-	resources := value(t, ctx, chromedp.Evaluate[int](`performance.getEntriesByType("resource").length`))
+	scripts := browsertest.Value(t, ctx, chromedp.Evaluate[int](`document.scripts.length`))
+	resources := browsertest.Value(t, ctx, chromedp.Evaluate[int](`performance.getEntriesByType("resource").length`))
 	if scripts != 0 || resources != 0 {
 		t.Errorf("the page has %d scripts and loaded %d resources, want none", scripts, resources)
 	}
@@ -161,13 +161,3 @@ func TestReportJSONRoundTrip(t *testing.T) {
 
 // browser starts headless Chromium for the test (internal/browsertest).
 func browser(t *testing.T) context.Context { return browsertest.Start(t) }
-
-func run(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	browsertest.Run(t, ctx, steps...)
-}
-
-func value[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
-	t.Helper()
-	return browsertest.Value(t, ctx, a)
-}

@@ -3,6 +3,7 @@ package pack
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -16,15 +17,24 @@ import (
 
 // Retries: a call is sent again only when it provably did not run.
 
-func TestClientRetries503PerRetryAfter(t *testing.T) {
-	f, srv := newFakeService(t, func(w http.ResponseWriter, r *http.Request, n int, body []byte) {
-		if n <= 2 {
-			w.Header().Set("Retry-After", "1")
+// always is a count of failures that never runs out.
+const always = math.MaxInt
+
+// unavailable answers the first failures calls with 503 and Retry-After
+// retryAfter, and the later ones with the echoed result.
+func unavailable(t *testing.T, retryAfter string, failures int) func(w http.ResponseWriter, r *http.Request, n int, body []byte) {
+	return func(w http.ResponseWriter, r *http.Request, n int, body []byte) {
+		if n <= failures {
+			w.Header().Set("Retry-After", retryAfter)
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
 		echoResult(t, w, body)
-	})
+	}
+}
+
+func TestClientRetries503PerRetryAfter(t *testing.T) {
+	f, srv := newFakeService(t, unavailable(t, "1", 2))
 	c := NewClient(srv.URL, testToken, &ClientOptions{RetryWait: time.Millisecond})
 	start := time.Now()
 	out, err := c.Invoke(t.Context(), testInvoke())
@@ -60,14 +70,7 @@ func TestClientRetryAfterHTTPDate(t *testing.T) {
 }
 
 func TestClientRetryAfterIsCapped(t *testing.T) {
-	f, srv := newFakeService(t, func(w http.ResponseWriter, r *http.Request, n int, body []byte) {
-		if n == 1 {
-			w.Header().Set("Retry-After", "3600")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		echoResult(t, w, body)
-	})
+	f, srv := newFakeService(t, unavailable(t, "3600", 1))
 	c := NewClient(srv.URL, testToken, &ClientOptions{MaxRetryWait: 20 * time.Millisecond})
 	start := time.Now()
 	if _, err := c.Invoke(t.Context(), testInvoke()); err != nil {
@@ -82,10 +85,7 @@ func TestClientRetryAfterIsCapped(t *testing.T) {
 }
 
 func TestClient503RetriesRunOut(t *testing.T) {
-	f, srv := newFakeService(t, func(w http.ResponseWriter, r *http.Request, n int, body []byte) {
-		w.Header().Set("Retry-After", "0")
-		w.WriteHeader(http.StatusServiceUnavailable)
-	})
+	f, srv := newFakeService(t, unavailable(t, "0", always))
 	_, err := NewClient(srv.URL, testToken, &ClientOptions{MaxRetries: 2}).Invoke(t.Context(), testInvoke())
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Status != http.StatusServiceUnavailable || agents.CodeOf(err) != CodeUnavailable {
@@ -97,10 +97,7 @@ func TestClient503RetriesRunOut(t *testing.T) {
 }
 
 func TestClient503NotRetriedPastDeadline(t *testing.T) {
-	f, srv := newFakeService(t, func(w http.ResponseWriter, r *http.Request, n int, body []byte) {
-		w.Header().Set("Retry-After", "5")
-		w.WriteHeader(http.StatusServiceUnavailable)
-	})
+	f, srv := newFakeService(t, unavailable(t, "5", always))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 	start := time.Now()
@@ -117,10 +114,7 @@ func TestClient503NotRetriedPastDeadline(t *testing.T) {
 }
 
 func TestClientRetryWaitHonoursCancel(t *testing.T) {
-	_, srv := newFakeService(t, func(w http.ResponseWriter, r *http.Request, n int, body []byte) {
-		w.Header().Set("Retry-After", "10")
-		w.WriteHeader(http.StatusServiceUnavailable)
-	})
+	_, srv := newFakeService(t, unavailable(t, "10", always))
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	_, err := NewClient(srv.URL, testToken, nil).Invoke(ctx, testInvoke())

@@ -14,61 +14,57 @@ import (
 // The common shape of a request is recognised without running the schema
 // (a fast path several times cheaper); anything else goes through the
 // schema, which has the last word.
-func DecodeRequest(body []byte) (any, *ErrorMessage) {
-	if msg, ok := fastRequest(body); ok {
-		return msg, nil
-	}
-	if issues := ValidateRequest(body); issues != nil {
-		return nil, invalid("not a valid request message", issues)
-	}
-	top, kind, err := normalized(body)
-	if err != nil {
-		return nil, invalid("not a valid request message: "+err.Error(), nil)
-	}
-	var msg any
-	switch kind {
-	case KindInvoke:
-		msg = new(ToolInvoke)
-	case KindCheckInvoke:
-		msg = new(CheckInvoke)
-	default:
-		return nil, invalid("unknown request kind "+kind, nil)
-	}
-	if err := decodeExact(top, msg); err != nil {
-		return nil, invalid("not a valid request message: "+err.Error(), nil)
-	}
-	return msg, nil
-}
+func DecodeRequest(body []byte) (any, *ErrorMessage) { return requests.decode(body) }
 
 // DecodeResponse validates body against the response definition and
 // decodes it into a *ToolResult, a *CheckResult or an *ErrorMessage. A
 // body that is not a valid response gives an invalid-request error message
 // carrying the issues (the client reports it as invalid-response). Like
 // DecodeRequest it recognises the common shapes without the schema.
-func DecodeResponse(body []byte) (any, *ErrorMessage) {
-	if msg, ok := fastResponse(body); ok {
+func DecodeResponse(body []byte) (any, *ErrorMessage) { return responses.decode(body) }
+
+// direction is what decoding a request and decoding a response differ by:
+// the word in the error messages, the fast path, the schema check and the
+// Go type each kind decodes into.
+type direction struct {
+	name     string
+	fast     func(body []byte) (any, bool)
+	validate func(body []byte) []Issue
+	kinds    map[string]func() any
+}
+
+var (
+	requests = direction{name: "request", fast: fastRequest, validate: ValidateRequest, kinds: map[string]func() any{
+		KindInvoke:      func() any { return new(ToolInvoke) },
+		KindCheckInvoke: func() any { return new(CheckInvoke) },
+	}}
+	responses = direction{name: "response", fast: fastResponse, validate: ValidateResponse, kinds: map[string]func() any{
+		KindResult:      func() any { return new(ToolResult) },
+		KindCheckResult: func() any { return new(CheckResult) },
+		KindError:       func() any { return new(ErrorMessage) },
+	}}
+)
+
+// decode is DecodeRequest or DecodeResponse, by d.
+func (d direction) decode(body []byte) (any, *ErrorMessage) {
+	if msg, ok := d.fast(body); ok {
 		return msg, nil
 	}
-	if issues := ValidateResponse(body); issues != nil {
-		return nil, invalid("not a valid response message", issues)
+	notValid := "not a valid " + d.name + " message"
+	if issues := d.validate(body); issues != nil {
+		return nil, invalid(notValid, issues)
 	}
 	top, kind, err := normalized(body)
 	if err != nil {
-		return nil, invalid("not a valid response message: "+err.Error(), nil)
+		return nil, invalid(notValid+": "+err.Error(), nil)
 	}
-	var msg any
-	switch kind {
-	case KindResult:
-		msg = new(ToolResult)
-	case KindCheckResult:
-		msg = new(CheckResult)
-	case KindError:
-		msg = new(ErrorMessage)
-	default:
-		return nil, invalid("unknown response kind "+kind, nil)
+	newMsg, ok := d.kinds[kind]
+	if !ok {
+		return nil, invalid("unknown "+d.name+" kind "+kind, nil)
 	}
+	msg := newMsg()
 	if err := decodeExact(top, msg); err != nil {
-		return nil, invalid("not a valid response message: "+err.Error(), nil)
+		return nil, invalid(notValid+": "+err.Error(), nil)
 	}
 	return msg, nil
 }
@@ -203,11 +199,17 @@ func object(raw json.RawMessage) (rawObject, bool) {
 
 // str reads a required (or, with optional, an absent) string field.
 func str(m rawObject, key string, optional bool, dst *string) bool {
+	return field(m, key, optional, '"', dst)
+}
+
+// field decodes m[key] into dst when its JSON value opens with open ('"'
+// for a string, '{' for an object); an absent field is fine when optional.
+func field(m rawObject, key string, optional bool, open byte, dst any) bool {
 	raw, ok := m[key]
 	if !ok {
 		return optional
 	}
-	if len(raw) == 0 || raw[0] != '"' {
+	if len(raw) == 0 || raw[0] != open {
 		return false
 	}
 	return json.Unmarshal(raw, dst) == nil
@@ -221,14 +223,7 @@ func isKind(raw json.RawMessage, want string) bool {
 // openObject reads an optional JSON object field into *dst (nil when
 // absent); ok is false when present but not an object.
 func openObject(m rawObject, key string, dst *map[string]any) bool {
-	raw, ok := m[key]
-	if !ok {
-		return true
-	}
-	if len(raw) == 0 || raw[0] != '{' {
-		return false
-	}
-	return json.Unmarshal(raw, dst) == nil
+	return field(m, key, true, '{', dst)
 }
 
 // requiredObject returns a required field that must be a JSON object.

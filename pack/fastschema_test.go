@@ -66,10 +66,7 @@ var badJSON = []string{`{"ms":01}`, `[1,]`, `{"a":"x",}`, `{"a" "x"}`, `-`, `1.`
 
 func TestFastSchemaRefusesBadJSON(t *testing.T) {
 	for _, src := range fastSchemas {
-		s, err := CompileSchema(json.RawMessage(src))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := mustCompile(t, src)
 		for _, val := range badJSON {
 			if s.FastAccepts([]byte(val)) {
 				t.Errorf("schema %s: FastAccepts(%q), which is not JSON", src, val)
@@ -88,14 +85,21 @@ func TestFastAcceptsDemoValues(t *testing.T) {
 		{fastSchemas[4], `{"tokenVisible":false,"region":"eu-west"}`},
 		{fastSchemas[13], `{"user":{"name":"n","age":3},"tags":["a","b"]}`},
 	} {
-		s, err := CompileSchema(json.RawMessage(c.schema))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := mustCompile(t, c.schema)
 		if !s.FastAccepts([]byte(c.value)) {
 			t.Errorf("schema %s: FastAccepts(%s) = false, want true", c.schema, c.value)
 		}
 	}
+}
+
+// mustCompile compiles the schema src, failing the test if it does not.
+func mustCompile(t *testing.T, src string) *Schema {
+	t.Helper()
+	s, err := CompileSchema(json.RawMessage(src))
+	if err != nil {
+		t.Fatalf("CompileSchema(%s): %v", src, err)
+	}
+	return s
 }
 
 // fullValidate is the full validator alone, without the fast check.
@@ -103,19 +107,13 @@ func fullValidate(s *Schema, v any) []Issue { return validate(s.sch, s.doc, sche
 
 func TestFastSchemaCompiles(t *testing.T) {
 	for _, src := range fastSchemas {
-		s, err := CompileSchema(json.RawMessage(src))
-		if err != nil {
-			t.Fatalf("%s: %v", src, err)
-		}
+		s := mustCompile(t, src)
 		if s.fast == nil {
 			t.Errorf("%s: no fast check", src)
 		}
 	}
 	for _, src := range slowSchemas {
-		s, err := CompileSchema(json.RawMessage(src))
-		if err != nil {
-			t.Fatalf("%s: %v", src, err)
-		}
+		s := mustCompile(t, src)
 		if s.fast != nil {
 			t.Errorf("%s: has a fast check, but uses a keyword it does not handle", src)
 		}
@@ -127,10 +125,7 @@ func TestFastSchemaCompiles(t *testing.T) {
 // and Validate's issues are the full validator's.
 func TestFastSchemaAgrees(t *testing.T) {
 	for _, src := range fastSchemas {
-		s, err := CompileSchema(json.RawMessage(src))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := mustCompile(t, src)
 		for _, val := range fastValues {
 			var v any
 			if err := json.Unmarshal([]byte(val), &v); err != nil {
@@ -161,10 +156,7 @@ func TestFastSchemaAgrees(t *testing.T) {
 // TestFastSchemaLeavesOtherValues checks that values the fast check does
 // not know (raw JSON, json.Number, Go integers) go to the full validator.
 func TestFastSchemaLeavesOtherValues(t *testing.T) {
-	s, err := CompileSchema(json.RawMessage(`{"type":"integer","minimum":0}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustCompile(t, `{"type":"integer","minimum":0}`)
 	for _, v := range []any{json.RawMessage(`1`), []byte(`1`), json.Number("1"), 1, int64(1)} {
 		if s.fast.valid(v) {
 			t.Errorf("fast check answered for %T", v)

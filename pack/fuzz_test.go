@@ -6,20 +6,44 @@ import (
 	"testing"
 )
 
-func FuzzDecodeRequest(f *testing.F) {
+// seed adds the sample messages and the bodies extra to f's corpus.
+func seed(f *testing.F, extra ...string) {
 	for _, msg := range sampleMessages() {
 		b, _ := json.Marshal(msg)
 		f.Add(b)
 	}
-	for _, s := range []string{``, `{`, `null`, `[]`, `{"v":2}`, `{"v":2,"kind":"invoke"}`, `{"v":2.0,"kind":"invoke","tool":{"id":"x"},"input":1,"ctx":{"tenantId":"t","runId":"r"}}`} {
+	for _, s := range extra {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		if _, ok := fastRequest(body); ok {
-			if issues := ValidateRequest(body); issues != nil {
-				t.Fatalf("the fast path accepted %q, which the schema rejects: %v", body, issues)
-			}
+}
+
+// fastAgrees fails when d's fast path accepts a body d's schema rejects.
+func fastAgrees(t *testing.T, d direction, body []byte) {
+	t.Helper()
+	if _, ok := d.fast(body); ok {
+		if issues := d.validate(body); issues != nil {
+			t.Fatalf("the fast path accepted %q, which the schema rejects: %v", body, issues)
 		}
+	}
+}
+
+// reencodes fails when msg, decoded by d, does not encode to a body d's
+// schema accepts.
+func reencodes(t *testing.T, d direction, msg any) {
+	t.Helper()
+	b, err := json.Marshal(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if issues := d.validate(b); issues != nil {
+		t.Fatalf("a decoded %s re-encodes to an invalid one %s: %v", d.name, b, issues)
+	}
+}
+
+func FuzzDecodeRequest(f *testing.F) {
+	seed(f, ``, `{`, `null`, `[]`, `{"v":2}`, `{"v":2,"kind":"invoke"}`, `{"v":2.0,"kind":"invoke","tool":{"id":"x"},"input":1,"ctx":{"tenantId":"t","runId":"r"}}`)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fastAgrees(t, requests, body)
 		msg, em := DecodeRequest(body)
 		if (msg == nil) == (em == nil) {
 			t.Fatalf("DecodeRequest(%q) = %v, %v: want exactly one", body, msg, em)
@@ -37,42 +61,20 @@ func FuzzDecodeRequest(f *testing.F) {
 			}
 			return
 		}
-		b, err := json.Marshal(msg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if issues := ValidateRequest(b); issues != nil {
-			t.Fatalf("a decoded request re-encodes to an invalid one %s: %v", b, issues)
-		}
+		reencodes(t, requests, msg)
 	})
 }
 
 func FuzzDecodeResponse(f *testing.F) {
-	for _, msg := range sampleMessages() {
-		b, _ := json.Marshal(msg)
-		f.Add(b)
-	}
-	for _, s := range []string{`{"v":2,"kind":"check-result","result":{"passed":true,"Passed":1}}`, `{"v":2,"kind":"result"}`, `{"v":2,"kind":"check-result","result":{"passed":null}}`} {
-		f.Add([]byte(s))
-	}
+	seed(f, `{"v":2,"kind":"check-result","result":{"passed":true,"Passed":1}}`, `{"v":2,"kind":"result"}`, `{"v":2,"kind":"check-result","result":{"passed":null}}`)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if _, ok := fastResponse(body); ok {
-			if issues := ValidateResponse(body); issues != nil {
-				t.Fatalf("the fast path accepted %q, which the schema rejects: %v", body, issues)
-			}
-		}
+		fastAgrees(t, responses, body)
 		msg, em := DecodeResponse(body)
 		if (msg == nil) == (em == nil) {
 			t.Fatalf("DecodeResponse(%q) = %v, %v: want exactly one", body, msg, em)
 		}
 		if msg != nil {
-			b, err := json.Marshal(msg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if issues := ValidateResponse(b); issues != nil {
-				t.Fatalf("a decoded response re-encodes to an invalid one %s: %v", b, issues)
-			}
+			reencodes(t, responses, msg)
 		}
 	})
 }

@@ -277,10 +277,7 @@ func TestSchemaValidateAjvIssues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := CompileSchema(json.RawMessage(tt.schema))
-			if err != nil {
-				t.Fatalf("CompileSchema: %v", err)
-			}
+			s := mustCompile(t, tt.schema)
 			got := s.Validate(json.RawMessage(tt.value))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("issues (-want +got):\n%s", diff)
@@ -312,10 +309,7 @@ func TestSchemaValidateAjvIssues(t *testing.T) {
 }
 
 func TestSchemaValidateBadJSON(t *testing.T) {
-	s, err := CompileSchema(json.RawMessage(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustCompile(t, `{}`)
 	got := s.Validate(json.RawMessage(`{"a":`))
 	if len(got) != 1 || got[0].InstancePath != "" || got[0].Keyword != "" || got[0].Message == "" {
 		t.Errorf("Validate(bad JSON) = %+v, want one root issue without keyword", got)

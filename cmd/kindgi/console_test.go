@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/pgstore"
 )
 
 func TestConsoleRefusesBothOrNoAuthentication(t *testing.T) {
@@ -37,19 +33,8 @@ func TestConsoleRefusesBothOrNoAuthentication(t *testing.T) {
 // TestConsoleWithoutTenantsSeesEveryTenant: the tenants of a console
 // started without --tenant are those the database role reads.
 func TestConsoleWithoutTenantsSeesEveryTenant(t *testing.T) {
-	url := os.Getenv("KINDGI_TEST_DATABASE_URL")
-	if url == "" {
-		t.Skip("KINDGI_TEST_DATABASE_URL is not set")
-	}
+	store, _, tenant := cliStore(t, "console-cli-")
 	ctx := context.Background()
-	store, err := pgstore.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	tenant := "console-cli-" + hex.EncodeToString(b[:])
 	if _, err := store.RequestApproval(ctx, bindings.ApprovalRequest{TenantID: tenant, ID: "ap-1", ToolCallID: "c1", ToolID: "acme.send-email", ToolVersion: "1.0.0", Arguments: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}

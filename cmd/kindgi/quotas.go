@@ -35,17 +35,14 @@ func runQuotas(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return flagExit(err)
 	}
-	switch {
-	case *sf.url == "":
-		fmt.Fprintln(stderr, "kindgi quotas show: --database-url (or KINDGI_DATABASE_URL) is required")
-	case *sf.tenant == "":
-		fmt.Fprintln(stderr, "kindgi quotas show: --tenant is required")
+	switch missing := sf.missing(); {
+	case missing != "":
+		fmt.Fprintln(stderr, "kindgi quotas show: "+missing)
 	case len(rest) > 0:
 		fmt.Fprintf(stderr, "kindgi quotas show: unexpected arguments %q\n", rest)
 	default:
-		store, closeFn, err := connect(ctx, *sf.url)
-		if err != nil {
-			fmt.Fprintf(stderr, "kindgi quotas show: %s\n", errLine(err))
+		store, closeFn, ok := sf.open(ctx, "quotas show", stderr)
+		if !ok {
 			return exitFailure
 		}
 		defer closeFn()

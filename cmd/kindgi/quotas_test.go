@@ -2,32 +2,20 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"regexp"
 	"testing"
 	"time"
 
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/internal/pgtest"
-	"github.com/kindgi/agents/pgstore"
 )
 
 // TestQuotasShow seeds a tenant's quota use and runs the built binary:
 // quotas show prints each quota's use against its limit with the time
 // its window frees (and as JSON), and refuses a missing tenant.
 func TestQuotasShow(t *testing.T) {
-	url := pgtest.AdminURL(t) // TestMain's database
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	tenant := "quotas-cli-" + hex.EncodeToString(b[:])
+	store, url, tenant := cliStore(t, "quotas-cli-")
 	ctx := context.Background()
-	store, err := pgstore.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
 	calls := bindings.Quota{Name: "calls-per-hour", Scope: bindings.QuotaModelCalls, Limit: 60, WindowSeconds: 3600}
 	email := bindings.Quota{Name: "send-email", Scope: bindings.QuotaToolCalls, ToolID: "acme.send-email", Limit: 10, WindowSeconds: 3600, OnExceeded: bindings.QuotaWait}
 	first := time.Now().UTC().Truncate(time.Microsecond)

@@ -61,6 +61,28 @@ func addStoreFlags(fs *flag.FlagSet) storeFlags {
 	}
 }
 
+// missing says which required store flag is not set ("" when none).
+func (sf storeFlags) missing() string {
+	switch {
+	case *sf.url == "":
+		return "--database-url (or KINDGI_DATABASE_URL) is required"
+	case *sf.tenant == "":
+		return "--tenant is required"
+	}
+	return ""
+}
+
+// open connects to the store of --database-url; when it cannot, it says
+// why on stderr, as the command cmd, and ok is false.
+func (sf storeFlags) open(ctx context.Context, cmd string, stderr io.Writer) (store *pgstore.Store, closeFn func(), ok bool) {
+	store, closeFn, err := connect(ctx, *sf.url)
+	if err != nil {
+		fmt.Fprintf(stderr, "kindgi %s: %s\n", cmd, errLine(err))
+		return nil, nil, false
+	}
+	return store, closeFn, true
+}
+
 // connect opens a Store on url without migrating.
 func connect(ctx context.Context, url string) (*pgstore.Store, func(), error) {
 	pool, err := pgxpool.New(ctx, url)
@@ -90,11 +112,9 @@ func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return flagExit(err)
 	}
-	switch {
-	case *sf.url == "":
-		fmt.Fprintf(stderr, "kindgi runs %s: --database-url (or KINDGI_DATABASE_URL) is required\n", sub)
-	case *sf.tenant == "":
-		fmt.Fprintf(stderr, "kindgi runs %s: --tenant is required\n", sub)
+	switch missing := sf.missing(); {
+	case missing != "":
+		fmt.Fprintf(stderr, "kindgi runs %s: %s\n", sub, missing)
 	case sub == "list" && len(rest) > 0:
 		fmt.Fprintf(stderr, "kindgi runs list: unexpected arguments %q\n", rest)
 	case sub == "list" && *limit < 1:
@@ -102,9 +122,8 @@ func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case sub == "show" && len(rest) != 1:
 		fmt.Fprintln(stderr, "kindgi runs show: give one RUN_ID")
 	default:
-		store, closeFn, err := connect(ctx, *sf.url)
-		if err != nil {
-			fmt.Fprintf(stderr, "kindgi runs %s: %s\n", sub, errLine(err))
+		store, closeFn, ok := sf.open(ctx, "runs "+sub, stderr)
+		if !ok {
 			return exitFailure
 		}
 		defer closeFn()
@@ -420,11 +439,9 @@ func runApprovals(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return flagExit(err)
 	}
-	switch {
-	case *sf.url == "":
-		fmt.Fprintf(stderr, "kindgi approvals %s: --database-url (or KINDGI_DATABASE_URL) is required\n", sub)
-	case *sf.tenant == "":
-		fmt.Fprintf(stderr, "kindgi approvals %s: --tenant is required\n", sub)
+	switch missing := sf.missing(); {
+	case missing != "":
+		fmt.Fprintf(stderr, "kindgi approvals %s: %s\n", sub, missing)
 	case sub == "list" && len(rest) > 0:
 		fmt.Fprintf(stderr, "kindgi approvals list: unexpected arguments %q\n", rest)
 	case sub != "list" && len(rest) != 1:
@@ -432,9 +449,8 @@ func runApprovals(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	case sub != "list" && *approver == "":
 		fmt.Fprintf(stderr, "kindgi approvals %s: --approver is required\n", sub)
 	default:
-		store, closeFn, err := connect(ctx, *sf.url)
-		if err != nil {
-			fmt.Fprintf(stderr, "kindgi approvals %s: %s\n", sub, errLine(err))
+		store, closeFn, ok := sf.open(ctx, "approvals "+sub, stderr)
+		if !ok {
 			return exitFailure
 		}
 		defer closeFn()

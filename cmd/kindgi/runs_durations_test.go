@@ -2,34 +2,19 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/pgstore"
 )
 
 // TestRunsShowDurationsAreNeverNegative: a run whose first entries were
 // stamped by a driver's clock before the store's creation stamp, and whose
 // entries are not in clock order, shows no negative step duration.
 func TestRunsShowDurationsAreNeverNegative(t *testing.T) {
-	url := os.Getenv("KINDGI_TEST_DATABASE_URL")
-	if url == "" {
-		t.Skip("KINDGI_TEST_DATABASE_URL is not set")
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	tenant := "runs-dur-" + hex.EncodeToString(b[:])
+	store, url, tenant := cliStore(t, "runs-dur-")
 	ctx := context.Background()
-	store, err := pgstore.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
 	run, err := store.StartRun(ctx, bindings.StartRunInput{TenantID: tenant, RunID: "r", FlowID: "agent.turn", FlowVersion: "1.1.0"})
 	if err != nil {
 		t.Fatal(err)

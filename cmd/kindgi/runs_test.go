@@ -15,9 +15,9 @@ import (
 	"github.com/kindgi/agents/pgstore"
 )
 
-// cliStore opens the test database (migrated) for a test of the runs
-// commands, closed at the test's end, and returns it with its URL and a
-// fresh tenant id starting with prefix.
+// cliStore opens the test database (migrated) for a test of a command
+// that reads the store, closed at the test's end, and returns it with its
+// URL and a fresh tenant id starting with prefix.
 func cliStore(t *testing.T, prefix string) (*pgstore.Store, string, string) {
 	t.Helper()
 	url := os.Getenv("KINDGI_TEST_DATABASE_URL")

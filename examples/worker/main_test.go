@@ -148,6 +148,17 @@ func testDatabases(t *testing.T, bouncer bool) databases {
 	return databases{url: pgtest.BouncerURL(t, direct), listen: direct}
 }
 
+// open opens the example's bindings on db, closed when the test ends.
+func (db databases) open(t *testing.T) (*pgstore.Store, turn.Bindings) {
+	t.Helper()
+	store, b, err := openBindings(t.Context(), db.url, db.listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(store.Close)
+	return store, b
+}
+
 func startProc(t *testing.T, db databases, env ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -260,11 +271,7 @@ func TestKilledWorkersThroughPgBouncer(t *testing.T) {
 
 func testKilledWorkers(t *testing.T, dbURL databases) {
 	ctx := t.Context()
-	store, b, err := openBindings(ctx, dbURL.url, dbURL.listen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store, b := dbURL.open(t)
 	suffix := randomSuffix()
 	const lease = "1s"
 
@@ -420,11 +427,7 @@ func TestTwoWorkersThroughPgBouncer(t *testing.T) {
 
 func testTwoWorkers(t *testing.T, dbURL databases) {
 	ctx := t.Context()
-	store, b, err := openBindings(ctx, dbURL.url, dbURL.listen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store, b := dbURL.open(t)
 	w1 := startProc(t, dbURL, leaseEnv+"=1s")
 	w2 := startProc(t, dbURL, leaseEnv+"=1s")
 	w1.expect(t, regexp.MustCompile(`^worker started$`), 30*time.Second)

@@ -56,6 +56,21 @@ func stalledAnswer(t *testing.T, conn net.Conn) (*http.Response, []byte) {
 	return res, body.Bytes()
 }
 
+// stalledMessage is stalledAnswer for a call that must be answered: the
+// answer and its decoded message.
+func stalledMessage(t *testing.T, conn net.Conn) (*http.Response, message) {
+	t.Helper()
+	res, got := stalledAnswer(t, conn)
+	if res == nil {
+		t.Fatal("the stalled call was closed without an answer")
+	}
+	m, err := decodeMsg(res.StatusCode, res.Header, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, m
+}
+
 // A caller that stalls part-way through its body holds no slot: with a
 // cap of 1, other calls are served while it stalls, and it is answered
 // deadline-exceeded, with the connection closed, once its own deadline
@@ -75,17 +90,10 @@ func TestStalledBodyHoldsNoSlot(t *testing.T) {
 	if n := h.srv.InFlight(); n != 0 {
 		t.Errorf("in flight while only a stalled call is open: %d", n)
 	}
-	res, got := stalledAnswer(t, conn)
+	res, m := stalledMessage(t, conn)
 	elapsed := time.Since(start)
 	if elapsed < 550*time.Millisecond {
 		t.Errorf("the stalled call was ended after %v, before its 600 ms deadline", elapsed)
-	}
-	if res == nil {
-		t.Fatal("the stalled call was closed without an answer")
-	}
-	m, err := decodeMsg(res.StatusCode, res.Header, got)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if m.Code != pack.CodeDeadlineExceeded || !res.Close {
 		t.Errorf("stalled call answered %+v (close %v), want deadline-exceeded and Connection: close", m, res.Close)
@@ -103,16 +111,9 @@ func TestStalledBodyBodyTimeout(t *testing.T) {
 	if m.Kind != "result" {
 		t.Fatalf("call while another stalls: %+v", m)
 	}
-	res, got := stalledAnswer(t, conn)
+	_, m = stalledMessage(t, conn)
 	if elapsed := time.Since(start); elapsed > 5*time.Second {
 		t.Errorf("the stalled call took %v to end, with a 300 ms body timeout", elapsed)
-	}
-	if res == nil {
-		t.Fatal("the stalled call was closed without an answer")
-	}
-	m, err := decodeMsg(res.StatusCode, res.Header, got)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if m.Code != pack.CodeInvalidRequest || !strings.Contains(m.Message, "did not arrive") {
 		t.Errorf("stalled call answered %+v, want invalid-request about the body", m)

@@ -25,13 +25,21 @@ func bootOutput(t *testing.T, args []string, modules []Module) (int, bootLine) {
 	return code, line
 }
 
-func TestRunBootFailures(t *testing.T) {
-	dir := t.TempDir()
-	index := dir + "/index.json"
+// moduleIndex writes, in a fresh directory, an index naming one module m
+// and no tools, and returns the directory and the index's path.
+func moduleIndex(t *testing.T) (dir, index string) {
+	t.Helper()
+	dir = t.TempDir()
+	index = dir + "/index.json"
 	doc := `{"packId":"p","packVersion":"1.0.0","artifactVersion":"a","modules":["m"],"tools":[]}`
 	if err := os.WriteFile(index, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return dir, index
+}
+
+func TestRunBootFailures(t *testing.T) {
+	dir, index := moduleIndex(t)
 	tests := []struct {
 		name  string
 		env   map[string]string
@@ -73,12 +81,7 @@ func TestRunBootFailures(t *testing.T) {
 // TestTokenRemovedBeforeInit: module Init runs with the token already gone
 // from the environment.
 func TestTokenRemovedBeforeInit(t *testing.T) {
-	dir := t.TempDir()
-	index := dir + "/index.json"
-	doc := `{"packId":"p","packVersion":"1.0.0","artifactVersion":"a","modules":["m"],"tools":[]}`
-	if err := os.WriteFile(index, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	_, index := moduleIndex(t)
 	t.Setenv(EnvToken, "super-secret")
 	var sawToken, ran bool
 	var sawEnviron string
