@@ -1,15 +1,13 @@
 package turn
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/pack"
+	"github.com/kindgi/agents/turn/internal/schemacheck"
 )
 
 // NodeValidateOutput is the node of the step that checks a final answer
@@ -34,7 +32,7 @@ type outputCheck struct {
 func (r *run) validateOutput(ctx context.Context, i int, text string) (retry bool, err error) {
 	key := loopKey(i) + "/" + NodeValidateOutput
 	chk, err := decide(ctx, r, key, NodeValidateOutput, func(context.Context, string) (outputCheck, error) {
-		sch, err := outputSchema(r.in.Agent.Output)
+		sch, err := schemacheck.OutputSchema(r.in.Agent.Output)
 		if err != nil {
 			return outputCheck{}, &agents.InvalidAgentError{Issues: []agents.Issue{{Path: "output", Message: err.Error()}}}
 		}
@@ -97,32 +95,4 @@ func outputCorrection(issues []agents.Issue) bindings.ChatMessage {
 	}
 	b.WriteString("Answer again with only the corrected JSON.")
 	return bindings.ChatMessage{Role: bindings.ChatUser, Content: b.String()}
-}
-
-// outputSchemas caches compiled output schemas by their text (an agent's
-// schema is immutable); bounded like the tool schema cache.
-var (
-	outputSchemas   sync.Map
-	outputSchemaMax = 1024
-	outputSchemaN   int
-	outputSchemaMu  sync.Mutex
-)
-
-func outputSchema(raw json.RawMessage) (*pack.Schema, error) {
-	key := string(bytes.TrimSpace(raw))
-	if v, ok := outputSchemas.Load(key); ok {
-		return v.(*pack.Schema), nil
-	}
-	sch, err := pack.CompileSchema(raw)
-	if err != nil {
-		return nil, err
-	}
-	outputSchemaMu.Lock()
-	if outputSchemaN < outputSchemaMax {
-		if _, loaded := outputSchemas.LoadOrStore(key, sch); !loaded {
-			outputSchemaN++
-		}
-	}
-	outputSchemaMu.Unlock()
-	return sch, nil
 }
