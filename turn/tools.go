@@ -10,6 +10,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn/internal/schemacheck"
+	"github.com/kindgi/agents/turn/internal/tighten"
 )
 
 // Plan actions of a tool call, decided before anything runs.
@@ -133,7 +134,7 @@ func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]cal
 		}
 		g := r.s.Hitl.Gate(d.ID)
 		if d.Gate != nil {
-			g = stricterGate(g, *d.Gate) // the registry's default gate is a floor
+			g = tighten.StricterGate(g, *d.Gate) // the registry's default gate is a floor
 		}
 		switch g.Mode {
 		case agent.GateAlwaysAsk:
