@@ -2,11 +2,11 @@ package turn
 
 import (
 	"context"
-	"slices"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/routing"
 	"github.com/kindgi/agents/turn/internal/tighten"
 )
 
@@ -47,32 +47,12 @@ func MergePolicies(ps ...*bindings.TenantPolicy) Policy {
 	return out
 }
 
-// allowsProvider reports whether the policy allows provider id, and why
-// not.
-func (p Policy) allowsProvider(id string) (bool, string) {
-	if slices.Contains(p.DenyProviders, id) {
-		return false, "provider denied by tenant policy"
+// allow is what p allows of providers and models, for routing.
+func (p Policy) allow() routing.Allow {
+	return routing.Allow{
+		AllowProviders: p.AllowProviders, DenyProviders: p.DenyProviders,
+		AllowModels: p.AllowModels, DenyModels: p.DenyModels,
 	}
-	if p.AllowProviders != nil && !slices.Contains(*p.AllowProviders, id) {
-		return false, "provider not in the tenant policy's allowed providers"
-	}
-	return true, ""
-}
-
-// allowsModel reports whether the policy allows a provider's model (named
-// by id or "provider/model"), and why not.
-func (p Policy) allowsModel(provider, model string) (bool, string) {
-	if ok, why := p.allowsProvider(provider); !ok {
-		return false, why
-	}
-	full := provider + "/" + model
-	if slices.Contains(p.DenyModels, model) || slices.Contains(p.DenyModels, full) {
-		return false, "model denied by tenant policy"
-	}
-	if p.AllowModels != nil && !slices.Contains(*p.AllowModels, model) && !slices.Contains(*p.AllowModels, full) {
-		return false, "model not in the tenant policy's allowed models"
-	}
-	return true, ""
 }
 
 // evaluatePolicy merges the static tenant policy with what the policy
