@@ -2,7 +2,8 @@
 // meets: a tool call's arguments against the tool's input schema
 // (ValidateArguments), a tool's output against its output schema
 // (CheckOutput), and an answer against the agent's output schema
-// (OutputSchema). Each schema is compiled once per distinct text, in
+// (OutputSchema of AnswerJSON, its issues given back to the model with
+// OutputCorrection). Each schema is compiled once per distinct text, in
 // caches of bounded size.
 package schemacheck
 

@@ -3,8 +3,11 @@ package schemacheck
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"sync"
 
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/pack"
 )
 
@@ -36,4 +39,39 @@ func OutputSchema(raw json.RawMessage) (*pack.Schema, error) {
 	}
 	outputSchemaMu.Unlock()
 	return sch, nil
+}
+
+// AnswerJSON is the JSON of an answer: the text without surrounding white
+// space or a Markdown code fence (which a server without native structured
+// output may add).
+func AnswerJSON(text string) string {
+	s := strings.TrimSpace(text)
+	if rest, ok := strings.CutPrefix(s, "```"); ok && strings.HasSuffix(rest, "```") {
+		rest = strings.TrimSuffix(rest, "```")
+		if nl := strings.IndexByte(rest, '\n'); nl >= 0 && !strings.ContainsAny(rest[:nl], "{[\"") {
+			rest = rest[nl+1:] // the fence's language tag
+		}
+		s = strings.TrimSpace(rest)
+	}
+	return s
+}
+
+// OutputCorrection is the message that gives an invalid answer's issues
+// back to the model.
+func OutputCorrection(issues []agents.Issue) bindings.ChatMessage {
+	var b strings.Builder
+	b.WriteString("Your answer is not valid against the required JSON Schema:\n")
+	for _, is := range issues {
+		b.WriteString("- ")
+		if is.Path == "" {
+			b.WriteString("(root)")
+		} else {
+			b.WriteString(is.Path)
+		}
+		b.WriteString(": ")
+		b.WriteString(is.Message)
+		b.WriteByte('\n')
+	}
+	b.WriteString("Answer again with only the corrected JSON.")
+	return bindings.ChatMessage{Role: bindings.ChatUser, Content: b.String()}
 }
