@@ -14,22 +14,24 @@ const (
 	DefaultOnTimeout     = OnTimeoutEscalate
 )
 
-// Reviewer roles, from least to most senior. A role not on this ladder
-// ranks above every role on it (a custom role is taken to be stricter).
+// Reviewer roles, from least to most senior: "standard", "senior",
+// "admin". A role not on this ladder ranks above every role on it (a
+// custom role is taken to be stricter).
 const (
-	RoleStandard = "standard"
-	RoleSenior   = "senior"
-	RoleAdmin    = "admin"
+	RoleStandard = tighten.RoleStandard
+	RoleSenior   = tighten.RoleSenior
+	RoleAdmin    = tighten.RoleAdmin
 )
 
 // Actions when an approval times out, from least to most strict.
 const (
-	// OnTimeoutEscalate asks again, one reviewer role up the ladder.
-	OnTimeoutEscalate = "escalate"
-	// OnTimeoutDeny treats the call as denied: the model is told.
-	OnTimeoutDeny = "deny"
-	// OnTimeoutFail fails the turn with hitl-required.
-	OnTimeoutFail = "fail"
+	// OnTimeoutEscalate ("escalate") asks again, one reviewer role up the
+	// ladder.
+	OnTimeoutEscalate = tighten.OnTimeoutEscalate
+	// OnTimeoutDeny ("deny") treats the call as denied: the model is told.
+	OnTimeoutDeny = tighten.OnTimeoutDeny
+	// OnTimeoutFail ("fail") fails the turn with hitl-required.
+	OnTimeoutFail = tighten.OnTimeoutFail
 )
 
 // EffectiveHitlPolicy is the HITL policy a turn applies: framework

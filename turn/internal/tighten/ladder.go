@@ -6,17 +6,17 @@ package tighten
 
 import "github.com/kindgi/agents/agent"
 
-// Reviewer roles, from least to most senior (turn.RoleStandard,
-// turn.RoleSenior, turn.RoleAdmin). A role not on this ladder ranks above
-// every role on it (a custom role is taken to be stricter).
+// Reviewer roles, from least to most senior (turn exports them as
+// RoleStandard, RoleSenior, RoleAdmin). A role not on this ladder ranks
+// above every role on it (a custom role is taken to be stricter).
 const (
 	RoleStandard = "standard"
 	RoleSenior   = "senior"
 	RoleAdmin    = "admin"
 )
 
-// Actions when an approval times out, from least to most strict
-// (turn.OnTimeoutEscalate, turn.OnTimeoutDeny, turn.OnTimeoutFail).
+// Actions when an approval times out, from least to most strict (turn
+// exports them as OnTimeoutEscalate, OnTimeoutDeny, OnTimeoutFail).
 const (
 	OnTimeoutEscalate = "escalate"
 	OnTimeoutDeny     = "deny"

@@ -8,10 +8,16 @@ import (
 	"github.com/kindgi/agents/turn/internal/tighten"
 )
 
-// TestLaddersAreTurns pins that the ladders rank turn's exported roles and
-// on-timeout actions, in the order turn documents.
+// TestLaddersAreTurns pins the ladders as turn documents them: its
+// exported roles and on-timeout actions, by value, in order.
 func TestLaddersAreTurns(t *testing.T) {
-	roles := []string{turn.RoleStandard, turn.RoleSenior, turn.RoleAdmin, "custom"}
+	roles := []string{"standard", "senior", "admin", "custom"}
+	if turn.RoleStandard != roles[0] || turn.RoleSenior != roles[1] || turn.RoleAdmin != roles[2] {
+		t.Errorf("turn's roles are %q, %q, %q; want %q", turn.RoleStandard, turn.RoleSenior, turn.RoleAdmin, roles[:3])
+	}
+	if turn.OnTimeoutEscalate != "escalate" || turn.OnTimeoutDeny != "deny" || turn.OnTimeoutFail != "fail" {
+		t.Errorf("turn's on-timeout actions are %q, %q, %q", turn.OnTimeoutEscalate, turn.OnTimeoutDeny, turn.OnTimeoutFail)
+	}
 	for i, r := range roles {
 		if got := tighten.RoleRank(r); got != i {
 			t.Errorf("RoleRank(%q) = %d, want %d", r, got, i)
