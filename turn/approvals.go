@@ -7,6 +7,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/tighten"
 )
 
 // Approval outcomes journaled for an approval step.
@@ -109,7 +110,7 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 						ToolID: pr.Request.ToolID, ApprovalID: pr.Request.ID, Reason: "the approval expired",
 					})
 				default:
-					o.Status, o.NextRole = approvalEscalated, nextRole(pr.Request.ReviewerRole)
+					o.Status, o.NextRole = approvalEscalated, tighten.NextRole(pr.Request.ReviewerRole)
 				}
 			default:
 				req := pr.Request

@@ -8,6 +8,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/routing"
 )
 
 // The guardrail gate as steps usable on their own (the TypeScript
@@ -271,7 +272,7 @@ func routeJudge(ref ProviderRef, p Policy, reg bindings.ProviderRegistry) (*judg
 	}
 	var refusals []agents.RoutingRefusal
 	try := func(pr bindings.Provider, m bindings.ModelInfo) *judgeRoute {
-		if why := refusal(pr.ID(), m, nil, p); why != "" {
+		if why := routing.Refusal(pr.ID(), m, nil, p.allow()); why != "" {
 			refusals = append(refusals, agents.RoutingRefusal{Provider: pr.ID(), Model: m.ID, Reason: why})
 			return nil
 		}

@@ -9,6 +9,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/provsig"
 )
 
 // A handoff hands the rest of a turn to another agent. The model calls a
@@ -275,7 +276,7 @@ func (r *run) applyHandoff(ctx context.Context) error {
 	r.s = *rec.Setup
 	h.done = append(h.done, bindings.ProvenanceHandoff{
 		ToolCallID: callID, FromAgentID: rec.FromAgentID, FromAgentVersion: rec.FromAgentVersion,
-		AgentID: rec.AgentID, AgentVersion: rec.AgentVersion, PromptHash: hashString(rec.Prompt),
+		AgentID: rec.AgentID, AgentVersion: rec.AgentVersion, PromptHash: provsig.HashString(rec.Prompt),
 	})
 	// The tool definitions are the target's, in a list of their own: the
 	// pooled one may still be held by a request of this drive.

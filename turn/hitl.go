@@ -3,6 +3,7 @@ package turn
 import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/tighten"
 )
 
 // HITL defaults: a reviewer has 24 hours, the standard role reviews, and an
@@ -13,102 +14,25 @@ const (
 	DefaultOnTimeout     = OnTimeoutEscalate
 )
 
-// Reviewer roles, from least to most senior. A role not on this ladder
-// ranks above every role on it (a custom role is taken to be stricter).
+// Reviewer roles, from least to most senior: "standard", "senior",
+// "admin". A role not on this ladder ranks above every role on it (a
+// custom role is taken to be stricter).
 const (
-	RoleStandard = "standard"
-	RoleSenior   = "senior"
-	RoleAdmin    = "admin"
+	RoleStandard = tighten.RoleStandard
+	RoleSenior   = tighten.RoleSenior
+	RoleAdmin    = tighten.RoleAdmin
 )
 
 // Actions when an approval times out, from least to most strict.
 const (
-	// OnTimeoutEscalate asks again, one reviewer role up the ladder.
-	OnTimeoutEscalate = "escalate"
-	// OnTimeoutDeny treats the call as denied: the model is told.
-	OnTimeoutDeny = "deny"
-	// OnTimeoutFail fails the turn with hitl-required.
-	OnTimeoutFail = "fail"
+	// OnTimeoutEscalate ("escalate") asks again, one reviewer role up the
+	// ladder.
+	OnTimeoutEscalate = tighten.OnTimeoutEscalate
+	// OnTimeoutDeny ("deny") treats the call as denied: the model is told.
+	OnTimeoutDeny = tighten.OnTimeoutDeny
+	// OnTimeoutFail ("fail") fails the turn with hitl-required.
+	OnTimeoutFail = tighten.OnTimeoutFail
 )
-
-// roleRank places a role on the reviewer ladder.
-func roleRank(role string) int {
-	switch role {
-	case "":
-		return -1
-	case RoleStandard:
-		return 0
-	case RoleSenior:
-		return 1
-	case RoleAdmin:
-		return 2
-	}
-	return 3
-}
-
-// higherRole returns the more senior of a and b; between two roles of the
-// same rank (two custom roles) it keeps b, the tightening side.
-func higherRole(a, b string) string {
-	if roleRank(b) >= roleRank(a) && b != "" {
-		return b
-	}
-	return a
-}
-
-// nextRole is the role an escalation asks: one up the ladder (a custom
-// role or admin stays).
-func nextRole(role string) string {
-	switch role {
-	case "", RoleStandard:
-		return RoleSenior
-	case RoleSenior:
-		return RoleAdmin
-	}
-	return role
-}
-
-func onTimeoutRank(s string) int {
-	switch s {
-	case OnTimeoutEscalate:
-		return 0
-	case OnTimeoutDeny:
-		return 1
-	case OnTimeoutFail:
-		return 2
-	}
-	return -1
-}
-
-// stricterOnTimeout returns the stricter known action of a and b ("" when
-// neither is known).
-func stricterOnTimeout(a, b string) string {
-	if onTimeoutRank(b) > onTimeoutRank(a) {
-		return b
-	}
-	if onTimeoutRank(a) < 0 {
-		return ""
-	}
-	return a
-}
-
-// stricterGate returns the stricter of two gates; for equally strict
-// modes, the higher required role.
-func stricterGate(a, b agent.ToolGate) agent.ToolGate {
-	switch sa, sb := a.Mode.Strictness(), b.Mode.Strictness(); {
-	case sb > sa:
-		if roleRank(a.RequiredRole) > roleRank(b.RequiredRole) {
-			b.RequiredRole = a.RequiredRole
-		}
-		return b
-	case sa > sb:
-		if roleRank(b.RequiredRole) > roleRank(a.RequiredRole) {
-			a.RequiredRole = b.RequiredRole
-		}
-		return a
-	}
-	a.RequiredRole = higherRole(a.RequiredRole, b.RequiredRole)
-	return a
-}
 
 // EffectiveHitlPolicy is the HITL policy a turn applies: framework
 // defaults, overlaid with the agent's policy, held to the tenant's.
@@ -142,9 +66,9 @@ func ResolveEffectiveHitlPolicy(tenant *bindings.HitlSpec, a agent.Agent) Effect
 		OnTimeout:    DefaultOnTimeout,
 	}
 	if cp := a.ConversationPolicy; cp != nil {
-		p.AfterTurns = minPtr(p.AfterTurns, cp.HitlAfterTurns)
+		p.AfterTurns = tighten.MinPtr(p.AfterTurns, cp.HitlAfterTurns)
 		if h := cp.Hitl; h != nil {
-			p.AfterTurns = minPtr(p.AfterTurns, h.AfterTurns)
+			p.AfterTurns = tighten.MinPtr(p.AfterTurns, h.AfterTurns)
 			if h.TimeoutMs != nil && *h.TimeoutMs > 0 {
 				p.TimeoutMs = *h.TimeoutMs
 			}
@@ -173,14 +97,14 @@ func ResolveEffectiveHitlPolicy(tenant *bindings.HitlSpec, a agent.Agent) Effect
 	if tenant.MaxTimeoutMs != nil && *tenant.MaxTimeoutMs > 0 && *tenant.MaxTimeoutMs < p.TimeoutMs {
 		p.TimeoutMs = *tenant.MaxTimeoutMs
 	}
-	if tenant.MinReviewerRole != "" && roleRank(tenant.MinReviewerRole) > roleRank(p.ReviewerRole) {
+	if tenant.MinReviewerRole != "" && tighten.RoleRank(tenant.MinReviewerRole) > tighten.RoleRank(p.ReviewerRole) {
 		p.ReviewerRole = tenant.MinReviewerRole
 	}
-	if onTimeoutRank(tenant.OnTimeout) > onTimeoutRank(p.OnTimeout) {
+	if tighten.OnTimeoutRank(tenant.OnTimeout) > tighten.OnTimeoutRank(p.OnTimeout) {
 		p.OnTimeout = tenant.OnTimeout
 	}
 	if tenant.AfterTurns != nil && *tenant.AfterTurns > 0 {
-		p.AfterTurns = minPtr(p.AfterTurns, tenant.AfterTurns)
+		p.AfterTurns = tighten.MinPtr(p.AfterTurns, tenant.AfterTurns)
 	}
 	if len(tenant.ToolFloors) > 0 {
 		p.ToolFloors = make(map[string]agent.ToolGate, len(tenant.ToolFloors))
@@ -209,10 +133,10 @@ func (p EffectiveHitlPolicy) Gate(toolID string) agent.ToolGate {
 		g.Mode = agent.GateAlwaysAsk // an unknown mode asks: never loosen
 	}
 	if f, ok := p.ToolFloors["*"]; ok {
-		g = stricterGate(g, f)
+		g = tighten.StricterGate(g, f)
 	}
 	if f, ok := p.ToolFloors[toolID]; ok {
-		g = stricterGate(g, f)
+		g = tighten.StricterGate(g, f)
 	}
 	return g
 }
@@ -220,7 +144,7 @@ func (p EffectiveHitlPolicy) Gate(toolID string) agent.ToolGate {
 // reviewerFor returns the reviewer role of a gated call: the policy's,
 // raised to the gate's required role.
 func (p EffectiveHitlPolicy) reviewerFor(g agent.ToolGate) string {
-	if g.RequiredRole != "" && roleRank(g.RequiredRole) > roleRank(p.ReviewerRole) {
+	if g.RequiredRole != "" && tighten.RoleRank(g.RequiredRole) > tighten.RoleRank(p.ReviewerRole) {
 		return g.RequiredRole
 	}
 	return p.ReviewerRole

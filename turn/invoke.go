@@ -13,6 +13,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/turn/internal/routing"
 )
 
 // Invoke runs one turn of a conversation as a journaled run of the flow
@@ -302,7 +303,7 @@ func (r *run) recheckRoute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, _, err = checkRoute(r.in.Agent, r.b.Providers, p, s.Route)
+	_, _, err = routing.Check(r.in.Agent, r.b.Providers, p.allow(), s.Route.Provider, s.Route.Model)
 	return err
 }
 

@@ -1,15 +1,11 @@
 package turn
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"strings"
-	"sync"
 
 	agents "github.com/kindgi/agents"
-	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/pack"
+	"github.com/kindgi/agents/turn/internal/schemacheck"
 )
 
 // NodeValidateOutput is the node of the step that checks a final answer
@@ -34,11 +30,11 @@ type outputCheck struct {
 func (r *run) validateOutput(ctx context.Context, i int, text string) (retry bool, err error) {
 	key := loopKey(i) + "/" + NodeValidateOutput
 	chk, err := decide(ctx, r, key, NodeValidateOutput, func(context.Context, string) (outputCheck, error) {
-		sch, err := outputSchema(r.in.Agent.Output)
+		sch, err := schemacheck.OutputSchema(r.in.Agent.Output)
 		if err != nil {
 			return outputCheck{}, &agents.InvalidAgentError{Issues: []agents.Issue{{Path: "output", Message: err.Error()}}}
 		}
-		raw := json.RawMessage(answerJSON(text))
+		raw := json.RawMessage(schemacheck.AnswerJSON(text))
 		issues := sch.Validate(raw)
 		if len(issues) == 0 {
 			return outputCheck{Output: journaled(raw)}, nil
@@ -57,72 +53,9 @@ func (r *run) validateOutput(ctx context.Context, i int, text string) (retry boo
 	}
 	if len(chk.Issues) > 0 {
 		r.outputRetried = true
-		r.messages = append(r.messages, outputCorrection(chk.Issues))
+		r.messages = append(r.messages, schemacheck.OutputCorrection(chk.Issues))
 		return true, nil
 	}
 	r.output = chk.Output
 	return false, nil
-}
-
-// answerJSON is the JSON of an answer: the text without surrounding white
-// space or a Markdown code fence (which a server without native structured
-// output may add).
-func answerJSON(text string) string {
-	s := strings.TrimSpace(text)
-	if rest, ok := strings.CutPrefix(s, "```"); ok && strings.HasSuffix(rest, "```") {
-		rest = strings.TrimSuffix(rest, "```")
-		if nl := strings.IndexByte(rest, '\n'); nl >= 0 && !strings.ContainsAny(rest[:nl], "{[\"") {
-			rest = rest[nl+1:] // the fence's language tag
-		}
-		s = strings.TrimSpace(rest)
-	}
-	return s
-}
-
-// outputCorrection is the message that gives an invalid answer's issues
-// back to the model.
-func outputCorrection(issues []agents.Issue) bindings.ChatMessage {
-	var b strings.Builder
-	b.WriteString("Your answer is not valid against the required JSON Schema:\n")
-	for _, is := range issues {
-		b.WriteString("- ")
-		if is.Path == "" {
-			b.WriteString("(root)")
-		} else {
-			b.WriteString(is.Path)
-		}
-		b.WriteString(": ")
-		b.WriteString(is.Message)
-		b.WriteByte('\n')
-	}
-	b.WriteString("Answer again with only the corrected JSON.")
-	return bindings.ChatMessage{Role: bindings.ChatUser, Content: b.String()}
-}
-
-// outputSchemas caches compiled output schemas by their text (an agent's
-// schema is immutable); bounded like the tool schema cache.
-var (
-	outputSchemas   sync.Map
-	outputSchemaMax = 1024
-	outputSchemaN   int
-	outputSchemaMu  sync.Mutex
-)
-
-func outputSchema(raw json.RawMessage) (*pack.Schema, error) {
-	key := string(bytes.TrimSpace(raw))
-	if v, ok := outputSchemas.Load(key); ok {
-		return v.(*pack.Schema), nil
-	}
-	sch, err := pack.CompileSchema(raw)
-	if err != nil {
-		return nil, err
-	}
-	outputSchemaMu.Lock()
-	if outputSchemaN < outputSchemaMax {
-		if _, loaded := outputSchemas.LoadOrStore(key, sch); !loaded {
-			outputSchemaN++
-		}
-	}
-	outputSchemaMu.Unlock()
-	return sch, nil
 }

@@ -2,11 +2,12 @@ package turn
 
 import (
 	"context"
-	"slices"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/routing"
+	"github.com/kindgi/agents/turn/internal/tighten"
 )
 
 // Policy is a merged tenant policy: at least as strict as every policy it
@@ -34,123 +35,24 @@ func MergePolicies(ps ...*bindings.TenantPolicy) Policy {
 		if p == nil {
 			continue
 		}
-		out.AllowProviders = intersect(out.AllowProviders, p.AllowProviders)
-		out.AllowModels = intersect(out.AllowModels, p.AllowModels)
-		out.DenyProviders = union(out.DenyProviders, p.DenyProviders)
-		out.DenyModels = union(out.DenyModels, p.DenyModels)
-		out.MaxCostUsd = minPtr(out.MaxCostUsd, p.MaxCostUsd)
-		out.MaxSteps = minPtr(out.MaxSteps, p.MaxSteps)
-		out.MaxWallMs = minPtr(out.MaxWallMs, p.MaxWallMs)
-		out.Hitl = mergeHitlSpecs(out.Hitl, p.Hitl)
+		out.AllowProviders = tighten.Intersect(out.AllowProviders, p.AllowProviders)
+		out.AllowModels = tighten.Intersect(out.AllowModels, p.AllowModels)
+		out.DenyProviders = tighten.Union(out.DenyProviders, p.DenyProviders)
+		out.DenyModels = tighten.Union(out.DenyModels, p.DenyModels)
+		out.MaxCostUsd = tighten.MinPtr(out.MaxCostUsd, p.MaxCostUsd)
+		out.MaxSteps = tighten.MinPtr(out.MaxSteps, p.MaxSteps)
+		out.MaxWallMs = tighten.MinPtr(out.MaxWallMs, p.MaxWallMs)
+		out.Hitl = tighten.MergeHitlSpecs(out.Hitl, p.Hitl)
 	}
 	return out
 }
 
-// intersect intersects an allow list (nil: everything) with a tenant's
-// (empty: everything).
-func intersect(cur *[]string, next []string) *[]string {
-	if len(next) == 0 {
-		return cur
+// allow is what p allows of providers and models, for routing.
+func (p Policy) allow() routing.Allow {
+	return routing.Allow{
+		AllowProviders: p.AllowProviders, DenyProviders: p.DenyProviders,
+		AllowModels: p.AllowModels, DenyModels: p.DenyModels,
 	}
-	if cur == nil {
-		s := slices.Clone(next)
-		return &s
-	}
-	s := []string{}
-	for _, v := range *cur {
-		if slices.Contains(next, v) {
-			s = append(s, v)
-		}
-	}
-	return &s
-}
-
-func union(a, b []string) []string {
-	for _, v := range b {
-		if !slices.Contains(a, v) {
-			a = append(a, v)
-		}
-	}
-	return a
-}
-
-func minPtr[T int | int64 | float64](a, b *T) *T {
-	switch {
-	case a == nil && b == nil:
-		return nil
-	case a == nil:
-		v := *b
-		return &v
-	case b == nil || *a <= *b:
-		v := *a
-		return &v
-	}
-	v := *b
-	return &v
-}
-
-// mergeHitlSpecs merges two tenant HITL specs into the stricter one.
-func mergeHitlSpecs(a, b *bindings.HitlSpec) *bindings.HitlSpec {
-	if b == nil {
-		return a
-	}
-	if a == nil {
-		c := *b
-		if b.ToolFloors != nil {
-			c.ToolFloors = make(map[string]agent.ToolGate, len(b.ToolFloors))
-			for k, v := range b.ToolFloors {
-				c.ToolFloors[k] = v
-			}
-		}
-		return &c
-	}
-	out := &bindings.HitlSpec{
-		MaxTimeoutMs:    minPtr(a.MaxTimeoutMs, b.MaxTimeoutMs),
-		MinReviewerRole: higherRole(a.MinReviewerRole, b.MinReviewerRole),
-		OnTimeout:       stricterOnTimeout(a.OnTimeout, b.OnTimeout),
-		AfterTurns:      minPtr(a.AfterTurns, b.AfterTurns),
-	}
-	if len(a.ToolFloors)+len(b.ToolFloors) > 0 {
-		out.ToolFloors = make(map[string]agent.ToolGate)
-		for k, v := range a.ToolFloors {
-			out.ToolFloors[k] = v
-		}
-		for k, v := range b.ToolFloors {
-			if cur, ok := out.ToolFloors[k]; ok {
-				v = stricterGate(cur, v)
-			}
-			out.ToolFloors[k] = v
-		}
-	}
-	return out
-}
-
-// allowsProvider reports whether the policy allows provider id, and why
-// not.
-func (p Policy) allowsProvider(id string) (bool, string) {
-	if slices.Contains(p.DenyProviders, id) {
-		return false, "provider denied by tenant policy"
-	}
-	if p.AllowProviders != nil && !slices.Contains(*p.AllowProviders, id) {
-		return false, "provider not in the tenant policy's allowed providers"
-	}
-	return true, ""
-}
-
-// allowsModel reports whether the policy allows a provider's model (named
-// by id or "provider/model"), and why not.
-func (p Policy) allowsModel(provider, model string) (bool, string) {
-	if ok, why := p.allowsProvider(provider); !ok {
-		return false, why
-	}
-	full := provider + "/" + model
-	if slices.Contains(p.DenyModels, model) || slices.Contains(p.DenyModels, full) {
-		return false, "model denied by tenant policy"
-	}
-	if p.AllowModels != nil && !slices.Contains(*p.AllowModels, model) && !slices.Contains(*p.AllowModels, full) {
-		return false, "model not in the tenant policy's allowed models"
-	}
-	return true, ""
 }
 
 // evaluatePolicy merges the static tenant policy with what the policy
@@ -196,6 +98,6 @@ func capsFor(a agent.Agent, p Policy) budgetCaps {
 	if p.MaxWallMs != nil && *p.MaxWallMs < wall {
 		wall = *p.MaxWallMs
 	}
-	cost = minPtr(cost, p.MaxCostUsd)
+	cost = tighten.MinPtr(cost, p.MaxCostUsd)
 	return budgetCaps{MaxSteps: steps, MaxCostUsd: cost, MaxWallMs: wall}
 }

@@ -3,14 +3,13 @@ package turn
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
-	"encoding/hex"
 	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/internal/journalcodec"
 	"github.com/kindgi/agents/internal/sign"
+	"github.com/kindgi/agents/turn/internal/provsig"
 )
 
 // ProvenanceSource is what a provenance record is built from: a turn's
@@ -61,7 +60,7 @@ func (DefaultProvenanceBuilder) Build(src ProvenanceSource) (bindings.Provenance
 		ParticipantID: src.ParticipantID,
 		AgentID:       src.AgentID, AgentVersion: src.AgentVersion, FlowID: FlowID, FlowVersion: FlowVersion,
 		Provider: src.Route.Provider, Model: src.Route.Model,
-		PromptHash:     hashString(src.Prompt),
+		PromptHash:     provsig.HashString(src.Prompt),
 		MessageHashes:  make([]string, 0, len(src.Messages)),
 		ToolCalls:      make([]bindings.ProvenanceToolCall, 0, len(src.ToolCalls)),
 		RetrievedFacts: make([]string, 0, len(src.Retrieved)),
@@ -79,15 +78,15 @@ func (DefaultProvenanceBuilder) Build(src ProvenanceSource) (bindings.Provenance
 		if err != nil {
 			return bindings.ProvenanceRecord{}, &agents.PersistenceError{Op: "encode provenance message", Err: err}
 		}
-		rec.MessageHashes = append(rec.MessageHashes, hashBytes(b))
+		rec.MessageHashes = append(rec.MessageHashes, provsig.HashBytes(b))
 		buf = b
 	}
 	for _, c := range src.ToolCalls {
-		pc := bindings.ProvenanceToolCall{ID: c.ID, ToolID: c.ToolID, ToolVersion: c.ToolVersion, InputHash: hashBytes(c.Input), Status: toolOK}
+		pc := bindings.ProvenanceToolCall{ID: c.ID, ToolID: c.ToolID, ToolVersion: c.ToolVersion, InputHash: provsig.HashBytes(c.Input), Status: toolOK}
 		if c.Error != "" {
 			pc.Status = toolError
 		} else {
-			pc.OutputHash = hashBytes(c.Output)
+			pc.OutputHash = provsig.HashBytes(c.Output)
 		}
 		rec.ToolCalls = append(rec.ToolCalls, pc)
 	}
@@ -193,23 +192,6 @@ func (r *run) provenanceSource() ProvenanceSource {
 	}
 }
 
-func hashString(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
-}
-
-func hashBytes(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// signedBytes is what a provenance signature covers: the record's JSON
-// (encoding/json, fields in declaration order) with Signature empty.
-func signedBytes(rec bindings.ProvenanceRecord) ([]byte, error) {
-	rec.Signature = nil
-	return journalcodec.Marshal(nil, &rec, nil)
-}
-
 // SignProvenance signs rec with the tenant's current key: it sets KeyID,
 // then Signature, an Ed25519 signature of the record's JSON with Signature
 // empty. A key provider failure is returned with its code
@@ -223,7 +205,7 @@ func SignProvenance(ctx context.Context, rec *bindings.ProvenanceRecord, keys bi
 		return &agents.PersistenceError{Op: "get signing key: not an Ed25519 private key"}
 	}
 	rec.KeyID = keyID
-	msg, err := signedBytes(*rec)
+	msg, err := provsig.SignedBytes(*rec)
 	if err != nil {
 		return &agents.PersistenceError{Op: "encode provenance", Err: err, Permanent: true}
 	}
@@ -239,29 +221,9 @@ func SignProvenance(ctx context.Context, rec *bindings.ProvenanceRecord, keys bi
 // VerifyProvenance checks rec's signature with the public key its KeyID
 // names, and the chain of its child runs: each record rec.SubRuns names
 // by hash is there, hashes to that, belongs to the child run and tenant,
-// and verifies in turn (verifySubRuns). An unsigned record, an unknown key or a signature that does not
-// match is *agents.InvalidMessageError; a key provider failure keeps its
-// code.
+// and verifies in turn. An unsigned record, an unknown key or a signature
+// that does not match is *agents.InvalidMessageError; a key provider
+// failure keeps its code.
 func VerifyProvenance(ctx context.Context, rec bindings.ProvenanceRecord, keys bindings.KeyProvider) error {
-	if len(rec.Signature) == 0 || rec.KeyID == "" {
-		return &agents.InvalidMessageError{Reason: "provenance record of run " + rec.RunID + " is not signed"}
-	}
-	pub, err := keys.PublicKey(ctx, rec.KeyID)
-	if err != nil {
-		if agents.CodeOf(err) != "" {
-			return err
-		}
-		return &agents.InvalidMessageError{Reason: "provenance key " + rec.KeyID + " is unknown: " + err.Error()}
-	}
-	if len(pub) != ed25519.PublicKeySize {
-		return &agents.InvalidMessageError{Reason: "provenance key " + rec.KeyID + " is not an Ed25519 public key"}
-	}
-	msg, err := signedBytes(rec)
-	if err != nil {
-		return &agents.InvalidMessageError{Reason: "provenance record does not encode: " + err.Error()}
-	}
-	if !ed25519.Verify(pub, msg, rec.Signature) {
-		return &agents.InvalidMessageError{Reason: "provenance signature of run " + rec.RunID + " does not verify"}
-	}
-	return verifySubRuns(ctx, rec, keys)
+	return provsig.Verify(ctx, rec, keys)
 }

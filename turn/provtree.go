@@ -7,6 +7,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/provsig"
 )
 
 // Provenance across the tree of a turn: the record of a turn that called
@@ -33,7 +34,7 @@ func (r *run) subRunProvenance(ctx context.Context) ([]bindings.ProvenanceSubRun
 				return nil, err
 			}
 			if rec != nil {
-				h, err := recordHash(*rec)
+				h, err := provsig.RecordHash(*rec)
 				if err != nil {
 					return nil, &agents.PersistenceError{Op: "encode the provenance of child run " + sr.RunID, Err: err, Permanent: true}
 				}
@@ -64,51 +65,6 @@ func (r *run) childRecord(ctx context.Context, childID string) (*bindings.Proven
 		return rec, nil
 	}
 	return nil, nil
-}
-
-// recordHash is the hash a parent's record names a child's by: SHA-256
-// (hex) of the child's record as JSON, its signature included.
-func recordHash(rec bindings.ProvenanceRecord) (string, error) {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return "", err
-	}
-	return hashBytes(b), nil
-}
-
-// verifySubRuns checks the child records rec names: each one named by
-// hash is embedded, hashes to what rec names, is the record of that child
-// run in rec's tenant, and verifies (VerifyProvenance, so down the tree).
-// A broken link is *agents.InvalidMessageError naming the child run.
-func verifySubRuns(ctx context.Context, rec bindings.ProvenanceRecord, keys bindings.KeyProvider) error {
-	for _, sr := range rec.SubRuns {
-		broken := func(why string) error {
-			return &agents.InvalidMessageError{Reason: "provenance of run " + rec.RunID + ": child run " + sr.RunID + ": " + why}
-		}
-		if sr.RecordHash == "" {
-			if sr.Record != nil {
-				return broken("a record is embedded that no hash names")
-			}
-			continue
-		}
-		if sr.Record == nil {
-			return broken("the record named by hash " + sr.RecordHash + " is missing")
-		}
-		h, err := recordHash(*sr.Record)
-		if err != nil {
-			return broken("the record does not encode: " + err.Error())
-		}
-		if h != sr.RecordHash {
-			return broken("the record hashes to " + h + ", not to " + sr.RecordHash)
-		}
-		if sr.Record.RunID != sr.RunID || sr.Record.TenantID != rec.TenantID {
-			return broken("the record is of run " + sr.Record.RunID + " of tenant " + sr.Record.TenantID)
-		}
-		if err := VerifyProvenance(ctx, *sr.Record, keys); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // handoffList is the turn's handoffs for its provenance (nil: none).

@@ -13,6 +13,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/routing"
 	"github.com/kindgi/agents/turn/internal/sweep"
 )
 
@@ -134,11 +135,11 @@ func (r *run) agentSetup(ctx context.Context, a *agent.Agent, s *setupState) err
 		return err
 	}
 
-	ref, model, err := route(*a, r.b.Providers, p)
+	provider, model, err := routing.Route(*a, r.b.Providers, p.allow())
 	if err != nil {
 		return err
 	}
-	s.Route, s.Model = ref, model
+	s.Route, s.Model = ProviderRef{Provider: provider, Model: model.ID}, model
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/chatlog"
 )
 
 // KindModelCallDelta is the kind of ModelCallDeltaEvent.
@@ -35,7 +36,7 @@ func (ModelCallDeltaEvent) Kind() string { return KindModelCallDelta }
 // agent's output schema.
 func (r *run) generateRequest(requestID string) bindings.GenerateRequest {
 	req := bindings.GenerateRequest{
-		Model: r.s.Route.Model, Messages: slices.Clip(wellFormed(r.messages)), Tools: r.toolDefs,
+		Model: r.s.Route.Model, Messages: slices.Clip(chatlog.WellFormed(r.messages)), Tools: r.toolDefs,
 		RequestID: requestID, TenantID: r.tenantID, RunID: r.id,
 		Output: r.in.Agent.Output,
 	}

@@ -8,6 +8,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/schemacheck"
 )
 
 // StatusFailed is the Status of a SubRun whose child run failed (its error
@@ -54,7 +55,7 @@ type childAnswer struct {
 func (r *run) planSubAgent(p callPlan, t agentTool) (callPlan, error) {
 	p.Kind, p.ToolVersion = callSubAgent, t.AgentVersion
 	d := bindings.ToolDescriptor{ID: t.Name, Version: t.AgentVersion, InputSchema: t.InputSchema}
-	if msg, err := validateArguments(d, p.Arguments); err != nil {
+	if msg, err := schemacheck.ValidateArguments(d, p.Arguments); err != nil {
 		return p, err
 	} else if msg != "" {
 		p.Action, p.Status, p.Message = actionRefuse, toolInvalid, "invalid arguments: "+msg

@@ -1,18 +1,16 @@
 package turn
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/pack"
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/kindgi/agents/turn/internal/schemacheck"
+	"github.com/kindgi/agents/turn/internal/tighten"
 )
 
 // Plan actions of a tool call, decided before anything runs.
@@ -109,7 +107,7 @@ func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]cal
 			continue
 		}
 		p.ToolVersion = d.Version
-		if msg, err := validateArguments(d, c.Arguments); err != nil {
+		if msg, err := schemacheck.ValidateArguments(d, c.Arguments); err != nil {
 			return nil, err
 		} else if msg != "" {
 			p.Action, p.Status, p.Message = actionRefuse, toolInvalid, "invalid arguments: "+msg
@@ -136,7 +134,7 @@ func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]cal
 		}
 		g := r.s.Hitl.Gate(d.ID)
 		if d.Gate != nil {
-			g = stricterGate(g, *d.Gate) // the registry's default gate is a floor
+			g = tighten.StricterGate(g, *d.Gate) // the registry's default gate is a floor
 		}
 		switch g.Mode {
 		case agent.GateAlwaysAsk:
@@ -247,122 +245,11 @@ func (r *run) invokeTool(ctx context.Context, p callPlan, requestID string) (too
 	return toolResult{Status: toolOK, Output: out, outputAsIs: true}, nil
 }
 
-// checkOutput reports an output that is not JSON or breaks the tool's
-// output schema.
+// checkOutput reports an output that is not JSON in UTF-8 (validJSON) or
+// breaks the tool's output schema (schemacheck.CheckOutput).
 func checkOutput(d bindings.ToolDescriptor, out json.RawMessage) (string, bool) {
 	if !validJSON(out) {
 		return "the tool's output is not JSON", true
 	}
-	if len(d.OutputSchema) == 0 {
-		return "", false
-	}
-	sch, err := compileSchema(d.OutputSchema)
-	if err != nil {
-		return "the tool's output schema does not compile: " + err.Error(), true
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
-	if err != nil {
-		return "the tool's output is not JSON", true
-	}
-	if err := sch.Validate(inst); err != nil {
-		return "the tool's output breaks its schema: " + err.Error(), true
-	}
-	return "", false
-}
-
-// validateArguments checks a call's arguments against the tool's input
-// schema (any JSON object when it has none). It returns a message for the
-// model when they do not fit, and an error when the schema itself is
-// broken.
-func validateArguments(d bindings.ToolDescriptor, args json.RawMessage) (string, error) {
-	// A simple schema (the usual {type: object, properties, required})
-	// answers from the bytes, decoding nothing; anything it cannot vouch
-	// for goes through the full validator below.
-	if len(d.InputSchema) > 0 {
-		if c := compileCached(d.InputSchema); c.err == nil && c.fast != nil && c.fast.FastAccepts(args) {
-			return "", nil
-		}
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
-		return "arguments are not JSON", nil
-	}
-	if len(d.InputSchema) == 0 {
-		if _, ok := inst.(map[string]any); !ok {
-			return "arguments must be a JSON object", nil
-		}
-		return "", nil
-	}
-	c := compileCached(d.InputSchema)
-	if c.err != nil {
-		return "", &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Message: "input schema does not compile", Err: c.err}
-	}
-	if err := c.sch.Validate(inst); err != nil {
-		return err.Error(), nil
-	}
-	return "", nil
-}
-
-// compiled is a cached schema compilation. fast, when set, is the same
-// schema compiled by pack, whose FastAccepts vouches for values straight
-// from their bytes (nil when pack refuses the schema).
-type compiled struct {
-	sch  *jsonschema.Schema
-	fast *pack.Schema
-	err  error
-}
-
-// schemaCache memoizes schema compilation by schema text: a pure function
-// of its key, bounded to schemaCacheMax entries (past that, schemas are
-// compiled per use). A map under a read lock, not a sync.Map: looking up
-// m[string(raw)] copies nothing, where a sync.Map key is an interface the
-// text is copied into on every lookup.
-var schemaCache = struct {
-	sync.RWMutex
-	m map[string]*compiled
-}{m: map[string]*compiled{}}
-
-const schemaCacheMax = 4096
-
-// compileSchema compiles a JSON Schema (draft 2020-12 unless it says
-// otherwise, formats asserted), once per distinct schema text.
-func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
-	c := compileCached(raw)
-	return c.sch, c.err
-}
-
-// compileCached is compileSchema's cache entry for raw.
-func compileCached(raw json.RawMessage) *compiled {
-	schemaCache.RLock()
-	c, ok := schemaCache.m[string(raw)]
-	schemaCache.RUnlock()
-	if ok {
-		return c
-	}
-	key := string(raw)
-	c = &compiled{}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		c.err = err
-	} else {
-		comp := jsonschema.NewCompiler()
-		comp.DefaultDraft(jsonschema.Draft2020)
-		comp.AssertFormat()
-		if c.err = comp.AddResource("urn:kindgi:tool-schema", doc); c.err == nil {
-			c.sch, c.err = comp.Compile("urn:kindgi:tool-schema")
-		}
-	}
-	if c.err == nil {
-		if fast, err := pack.CompileSchema(raw); err == nil {
-			c.fast = fast
-		}
-	}
-	schemaCache.Lock()
-	if prior, ok := schemaCache.m[key]; ok {
-		c = prior // compiled meanwhile by another call: one value per text
-	} else if len(schemaCache.m) < schemaCacheMax {
-		schemaCache.m[key] = c
-	}
-	schemaCache.Unlock()
-	return c
+	return schemacheck.CheckOutput(d, out)
 }

@@ -1,4 +1,4 @@
-package turn
+package chatlog
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
-// TestWellFormed pins what wellFormed keeps, leaves out and renames.
+// TestWellFormed pins what WellFormed keeps, leaves out and renames.
 func TestWellFormed(t *testing.T) {
 	user := func(s string) bindings.ChatMessage { return bindings.ChatMessage{Role: bindings.ChatUser, Content: s} }
 	calls := func(text string, ids ...string) bindings.ChatMessage {
@@ -52,11 +52,11 @@ func TestWellFormed(t *testing.T) {
 				m.ToolCalls = append([]bindings.ToolCall(nil), m.ToolCalls...)
 				before[i] = m
 			}
-			got := wellFormed(c.in)
+			got := WellFormed(c.in)
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
-			if !isWellFormed(got) {
+			if !IsWellFormed(got) {
 				t.Errorf("the result is not well formed: %+v", got)
 			}
 			if d := cmp.Diff(before, c.in); d != "" {
