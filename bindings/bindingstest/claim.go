@@ -102,11 +102,7 @@ func (f *fixture) claim(t *testing.T, owner string, limit int, tenants ...string
 
 // claimedIDs are the ids of runs, in order.
 func claimedIDs(runs []bindings.Run) []string {
-	ids := make([]string, len(runs))
-	for i, r := range runs {
-		ids[i] = r.ID
-	}
-	return ids
+	return project(runs, func(r bindings.Run) string { return r.ID })
 }
 
 // park stores a suspended run with approvals (ids run+"/a<i>") expiring
@@ -146,11 +142,7 @@ func testExpiredLeaseCannotWrite(t *testing.T, f *fixture) {
 }
 
 func claimedKeys(entries []bindings.JournalEntry) []string {
-	keys := make([]string, len(entries))
-	for i, e := range entries {
-		keys[i] = e.Key
-	}
-	return keys
+	return project(entries, func(e bindings.JournalEntry) string { return e.Key })
 }
 
 func testStartQueued(t *testing.T, f *fixture) {

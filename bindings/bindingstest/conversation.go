@@ -89,11 +89,7 @@ func (f *fixture) get(t *testing.T, tenant, id string) bindings.Conversation {
 }
 
 func convIDs(cs []bindings.Conversation) []string {
-	ids := make([]string, len(cs))
-	for i, c := range cs {
-		ids[i] = c.ID
-	}
-	return ids
+	return project(cs, func(c bindings.Conversation) string { return c.ID })
 }
 
 func (f *fixture) list(t *testing.T, in bindings.ListConversationsInput) []string {

@@ -2,7 +2,6 @@ package bindingstest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"testing"
 
@@ -141,11 +140,7 @@ func (f *driverFixture) parked(t *testing.T, tenant, run string) {
 
 // keys is the keys of entries.
 func keys(es []bindings.JournalEntry) []string {
-	out := make([]string, len(es))
-	for i, e := range es {
-		out[i] = e.Key + "/" + string(e.Status)
-	}
-	return out
+	return project(es, func(e bindings.JournalEntry) string { return e.Key + "/" + string(e.Status) })
 }
 
 func testDriverOpenCreates(t *testing.T, f *driverFixture) {
@@ -295,12 +290,4 @@ func (f *driverFixture) wantJournal(t *testing.T, what, tenant, run string, want
 	j := f.journal(t, tenant, run)
 	diff(t, what+": journal", keys(j), append([]string{}, want...))
 	return j
-}
-
-// errIs fails t unless err is target.
-func errIs(t *testing.T, what string, err, target error) {
-	t.Helper()
-	if !errors.Is(err, target) {
-		t.Fatalf("%s: error %v, want %v", what, err, target)
-	}
 }

@@ -25,19 +25,13 @@
 package bindingstest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-
-	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 )
 
@@ -164,60 +158,4 @@ func randomSuffix(t *testing.T) string {
 		t.Fatalf("random suffix: %v", err)
 	}
 	return hex.EncodeToString(b[:])
-}
-
-// wantCode fails the test unless err carries code.
-func wantCode(t *testing.T, what string, err error, code string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("%s: got no error, want code %q", what, code)
-	}
-	if got := agents.CodeOf(err); got != code {
-		t.Fatalf("%s: got error %v with code %q, want code %q", what, err, got, code)
-	}
-}
-
-// must fails the test on a non-nil error.
-func must(t *testing.T, what string, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("%s: %v (code %q)", what, err, agents.CodeOf(err))
-	}
-}
-
-// jsonEqual compares JSON documents by value, so a backend that
-// reformats stored JSON (PostgreSQL's jsonb) still compares equal.
-func jsonEqual(a, b json.RawMessage) bool {
-	if len(bytes.TrimSpace(a)) == 0 || len(bytes.TrimSpace(b)) == 0 {
-		return len(bytes.TrimSpace(a)) == len(bytes.TrimSpace(b))
-	}
-	var va, vb any
-	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
-		return bytes.Equal(a, b)
-	}
-	return cmp.Equal(va, vb)
-}
-
-// cmpOpts compares stored values: JSON by value, times by instant (cmp
-// uses time.Time.Equal), nil and empty slices and maps alike.
-var cmpOpts = []cmp.Option{
-	// Both options would apply to two empty RawMessages; the filter keeps
-	// them apart (cmp panics on ambiguous options).
-	cmp.FilterValues(func(a, b json.RawMessage) bool { return len(a) > 0 || len(b) > 0 }, cmp.Comparer(jsonEqual)),
-	cmpopts.EquateEmpty(),
-}
-
-// diff fails the test when got and want differ.
-func diff(t *testing.T, what string, got, want any, opts ...cmp.Option) {
-	t.Helper()
-	if d := cmp.Diff(want, got, append(append([]cmp.Option{}, cmpOpts...), opts...)...); d != "" {
-		t.Fatalf("%s mismatch (-want +got):\n%s", what, d)
-	}
-}
-
-// canceled returns a context that is already cancelled.
-func canceled(t *testing.T) context.Context {
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	return ctx
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -152,15 +151,11 @@ func testResolveConcurrent(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.request(t, approvalRequest(a, "ap-1"))
 	const n = 16
-	var wg sync.WaitGroup
 	got := make([]bindings.Approval, n)
 	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() {
-			got[i], errs[i] = f.Hitl.ResolveApproval(f.ctx, a, "ap-1", bindings.ApprovalDecision{Approved: i%2 == 0, Reviewer: fmt.Sprintf("rev-%d", i)})
-		})
-	}
-	wg.Wait()
+	concurrently(n, func(i int) {
+		got[i], errs[i] = f.Hitl.ResolveApproval(f.ctx, a, "ap-1", bindings.ApprovalDecision{Approved: i%2 == 0, Reviewer: fmt.Sprintf("rev-%d", i)})
+	})
 	stored := f.approval(t, a, "ap-1")
 	if stored.Status == bindings.ApprovalPending {
 		t.Fatal("still pending after 16 decisions")

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -92,14 +91,6 @@ func nodeOf(key string) string {
 	return key
 }
 
-func journalKeys(es []bindings.JournalEntry) []string {
-	out := make([]string, len(es))
-	for i, e := range es {
-		out[i] = e.Key + ":" + string(e.Status)
-	}
-	return out
-}
-
 func testStartRun(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	r := f.startRun(t, a, "run-1", "worker-1")
@@ -140,7 +131,7 @@ func testStartRunSameOwner(t *testing.T, f *fixture) {
 	if r.Status != bindings.RunSuspended || r.LeaseOwner != "worker-1" {
 		t.Fatalf("restarted run: status %q owner %q, want suspended and worker-1", r.Status, r.LeaseOwner)
 	}
-	diff(t, "journal kept", journalKeys(f.journal(t, a, "run-1")), []string{"setup:completed"})
+	diff(t, "journal kept", keys(f.journal(t, a, "run-1")), []string{"setup/completed"})
 }
 
 func testStartRunExpired(t *testing.T, f *fixture) {
@@ -254,28 +245,15 @@ func testAppendConcurrentSameKey(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.startRun(t, a, "run-1", "worker-1")
 	const n = 16
-	var wg sync.WaitGroup
 	entries := make([]bindings.JournalEntry, n)
 	appended := make([]bool, n)
 	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() {
-			entries[i], appended[i], errs[i] = f.Runs.AppendStep(f.ctx, bindings.AppendStepInput{TenantID: a, RunID: "run-1", Entry: bindings.JournalEntry{
-				Key: "agent-loop/0/model-call", Node: "model-call", Status: bindings.StepCompleted, Output: json.RawMessage(fmt.Sprintf(`{"writer":%d}`, i)), At: at(1),
-			}})
-		})
-	}
-	wg.Wait()
-	wins := 0
-	for i := range n {
-		must(t, fmt.Sprintf("append %d", i), errs[i])
-		if appended[i] {
-			wins++
-		}
-	}
-	if wins != 1 {
-		t.Fatalf("%d of %d concurrent appends of one (key, phase) stored an entry, want exactly 1", wins, n)
-	}
+	concurrently(n, func(i int) {
+		entries[i], appended[i], errs[i] = f.Runs.AppendStep(f.ctx, bindings.AppendStepInput{TenantID: a, RunID: "run-1", Entry: bindings.JournalEntry{
+			Key: "agent-loop/0/model-call", Node: "model-call", Status: bindings.StepCompleted, Output: json.RawMessage(fmt.Sprintf(`{"writer":%d}`, i)), At: at(1),
+		}})
+	})
+	wantOneWon(t, "append", "concurrent appends of one (key, phase) stored an entry", appended, errs)
 	j := f.journal(t, a, "run-1")
 	if len(j) != 1 {
 		t.Fatalf("journal has %d entries, want 1", len(j))
@@ -306,7 +284,7 @@ func testAppendOwnerGuard(t *testing.T, f *fixture) {
 	}
 	f.step(t, a, "run-1", "worker-1", "setup", bindings.StepStarted)
 	f.step(t, a, "run-1", "", "render-prompt", bindings.StepStarted) // no owner: unguarded
-	diff(t, "journal", journalKeys(f.journal(t, a, "run-1")), []string{"setup:started", "render-prompt:started"})
+	diff(t, "journal", keys(f.journal(t, a, "run-1")), []string{"setup/started", "render-prompt/started"})
 }
 
 func testAppendFormerOwner(t *testing.T, f *fixture) {
@@ -319,7 +297,7 @@ func testAppendFormerOwner(t *testing.T, f *fixture) {
 	_, _, err = f.Runs.AppendStep(f.ctx, bindings.AppendStepInput{TenantID: a, RunID: "run-1", Owner: "worker-1", Entry: bindings.JournalEntry{Key: "render-prompt", Node: "render-prompt", Status: bindings.StepCompleted}})
 	wantCode(t, "append by the former owner", err, agents.CodeRunBusy)
 	f.step(t, a, "run-1", "worker-2", "render-prompt", bindings.StepCompleted)
-	diff(t, "journal", journalKeys(f.journal(t, a, "run-1")), []string{"setup:completed", "render-prompt:completed"})
+	diff(t, "journal", keys(f.journal(t, a, "run-1")), []string{"setup/completed", "render-prompt/completed"})
 }
 
 func testSetRunStatus(t *testing.T, f *fixture) {
@@ -388,34 +366,11 @@ func testLeaseExpired(t *testing.T, f *fixture) {
 // and every other gets run-busy.
 func (f *fixture) race(t *testing.T, tenant string) {
 	t.Helper()
-	const n = 16
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	runs := make([]bindings.Run, n)
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			runs[i], errs[i] = f.Runs.AcquireLease(f.ctx, bindings.LeaseInput{TenantID: tenant, RunID: "run-1", Owner: fmt.Sprintf("racer-%d", i), TTL: leaseTTL})
-		})
-	}
-	close(start)
-	wg.Wait()
-	winner := -1
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			if winner >= 0 {
-				t.Fatalf("racers %d and %d both acquired the lease", winner, i)
-			}
-			winner = i
-		default:
-			wantCode(t, fmt.Sprintf("racer %d", i), err, agents.CodeRunBusy)
-		}
-	}
-	if winner < 0 {
-		t.Fatal("no racer acquired the free lease")
-	}
+	runs := make([]bindings.Run, racers)
+	winner := raceOne(t, "acquired the lease", func(i int, racer string) (err error) {
+		runs[i], err = f.Runs.AcquireLease(f.ctx, bindings.LeaseInput{TenantID: tenant, RunID: "run-1", Owner: racer, TTL: leaseTTL})
+		return err
+	}, func(racer string, err error) { wantCode(t, racer, err, agents.CodeRunBusy) })
 	want := fmt.Sprintf("racer-%d", winner)
 	if runs[winner].LeaseOwner != want {
 		t.Fatalf("winner's run has LeaseOwner %q, want %q", runs[winner].LeaseOwner, want)
@@ -486,7 +441,7 @@ func testRunTenantIsolation(t *testing.T, f *fixture) {
 	if ra.Status != bindings.RunRunning || ra.LeaseOwner != "worker-1" {
 		t.Fatalf("b's calls changed a's run: %+v", ra)
 	}
-	diff(t, "a's journal", journalKeys(f.journal(t, a, "run-1")), []string{"setup:completed"})
+	diff(t, "a's journal", keys(f.journal(t, a, "run-1")), []string{"setup/completed"})
 }
 
 func testRunCopies(t *testing.T, f *fixture) {

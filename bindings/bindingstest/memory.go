@@ -79,11 +79,7 @@ func (f *fixture) query(t *testing.T, q bindings.MemoryQuery) []bindings.ScoredF
 }
 
 func factIDs(fs []bindings.ScoredFact) []string {
-	out := make([]string, len(fs))
-	for i, s := range fs {
-		out[i] = s.Fact.ID
-	}
-	return out
+	return project(fs, func(s bindings.ScoredFact) string { return s.Fact.ID })
 }
 
 // wantScores checks scores within tol.

@@ -24,11 +24,7 @@ func (f *fixture) appendMsg(t *testing.T, tenant, conv, id, content string, turn
 }
 
 func msgIDs(ms []bindings.ConversationMessage) []string {
-	ids := make([]string, len(ms))
-	for i, m := range ms {
-		ids[i] = m.ID
-	}
-	return ids
+	return project(ms, func(m bindings.ConversationMessage) string { return m.ID })
 }
 
 func (f *fixture) read(t *testing.T, tenant, conv string, limit int, before int64) []bindings.ConversationMessage {

@@ -2,7 +2,6 @@ package bindingstest
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -131,18 +130,14 @@ func testRunErrorConcurrent(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.startRun(t, a, "r1", "")
 	const n = 16
-	var wg sync.WaitGroup
 	seen := make([]int, n)
-	for i := range n {
-		wg.Go(func() {
-			e, err := f.Runs.(bindings.RunErrorRecorder).RecordRunError(f.ctx, bindings.RecordRunErrorInput{TenantID: a, RunID: "r1", Code: agents.CodePersistence, Message: "m"})
-			if err != nil {
-				t.Errorf("RecordRunError: %v", err)
-			}
-			seen[i] = e.Attempts
-		})
-	}
-	wg.Wait()
+	concurrently(n, func(i int) {
+		e, err := f.Runs.(bindings.RunErrorRecorder).RecordRunError(f.ctx, bindings.RecordRunErrorInput{TenantID: a, RunID: "r1", Code: agents.CodePersistence, Message: "m"})
+		if err != nil {
+			t.Errorf("RecordRunError: %v", err)
+		}
+		seen[i] = e.Attempts
+	})
 	if got := f.getRun(t, a, "r1").LastError; got == nil || got.Attempts != n {
 		t.Fatalf("after %d concurrent records: %+v, want Attempts %d", n, got, n)
 	}
