@@ -222,6 +222,19 @@ func testListDefaultLimit(t *testing.T, f *fixture) {
 	}
 }
 
+// firstPageOfFour opens c1 to c4 (opened at(1) to at(4)) and returns
+// the listing input in pages of 2 with its first page.
+func (f *fixture) firstPageOfFour(t *testing.T, tenant string) (bindings.ListConversationsPageInput, bindings.ConversationPage) {
+	t.Helper()
+	for i := 1; i <= 4; i++ {
+		f.open(t, tenant, fmt.Sprintf("c%d", i), at(i))
+	}
+	in := bindings.ListConversationsPageInput{ListConversationsInput: bindings.ListConversationsInput{TenantID: tenant, Limit: 2}}
+	p, err := f.Conversations.ListConversationsPage(f.ctx, in)
+	must(t, "first page", err)
+	return in, p
+}
+
 // pages reads every page of in and returns the ids page by page.
 func (f *fixture) pages(t *testing.T, in bindings.ListConversationsPageInput) [][]string {
 	t.Helper()
@@ -262,12 +275,7 @@ func testPagesKeyset(t *testing.T, f *fixture) {
 
 func testPageStableUnderInserts(t *testing.T, f *fixture) {
 	a := f.tenant("a")
-	for i := 1; i <= 4; i++ {
-		f.open(t, a, fmt.Sprintf("c%d", i), at(i))
-	}
-	in := bindings.ListConversationsPageInput{ListConversationsInput: bindings.ListConversationsInput{TenantID: a, Limit: 2}}
-	p, err := f.Conversations.ListConversationsPage(f.ctx, in)
-	must(t, "first page", err)
+	in, p := f.firstPageOfFour(t, a)
 	diff(t, "first page", convIDs(p.Conversations), []string{"c4", "c3"})
 
 	f.open(t, a, "c9", at(10)) // newer than the cursor: not on later pages
@@ -276,7 +284,7 @@ func testPageStableUnderInserts(t *testing.T, f *fixture) {
 	f.open(t, a, "c0", at(0))  // older: on a later page
 	in.Cursor = p.Next
 	in.Limit = 10
-	p, err = f.Conversations.ListConversationsPage(f.ctx, in)
+	p, err := f.Conversations.ListConversationsPage(f.ctx, in)
 	must(t, "second page", err)
 	diff(t, "second page", convIDs(p.Conversations), []string{"c2z", "c2", "c1", "c0"})
 	if p.Next != nil {
@@ -286,15 +294,10 @@ func testPageStableUnderInserts(t *testing.T, f *fixture) {
 
 func testPageCursorDeleted(t *testing.T, f *fixture) {
 	a := f.tenant("a")
-	for i := 1; i <= 4; i++ {
-		f.open(t, a, fmt.Sprintf("c%d", i), at(i))
-	}
-	in := bindings.ListConversationsPageInput{ListConversationsInput: bindings.ListConversationsInput{TenantID: a, Limit: 2}}
-	p, err := f.Conversations.ListConversationsPage(f.ctx, in)
-	must(t, "first page", err)
+	in, p := f.firstPageOfFour(t, a)
 	must(t, "DeleteConversation", f.Conversations.DeleteConversation(f.ctx, a, "c3"))
 	in.Cursor = p.Next
-	p, err = f.Conversations.ListConversationsPage(f.ctx, in)
+	p, err := f.Conversations.ListConversationsPage(f.ctx, in)
 	must(t, "second page", err)
 	diff(t, "second page", convIDs(p.Conversations), []string{"c2", "c1"})
 }

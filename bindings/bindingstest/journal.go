@@ -66,6 +66,31 @@ func (f *fixture) getRun(t *testing.T, tenant, run string) bindings.Run {
 	return r
 }
 
+// wantRun fails t unless run is stored with status, leased to owner.
+func (f *fixture) wantRun(t *testing.T, what, tenant, run string, status bindings.RunStatus, owner string) {
+	t.Helper()
+	if r := f.getRun(t, tenant, run); r.Status != status || r.LeaseOwner != owner {
+		t.Fatalf("run %s = %+v, want %s and leased to %q", what, r, status, owner)
+	}
+}
+
+// wantNoRun fails t unless every method of the RunBinding, called by
+// owner on run as tenant, is run-journal-unavailable (what ends each
+// call's name in the message).
+func (f *fixture) wantNoRun(t *testing.T, what, tenant, run, owner string) {
+	t.Helper()
+	_, err := f.Runs.GetRun(f.ctx, tenant, run)
+	wantCode(t, "GetRun"+what, err, agents.CodeRunJournalUnavailable)
+	_, err = f.Runs.ReadJournal(f.ctx, tenant, run)
+	wantCode(t, "ReadJournal"+what, err, agents.CodeRunJournalUnavailable)
+	_, _, err = f.Runs.AppendStep(f.ctx, bindings.AppendStepInput{TenantID: tenant, RunID: run, Entry: bindings.JournalEntry{Key: "setup", Node: "setup", Status: bindings.StepStarted}})
+	wantCode(t, "AppendStep"+what, err, agents.CodeRunJournalUnavailable)
+	wantCode(t, "SetRunStatus"+what, f.Runs.SetRunStatus(f.ctx, tenant, run, bindings.RunFailed), agents.CodeRunJournalUnavailable)
+	_, err = f.Runs.AcquireLease(f.ctx, bindings.LeaseInput{TenantID: tenant, RunID: run, Owner: owner, TTL: leaseTTL})
+	wantCode(t, "AcquireLease"+what, err, agents.CodeRunJournalUnavailable)
+	wantCode(t, "ReleaseLease"+what, f.Runs.ReleaseLease(f.ctx, tenant, run, owner), agents.CodeRunJournalUnavailable)
+}
+
 func (f *fixture) step(t *testing.T, tenant, run, owner, key string, status bindings.StepStatus) (bindings.JournalEntry, bool) {
 	t.Helper()
 	e, appended, err := f.Runs.AppendStep(f.ctx, bindings.AppendStepInput{TenantID: tenant, RunID: run, Owner: owner, Entry: bindings.JournalEntry{
@@ -156,18 +181,7 @@ func testStartRunValidates(t *testing.T, f *fixture) {
 }
 
 func testRunUnknown(t *testing.T, f *fixture) {
-	a := f.tenant("a")
-	ctx := f.ctx
-	_, err := f.Runs.GetRun(ctx, a, "missing")
-	wantCode(t, "GetRun", err, agents.CodeRunJournalUnavailable)
-	_, err = f.Runs.ReadJournal(ctx, a, "missing")
-	wantCode(t, "ReadJournal", err, agents.CodeRunJournalUnavailable)
-	_, _, err = f.Runs.AppendStep(ctx, bindings.AppendStepInput{TenantID: a, RunID: "missing", Entry: bindings.JournalEntry{Key: "setup", Node: "setup", Status: bindings.StepStarted}})
-	wantCode(t, "AppendStep", err, agents.CodeRunJournalUnavailable)
-	wantCode(t, "SetRunStatus", f.Runs.SetRunStatus(ctx, a, "missing", bindings.RunCompleted), agents.CodeRunJournalUnavailable)
-	_, err = f.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: a, RunID: "missing", Owner: "w", TTL: leaseTTL})
-	wantCode(t, "AcquireLease", err, agents.CodeRunJournalUnavailable)
-	wantCode(t, "ReleaseLease", f.Runs.ReleaseLease(ctx, a, "missing", "w"), agents.CodeRunJournalUnavailable)
+	f.wantNoRun(t, "", f.tenant("a"), "missing", "w")
 }
 
 func testReadJournalEmpty(t *testing.T, f *fixture) {
@@ -419,19 +433,9 @@ func testReleaseFrees(t *testing.T, f *fixture) {
 
 func testRunTenantIsolation(t *testing.T, f *fixture) {
 	a, b := f.tenant("a"), f.tenant("b")
-	ctx := f.ctx
 	f.startRun(t, a, "run-1", "worker-1")
 	f.step(t, a, "run-1", "worker-1", "setup", bindings.StepCompleted)
-	_, err := f.Runs.GetRun(ctx, b, "run-1")
-	wantCode(t, "GetRun as b", err, agents.CodeRunJournalUnavailable)
-	_, err = f.Runs.ReadJournal(ctx, b, "run-1")
-	wantCode(t, "ReadJournal as b", err, agents.CodeRunJournalUnavailable)
-	_, _, err = f.Runs.AppendStep(ctx, bindings.AppendStepInput{TenantID: b, RunID: "run-1", Entry: bindings.JournalEntry{Key: "x", Node: "x", Status: bindings.StepStarted}})
-	wantCode(t, "AppendStep as b", err, agents.CodeRunJournalUnavailable)
-	wantCode(t, "SetRunStatus as b", f.Runs.SetRunStatus(ctx, b, "run-1", bindings.RunFailed), agents.CodeRunJournalUnavailable)
-	_, err = f.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: b, RunID: "run-1", Owner: "worker-1", TTL: leaseTTL})
-	wantCode(t, "AcquireLease as b", err, agents.CodeRunJournalUnavailable)
-	wantCode(t, "ReleaseLease as b", f.Runs.ReleaseLease(ctx, b, "run-1", "worker-1"), agents.CodeRunJournalUnavailable)
+	f.wantNoRun(t, " as b", b, "run-1", "worker-1")
 	// b's run of the same id is its own: not busy, empty journal.
 	rb := f.startRun(t, b, "run-1", "worker-b")
 	if rb.LeaseOwner != "worker-b" || len(f.journal(t, b, "run-1")) != 0 {
