@@ -226,32 +226,24 @@ func testAppendIdempotentPhase(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.startRun(t, a, "run-1", "worker-1")
 	key := "agent-loop/1/dispatch-tools/call_1"
-	started, ok := f.step(t, a, "run-1", "worker-1", key, bindings.StepStarted)
-	if !ok {
-		t.Fatal("first started entry not appended")
+	// step appends key's entry of status and fails t with why unless it
+	// was appended as wanted.
+	step := func(key string, status bindings.StepStatus, appended bool, why string) bindings.JournalEntry {
+		t.Helper()
+		e, ok := f.step(t, a, "run-1", "worker-1", key, status)
+		if ok != appended {
+			t.Fatal(why)
+		}
+		return e
 	}
-	again, ok := f.step(t, a, "run-1", "worker-1", key, bindings.StepStarted)
-	if ok {
-		t.Fatal("second started entry of the same key appended")
-	}
+	started := step(key, bindings.StepStarted, true, "first started entry not appended")
+	again := step(key, bindings.StepStarted, false, "second started entry of the same key appended")
 	diff(t, "second started returns the first", again, started)
-	parked, ok := f.step(t, a, "run-1", "worker-1", key, bindings.StepParked)
-	if !ok {
-		t.Fatal("parked entry not appended: parked is its own phase")
-	}
-	completed, ok := f.step(t, a, "run-1", "worker-1", key, bindings.StepCompleted)
-	if !ok {
-		t.Fatal("completed entry not appended after started and parked")
-	}
-	failed, ok := f.step(t, a, "run-1", "worker-1", key, bindings.StepFailed)
-	if ok {
-		t.Fatal("failed entry appended after completed: both are the result phase")
-	}
+	parked := step(key, bindings.StepParked, true, "parked entry not appended: parked is its own phase")
+	completed := step(key, bindings.StepCompleted, true, "completed entry not appended after started and parked")
+	failed := step(key, bindings.StepFailed, false, "failed entry appended after completed: both are the result phase")
 	diff(t, "failed after completed returns the completed entry", failed, completed)
-	other, ok := f.step(t, a, "run-1", "worker-1", "agent-loop/1/dispatch-tools/call_2", bindings.StepCompleted)
-	if !ok {
-		t.Fatal("another key's entry not appended")
-	}
+	other := step("agent-loop/1/dispatch-tools/call_2", bindings.StepCompleted, true, "another key's entry not appended")
 	diff(t, "journal", f.journal(t, a, "run-1"), []bindings.JournalEntry{started, parked, completed, other})
 }
 
