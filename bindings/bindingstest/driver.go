@@ -33,22 +33,14 @@ type NewDriverHarness func(t *testing.T) DriverHarness
 // and so must a store's own driver.
 func RunDriverTests(t *testing.T, newHarness NewDriverHarness) {
 	t.Helper()
-	for _, c := range driverCases {
-		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t)
-			if c.clock && h.Clock == nil {
-				t.Skip("the case needs Harness.Clock to control time")
-			}
-			c.run(t, &driverFixture{fixture: fixture{Harness: h.Harness, ctx: t.Context(), suffix: randomSuffix(t)}, d: h.Driver})
-		})
-	}
+	runCases(t, driverCases, func(t *testing.T) (Harness, *driverFixture) {
+		h := newHarness(t)
+		return h.Harness, &driverFixture{fixture: *newFixture(t, h.Harness), d: h.Driver}
+	})
 }
 
-type driverCase struct {
-	name  string
-	clock bool
-	run   func(t *testing.T, f *driverFixture)
-}
+// driverCase is a case of RunDriverTests.
+type driverCase = caseOf[*driverFixture]
 
 // driverFixture is a fixture with the driver under test.
 type driverFixture struct {

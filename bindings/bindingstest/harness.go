@@ -112,13 +112,16 @@ func RunAll(t *testing.T, newHarness NewHarness) {
 	t.Run("Quotas", func(t *testing.T) { RunQuotaTests(t, newHarness) })
 }
 
-// testCase is one rule of a suite.
-type testCase struct {
+// caseOf is one rule of a suite, checked with a fixture F.
+type caseOf[F any] struct {
 	name string
 	// clock marks a case that needs Harness.Clock.
 	clock bool
-	run   func(t *testing.T, f *fixture)
+	run   func(t *testing.T, f F)
 }
+
+// testCase is a case of the bindings' suites.
+type testCase = caseOf[*fixture]
 
 // fixture is what a case works with: its harness, a context, and tenant
 // ids unique to the case.
@@ -141,15 +144,30 @@ func runSuite(t *testing.T, newHarness NewHarness, binding string, has func(Harn
 		t.Logf("the implementation has no %s: the %d cases of it do not apply", binding, len(cases))
 		return
 	}
+	runCases(t, cases, func(t *testing.T) (Harness, *fixture) {
+		h := newHarness(t)
+		return h, newFixture(t, h)
+	})
+}
+
+// runCases runs cases as subtests, each with the harness and fixture open
+// builds for it; a case that needs the clock skips without one.
+func runCases[F any](t *testing.T, cases []caseOf[F], open func(t *testing.T) (Harness, F)) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t)
+			h, f := open(t)
 			if c.clock && h.Clock == nil {
 				t.Skip("the case needs Harness.Clock to control time")
 			}
-			c.run(t, &fixture{Harness: h, ctx: t.Context(), suffix: randomSuffix(t)})
+			c.run(t, f)
 		})
 	}
+}
+
+// newFixture is a case's fixture over h, with tenant ids of its own.
+func newFixture(t *testing.T, h Harness) *fixture {
+	return &fixture{Harness: h, ctx: t.Context(), suffix: randomSuffix(t)}
 }
 
 func randomSuffix(t *testing.T) string {
