@@ -201,14 +201,22 @@ func testListFilters(t *testing.T, f *fixture) {
 	}
 }
 
+// openTied opens five conversations, three of them at one instant and
+// out of id order: c1 at(0); c3, c2 and c4 at(1); c5 at(2). Newest first,
+// a tie by id descending, they list c5, c4, c3, c2, c1.
+func (f *fixture) openTied(t *testing.T, tenant string) {
+	t.Helper()
+	f.open(t, tenant, "c1", at(0))
+	f.open(t, tenant, "c3", at(1))
+	f.open(t, tenant, "c2", at(1))
+	f.open(t, tenant, "c4", at(1))
+	f.open(t, tenant, "c5", at(2))
+}
+
 func testListOrder(t *testing.T, f *fixture) {
 	a := f.tenant("a")
-	f.open(t, a, "c1", at(0))
-	f.open(t, a, "c3", at(1))
-	f.open(t, a, "c2", at(1))
-	f.open(t, a, "c4", at(1))
-	f.open(t, a, "c0", at(2))
-	diff(t, "order", f.list(t, bindings.ListConversationsInput{TenantID: a}), []string{"c0", "c4", "c3", "c2", "c1"})
+	f.openTied(t, a)
+	diff(t, "order", f.list(t, bindings.ListConversationsInput{TenantID: a}), []string{"c5", "c4", "c3", "c2", "c1"})
 }
 
 func testListDefaultLimit(t *testing.T, f *fixture) {
@@ -254,11 +262,7 @@ func (f *fixture) pages(t *testing.T, in bindings.ListConversationsPageInput) []
 
 func testPagesKeyset(t *testing.T, f *fixture) {
 	a := f.tenant("a")
-	f.open(t, a, "c1", at(0))
-	f.open(t, a, "c2", at(1))
-	f.open(t, a, "c4", at(1))
-	f.open(t, a, "c3", at(1))
-	f.open(t, a, "c5", at(2))
+	f.openTied(t, a)
 	in := bindings.ListConversationsPageInput{ListConversationsInput: bindings.ListConversationsInput{TenantID: a, Limit: 2}}
 	diff(t, "pages of 2", f.pages(t, in), [][]string{{"c5", "c4"}, {"c3", "c2"}, {"c1"}})
 
