@@ -84,9 +84,7 @@ func (f *fixture) claimer() bindings.RunClaimer { return f.Runs.(bindings.RunCla
 // queue creates a queued run without a lease, as turn.Submit does.
 func (f *fixture) queue(t *testing.T, tenant, run string) bindings.Run {
 	t.Helper()
-	r, err := f.Runs.StartRun(f.ctx, bindings.StartRunInput{TenantID: tenant, RunID: run, FlowID: "agent.turn", FlowVersion: "1.1.0", Status: bindings.RunQueued})
-	must(t, "StartRun queued", err)
-	return r
+	return mustReturn(f.Runs.StartRun(f.ctx, bindings.StartRunInput{TenantID: tenant, RunID: run, FlowID: "agent.turn", FlowVersion: "1.1.0", Status: bindings.RunQueued}))(t, "StartRun queued")
 }
 
 // claim claims for owner with the case's lease TTL.

@@ -76,16 +76,12 @@ func (f *fixture) open(t *testing.T, tenant, id string, openedAt time.Time) bind
 
 func (f *fixture) openIn(t *testing.T, in bindings.OpenConversationInput) bindings.Conversation {
 	t.Helper()
-	c, err := f.Conversations.OpenConversation(f.ctx, in)
-	must(t, "OpenConversation", err)
-	return c
+	return mustReturn(f.Conversations.OpenConversation(f.ctx, in))(t, "OpenConversation")
 }
 
 func (f *fixture) get(t *testing.T, tenant, id string) bindings.Conversation {
 	t.Helper()
-	c, err := f.Conversations.GetConversation(f.ctx, tenant, id)
-	must(t, "GetConversation", err)
-	return c
+	return mustReturn(f.Conversations.GetConversation(f.ctx, tenant, id))(t, "GetConversation")
 }
 
 func convIDs(cs []bindings.Conversation) []string {

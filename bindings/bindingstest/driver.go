@@ -108,17 +108,13 @@ func dentry(key string, st bindings.StepStatus, output string) bindings.JournalE
 // openNew opens a new run for owner, leased now.
 func (f *driverFixture) openNew(t *testing.T, tenant, run, owner string) journal.Drive {
 	t.Helper()
-	d, err := f.d.Open(f.ctx, journal.OpenInput{TenantID: tenant, RunID: run, Owner: owner, TTL: leaseTTL, Create: create(tenant, run)})
-	must(t, "Open of a new run", err)
-	return d
+	return mustReturn(f.d.Open(f.ctx, journal.OpenInput{TenantID: tenant, RunID: run, Owner: owner, TTL: leaseTTL, Create: create(tenant, run)}))(t, "Open of a new run")
 }
 
 // commit commits entries for owner.
 func (f *driverFixture) commit(t *testing.T, tenant, run, owner string, entries ...bindings.JournalEntry) journal.Committed {
 	t.Helper()
-	res, err := f.d.Commit(f.ctx, journal.CommitInput{TenantID: tenant, RunID: run, Owner: owner, Entries: entries})
-	must(t, "Commit", err)
-	return res
+	return mustReturn(f.d.Commit(f.ctx, journal.CommitInput{TenantID: tenant, RunID: run, Owner: owner, Entries: entries}))(t, "Commit")
 }
 
 // parked is a run of tenant with a setup entry and its lease released.

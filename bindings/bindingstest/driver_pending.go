@@ -20,9 +20,7 @@ import (
 // openOnWrite opens run for owner with LeaseOnWrite (and c, when set).
 func (f *driverFixture) openOnWrite(t *testing.T, tenant, run, owner string, c *journal.Create) journal.Drive {
 	t.Helper()
-	d, err := f.d.Open(f.ctx, journal.OpenInput{TenantID: tenant, RunID: run, Owner: owner, TTL: leaseTTL, Lease: journal.LeaseOnWrite, Create: c, ReadConversation: true, HistoryLimit: 3})
-	must(t, "Open with LeaseOnWrite", err)
-	return d
+	return mustReturn(f.d.Open(f.ctx, journal.OpenInput{TenantID: tenant, RunID: run, Owner: owner, TTL: leaseTTL, Lease: journal.LeaseOnWrite, Create: c, ReadConversation: true, HistoryLimit: 3}))(t, "Open with LeaseOnWrite")
 }
 
 // wantOwner fails t unless run is leased to owner.

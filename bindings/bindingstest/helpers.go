@@ -17,6 +17,17 @@ import (
 
 // The checks and tools the cases share.
 
+// mustReturn is must for a call that also returns a value: an accessor
+// returns mustReturn(call(...))(t, "Call"), which fails t on the call's
+// error (what names it) and is the value otherwise.
+func mustReturn[T any](v T, err error) func(t *testing.T, what string) T {
+	return func(t *testing.T, what string) T {
+		t.Helper()
+		must(t, what, err)
+		return v
+	}
+}
+
 // wantCode fails the test unless err carries code.
 func wantCode(t *testing.T, what string, err error, code string) {
 	t.Helper()

@@ -61,16 +61,12 @@ func (f *fixture) clockRequest(tenant, id string, ttl time.Duration) bindings.Ap
 
 func (f *fixture) request(t *testing.T, r bindings.ApprovalRequest) bindings.Approval {
 	t.Helper()
-	ap, err := f.Hitl.RequestApproval(f.ctx, r)
-	must(t, "RequestApproval", err)
-	return ap
+	return mustReturn(f.Hitl.RequestApproval(f.ctx, r))(t, "RequestApproval")
 }
 
 func (f *fixture) approval(t *testing.T, tenant, id string) bindings.Approval {
 	t.Helper()
-	ap, err := f.Hitl.GetApproval(f.ctx, tenant, id)
-	must(t, "GetApproval", err)
-	return ap
+	return mustReturn(f.Hitl.GetApproval(f.ctx, tenant, id))(t, "GetApproval")
 }
 
 func approve(reviewer string) bindings.ApprovalDecision {

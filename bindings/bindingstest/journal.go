@@ -54,16 +54,12 @@ const leaseTTL = time.Minute
 
 func (f *fixture) startRun(t *testing.T, tenant, run, owner string) bindings.Run {
 	t.Helper()
-	r, err := f.Runs.StartRun(f.ctx, bindings.StartRunInput{TenantID: tenant, RunID: run, FlowID: "agent.turn", FlowVersion: "1.1.0", Owner: owner, LeaseTTL: leaseTTL})
-	must(t, "StartRun", err)
-	return r
+	return mustReturn(f.Runs.StartRun(f.ctx, bindings.StartRunInput{TenantID: tenant, RunID: run, FlowID: "agent.turn", FlowVersion: "1.1.0", Owner: owner, LeaseTTL: leaseTTL}))(t, "StartRun")
 }
 
 func (f *fixture) getRun(t *testing.T, tenant, run string) bindings.Run {
 	t.Helper()
-	r, err := f.Runs.GetRun(f.ctx, tenant, run)
-	must(t, "GetRun", err)
-	return r
+	return mustReturn(f.Runs.GetRun(f.ctx, tenant, run))(t, "GetRun")
 }
 
 // wantRun fails t unless run is stored with status, leased to owner.
@@ -102,9 +98,7 @@ func (f *fixture) step(t *testing.T, tenant, run, owner, key string, status bind
 
 func (f *fixture) journal(t *testing.T, tenant, run string) []bindings.JournalEntry {
 	t.Helper()
-	es, err := f.Runs.ReadJournal(f.ctx, tenant, run)
-	must(t, "ReadJournal", err)
-	return es
+	return mustReturn(f.Runs.ReadJournal(f.ctx, tenant, run))(t, "ReadJournal")
 }
 
 func nodeOf(key string) string {

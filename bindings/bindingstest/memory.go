@@ -73,9 +73,7 @@ func (f *fixture) query(t *testing.T, q bindings.MemoryQuery) []bindings.ScoredF
 	if q.Types == nil {
 		q.Types = []string{clauseType}
 	}
-	got, err := f.Memory.QueryFacts(f.ctx, q)
-	must(t, "QueryFacts", err)
-	return got
+	return mustReturn(f.Memory.QueryFacts(f.ctx, q))(t, "QueryFacts")
 }
 
 func factIDs(fs []bindings.ScoredFact) []string {

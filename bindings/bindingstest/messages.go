@@ -29,9 +29,7 @@ func msgIDs(ms []bindings.ConversationMessage) []string {
 
 func (f *fixture) read(t *testing.T, tenant, conv string, limit int, before int64) []bindings.ConversationMessage {
 	t.Helper()
-	ms, err := f.Conversations.ReadMessages(f.ctx, bindings.ReadMessagesInput{TenantID: tenant, ConversationID: conv, Limit: limit, BeforeSeq: before})
-	must(t, "ReadMessages", err)
-	return ms
+	return mustReturn(f.Conversations.ReadMessages(f.ctx, bindings.ReadMessagesInput{TenantID: tenant, ConversationID: conv, Limit: limit, BeforeSeq: before}))(t, "ReadMessages")
 }
 
 func testAppendSeq(t *testing.T, f *fixture) {

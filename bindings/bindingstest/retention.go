@@ -129,9 +129,7 @@ func (f *fixture) kept(t *testing.T, tenant, run string, entries int) {
 
 func (f *fixture) prune(t *testing.T, tenant string, olderThan time.Time) bindings.PruneStats {
 	t.Helper()
-	st, err := f.pruner().Prune(f.ctx, tenant, olderThan)
-	must(t, "Prune", err)
-	return st
+	return mustReturn(f.pruner().Prune(f.ctx, tenant, olderThan))(t, "Prune")
 }
 
 func testPruneFinished(t *testing.T, f *fixture) {

@@ -25,9 +25,7 @@ var runErrorCases = []testCase{
 
 func (f *fixture) recordRunError(t *testing.T, tenant, run, code, msg string) bindings.RunError {
 	t.Helper()
-	e, err := f.Runs.(bindings.RunErrorRecorder).RecordRunError(f.ctx, bindings.RecordRunErrorInput{TenantID: tenant, RunID: run, Code: code, Message: msg})
-	must(t, "RecordRunError", err)
-	return e
+	return mustReturn(f.Runs.(bindings.RunErrorRecorder).RecordRunError(f.ctx, bindings.RecordRunErrorInput{TenantID: tenant, RunID: run, Code: code, Message: msg}))(t, "RecordRunError")
 }
 
 // listedRun is run as the tenant's first ListRuns page shows it.

@@ -42,9 +42,7 @@ func snapshot(tenant, run string) bindings.RunSnapshotRecord {
 func (f *fixture) writeRead(t *testing.T, what string, in bindings.RunSnapshotRecord) bindings.RunSnapshotRecord {
 	t.Helper()
 	must(t, what, f.Snapshots.Write(f.ctx, in))
-	got, err := f.Snapshots.Read(f.ctx, in.TenantID, in.RunID)
-	must(t, "Read", err)
-	return got
+	return mustReturn(f.Snapshots.Read(f.ctx, in.TenantID, in.RunID))(t, "Read")
 }
 
 func testSnapshotRoundTrip(t *testing.T, f *fixture) {
