@@ -3,7 +3,9 @@
 // with nothing decoded) and pack/packserver (a request envelope read
 // without reflection). It holds the lexical pieces both walk with:
 // whitespace, literals, strings, numbers and the punctuation of objects
-// and arrays; what a value means is the caller's.
+// and arrays; what a value means is the caller's. EscapeLen, the check of
+// one string escape, also serves the bindings' JSON validator and
+// journalcodec's compaction, which walk strings their own way.
 //
 // A Scanner is a position in a byte slice. Every method that fails
 // returns false and leaves the position where the failure was found: a
