@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math/bits"
 	"unicode/utf8"
+
+	"github.com/kindgi/agents/internal/jsonscan"
 )
 
 // validJSON reports what utf8.Valid(b) && json.Valid(b) reports, in one
@@ -158,25 +160,11 @@ func str(b []byte, i int) int {
 		case c == '"':
 			return i + 1
 		case c == '\\':
-			if i+1 >= n {
+			k := jsonscan.EscapeLen(b, i)
+			if k == 0 {
 				return -1
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if i+6 > n {
-					return -1
-				}
-				for _, h := range b[i+2 : i+6] {
-					if !isHex(h) {
-						return -1
-					}
-				}
-				i += 6
-			default:
-				return -1
-			}
+			i += k
 		case c < 0x20:
 			return -1
 		case c < utf8.RuneSelf:
@@ -211,10 +199,6 @@ var strPlain = func() (t [256]bool) {
 	}
 	return t
 }()
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
 
 // number reads the number at i and returns the index after it, or -1:
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?

@@ -84,9 +84,7 @@ func (f *fixture) claimer() bindings.RunClaimer { return f.Runs.(bindings.RunCla
 // queue creates a queued run without a lease, as turn.Submit does.
 func (f *fixture) queue(t *testing.T, tenant, run string) bindings.Run {
 	t.Helper()
-	r, err := f.Runs.StartRun(f.ctx, bindings.StartRunInput{TenantID: tenant, RunID: run, FlowID: "agent.turn", FlowVersion: "1.1.0", Status: bindings.RunQueued})
-	must(t, "StartRun queued", err)
-	return r
+	return mustReturn(f.Runs.StartRun(f.ctx, bindings.StartRunInput{TenantID: tenant, RunID: run, FlowID: "agent.turn", FlowVersion: "1.1.0", Status: bindings.RunQueued}))(t, "StartRun queued")
 }
 
 // claim claims for owner with the case's lease TTL.
@@ -102,11 +100,7 @@ func (f *fixture) claim(t *testing.T, owner string, limit int, tenants ...string
 
 // claimedIDs are the ids of runs, in order.
 func claimedIDs(runs []bindings.Run) []string {
-	ids := make([]string, len(runs))
-	for i, r := range runs {
-		ids[i] = r.ID
-	}
-	return ids
+	return project(runs, func(r bindings.Run) string { return r.ID })
 }
 
 // park stores a suspended run with approvals (ids run+"/a<i>") expiring
@@ -146,11 +140,7 @@ func testExpiredLeaseCannotWrite(t *testing.T, f *fixture) {
 }
 
 func claimedKeys(entries []bindings.JournalEntry) []string {
-	keys := make([]string, len(entries))
-	for i, e := range entries {
-		keys[i] = e.Key
-	}
-	return keys
+	return project(entries, func(e bindings.JournalEntry) string { return e.Key })
 }
 
 func testStartQueued(t *testing.T, f *fixture) {

@@ -3,7 +3,6 @@ package bindingstest
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -64,20 +63,12 @@ func (f *fixture) records(t *testing.T, tenant, run string, limit int) []binding
 		}
 		in.After = page.Next
 	}
-	for i := 1; i < len(out); i++ {
-		if !bindings.ComplianceCursorLess(out[i-1].Cursor(), out[i].Cursor()) {
-			t.Fatalf("records out of order at %d: %+v then %+v", i, out[i-1].Cursor(), out[i].Cursor())
-		}
-	}
+	wantOrdered(t, "records", project(out, func(r bindings.ComplianceRecord) bindings.ComplianceCursor { return r.Cursor() }), bindings.ComplianceCursorLess)
 	return out
 }
 
 func keysOf(recs []bindings.ComplianceRecord) []string {
-	out := make([]string, len(recs))
-	for i, r := range recs {
-		out[i] = r.RunID + "/" + r.Key
-	}
-	return out
+	return project(recs, func(r bindings.ComplianceRecord) string { return r.RunID + "/" + r.Key })
 }
 
 func testComplianceRoundTrip(t *testing.T, f *fixture) {
@@ -104,16 +95,12 @@ func testComplianceIdempotent(t *testing.T, f *fixture) {
 func testComplianceConcurrent(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	const n = 16
-	var wg sync.WaitGroup
 	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() {
-			rec := complianceRecord(a, "run-1", "evaluate-guardrails/0", i)
-			rec.Reason = fmt.Sprintf("writer %d", i)
-			errs[i] = f.Compliance.RecordCompliance(f.ctx, rec)
-		})
-	}
-	wg.Wait()
+	concurrently(n, func(i int) {
+		rec := complianceRecord(a, "run-1", "evaluate-guardrails/0", i)
+		rec.Reason = fmt.Sprintf("writer %d", i)
+		errs[i] = f.Compliance.RecordCompliance(f.ctx, rec)
+	})
 	for i, err := range errs {
 		must(t, fmt.Sprintf("writer %d", i), err)
 	}

@@ -76,24 +76,16 @@ func (f *fixture) open(t *testing.T, tenant, id string, openedAt time.Time) bind
 
 func (f *fixture) openIn(t *testing.T, in bindings.OpenConversationInput) bindings.Conversation {
 	t.Helper()
-	c, err := f.Conversations.OpenConversation(f.ctx, in)
-	must(t, "OpenConversation", err)
-	return c
+	return mustReturn(f.Conversations.OpenConversation(f.ctx, in))(t, "OpenConversation")
 }
 
 func (f *fixture) get(t *testing.T, tenant, id string) bindings.Conversation {
 	t.Helper()
-	c, err := f.Conversations.GetConversation(f.ctx, tenant, id)
-	must(t, "GetConversation", err)
-	return c
+	return mustReturn(f.Conversations.GetConversation(f.ctx, tenant, id))(t, "GetConversation")
 }
 
 func convIDs(cs []bindings.Conversation) []string {
-	ids := make([]string, len(cs))
-	for i, c := range cs {
-		ids[i] = c.ID
-	}
-	return ids
+	return project(cs, func(c bindings.Conversation) string { return c.ID })
 }
 
 func (f *fixture) list(t *testing.T, in bindings.ListConversationsInput) []string {
@@ -205,14 +197,22 @@ func testListFilters(t *testing.T, f *fixture) {
 	}
 }
 
+// openTied opens five conversations, three of them at one instant and
+// out of id order: c1 at(0); c3, c2 and c4 at(1); c5 at(2). Newest first,
+// a tie by id descending, they list c5, c4, c3, c2, c1.
+func (f *fixture) openTied(t *testing.T, tenant string) {
+	t.Helper()
+	f.open(t, tenant, "c1", at(0))
+	f.open(t, tenant, "c3", at(1))
+	f.open(t, tenant, "c2", at(1))
+	f.open(t, tenant, "c4", at(1))
+	f.open(t, tenant, "c5", at(2))
+}
+
 func testListOrder(t *testing.T, f *fixture) {
 	a := f.tenant("a")
-	f.open(t, a, "c1", at(0))
-	f.open(t, a, "c3", at(1))
-	f.open(t, a, "c2", at(1))
-	f.open(t, a, "c4", at(1))
-	f.open(t, a, "c0", at(2))
-	diff(t, "order", f.list(t, bindings.ListConversationsInput{TenantID: a}), []string{"c0", "c4", "c3", "c2", "c1"})
+	f.openTied(t, a)
+	diff(t, "order", f.list(t, bindings.ListConversationsInput{TenantID: a}), []string{"c5", "c4", "c3", "c2", "c1"})
 }
 
 func testListDefaultLimit(t *testing.T, f *fixture) {
@@ -224,6 +224,19 @@ func testListDefaultLimit(t *testing.T, f *fixture) {
 	if len(got) != 100 || got[0] != "c100" || got[99] != "c001" {
 		t.Fatalf("default list: %d conversations from %v to %v, want 100 from c100 to c001", len(got), got[0], got[len(got)-1])
 	}
+}
+
+// firstPageOfFour opens c1 to c4 (opened at(1) to at(4)) and returns
+// the listing input in pages of 2 with its first page.
+func (f *fixture) firstPageOfFour(t *testing.T, tenant string) (bindings.ListConversationsPageInput, bindings.ConversationPage) {
+	t.Helper()
+	for i := 1; i <= 4; i++ {
+		f.open(t, tenant, fmt.Sprintf("c%d", i), at(i))
+	}
+	in := bindings.ListConversationsPageInput{ListConversationsInput: bindings.ListConversationsInput{TenantID: tenant, Limit: 2}}
+	p, err := f.Conversations.ListConversationsPage(f.ctx, in)
+	must(t, "first page", err)
+	return in, p
 }
 
 // pages reads every page of in and returns the ids page by page.
@@ -245,11 +258,7 @@ func (f *fixture) pages(t *testing.T, in bindings.ListConversationsPageInput) []
 
 func testPagesKeyset(t *testing.T, f *fixture) {
 	a := f.tenant("a")
-	f.open(t, a, "c1", at(0))
-	f.open(t, a, "c2", at(1))
-	f.open(t, a, "c4", at(1))
-	f.open(t, a, "c3", at(1))
-	f.open(t, a, "c5", at(2))
+	f.openTied(t, a)
 	in := bindings.ListConversationsPageInput{ListConversationsInput: bindings.ListConversationsInput{TenantID: a, Limit: 2}}
 	diff(t, "pages of 2", f.pages(t, in), [][]string{{"c5", "c4"}, {"c3", "c2"}, {"c1"}})
 
@@ -266,12 +275,7 @@ func testPagesKeyset(t *testing.T, f *fixture) {
 
 func testPageStableUnderInserts(t *testing.T, f *fixture) {
 	a := f.tenant("a")
-	for i := 1; i <= 4; i++ {
-		f.open(t, a, fmt.Sprintf("c%d", i), at(i))
-	}
-	in := bindings.ListConversationsPageInput{ListConversationsInput: bindings.ListConversationsInput{TenantID: a, Limit: 2}}
-	p, err := f.Conversations.ListConversationsPage(f.ctx, in)
-	must(t, "first page", err)
+	in, p := f.firstPageOfFour(t, a)
 	diff(t, "first page", convIDs(p.Conversations), []string{"c4", "c3"})
 
 	f.open(t, a, "c9", at(10)) // newer than the cursor: not on later pages
@@ -280,7 +284,7 @@ func testPageStableUnderInserts(t *testing.T, f *fixture) {
 	f.open(t, a, "c0", at(0))  // older: on a later page
 	in.Cursor = p.Next
 	in.Limit = 10
-	p, err = f.Conversations.ListConversationsPage(f.ctx, in)
+	p, err := f.Conversations.ListConversationsPage(f.ctx, in)
 	must(t, "second page", err)
 	diff(t, "second page", convIDs(p.Conversations), []string{"c2z", "c2", "c1", "c0"})
 	if p.Next != nil {
@@ -290,15 +294,10 @@ func testPageStableUnderInserts(t *testing.T, f *fixture) {
 
 func testPageCursorDeleted(t *testing.T, f *fixture) {
 	a := f.tenant("a")
-	for i := 1; i <= 4; i++ {
-		f.open(t, a, fmt.Sprintf("c%d", i), at(i))
-	}
-	in := bindings.ListConversationsPageInput{ListConversationsInput: bindings.ListConversationsInput{TenantID: a, Limit: 2}}
-	p, err := f.Conversations.ListConversationsPage(f.ctx, in)
-	must(t, "first page", err)
+	in, p := f.firstPageOfFour(t, a)
 	must(t, "DeleteConversation", f.Conversations.DeleteConversation(f.ctx, a, "c3"))
 	in.Cursor = p.Next
-	p, err = f.Conversations.ListConversationsPage(f.ctx, in)
+	p, err := f.Conversations.ListConversationsPage(f.ctx, in)
 	must(t, "second page", err)
 	diff(t, "second page", convIDs(p.Conversations), []string{"c2", "c1"})
 }

@@ -2,7 +2,6 @@ package bindingstest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"testing"
 
@@ -34,22 +33,14 @@ type NewDriverHarness func(t *testing.T) DriverHarness
 // and so must a store's own driver.
 func RunDriverTests(t *testing.T, newHarness NewDriverHarness) {
 	t.Helper()
-	for _, c := range driverCases {
-		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t)
-			if c.clock && h.Clock == nil {
-				t.Skip("the case needs Harness.Clock to control time")
-			}
-			c.run(t, &driverFixture{fixture: fixture{Harness: h.Harness, ctx: t.Context(), suffix: randomSuffix(t)}, d: h.Driver})
-		})
-	}
+	runCases(t, driverCases, func(t *testing.T) (Harness, *driverFixture) {
+		h := newHarness(t)
+		return h.Harness, &driverFixture{fixture: *newFixture(t, h.Harness), d: h.Driver}
+	})
 }
 
-type driverCase struct {
-	name  string
-	clock bool
-	run   func(t *testing.T, f *driverFixture)
-}
+// driverCase is a case of RunDriverTests.
+type driverCase = caseOf[*driverFixture]
 
 // driverFixture is a fixture with the driver under test.
 type driverFixture struct {
@@ -117,17 +108,13 @@ func dentry(key string, st bindings.StepStatus, output string) bindings.JournalE
 // openNew opens a new run for owner, leased now.
 func (f *driverFixture) openNew(t *testing.T, tenant, run, owner string) journal.Drive {
 	t.Helper()
-	d, err := f.d.Open(f.ctx, journal.OpenInput{TenantID: tenant, RunID: run, Owner: owner, TTL: leaseTTL, Create: create(tenant, run)})
-	must(t, "Open of a new run", err)
-	return d
+	return mustReturn(f.d.Open(f.ctx, journal.OpenInput{TenantID: tenant, RunID: run, Owner: owner, TTL: leaseTTL, Create: create(tenant, run)}))(t, "Open of a new run")
 }
 
 // commit commits entries for owner.
 func (f *driverFixture) commit(t *testing.T, tenant, run, owner string, entries ...bindings.JournalEntry) journal.Committed {
 	t.Helper()
-	res, err := f.d.Commit(f.ctx, journal.CommitInput{TenantID: tenant, RunID: run, Owner: owner, Entries: entries})
-	must(t, "Commit", err)
-	return res
+	return mustReturn(f.d.Commit(f.ctx, journal.CommitInput{TenantID: tenant, RunID: run, Owner: owner, Entries: entries}))(t, "Commit")
 }
 
 // parked is a run of tenant with a setup entry and its lease released.
@@ -141,11 +128,7 @@ func (f *driverFixture) parked(t *testing.T, tenant, run string) {
 
 // keys is the keys of entries.
 func keys(es []bindings.JournalEntry) []string {
-	out := make([]string, len(es))
-	for i, e := range es {
-		out[i] = e.Key + "/" + string(e.Status)
-	}
-	return out
+	return project(es, func(e bindings.JournalEntry) string { return e.Key + "/" + string(e.Status) })
 }
 
 func testDriverOpenCreates(t *testing.T, f *driverFixture) {
@@ -295,12 +278,4 @@ func (f *driverFixture) wantJournal(t *testing.T, what, tenant, run string, want
 	j := f.journal(t, tenant, run)
 	diff(t, what+": journal", keys(j), append([]string{}, want...))
 	return j
-}
-
-// errIs fails t unless err is target.
-func errIs(t *testing.T, what string, err, target error) {
-	t.Helper()
-	if !errors.Is(err, target) {
-		t.Fatalf("%s: error %v, want %v", what, err, target)
-	}
 }

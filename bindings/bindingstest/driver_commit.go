@@ -45,9 +45,7 @@ func testDriverCommitBusy(t *testing.T, f *driverFixture) {
 	_, err = f.d.Commit(f.ctx, journal.CommitInput{TenantID: a, RunID: "run-1", Owner: "worker-2", Finish: bindings.RunFailed})
 	wantCode(t, "Commit of a finish by another owner", err, agents.CodeRunBusy)
 	f.wantJournal(t, "after refused commits", a, "run-1")
-	if r := f.getRun(t, a, "run-1"); r.Status != bindings.RunRunning || r.LeaseOwner != "worker-1" {
-		t.Fatalf("run after refused commits = %+v", r)
-	}
+	f.wantRun(t, "after refused commits", a, "run-1", bindings.RunRunning, "worker-1")
 }
 
 func testDriverCommitExpired(t *testing.T, f *driverFixture) {
@@ -80,6 +78,15 @@ func messageCommit(tenant, run, owner, id string) journal.CommitInput {
 	}
 }
 
+// openForMessage opens the case's conversation with n messages and a new
+// run-1 for worker-1, and returns the messageCommit of message id to it.
+func (f *driverFixture) openForMessage(t *testing.T, tenant string, n int, id string) journal.CommitInput {
+	t.Helper()
+	f.conversation(t, tenant, n)
+	f.openNew(t, tenant, "run-1", "worker-1")
+	return messageCommit(tenant, "run-1", "worker-1", id)
+}
+
 // wantMessageStep fails t unless res is the stored message step of in.
 func (f *driverFixture) wantMessageStep(t *testing.T, res journal.Committed, in journal.CommitInput) {
 	t.Helper()
@@ -107,9 +114,7 @@ func (f *driverFixture) wantMessageStep(t *testing.T, res journal.Committed, in 
 
 func testDriverMessageStep(t *testing.T, f *driverFixture) {
 	a := f.tenant("a")
-	f.conversation(t, a, 3)
-	f.openNew(t, a, "run-1", "worker-1")
-	in := messageCommit(a, "run-1", "worker-1", "user-4")
+	in := f.openForMessage(t, a, 3, "user-4")
 	res, err := f.d.Commit(f.ctx, in)
 	must(t, "Commit of the message step", err)
 	diff(t, "appended", res.Appended, []bool{true, true, true})
@@ -121,9 +126,7 @@ func testDriverMessageStep(t *testing.T, f *driverFixture) {
 
 func testDriverMessageStepRetry(t *testing.T, f *driverFixture) {
 	a := f.tenant("a")
-	f.conversation(t, a, 1)
-	f.openNew(t, a, "run-1", "worker-1")
-	in := messageCommit(a, "run-1", "worker-1", "user-2")
+	in := f.openForMessage(t, a, 1, "user-2")
 	first, err := f.d.Commit(f.ctx, in)
 	must(t, "Commit", err)
 	// A retry (the first call's answer lost), with another message body:
@@ -143,9 +146,7 @@ func testDriverMessageStepRetry(t *testing.T, f *driverFixture) {
 
 func testDriverCountChanged(t *testing.T, f *driverFixture) {
 	a := f.tenant("a")
-	f.conversation(t, a, 2)
-	f.openNew(t, a, "run-1", "worker-1")
-	in := messageCommit(a, "run-1", "worker-1", "user-3")
+	in := f.openForMessage(t, a, 2, "user-3")
 	in.Message.CheckCount, in.Message.Count = true, 1
 	_, err := f.d.Commit(f.ctx, in)
 	errIs(t, "Commit on a stale count", err, bindings.ErrConversationChanged)
@@ -157,9 +158,7 @@ func testDriverCountChanged(t *testing.T, f *driverFixture) {
 
 func testDriverCountHolds(t *testing.T, f *driverFixture) {
 	a := f.tenant("a")
-	f.conversation(t, a, 2)
-	f.openNew(t, a, "run-1", "worker-1")
-	in := messageCommit(a, "run-1", "worker-1", "user-3")
+	in := f.openForMessage(t, a, 2, "user-3")
 	in.Message.CheckCount, in.Message.Count = true, 2
 	res, err := f.d.Commit(f.ctx, in)
 	must(t, "Commit on the count read", err)
@@ -195,17 +194,13 @@ func testDriverRefusedMessage(t *testing.T, f *driverFixture) {
 
 func testDriverFinish(t *testing.T, f *driverFixture) {
 	a := f.tenant("a")
-	f.conversation(t, a, 0)
-	f.openNew(t, a, "run-1", "worker-1")
-	in := messageCommit(a, "run-1", "worker-1", "final")
+	in := f.openForMessage(t, a, 0, "final")
 	in.Message.Message.Role, in.Message.Message.TurnNumber = bindings.RoleAgent, 0
 	in.Finish = bindings.RunCompleted
 	res, err := f.d.Commit(f.ctx, in)
 	must(t, "Commit of the finish", err)
 	f.wantMessageStep(t, res, in)
-	if r := f.getRun(t, a, "run-1"); r.Status != bindings.RunCompleted || r.LeaseOwner != "" {
-		t.Fatalf("run after the finish = %+v, want completed and its lease free", r)
-	}
+	f.wantRun(t, "after the finish", a, "run-1", bindings.RunCompleted, "")
 	// The lease is free: another owner takes it at once.
 	_, err = f.Runs.AcquireLease(f.ctx, bindings.LeaseInput{TenantID: a, RunID: "run-1", Owner: "worker-2", TTL: leaseTTL})
 	must(t, "AcquireLease after the finish", err)
@@ -230,16 +225,12 @@ func testDriverInvalid(t *testing.T, f *driverFixture) {
 		wantCode(t, "invalid commit "+string(rune('0'+i)), err, agents.CodeInvalidMessage)
 	}
 	f.wantJournal(t, "after invalid commits", a, "run-1")
-	if r := f.getRun(t, a, "run-1"); r.Status != bindings.RunRunning {
-		t.Fatalf("run after invalid commits = %+v", r)
-	}
+	f.wantRun(t, "after invalid commits", a, "run-1", bindings.RunRunning, "worker-1")
 }
 
 func testDriverTrusted(t *testing.T, f *driverFixture) {
 	a := f.tenant("a")
-	f.conversation(t, a, 1)
-	f.openNew(t, a, "run-1", "worker-1")
-	in := messageCommit(a, "run-1", "worker-1", "user-2")
+	in := f.openForMessage(t, a, 1, "user-2")
 	in.Trusted = true
 	res, err := f.d.Commit(f.ctx, in)
 	must(t, "trusted Commit of the message step", err)
@@ -252,9 +243,7 @@ func testDriverTrusted(t *testing.T, f *driverFixture) {
 	diff(t, "appended", res.Appended, []bool{false, true})
 	j := f.wantJournal(t, "after trusted commits", a, "run-1", "render-prompt/completed", "persist-user-message/completed", "agent-loop/1/model-call/started", "agent-loop/1/model-call/completed")
 	diff(t, "stored entry", res.Entries[1], j[3])
-	if r := f.getRun(t, a, "run-1"); r.Status != bindings.RunSuspended || r.LeaseOwner != "" {
-		t.Fatalf("run after a trusted finish = %+v", r)
-	}
+	f.wantRun(t, "after a trusted finish", a, "run-1", bindings.RunSuspended, "")
 }
 
 func testDriverTenancy(t *testing.T, f *driverFixture) {
@@ -301,9 +290,7 @@ func testDriverCancelled(t *testing.T, f *driverFixture) {
 // before it is read after it.
 func testDriverBareMessage(t *testing.T, f *driverFixture) {
 	a := f.tenant("a")
-	f.conversation(t, a, 2)
-	f.openNew(t, a, "run-1", "worker-1")
-	in := messageCommit(a, "run-1", "worker-1", "user-1")
+	in := f.openForMessage(t, a, 2, "user-1")
 	in.Entries = in.Entries[:1]
 	in.Message.HistoryLimit = 5
 	res, err := f.d.Commit(f.ctx, in)
@@ -341,9 +328,7 @@ func testDriverCommitEmpty(t *testing.T, f *driverFixture) {
 		t.Fatalf("Commit of no entries returned %+v, %v", res.Entries, res.Appended)
 	}
 	f.wantJournal(t, "after a commit of nothing", a, "run-1")
-	if r := f.getRun(t, a, "run-1"); r.Status != bindings.RunRunning || r.LeaseOwner != "worker-1" {
-		t.Fatalf("run after a commit of nothing = %+v", r)
-	}
+	f.wantRun(t, "after a commit of nothing", a, "run-1", bindings.RunRunning, "worker-1")
 }
 
 // messageIDs lists the ids of the messages of conv, oldest first.

@@ -20,9 +20,7 @@ import (
 // openOnWrite opens run for owner with LeaseOnWrite (and c, when set).
 func (f *driverFixture) openOnWrite(t *testing.T, tenant, run, owner string, c *journal.Create) journal.Drive {
 	t.Helper()
-	d, err := f.d.Open(f.ctx, journal.OpenInput{TenantID: tenant, RunID: run, Owner: owner, TTL: leaseTTL, Lease: journal.LeaseOnWrite, Create: c, ReadConversation: true, HistoryLimit: 3})
-	must(t, "Open with LeaseOnWrite", err)
-	return d
+	return mustReturn(f.d.Open(f.ctx, journal.OpenInput{TenantID: tenant, RunID: run, Owner: owner, TTL: leaseTTL, Lease: journal.LeaseOnWrite, Create: c, ReadConversation: true, HistoryLimit: 3}))(t, "Open with LeaseOnWrite")
 }
 
 // wantOwner fails t unless run is leased to owner.
@@ -182,42 +180,17 @@ func testDriverPendingExists(t *testing.T, f *driverFixture) {
 	}
 }
 
-// racers is how many drives race for one run.
-const racers = 16
-
 // race runs drive for racers owners at once and returns the owner whose
 // drive succeeded; it fails t unless exactly one did and every other
 // failed with run-busy or bindings.ErrRunExists.
 func race(t *testing.T, drive func(owner string) error) string {
 	t.Helper()
-	var wg sync.WaitGroup
-	errs := make([]error, racers)
-	start := make(chan struct{})
-	for i := range racers {
-		wg.Go(func() {
-			<-start
-			errs[i] = drive(fmt.Sprintf("racer-%d", i))
-		})
-	}
-	close(start)
-	wg.Wait()
-	winner := ""
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			if winner != "" {
-				t.Fatalf("racer-%d and %s both drove the run", i, winner)
-			}
-			winner = fmt.Sprintf("racer-%d", i)
-		case agents.CodeOf(err) == agents.CodeRunBusy, errors.Is(err, bindings.ErrRunExists):
-		default:
-			t.Fatalf("racer-%d: %v, want run-busy or ErrRunExists", i, err)
+	winner := raceOne(t, "drove the run", func(_ int, owner string) error { return drive(owner) }, func(racer string, err error) {
+		if agents.CodeOf(err) != agents.CodeRunBusy && !errors.Is(err, bindings.ErrRunExists) {
+			t.Fatalf("%s: %v, want run-busy or ErrRunExists", racer, err)
 		}
-	}
-	if winner == "" {
-		t.Fatal("no racer drove the run")
-	}
-	return winner
+	})
+	return fmt.Sprintf("racer-%d", winner)
 }
 
 func testDriverRaceResume(t *testing.T, f *driverFixture) {

@@ -25,19 +25,13 @@
 package bindingstest
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-
-	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 )
 
@@ -118,13 +112,16 @@ func RunAll(t *testing.T, newHarness NewHarness) {
 	t.Run("Quotas", func(t *testing.T) { RunQuotaTests(t, newHarness) })
 }
 
-// testCase is one rule of a suite.
-type testCase struct {
+// caseOf is one rule of a suite, checked with a fixture F.
+type caseOf[F any] struct {
 	name string
 	// clock marks a case that needs Harness.Clock.
 	clock bool
-	run   func(t *testing.T, f *fixture)
+	run   func(t *testing.T, f F)
 }
+
+// testCase is a case of the bindings' suites.
+type testCase = caseOf[*fixture]
 
 // fixture is what a case works with: its harness, a context, and tenant
 // ids unique to the case.
@@ -147,15 +144,30 @@ func runSuite(t *testing.T, newHarness NewHarness, binding string, has func(Harn
 		t.Logf("the implementation has no %s: the %d cases of it do not apply", binding, len(cases))
 		return
 	}
+	runCases(t, cases, func(t *testing.T) (Harness, *fixture) {
+		h := newHarness(t)
+		return h, newFixture(t, h)
+	})
+}
+
+// runCases runs cases as subtests, each with the harness and fixture open
+// builds for it; a case that needs the clock skips without one.
+func runCases[F any](t *testing.T, cases []caseOf[F], open func(t *testing.T) (Harness, F)) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t)
+			h, f := open(t)
 			if c.clock && h.Clock == nil {
 				t.Skip("the case needs Harness.Clock to control time")
 			}
-			c.run(t, &fixture{Harness: h, ctx: t.Context(), suffix: randomSuffix(t)})
+			c.run(t, f)
 		})
 	}
+}
+
+// newFixture is a case's fixture over h, with tenant ids of its own.
+func newFixture(t *testing.T, h Harness) *fixture {
+	return &fixture{Harness: h, ctx: t.Context(), suffix: randomSuffix(t)}
 }
 
 func randomSuffix(t *testing.T) string {
@@ -164,60 +176,4 @@ func randomSuffix(t *testing.T) string {
 		t.Fatalf("random suffix: %v", err)
 	}
 	return hex.EncodeToString(b[:])
-}
-
-// wantCode fails the test unless err carries code.
-func wantCode(t *testing.T, what string, err error, code string) {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("%s: got no error, want code %q", what, code)
-	}
-	if got := agents.CodeOf(err); got != code {
-		t.Fatalf("%s: got error %v with code %q, want code %q", what, err, got, code)
-	}
-}
-
-// must fails the test on a non-nil error.
-func must(t *testing.T, what string, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("%s: %v (code %q)", what, err, agents.CodeOf(err))
-	}
-}
-
-// jsonEqual compares JSON documents by value, so a backend that
-// reformats stored JSON (PostgreSQL's jsonb) still compares equal.
-func jsonEqual(a, b json.RawMessage) bool {
-	if len(bytes.TrimSpace(a)) == 0 || len(bytes.TrimSpace(b)) == 0 {
-		return len(bytes.TrimSpace(a)) == len(bytes.TrimSpace(b))
-	}
-	var va, vb any
-	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
-		return bytes.Equal(a, b)
-	}
-	return cmp.Equal(va, vb)
-}
-
-// cmpOpts compares stored values: JSON by value, times by instant (cmp
-// uses time.Time.Equal), nil and empty slices and maps alike.
-var cmpOpts = []cmp.Option{
-	// Both options would apply to two empty RawMessages; the filter keeps
-	// them apart (cmp panics on ambiguous options).
-	cmp.FilterValues(func(a, b json.RawMessage) bool { return len(a) > 0 || len(b) > 0 }, cmp.Comparer(jsonEqual)),
-	cmpopts.EquateEmpty(),
-}
-
-// diff fails the test when got and want differ.
-func diff(t *testing.T, what string, got, want any, opts ...cmp.Option) {
-	t.Helper()
-	if d := cmp.Diff(want, got, append(append([]cmp.Option{}, cmpOpts...), opts...)...); d != "" {
-		t.Fatalf("%s mismatch (-want +got):\n%s", what, d)
-	}
-}
-
-// canceled returns a context that is already cancelled.
-func canceled(t *testing.T) context.Context {
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	return ctx
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -62,16 +61,12 @@ func (f *fixture) clockRequest(tenant, id string, ttl time.Duration) bindings.Ap
 
 func (f *fixture) request(t *testing.T, r bindings.ApprovalRequest) bindings.Approval {
 	t.Helper()
-	ap, err := f.Hitl.RequestApproval(f.ctx, r)
-	must(t, "RequestApproval", err)
-	return ap
+	return mustReturn(f.Hitl.RequestApproval(f.ctx, r))(t, "RequestApproval")
 }
 
 func (f *fixture) approval(t *testing.T, tenant, id string) bindings.Approval {
 	t.Helper()
-	ap, err := f.Hitl.GetApproval(f.ctx, tenant, id)
-	must(t, "GetApproval", err)
-	return ap
+	return mustReturn(f.Hitl.GetApproval(f.ctx, tenant, id))(t, "GetApproval")
 }
 
 func approve(reviewer string) bindings.ApprovalDecision {
@@ -152,15 +147,11 @@ func testResolveConcurrent(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.request(t, approvalRequest(a, "ap-1"))
 	const n = 16
-	var wg sync.WaitGroup
 	got := make([]bindings.Approval, n)
 	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() {
-			got[i], errs[i] = f.Hitl.ResolveApproval(f.ctx, a, "ap-1", bindings.ApprovalDecision{Approved: i%2 == 0, Reviewer: fmt.Sprintf("rev-%d", i)})
-		})
-	}
-	wg.Wait()
+	concurrently(n, func(i int) {
+		got[i], errs[i] = f.Hitl.ResolveApproval(f.ctx, a, "ap-1", bindings.ApprovalDecision{Approved: i%2 == 0, Reviewer: fmt.Sprintf("rev-%d", i)})
+	})
 	stored := f.approval(t, a, "ap-1")
 	if stored.Status == bindings.ApprovalPending {
 		t.Fatal("still pending after 16 decisions")

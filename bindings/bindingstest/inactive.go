@@ -43,32 +43,16 @@ func (f *fixture) idle() bindings.InactiveConversationLister {
 // those of tenants as "tenant:id", checking the order of the whole listing.
 func (f *fixture) listIdle(t *testing.T, cutoff time.Time, limit int, tenants ...string) []string {
 	t.Helper()
-	var all []bindings.InactiveConversationRef
+	all := listAll(t, "ListInactiveConversations", limit, func(after bindings.InactiveConversationRef) ([]bindings.InactiveConversationRef, error) {
+		return f.idle().ListInactiveConversations(f.ctx, bindings.InactiveConversationsInput{IdleBefore: cutoff, Limit: limit, After: after})
+	}, bindings.InactiveConversationRefLess)
 	var mine []string
-	in := bindings.InactiveConversationsInput{IdleBefore: cutoff, Limit: limit}
-	for {
-		page, err := f.idle().ListInactiveConversations(f.ctx, in)
-		must(t, "ListInactiveConversations", err)
-		if len(page) > limit {
-			t.Fatalf("page of %d refs, limit %d", len(page), limit)
+	for _, r := range all {
+		if !r.LastActivityAt.Before(cutoff) {
+			t.Fatalf("listed %+v, not idle before %v", r, cutoff)
 		}
-		for _, r := range page {
-			if !r.LastActivityAt.Before(cutoff) {
-				t.Fatalf("listed %+v, not idle before %v", r, cutoff)
-			}
-			if slices.Contains(tenants, r.TenantID) {
-				mine = append(mine, r.TenantID+":"+r.ConversationID)
-			}
-		}
-		all = append(all, page...)
-		if len(page) < limit {
-			break
-		}
-		in.After = page[len(page)-1]
-	}
-	for i := 1; i < len(all); i++ {
-		if !bindings.InactiveConversationRefLess(all[i-1], all[i]) {
-			t.Fatalf("listing out of order at %d: %+v then %+v", i, all[i-1], all[i])
+		if slices.Contains(tenants, r.TenantID) {
+			mine = append(mine, r.TenantID+":"+r.ConversationID)
 		}
 	}
 	return mine
@@ -175,23 +159,10 @@ func testCloseIfInactiveConcurrent(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.open(t, a, "c1", at(0))
 	const n = 16
-	var wg sync.WaitGroup
 	closed := make([]bool, n)
 	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() { closed[i], errs[i] = f.idle().CloseIfInactive(f.ctx, a, "c1", at(10)) })
-	}
-	wg.Wait()
-	count := 0
-	for i := range n {
-		must(t, fmt.Sprintf("close %d", i), errs[i])
-		if closed[i] {
-			count++
-		}
-	}
-	if count != 1 {
-		t.Fatalf("%d of %d concurrent closes reported closing the conversation, want 1", count, n)
-	}
+	concurrently(n, func(i int) { closed[i], errs[i] = f.idle().CloseIfInactive(f.ctx, a, "c1", at(10)) })
+	wantOneWon(t, "close", "concurrent closes reported closing the conversation", closed, errs)
 }
 
 func testCloseIfInactiveRacesAppend(t *testing.T, f *fixture) {

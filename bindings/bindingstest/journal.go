@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,16 +54,37 @@ const leaseTTL = time.Minute
 
 func (f *fixture) startRun(t *testing.T, tenant, run, owner string) bindings.Run {
 	t.Helper()
-	r, err := f.Runs.StartRun(f.ctx, bindings.StartRunInput{TenantID: tenant, RunID: run, FlowID: "agent.turn", FlowVersion: "1.1.0", Owner: owner, LeaseTTL: leaseTTL})
-	must(t, "StartRun", err)
-	return r
+	return mustReturn(f.Runs.StartRun(f.ctx, bindings.StartRunInput{TenantID: tenant, RunID: run, FlowID: "agent.turn", FlowVersion: "1.1.0", Owner: owner, LeaseTTL: leaseTTL}))(t, "StartRun")
 }
 
 func (f *fixture) getRun(t *testing.T, tenant, run string) bindings.Run {
 	t.Helper()
-	r, err := f.Runs.GetRun(f.ctx, tenant, run)
-	must(t, "GetRun", err)
-	return r
+	return mustReturn(f.Runs.GetRun(f.ctx, tenant, run))(t, "GetRun")
+}
+
+// wantRun fails t unless run is stored with status, leased to owner.
+func (f *fixture) wantRun(t *testing.T, what, tenant, run string, status bindings.RunStatus, owner string) {
+	t.Helper()
+	if r := f.getRun(t, tenant, run); r.Status != status || r.LeaseOwner != owner {
+		t.Fatalf("run %s = %+v, want %s and leased to %q", what, r, status, owner)
+	}
+}
+
+// wantNoRun fails t unless every method of the RunBinding, called by
+// owner on run as tenant, is run-journal-unavailable (what ends each
+// call's name in the message).
+func (f *fixture) wantNoRun(t *testing.T, what, tenant, run, owner string) {
+	t.Helper()
+	_, err := f.Runs.GetRun(f.ctx, tenant, run)
+	wantCode(t, "GetRun"+what, err, agents.CodeRunJournalUnavailable)
+	_, err = f.Runs.ReadJournal(f.ctx, tenant, run)
+	wantCode(t, "ReadJournal"+what, err, agents.CodeRunJournalUnavailable)
+	_, _, err = f.Runs.AppendStep(f.ctx, bindings.AppendStepInput{TenantID: tenant, RunID: run, Entry: bindings.JournalEntry{Key: "setup", Node: "setup", Status: bindings.StepStarted}})
+	wantCode(t, "AppendStep"+what, err, agents.CodeRunJournalUnavailable)
+	wantCode(t, "SetRunStatus"+what, f.Runs.SetRunStatus(f.ctx, tenant, run, bindings.RunFailed), agents.CodeRunJournalUnavailable)
+	_, err = f.Runs.AcquireLease(f.ctx, bindings.LeaseInput{TenantID: tenant, RunID: run, Owner: owner, TTL: leaseTTL})
+	wantCode(t, "AcquireLease"+what, err, agents.CodeRunJournalUnavailable)
+	wantCode(t, "ReleaseLease"+what, f.Runs.ReleaseLease(f.ctx, tenant, run, owner), agents.CodeRunJournalUnavailable)
 }
 
 func (f *fixture) step(t *testing.T, tenant, run, owner, key string, status bindings.StepStatus) (bindings.JournalEntry, bool) {
@@ -78,9 +98,7 @@ func (f *fixture) step(t *testing.T, tenant, run, owner, key string, status bind
 
 func (f *fixture) journal(t *testing.T, tenant, run string) []bindings.JournalEntry {
 	t.Helper()
-	es, err := f.Runs.ReadJournal(f.ctx, tenant, run)
-	must(t, "ReadJournal", err)
-	return es
+	return mustReturn(f.Runs.ReadJournal(f.ctx, tenant, run))(t, "ReadJournal")
 }
 
 func nodeOf(key string) string {
@@ -90,14 +108,6 @@ func nodeOf(key string) string {
 		}
 	}
 	return key
-}
-
-func journalKeys(es []bindings.JournalEntry) []string {
-	out := make([]string, len(es))
-	for i, e := range es {
-		out[i] = e.Key + ":" + string(e.Status)
-	}
-	return out
 }
 
 func testStartRun(t *testing.T, f *fixture) {
@@ -140,7 +150,7 @@ func testStartRunSameOwner(t *testing.T, f *fixture) {
 	if r.Status != bindings.RunSuspended || r.LeaseOwner != "worker-1" {
 		t.Fatalf("restarted run: status %q owner %q, want suspended and worker-1", r.Status, r.LeaseOwner)
 	}
-	diff(t, "journal kept", journalKeys(f.journal(t, a, "run-1")), []string{"setup:completed"})
+	diff(t, "journal kept", keys(f.journal(t, a, "run-1")), []string{"setup/completed"})
 }
 
 func testStartRunExpired(t *testing.T, f *fixture) {
@@ -165,18 +175,7 @@ func testStartRunValidates(t *testing.T, f *fixture) {
 }
 
 func testRunUnknown(t *testing.T, f *fixture) {
-	a := f.tenant("a")
-	ctx := f.ctx
-	_, err := f.Runs.GetRun(ctx, a, "missing")
-	wantCode(t, "GetRun", err, agents.CodeRunJournalUnavailable)
-	_, err = f.Runs.ReadJournal(ctx, a, "missing")
-	wantCode(t, "ReadJournal", err, agents.CodeRunJournalUnavailable)
-	_, _, err = f.Runs.AppendStep(ctx, bindings.AppendStepInput{TenantID: a, RunID: "missing", Entry: bindings.JournalEntry{Key: "setup", Node: "setup", Status: bindings.StepStarted}})
-	wantCode(t, "AppendStep", err, agents.CodeRunJournalUnavailable)
-	wantCode(t, "SetRunStatus", f.Runs.SetRunStatus(ctx, a, "missing", bindings.RunCompleted), agents.CodeRunJournalUnavailable)
-	_, err = f.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: a, RunID: "missing", Owner: "w", TTL: leaseTTL})
-	wantCode(t, "AcquireLease", err, agents.CodeRunJournalUnavailable)
-	wantCode(t, "ReleaseLease", f.Runs.ReleaseLease(ctx, a, "missing", "w"), agents.CodeRunJournalUnavailable)
+	f.wantNoRun(t, "", f.tenant("a"), "missing", "w")
 }
 
 func testReadJournalEmpty(t *testing.T, f *fixture) {
@@ -221,32 +220,24 @@ func testAppendIdempotentPhase(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.startRun(t, a, "run-1", "worker-1")
 	key := "agent-loop/1/dispatch-tools/call_1"
-	started, ok := f.step(t, a, "run-1", "worker-1", key, bindings.StepStarted)
-	if !ok {
-		t.Fatal("first started entry not appended")
+	// step appends key's entry of status and fails t with why unless it
+	// was appended as wanted.
+	step := func(key string, status bindings.StepStatus, appended bool, why string) bindings.JournalEntry {
+		t.Helper()
+		e, ok := f.step(t, a, "run-1", "worker-1", key, status)
+		if ok != appended {
+			t.Fatal(why)
+		}
+		return e
 	}
-	again, ok := f.step(t, a, "run-1", "worker-1", key, bindings.StepStarted)
-	if ok {
-		t.Fatal("second started entry of the same key appended")
-	}
+	started := step(key, bindings.StepStarted, true, "first started entry not appended")
+	again := step(key, bindings.StepStarted, false, "second started entry of the same key appended")
 	diff(t, "second started returns the first", again, started)
-	parked, ok := f.step(t, a, "run-1", "worker-1", key, bindings.StepParked)
-	if !ok {
-		t.Fatal("parked entry not appended: parked is its own phase")
-	}
-	completed, ok := f.step(t, a, "run-1", "worker-1", key, bindings.StepCompleted)
-	if !ok {
-		t.Fatal("completed entry not appended after started and parked")
-	}
-	failed, ok := f.step(t, a, "run-1", "worker-1", key, bindings.StepFailed)
-	if ok {
-		t.Fatal("failed entry appended after completed: both are the result phase")
-	}
+	parked := step(key, bindings.StepParked, true, "parked entry not appended: parked is its own phase")
+	completed := step(key, bindings.StepCompleted, true, "completed entry not appended after started and parked")
+	failed := step(key, bindings.StepFailed, false, "failed entry appended after completed: both are the result phase")
 	diff(t, "failed after completed returns the completed entry", failed, completed)
-	other, ok := f.step(t, a, "run-1", "worker-1", "agent-loop/1/dispatch-tools/call_2", bindings.StepCompleted)
-	if !ok {
-		t.Fatal("another key's entry not appended")
-	}
+	other := step("agent-loop/1/dispatch-tools/call_2", bindings.StepCompleted, true, "another key's entry not appended")
 	diff(t, "journal", f.journal(t, a, "run-1"), []bindings.JournalEntry{started, parked, completed, other})
 }
 
@@ -254,28 +245,15 @@ func testAppendConcurrentSameKey(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.startRun(t, a, "run-1", "worker-1")
 	const n = 16
-	var wg sync.WaitGroup
 	entries := make([]bindings.JournalEntry, n)
 	appended := make([]bool, n)
 	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() {
-			entries[i], appended[i], errs[i] = f.Runs.AppendStep(f.ctx, bindings.AppendStepInput{TenantID: a, RunID: "run-1", Entry: bindings.JournalEntry{
-				Key: "agent-loop/0/model-call", Node: "model-call", Status: bindings.StepCompleted, Output: json.RawMessage(fmt.Sprintf(`{"writer":%d}`, i)), At: at(1),
-			}})
-		})
-	}
-	wg.Wait()
-	wins := 0
-	for i := range n {
-		must(t, fmt.Sprintf("append %d", i), errs[i])
-		if appended[i] {
-			wins++
-		}
-	}
-	if wins != 1 {
-		t.Fatalf("%d of %d concurrent appends of one (key, phase) stored an entry, want exactly 1", wins, n)
-	}
+	concurrently(n, func(i int) {
+		entries[i], appended[i], errs[i] = f.Runs.AppendStep(f.ctx, bindings.AppendStepInput{TenantID: a, RunID: "run-1", Entry: bindings.JournalEntry{
+			Key: "agent-loop/0/model-call", Node: "model-call", Status: bindings.StepCompleted, Output: json.RawMessage(fmt.Sprintf(`{"writer":%d}`, i)), At: at(1),
+		}})
+	})
+	wantOneWon(t, "append", "concurrent appends of one (key, phase) stored an entry", appended, errs)
 	j := f.journal(t, a, "run-1")
 	if len(j) != 1 {
 		t.Fatalf("journal has %d entries, want 1", len(j))
@@ -306,7 +284,7 @@ func testAppendOwnerGuard(t *testing.T, f *fixture) {
 	}
 	f.step(t, a, "run-1", "worker-1", "setup", bindings.StepStarted)
 	f.step(t, a, "run-1", "", "render-prompt", bindings.StepStarted) // no owner: unguarded
-	diff(t, "journal", journalKeys(f.journal(t, a, "run-1")), []string{"setup:started", "render-prompt:started"})
+	diff(t, "journal", keys(f.journal(t, a, "run-1")), []string{"setup/started", "render-prompt/started"})
 }
 
 func testAppendFormerOwner(t *testing.T, f *fixture) {
@@ -319,7 +297,7 @@ func testAppendFormerOwner(t *testing.T, f *fixture) {
 	_, _, err = f.Runs.AppendStep(f.ctx, bindings.AppendStepInput{TenantID: a, RunID: "run-1", Owner: "worker-1", Entry: bindings.JournalEntry{Key: "render-prompt", Node: "render-prompt", Status: bindings.StepCompleted}})
 	wantCode(t, "append by the former owner", err, agents.CodeRunBusy)
 	f.step(t, a, "run-1", "worker-2", "render-prompt", bindings.StepCompleted)
-	diff(t, "journal", journalKeys(f.journal(t, a, "run-1")), []string{"setup:completed", "render-prompt:completed"})
+	diff(t, "journal", keys(f.journal(t, a, "run-1")), []string{"setup/completed", "render-prompt/completed"})
 }
 
 func testSetRunStatus(t *testing.T, f *fixture) {
@@ -388,34 +366,11 @@ func testLeaseExpired(t *testing.T, f *fixture) {
 // and every other gets run-busy.
 func (f *fixture) race(t *testing.T, tenant string) {
 	t.Helper()
-	const n = 16
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	runs := make([]bindings.Run, n)
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			runs[i], errs[i] = f.Runs.AcquireLease(f.ctx, bindings.LeaseInput{TenantID: tenant, RunID: "run-1", Owner: fmt.Sprintf("racer-%d", i), TTL: leaseTTL})
-		})
-	}
-	close(start)
-	wg.Wait()
-	winner := -1
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			if winner >= 0 {
-				t.Fatalf("racers %d and %d both acquired the lease", winner, i)
-			}
-			winner = i
-		default:
-			wantCode(t, fmt.Sprintf("racer %d", i), err, agents.CodeRunBusy)
-		}
-	}
-	if winner < 0 {
-		t.Fatal("no racer acquired the free lease")
-	}
+	runs := make([]bindings.Run, racers)
+	winner := raceOne(t, "acquired the lease", func(i int, racer string) (err error) {
+		runs[i], err = f.Runs.AcquireLease(f.ctx, bindings.LeaseInput{TenantID: tenant, RunID: "run-1", Owner: racer, TTL: leaseTTL})
+		return err
+	}, func(racer string, err error) { wantCode(t, racer, err, agents.CodeRunBusy) })
 	want := fmt.Sprintf("racer-%d", winner)
 	if runs[winner].LeaseOwner != want {
 		t.Fatalf("winner's run has LeaseOwner %q, want %q", runs[winner].LeaseOwner, want)
@@ -464,19 +419,9 @@ func testReleaseFrees(t *testing.T, f *fixture) {
 
 func testRunTenantIsolation(t *testing.T, f *fixture) {
 	a, b := f.tenant("a"), f.tenant("b")
-	ctx := f.ctx
 	f.startRun(t, a, "run-1", "worker-1")
 	f.step(t, a, "run-1", "worker-1", "setup", bindings.StepCompleted)
-	_, err := f.Runs.GetRun(ctx, b, "run-1")
-	wantCode(t, "GetRun as b", err, agents.CodeRunJournalUnavailable)
-	_, err = f.Runs.ReadJournal(ctx, b, "run-1")
-	wantCode(t, "ReadJournal as b", err, agents.CodeRunJournalUnavailable)
-	_, _, err = f.Runs.AppendStep(ctx, bindings.AppendStepInput{TenantID: b, RunID: "run-1", Entry: bindings.JournalEntry{Key: "x", Node: "x", Status: bindings.StepStarted}})
-	wantCode(t, "AppendStep as b", err, agents.CodeRunJournalUnavailable)
-	wantCode(t, "SetRunStatus as b", f.Runs.SetRunStatus(ctx, b, "run-1", bindings.RunFailed), agents.CodeRunJournalUnavailable)
-	_, err = f.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: b, RunID: "run-1", Owner: "worker-1", TTL: leaseTTL})
-	wantCode(t, "AcquireLease as b", err, agents.CodeRunJournalUnavailable)
-	wantCode(t, "ReleaseLease as b", f.Runs.ReleaseLease(ctx, b, "run-1", "worker-1"), agents.CodeRunJournalUnavailable)
+	f.wantNoRun(t, " as b", b, "run-1", "worker-1")
 	// b's run of the same id is its own: not busy, empty journal.
 	rb := f.startRun(t, b, "run-1", "worker-b")
 	if rb.LeaseOwner != "worker-b" || len(f.journal(t, b, "run-1")) != 0 {
@@ -486,7 +431,7 @@ func testRunTenantIsolation(t *testing.T, f *fixture) {
 	if ra.Status != bindings.RunRunning || ra.LeaseOwner != "worker-1" {
 		t.Fatalf("b's calls changed a's run: %+v", ra)
 	}
-	diff(t, "a's journal", journalKeys(f.journal(t, a, "run-1")), []string{"setup:completed"})
+	diff(t, "a's journal", keys(f.journal(t, a, "run-1")), []string{"setup/completed"})
 }
 
 func testRunCopies(t *testing.T, f *fixture) {

@@ -46,5 +46,5 @@ func testAppendOwnLeaseExpired(t *testing.T, f *fixture) {
 	if msg := err.Error(); !strings.Contains(msg, "another process") {
 		t.Fatalf("append after another owner took the lease: message %q, want it to say another process drives the run", msg)
 	}
-	diff(t, "journal", journalKeys(f.journal(t, a, "run-1")), []string{"setup:completed"})
+	diff(t, "journal", keys(f.journal(t, a, "run-1")), []string{"setup/completed"})
 }

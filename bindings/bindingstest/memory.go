@@ -73,17 +73,11 @@ func (f *fixture) query(t *testing.T, q bindings.MemoryQuery) []bindings.ScoredF
 	if q.Types == nil {
 		q.Types = []string{clauseType}
 	}
-	got, err := f.Memory.QueryFacts(f.ctx, q)
-	must(t, "QueryFacts", err)
-	return got
+	return mustReturn(f.Memory.QueryFacts(f.ctx, q))(t, "QueryFacts")
 }
 
 func factIDs(fs []bindings.ScoredFact) []string {
-	out := make([]string, len(fs))
-	for i, s := range fs {
-		out[i] = s.Fact.ID
-	}
-	return out
+	return project(fs, func(s bindings.ScoredFact) string { return s.Fact.ID })
 }
 
 // wantScores checks scores within tol.

@@ -24,18 +24,12 @@ func (f *fixture) appendMsg(t *testing.T, tenant, conv, id, content string, turn
 }
 
 func msgIDs(ms []bindings.ConversationMessage) []string {
-	ids := make([]string, len(ms))
-	for i, m := range ms {
-		ids[i] = m.ID
-	}
-	return ids
+	return project(ms, func(m bindings.ConversationMessage) string { return m.ID })
 }
 
 func (f *fixture) read(t *testing.T, tenant, conv string, limit int, before int64) []bindings.ConversationMessage {
 	t.Helper()
-	ms, err := f.Conversations.ReadMessages(f.ctx, bindings.ReadMessagesInput{TenantID: tenant, ConversationID: conv, Limit: limit, BeforeSeq: before})
-	must(t, "ReadMessages", err)
-	return ms
+	return mustReturn(f.Conversations.ReadMessages(f.ctx, bindings.ReadMessagesInput{TenantID: tenant, ConversationID: conv, Limit: limit, BeforeSeq: before}))(t, "ReadMessages")
 }
 
 func testAppendSeq(t *testing.T, f *fixture) {

@@ -78,27 +78,23 @@ func testQuotaLimit(t *testing.T, f *fixture) {
 
 func testQuotaConcurrent(t *testing.T, f *fixture) {
 	a, q := f.tenant("a"), calls("burst", 5)
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	allowed := 0
-	for i := range 16 {
-		wg.Go(func() {
-			res, err := f.Quotas.Take(f.ctx, bindings.QuotaTakeInput{TenantID: a, Quota: q, Unit: fmt.Sprint("c", i), Amount: 1, Now: quotaStart})
-			if err != nil {
-				t.Errorf("Take %d: %v", i, err)
-				return
-			}
-			if res.Used > 5 {
-				t.Errorf("Take %d: used %v, past the limit 5", i, res.Used)
-			}
-			if res.Allowed {
-				mu.Lock()
-				allowed++
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	concurrently(16, func(i int) {
+		res, err := f.Quotas.Take(f.ctx, bindings.QuotaTakeInput{TenantID: a, Quota: q, Unit: fmt.Sprint("c", i), Amount: 1, Now: quotaStart})
+		if err != nil {
+			t.Errorf("Take %d: %v", i, err)
+			return
+		}
+		if res.Used > 5 {
+			t.Errorf("Take %d: used %v, past the limit 5", i, res.Used)
+		}
+		if res.Allowed {
+			mu.Lock()
+			allowed++
+			mu.Unlock()
+		}
+	})
 	if allowed != 5 {
 		t.Fatalf("%d of 16 concurrent takes allowed, want exactly 5", allowed)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -130,9 +129,7 @@ func (f *fixture) kept(t *testing.T, tenant, run string, entries int) {
 
 func (f *fixture) prune(t *testing.T, tenant string, olderThan time.Time) bindings.PruneStats {
 	t.Helper()
-	st, err := f.pruner().Prune(f.ctx, tenant, olderThan)
-	must(t, "Prune", err)
-	return st
+	return mustReturn(f.pruner().Prune(f.ctx, tenant, olderThan))(t, "Prune")
 }
 
 func testPruneFinished(t *testing.T, f *fixture) {
@@ -252,11 +249,7 @@ func testPruneConcurrent(t *testing.T, f *fixture) {
 	const pruners = 4
 	stats := make([]bindings.PruneStats, pruners)
 	errs := make([]error, pruners)
-	var wg sync.WaitGroup
-	for i := range pruners {
-		wg.Go(func() { stats[i], errs[i] = f.pruner().Prune(f.ctx, a, f.Clock.Now()) })
-	}
-	wg.Wait()
+	concurrently(pruners, func(i int) { stats[i], errs[i] = f.pruner().Prune(f.ctx, a, f.Clock.Now()) })
 	var sum bindings.PruneStats
 	for i := range pruners {
 		must(t, fmt.Sprintf("Prune %d", i), errs[i])
@@ -285,39 +278,20 @@ func testPruneCancelled(t *testing.T, f *fixture) {
 // each page respects its limit and the listing order.
 func (f *fixture) sweep(t *testing.T, now time.Time, limit int, tenants ...string) []bindings.ApprovalRef {
 	t.Helper()
-	var all, mine []bindings.ApprovalRef
-	in := bindings.ExpiredApprovalsInput{Now: now, Limit: limit}
-	for {
-		page, err := f.sweeper().ExpiredApprovals(f.ctx, in)
-		must(t, "ExpiredApprovals", err)
-		if len(page) > limit {
-			t.Fatalf("page of %d refs, limit %d", len(page), limit)
-		}
-		all = append(all, page...)
-		for _, r := range page {
-			if slices.Contains(tenants, r.TenantID) {
-				mine = append(mine, r)
-			}
-		}
-		if len(page) < limit {
-			break
-		}
-		in.After = page[len(page)-1]
-	}
-	for i := 1; i < len(all); i++ {
-		if !bindings.ApprovalRefLess(all[i-1], all[i]) {
-			t.Fatalf("listing out of order at %d: %+v then %+v", i, all[i-1], all[i])
+	all := listAll(t, "ExpiredApprovals", limit, func(after bindings.ApprovalRef) ([]bindings.ApprovalRef, error) {
+		return f.sweeper().ExpiredApprovals(f.ctx, bindings.ExpiredApprovalsInput{Now: now, Limit: limit, After: after})
+	}, bindings.ApprovalRefLess)
+	var mine []bindings.ApprovalRef
+	for _, r := range all {
+		if slices.Contains(tenants, r.TenantID) {
+			mine = append(mine, r)
 		}
 	}
 	return mine
 }
 
 func refIDs(refs []bindings.ApprovalRef) []string {
-	out := make([]string, len(refs))
-	for i, r := range refs {
-		out[i] = r.TenantID + ":" + r.ApprovalID
-	}
-	return out
+	return project(refs, func(r bindings.ApprovalRef) string { return r.TenantID + ":" + r.ApprovalID })
 }
 
 func testSweepLists(t *testing.T, f *fixture) {

@@ -2,7 +2,6 @@ package bindingstest
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -26,9 +25,7 @@ var runErrorCases = []testCase{
 
 func (f *fixture) recordRunError(t *testing.T, tenant, run, code, msg string) bindings.RunError {
 	t.Helper()
-	e, err := f.Runs.(bindings.RunErrorRecorder).RecordRunError(f.ctx, bindings.RecordRunErrorInput{TenantID: tenant, RunID: run, Code: code, Message: msg})
-	must(t, "RecordRunError", err)
-	return e
+	return mustReturn(f.Runs.(bindings.RunErrorRecorder).RecordRunError(f.ctx, bindings.RecordRunErrorInput{TenantID: tenant, RunID: run, Code: code, Message: msg}))(t, "RecordRunError")
 }
 
 // listedRun is run as the tenant's first ListRuns page shows it.
@@ -131,18 +128,14 @@ func testRunErrorConcurrent(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.startRun(t, a, "r1", "")
 	const n = 16
-	var wg sync.WaitGroup
 	seen := make([]int, n)
-	for i := range n {
-		wg.Go(func() {
-			e, err := f.Runs.(bindings.RunErrorRecorder).RecordRunError(f.ctx, bindings.RecordRunErrorInput{TenantID: a, RunID: "r1", Code: agents.CodePersistence, Message: "m"})
-			if err != nil {
-				t.Errorf("RecordRunError: %v", err)
-			}
-			seen[i] = e.Attempts
-		})
-	}
-	wg.Wait()
+	concurrently(n, func(i int) {
+		e, err := f.Runs.(bindings.RunErrorRecorder).RecordRunError(f.ctx, bindings.RecordRunErrorInput{TenantID: a, RunID: "r1", Code: agents.CodePersistence, Message: "m"})
+		if err != nil {
+			t.Errorf("RecordRunError: %v", err)
+		}
+		seen[i] = e.Attempts
+	})
 	if got := f.getRun(t, a, "r1").LastError; got == nil || got.Attempts != n {
 		t.Fatalf("after %d concurrent records: %+v, want Attempts %d", n, got, n)
 	}

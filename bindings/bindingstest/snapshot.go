@@ -38,12 +38,17 @@ func snapshot(tenant, run string) bindings.RunSnapshotRecord {
 	}
 }
 
+// writeRead writes in and returns the run's snapshot as read back.
+func (f *fixture) writeRead(t *testing.T, what string, in bindings.RunSnapshotRecord) bindings.RunSnapshotRecord {
+	t.Helper()
+	must(t, what, f.Snapshots.Write(f.ctx, in))
+	return mustReturn(f.Snapshots.Read(f.ctx, in.TenantID, in.RunID))(t, "Read")
+}
+
 func testSnapshotRoundTrip(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	want := snapshot(a, "run-1")
-	must(t, "Write", f.Snapshots.Write(f.ctx, want))
-	got, err := f.Snapshots.Read(f.ctx, a, "run-1")
-	must(t, "Read", err)
+	got := f.writeRead(t, "Write", want)
 	diff(t, "snapshot", got, want)
 }
 
@@ -55,9 +60,7 @@ func testSnapshotIdempotent(t *testing.T, f *fixture) {
 	second.AgentVersion = "2.0.0"
 	second.Input = json.RawMessage(`{"userMessage":"something else"}`)
 	second.CreatedAt = at(99)
-	must(t, "second Write", f.Snapshots.Write(f.ctx, second))
-	got, err := f.Snapshots.Read(f.ctx, a, "run-1")
-	must(t, "Read", err)
+	got := f.writeRead(t, "second Write", second)
 	diff(t, "snapshot after a second write", got, first)
 }
 
@@ -66,9 +69,7 @@ func testSnapshotNow(t *testing.T, f *fixture) {
 	f.Clock.Advance(90 * time.Minute)
 	in := snapshot(a, "run-1")
 	in.CreatedAt = time.Time{}
-	must(t, "Write", f.Snapshots.Write(f.ctx, in))
-	got, err := f.Snapshots.Read(f.ctx, a, "run-1")
-	must(t, "Read", err)
+	got := f.writeRead(t, "Write", in)
 	if !got.CreatedAt.Equal(f.Clock.Now()) {
 		t.Fatalf("CreatedAt = %v, want the clock's now %v", got.CreatedAt, f.Clock.Now())
 	}

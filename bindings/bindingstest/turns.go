@@ -3,7 +3,6 @@ package bindingstest
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 
 	agents "github.com/kindgi/agents"
@@ -104,33 +103,11 @@ func testConcurrentUserMessagesOneWins(t *testing.T, f *fixture) {
 	a := f.tenant("a")
 	f.open(t, a, "conv-1", at(0))
 	f.appendMsg(t, a, "conv-1", "u1", "turn 1", 1)
-	const n = 16
-	var wg sync.WaitGroup
-	msgs := make([]bindings.ConversationMessage, n)
-	errs := make([]error, n)
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			msgs[i], errs[i] = f.appendRole(a, "conv-1", fmt.Sprintf("racer-%d", i), bindings.RoleUser, fmt.Sprintf("question %d", i), 2)
-		})
-	}
-	close(start)
-	wg.Wait()
-	winner := -1
-	for i, err := range errs {
-		if err != nil {
-			wantBusy(t, fmt.Sprintf("racer %d", i), err, "conv-1", 2)
-			continue
-		}
-		if winner >= 0 {
-			t.Fatalf("racers %d and %d both stored a user message of turn 2", winner, i)
-		}
-		winner = i
-	}
-	if winner < 0 {
-		t.Fatal("no racer stored the user message of the free turn 2")
-	}
+	msgs := make([]bindings.ConversationMessage, racers)
+	winner := raceOne(t, "stored a user message of turn 2", func(i int, racer string) (err error) {
+		msgs[i], err = f.appendRole(a, "conv-1", racer, bindings.RoleUser, fmt.Sprintf("question %d", i), 2)
+		return err
+	}, func(racer string, err error) { wantBusy(t, racer, err, "conv-1", 2) })
 	want := fmt.Sprintf("racer-%d", winner)
 	if msgs[winner].ID != want || msgs[winner].TurnNumber != 2 {
 		t.Fatalf("the winner got %+v, want message %s of turn 2", msgs[winner], want)

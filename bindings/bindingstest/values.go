@@ -477,7 +477,7 @@ func testMaxLengthIDs(t *testing.T, f *fixture) {
 			Entry: bindings.JournalEntry{Key: key, Node: "agent-loop", Status: bindings.StepParked}})
 		must(t, "AppendStep", err)
 		if es := f.journal(t, tenant, run); len(es) != 1 || es[0].Key != key {
-			t.Fatalf("journal = %v, want one entry %q", journalKeys(es), key)
+			t.Fatalf("journal = %v, want one entry %q", keys(es), key)
 		}
 		must(t, "ReleaseLease", f.Runs.ReleaseLease(f.ctx, tenant, run, r.LeaseOwner))
 	}
@@ -650,7 +650,7 @@ func testBadIDsRefused(t *testing.T, f *fixture) {
 			_, err = r.ReadJournal(f.ctx, a, bad)
 			refused(t, "ReadJournal with a run id of "+name, err)
 			if es := f.journal(t, a, "run-1"); len(es) != 0 {
-				t.Fatalf("refused entries were stored: %v", journalKeys(es))
+				t.Fatalf("refused entries were stored: %v", keys(es))
 			}
 			if got := f.getRun(t, a, "run-1"); got.LeaseOwner != "w1" {
 				t.Fatalf("a refused lease changed the owner to %q", got.LeaseOwner)
@@ -741,7 +741,7 @@ func testInvalidJSONRefused(t *testing.T, f *fixture) {
 				refused(t, "Commit with an output of "+name, err)
 			}
 			if es := f.journal(t, a, run); len(es) != 0 {
-				t.Fatalf("entries with an output of %s were stored: %v", name, journalKeys(es))
+				t.Fatalf("entries with an output of %s were stored: %v", name, keys(es))
 			}
 		}
 		if s := f.Snapshots; s != nil {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/kindgi/agents/internal/jsonscan"
 )
 
 // Options are what a caller knows of the value it encodes.
@@ -502,20 +504,11 @@ func compactString(raw []byte, i int) int {
 		case c == '"':
 			return j + 1
 		case c == '\\':
-			if j+1 >= n {
+			k := jsonscan.EscapeLen(raw, j)
+			if k == 0 {
 				return -1
 			}
-			switch raw[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j += 2
-			case 'u':
-				if _, ok := hex4(string(raw[j+2:min(j+6, n)]), 0); !ok {
-					return -1
-				}
-				j += 6
-			default:
-				return -1
-			}
+			j += k
 		case c < utf8.RuneSelf || c == 0xE2: // a control byte, '<', '>', '&'; maybe U+2028, U+2029
 			return -1
 		default:

@@ -3,7 +3,9 @@
 // with nothing decoded) and pack/packserver (a request envelope read
 // without reflection). It holds the lexical pieces both walk with:
 // whitespace, literals, strings, numbers and the punctuation of objects
-// and arrays; what a value means is the caller's.
+// and arrays; what a value means is the caller's. EscapeLen, the check of
+// one string escape, also serves the bindings' JSON validator and
+// journalcodec's compaction, which walk strings their own way.
 //
 // A Scanner is a position in a byte slice. Every method that fails
 // returns false and leaves the position where the failure was found: a
@@ -92,31 +94,46 @@ func (s *Scanner) SkipString() bool {
 			s.I = j + 1
 			return true
 		case '\\':
-			j++
-			if j >= len(s.B) {
+			k := EscapeLen(s.B, j)
+			if k == 0 {
 				return false
 			}
-			switch s.B[j] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j++
-			case 'u':
-				if j+4 >= len(s.B) {
-					return false
-				}
-				for _, h := range s.B[j+1 : j+5] {
-					if !isHex(h) {
-						return false
-					}
-				}
-				j += 5
-			default:
-				return false
-			}
+			j += k
 		default:
 			return false // a control character
 		}
 	}
 }
+
+// EscapeLen returns the length of the escape whose backslash is at b[i]:
+// 2 for \" \\ \/ \b \f \n \r \t, 6 for \u and four hex digits, and 0 for
+// anything else JSON does not allow (or an escape cut off by the end).
+// It is small enough to inline into the string loops that call it.
+func EscapeLen(b []byte, i int) int {
+	if i+1 < len(b) {
+		if c := b[i+1]; c != 'u' {
+			return int(shortEscape[c])
+		}
+		if i+6 <= len(b) && hexDigit[b[i+2]]&hexDigit[b[i+3]]&hexDigit[b[i+4]]&hexDigit[b[i+5]] != 0 {
+			return 6
+		}
+	}
+	return 0
+}
+
+// shortEscape is 2 for the bytes that follow a backslash in a two-byte
+// escape, 0 for the others; hexDigit is 1 for a hex digit, 0 otherwise.
+var shortEscape, hexDigit = func() (e, h [256]uint8) {
+	for _, c := range `"\/bfnrt` {
+		e[c] = 2
+	}
+	for c := range h {
+		if isHex(byte(c)) {
+			h[c] = 1
+		}
+	}
+	return e, h
+}()
 
 func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'

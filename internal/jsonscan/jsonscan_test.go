@@ -32,6 +32,21 @@ func TestNumber(t *testing.T) {
 	}
 }
 
+func TestEscapeLen(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{`\"`, 2}, {`\\`, 2}, {`\/`, 2}, {`\b`, 2}, {`\f`, 2}, {`\n`, 2}, {`\r`, 2}, {`\t`, 2},
+		{`\u00e9`, 6}, {`\uABCDef`, 6},
+		{`\`, 0}, {`\x`, 0}, {`\a`, 0}, {`\u00g1`, 0}, {`\u00e`, 0}, {`\U00e9`, 0},
+	} {
+		if got := EscapeLen([]byte("ab"+tc.in), 2); got != tc.want {
+			t.Errorf("EscapeLen(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
 // TestStringsAgreeWithEncodingJSON: SkipString accepts a string exactly
 // when encoding/json does; PlainString accepts those without escapes and
 // returns their contents.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 )
 
 // AppendStepsInput appends several journal entries to one run, in order;
@@ -103,20 +104,13 @@ type MessageStepInput struct {
 	Encode func(m bindings.ConversationMessage) ([]byte, error) `json:"-"`
 }
 
-// MessageStepResult is what AppendMessageStep stored. With an error,
-// Entries and Appended are those of Steps.Entries[:StepIndex] when they
-// were stored (the message was refused after them), and nil otherwise.
-type MessageStepResult struct {
-	// Entries are the stored entries, one per entry of Steps.Entries (the
-	// message step's with its Output), as AppendSteps returns them, and
-	// Appended whether each was appended by this call. A Trusted
-	// Commit's results may share memory with the input.
-	Entries  []bindings.JournalEntry `json:"entries"`
-	Appended []bool                  `json:"appended"`
-	// Message is the stored message: this call's, or the one stored
-	// before under its ID.
-	Message bindings.ConversationMessage `json:"message"`
-}
+// MessageStepResult is what AppendMessageStep stored: the Entries,
+// Appended and Message of the Commit of a message step (History stays
+// nil). With an error, Entries and Appended are those of
+// Steps.Entries[:StepIndex] when they were stored (the message was
+// refused after them), and nil otherwise. A Trusted Commit's results may
+// share memory with the input.
+type MessageStepResult = journal.Committed
 
 // OpenTurnInput is the start of a turn's drive for OpenTurn:
 // the run to open, and how much of the conversation's history to read.
@@ -159,21 +153,14 @@ type UserMessageInput struct {
 	HistoryLimit int `json:"historyLimit"`
 }
 
-// UserMessageResult is what AppendUserMessage stored and read.
-type UserMessageResult struct {
-	// Entries, Appended and Message are what AppendStepsAndMessage
-	// returns: with an error, Entries and Appended are set when the
-	// entries were stored (the message was refused after them), and nil
-	// otherwise.
-	Entries  []bindings.JournalEntry      `json:"entries"`
-	Appended []bool                       `json:"appended"`
-	Message  bindings.ConversationMessage `json:"message"`
-	// History is, when the message is stored (no error), what
-	// ReadMessages returns for the message's conversation with BeforeSeq
-	// Message.Seq and Limit HistoryLimit: the newest messages before it,
-	// oldest first, read after the append in the same transaction.
-	History []bindings.ConversationMessage `json:"history"`
-}
+// UserMessageResult is what AppendUserMessage stored and read, as a
+// Commit of the message step that reads its history returns it: with an
+// error, Entries and Appended are set when the entries were stored (the
+// message was refused after them), and nil otherwise; with none, History
+// is what ReadMessages returns for the message's conversation with
+// BeforeSeq Message.Seq and Limit HistoryLimit (the newest messages before
+// it, oldest first), read after the append in the same transaction.
+type UserMessageResult = journal.Committed
 
 // ResumeRunResult is what ResumeRun read and leased: the run as
 // ReopenRun reopened it, and its approvals.

@@ -124,14 +124,7 @@ func expFilter(name string, st *state) jsFilter {
 		if scope == nil {
 			scope = map[string]any{}
 		}
-		old, had := scope[itemName]
-		defer func() {
-			if had {
-				scope[itemName] = old
-			} else {
-				delete(scope, itemName)
-			}
-		}()
+		defer restorer(scope, itemName)()
 		ev := scopeEval{bindings: scope, cfg: st.strict}
 		var kept []any
 		var groups []any

@@ -262,16 +262,21 @@ func nanZero(f float64) float64 {
 	return f
 }
 
-// scoped binds name to v in ctx's bindings and returns a function that
-// restores what name was before (unbound if it was).
+// scoped returns a function that restores what name is now in ctx's
+// bindings (unbound if it is), for a tag that binds name for its body.
 func scoped(ctx render.Context, name string) (restore func()) {
-	b := ctx.Bindings()
-	old, had := b[name]
+	return restorer(ctx.Bindings(), name)
+}
+
+// restorer returns a function that puts m[name] back as it is now
+// (deleted if it is absent).
+func restorer(m map[string]any, name string) func() {
+	old, had := m[name]
 	return func() {
 		if had {
-			b[name] = old
+			m[name] = old
 		} else {
-			delete(b, name)
+			delete(m, name)
 		}
 	}
 }
