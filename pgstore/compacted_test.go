@@ -65,30 +65,18 @@ func TestJSONBScanCompactIsCompacted(t *testing.T) {
 
 // jsonbSafeStringBytewise is jsonbSafeString one byte at a time, as it
 // was before it skipped eight bytes at a time: the reference it is
-// checked against.
+// checked against (escapes are checked by the same jsonbSafeEscape).
 func jsonbSafeStringBytewise(doc []byte, i int) (int, bool) {
 	for ; i < len(doc); i++ {
 		switch doc[i] {
 		case '"':
 			return i, true
 		case '\\':
-			if i+1 < len(doc) && doc[i+1] != 'u' {
-				i++
-				continue
-			}
-			r, ok := unicodeEscape(doc, i)
-			switch {
-			case !ok || r == 0 || 0xDC00 <= r && r <= 0xDFFF:
+			end, ok := jsonbSafeEscape(doc, i)
+			if !ok {
 				return i, false
-			case 0xD800 <= r && r <= 0xDBFF:
-				low, ok := unicodeEscape(doc, i+6)
-				if !ok || low < 0xDC00 || low > 0xDFFF {
-					return i, false
-				}
-				i += 11
-			default:
-				i += 5
 			}
+			i = end
 		}
 	}
 	return i, false
