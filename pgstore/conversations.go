@@ -108,18 +108,8 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 
 // GetConversation implements bindings.ConversationBinding.
 func (s *Store) GetConversation(ctx context.Context, tenantID, conversationID string) (bindings.Conversation, error) {
-	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
-		return bindings.Conversation{}, err
-	}
-	c, found, err := writeThenRead(ctx, s, "get conversation", tenantID, scanConversation,
-		nil, stmt{sqlGetConversation, []any{tenantID, conversationID}})
-	if err != nil {
-		return bindings.Conversation{}, err
-	}
-	if !found {
-		return bindings.Conversation{}, &agents.ConversationNotFoundError{ConversationID: conversationID}
-	}
-	return c, nil
+	return getByID(ctx, s, "get conversation", tenantID, "conversation id", conversationID, sqlGetConversation, scanConversation,
+		func() error { return &agents.ConversationNotFoundError{ConversationID: conversationID} })
 }
 
 // ListConversations implements bindings.ConversationBinding.
@@ -475,7 +465,6 @@ func (s *Store) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput)
 	return msgs, nil
 }
 
-// collectOne reads the next result of br, which holds at most one row.
 // stmt is one SQL statement with its arguments.
 type stmt struct {
 	sql  string
@@ -504,6 +493,25 @@ func writeThenRead[T any](ctx context.Context, s *Store, op, tenantID string, sc
 	return v, found, err
 }
 
+// getByID reads, under the tenant's setting, the one record that query
+// finds by its tenant ($1) and id ($2): the ids checked (id as field), and
+// missing's error when there is no such record.
+func getByID[T any](ctx context.Context, s *Store, op, tenantID, field, id, query string, scan pgx.RowToFunc[T], missing func() error) (T, error) {
+	var zero T
+	if err := checkLookup(tenantID, field, id); err != nil {
+		return zero, err
+	}
+	v, found, err := writeThenRead(ctx, s, op, tenantID, scan, nil, stmt{query, []any{tenantID, id}})
+	if err != nil {
+		return zero, err
+	}
+	if !found {
+		return zero, missing()
+	}
+	return v, nil
+}
+
+// collectOne reads the next result of br, which holds at most one row.
 func collectOne[T any](br pgx.BatchResults, scan pgx.RowToFunc[T]) (T, bool, error) {
 	var zero T
 	rows, err := br.Query()

@@ -69,16 +69,10 @@ func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalReques
 
 // GetApproval implements bindings.HitlBinding.
 func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
-	if err := checkLookup(tenantID, "approval id", approvalID); err != nil {
-		return bindings.Approval{}, err
-	}
-	ap, found, err := writeThenRead(ctx, s, "get approval", tenantID, scanApproval,
-		nil, stmt{sqlGetApproval, []any{tenantID, approvalID}})
+	ap, err := getByID(ctx, s, "get approval", tenantID, "approval id", approvalID, sqlGetApproval, scanApproval,
+		func() error { return &agents.ApprovalNotFoundError{ApprovalID: approvalID} })
 	if err != nil {
 		return bindings.Approval{}, err
-	}
-	if !found {
-		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
 	return s.withExpiry(ap), nil
 }

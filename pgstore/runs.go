@@ -88,18 +88,8 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 
 // GetRun implements bindings.RunBinding.
 func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Run, error) {
-	if err := checkLookup(tenantID, "run id", runID); err != nil {
-		return bindings.Run{}, err
-	}
-	run, found, err := writeThenRead(ctx, s, "get run", tenantID, scanRunWithError,
-		nil, stmt{sqlGetRunWithError, []any{tenantID, runID}})
-	if err != nil {
-		return bindings.Run{}, err
-	}
-	if !found {
-		return bindings.Run{}, &agents.RunJournalUnavailableError{RunID: runID}
-	}
-	return run, nil
+	return getByID(ctx, s, "get run", tenantID, "run id", runID, sqlGetRunWithError, scanRunWithError,
+		func() error { return &agents.RunJournalUnavailableError{RunID: runID} })
 }
 
 // ReadJournal implements bindings.RunBinding.

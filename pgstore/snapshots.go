@@ -46,18 +46,8 @@ func (s *Store) Write(ctx context.Context, in bindings.RunSnapshotWriteInput) er
 
 // Read implements bindings.RunSnapshotBinding.
 func (s *Store) Read(ctx context.Context, tenantID, runID string) (bindings.RunSnapshotRecord, error) {
-	if err := checkLookup(tenantID, "run id", runID); err != nil {
-		return bindings.RunSnapshotRecord{}, err
-	}
-	rec, found, err := writeThenRead(ctx, s, "read run snapshot", tenantID, scanSnapshot,
-		nil, stmt{sqlReadSnapshot, []any{tenantID, runID}})
-	if err != nil {
-		return bindings.RunSnapshotRecord{}, err
-	}
-	if !found {
-		return bindings.RunSnapshotRecord{}, &agents.RunSnapshotMissingError{RunID: runID}
-	}
-	return rec, nil
+	return getByID(ctx, s, "read run snapshot", tenantID, "run id", runID, sqlReadSnapshot, scanSnapshot,
+		func() error { return &agents.RunSnapshotMissingError{RunID: runID} })
 }
 
 func scanSnapshot(row pgx.CollectableRow) (bindings.RunSnapshotRecord, error) {
