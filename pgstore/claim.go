@@ -133,12 +133,7 @@ func (s *Store) claim(ctx context.Context, tenantID string, tenants []string, in
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		runs, err = pgx.CollectRows(rows, scanRun)
-		return err
+		return collectInto(br, &runs, scanRun)
 	})
 	if err != nil {
 		return nil, err
@@ -265,12 +260,7 @@ func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindin
 				return err
 			}
 		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		runs, err = pgx.CollectRows(rows, scanRunWithError)
-		return err
+		return collectInto(br, &runs, scanRunWithError)
 	})
 	if err != nil {
 		return bindings.RunPage{}, err

@@ -77,12 +77,7 @@ func (s *Store) ListCompliance(ctx context.Context, in bindings.ListComplianceIn
 	err := s.batch(ctx, "list compliance", in.TenantID, func(b *pgx.Batch) {
 		b.Queue(sqlListCompliance, in.TenantID, in.RunID, in.After != nil, after.EvaluatedAt, after.RunID, after.Key, limit+1)
 	}, func(br pgx.BatchResults) error {
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		recs, err = pgx.CollectRows(rows, scanCompliance)
-		return err
+		return collectInto(br, &recs, scanCompliance)
 	})
 	if err != nil {
 		return bindings.CompliancePage{}, err

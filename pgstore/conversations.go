@@ -157,12 +157,7 @@ func (s *Store) listConversations(ctx context.Context, in bindings.ListConversat
 	err := s.batch(ctx, "list conversations", in.TenantID, func(b *pgx.Batch) {
 		b.Queue(sqlListConversations, in.TenantID, in.ProjectID, in.AgentID, string(in.Status), curAt, curID, fetch)
 	}, func(br pgx.BatchResults) error {
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		list, err = pgx.CollectRows(rows, scanConversation)
-		return err
+		return collectInto(br, &list, scanConversation)
 	})
 	if err != nil {
 		return bindings.ConversationPage{}, err
@@ -513,16 +508,23 @@ func getByID[T any](ctx context.Context, s *Store, op, tenantID, field, id, quer
 
 // collectOne reads the next result of br, which holds at most one row.
 func collectOne[T any](br pgx.BatchResults, scan pgx.RowToFunc[T]) (T, bool, error) {
-	var zero T
-	rows, err := br.Query()
-	if err != nil {
-		return zero, false, err
-	}
-	list, err := pgx.CollectRows(rows, scan)
-	if err != nil || len(list) == 0 {
+	var list []T
+	if err := collectInto(br, &list, scan); err != nil || len(list) == 0 {
+		var zero T
 		return zero, false, err
 	}
 	return list[0], true, nil
+}
+
+// collectInto reads the next result of br into *dst, each row scanned by
+// scan.
+func collectInto[T any](br pgx.BatchResults, dst *[]T, scan pgx.RowToFunc[T]) error {
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	*dst, err = pgx.CollectRows(rows, scan)
+	return err
 }
 
 func scanConversation(row pgx.CollectableRow) (bindings.Conversation, error) {

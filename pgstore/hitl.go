@@ -122,12 +122,7 @@ func (s *Store) queryApprovals(ctx context.Context, op, tenantID, sql string, ar
 	err := s.batch(ctx, op, tenantID, func(b *pgx.Batch) {
 		b.Queue(sql, args...)
 	}, func(br pgx.BatchResults) error {
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		list, err = pgx.CollectRows(rows, scanApproval)
-		return err
+		return collectInto(br, &list, scanApproval)
 	})
 	if err != nil {
 		return nil, err

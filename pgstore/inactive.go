@@ -55,17 +55,12 @@ func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.Inact
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		refs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (bindings.InactiveConversationRef, error) {
+		return collectInto(br, &refs, func(row pgx.CollectableRow) (bindings.InactiveConversationRef, error) {
 			var r bindings.InactiveConversationRef
 			err := row.Scan(&r.TenantID, &r.ConversationID, &r.AgentID, &r.AgentVersion, &r.LastActivityAt)
 			r.LastActivityAt = utc(r.LastActivityAt)
 			return r, err
 		})
-		return err
 	})
 	if err != nil {
 		return nil, err

@@ -264,12 +264,7 @@ func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindi
 				return err
 			}
 		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, scanScoredFact)
-		return err
+		return collectInto(br, &out, scanScoredFact)
 	})
 	if err != nil {
 		return nil, err

@@ -141,17 +141,12 @@ func (s *Store) ExpiredApprovals(ctx context.Context, in bindings.ExpiredApprova
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		refs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (bindings.ApprovalRef, error) {
+		return collectInto(br, &refs, func(row pgx.CollectableRow) (bindings.ApprovalRef, error) {
 			var r bindings.ApprovalRef
 			err := row.Scan(&r.TenantID, &r.ApprovalID, &r.RunID, &r.ExpiresAt)
 			r.ExpiresAt = r.ExpiresAt.UTC()
 			return r, err
 		})
-		return err
 	})
 	if err != nil {
 		return nil, err

@@ -316,11 +316,9 @@ func (s *Store) RecordRunError(ctx context.Context, in bindings.RecordRunErrorIn
 // collectJournal reads the next result of br, a sqlReadJournal, as
 // journal entries.
 func collectJournal(br pgx.BatchResults) ([]bindings.JournalEntry, error) {
-	rows, err := br.Query()
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, scanEntry)
+	var es []bindings.JournalEntry
+	err := collectInto(br, &es, scanEntry)
+	return es, err
 }
 
 func scanEntry(row pgx.CollectableRow) (bindings.JournalEntry, error) {
