@@ -125,25 +125,14 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 func (s *Store) claim(ctx context.Context, tenantID string, tenants []string, in bindings.ClaimRunsInput, limit int) ([]bindings.Run, error) {
 	now := s.stamp(time.Time{})
 	exp := now.Add(in.LeaseTTL).Truncate(time.Microsecond)
-	var runs []bindings.Run
-	err := s.batch(ctx, "claim runs", tenantID, func(b *pgx.Batch) {
-		b.Queue(setClaimSQL)
-		b.Queue(sqlClaimRuns, in.Owner, exp, now, limit, tenants)
-	}, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		return collectInto(br, &runs, scanRun)
-	})
+	runs, err := writeThenReadAll(ctx, s, "claim runs", tenantID, scanRun,
+		&stmt{sql: setClaimSQL}, stmt{sqlClaimRuns, []any{in.Owner, exp, now, limit, tenants}})
 	if err != nil {
 		return nil, err
 	}
 	slices.SortFunc(runs, func(a, b bindings.Run) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.TenantID, b.TenantID), cmp.Compare(a.ID, b.ID))
 	})
-	if runs == nil {
-		runs = []bindings.Run{}
-	}
 	return runs, nil
 }
 

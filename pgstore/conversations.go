@@ -108,7 +108,7 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 
 // GetConversation implements bindings.ConversationBinding.
 func (s *Store) GetConversation(ctx context.Context, tenantID, conversationID string) (bindings.Conversation, error) {
-	return getByID(ctx, s, "get conversation", tenantID, "conversation id", conversationID, sqlGetConversation, scanConversation,
+	return getByID(ctx, s, "get conversation", tenantID, "conversation id", conversationID, nil, sqlGetConversation, scanConversation,
 		func() error { return &agents.ConversationNotFoundError{ConversationID: conversationID} })
 }
 
@@ -470,7 +470,19 @@ type stmt struct {
 // when it is not nil (its result discarded) and then r, a query of at most
 // one row, which it scans; found is false when r returned no row.
 func writeThenRead[T any](ctx context.Context, s *Store, op, tenantID string, scan pgx.RowToFunc[T], w *stmt, r stmt) (v T, found bool, err error) {
-	err = s.batch(ctx, op, tenantID, func(b *pgx.Batch) {
+	list, err := writeThenReadAll(ctx, s, op, tenantID, scan, w, r)
+	if err != nil || len(list) == 0 {
+		return v, false, err
+	}
+	return list[0], true, nil
+}
+
+// writeThenReadAll runs, in one batch under the tenant's setting ("" for
+// none), w when it is not nil (a write or a setting; its result discarded)
+// and then the query r, whose rows it scans: never nil when err is nil.
+func writeThenReadAll[T any](ctx context.Context, s *Store, op, tenantID string, scan pgx.RowToFunc[T], w *stmt, r stmt) ([]T, error) {
+	var list []T
+	err := s.batch(ctx, op, tenantID, func(b *pgx.Batch) {
 		if w != nil {
 			b.Queue(w.sql, w.args...)
 		}
@@ -481,22 +493,27 @@ func writeThenRead[T any](ctx context.Context, s *Store, op, tenantID string, sc
 				return err
 			}
 		}
-		var err error
-		v, found, err = collectOne(br, scan)
-		return err
+		return collectInto(br, &list, scan)
 	})
-	return v, found, err
+	if err != nil {
+		return nil, err
+	}
+	if list == nil {
+		list = []T{}
+	}
+	return list, nil
 }
 
-// getByID reads, under the tenant's setting, the one record that query
-// finds by its tenant ($1) and id ($2): the ids checked (id as field), and
-// missing's error when there is no such record.
-func getByID[T any](ctx context.Context, s *Store, op, tenantID, field, id, query string, scan pgx.RowToFunc[T], missing func() error) (T, error) {
+// getByID reads, under the tenant's setting and after the write w when it
+// is not nil, the one record that query finds by its tenant ($1) and id
+// ($2): the ids checked (id as field), and missing's error when there is
+// no such record.
+func getByID[T any](ctx context.Context, s *Store, op, tenantID, field, id string, w *stmt, query string, scan pgx.RowToFunc[T], missing func() error) (T, error) {
 	var zero T
 	if err := checkLookup(tenantID, field, id); err != nil {
 		return zero, err
 	}
-	v, found, err := writeThenRead(ctx, s, op, tenantID, scan, nil, stmt{query, []any{tenantID, id}})
+	v, found, err := writeThenRead(ctx, s, op, tenantID, scan, w, stmt{query, []any{tenantID, id}})
 	if err != nil {
 		return zero, err
 	}

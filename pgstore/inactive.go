@@ -47,28 +47,15 @@ func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.Inact
 	// Stored times are whole microseconds: one is before IdleBefore
 	// exactly when it is before IdleBefore rounded up to the microsecond.
 	before := ceilMicro(in.IdleBefore)
-	var refs []bindings.InactiveConversationRef
-	err := s.batch(ctx, "list inactive conversations", "", func(b *pgx.Batch) {
-		b.Queue(setIdleSweepSQL)
-		b.Queue(sqlInactiveConversations, before, in.After.ConversationID != "", in.After.LastActivityAt.UTC(), in.After.TenantID, in.After.ConversationID, in.Limit)
-	}, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		return collectInto(br, &refs, func(row pgx.CollectableRow) (bindings.InactiveConversationRef, error) {
-			var r bindings.InactiveConversationRef
-			err := row.Scan(&r.TenantID, &r.ConversationID, &r.AgentID, &r.AgentVersion, &r.LastActivityAt)
-			r.LastActivityAt = utc(r.LastActivityAt)
-			return r, err
-		})
-	})
-	if err != nil {
-		return nil, err
-	}
-	if refs == nil {
-		refs = []bindings.InactiveConversationRef{}
-	}
-	return refs, nil
+	return writeThenReadAll(ctx, s, "list inactive conversations", "", scanInactiveRef, &stmt{sql: setIdleSweepSQL},
+		stmt{sqlInactiveConversations, []any{before, in.After.ConversationID != "", in.After.LastActivityAt.UTC(), in.After.TenantID, in.After.ConversationID, in.Limit}})
+}
+
+func scanInactiveRef(row pgx.CollectableRow) (bindings.InactiveConversationRef, error) {
+	var r bindings.InactiveConversationRef
+	err := row.Scan(&r.TenantID, &r.ConversationID, &r.AgentID, &r.AgentVersion, &r.LastActivityAt)
+	r.LastActivityAt = utc(r.LastActivityAt)
+	return r, err
 }
 
 // CloseIfInactive implements bindings.InactiveConversationLister with a

@@ -251,28 +251,11 @@ func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindi
 	}
 	var m memoryQuery
 	sql := m.build(q, tsq, qemb, qnorm, limit)
-	var out []bindings.ScoredFact
-	keyword := q.Mode == agent.ModeKeyword || q.Mode == agent.ModeBoth
-	err := s.batch(ctx, "query facts", q.TenantID, func(b *pgx.Batch) {
-		if keyword {
-			b.Queue(sqlCustomPlan)
-		}
-		b.Queue(sql, m.args...)
-	}, func(br pgx.BatchResults) error {
-		if keyword {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
-		}
-		return collectInto(br, &out, scanScoredFact)
-	})
-	if err != nil {
-		return nil, err
+	var plan *stmt // a keyword query ranks with a custom plan
+	if q.Mode == agent.ModeKeyword || q.Mode == agent.ModeBoth {
+		plan = &stmt{sql: sqlCustomPlan}
 	}
-	if out == nil {
-		out = []bindings.ScoredFact{}
-	}
-	return out, nil
+	return writeThenReadAll(ctx, s, "query facts", q.TenantID, scanScoredFact, plan, stmt{sql, m.args})
 }
 
 // tsQuery turns a query text into a tsquery matching any of its terms

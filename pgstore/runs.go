@@ -88,7 +88,7 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 
 // GetRun implements bindings.RunBinding.
 func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Run, error) {
-	return getByID(ctx, s, "get run", tenantID, "run id", runID, sqlGetRunWithError, scanRunWithError,
+	return getByID(ctx, s, "get run", tenantID, "run id", runID, nil, sqlGetRunWithError, scanRunWithError,
 		func() error { return &agents.RunJournalUnavailableError{RunID: runID} })
 }
 

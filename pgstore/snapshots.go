@@ -46,7 +46,7 @@ func (s *Store) Write(ctx context.Context, in bindings.RunSnapshotWriteInput) er
 
 // Read implements bindings.RunSnapshotBinding.
 func (s *Store) Read(ctx context.Context, tenantID, runID string) (bindings.RunSnapshotRecord, error) {
-	return getByID(ctx, s, "read run snapshot", tenantID, "run id", runID, sqlReadSnapshot, scanSnapshot,
+	return getByID(ctx, s, "read run snapshot", tenantID, "run id", runID, nil, sqlReadSnapshot, scanSnapshot,
 		func() error { return &agents.RunSnapshotMissingError{RunID: runID} })
 }
 
