@@ -150,14 +150,7 @@ func (s *Store) DeferRun(ctx context.Context, in bindings.DeferRunInput) error {
 	if err := firstErr(checkLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
 		return err
 	}
-	var n int64
-	err := s.batch(ctx, "defer run", in.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlDeferRun, in.TenantID, in.RunID, in.Owner, s.stamp(in.NotBefore), s.stamp(time.Time{}))
-	}, func(br pgx.BatchResults) error {
-		tag, err := br.Exec()
-		n = tag.RowsAffected()
-		return err
-	})
+	n, err := s.exec(ctx, "defer run", in.TenantID, sqlDeferRun, in.TenantID, in.RunID, in.Owner, s.stamp(in.NotBefore), s.stamp(time.Time{}))
 	if err != nil || n == 1 {
 		return err
 	}

@@ -179,14 +179,7 @@ func (s *Store) CloseConversation(ctx context.Context, tenantID, conversationID 
 	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
 		return err
 	}
-	var n int64
-	err := s.batch(ctx, "close conversation", tenantID, func(b *pgx.Batch) {
-		b.Queue(sqlCloseConversation, tenantID, conversationID, s.stamp(time.Time{}))
-	}, func(br pgx.BatchResults) error {
-		tag, err := br.Exec()
-		n = tag.RowsAffected()
-		return err
-	})
+	n, err := s.exec(ctx, "close conversation", tenantID, sqlCloseConversation, tenantID, conversationID, s.stamp(time.Time{}))
 	if err != nil {
 		return err
 	}
@@ -201,12 +194,8 @@ func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID
 	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
 		return err
 	}
-	return s.batch(ctx, "delete conversation", tenantID, func(b *pgx.Batch) {
-		b.Queue(sqlDeleteConversation, tenantID, conversationID)
-	}, func(br pgx.BatchResults) error {
-		_, err := br.Exec()
-		return err
-	})
+	_, err := s.exec(ctx, "delete conversation", tenantID, sqlDeleteConversation, tenantID, conversationID)
+	return err
 }
 
 // AppendMessage implements bindings.ConversationBinding. It locks the

@@ -159,13 +159,8 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 		n := vectorNorm(emb)
 		norm = &n
 	}
-	err = s.batch(ctx, "put fact", f.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlPutFact, f.TenantID, f.ID, f.Type, f.ProjectID, f.ConversationID, encodeText(f.Text), jsonArg(data), emb, norm, f.CreatedAt,
-			strings.Join(keywords.IndexTerms(f.Text), " "))
-	}, func(br pgx.BatchResults) error {
-		_, err := br.Exec()
-		return err
-	})
+	_, err = s.exec(ctx, "put fact", f.TenantID, sqlPutFact,
+		f.TenantID, f.ID, f.Type, f.ProjectID, f.ConversationID, encodeText(f.Text), jsonArg(data), emb, norm, f.CreatedAt, strings.Join(keywords.IndexTerms(f.Text), " "))
 	if err != nil {
 		return bindings.Fact{}, err
 	}

@@ -132,14 +132,7 @@ func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status
 	default:
 		return invalid("unknown run status " + string(status))
 	}
-	var n int64
-	err := s.batch(ctx, "set run status", tenantID, func(b *pgx.Batch) {
-		b.Queue(sqlSetRunStatus, tenantID, runID, string(status), s.stamp(time.Time{}))
-	}, func(br pgx.BatchResults) error {
-		tag, err := br.Exec()
-		n = tag.RowsAffected()
-		return err
-	})
+	n, err := s.exec(ctx, "set run status", tenantID, sqlSetRunStatus, tenantID, runID, string(status), s.stamp(time.Time{}))
 	if err != nil {
 		return err
 	}

@@ -35,13 +35,9 @@ func (s *Store) Write(ctx context.Context, in bindings.RunSnapshotWriteInput) er
 		return err
 	}
 	at := s.stamp(in.CreatedAt)
-	return s.batch(ctx, "write run snapshot", in.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlWriteSnapshot, in.TenantID, in.RunID, in.FlowID, in.FlowVersion, in.AgentID, in.AgentVersion,
-			in.ConversationID, in.ProjectID, jsonArg(input), at)
-	}, func(br pgx.BatchResults) error {
-		_, err := br.Exec()
-		return err
-	})
+	_, err = s.exec(ctx, "write run snapshot", in.TenantID, sqlWriteSnapshot,
+		in.TenantID, in.RunID, in.FlowID, in.FlowVersion, in.AgentID, in.AgentVersion, in.ConversationID, in.ProjectID, jsonArg(input), at)
+	return err
 }
 
 // Read implements bindings.RunSnapshotBinding.
