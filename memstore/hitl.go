@@ -67,21 +67,28 @@ func (s *Store) read(a *bindings.Approval, now time.Time) bindings.Approval {
 	return cloneApproval(*a)
 }
 
+// approval returns the tenant's approval by id, or
+// *agents.ApprovalNotFoundError. The caller holds hitlMu.
+func (s *Store) approval(tenantID, approvalID string) (*bindings.Approval, error) {
+	a := s.approvals[key{tenantID, approvalID}]
+	if a == nil {
+		return nil, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
+	}
+	return a, nil
+}
+
 // GetApproval returns an approval in its current state; an unknown id is
 // *agents.ApprovalNotFoundError.
 func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.Approval{}, err
-	}
-	if err := checkLookup(tenantID, "approval id", approvalID); err != nil {
+	if err := lookupCall(ctx, tenantID, "approval id", approvalID); err != nil {
 		return bindings.Approval{}, err
 	}
 	// A write lock: reading may record the expiry.
 	s.hitlMu.Lock()
 	defer s.hitlMu.Unlock()
-	a := s.approvals[key{tenantID, approvalID}]
-	if a == nil {
-		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
+	a, err := s.approval(tenantID, approvalID)
+	if err != nil {
+		return bindings.Approval{}, err
 	}
 	return s.read(a, s.now()), nil
 }
@@ -92,17 +99,14 @@ func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (b
 // *agents.HitlRequiredError, and so is a reviewer below the request's role
 // when Options.ReviewerRoles is set.
 func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string, d bindings.ApprovalDecision) (bindings.Approval, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.Approval{}, err
-	}
-	if err := firstErr(checkLookup(tenantID, "approval id", approvalID), bindings.CheckOptionalID("reviewer", d.Reviewer)); err != nil {
+	if err := firstErr(lookupCall(ctx, tenantID, "approval id", approvalID), bindings.CheckOptionalID("reviewer", d.Reviewer)); err != nil {
 		return bindings.Approval{}, err
 	}
 	s.hitlMu.Lock()
 	defer s.hitlMu.Unlock()
-	a := s.approvals[key{tenantID, approvalID}]
-	if a == nil {
-		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
+	a, err := s.approval(tenantID, approvalID)
+	if err != nil {
+		return bindings.Approval{}, err
 	}
 	now := s.now()
 	cur := s.read(a, now)
@@ -143,10 +147,7 @@ func (s *Store) mayReview(required string, roles []string) bool {
 // approvals (or of another tenant) has none. It is the same read as
 // pgstore's, for the reviewer console and the command line.
 func (s *Store) ListApprovals(ctx context.Context, tenantID, runID string) ([]bindings.Approval, error) {
-	if err := alive(ctx); err != nil {
-		return nil, err
-	}
-	if err := checkLookup(tenantID, "run id", runID); err != nil {
+	if err := lookupCall(ctx, tenantID, "run id", runID); err != nil {
 		return nil, err
 	}
 	s.hitlMu.Lock()

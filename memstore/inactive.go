@@ -61,10 +61,7 @@ func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.Inact
 // CloseIfInactive implements bindings.InactiveConversationLister under the
 // lock AppendMessage takes, so a close and an append never interleave.
 func (s *Store) CloseIfInactive(ctx context.Context, tenantID, conversationID string, idleBefore time.Time) (bool, error) {
-	if err := alive(ctx); err != nil {
-		return false, err
-	}
-	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+	if err := lookupCall(ctx, tenantID, "conversation id", conversationID); err != nil {
 		return false, err
 	}
 	s.convMu.Lock()

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 )
 
@@ -156,17 +155,14 @@ func (s *Store) ExpiredApprovals(ctx context.Context, in bindings.ExpiredApprova
 // approval past its expiry by the store's clock becomes expired for good,
 // with ResolvedAt now.
 func (s *Store) MarkApprovalExpired(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.Approval{}, err
-	}
-	if err := checkLookup(tenantID, "approval id", approvalID); err != nil {
+	if err := lookupCall(ctx, tenantID, "approval id", approvalID); err != nil {
 		return bindings.Approval{}, err
 	}
 	s.hitlMu.Lock()
 	defer s.hitlMu.Unlock()
-	a := s.approvals[key{tenantID, approvalID}]
-	if a == nil {
-		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
+	a, err := s.approval(tenantID, approvalID)
+	if err != nil {
+		return bindings.Approval{}, err
 	}
 	now := s.now()
 	cur := s.read(a, now) // records the expiry of a pending approval past it

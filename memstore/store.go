@@ -178,6 +178,15 @@ func checkLookup(tenantID, field, id string) error {
 	return firstErr(bindings.CheckID("tenant id", tenantID), bindings.CheckOptionalID(field, id))
 }
 
+// lookupCall checks a call that reads or changes one record by id: its
+// context alive, then its ids as checkLookup does.
+func lookupCall(ctx context.Context, tenantID, field, id string) error {
+	if err := alive(ctx); err != nil {
+		return err
+	}
+	return checkLookup(tenantID, field, id)
+}
+
 // invalid returns the binding's error for a bad input.
 func invalid(reason string) error { return &agents.InvalidMessageError{Reason: reason} }
 
