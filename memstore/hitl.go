@@ -80,6 +80,13 @@ func (s *Store) approval(tenantID, approvalID string) (*bindings.Approval, error
 // GetApproval returns an approval in its current state; an unknown id is
 // *agents.ApprovalNotFoundError.
 func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
+	return s.readApproval(ctx, tenantID, approvalID, false)
+}
+
+// readApproval returns an approval as of now, a pending one past its
+// expiry expired for good; with resolve, such an approval also gets
+// ResolvedAt now, once.
+func (s *Store) readApproval(ctx context.Context, tenantID, approvalID string, resolve bool) (bindings.Approval, error) {
 	if err := lookupCall(ctx, tenantID, "approval id", approvalID); err != nil {
 		return bindings.Approval{}, err
 	}
@@ -90,7 +97,14 @@ func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (b
 	if err != nil {
 		return bindings.Approval{}, err
 	}
-	return s.read(a, s.now()), nil
+	now := s.now()
+	cur := s.read(a, now)
+	if resolve && cur.Status == bindings.ApprovalExpired && a.ResolvedAt == nil {
+		at := now // allocated only here: a plain read allocates no time
+		a.ResolvedAt = &at
+		return cloneApproval(*a), nil
+	}
+	return cur, nil
 }
 
 // ResolveApproval records the first decision on a pending approval; a

@@ -155,19 +155,5 @@ func (s *Store) ExpiredApprovals(ctx context.Context, in bindings.ExpiredApprova
 // approval past its expiry by the store's clock becomes expired for good,
 // with ResolvedAt now.
 func (s *Store) MarkApprovalExpired(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
-	if err := lookupCall(ctx, tenantID, "approval id", approvalID); err != nil {
-		return bindings.Approval{}, err
-	}
-	s.hitlMu.Lock()
-	defer s.hitlMu.Unlock()
-	a, err := s.approval(tenantID, approvalID)
-	if err != nil {
-		return bindings.Approval{}, err
-	}
-	now := s.now()
-	cur := s.read(a, now) // records the expiry of a pending approval past it
-	if cur.Status == bindings.ApprovalExpired && a.ResolvedAt == nil {
-		a.ResolvedAt = &now
-	}
-	return cloneApproval(*a), nil
+	return s.readApproval(ctx, tenantID, approvalID, true)
 }
