@@ -48,7 +48,7 @@ func (f *resumeFixture) resumeBindings() turn.Bindings {
 
 // parkApproved invokes a turn that parks on its tool call and approves the
 // call: the run to resume.
-func (f *resumeFixture) parkApproved(t *testing.T) string {
+func (f *resumeFixture) parkApproved(t testing.TB) string {
 	t.Helper()
 	ctx := t.Context()
 	res, err := f.invoke(ctx, f.resumeBindings(), f.a, f.open(t, f.a))
@@ -84,6 +84,14 @@ func (f *resumeFixture) state(t *testing.T, run string) runState {
 
 func (f *resumeFixture) resume(ctx context.Context, b turn.Bindings, run string) (turn.Result, error) {
 	return turn.Resume(ctx, turn.ResumeInput{TenantID: turnTenant, RunID: run, Agent: f.a}, b)
+}
+
+// resumeToEnd resumes run with b and fails t unless the run completes.
+func (f *resumeFixture) resumeToEnd(t testing.TB, ctx context.Context, b turn.Bindings, run string) {
+	t.Helper()
+	if res, err := f.resume(ctx, b, run); err != nil || res.Status != turn.StatusCompleted {
+		t.Fatalf("Resume = %+v, %v", res.Status, err)
+	}
 }
 
 // TestResumeTakesItsLeaseWithItsFirstWrite resumes a parked turn on the
