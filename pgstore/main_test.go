@@ -125,6 +125,19 @@ func workerTestPool(t testing.TB) *pgxpool.Pool {
 	return pool
 }
 
+// poolOnSchema opens a pool of the test database whose search_path is
+// schema; the caller closes it.
+func poolOnSchema(t testing.TB, schema string) *pgxpool.Pool {
+	t.Helper()
+	cfg := testEnv.config.Copy()
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
 // freshSchemaPool returns a pool whose search_path is a new, empty schema
 // of the test database, dropped when the test ends.
 func freshSchemaPool(t testing.TB) (*pgxpool.Pool, string) {
@@ -137,12 +150,7 @@ func freshSchemaPool(t testing.TB) (*pgxpool.Pool, string) {
 	if _, err := base.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		t.Fatal(err)
 	}
-	cfg := testEnv.config.Copy()
-	cfg.ConnConfig.RuntimeParams["search_path"] = schema
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool := poolOnSchema(t, schema)
 	t.Cleanup(func() {
 		pool.Close()
 		if _, err := base.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {

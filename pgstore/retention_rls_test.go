@@ -172,12 +172,7 @@ func TestSweeperRoleCreatedByRacingMigrations(t *testing.T) {
 		if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 			t.Fatal(err)
 		}
-		cfg := testEnv.config.Copy()
-		cfg.ConnConfig.RuntimeParams["search_path"] = schema
-		pool, err := pgxpool.NewWithConfig(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pool := poolOnSchema(t, schema)
 		t.Cleanup(pool.Close)
 		pools[i] = pool
 		for _, m := range migs[:k] {
