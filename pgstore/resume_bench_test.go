@@ -47,13 +47,7 @@ func BenchmarkResumeParkedTurn(b *testing.B) {
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	b.ReportMetric(ms(took[len(took)/2]), "p50-ms")
 	b.ReportMetric(ms(took[len(took)*9/10]), "p90-ms")
-	queries, batches, _, _ := rt.snapshot()
-	b.ReportMetric(float64(queries+batches)/float64(b.N), "roundtrips/op")
-	stmts, writers := rt.statements()
-	b.ReportMetric(float64(stmts)/float64(b.N), "statements/op")
-	b.ReportMetric(float64(writers)/float64(b.N), "commits/op")
-	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "client-cpu-ms/op")
-	b.ReportMetric(float64(server)/1e6/float64(b.N), "backend-cpu-ms/op")
+	reportCosts(b, rt, cpu, server, "op")
 }
 
 // reopenLeased is the Store with the optimistic lease turned off: its
