@@ -125,6 +125,14 @@ func workerTestPool(t testing.TB) *pgxpool.Pool {
 	return pool
 }
 
+// suffix8 is eight random hex digits: a suffix that makes a test's
+// tenant, role or schema name its own.
+func suffix8() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // poolOnSchema opens a pool of the test database whose search_path is
 // schema; the caller closes it.
 func poolOnSchema(t testing.TB, schema string) *pgxpool.Pool {
@@ -143,9 +151,7 @@ func poolOnSchema(t testing.TB, schema string) *pgxpool.Pool {
 func freshSchemaPool(t testing.TB) (*pgxpool.Pool, string) {
 	t.Helper()
 	base := testPool(t)
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	schema := "s_" + hex.EncodeToString(b[:])
+	schema := "s_" + suffix8()
 	ctx := context.Background()
 	if _, err := base.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		t.Fatal(err)
