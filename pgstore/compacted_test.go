@@ -36,14 +36,7 @@ func TestJSONBScanCompactIsCompacted(t *testing.T) {
 	docs := []string{`{"a": "b c"}`, `"x y"`, `{"s":"a \" b"}`, `["\\", 1 ]`, ` 1`, `1 `, `{"k":"v"}`, `"\\\\" `, `{"a":"\t"}`,
 		`{"a":1}` + "\n", "{\r\"a\":1}", `[1,2,{"b":[true,false,null]}]`, `{"x":"\u0000"}`, `{"n":1e999999}`, `"\ud800"`,
 		`{"a" :1}`, `{"a": 1}`, `[ ]`, `{}`, `""`, `"é ü"`, `-0.5e+3`}
-	r := rand.New(rand.NewPCG(7, 8))
-	for i := range 500 {
-		d := randomDoc(r, 0)
-		if i%2 == 1 { // randomDoc's strings hold no ',' or ':'
-			d = strings.ReplaceAll(strings.ReplaceAll(d, ",", ", "), ":", "\n:")
-		}
-		docs = append(docs, d)
-	}
+	docs = append(docs, spacedDocs(rand.New(rand.NewPCG(7, 8)), 500, "\n:")...)
 	for _, d := range docs {
 		doc := []byte(d)
 		if !json.Valid(doc) {
@@ -61,6 +54,20 @@ func TestJSONBScanCompactIsCompacted(t *testing.T) {
 			t.Errorf("jsonbScan(%q) reports not compact; compacted returns it unchanged", d)
 		}
 	}
+}
+
+// spacedDocs is n documents of randomDoc, every other one with white
+// space: a space after each ',' and each ':' written as colon.
+func spacedDocs(r *rand.Rand, n int, colon string) []string {
+	docs := make([]string, n)
+	for i := range docs {
+		d := randomDoc(r, 0)
+		if i%2 == 1 { // randomDoc's strings hold no ',' or ':'
+			d = strings.ReplaceAll(strings.ReplaceAll(d, ",", ", "), ":", colon)
+		}
+		docs[i] = d
+	}
+	return docs
 }
 
 // jsonbSafeStringBytewise is jsonbSafeString one byte at a time, as it
@@ -126,14 +133,7 @@ func TestCompactStoredIsJSONCompact(t *testing.T) {
 	docs := []string{`{"a": "b c"}`, `"x y"`, `{"s": "a \" b"}`, `["\\", 1 ]`, ` 1`, `{"k": "v"}`, `"\\\\" `, `{"a": "\t"}`,
 		`{"a": 1}` + "\n", `[1, 2, {"b": [true, false, null]}]`, `{"x": "\u0000 é 🙂"}`, `""`, `[]`, `{ }`,
 		`{"long": "` + strings.Repeat(`abc \" def\\`, 20) + `"}`}
-	r := rand.New(rand.NewPCG(11, 12))
-	for i := range 2000 {
-		d := randomDoc(r, 0)
-		if i%2 == 1 { // randomDoc's strings hold no ',' or ':'
-			d = strings.ReplaceAll(strings.ReplaceAll(d, ",", ", "), ":", ": ")
-		}
-		docs = append(docs, d)
-	}
+	docs = append(docs, spacedDocs(rand.New(rand.NewPCG(11, 12)), 2000, ": ")...)
 	for _, d := range docs {
 		var want bytes.Buffer
 		if err := json.Compact(&want, []byte(d)); err != nil {
