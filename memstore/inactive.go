@@ -18,10 +18,7 @@ func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.Inact
 	if err := alive(ctx); err != nil {
 		return nil, err
 	}
-	if in.Limit < 1 {
-		return nil, invalid("limit must be at least 1")
-	}
-	if err := firstErr(bindings.CheckOptionalID("after tenant id", in.After.TenantID), bindings.CheckOptionalID("after conversation id", in.After.ConversationID)); err != nil {
+	if err := checkSweepPage(in.Limit, in.After.TenantID, "after conversation id", in.After.ConversationID); err != nil {
 		return nil, err
 	}
 	refs := []bindings.InactiveConversationRef{}

@@ -38,10 +38,7 @@ const sqlCloseIfInactive = `UPDATE agent_conversations
 // which admits only open conversations, only to members of kindgi_sweeper,
 // only in a transaction that set kindgi.sweep; it returns references only.
 func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.InactiveConversationsInput) ([]bindings.InactiveConversationRef, error) {
-	if in.Limit < 1 {
-		return nil, invalid("limit must be at least 1")
-	}
-	if err := firstErr(bindings.CheckOptionalID("after tenant id", in.After.TenantID), bindings.CheckOptionalID("after conversation id", in.After.ConversationID)); err != nil {
+	if err := checkSweepPage(in.Limit, in.After.TenantID, "after conversation id", in.After.ConversationID); err != nil {
 		return nil, err
 	}
 	// Stored times are whole microseconds: one is before IdleBefore

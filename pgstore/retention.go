@@ -121,10 +121,7 @@ const sqlExpiredApprovalsAfter = sqlExpiredApprovalsHead + `
 // nothing. An approval expires strictly after its ExpiresAt (as
 // GetApproval reports).
 func (s *Store) ExpiredApprovals(ctx context.Context, in bindings.ExpiredApprovalsInput) ([]bindings.ApprovalRef, error) {
-	if in.Limit < 1 {
-		return nil, invalid("limit must be at least 1")
-	}
-	if err := firstErr(bindings.CheckOptionalID("after tenant id", in.After.TenantID), bindings.CheckOptionalID("after approval id", in.After.ApprovalID)); err != nil {
+	if err := checkSweepPage(in.Limit, in.After.TenantID, "after approval id", in.After.ApprovalID); err != nil {
 		return nil, err
 	}
 	now := ceilMicro(in.Now)

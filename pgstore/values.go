@@ -278,3 +278,13 @@ func firstErr(errs ...error) error {
 func checkLookup(tenantID, field, id string) error {
 	return firstErr(bindings.CheckID("tenant id", tenantID), bindings.CheckOptionalID(field, id))
 }
+
+// checkSweepPage checks a sweep's page: a limit of at least 1, and the
+// ids of the reference it continues after (the tenant's, and the record's
+// as field).
+func checkSweepPage(limit int, afterTenantID, field, afterID string) error {
+	if limit < 1 {
+		return invalid("limit must be at least 1")
+	}
+	return firstErr(bindings.CheckOptionalID("after tenant id", afterTenantID), bindings.CheckOptionalID(field, afterID))
+}
