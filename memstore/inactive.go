@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/kindgi/agents/bindings"
@@ -40,19 +39,7 @@ func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.Inact
 		}
 	}
 	s.convMu.RUnlock()
-	slices.SortFunc(refs, func(a, b bindings.InactiveConversationRef) int {
-		switch {
-		case bindings.InactiveConversationRefLess(a, b):
-			return -1
-		case bindings.InactiveConversationRefLess(b, a):
-			return 1
-		}
-		return 0
-	})
-	if len(refs) > in.Limit {
-		refs = refs[:in.Limit]
-	}
-	return refs, nil
+	return firstInOrder(refs, bindings.InactiveConversationRefLess, in.Limit), nil
 }
 
 // CloseIfInactive implements bindings.InactiveConversationLister under the

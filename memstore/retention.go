@@ -130,22 +130,7 @@ func (s *Store) ExpiredApprovals(ctx context.Context, in bindings.ExpiredApprova
 	})
 	s.runMu.RUnlock()
 
-	slices.SortFunc(refs, func(a, b bindings.ApprovalRef) int {
-		switch {
-		case bindings.ApprovalRefLess(a, b):
-			return -1
-		case bindings.ApprovalRefLess(b, a):
-			return 1
-		}
-		return 0
-	})
-	if len(refs) > in.Limit {
-		refs = refs[:in.Limit]
-	}
-	if refs == nil {
-		refs = []bindings.ApprovalRef{}
-	}
-	return refs, nil
+	return firstInOrder(refs, bindings.ApprovalRefLess, in.Limit), nil
 }
 
 // MarkApprovalExpired implements bindings.ApprovalSweeper: a pending
