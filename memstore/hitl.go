@@ -173,13 +173,16 @@ func (s *Store) ListApprovals(ctx context.Context, tenantID, runID string) ([]bi
 			out = append(out, s.read(a, now))
 		}
 	}
-	slices.SortFunc(out, func(a, b bindings.Approval) int {
-		if c := a.Request.CreatedAt.Compare(b.Request.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Request.ID, b.Request.ID)
-	})
+	slices.SortFunc(out, oldestFirst)
 	return out, nil
+}
+
+// oldestFirst orders approvals by CreatedAt, then ID.
+func oldestFirst(a, b bindings.Approval) int {
+	if c := a.Request.CreatedAt.Compare(b.Request.CreatedAt); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Request.ID, b.Request.ID)
 }
 
 // ListTenantApprovals implements bindings.ApprovalLister.
@@ -207,14 +210,10 @@ func (s *Store) ListTenantApprovals(ctx context.Context, in bindings.ListApprova
 		}
 	}
 	slices.SortFunc(out, func(a, b bindings.Approval) int {
-		c := a.Request.CreatedAt.Compare(b.Request.CreatedAt)
-		if c == 0 {
-			c = strings.Compare(a.Request.ID, b.Request.ID)
+		if !in.Pending { // decided ones newest first
+			return oldestFirst(b, a)
 		}
-		if !in.Pending {
-			c = -c
-		}
-		return c
+		return oldestFirst(a, b)
 	})
 	if len(out) > limit {
 		out = out[:limit]
