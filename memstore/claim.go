@@ -140,10 +140,7 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 // DeferRun implements bindings.RunDeferrer: the run becomes queued until
 // in.NotBefore, its lease released, when in.Owner holds the lease.
 func (s *Store) DeferRun(ctx context.Context, in bindings.DeferRunInput) error {
-	if err := alive(ctx); err != nil {
-		return err
-	}
-	if err := firstErr(checkLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
+	if err := firstErr(lookupCall(ctx, in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
 		return err
 	}
 	s.runMu.Lock()

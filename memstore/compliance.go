@@ -115,12 +115,5 @@ func complianceLimit(n int) (int, error) {
 	return n, nil
 }
 
-func compareCursors(a, b bindings.ComplianceCursor) int {
-	switch {
-	case bindings.ComplianceCursorLess(a, b):
-		return -1
-	case bindings.ComplianceCursorLess(b, a):
-		return 1
-	}
-	return 0
-}
+// compareCursors orders compliance records' cursors.
+var compareCursors = compareBy(bindings.ComplianceCursorLess)

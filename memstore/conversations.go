@@ -402,10 +402,7 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 
 // GetConversation returns a tenant's conversation.
 func (s *Store) GetConversation(ctx context.Context, tenantID, conversationID string) (bindings.Conversation, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.Conversation{}, err
-	}
-	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+	if err := lookupCall(ctx, tenantID, "conversation id", conversationID); err != nil {
 		return bindings.Conversation{}, err
 	}
 	s.convMu.RLock()
@@ -478,10 +475,7 @@ func matches(c bindings.Conversation, in bindings.ListConversationsInput) bool {
 
 // CloseConversation closes a conversation; closing a closed one is a no-op.
 func (s *Store) CloseConversation(ctx context.Context, tenantID, conversationID string) error {
-	if err := alive(ctx); err != nil {
-		return err
-	}
-	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+	if err := lookupCall(ctx, tenantID, "conversation id", conversationID); err != nil {
 		return err
 	}
 	s.convMu.Lock()
@@ -501,10 +495,7 @@ func (s *Store) CloseConversation(ctx context.Context, tenantID, conversationID 
 // DeleteConversation removes a conversation and its messages; deleting a
 // missing one is a no-op.
 func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID string) error {
-	if err := alive(ctx); err != nil {
-		return err
-	}
-	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+	if err := lookupCall(ctx, tenantID, "conversation id", conversationID); err != nil {
 		return err
 	}
 	s.convMu.Lock()
@@ -655,10 +646,7 @@ func checkMessage(in bindings.AppendMessageInput) error {
 // ReadMessages returns the latest Limit messages (before BeforeSeq) in
 // append order, in O(Limit).
 func (s *Store) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput) ([]bindings.ConversationMessage, error) {
-	if err := alive(ctx); err != nil {
-		return nil, err
-	}
-	if err := checkLookup(in.TenantID, "conversation id", in.ConversationID); err != nil {
+	if err := lookupCall(ctx, in.TenantID, "conversation id", in.ConversationID); err != nil {
 		return nil, err
 	}
 	s.convMu.RLock()

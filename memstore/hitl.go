@@ -67,23 +67,44 @@ func (s *Store) read(a *bindings.Approval, now time.Time) bindings.Approval {
 	return cloneApproval(*a)
 }
 
+// approval returns the tenant's approval by id, or
+// *agents.ApprovalNotFoundError. The caller holds hitlMu.
+func (s *Store) approval(tenantID, approvalID string) (*bindings.Approval, error) {
+	a := s.approvals[key{tenantID, approvalID}]
+	if a == nil {
+		return nil, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
+	}
+	return a, nil
+}
+
 // GetApproval returns an approval in its current state; an unknown id is
 // *agents.ApprovalNotFoundError.
 func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.Approval{}, err
-	}
-	if err := checkLookup(tenantID, "approval id", approvalID); err != nil {
+	return s.readApproval(ctx, tenantID, approvalID, false)
+}
+
+// readApproval returns an approval as of now, a pending one past its
+// expiry expired for good; with resolve, such an approval also gets
+// ResolvedAt now, once.
+func (s *Store) readApproval(ctx context.Context, tenantID, approvalID string, resolve bool) (bindings.Approval, error) {
+	if err := lookupCall(ctx, tenantID, "approval id", approvalID); err != nil {
 		return bindings.Approval{}, err
 	}
 	// A write lock: reading may record the expiry.
 	s.hitlMu.Lock()
 	defer s.hitlMu.Unlock()
-	a := s.approvals[key{tenantID, approvalID}]
-	if a == nil {
-		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
+	a, err := s.approval(tenantID, approvalID)
+	if err != nil {
+		return bindings.Approval{}, err
 	}
-	return s.read(a, s.now()), nil
+	now := s.now()
+	cur := s.read(a, now)
+	if resolve && cur.Status == bindings.ApprovalExpired && a.ResolvedAt == nil {
+		at := now // allocated only here: a plain read allocates no time
+		a.ResolvedAt = &at
+		return cloneApproval(*a), nil
+	}
+	return cur, nil
 }
 
 // ResolveApproval records the first decision on a pending approval; a
@@ -92,17 +113,14 @@ func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (b
 // *agents.HitlRequiredError, and so is a reviewer below the request's role
 // when Options.ReviewerRoles is set.
 func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string, d bindings.ApprovalDecision) (bindings.Approval, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.Approval{}, err
-	}
-	if err := firstErr(checkLookup(tenantID, "approval id", approvalID), bindings.CheckOptionalID("reviewer", d.Reviewer)); err != nil {
+	if err := firstErr(lookupCall(ctx, tenantID, "approval id", approvalID), bindings.CheckOptionalID("reviewer", d.Reviewer)); err != nil {
 		return bindings.Approval{}, err
 	}
 	s.hitlMu.Lock()
 	defer s.hitlMu.Unlock()
-	a := s.approvals[key{tenantID, approvalID}]
-	if a == nil {
-		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
+	a, err := s.approval(tenantID, approvalID)
+	if err != nil {
+		return bindings.Approval{}, err
 	}
 	now := s.now()
 	cur := s.read(a, now)
@@ -143,10 +161,7 @@ func (s *Store) mayReview(required string, roles []string) bool {
 // approvals (or of another tenant) has none. It is the same read as
 // pgstore's, for the reviewer console and the command line.
 func (s *Store) ListApprovals(ctx context.Context, tenantID, runID string) ([]bindings.Approval, error) {
-	if err := alive(ctx); err != nil {
-		return nil, err
-	}
-	if err := checkLookup(tenantID, "run id", runID); err != nil {
+	if err := lookupCall(ctx, tenantID, "run id", runID); err != nil {
 		return nil, err
 	}
 	s.hitlMu.Lock()
@@ -158,13 +173,16 @@ func (s *Store) ListApprovals(ctx context.Context, tenantID, runID string) ([]bi
 			out = append(out, s.read(a, now))
 		}
 	}
-	slices.SortFunc(out, func(a, b bindings.Approval) int {
-		if c := a.Request.CreatedAt.Compare(b.Request.CreatedAt); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Request.ID, b.Request.ID)
-	})
+	slices.SortFunc(out, oldestFirst)
 	return out, nil
+}
+
+// oldestFirst orders approvals by CreatedAt, then ID.
+func oldestFirst(a, b bindings.Approval) int {
+	if c := a.Request.CreatedAt.Compare(b.Request.CreatedAt); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Request.ID, b.Request.ID)
 }
 
 // ListTenantApprovals implements bindings.ApprovalLister.
@@ -192,14 +210,10 @@ func (s *Store) ListTenantApprovals(ctx context.Context, in bindings.ListApprova
 		}
 	}
 	slices.SortFunc(out, func(a, b bindings.Approval) int {
-		c := a.Request.CreatedAt.Compare(b.Request.CreatedAt)
-		if c == 0 {
-			c = strings.Compare(a.Request.ID, b.Request.ID)
+		if !in.Pending { // decided ones newest first
+			return oldestFirst(b, a)
 		}
-		if !in.Pending {
-			c = -c
-		}
-		return c
+		return oldestFirst(a, b)
 	})
 	if len(out) > limit {
 		out = out[:limit]

@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/kindgi/agents/bindings"
@@ -18,10 +17,7 @@ func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.Inact
 	if err := alive(ctx); err != nil {
 		return nil, err
 	}
-	if in.Limit < 1 {
-		return nil, invalid("limit must be at least 1")
-	}
-	if err := firstErr(bindings.CheckOptionalID("after tenant id", in.After.TenantID), bindings.CheckOptionalID("after conversation id", in.After.ConversationID)); err != nil {
+	if err := checkSweepPage(in.Limit, in.After.TenantID, "after conversation id", in.After.ConversationID); err != nil {
 		return nil, err
 	}
 	refs := []bindings.InactiveConversationRef{}
@@ -43,28 +39,13 @@ func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.Inact
 		}
 	}
 	s.convMu.RUnlock()
-	slices.SortFunc(refs, func(a, b bindings.InactiveConversationRef) int {
-		switch {
-		case bindings.InactiveConversationRefLess(a, b):
-			return -1
-		case bindings.InactiveConversationRefLess(b, a):
-			return 1
-		}
-		return 0
-	})
-	if len(refs) > in.Limit {
-		refs = refs[:in.Limit]
-	}
-	return refs, nil
+	return firstInOrder(refs, bindings.InactiveConversationRefLess, in.Limit), nil
 }
 
 // CloseIfInactive implements bindings.InactiveConversationLister under the
 // lock AppendMessage takes, so a close and an append never interleave.
 func (s *Store) CloseIfInactive(ctx context.Context, tenantID, conversationID string, idleBefore time.Time) (bool, error) {
-	if err := alive(ctx); err != nil {
-		return false, err
-	}
-	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+	if err := lookupCall(ctx, tenantID, "conversation id", conversationID); err != nil {
 		return false, err
 	}
 	s.convMu.Lock()

@@ -57,21 +57,28 @@ func FuzzQueryFactsAgainstBruteForce(f *testing.F) {
 				Query: words[rng.IntN(len(words))] + " " + words[rng.IntN(len(words))], Limit: rng.IntN(12),
 				QueryEmbedding: []float32{rng.Float32() - 0.5, rng.Float32() - 0.5, rng.Float32() - 0.5},
 			}
-			got, err := s.QueryFacts(ctx, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := bruteForce(live, q)
-			if len(got) != len(want) {
-				t.Fatalf("%+v: %d results, want %d", q, len(got), len(want))
-			}
-			for i := range want {
-				if got[i].Fact.ID != want[i].Fact.ID || math.Abs(got[i].Score-want[i].Score) > 1e-9 {
-					t.Fatalf("%+v: result %d is %s (%v), want %s (%v)", q, i, got[i].Fact.ID, got[i].Score, want[i].Fact.ID, want[i].Score)
-				}
-			}
+			checkAgainstBruteForce(t, s, live, q)
 		}
 	})
+}
+
+// checkAgainstBruteForce checks that s answers q as bruteForce ranks the
+// live facts: the same facts in the same order, the same scores.
+func checkAgainstBruteForce(t *testing.T, s *memstore.Store, live map[string]bindings.Fact, q bindings.MemoryQuery) {
+	t.Helper()
+	got, err := s.QueryFacts(t.Context(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bruteForce(live, q)
+	if len(got) != len(want) {
+		t.Fatalf("%+v: %d results, want %d", q, len(got), len(want))
+	}
+	for i := range want {
+		if got[i].Fact.ID != want[i].Fact.ID || math.Abs(got[i].Score-want[i].Score) > 1e-9 {
+			t.Fatalf("%+v: result %d is %s (%v), want %s (%v)", q, i, got[i].Fact.ID, got[i].Score, want[i].Fact.ID, want[i].Score)
+		}
+	}
 }
 
 // bruteForce ranks the live facts for q without an index.

@@ -41,19 +41,7 @@ func TestQueryFactsManyFactsAgainstBruteForce(t *testing.T) {
 		for _, types := range [][]string{{"a"}, {"a", "b"}, {"c"}} {
 			for _, scope := range []string{agent.ScopeTenant, agent.ScopeSameProject} {
 				q := bindings.MemoryQuery{TenantID: "t", Types: types, Scope: scope, ProjectID: "p1", Mode: agent.ModeKeyword, Query: text, Limit: 10}
-				got, err := s.QueryFacts(ctx, q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want := bruteForce(live, q)
-				if len(got) != len(want) {
-					t.Fatalf("%+v: %d results, want %d", q, len(got), len(want))
-				}
-				for i := range want {
-					if got[i].Fact.ID != want[i].Fact.ID || math.Abs(got[i].Score-want[i].Score) > 1e-9 {
-						t.Fatalf("%+v: result %d is %s (%v), want %s (%v)", q, i, got[i].Fact.ID, got[i].Score, want[i].Fact.ID, want[i].Score)
-					}
-				}
+				checkAgainstBruteForce(t, s, live, q)
 			}
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"time"
 
-	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 )
 
@@ -103,10 +102,7 @@ func (s *Store) ExpiredApprovals(ctx context.Context, in bindings.ExpiredApprova
 	if err := alive(ctx); err != nil {
 		return nil, err
 	}
-	if in.Limit < 1 {
-		return nil, invalid("limit must be at least 1")
-	}
-	if err := firstErr(bindings.CheckOptionalID("after tenant id", in.After.TenantID), bindings.CheckOptionalID("after approval id", in.After.ApprovalID)); err != nil {
+	if err := checkSweepPage(in.Limit, in.After.TenantID, "after approval id", in.After.ApprovalID); err != nil {
 		return nil, err
 	}
 	var refs []bindings.ApprovalRef
@@ -134,44 +130,12 @@ func (s *Store) ExpiredApprovals(ctx context.Context, in bindings.ExpiredApprova
 	})
 	s.runMu.RUnlock()
 
-	slices.SortFunc(refs, func(a, b bindings.ApprovalRef) int {
-		switch {
-		case bindings.ApprovalRefLess(a, b):
-			return -1
-		case bindings.ApprovalRefLess(b, a):
-			return 1
-		}
-		return 0
-	})
-	if len(refs) > in.Limit {
-		refs = refs[:in.Limit]
-	}
-	if refs == nil {
-		refs = []bindings.ApprovalRef{}
-	}
-	return refs, nil
+	return firstInOrder(refs, bindings.ApprovalRefLess, in.Limit), nil
 }
 
 // MarkApprovalExpired implements bindings.ApprovalSweeper: a pending
 // approval past its expiry by the store's clock becomes expired for good,
 // with ResolvedAt now.
 func (s *Store) MarkApprovalExpired(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.Approval{}, err
-	}
-	if err := checkLookup(tenantID, "approval id", approvalID); err != nil {
-		return bindings.Approval{}, err
-	}
-	s.hitlMu.Lock()
-	defer s.hitlMu.Unlock()
-	a := s.approvals[key{tenantID, approvalID}]
-	if a == nil {
-		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
-	}
-	now := s.now()
-	cur := s.read(a, now) // records the expiry of a pending approval past it
-	if cur.Status == bindings.ApprovalExpired && a.ResolvedAt == nil {
-		a.ResolvedAt = &now
-	}
-	return cloneApproval(*a), nil
+	return s.readApproval(ctx, tenantID, approvalID, true)
 }

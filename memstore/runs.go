@@ -148,10 +148,7 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 
 // GetRun returns a run.
 func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Run, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.Run{}, err
-	}
-	if err := checkLookup(tenantID, "run id", runID); err != nil {
+	if err := lookupCall(ctx, tenantID, "run id", runID); err != nil {
 		return bindings.Run{}, err
 	}
 	s.runMu.RLock()
@@ -204,10 +201,7 @@ func (s *Store) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bi
 
 // ReadJournal returns a run's entries in append order.
 func (s *Store) ReadJournal(ctx context.Context, tenantID, runID string) ([]bindings.JournalEntry, error) {
-	if err := alive(ctx); err != nil {
-		return nil, err
-	}
-	if err := checkLookup(tenantID, "run id", runID); err != nil {
+	if err := lookupCall(ctx, tenantID, "run id", runID); err != nil {
 		return nil, err
 	}
 	s.runMu.RLock()
@@ -316,10 +310,7 @@ func (s *Store) RecordRunError(ctx context.Context, in bindings.RecordRunErrorIn
 // ReleaseLease frees the lease when owner holds it; otherwise it does
 // nothing.
 func (s *Store) ReleaseLease(ctx context.Context, tenantID, runID, owner string) error {
-	if err := alive(ctx); err != nil {
-		return err
-	}
-	if err := firstErr(checkLookup(tenantID, "run id", runID), bindings.CheckOptionalID("lease owner", owner)); err != nil {
+	if err := firstErr(lookupCall(ctx, tenantID, "run id", runID), bindings.CheckOptionalID("lease owner", owner)); err != nil {
 		return err
 	}
 	s.runMu.Lock()

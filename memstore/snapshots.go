@@ -121,10 +121,7 @@ func (rec *snapRec) record(k key) bindings.RunSnapshotRecord {
 
 // Read returns a run's snapshot, or *agents.RunSnapshotMissingError.
 func (s *Store) Read(ctx context.Context, tenantID, runID string) (bindings.RunSnapshotRecord, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.RunSnapshotRecord{}, err
-	}
-	if err := checkLookup(tenantID, "run id", runID); err != nil {
+	if err := lookupCall(ctx, tenantID, "run id", runID); err != nil {
 		return bindings.RunSnapshotRecord{}, err
 	}
 	s.snapMu.RLock()

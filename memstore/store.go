@@ -17,6 +17,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -176,6 +177,51 @@ func firstErr(errs ...error) error {
 // by id: the tenant (required) and the record's id (empty finds nothing).
 func checkLookup(tenantID, field, id string) error {
 	return firstErr(bindings.CheckID("tenant id", tenantID), bindings.CheckOptionalID(field, id))
+}
+
+// firstInOrder sorts refs by less, a strict order, and returns the first
+// limit of them, never nil: a sweep's page.
+func firstInOrder[T any](refs []T, less func(a, b T) bool, limit int) []T {
+	slices.SortFunc(refs, compareBy(less))
+	if len(refs) > limit {
+		refs = refs[:limit]
+	}
+	if refs == nil {
+		refs = []T{}
+	}
+	return refs
+}
+
+// compareBy is the comparison of slices.SortFunc for the strict order less.
+func compareBy[T any](less func(a, b T) bool) func(a, b T) int {
+	return func(a, b T) int {
+		switch {
+		case less(a, b):
+			return -1
+		case less(b, a):
+			return 1
+		}
+		return 0
+	}
+}
+
+// checkSweepPage checks a sweep's page: a limit of at least 1, and the
+// ids of the reference it continues after (the tenant's, and the record's
+// as field).
+func checkSweepPage(limit int, afterTenantID, field, afterID string) error {
+	if limit < 1 {
+		return invalid("limit must be at least 1")
+	}
+	return firstErr(bindings.CheckOptionalID("after tenant id", afterTenantID), bindings.CheckOptionalID(field, afterID))
+}
+
+// lookupCall checks a call that reads or changes one record by id: its
+// context alive, then its ids as checkLookup does.
+func lookupCall(ctx context.Context, tenantID, field, id string) error {
+	if err := alive(ctx); err != nil {
+		return err
+	}
+	return checkLookup(tenantID, field, id)
 }
 
 // invalid returns the binding's error for a bad input.

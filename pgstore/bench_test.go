@@ -16,6 +16,21 @@ import (
 	"github.com/kindgi/agents/turn"
 )
 
+// reportCosts reports, per b.N units of work (unit: turn, op), the round
+// trips, statements and commits rt counted and the client and backend CPU
+// they took (cpu and server in nanoseconds, as processCPU and backendCPU
+// count them).
+func reportCosts(b *testing.B, rt *roundTrips, cpu, server int64, unit string) {
+	n := float64(b.N)
+	queries, batches, _, _ := rt.snapshot()
+	b.ReportMetric(float64(queries+batches)/n, "roundtrips/"+unit)
+	stmts, writers := rt.statements()
+	b.ReportMetric(float64(stmts)/n, "statements/"+unit)
+	b.ReportMetric(float64(writers)/n, "commits/"+unit)
+	b.ReportMetric(float64(cpu)/1e6/n, "client-cpu-ms/"+unit)
+	b.ReportMetric(float64(server)/1e6/n, "backend-cpu-ms/"+unit)
+}
+
 // BenchmarkTurnWithOneToolCall runs turns (model call → tool call → model
 // call) on pgstore with 1 and 8 concurrent workers, each on its own
 // conversation, and reports turns per second and round trips per turn.
@@ -79,14 +94,8 @@ func benchmarkTurns(b *testing.B, syncCommit string, workers int) {
 	if err, _ := failed.Load().(error); err != nil {
 		b.Fatal(err)
 	}
-	queries, batches, _, _ := rt.snapshot()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
-	b.ReportMetric(float64(queries+batches)/float64(b.N), "roundtrips/turn")
-	stmts, writers := rt.statements()
-	b.ReportMetric(float64(stmts)/float64(b.N), "statements/turn")
-	b.ReportMetric(float64(writers)/float64(b.N), "commits/turn")
-	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "client-cpu-ms/turn")
-	b.ReportMetric(float64(server)/1e6/float64(b.N), "backend-cpu-ms/turn")
+	reportCosts(b, rt, cpu, server, "turn")
 	// The backends flush their table statistics when they exit: close the
 	// pool and wait for them before reading the counters.
 	pool.Close()
@@ -228,7 +237,6 @@ func BenchmarkReadLast20Messages(b *testing.B) {
 
 // BenchmarkQueryFactsKeyword ranks 10,000 facts with full-text search.
 func BenchmarkQueryFactsKeyword(b *testing.B) {
-	b.ReportAllocs()
 	pool := testPool(b)
 	s := New(pool, nil)
 	ctx := context.Background()
@@ -245,7 +253,13 @@ func BenchmarkQueryFactsKeyword(b *testing.B) {
 	if _, err := pool.Exec(ctx, `ANALYZE agent_memory_facts`); err != nil {
 		b.Fatal(err)
 	}
-	q := bindings.MemoryQuery{TenantID: tenant, Types: []string{"acme.clause"}, Scope: agent.ScopeTenant, Mode: agent.ModeKeyword, Query: "late payment penalty", Limit: 10}
+	benchQueryFacts(b, s, bindings.MemoryQuery{TenantID: tenant, Types: []string{"acme.clause"}, Scope: agent.ScopeTenant, Mode: agent.ModeKeyword, Query: "late payment penalty", Limit: 10})
+}
+
+// benchQueryFacts times s answering q with its 10 facts.
+func benchQueryFacts(b *testing.B, s *Store, q bindings.MemoryQuery) {
+	ctx := b.Context()
+	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		got, err := s.QueryFacts(ctx, q)
@@ -280,15 +294,7 @@ func BenchmarkQueryFactsHugeQuery(b *testing.B) {
 	for i := 0; q.Len() < 1200<<10; i++ {
 		fmt.Fprintf(&q, "word%d ", i%20000)
 	}
-	mq := bindings.MemoryQuery{TenantID: tenant, Types: []string{"clause"}, Scope: agent.ScopeTenant, Mode: agent.ModeKeyword, Query: q.String(), Limit: 10}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		res, err := s.QueryFacts(ctx, mq)
-		if err != nil || len(res) != 10 {
-			b.Fatalf("%d results, %v", len(res), err)
-		}
-	}
+	benchQueryFacts(b, s, bindings.MemoryQuery{TenantID: tenant, Types: []string{"clause"}, Scope: agent.ScopeTenant, Mode: agent.ModeKeyword, Query: q.String(), Limit: 10})
 }
 
 // BenchmarkTurnHistory is a turn (model call → tool call → model call) on a

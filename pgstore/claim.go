@@ -125,30 +125,14 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 func (s *Store) claim(ctx context.Context, tenantID string, tenants []string, in bindings.ClaimRunsInput, limit int) ([]bindings.Run, error) {
 	now := s.stamp(time.Time{})
 	exp := now.Add(in.LeaseTTL).Truncate(time.Microsecond)
-	var runs []bindings.Run
-	err := s.batch(ctx, "claim runs", tenantID, func(b *pgx.Batch) {
-		b.Queue(setClaimSQL)
-		b.Queue(sqlClaimRuns, in.Owner, exp, now, limit, tenants)
-	}, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		runs, err = pgx.CollectRows(rows, scanRun)
-		return err
-	})
+	runs, err := writeThenReadAll(ctx, s, "claim runs", tenantID, scanRun,
+		&stmt{sql: setClaimSQL}, stmt{sqlClaimRuns, []any{in.Owner, exp, now, limit, tenants}})
 	if err != nil {
 		return nil, err
 	}
 	slices.SortFunc(runs, func(a, b bindings.Run) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.TenantID, b.TenantID), cmp.Compare(a.ID, b.ID))
 	})
-	if runs == nil {
-		runs = []bindings.Run{}
-	}
 	return runs, nil
 }
 
@@ -166,14 +150,7 @@ func (s *Store) DeferRun(ctx context.Context, in bindings.DeferRunInput) error {
 	if err := firstErr(checkLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
 		return err
 	}
-	var n int64
-	err := s.batch(ctx, "defer run", in.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlDeferRun, in.TenantID, in.RunID, in.Owner, s.stamp(in.NotBefore), s.stamp(time.Time{}))
-	}, func(br pgx.BatchResults) error {
-		tag, err := br.Exec()
-		n = tag.RowsAffected()
-		return err
-	})
+	n, err := s.exec(ctx, "defer run", in.TenantID, sqlDeferRun, in.TenantID, in.RunID, in.Owner, s.stamp(in.NotBefore), s.stamp(time.Time{}))
 	if err != nil || n == 1 {
 		return err
 	}
@@ -265,12 +242,7 @@ func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindin
 				return err
 			}
 		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		runs, err = pgx.CollectRows(rows, scanRunWithError)
-		return err
+		return collectInto(br, &runs, scanRunWithError)
 	})
 	if err != nil {
 		return bindings.RunPage{}, err

@@ -2,8 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"sync"
 	"testing"
@@ -20,9 +18,7 @@ import (
 // conversations: each is closed by exactly one sweep.
 func TestCloseInactiveFromManyWorkers(t *testing.T) {
 	ctx := t.Context()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	tenant := "idle-" + hex.EncodeToString(b[:])
+	tenant := "idle-" + suffix8()
 	seconds := 60
 	a, err := agent.Define(agent.Spec{
 		ID: "acme.minute", Version: "1.0.0", Name: "Idle", Instructions: "You answer.",

@@ -36,14 +36,7 @@ func TestJSONBScanCompactIsCompacted(t *testing.T) {
 	docs := []string{`{"a": "b c"}`, `"x y"`, `{"s":"a \" b"}`, `["\\", 1 ]`, ` 1`, `1 `, `{"k":"v"}`, `"\\\\" `, `{"a":"\t"}`,
 		`{"a":1}` + "\n", "{\r\"a\":1}", `[1,2,{"b":[true,false,null]}]`, `{"x":"\u0000"}`, `{"n":1e999999}`, `"\ud800"`,
 		`{"a" :1}`, `{"a": 1}`, `[ ]`, `{}`, `""`, `"é ü"`, `-0.5e+3`}
-	r := rand.New(rand.NewPCG(7, 8))
-	for i := range 500 {
-		d := randomDoc(r, 0)
-		if i%2 == 1 { // randomDoc's strings hold no ',' or ':'
-			d = strings.ReplaceAll(strings.ReplaceAll(d, ",", ", "), ":", "\n:")
-		}
-		docs = append(docs, d)
-	}
+	docs = append(docs, spacedDocs(rand.New(rand.NewPCG(7, 8)), 500, "\n:")...)
 	for _, d := range docs {
 		doc := []byte(d)
 		if !json.Valid(doc) {
@@ -63,32 +56,34 @@ func TestJSONBScanCompactIsCompacted(t *testing.T) {
 	}
 }
 
+// spacedDocs is n documents of randomDoc, every other one with white
+// space: a space after each ',' and each ':' written as colon.
+func spacedDocs(r *rand.Rand, n int, colon string) []string {
+	docs := make([]string, n)
+	for i := range docs {
+		d := randomDoc(r, 0)
+		if i%2 == 1 { // randomDoc's strings hold no ',' or ':'
+			d = strings.ReplaceAll(strings.ReplaceAll(d, ",", ", "), ":", colon)
+		}
+		docs[i] = d
+	}
+	return docs
+}
+
 // jsonbSafeStringBytewise is jsonbSafeString one byte at a time, as it
 // was before it skipped eight bytes at a time: the reference it is
-// checked against.
+// checked against (escapes are checked by the same jsonbSafeEscape).
 func jsonbSafeStringBytewise(doc []byte, i int) (int, bool) {
 	for ; i < len(doc); i++ {
 		switch doc[i] {
 		case '"':
 			return i, true
 		case '\\':
-			if i+1 < len(doc) && doc[i+1] != 'u' {
-				i++
-				continue
-			}
-			r, ok := unicodeEscape(doc, i)
-			switch {
-			case !ok || r == 0 || 0xDC00 <= r && r <= 0xDFFF:
+			end, ok := jsonbSafeEscape(doc, i)
+			if !ok {
 				return i, false
-			case 0xD800 <= r && r <= 0xDBFF:
-				low, ok := unicodeEscape(doc, i+6)
-				if !ok || low < 0xDC00 || low > 0xDFFF {
-					return i, false
-				}
-				i += 11
-			default:
-				i += 5
 			}
+			i = end
 		}
 	}
 	return i, false
@@ -138,14 +133,7 @@ func TestCompactStoredIsJSONCompact(t *testing.T) {
 	docs := []string{`{"a": "b c"}`, `"x y"`, `{"s": "a \" b"}`, `["\\", 1 ]`, ` 1`, `{"k": "v"}`, `"\\\\" `, `{"a": "\t"}`,
 		`{"a": 1}` + "\n", `[1, 2, {"b": [true, false, null]}]`, `{"x": "\u0000 é 🙂"}`, `""`, `[]`, `{ }`,
 		`{"long": "` + strings.Repeat(`abc \" def\\`, 20) + `"}`}
-	r := rand.New(rand.NewPCG(11, 12))
-	for i := range 2000 {
-		d := randomDoc(r, 0)
-		if i%2 == 1 { // randomDoc's strings hold no ',' or ':'
-			d = strings.ReplaceAll(strings.ReplaceAll(d, ",", ", "), ":", ": ")
-		}
-		docs = append(docs, d)
-	}
+	docs = append(docs, spacedDocs(rand.New(rand.NewPCG(11, 12)), 2000, ": ")...)
 	for _, d := range docs {
 		var want bytes.Buffer
 		if err := json.Compact(&want, []byte(d)); err != nil {

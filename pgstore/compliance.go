@@ -41,14 +41,10 @@ func (s *Store) RecordCompliance(ctx context.Context, rec bindings.ComplianceRec
 		return err
 	}
 	at := s.stamp(rec.EvaluatedAt)
-	return s.batch(ctx, "record compliance", rec.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlRecordCompliance, rec.TenantID, rec.RunID, rec.Key, rec.ConversationID, rec.TurnNumber,
-			rec.AgentID, rec.AgentVersion, rec.GuardrailID, rec.CheckID, rec.Kind, rec.Action,
-			rec.Passed, encodeText(rec.Reason), encodeText(rec.JudgeResponse), at)
-	}, func(br pgx.BatchResults) error {
-		_, err := br.Exec()
-		return err
-	})
+	_, err := s.exec(ctx, "record compliance", rec.TenantID, sqlRecordCompliance,
+		rec.TenantID, rec.RunID, rec.Key, rec.ConversationID, rec.TurnNumber, rec.AgentID, rec.AgentVersion, rec.GuardrailID, rec.CheckID, rec.Kind, rec.Action,
+		rec.Passed, encodeText(rec.Reason), encodeText(rec.JudgeResponse), at)
+	return err
 }
 
 // ListCompliance implements bindings.ComplianceRecorder.
@@ -77,12 +73,7 @@ func (s *Store) ListCompliance(ctx context.Context, in bindings.ListComplianceIn
 	err := s.batch(ctx, "list compliance", in.TenantID, func(b *pgx.Batch) {
 		b.Queue(sqlListCompliance, in.TenantID, in.RunID, in.After != nil, after.EvaluatedAt, after.RunID, after.Key, limit+1)
 	}, func(br pgx.BatchResults) error {
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		recs, err = pgx.CollectRows(rows, scanCompliance)
-		return err
+		return collectInto(br, &recs, scanCompliance)
 	})
 	if err != nil {
 		return bindings.CompliancePage{}, err

@@ -108,18 +108,8 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 
 // GetConversation implements bindings.ConversationBinding.
 func (s *Store) GetConversation(ctx context.Context, tenantID, conversationID string) (bindings.Conversation, error) {
-	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
-		return bindings.Conversation{}, err
-	}
-	c, found, err := writeThenRead(ctx, s, "get conversation", tenantID, scanConversation,
-		nil, stmt{sqlGetConversation, []any{tenantID, conversationID}})
-	if err != nil {
-		return bindings.Conversation{}, err
-	}
-	if !found {
-		return bindings.Conversation{}, &agents.ConversationNotFoundError{ConversationID: conversationID}
-	}
-	return c, nil
+	return getByID(ctx, s, "get conversation", tenantID, "conversation id", conversationID, nil, sqlGetConversation, scanConversation,
+		func() error { return &agents.ConversationNotFoundError{ConversationID: conversationID} })
 }
 
 // ListConversations implements bindings.ConversationBinding.
@@ -167,12 +157,7 @@ func (s *Store) listConversations(ctx context.Context, in bindings.ListConversat
 	err := s.batch(ctx, "list conversations", in.TenantID, func(b *pgx.Batch) {
 		b.Queue(sqlListConversations, in.TenantID, in.ProjectID, in.AgentID, string(in.Status), curAt, curID, fetch)
 	}, func(br pgx.BatchResults) error {
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		list, err = pgx.CollectRows(rows, scanConversation)
-		return err
+		return collectInto(br, &list, scanConversation)
 	})
 	if err != nil {
 		return bindings.ConversationPage{}, err
@@ -194,14 +179,7 @@ func (s *Store) CloseConversation(ctx context.Context, tenantID, conversationID 
 	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
 		return err
 	}
-	var n int64
-	err := s.batch(ctx, "close conversation", tenantID, func(b *pgx.Batch) {
-		b.Queue(sqlCloseConversation, tenantID, conversationID, s.stamp(time.Time{}))
-	}, func(br pgx.BatchResults) error {
-		tag, err := br.Exec()
-		n = tag.RowsAffected()
-		return err
-	})
+	n, err := s.exec(ctx, "close conversation", tenantID, sqlCloseConversation, tenantID, conversationID, s.stamp(time.Time{}))
 	if err != nil {
 		return err
 	}
@@ -216,12 +194,8 @@ func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID
 	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
 		return err
 	}
-	return s.batch(ctx, "delete conversation", tenantID, func(b *pgx.Batch) {
-		b.Queue(sqlDeleteConversation, tenantID, conversationID)
-	}, func(br pgx.BatchResults) error {
-		_, err := br.Exec()
-		return err
-	})
+	_, err := s.exec(ctx, "delete conversation", tenantID, sqlDeleteConversation, tenantID, conversationID)
+	return err
 }
 
 // AppendMessage implements bindings.ConversationBinding. It locks the
@@ -475,7 +449,6 @@ func (s *Store) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput)
 	return msgs, nil
 }
 
-// collectOne reads the next result of br, which holds at most one row.
 // stmt is one SQL statement with its arguments.
 type stmt struct {
 	sql  string
@@ -486,7 +459,19 @@ type stmt struct {
 // when it is not nil (its result discarded) and then r, a query of at most
 // one row, which it scans; found is false when r returned no row.
 func writeThenRead[T any](ctx context.Context, s *Store, op, tenantID string, scan pgx.RowToFunc[T], w *stmt, r stmt) (v T, found bool, err error) {
-	err = s.batch(ctx, op, tenantID, func(b *pgx.Batch) {
+	list, err := writeThenReadAll(ctx, s, op, tenantID, scan, w, r)
+	if err != nil || len(list) == 0 {
+		return v, false, err
+	}
+	return list[0], true, nil
+}
+
+// writeThenReadAll runs, in one batch under the tenant's setting ("" for
+// none), w when it is not nil (a write or a setting; its result discarded)
+// and then the query r, whose rows it scans: never nil when err is nil.
+func writeThenReadAll[T any](ctx context.Context, s *Store, op, tenantID string, scan pgx.RowToFunc[T], w *stmt, r stmt) ([]T, error) {
+	var list []T
+	err := s.batch(ctx, op, tenantID, func(b *pgx.Batch) {
 		if w != nil {
 			b.Queue(w.sql, w.args...)
 		}
@@ -497,24 +482,55 @@ func writeThenRead[T any](ctx context.Context, s *Store, op, tenantID string, sc
 				return err
 			}
 		}
-		var err error
-		v, found, err = collectOne(br, scan)
-		return err
+		return collectInto(br, &list, scan)
 	})
-	return v, found, err
+	if err != nil {
+		return nil, err
+	}
+	if list == nil {
+		list = []T{}
+	}
+	return list, nil
 }
 
-func collectOne[T any](br pgx.BatchResults, scan pgx.RowToFunc[T]) (T, bool, error) {
+// getByID reads, under the tenant's setting and after the write w when it
+// is not nil, the one record that query finds by its tenant ($1) and id
+// ($2): the ids checked (id as field), and missing's error when there is
+// no such record.
+func getByID[T any](ctx context.Context, s *Store, op, tenantID, field, id string, w *stmt, query string, scan pgx.RowToFunc[T], missing func() error) (T, error) {
 	var zero T
-	rows, err := br.Query()
-	if err != nil {
-		return zero, false, err
+	if err := checkLookup(tenantID, field, id); err != nil {
+		return zero, err
 	}
-	list, err := pgx.CollectRows(rows, scan)
-	if err != nil || len(list) == 0 {
+	v, found, err := writeThenRead(ctx, s, op, tenantID, scan, w, stmt{query, []any{tenantID, id}})
+	if err != nil {
+		return zero, err
+	}
+	if !found {
+		return zero, missing()
+	}
+	return v, nil
+}
+
+// collectOne reads the next result of br, which holds at most one row.
+func collectOne[T any](br pgx.BatchResults, scan pgx.RowToFunc[T]) (T, bool, error) {
+	var list []T
+	if err := collectInto(br, &list, scan); err != nil || len(list) == 0 {
+		var zero T
 		return zero, false, err
 	}
 	return list[0], true, nil
+}
+
+// collectInto reads the next result of br into *dst, each row scanned by
+// scan.
+func collectInto[T any](br pgx.BatchResults, dst *[]T, scan pgx.RowToFunc[T]) error {
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	*dst, err = pgx.CollectRows(rows, scan)
+	return err
 }
 
 func scanConversation(row pgx.CollectableRow) (bindings.Conversation, error) {

@@ -124,12 +124,9 @@ func runCrashScenario(t *testing.T, pool DB, allowed int, panics bool) crashOutc
 		Conversations: store, Snapshots: store, Runs: store, Hitl: store, Now: clock.Now,
 	}
 	crasher := journaltest.New(allowed, panics)
-	wrapped := fresh
 	// The store's own Driver, as a host binds one Store: each Commit is one
 	// write; the basic bindings behind the crasher too.
-	wrapped.Runs, wrapped.Snapshots, wrapped.Conversations = crasher.Runs(store), crasher.Snapshots(store), crasher.Conversations(store)
-	wrapped.Journal = crasher.Driver(store)
-	wrapped.Hitl = crasher.Hitl(store)
+	wrapped := crashedBindings(fresh, crasher, store)
 
 	in := turn.Input{TenantID: tenant, ProjectID: crashProject, Agent: a, ConversationID: "conv-1",
 		UserMessage: "Find a confidentiality clause and send the draft to Globex.", RunID: crashRunID}

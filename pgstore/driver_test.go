@@ -13,8 +13,7 @@ import (
 func TestDriverConformance(t *testing.T) {
 	pool := testPool(t)
 	bindingstest.RunDriverTests(t, func(t *testing.T) bindingstest.DriverHarness {
-		clock := bindingstest.NewClock(bindingstest.DefaultStart)
-		s := New(pool, &Options{Now: clock.Now})
+		s, clock := clockedStore(pool)
 		return bindingstest.DriverHarness{
 			Harness: bindingstest.Harness{Conversations: s, Snapshots: s, Runs: s, Hitl: s, Clock: clock},
 			Driver:  s,
@@ -28,8 +27,7 @@ func TestDriverConformance(t *testing.T) {
 func TestAdapterConformance(t *testing.T) {
 	pool := testPool(t)
 	bindingstest.RunDriverTests(t, func(t *testing.T) bindingstest.DriverHarness {
-		clock := bindingstest.NewClock(bindingstest.DefaultStart)
-		s := New(pool, &Options{Now: clock.Now})
+		s, clock := clockedStore(pool)
 		runs := struct{ bindings.RunBinding }{s}
 		snaps := struct{ bindings.RunSnapshotBinding }{s}
 		convs := struct{ bindings.ConversationBinding }{s}

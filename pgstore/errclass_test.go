@@ -50,8 +50,8 @@ func TestPermanentBySQLState(t *testing.T) {
 // whose content is "raise XXXXX" fails with SQLSTATE XXXXX and one whose
 // content is "sleep" sleeps for 30 seconds, raised by a trigger inside
 // pgstore's own statement; conversation titles are indexed, so a long one
-// is too large for the index.
-func refusingStore(t *testing.T) *Store {
+// is too large for the index. The conversation "conv-1" of tenant is open.
+func refusingStore(t *testing.T, tenant string) *Store {
 	t.Helper()
 	pool, _ := freshSchemaPool(t)
 	ctx := t.Context()
@@ -75,16 +75,17 @@ func refusingStore(t *testing.T) *Store {
 			t.Fatal(err)
 		}
 	}
-	return New(pool, nil)
-}
-
-func TestStorageRefusalsArePermanentAndTransientFailuresRetryable(t *testing.T) {
-	s := refusingStore(t)
-	ctx := t.Context()
-	const tenant = "tenant-errclass"
+	s := New(pool, nil)
 	if _, err := s.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, ID: "conv-1", AgentID: "a", AgentVersion: "1.0.0"}); err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+func TestStorageRefusalsArePermanentAndTransientFailuresRetryable(t *testing.T) {
+	const tenant = "tenant-errclass"
+	s := refusingStore(t, tenant)
+	ctx := t.Context()
 	for code, retryable := range map[string]bool{
 		"22P05": false, "22021": false, "23505": false, "23514": false, "54000": false, "54001": false, "42501": false,
 		"40001": true, "40P01": true, "57014": true, "53300": true, "55P03": true,
@@ -120,12 +121,9 @@ func TestStorageRefusalsArePermanentAndTransientFailuresRetryable(t *testing.T) 
 }
 
 func TestTerminatedBackendIsRetryable(t *testing.T) {
-	s := refusingStore(t)
-	ctx := t.Context()
 	const tenant = "tenant-terminate"
-	if _, err := s.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, ID: "conv-1", AgentID: "a", AgentVersion: "1.0.0"}); err != nil {
-		t.Fatal(err)
-	}
+	s := refusingStore(t, tenant)
+	ctx := t.Context()
 	done := make(chan error, 1)
 	go func() {
 		_, err := s.AppendMessage(ctx, bindings.AppendMessageInput{TenantID: tenant, ConversationID: "conv-1", ID: "m1",

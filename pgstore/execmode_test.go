@@ -33,11 +33,7 @@ func TestConformanceInEveryExecMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer pool.Close()
-			bindingstest.RunAll(t, func(t *testing.T) bindingstest.Harness {
-				clock := bindingstest.NewClock(bindingstest.DefaultStart)
-				s := New(pool, &Options{Now: clock.Now})
-				return bindingstest.Harness{Conversations: s, Snapshots: s, Runs: s, Memory: s, Hitl: s, Compliance: s, Quotas: s, Clock: clock}
-			})
+			bindingstest.RunAll(t, storeHarness(pool))
 		})
 	}
 }

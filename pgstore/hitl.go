@@ -69,16 +69,17 @@ func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalReques
 
 // GetApproval implements bindings.HitlBinding.
 func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
-	if err := checkLookup(tenantID, "approval id", approvalID); err != nil {
-		return bindings.Approval{}, err
-	}
-	ap, found, err := writeThenRead(ctx, s, "get approval", tenantID, scanApproval,
-		nil, stmt{sqlGetApproval, []any{tenantID, approvalID}})
+	return s.approvalAfter(ctx, "get approval", tenantID, approvalID, nil)
+}
+
+// approvalAfter reads an approval, after the write w when it is not nil,
+// as GetApproval reports it: its ids checked, its expiry applied, and
+// ApprovalNotFoundError when there is none.
+func (s *Store) approvalAfter(ctx context.Context, op, tenantID, approvalID string, w *stmt) (bindings.Approval, error) {
+	ap, err := getByID(ctx, s, op, tenantID, "approval id", approvalID, w, sqlGetApproval, scanApproval,
+		func() error { return &agents.ApprovalNotFoundError{ApprovalID: approvalID} })
 	if err != nil {
 		return bindings.Approval{}, err
-	}
-	if !found {
-		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
 	return s.withExpiry(ap), nil
 }
@@ -95,16 +96,11 @@ func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string
 		status = bindings.ApprovalApproved
 	}
 	now := s.stamp(time.Time{})
-	ap, found, err := writeThenRead(ctx, s, "resolve approval", tenantID, scanApproval,
-		&stmt{sqlResolveApproval, []any{tenantID, approvalID, string(status), d.Reviewer, encodeText(d.Comment), now}},
-		stmt{sqlGetApproval, []any{tenantID, approvalID}})
+	ap, err := s.approvalAfter(ctx, "resolve approval", tenantID, approvalID,
+		&stmt{sqlResolveApproval, []any{tenantID, approvalID, string(status), d.Reviewer, encodeText(d.Comment), now}})
 	if err != nil {
 		return bindings.Approval{}, err
 	}
-	if !found {
-		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
-	}
-	ap = s.withExpiry(ap)
 	if ap.Status == bindings.ApprovalExpired {
 		return bindings.Approval{}, &agents.HitlRequiredError{ToolID: ap.Request.ToolID, ApprovalID: approvalID, Reason: "approval expired"}
 	}
@@ -124,25 +120,12 @@ func (s *Store) ListApprovals(ctx context.Context, tenantID, runID string) ([]bi
 // queryApprovals runs one approvals query as tenantID and returns its rows
 // as GetApproval would (expiry applied), never nil.
 func (s *Store) queryApprovals(ctx context.Context, op, tenantID, sql string, args ...any) ([]bindings.Approval, error) {
-	var list []bindings.Approval
-	err := s.batch(ctx, op, tenantID, func(b *pgx.Batch) {
-		b.Queue(sql, args...)
-	}, func(br pgx.BatchResults) error {
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		list, err = pgx.CollectRows(rows, scanApproval)
-		return err
-	})
+	list, err := writeThenReadAll(ctx, s, op, tenantID, scanApproval, nil, stmt{sql, args})
 	if err != nil {
 		return nil, err
 	}
 	for i := range list {
 		list[i] = s.withExpiry(list[i])
-	}
-	if list == nil {
-		list = []bindings.Approval{}
 	}
 	return list, nil
 }

@@ -38,42 +38,21 @@ const sqlCloseIfInactive = `UPDATE agent_conversations
 // which admits only open conversations, only to members of kindgi_sweeper,
 // only in a transaction that set kindgi.sweep; it returns references only.
 func (s *Store) ListInactiveConversations(ctx context.Context, in bindings.InactiveConversationsInput) ([]bindings.InactiveConversationRef, error) {
-	if in.Limit < 1 {
-		return nil, invalid("limit must be at least 1")
-	}
-	if err := firstErr(bindings.CheckOptionalID("after tenant id", in.After.TenantID), bindings.CheckOptionalID("after conversation id", in.After.ConversationID)); err != nil {
+	if err := checkSweepPage(in.Limit, in.After.TenantID, "after conversation id", in.After.ConversationID); err != nil {
 		return nil, err
 	}
 	// Stored times are whole microseconds: one is before IdleBefore
 	// exactly when it is before IdleBefore rounded up to the microsecond.
 	before := ceilMicro(in.IdleBefore)
-	var refs []bindings.InactiveConversationRef
-	err := s.batch(ctx, "list inactive conversations", "", func(b *pgx.Batch) {
-		b.Queue(setIdleSweepSQL)
-		b.Queue(sqlInactiveConversations, before, in.After.ConversationID != "", in.After.LastActivityAt.UTC(), in.After.TenantID, in.After.ConversationID, in.Limit)
-	}, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		refs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (bindings.InactiveConversationRef, error) {
-			var r bindings.InactiveConversationRef
-			err := row.Scan(&r.TenantID, &r.ConversationID, &r.AgentID, &r.AgentVersion, &r.LastActivityAt)
-			r.LastActivityAt = utc(r.LastActivityAt)
-			return r, err
-		})
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if refs == nil {
-		refs = []bindings.InactiveConversationRef{}
-	}
-	return refs, nil
+	return writeThenReadAll(ctx, s, "list inactive conversations", "", scanInactiveRef, &stmt{sql: setIdleSweepSQL},
+		stmt{sqlInactiveConversations, []any{before, in.After.ConversationID != "", in.After.LastActivityAt.UTC(), in.After.TenantID, in.After.ConversationID, in.Limit}})
+}
+
+func scanInactiveRef(row pgx.CollectableRow) (bindings.InactiveConversationRef, error) {
+	var r bindings.InactiveConversationRef
+	err := row.Scan(&r.TenantID, &r.ConversationID, &r.AgentID, &r.AgentVersion, &r.LastActivityAt)
+	r.LastActivityAt = utc(r.LastActivityAt)
+	return r, err
 }
 
 // CloseIfInactive implements bindings.InactiveConversationLister with a

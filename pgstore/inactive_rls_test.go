@@ -1,8 +1,6 @@
 package pgstore
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"testing"
 	"time"
 
@@ -17,9 +15,7 @@ import (
 func TestInactiveSweepNeedsTheSweeperRole(t *testing.T) {
 	app, role := appRolePool(t)
 	ctx := t.Context()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	tenant := "idle-rls-" + hex.EncodeToString(b[:])
+	tenant := "idle-rls-" + suffix8()
 	s := New(app, nil)
 	old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, id := range []string{"open", "closed"} {

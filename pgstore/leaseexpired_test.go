@@ -32,18 +32,11 @@ func TestStalledDriverIsToldItsLeaseExpired(t *testing.T) {
 			ctx := t.Context()
 			clock := bindingstest.NewClock(time.Time{})
 			store := New(testPool(t), &Options{Now: clock.Now})
-			a, err := racingAgent()
-			if err != nil {
-				t.Fatal(err)
-			}
-			conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: turnTenant, AgentID: a.ID, AgentVersion: a.Version})
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, conv := racingConversation(t, store)
 			runID := "run-stalled-" + conv.ID
 			stalled := false
 			tools := registry.NewTools()
-			err = tools.Add(turnTenant, bindings.ToolDescriptor{ID: "acme.lookup", Version: "1.0.0", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			err := tools.Add(turnTenant, bindings.ToolDescriptor{ID: "acme.lookup", Version: "1.0.0", InputSchema: json.RawMessage(`{"type":"object"}`)},
 				func(ctx context.Context, _ json.RawMessage, _ bindings.CallContext) (json.RawMessage, error) {
 					if !stalled {
 						stalled = true

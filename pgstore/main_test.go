@@ -125,24 +125,38 @@ func workerTestPool(t testing.TB) *pgxpool.Pool {
 	return pool
 }
 
+// suffix8 is eight random hex digits: a suffix that makes a test's
+// tenant, role or schema name its own.
+func suffix8() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// poolOnSchema opens a pool of the test database whose search_path is
+// schema; the caller closes it.
+func poolOnSchema(t testing.TB, schema string) *pgxpool.Pool {
+	t.Helper()
+	cfg := testEnv.config.Copy()
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
 // freshSchemaPool returns a pool whose search_path is a new, empty schema
 // of the test database, dropped when the test ends.
 func freshSchemaPool(t testing.TB) (*pgxpool.Pool, string) {
 	t.Helper()
 	base := testPool(t)
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	schema := "s_" + hex.EncodeToString(b[:])
+	schema := "s_" + suffix8()
 	ctx := context.Background()
 	if _, err := base.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		t.Fatal(err)
 	}
-	cfg := testEnv.config.Copy()
-	cfg.ConnConfig.RuntimeParams["search_path"] = schema
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool := poolOnSchema(t, schema)
 	t.Cleanup(func() {
 		pool.Close()
 		if _, err := base.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {

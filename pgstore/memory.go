@@ -159,13 +159,8 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 		n := vectorNorm(emb)
 		norm = &n
 	}
-	err = s.batch(ctx, "put fact", f.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlPutFact, f.TenantID, f.ID, f.Type, f.ProjectID, f.ConversationID, encodeText(f.Text), jsonArg(data), emb, norm, f.CreatedAt,
-			strings.Join(keywords.IndexTerms(f.Text), " "))
-	}, func(br pgx.BatchResults) error {
-		_, err := br.Exec()
-		return err
-	})
+	_, err = s.exec(ctx, "put fact", f.TenantID, sqlPutFact,
+		f.TenantID, f.ID, f.Type, f.ProjectID, f.ConversationID, encodeText(f.Text), jsonArg(data), emb, norm, f.CreatedAt, strings.Join(keywords.IndexTerms(f.Text), " "))
 	if err != nil {
 		return bindings.Fact{}, err
 	}
@@ -251,33 +246,11 @@ func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindi
 	}
 	var m memoryQuery
 	sql := m.build(q, tsq, qemb, qnorm, limit)
-	var out []bindings.ScoredFact
-	keyword := q.Mode == agent.ModeKeyword || q.Mode == agent.ModeBoth
-	err := s.batch(ctx, "query facts", q.TenantID, func(b *pgx.Batch) {
-		if keyword {
-			b.Queue(sqlCustomPlan)
-		}
-		b.Queue(sql, m.args...)
-	}, func(br pgx.BatchResults) error {
-		if keyword {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
-		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, scanScoredFact)
-		return err
-	})
-	if err != nil {
-		return nil, err
+	var plan *stmt // a keyword query ranks with a custom plan
+	if q.Mode == agent.ModeKeyword || q.Mode == agent.ModeBoth {
+		plan = &stmt{sql: sqlCustomPlan}
 	}
-	if out == nil {
-		out = []bindings.ScoredFact{}
-	}
-	return out, nil
+	return writeThenReadAll(ctx, s, "query facts", q.TenantID, scanScoredFact, plan, stmt{sql, m.args})
 }
 
 // tsQuery turns a query text into a tsquery matching any of its terms

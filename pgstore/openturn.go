@@ -135,12 +135,7 @@ func (s *Store) appendUserMessage(ctx context.Context, in storeio.UserMessageInp
 			b.Queue(sqlHistoryBefore, msg.TenantID, msg.ConversationID, row.id, int64(in.HistoryLimit))
 		},
 		readFn: func(br pgx.BatchResults) error {
-			rows, err := br.Query()
-			if err != nil {
-				return err
-			}
-			hist, err = pgx.CollectRows(rows, scanMessage)
-			return err
+			return collectInto(br, &hist, scanMessage)
 		},
 	}}
 	entries, appended, err := s.appendSteps(ctx, "append user message", steps, "", tail, false)

@@ -48,10 +48,7 @@ func TestTurnOpenerReadsWhatTheCallsItReplacesRead(t *testing.T) {
 	}
 	drive := func(binding func(b *turn.Bindings)) (requests []bindings.GenerateRequest, roundTrips []int) {
 		conv := f.open(t, a)
-		p := scripted.New([]scripted.Response{
-			scripted.Call("call_1", "acme.lookup", map[string]any{"q": "answer"}),
-			scripted.Say("The answer is 42."),
-		}, &scripted.Options{Loop: true})
+		p := scripted.New(lookupScript(), &scripted.Options{Loop: true})
 		b := f.bindings()
 		b.Providers = bindings.Providers{p}
 		binding(&b)
@@ -124,10 +121,7 @@ func TestTurnWhoseConversationChangedSinceOpenTurn(t *testing.T) {
 	}
 	drive := func(binding func(b *turn.Bindings)) outcome {
 		conv := f.open(t, a)
-		p := scripted.New([]scripted.Response{
-			scripted.Call("call_1", "acme.lookup", map[string]any{"q": "answer"}),
-			scripted.Say("The answer is 42."),
-		}, &scripted.Options{Loop: true})
+		p := scripted.New(lookupScript(), &scripted.Options{Loop: true})
 		b := f.bindings()
 		b.Providers = bindings.Providers{p}
 		binding(&b)

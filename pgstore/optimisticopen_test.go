@@ -2,16 +2,12 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/internal/journaltest"
-	"github.com/kindgi/agents/registry"
 	"github.com/kindgi/agents/turn"
 )
 
@@ -37,21 +33,10 @@ func TestInvokeOfARunIDOpenedMeanwhile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newTurnFixture(t, New(pool, nil))
 			release := make(chan struct{})
-			inTool := make(chan struct{}, 1)
+			var inTool chan struct{} // nil unless the first one holds the lease
 			if tc.hold {
-				f.tools = registry.NewTools()
-				err := f.tools.Add(turnTenant, bindings.ToolDescriptor{
-					ID: "acme.lookup", Version: "1.0.0", Description: "Look a term up.",
-					InputSchema: json.RawMessage(`{"type":"object"}`),
-				}, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
-					f.executed.Add(1)
-					inTool <- struct{}{}
-					<-release
-					return json.RawMessage(`{"answer":"42"}`), nil
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
+				inTool = make(chan struct{}, 1)
+				f.holdLookup(t, inTool, release)
 			}
 			conv := f.open(t, a)
 			runID := "run-" + strings.ReplaceAll(tc.name, " ", "-")
@@ -61,38 +46,23 @@ func TestInvokeOfARunIDOpenedMeanwhile(t *testing.T) {
 			first.UserMessage = tc.first
 
 			var (
-				once      atomic.Bool
-				wg        sync.WaitGroup
-				firstRes  turn.Result
-				firstErr  error
-				firstDone = make(chan struct{})
+				firstRes turn.Result
+				firstErr error
 			)
 			b := f.bindings()
-			b.OnEvent = func(ctx context.Context, e turn.Event) {
-				if _, ok := e.(turn.TurnStartedEvent); !ok || !once.CompareAndSwap(false, true) {
-					return
-				}
-				// The second Invoke read the run as missing: the first
-				// one opens it now.
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					defer close(firstDone)
-					firstRes, firstErr = turn.Invoke(context.Background(), first, f.bindings())
-				}()
-				if tc.hold {
-					<-inTool // the first holds the lease, inside its tool call
-				} else {
-					<-firstDone
-				}
-			}
+			// The second Invoke read the run as missing: the first one
+			// opens it now, and holds the lease inside its tool call
+			// (tc.hold) or runs to its end.
+			wait := interleaveAtStart(&b, func() {
+				firstRes, firstErr = turn.Invoke(context.Background(), first, f.bindings())
+			}, inTool)
 			res, err := turn.Invoke(t.Context(), in, b)
 			close(release)
-			wg.Wait()
+			started := wait()
 			if firstErr != nil || firstRes.Status != turn.StatusCompleted {
 				t.Fatalf("first Invoke: %+v, %v", firstRes, firstErr)
 			}
-			if !once.Load() {
+			if !started {
 				t.Fatal("the second Invoke started no drive")
 			}
 			if got := agents.CodeOf(err); got != tc.want {
@@ -145,23 +115,9 @@ func TestCrashBeforeTheFirstWriteLeavesNothing(t *testing.T) {
 			runID += "-panic"
 		}
 		crasher := journaltest.New(0, panics)
-		b := f.bindings()
-		b.Runs, b.Snapshots, b.Conversations = crasher.Runs(f.store), crasher.Snapshots(f.store), crasher.Conversations(f.store)
-		b.Hitl = crasher.Hitl(f.store)
-		b.Journal = crasher.Driver(f.store)
+		b := crashedBindings(f.bindings(), crasher, f.store)
 		in := turn.Input{TenantID: turnTenant, Agent: a, ConversationID: conv, UserMessage: "What is the answer?", RunID: runID}
-		func() {
-			defer func() {
-				if p := recover(); p != nil {
-					if _, ok := p.(journaltest.Crash); !ok || !panics {
-						panic(p)
-					}
-				}
-			}()
-			if _, err := turn.Invoke(t.Context(), in, b); err == nil {
-				t.Fatal("Invoke did not fail at the crash")
-			}
-		}()
+		failsAtTheCrash(t, panics, "Invoke", func() (turn.Result, error) { return turn.Invoke(t.Context(), in, b) })
 		if op := crasher.FailedOp(); !strings.HasPrefix(op, "Commit [setup completed, render-prompt completed, persist-user-message completed") {
 			t.Fatalf("crashed at %q, want the user message's step (the first write)", op)
 		}

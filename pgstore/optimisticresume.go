@@ -67,12 +67,7 @@ func (s *Store) readResumeRun(ctx context.Context, in storeio.ReopenRunInput) (s
 		if out.Journal, err = collectJournal(br); err != nil {
 			return err
 		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		out.Approvals, err = pgx.CollectRows(rows, scanApproval)
-		return err
+		return collectInto(br, &out.Approvals, scanApproval)
 	})
 	switch {
 	case err != nil:

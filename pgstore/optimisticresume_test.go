@@ -2,10 +2,8 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,7 +14,6 @@ import (
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/internal/journaltest"
 	"github.com/kindgi/agents/internal/storeio"
-	"github.com/kindgi/agents/registry"
 	"github.com/kindgi/agents/turn"
 )
 
@@ -34,19 +31,7 @@ func newResumeFixture(t *testing.T, gated bool) *resumeFixture {
 	f := &resumeFixture{turnFixture: newTurnFixture(t, New(testPool(t), nil)), a: lookupAgent(t, agent.GateAlwaysAsk)}
 	if gated {
 		f.gate, f.inTool = make(chan struct{}), make(chan struct{}, 1)
-		f.tools = registry.NewTools()
-		err := f.tools.Add(turnTenant, bindings.ToolDescriptor{
-			ID: "acme.lookup", Version: "1.0.0", Description: "Look a term up.",
-			InputSchema: json.RawMessage(`{"type":"object"}`),
-		}, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
-			f.executed.Add(1)
-			f.inTool <- struct{}{}
-			<-f.gate
-			return json.RawMessage(`{"answer":"42"}`), nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		f.holdLookup(t, f.inTool, f.gate)
 	}
 	return f
 }
@@ -63,7 +48,7 @@ func (f *resumeFixture) resumeBindings() turn.Bindings {
 
 // parkApproved invokes a turn that parks on its tool call and approves the
 // call: the run to resume.
-func (f *resumeFixture) parkApproved(t *testing.T) string {
+func (f *resumeFixture) parkApproved(t testing.TB) string {
 	t.Helper()
 	ctx := t.Context()
 	res, err := f.invoke(ctx, f.resumeBindings(), f.a, f.open(t, f.a))
@@ -101,6 +86,14 @@ func (f *resumeFixture) resume(ctx context.Context, b turn.Bindings, run string)
 	return turn.Resume(ctx, turn.ResumeInput{TenantID: turnTenant, RunID: run, Agent: f.a}, b)
 }
 
+// resumeToEnd resumes run with b and fails t unless the run completes.
+func (f *resumeFixture) resumeToEnd(t testing.TB, ctx context.Context, b turn.Bindings, run string) {
+	t.Helper()
+	if res, err := f.resume(ctx, b, run); err != nil || res.Status != turn.StatusCompleted {
+		t.Fatalf("Resume = %+v, %v", res.Status, err)
+	}
+}
+
 // TestResumeTakesItsLeaseWithItsFirstWrite resumes a parked turn on the
 // Store: the reopen's round trip writes
 // nothing, so a Resume commits one transaction fewer than it makes round
@@ -135,21 +128,8 @@ func TestCrashAfterTheReadOnlyResumeLeavesTheRunAsParked(t *testing.T) {
 		run := f.parkApproved(t)
 		parked := f.state(t, run)
 		crasher := journaltest.New(0, panics)
-		b := f.resumeBindings()
-		b.Runs, b.Snapshots, b.Conversations, b.Hitl = crasher.Runs(f.store), crasher.Snapshots(f.store), crasher.Conversations(f.store), crasher.Hitl(f.store)
-		b.Journal = crasher.Driver(f.store)
-		func() {
-			defer func() {
-				if p := recover(); p != nil {
-					if _, ok := p.(journaltest.Crash); !ok || !panics {
-						panic(p)
-					}
-				}
-			}()
-			if _, err := f.resume(t.Context(), b, run); err == nil {
-				t.Fatal("Resume did not fail at the crash")
-			}
-		}()
+		b := crashedBindings(f.resumeBindings(), crasher, f.store)
+		failsAtTheCrash(t, panics, "Resume", func() (turn.Result, error) { return f.resume(t.Context(), b, run) })
 		if op := crasher.FailedOp(); !strings.HasPrefix(op, "Commit [") || !strings.Contains(op, "dispatch-tools/call_1 started") {
 			t.Fatalf("crashed at %q, want the approved call's started entry (the first write)", op)
 		}
@@ -180,29 +160,17 @@ func TestConcurrentResumesOfOneRun(t *testing.T) {
 		f := newResumeFixture(t, hold)
 		run := f.parkApproved(t)
 		var (
-			once     atomic.Bool
-			wg       sync.WaitGroup
 			otherRes turn.Result
 			otherErr error
-			done     = make(chan struct{})
+			inTool   chan struct{} // nil without hold: the first waits for the other's end
 		)
-		b := f.resumeBindings()
-		b.OnEvent = func(ctx context.Context, e turn.Event) {
-			if _, ok := e.(turn.TurnStartedEvent); !ok || !once.CompareAndSwap(false, true) {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer close(done)
-				otherRes, otherErr = f.resume(context.Background(), f.resumeBindings(), run)
-			}()
-			if hold {
-				<-f.inTool
-			} else {
-				<-done
-			}
+		if hold {
+			inTool = f.inTool
 		}
+		b := f.resumeBindings()
+		wait := interleaveAtStart(&b, func() {
+			otherRes, otherErr = f.resume(context.Background(), f.resumeBindings(), run)
+		}, inTool)
 		_, err := f.resume(t.Context(), b, run)
 		if hold {
 			if r, gerr := f.store.GetRun(t.Context(), turnTenant, run); gerr != nil || r.LeaseOwner == "" {
@@ -210,8 +178,7 @@ func TestConcurrentResumesOfOneRun(t *testing.T) {
 			}
 			close(f.gate)
 		}
-		wg.Wait()
-		if !once.Load() {
+		if !wait() {
 			t.Fatal("the first Resume started no drive")
 		}
 		if otherErr != nil || otherRes.Status != turn.StatusCompleted {

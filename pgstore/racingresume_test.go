@@ -65,14 +65,7 @@ func testRacingResumers(t *testing.T, mode, kind, key string) {
 	pool := testPool(t)
 	ctx := t.Context()
 	store := New(pool, nil)
-	a, err := racingAgent()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: turnTenant, AgentID: a.ID, AgentVersion: a.Version})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, conv := racingConversation(t, store)
 	calls := filepath.Join(t.TempDir(), "calls")
 	runID := "racing-" + strings.TrimPrefix(mode, "crash-")
 	env := []string{racingDBEnv + "=" + testEnv.name, racingCallsEnv + "=" + calls, racingRunEnv + "=" + runID, racingConvEnv + "=" + conv.ID}
@@ -338,6 +331,21 @@ func racingAgent() (agent.Agent, error) {
 		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
 		Tools:        []agent.ToolRef{{ID: "acme.lookup", Version: "^1.0.0"}},
 	})
+}
+
+// racingConversation is racingAgent with a conversation of turnTenant
+// opened for it on store.
+func racingConversation(t *testing.T, store *Store) (agent.Agent, bindings.Conversation) {
+	t.Helper()
+	a, err := racingAgent()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := store.OpenConversation(t.Context(), bindings.OpenConversationInput{TenantID: turnTenant, AgentID: a.ID, AgentVersion: a.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, conv
 }
 
 // racingHelper is the body of a helper process in mode (racingHelperEnv),

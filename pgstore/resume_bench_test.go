@@ -21,35 +21,15 @@ import (
 // BenchmarkTurnWithOneToolCall does; durable commits.
 func BenchmarkResumeParkedTurn(b *testing.B) {
 	pool, rt := tracedPool(b, 1, "synchronous_commit", "on")
-	s := New(pool, nil)
-	f := newTurnFixture(b, s)
-	a := lookupAgent(b, agent.GateAlwaysAsk)
-	bb := f.bindings()
-	bb.Providers = bindings.Providers{answerModel{}}
-	hour := time.Hour.Milliseconds()
-	bb.TenantPolicy = &bindings.TenantPolicy{Hitl: &bindings.HitlSpec{MaxTimeoutMs: &hour, OnTimeout: turn.OnTimeoutDeny}}
+	f := &resumeFixture{turnFixture: newTurnFixture(b, New(pool, nil)), a: lookupAgent(b, agent.GateAlwaysAsk)}
+	bb := f.resumeBindings()
 	ctx := context.Background()
 	pids := backendPIDs(b, pool, 1)
-	park := func() string {
-		res, err := f.invoke(ctx, bb, a, f.open(b, a))
-		if err != nil || res.Status != turn.StatusSuspended || len(res.Approvals) != 1 {
-			b.Fatalf("Invoke = %+v, %v; want one approval pending", res.Status, err)
-		}
-		if _, err := s.ResolveApproval(ctx, turnTenant, res.Approvals[0].ID, bindings.ApprovalDecision{Approved: true, Reviewer: "bench"}); err != nil {
-			b.Fatal(err)
-		}
-		return res.RunID
-	}
-	resume := func(run string) {
-		res, err := turn.Resume(ctx, turn.ResumeInput{TenantID: turnTenant, RunID: run, Agent: a}, bb)
-		if err != nil || res.Status != turn.StatusCompleted {
-			b.Fatalf("Resume = %+v, %v", res.Status, err)
-		}
-	}
-	resume(park()) // warm up: prepare the statements on the connection
+	resume := func(run string) { f.resumeToEnd(b, ctx, bb, run) }
+	resume(f.parkApproved(b)) // warm up: prepare the statements on the connection
 	runs := make([]string, b.N)
 	for i := range runs {
-		runs[i] = park()
+		runs[i] = f.parkApproved(b)
 	}
 	rt.reset()
 	took := make([]time.Duration, b.N)
@@ -67,13 +47,7 @@ func BenchmarkResumeParkedTurn(b *testing.B) {
 	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 	b.ReportMetric(ms(took[len(took)/2]), "p50-ms")
 	b.ReportMetric(ms(took[len(took)*9/10]), "p90-ms")
-	queries, batches, _, _ := rt.snapshot()
-	b.ReportMetric(float64(queries+batches)/float64(b.N), "roundtrips/op")
-	stmts, writers := rt.statements()
-	b.ReportMetric(float64(stmts)/float64(b.N), "statements/op")
-	b.ReportMetric(float64(writers)/float64(b.N), "commits/op")
-	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "client-cpu-ms/op")
-	b.ReportMetric(float64(server)/1e6/float64(b.N), "backend-cpu-ms/op")
+	reportCosts(b, rt, cpu, server, "op")
 }
 
 // reopenLeased is the Store with the optimistic lease turned off: its
@@ -103,40 +77,20 @@ func (w reopenLeased) OptimisticTurnOpenerStore() bindings.RunBinding { return w
 func BenchmarkResumeLeaseInterleaved(b *testing.B) {
 	pool, rt := tracedPool(b, 1, "synchronous_commit", "on")
 	s := New(pool, nil)
-	f := newTurnFixture(b, s)
-	a := lookupAgent(b, agent.GateAlwaysAsk)
-	first := f.bindings()
-	first.Providers = bindings.Providers{answerModel{}}
-	hour := time.Hour.Milliseconds()
-	first.TenantPolicy = &bindings.TenantPolicy{Hitl: &bindings.HitlSpec{MaxTimeoutMs: &hour, OnTimeout: turn.OnTimeoutDeny}}
+	f := &resumeFixture{turnFixture: newTurnFixture(b, s), a: lookupAgent(b, agent.GateAlwaysAsk)}
+	first := f.resumeBindings()
 	reopen := first
 	w := reopenLeased{s}
 	reopen.Runs, reopen.Snapshots, reopen.Conversations, reopen.Hitl = w, w, w, w
 	ctx := context.Background()
-	park := func() string {
-		res, err := f.invoke(ctx, first, a, f.open(b, a))
-		if err != nil || res.Status != turn.StatusSuspended || len(res.Approvals) != 1 {
-			b.Fatalf("Invoke = %+v, %v; want one approval pending", res.Status, err)
-		}
-		if _, err := s.ResolveApproval(ctx, turnTenant, res.Approvals[0].ID, bindings.ApprovalDecision{Approved: true, Reviewer: "bench"}); err != nil {
-			b.Fatal(err)
-		}
-		return res.RunID
-	}
 	paths := [2]turn.Bindings{reopen, first}
-	resume := func(run string, bb turn.Bindings) {
-		res, err := turn.Resume(ctx, turn.ResumeInput{TenantID: turnTenant, RunID: run, Agent: a}, bb)
-		if err != nil || res.Status != turn.StatusCompleted {
-			b.Fatalf("Resume = %+v, %v", res.Status, err)
-		}
-	}
 	for _, bb := range paths {
-		resume(park(), bb) // warm up both
+		f.resumeToEnd(b, ctx, bb, f.parkApproved(b)) // warm up both
 	}
 	n := max(b.N, 2)
 	runs := make([]string, n)
 	for i := range runs {
-		runs[i] = park()
+		runs[i] = f.parkApproved(b)
 	}
 	var took [2][]time.Duration
 	var commits [2]int
@@ -146,7 +100,7 @@ func BenchmarkResumeLeaseInterleaved(b *testing.B) {
 		k := i % 2
 		_, w0 := rt.statements()
 		start := time.Now()
-		resume(run, paths[k])
+		f.resumeToEnd(b, ctx, paths[k], run)
 		took[k] = append(took[k], time.Since(start))
 		_, w1 := rt.statements()
 		commits[k] += w1 - w0

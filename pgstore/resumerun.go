@@ -17,12 +17,7 @@ func (s *Store) resumeRun(ctx context.Context, in storeio.ReopenRunInput) (store
 	res, err := s.reopenRun(ctx, in, &batchExtra{
 		queueFn: func(b *pgx.Batch) { b.Queue(sqlListApprovals, in.TenantID, in.RunID) },
 		readFn: func(br pgx.BatchResults) error {
-			rows, err := br.Query()
-			if err != nil {
-				return err
-			}
-			aps, err = pgx.CollectRows(rows, scanApproval)
-			return err
+			return collectInto(br, &aps, scanApproval)
 		},
 	})
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 )
 
@@ -122,44 +121,22 @@ const sqlExpiredApprovalsAfter = sqlExpiredApprovalsHead + `
 // nothing. An approval expires strictly after its ExpiresAt (as
 // GetApproval reports).
 func (s *Store) ExpiredApprovals(ctx context.Context, in bindings.ExpiredApprovalsInput) ([]bindings.ApprovalRef, error) {
-	if in.Limit < 1 {
-		return nil, invalid("limit must be at least 1")
-	}
-	if err := firstErr(bindings.CheckOptionalID("after tenant id", in.After.TenantID), bindings.CheckOptionalID("after approval id", in.After.ApprovalID)); err != nil {
+	if err := checkSweepPage(in.Limit, in.After.TenantID, "after approval id", in.After.ApprovalID); err != nil {
 		return nil, err
 	}
 	now := ceilMicro(in.Now)
-	var refs []bindings.ApprovalRef
-	err := s.batch(ctx, "list expired approvals", "", func(b *pgx.Batch) {
-		b.Queue(setSweepSQL)
-		if in.After.ApprovalID == "" {
-			b.Queue(sqlExpiredApprovals, now, in.Limit)
-		} else {
-			b.Queue(sqlExpiredApprovalsAfter, now, in.Limit, in.After.ExpiresAt.UTC(), in.After.TenantID, in.After.ApprovalID)
-		}
-	}, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		refs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (bindings.ApprovalRef, error) {
-			var r bindings.ApprovalRef
-			err := row.Scan(&r.TenantID, &r.ApprovalID, &r.RunID, &r.ExpiresAt)
-			r.ExpiresAt = r.ExpiresAt.UTC()
-			return r, err
-		})
-		return err
-	})
-	if err != nil {
-		return nil, err
+	r := stmt{sqlExpiredApprovals, []any{now, in.Limit}}
+	if in.After.ApprovalID != "" {
+		r = stmt{sqlExpiredApprovalsAfter, []any{now, in.Limit, in.After.ExpiresAt.UTC(), in.After.TenantID, in.After.ApprovalID}}
 	}
-	if refs == nil {
-		refs = []bindings.ApprovalRef{}
-	}
-	return refs, nil
+	return writeThenReadAll(ctx, s, "list expired approvals", "", scanApprovalRef, &stmt{sql: setSweepSQL}, r)
+}
+
+func scanApprovalRef(row pgx.CollectableRow) (bindings.ApprovalRef, error) {
+	var r bindings.ApprovalRef
+	err := row.Scan(&r.TenantID, &r.ApprovalID, &r.RunID, &r.ExpiresAt)
+	r.ExpiresAt = r.ExpiresAt.UTC()
+	return r, err
 }
 
 // sqlMarkApprovalExpired marks a pending approval past its expiry ($3 is
@@ -171,18 +148,7 @@ const sqlMarkApprovalExpired = `UPDATE agent_approvals SET status = 'expired', r
 // conditional UPDATE: only a pending approval past its expiry by the
 // store's clock changes; the approval is returned as stored.
 func (s *Store) MarkApprovalExpired(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
-	if err := checkLookup(tenantID, "approval id", approvalID); err != nil {
-		return bindings.Approval{}, err
-	}
 	now := s.stamp(time.Time{})
-	ap, found, err := writeThenRead(ctx, s, "mark approval expired", tenantID, scanApproval,
-		&stmt{sqlMarkApprovalExpired, []any{tenantID, approvalID, now}},
-		stmt{sqlGetApproval, []any{tenantID, approvalID}})
-	if err != nil {
-		return bindings.Approval{}, err
-	}
-	if !found {
-		return bindings.Approval{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
-	}
-	return s.withExpiry(ap), nil
+	return s.approvalAfter(ctx, "mark approval expired", tenantID, approvalID,
+		&stmt{sqlMarkApprovalExpired, []any{tenantID, approvalID, now}})
 }

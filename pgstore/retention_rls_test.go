@@ -2,8 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"slices"
 	"strings"
 	"testing"
@@ -60,9 +58,7 @@ func policiesBeyondTenantIsolation(t *testing.T, pool *pgxpool.Pool, schema stri
 func TestSweepPoliciesNeedTheSweeperRole(t *testing.T) {
 	admin := testPool(t)
 	ctx := t.Context()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	suffix := hex.EncodeToString(b[:])
+	suffix := suffix8()
 	owner, password := "kindgi_owner_"+suffix, randomID()
 	missing := "kindgi_sweeper_missing_" + suffix
 	for _, q := range []string{
@@ -142,9 +138,7 @@ func TestSweepPoliciesNeedTheSweeperRole(t *testing.T) {
 func TestSweeperRoleCreatedByRacingMigrations(t *testing.T) {
 	admin := testPool(t)
 	ctx := t.Context()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	suffix := hex.EncodeToString(b[:])
+	suffix := suffix8()
 	role := "kindgi_sweeper_race_" + suffix
 	schemas := []string{"s_race1_" + suffix, "s_race2_" + suffix}
 	t.Cleanup(func() {
@@ -172,12 +166,7 @@ func TestSweeperRoleCreatedByRacingMigrations(t *testing.T) {
 		if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 			t.Fatal(err)
 		}
-		cfg := testEnv.config.Copy()
-		cfg.ConnConfig.RuntimeParams["search_path"] = schema
-		pool, err := pgxpool.NewWithConfig(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pool := poolOnSchema(t, schema)
 		t.Cleanup(pool.Close)
 		pools[i] = pool
 		for _, m := range migs[:k] {

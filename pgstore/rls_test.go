@@ -2,8 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -25,9 +23,7 @@ func appRolePool(t *testing.T) (*pgxpool.Pool, string) {
 	t.Helper()
 	admin := testPool(t)
 	ctx := context.Background()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	role := "kindgi_app_" + hex.EncodeToString(b[:])
+	role := "kindgi_app_" + suffix8()
 	// A password lets the role log in whether the server trusts local TCP
 	// connections or asks for scram-sha-256.
 	password := randomID()
@@ -127,9 +123,8 @@ func checkTenantRows(t *testing.T, pool *pgxpool.Pool, tenant string, tc rlsCase
 func TestRowLevelSecurityWithNonOwnerRole(t *testing.T) {
 	app, role := appRolePool(t)
 	ctx := t.Context()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	a, other := "rls-a-"+hex.EncodeToString(b[:]), "rls-b-"+hex.EncodeToString(b[:])
+	sfx := suffix8()
+	a, other := "rls-a-"+sfx, "rls-b-"+sfx
 
 	// pgstore, connected as the application role, writes a row in every
 	// table; the run is parked on an approval that expires, the rows the

@@ -86,20 +86,28 @@ func (r *roundTrips) statements() (stmts, writers int) {
 	return r.stmts, r.writers
 }
 
-// writes reports whether a statement changes data (so its transaction's
-// commit is a durable one).
-func writes(sql string) bool {
-	if w, ok := writesCache.Load(sql); ok {
-		return w.(bool)
-	}
-	w := writesUncached(sql)
-	writesCache.Store(sql, w)
-	return w
+// perStatement caches f's answer per statement text: the benchmarks'
+// tracer asks for every statement and round trip, and its client CPU is
+// reported.
+type perStatement[T any] struct {
+	m sync.Map
+	f func(sql string) T
 }
 
-// writesCache holds writes' answer per statement text: the benchmarks'
-// tracer asks for every statement, and its client CPU is reported.
-var writesCache sync.Map
+func (c *perStatement[T]) get(sql string) T {
+	if v, ok := c.m.Load(sql); ok {
+		return v.(T)
+	}
+	v := c.f(sql)
+	c.m.Store(sql, v)
+	return v
+}
+
+// writes reports whether a statement changes data (so its transaction's
+// commit is a durable one).
+func writes(sql string) bool { return writesOf.get(sql) }
+
+var writesOf = perStatement[bool]{f: writesUncached}
 
 func writesUncached(sql string) bool {
 	s := strings.ToLower(sql)
@@ -131,29 +139,15 @@ func itoa(n int) string {
 
 // opName names a Store operation by the first statement after the tenant
 // setting.
-func opName(sql string) string {
-	if name, ok := opNames.Load(sql); ok {
-		return name.(string)
-	}
-	name := opNameUncached(sql)
-	opNames.Store(sql, name)
-	return name
-}
-
-// opNames holds opName's answer per statement text, and queryNames the
-// tracer's name of a plain query: the benchmarks' tracer asks for every
-// round trip, and its client CPU is reported.
-var opNames, queryNames sync.Map
+func opName(sql string) string { return opNames.get(sql) }
 
 // queryName is the tracer's name of a plain query.
-func queryName(sql string) string {
-	if name, ok := queryNames.Load(sql); ok {
-		return name.(string)
-	}
-	name := "query: " + firstWords(sql)
-	queryNames.Store(sql, name)
-	return name
-}
+func queryName(sql string) string { return queryNames.get(sql) }
+
+var (
+	opNames    = perStatement[string]{f: opNameUncached}
+	queryNames = perStatement[string]{f: func(sql string) string { return "query: " + firstWords(sql) }}
+)
 
 func opNameUncached(sql string) string {
 	for name, stmt := range map[string]string{

@@ -88,18 +88,8 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 
 // GetRun implements bindings.RunBinding.
 func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Run, error) {
-	if err := checkLookup(tenantID, "run id", runID); err != nil {
-		return bindings.Run{}, err
-	}
-	run, found, err := writeThenRead(ctx, s, "get run", tenantID, scanRunWithError,
-		nil, stmt{sqlGetRunWithError, []any{tenantID, runID}})
-	if err != nil {
-		return bindings.Run{}, err
-	}
-	if !found {
-		return bindings.Run{}, &agents.RunJournalUnavailableError{RunID: runID}
-	}
-	return run, nil
+	return getByID(ctx, s, "get run", tenantID, "run id", runID, nil, sqlGetRunWithError, scanRunWithError,
+		func() error { return &agents.RunJournalUnavailableError{RunID: runID} })
 }
 
 // ReadJournal implements bindings.RunBinding.
@@ -142,14 +132,7 @@ func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status
 	default:
 		return invalid("unknown run status " + string(status))
 	}
-	var n int64
-	err := s.batch(ctx, "set run status", tenantID, func(b *pgx.Batch) {
-		b.Queue(sqlSetRunStatus, tenantID, runID, string(status), s.stamp(time.Time{}))
-	}, func(br pgx.BatchResults) error {
-		tag, err := br.Exec()
-		n = tag.RowsAffected()
-		return err
-	})
+	n, err := s.exec(ctx, "set run status", tenantID, sqlSetRunStatus, tenantID, runID, string(status), s.stamp(time.Time{}))
 	if err != nil {
 		return err
 	}
@@ -326,11 +309,9 @@ func (s *Store) RecordRunError(ctx context.Context, in bindings.RecordRunErrorIn
 // collectJournal reads the next result of br, a sqlReadJournal, as
 // journal entries.
 func collectJournal(br pgx.BatchResults) ([]bindings.JournalEntry, error) {
-	rows, err := br.Query()
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, scanEntry)
+	var es []bindings.JournalEntry
+	err := collectInto(br, &es, scanEntry)
+	return es, err
 }
 
 func scanEntry(row pgx.CollectableRow) (bindings.JournalEntry, error) {

@@ -35,29 +35,15 @@ func (s *Store) Write(ctx context.Context, in bindings.RunSnapshotWriteInput) er
 		return err
 	}
 	at := s.stamp(in.CreatedAt)
-	return s.batch(ctx, "write run snapshot", in.TenantID, func(b *pgx.Batch) {
-		b.Queue(sqlWriteSnapshot, in.TenantID, in.RunID, in.FlowID, in.FlowVersion, in.AgentID, in.AgentVersion,
-			in.ConversationID, in.ProjectID, jsonArg(input), at)
-	}, func(br pgx.BatchResults) error {
-		_, err := br.Exec()
-		return err
-	})
+	_, err = s.exec(ctx, "write run snapshot", in.TenantID, sqlWriteSnapshot,
+		in.TenantID, in.RunID, in.FlowID, in.FlowVersion, in.AgentID, in.AgentVersion, in.ConversationID, in.ProjectID, jsonArg(input), at)
+	return err
 }
 
 // Read implements bindings.RunSnapshotBinding.
 func (s *Store) Read(ctx context.Context, tenantID, runID string) (bindings.RunSnapshotRecord, error) {
-	if err := checkLookup(tenantID, "run id", runID); err != nil {
-		return bindings.RunSnapshotRecord{}, err
-	}
-	rec, found, err := writeThenRead(ctx, s, "read run snapshot", tenantID, scanSnapshot,
-		nil, stmt{sqlReadSnapshot, []any{tenantID, runID}})
-	if err != nil {
-		return bindings.RunSnapshotRecord{}, err
-	}
-	if !found {
-		return bindings.RunSnapshotRecord{}, &agents.RunSnapshotMissingError{RunID: runID}
-	}
-	return rec, nil
+	return getByID(ctx, s, "read run snapshot", tenantID, "run id", runID, nil, sqlReadSnapshot, scanSnapshot,
+		func() error { return &agents.RunSnapshotMissingError{RunID: runID} })
 }
 
 func scanSnapshot(row pgx.CollectableRow) (bindings.RunSnapshotRecord, error) {

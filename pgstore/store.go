@@ -176,6 +176,20 @@ func (s *Store) batch(ctx context.Context, op, tenantID string, queue func(b *pg
 	})
 }
 
+// exec runs one statement in a batch under the tenant's setting and
+// returns how many rows it changed.
+func (s *Store) exec(ctx context.Context, op, tenantID, sql string, args ...any) (int64, error) {
+	var n int64
+	err := s.batch(ctx, op, tenantID, func(b *pgx.Batch) {
+		b.Queue(sql, args...)
+	}, func(br pgx.BatchResults) error {
+		tag, err := br.Exec()
+		n = tag.RowsAffected()
+		return err
+	})
+	return n, err
+}
+
 // send runs the statements queued by queue as one implicit transaction in
 // one round trip, and hands each result to read in order, like batch but
 // without setting the tenant: for statements that set it themselves (the

@@ -123,11 +123,10 @@ func normalizeIDs(doc json.RawMessage, run string) json.RawMessage {
 	return out
 }
 
-// TestTrustedJournalChecksWhatIsNotVouched: a Trusted Commit still
-// refuses what depends on the stored state or is not vouched for: another
-// owner's lease, a missing run, an unknown run status or role, a message
-// with neither content nor tool calls, a closed conversation.
-func TestTrustedJournalChecksWhatIsNotVouched(t *testing.T) {
+// trustedRun is a Store with, in a fresh tenant, the run "r" leased to
+// "o" and an open conversation.
+func trustedRun(t *testing.T) (*Store, string, bindings.Conversation) {
+	t.Helper()
 	ctx := context.Background()
 	s := New(testPool(t), nil)
 	tenant := "trusted-" + randomID()
@@ -138,6 +137,16 @@ func TestTrustedJournalChecksWhatIsNotVouched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, tenant, conv
+}
+
+// TestTrustedJournalChecksWhatIsNotVouched: a Trusted Commit still
+// refuses what depends on the stored state or is not vouched for: another
+// owner's lease, a missing run, an unknown run status or role, a message
+// with neither content nor tool calls, a closed conversation.
+func TestTrustedJournalChecksWhatIsNotVouched(t *testing.T) {
+	ctx := context.Background()
+	s, tenant, conv := trustedRun(t)
 	e := []bindings.JournalEntry{{Key: "k", Node: "n", Status: bindings.StepCompleted, Output: json.RawMessage(`{"a":1}`)}}
 	in := journal.CommitInput{TenantID: tenant, RunID: "r", Owner: "o", Entries: e}
 	if _, _, _, err := commitOf(ctx, s, true, journal.CommitInput{TenantID: tenant, RunID: "r", Owner: "other", Entries: e}); agents.CodeOf(err) != agents.CodeRunBusy {
@@ -178,15 +187,7 @@ func TestTrustedJournalChecksWhatIsNotVouched(t *testing.T) {
 // input as it was.
 func TestTrustedJournalUpdatesTheInputInPlace(t *testing.T) {
 	ctx := context.Background()
-	s := New(testPool(t), nil)
-	tenant := "trusted-" + randomID()
-	if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: tenant, RunID: "r", FlowID: "f", FlowVersion: "1", Owner: "o", LeaseTTL: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
-	conv, err := s.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, AgentID: "a", AgentVersion: "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, tenant, conv := trustedRun(t)
 	own := []bindings.JournalEntry{{Key: "own", Status: bindings.StepCompleted, Output: json.RawMessage(`{"a": 1}`)}}
 	if _, _, _, err := commitOf(ctx, s, false, journal.CommitInput{TenantID: tenant, RunID: "r", Owner: "o", Entries: own}); err != nil {
 		t.Fatal(err)

@@ -68,10 +68,7 @@ func newTurnFixture(t testing.TB, s *Store) *turnFixture {
 // answers (looping, so a worker can run many turns).
 func (f *turnFixture) bindings(script ...scripted.Response) turn.Bindings {
 	if script == nil {
-		script = []scripted.Response{
-			scripted.Call("call_1", "acme.lookup", map[string]any{"q": "answer"}),
-			scripted.Say("The answer is 42."),
-		}
+		script = lookupScript()
 	}
 	return turn.Bindings{
 		Providers:     bindings.Providers{scripted.New(script, &scripted.Options{Loop: true, DiscardRequests: true})},
@@ -82,6 +79,15 @@ func (f *turnFixture) bindings(script ...scripted.Response) turn.Bindings {
 		Runs:          f.store,
 		Journal:       f.store,
 		Hitl:          f.store,
+	}
+}
+
+// lookupScript is the model's part of a turn with one tool call: it asks
+// for acme.lookup once, then answers.
+func lookupScript() []scripted.Response {
+	return []scripted.Response{
+		scripted.Call("call_1", "acme.lookup", map[string]any{"q": "answer"}),
+		scripted.Say("The answer is 42."),
 	}
 }
 

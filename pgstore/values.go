@@ -184,26 +184,35 @@ func jsonbSafeString(doc []byte, i int) (int, bool) {
 		case '"':
 			return i, true
 		case '\\':
-			if i+1 < len(doc) && doc[i+1] != 'u' {
-				i++
-				continue
-			}
-			r, ok := unicodeEscape(doc, i)
-			switch {
-			case !ok || r == 0 || 0xDC00 <= r && r <= 0xDFFF:
+			end, ok := jsonbSafeEscape(doc, i)
+			if !ok {
 				return i, false
-			case 0xD800 <= r && r <= 0xDBFF:
-				low, ok := unicodeEscape(doc, i+6)
-				if !ok || low < 0xDC00 || low > 0xDFFF {
-					return i, false
-				}
-				i += 11
-			default:
-				i += 5
 			}
+			i = end
 		}
 	}
 	return i, false
+}
+
+// jsonbSafeEscape checks the escape that starts at doc[i] (a backslash)
+// and returns the index of its last byte: jsonb refuses \u0000, a lone
+// surrogate and a malformed \u escape.
+func jsonbSafeEscape(doc []byte, i int) (int, bool) {
+	if i+1 < len(doc) && doc[i+1] != 'u' {
+		return i + 1, true
+	}
+	r, ok := unicodeEscape(doc, i)
+	switch {
+	case !ok || r == 0 || 0xDC00 <= r && r <= 0xDFFF:
+		return i, false
+	case 0xD800 <= r && r <= 0xDBFF:
+		low, ok := unicodeEscape(doc, i+6)
+		if !ok || low < 0xDC00 || low > 0xDFFF {
+			return i, false
+		}
+		return i + 11, true
+	}
+	return i + 5, true
 }
 
 // quoteOrBackslash marks, in the high bit of each byte, the bytes of the
@@ -268,4 +277,14 @@ func firstErr(errs ...error) error {
 // by id: the tenant (required) and the record's id (empty finds nothing).
 func checkLookup(tenantID, field, id string) error {
 	return firstErr(bindings.CheckID("tenant id", tenantID), bindings.CheckOptionalID(field, id))
+}
+
+// checkSweepPage checks a sweep's page: a limit of at least 1, and the
+// ids of the reference it continues after (the tenant's, and the record's
+// as field).
+func checkSweepPage(limit int, afterTenantID, field, afterID string) error {
+	if limit < 1 {
+		return invalid("limit must be at least 1")
+	}
+	return firstErr(bindings.CheckOptionalID("after tenant id", afterTenantID), bindings.CheckOptionalID(field, afterID))
 }
