@@ -3,6 +3,8 @@ package bindings
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/kindgi/agents/agent"
 )
@@ -83,6 +85,54 @@ func (a *ToolAnnotations) Destructive() bool {
 
 // Ref returns "id@version".
 func (d ToolDescriptor) Ref() string { return d.ID + "@" + d.Version }
+
+// Clone returns a deep copy of d: its schemas, secrets, env, config (maps
+// and slices at every depth), annotations and gate share no memory with d,
+// so a catalog that keeps or hands out a descriptor cannot be changed
+// through the caller's copy.
+func (d ToolDescriptor) Clone() ToolDescriptor {
+	d.InputSchema = slices.Clone(d.InputSchema)
+	d.OutputSchema = slices.Clone(d.OutputSchema)
+	d.Secrets = slices.Clone(d.Secrets)
+	d.Env = maps.Clone(d.Env)
+	if d.Config != nil {
+		d.Config = cloneValue(d.Config).(map[string]any)
+	}
+	d.Annotations = d.Annotations.Clone()
+	if d.Gate != nil {
+		g := *d.Gate
+		d.Gate = &g
+	}
+	return d
+}
+
+// cloneValue deep-copies the maps and slices of a JSON-like value.
+func cloneValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = cloneValue(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = cloneValue(e)
+		}
+		return s
+	case json.RawMessage:
+		return slices.Clone(x)
+	case []byte:
+		return slices.Clone(x)
+	case map[string]string:
+		return maps.Clone(x)
+	case []string:
+		return slices.Clone(x)
+	default:
+		return v
+	}
+}
 
 // CallContext is what a tool call carries besides its input.
 type CallContext struct {

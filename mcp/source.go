@@ -10,7 +10,6 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -288,7 +287,7 @@ func (src *ToolSource) Tools(ctx context.Context, tenantID string) ([]bindings.T
 			} else if has {
 				continue
 			}
-			out = append(out, copyDescriptor(d))
+			out = append(out, d.Clone())
 		}
 	}
 	return out, nil
@@ -405,7 +404,7 @@ func (tt tenantTools) Resolve(ctx context.Context, ref agent.ToolRef) (bindings.
 			return bindings.ToolDescriptor{}, &agents.ToolVersionUnresolvableError{ToolID: ref.ID, Range: ref.Version, Available: []string{d.Version}}
 		}
 	}
-	return copyDescriptor(d), nil
+	return d.Clone(), nil
 }
 
 // Invoke calls the tool of d on its server (started again first when it
@@ -429,17 +428,4 @@ func (tt tenantTools) Invoke(ctx context.Context, d bindings.ToolDescriptor, inp
 		return tt.reg.Invoke(ctx, d, input, call)
 	}
 	return c.call(ctx, d, name, input, call)
-}
-
-// copyDescriptor returns a deep copy of d.
-func copyDescriptor(d bindings.ToolDescriptor) bindings.ToolDescriptor {
-	d.InputSchema = slices.Clone(d.InputSchema)
-	d.OutputSchema = slices.Clone(d.OutputSchema)
-	d.Secrets = slices.Clone(d.Secrets)
-	d.Annotations = d.Annotations.Clone()
-	if d.Gate != nil {
-		g := *d.Gate
-		d.Gate = &g
-	}
-	return d
 }

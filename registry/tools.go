@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -74,7 +73,7 @@ func (t *Tools) Add(tenantID string, d bindings.ToolDescriptor, h bindings.ToolH
 	if err != nil {
 		return &agents.InvalidMessageError{Reason: fmt.Sprintf("tool %s: version: %s", d.ID, syntaxReason(err))}
 	}
-	e := toolEntry{ver: version{text: d.Version, v: v}, desc: copyDescriptor(d), handler: h}
+	e := toolEntry{ver: version{text: d.Version, v: v}, desc: d.Clone(), handler: h}
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -150,12 +149,12 @@ func (tt tenantTools) Resolve(ctx context.Context, ref agent.ToolRef) (bindings.
 	}
 	for _, e := range list {
 		if e.ver.text == ref.Version {
-			return copyDescriptor(e.desc), nil
+			return e.desc.Clone(), nil
 		}
 	}
 	for _, e := range list {
 		if r.Match(e.ver.v) {
-			return copyDescriptor(e.desc), nil
+			return e.desc.Clone(), nil
 		}
 	}
 	return bindings.ToolDescriptor{}, &agents.ToolVersionUnresolvableError{ToolID: ref.ID, Range: ref.Version, Available: versionTexts(list)}
@@ -202,50 +201,4 @@ func versionTexts(list []toolEntry) []string {
 		out[i] = e.ver.text
 	}
 	return out
-}
-
-// copyDescriptor returns a deep copy of d, so neither the caller of Add nor
-// the caller of Resolve can change what the catalog holds.
-func copyDescriptor(d bindings.ToolDescriptor) bindings.ToolDescriptor {
-	d.InputSchema = slices.Clone(d.InputSchema)
-	d.OutputSchema = slices.Clone(d.OutputSchema)
-	d.Secrets = slices.Clone(d.Secrets)
-	d.Env = maps.Clone(d.Env)
-	d.Annotations = d.Annotations.Clone()
-	if d.Gate != nil {
-		g := *d.Gate
-		d.Gate = &g
-	}
-	if d.Config != nil {
-		d.Config = copyValue(d.Config).(map[string]any)
-	}
-	return d
-}
-
-// copyValue deep-copies the maps and slices of a JSON-like value.
-func copyValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = copyValue(e)
-		}
-		return m
-	case []any:
-		s := make([]any, len(x))
-		for i, e := range x {
-			s[i] = copyValue(e)
-		}
-		return s
-	case json.RawMessage:
-		return slices.Clone(x)
-	case []byte:
-		return slices.Clone(x)
-	case map[string]string:
-		return maps.Clone(x)
-	case []string:
-		return slices.Clone(x)
-	default:
-		return v
-	}
 }
