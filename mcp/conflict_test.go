@@ -1,13 +1,11 @@
 package mcp_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/logbuf"
 	"github.com/kindgi/agents/mcp"
 	"github.com/kindgi/agents/registry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -38,24 +37,6 @@ func addTool(s *sdk.Server, name string) {
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, map[string]string, error) {
 			return nil, map[string]string{"tool": name}, nil
 		})
-}
-
-// lockedBuffer is a log destination safe for the source's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // registryTool adds tool id at version 1.0.0 to reg for tenant acme; it
@@ -151,7 +132,7 @@ func TestRegistryConflict(t *testing.T) {
 	reg := registry.NewTools()
 	registryTool(t, reg, "files.stat")
 	registryTool(t, reg, "notes.add")
-	var log lockedBuffer
+	var log logbuf.Buffer
 	src := newSource(t, mcp.Options{Registry: reg, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err := src.AddServer("acme", mcp.Server{Prefix: "files", Transport: inMemory(toolServer("read", "stat", "write"))}); err != nil {
 		t.Fatal(err)
@@ -195,7 +176,7 @@ func TestRegistryConflict(t *testing.T) {
 func TestListChangedConflict(t *testing.T) {
 	reg := registry.NewTools()
 	registryTool(t, reg, "files.stat")
-	var log lockedBuffer
+	var log logbuf.Buffer
 	src := newSource(t, mcp.Options{Registry: reg, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	srv := toolServer("read")
 	if err := src.AddServer("acme", mcp.Server{Prefix: "files", Transport: inMemory(srv)}); err != nil {
@@ -284,7 +265,7 @@ func (c twiceConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // does not get to pick which of the two an id means: the name is refused
 // and reported, the server's other tools keep working.
 func TestToolListedTwiceIsRefused(t *testing.T) {
-	var log lockedBuffer
+	var log logbuf.Buffer
 	src := newSource(t, mcp.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err := src.AddServer("acme", mcp.Server{Prefix: "files", Transport: twiceTransport{srv: toolServer("read", "stat"), twice: "stat"}}); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/internal/logbuf"
 	"github.com/kindgi/agents/internal/pgtest"
 	"github.com/kindgi/agents/pgstore"
 	"github.com/kindgi/agents/turn"
@@ -127,8 +127,7 @@ func signalContext() (context.Context, context.CancelFunc) {
 type proc struct {
 	cmd   *exec.Cmd
 	lines chan string
-	mu    sync.Mutex
-	out   bytes.Buffer
+	out   logbuf.Buffer // stdout and stderr
 	done  chan error
 }
 
@@ -168,16 +167,14 @@ func startProc(t *testing.T, db databases, env ...string) *proc {
 		t.Fatal(err)
 	}
 	p := &proc{cmd: cmd, lines: make(chan string, 1024), done: make(chan error, 1)}
-	cmd.Stderr = &lockedWriter{p: p}
+	cmd.Stderr = &p.out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			p.mu.Lock()
-			p.out.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
+			p.out.Write([]byte(sc.Text() + "\n"))
 			select {
 			case p.lines <- sc.Text():
 			default:
@@ -193,19 +190,7 @@ func startProc(t *testing.T, db databases, env ...string) *proc {
 	return p
 }
 
-type lockedWriter struct{ p *proc }
-
-func (w *lockedWriter) Write(b []byte) (int, error) {
-	w.p.mu.Lock()
-	defer w.p.mu.Unlock()
-	return w.p.out.Write(b)
-}
-
-func (p *proc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
+func (p *proc) output() string { return p.out.String() }
 
 // expect waits for a line matching re and returns its submatches.
 func (p *proc) expect(t *testing.T, re *regexp.Regexp, d time.Duration) []string {

@@ -1,7 +1,6 @@
 package runendtest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/logbuf"
 	"github.com/kindgi/agents/providers/scripted"
 	"github.com/kindgi/agents/registry"
 	"github.com/kindgi/agents/turn"
@@ -70,7 +70,7 @@ func runStuck(t *testing.T, s StuckStore, code, about string, lacking func(*turn
 	}
 
 	// Two workers whose only provider is another one: neither can drive it.
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	wb := c.b
 	lacking(&wb)
@@ -169,22 +169,4 @@ func checkLogs(t *testing.T, logs, code, about string, maxAttempts int) {
 	if retries != maxAttempts-1 || finals != 1 {
 		t.Errorf("%d retry lines and %d final lines, want %d and 1:\n%s", retries, finals, maxAttempts-1, logs)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
