@@ -159,29 +159,12 @@ func TestParallelToolUseSplitMidToken(t *testing.T) {
 }
 
 func TestStopReasons(t *testing.T) {
-	for stop, want := range map[string]string{
-		"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls",
-		"refusal": "content_filter", "model_context_window_exceeded": "length", "pause_turn": "pause_turn",
-	} {
-		t.Run(stop, func(t *testing.T) {
-			modelhttptest.Both(t, func(t *testing.T, stream bool) {
-				api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) {
-					if stream {
-						sse(w, []byte(strings.Replace(string(fixture(t, "stream_text.sse")), `"stop_reason":"end_turn"`, `"stop_reason":"`+stop+`"`, 1)))
-						return
-					}
-					w.Write([]byte(strings.Replace(string(fixture(t, "message_text.json")), `"stop_reason": "end_turn"`, `"stop_reason": "`+stop+`"`, 1)))
-				})
-				got, err := modelhttptest.Call(t.Context(), newProvider(t, api), stream, ndaRequest, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got.FinishReason != want {
-					t.Errorf("finish reason = %q, want %q", got.FinishReason, want)
-				}
-			})
+	modelhttptest.CheckFinishReasons(t, func(h http.Handler) bindings.StreamingProvider { return newProvider(t, h) }, ndaRequest,
+		modelhttptest.FinishFixtures{Path: "/v1/messages", JSON: "message_text.json", SSE: "stream_text.sse", Field: "stop_reason", Value: "end_turn"},
+		map[string]string{
+			"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls",
+			"refusal": "content_filter", "model_context_window_exceeded": "length", "pause_turn": "pause_turn",
 		})
-	}
 }
 
 func TestStreamErrorMidStream(t *testing.T) {

@@ -110,28 +110,9 @@ func TestStreamParallelToolCallsSplitMidToken(t *testing.T) {
 // TestFinishReasons: the finish reason of the answer, whole or streamed,
 // is the response's.
 func TestFinishReasons(t *testing.T) {
-	for _, reason := range []string{"stop", "length", "content_filter", "tool_calls"} {
-		t.Run(reason, func(t *testing.T) {
-			modelhttptest.Both(t, func(t *testing.T, stream bool) {
-				api := newAPI()
-				api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) {
-					if stream {
-						fix := fixture(t, "stream_parallel_tool_calls.sse")
-						sse(w, []byte(strings.Replace(string(fix), `"finish_reason":"tool_calls"`, `"finish_reason":"`+reason+`"`, 1)))
-						return
-					}
-					w.Write([]byte(strings.Replace(string(fixture(t, "parallel_tool_calls.json")), `"finish_reason": "tool_calls"`, `"finish_reason": "`+reason+`"`, 1)))
-				}
-				got, err := modelhttptest.Call(t.Context(), newProvider(t, api), stream, hiRequest, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got.FinishReason != reason {
-					t.Errorf("finish reason = %q, want %q", got.FinishReason, reason)
-				}
-			})
-		})
-	}
+	modelhttptest.CheckFinishReasons(t, func(h http.Handler) bindings.StreamingProvider { return newProvider(t, h) }, hiRequest,
+		modelhttptest.FinishFixtures{Path: "/v1/chat/completions", JSON: "parallel_tool_calls.json", SSE: "stream_parallel_tool_calls.sse", Field: "finish_reason", Value: "tool_calls"},
+		map[string]string{"stop": "stop", "length": "length", "content_filter": "content_filter", "tool_calls": "tool_calls"})
 }
 
 func TestStreamErrorMidStreamFailsWithoutRetry(t *testing.T) {

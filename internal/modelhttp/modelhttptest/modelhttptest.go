@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -186,6 +187,60 @@ func CheckStreamCancelClosesTheConnection(t *testing.T, newProvider func(h http.
 	case <-time.After(3 * time.Second):
 		t.Error("the server never saw the connection close")
 	}
+}
+
+// FinishFixtures names a provider's answer fixtures and where they carry
+// the API's finish reason: Field holds Value in both JSON, a whole answer,
+// and SSE, the same answer streamed.
+type FinishFixtures struct {
+	Path         string // the API's path, as FakeAPI.Path
+	JSON, SSE    string // names under testdata
+	Field, Value string // e.g. "stop_reason", "end_turn"
+}
+
+// CheckFinishReasons: an answer whose finish reason is the API's reason
+// gives, whole and streamed (subtests reason/generate and reason/stream),
+// a response whose FinishReason is want[reason]. newProvider makes the
+// provider under test for a fake API serving fx's fixtures with Field set
+// to reason.
+func CheckFinishReasons(t *testing.T, newProvider func(h http.Handler) bindings.StreamingProvider, req bindings.GenerateRequest, fx FinishFixtures, want map[string]string) {
+	t.Helper()
+	for reason, finish := range want {
+		t.Run(reason, func(t *testing.T) {
+			Both(t, func(t *testing.T, stream bool) {
+				whole := withField(t, Fixture(t, fx.JSON), fx.Field, fx.Value, reason)
+				streamed := withField(t, Fixture(t, fx.SSE), fx.Field, fx.Value, reason)
+				api := &FakeAPI{Path: fx.Path, Answer: func(_ int, w http.ResponseWriter, _ *http.Request) {
+					if stream {
+						SSE(w, streamed)
+						return
+					}
+					w.Write(whole)
+				}}
+				got, err := Call(t.Context(), newProvider(api), stream, req, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.FinishReason != finish {
+					t.Errorf("finish reason = %q, want %q", got.FinishReason, finish)
+				}
+			})
+		})
+	}
+}
+
+// withField returns body with its first "field":"from" (or, as indented
+// JSON writes it, "field": "from") made to hold to.
+func withField(t testing.TB, body []byte, field, from, to string) []byte {
+	t.Helper()
+	for _, sep := range []string{":", ": "} {
+		old := `"` + field + `"` + sep + `"` + from + `"`
+		if strings.Contains(string(body), old) {
+			return []byte(strings.Replace(string(body), old, `"`+field+`"`+sep+`"`+to+`"`, 1))
+		}
+	}
+	t.Fatalf("the fixture has no %q of %q", field, from)
+	return nil
 }
 
 // Both runs fn once over Generate and once over GenerateStream (stream
