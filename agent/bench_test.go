@@ -8,7 +8,7 @@ import (
 
 // BenchmarkDefine defines the example agent of the TypeScript package's documentation (acme.contract-drafter).
 func BenchmarkDefine(b *testing.B) {
-	s := exampleSpec()
+	s := exampleSpec(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := agent.Define(s); err != nil {
@@ -20,7 +20,7 @@ func BenchmarkDefine(b *testing.B) {
 // BenchmarkDefineInvalid defines a spec with seven problems, the cost of
 // collecting and formatting issues.
 func BenchmarkDefineInvalid(b *testing.B) {
-	s := exampleSpec()
+	s := exampleSpec(b)
 	s.ID = "Acme Drafter"
 	s.Version = "v1.0"
 	s.Parameters = append(s.Parameters, agent.PromptParameter{Name: "today", Type: agent.TypeString})

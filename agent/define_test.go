@@ -14,32 +14,24 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-// exampleSpec is the acme.contract-drafter agent of the TypeScript package's example,
-// freshly built on every call so tests can mutate it.
-func exampleSpec() agent.Spec {
-	return agent.Spec{
-		ID:           "acme.contract-drafter",
-		Version:      "1.0.0",
-		Name:         "Contract Drafter",
-		Instructions: "You draft contract clauses for {{ firmName }}. Today is {{ today }}.",
-		Parameters:   []agent.PromptParameter{{Name: "firmName", Type: agent.TypeString}},
-		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
-		Tools: []agent.ToolRef{
-			{ID: "acme.clause-search", Version: "^1.0.0"},
-			{ID: "acme.send-email", Version: "~2.1.0"},
-		},
-		Retrieval: []agent.RetrievalIntent{
-			{Types: []string{"acme.clause"}, Scope: agent.ScopeSameProject, Mode: agent.ModeKeyword, Limit: ptr(5)},
-		},
-		Guardrails: []string{"acme.no-pii"},
-		ConversationPolicy: &agent.ConversationPolicy{
-			HistoryLimit: ptr(20),
-			Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
-				Overrides: map[string]agent.ToolGate{"acme.send-email": {Mode: agent.GateAlwaysAsk}},
-			}},
-		},
-		Budget: &agent.TurnBudget{MaxSteps: ptr(6), MaxCostUsd: ptr(0.25), MaxWallMs: ptr[int64](60000)},
+// exampleFile is the acme.contract-drafter agent of the TypeScript
+// package's example, as an agent file.
+const exampleFile = "testdata/contract-drafter.json"
+
+// exampleSpec returns exampleFile read the way an agent file is read by
+// hand (json.Unmarshal into a Spec), freshly decoded on every call so
+// tests can mutate it.
+func exampleSpec(t testing.TB) agent.Spec {
+	t.Helper()
+	data, err := os.ReadFile(exampleFile)
+	if err != nil {
+		t.Fatal(err)
 	}
+	var s agent.Spec
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatalf("%s: %v", exampleFile, err)
+	}
+	return s
 }
 
 // minimalSpec has only the required fields.
@@ -92,8 +84,10 @@ func paths(issues []agents.Issue) []string {
 	return ps
 }
 
+// TestDefineSpecExample: the example agent file, decoded into a Spec and
+// defined, is this agent, with Define's defaults applied.
 func TestDefineSpecExample(t *testing.T) {
-	got := mustDefine(t, exampleSpec())
+	got := mustDefine(t, exampleSpec(t))
 	want := agent.Agent{
 		ID:           "acme.contract-drafter",
 		Version:      "1.0.0",
@@ -120,19 +114,15 @@ func TestDefineSpecExample(t *testing.T) {
 	}
 }
 
-// TestDefineAgentFile loads the example from JSON the way an agent file is
-// loaded: json.Unmarshal into a Spec, then Define.
+// TestDefineAgentFile: Load, which reads an agent file strictly
+// (unknown fields are issues), defines the same agent from the example
+// file as json.Unmarshal into a Spec and Define do.
 func TestDefineAgentFile(t *testing.T) {
-	data, err := os.ReadFile("testdata/contract-drafter.json")
+	got, err := agent.Load(exampleFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s agent.Spec
-	if err := json.Unmarshal(data, &s); err != nil {
-		t.Fatal(err)
-	}
-	got := mustDefine(t, s)
-	want := mustDefine(t, exampleSpec())
+	want := mustDefine(t, exampleSpec(t))
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("agent file mismatch (-want +got):\n%s", diff)
 	}
@@ -175,7 +165,7 @@ func TestDefineDefaults(t *testing.T) {
 // TestDefineSevenIssues checks that Define collects every problem, not the
 // first: seven different mistakes give exactly seven issues.
 func TestDefineSevenIssues(t *testing.T) {
-	s := exampleSpec()
+	s := exampleSpec(t)
 	s.ID = "Acme Drafter"                                                     // 1 id syntax
 	s.Version = "v1.0"                                                        // 2 not exact semver
 	s.Parameters = append(s.Parameters, agent.PromptParameter{Name: "today"}) // 3 reserved (type set below)
@@ -203,7 +193,7 @@ func TestDefineSevenIssues(t *testing.T) {
 
 // TestDefineDeepCopy checks that the Agent shares no memory with the Spec.
 func TestDefineDeepCopy(t *testing.T) {
-	s := exampleSpec()
+	s := exampleSpec(t)
 	s.Parameters[0].Default = map[string]any{"k": []any{"v"}}
 	s.Parameters[0].Type = agent.TypeObject
 	s.Tags = []string{"legal"}
@@ -254,7 +244,7 @@ func roundTrip(t testing.TB, a agent.Agent) agent.Agent {
 }
 
 func TestDefineRoundTrip(t *testing.T) {
-	full := exampleSpec()
+	full := exampleSpec(t)
 	full.Description = "Drafts <clauses> & more"
 	full.Parameters = append(full.Parameters,
 		agent.PromptParameter{Name: "count", Type: agent.TypeInteger, Default: 3, Description: "how many"},
@@ -284,7 +274,7 @@ func TestDefineRoundTrip(t *testing.T) {
 	empty.ConversationPolicy = &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{Overrides: map[string]agent.ToolGate{}}}}
 
 	for name, s := range map[string]agent.Spec{
-		"example": exampleSpec(),
+		"example": exampleSpec(t),
 		"minimal": minimalSpec(),
 		"full":    full,
 		"empty":   empty,

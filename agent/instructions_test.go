@@ -34,7 +34,7 @@ func TestInstructionBounds(t *testing.T) {
 // (634–890 MiB to parse before the bound) is refused with a few MiB
 // allocated.
 func TestInstructionBoundsBeforeParsing(t *testing.T) {
-	s := exampleSpec()
+	s := exampleSpec(t)
 	s.Instructions = "{{ " + strings.Repeat("(", 1<<19) + "x" + strings.Repeat(")", 1<<19) + " }}"
 	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(sample)

@@ -88,7 +88,7 @@ func TestDefineSelfReference(t *testing.T) {
 }
 
 func TestDefineAgentRefsIssues(t *testing.T) {
-	runRuleTestsOn(t, triageSpec, []ruleTest{
+	runRuleTestsOn(t, func(testing.TB) agent.Spec { return triageSpec() }, []ruleTest{
 		{"bad sub-agent id", func(s *agent.Spec) { s.SubAgents[1].ID = "Acme Summarizer" }, []string{"subAgents[1].id"}, "invalid"},
 		{"missing handoff id", func(s *agent.Spec) { s.Handoffs[0].ID = "" }, []string{"handoffs[0].id"}, "required"},
 		{"id too long", func(s *agent.Spec) { s.SubAgents[1].ID = strings.Repeat("a", agent.MaxIDLength+1) }, []string{"subAgents[1].id"}, "characters long"},

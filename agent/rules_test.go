@@ -27,12 +27,13 @@ func runRuleTests(t *testing.T, tests []ruleTest) {
 	runRuleTestsOn(t, exampleSpec, tests)
 }
 
-// runRuleTestsOn runs tests with each edit made to a fresh base().
-func runRuleTestsOn(t *testing.T, base func() agent.Spec, tests []ruleTest) {
+// runRuleTestsOn runs tests with each edit made to a fresh base(t) of the
+// subtest.
+func runRuleTestsOn(t *testing.T, base func(testing.TB) agent.Spec, tests []ruleTest) {
 	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := base()
+			s := base(t)
 			tt.edit(&s)
 			_, err := agent.Define(s)
 			issues := issuesOf(t, err)

@@ -3,6 +3,7 @@ package turn_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"regexp"
 	"sync"
 	"testing"
@@ -152,32 +153,23 @@ func (l *eventLog) reset() {
 var clauseSchema = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","minLength":1}},"required":["query"],"additionalProperties":false}`)
 var emailSchema = json.RawMessage(`{"type":"object","properties":{"to":{"type":"string"},"subject":{"type":"string"},"body":{"type":"string"}},"required":["to","subject","body"]}`)
 
-// drafterSpec is the contract drafter of the TypeScript package's example.
-func drafterSpec() agent.Spec {
-	historyLimit := 20
-	maxSteps, maxCost, maxWall := 6, 0.25, int64(60_000)
-	limit := 5
-	return agent.Spec{
-		ID:           "acme.contract-drafter",
-		Version:      "1.0.0",
-		Name:         "Contract Drafter",
-		Instructions: "You draft contract clauses for {{ firmName }}. Today is {{ today }}.",
-		Parameters:   []agent.PromptParameter{{Name: "firmName", Type: agent.TypeString}},
-		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
-		Tools: []agent.ToolRef{
-			{ID: "acme.clause-search", Version: "^1.0.0"},
-			{ID: "acme.send-email", Version: "~2.1.0"},
-		},
-		Retrieval:  []agent.RetrievalIntent{{Types: []string{"acme.clause"}, Scope: agent.ScopeSameProject, Mode: agent.ModeKeyword, Limit: &limit}},
-		Guardrails: []string{"acme.no-pii"},
-		ConversationPolicy: &agent.ConversationPolicy{
-			HistoryLimit: &historyLimit,
-			Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{Overrides: map[string]agent.ToolGate{
-				"acme.send-email": {Mode: agent.GateAlwaysAsk},
-			}}},
-		},
-		Budget: &agent.TurnBudget{MaxSteps: &maxSteps, MaxCostUsd: &maxCost, MaxWallMs: &maxWall},
+// drafterFile is the contract drafter of the TypeScript package's
+// example, as the repository's example agent file holds it.
+const drafterFile = "../examples/agents/contract-drafter.yaml"
+
+// drafterSpec returns the spec of drafterFile, decoded afresh on every
+// call so a test may change it.
+func drafterSpec(t testing.TB) agent.Spec {
+	t.Helper()
+	data, err := os.ReadFile(drafterFile)
+	if err != nil {
+		t.Fatal(err)
 	}
+	spec, err := agent.ParseSpec(data)
+	if err != nil {
+		t.Fatalf("%s: %v", drafterFile, err)
+	}
+	return spec
 }
 
 var piiPattern = regexp.MustCompile(`[\w.+-]+@[\w-]+\.[\w.]+`)
@@ -202,7 +194,7 @@ func newFixture(t testing.TB, script []scripted.Response, edit func(*agent.Spec)
 	f.addTool("acme.send-email", "2.1.3", emailSchema, func(context.Context, json.RawMessage, bindings.CallContext) (json.RawMessage, error) {
 		return json.RawMessage(`{"sent":true}`), nil
 	})
-	spec := drafterSpec()
+	spec := drafterSpec(t)
 	if edit != nil {
 		edit(&spec)
 	}

@@ -52,7 +52,7 @@ func TestEveryNumberDefineAcceptsWorks(t *testing.T) {
 		{"timeoutMs min int64", "conversationPolicy.hitl.timeoutMs", func(s *agent.Spec) { s.ConversationPolicy.Hitl.TimeoutMs = int64p(math.MinInt64) }, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			spec := drafterSpec()
+			spec := drafterSpec(t)
 			c.edit(&spec)
 			_, err := agent.Define(spec)
 			var ia *agents.InvalidAgentError

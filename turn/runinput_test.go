@@ -34,7 +34,7 @@ func TestInvokeRunIDNeverAnswersAnotherInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v2 := drafterSpec()
+	v2 := drafterSpec(t)
 	v2.Version = "1.0.1"
 	a2, err := agent.Define(v2)
 	if err != nil {
