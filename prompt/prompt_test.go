@@ -26,15 +26,10 @@ func testAgent(instructions string, params ...agent.PromptParameter) agent.Agent
 	}
 }
 
+// TestRenderSpecExample renders the instructions of the repository's
+// example agent file, the contract drafter.
 func TestRenderSpecExample(t *testing.T) {
-	a, err := agent.Define(agent.Spec{
-		ID:           "acme.contract-drafter",
-		Version:      "1.0.0",
-		Name:         "Contract Drafter",
-		Instructions: "You draft contract clauses for {{ firmName }}. Today is {{ today }}.",
-		Parameters:   []agent.PromptParameter{{Name: "firmName", Type: "string"}},
-		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
-	})
+	a, err := agent.Load("../examples/agents/contract-drafter.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
