@@ -3,7 +3,10 @@
 // store might refuse (NUL, bytes that are not UTF-8, JSON escapes jsonb
 // refuses) ends its run: completed with the value read back byte for
 // byte, or failed with a code that is not retryable — never left running.
-// memstore's and pgstore's tests run it.
+// RunStuck checks the same of a run no worker can drive, and
+// RunLeaseLapse that a run whose driver stalled past its lease says so
+// and stays resumable. memstore's and pgstore's tests run them (turn's
+// tests run RunLeaseLapse on memstore).
 package runendtest
 
 import (
@@ -196,6 +199,7 @@ type runCase struct {
 	conv     string
 	args     string
 	output   json.RawMessage
+	onCall   func() // run at each tool call, when set
 }
 
 func newCase(t *testing.T, s Store, script ...scripted.Response) *runCase {
@@ -228,6 +232,9 @@ func newCaseGated(t *testing.T, s Store, gated bool, script ...scripted.Response
 		InputSchema: json.RawMessage(`{"type":"object"}`),
 	}, func(_ context.Context, args json.RawMessage, _ bindings.CallContext) (json.RawMessage, error) {
 		c.args = string(args)
+		if c.onCall != nil {
+			c.onCall()
+		}
 		return c.output, nil
 	})
 	if err != nil {
