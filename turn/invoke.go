@@ -13,6 +13,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/routing"
 )
 
@@ -217,7 +218,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	d, err := jd.Open(ctx, open)
 	if err != nil {
 		if agents.CodeOf(err) == "" {
-			err = journalError(in.RunID, err)
+			err = codes.Journal(in.RunID, err)
 		}
 		return Result{}, err
 	}
@@ -390,59 +391,13 @@ func decodeSnapshotIn(snap bindings.RunSnapshotRecord, in Input, inPlace bool) (
 	return stored, nil
 }
 
-// endsRun reports whether err, a drive's error that no step journaled,
-// is the run's final outcome: any error that agents.IsRetryable refuses
-// (a value the store refuses, a broken output), except those of the
-// driving process rather than the run (driverFault) and those that say
-// the run must wait (an approval still pending) or cannot be read here.
-func endsRun(err error) bool {
-	if agents.IsRetryable(err) || driverFault(err) {
-		return false
-	}
-	switch agents.CodeOf(err) {
-	case "", agents.CodeHitlRequired, agents.CodeRunJournalUnavailable, agents.CodeRunSnapshotMissing:
-		return false
-	}
-	return true
-}
+// endsRun is codes.EndsRun: whether err, a drive's error that no step
+// journaled, is the run's final outcome.
+func endsRun(err error) bool { return codes.EndsRun(err) }
 
-// driverFaultError marks a step's failure that belongs to the driving
-// process rather than the run (a tool the run resolved that this
-// process's registry lacks): the step journals no outcome and counts no
-// attempt, so another process may run it. Its code is its cause's.
-type driverFaultError struct{ err error }
-
-func (e *driverFaultError) Error() string { return e.err.Error() }
-func (e *driverFaultError) Unwrap() error { return e.err }
-
-// isDriverFault reports whether a step's err is a driverFaultError.
-func isDriverFault(err error) bool {
-	var df *driverFaultError
-	return errors.As(err, &df)
-}
-
-// driverFault reports whether err, when no step journaled it, is a
-// failure of the driving process rather than of the run: its bindings
-// lack the provider the run was routed to, a tool the run resolved, the
-// run's agent or its approvals (a HITL binding that does not know them). Another process may
-// drive the run, so it does not end it (a Worker bounds such drives:
-// WorkerOptions.MaxDriveAttempts).
-func driverFault(err error) bool {
-	switch agents.CodeOf(err) {
-	case agents.CodeCapabilityRoutingFailed, agents.CodeUnresolvedTool, agents.CodeToolVersionUnresolvable,
-		agents.CodeInvalidBindings, agents.CodeAgentNotFound, agents.CodeAgentVersionMismatch, agents.CodeApprovalNotFound:
-		return true
-	}
-	return false
-}
-
-// journalError codes a failure to read or find a run's journal.
-func journalError(runID string, err error) error {
-	if agents.CodeOf(err) == agents.CodeRunJournalUnavailable {
-		return err
-	}
-	return &agents.RunJournalUnavailableError{RunID: runID, Err: err}
-}
+// isDriverFault reports whether a step's err is a
+// *codes.DriverFaultError: a failure of the driving process, not the run.
+func isDriverFault(err error) bool { return codes.IsDriverFault(err) }
 
 func leaseTTL(b *Bindings) time.Duration {
 	if b.LeaseTTL > 0 {
