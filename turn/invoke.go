@@ -13,6 +13,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/turn/internal/childrun"
 	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/routing"
 )
@@ -262,7 +263,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 		return Result{}, err
 	}
 	if b.child == nil && leased.ParentRunID != "" {
-		b.child = snapshotChild(snap.Input) // a sub-agent's child run: its place in the tree
+		b.child = childrun.FromSnapshot(snap.Input) // a sub-agent's child run: its place in the tree
 	}
 	r := newPooledRun(&b, jd, native, stored, in.RunID, owner, leased.Status, d.Journal)
 	defer r.release()

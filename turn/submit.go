@@ -98,7 +98,7 @@ func prepare(ctx context.Context, in Input, b *Bindings) (_ Input, raw json.RawM
 	if !explicit {
 		in.RunID = newID(b)
 	}
-	if c := b.child; c != nil && c.fresh {
+	if c := b.child; c != nil && c.Fresh {
 		explicit = false // a child run no drive created before: nothing to compare
 	}
 	// The turn works on the input as the snapshot stores it, so that a
@@ -120,7 +120,7 @@ func prepare(ctx context.Context, in Input, b *Bindings) (_ Input, raw json.RawM
 	if b.child != nil {
 		// A sub-agent's child run: its snapshot records its place in the
 		// tree, for any later drive of it (see childContext).
-		if raw, err = withChild(raw, b.child); err != nil {
+		if raw, err = b.child.AddTo(raw); err != nil {
 			return Input{}, nil, Input{}, false, &agents.InvalidMessageError{Reason: "turn input is not JSON: " + err.Error()}
 		}
 	}

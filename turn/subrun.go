@@ -222,7 +222,7 @@ func (r *run) driveChild(ctx context.Context, p callPlan, t agentTool, childID s
 	}
 	cb := *r.b
 	cb.child = r.childContextFor(p.Key)
-	cb.child.fresh = fresh
+	cb.child.Fresh = fresh
 	return invoke(ctx, in, cb)
 }
 
