@@ -1,11 +1,9 @@
 package turn
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/kindgi/agents/turn/internal/childrun"
 	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/routing"
+	"github.com/kindgi/agents/turn/internal/snapcheck"
 )
 
 // Invoke runs one turn of a conversation as a journaled run of the flow
@@ -123,7 +122,7 @@ func invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		// Invoke may have opened the run since prepare's check.
 		err := checkSameInput(d.Snapshot, stored)
 		if err == nil {
-			err = checkFlow(d.Snapshot)
+			err = snapcheck.Flow(d.Snapshot, FlowID, FlowVersion)
 		}
 		if err == nil {
 			stored, err = decodeSnapshot(d.Snapshot, in)
@@ -249,11 +248,11 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 			return Result{}, err
 		}
 	}
-	if err := checkAgent(snap, in.Agent.ID, in.Agent.Version); err != nil {
+	if err := snapcheck.Agent(snap, in.Agent.ID, in.Agent.Version); err != nil {
 		release()
 		return Result{}, err
 	}
-	if err := checkFlow(snap); err != nil {
+	if err := snapcheck.Flow(snap, FlowID, FlowVersion); err != nil {
 		release()
 		return Result{}, err
 	}
@@ -332,43 +331,14 @@ func checkSameInput(snap bindings.RunSnapshotRecord, in Input) error {
 		return mismatch("conversationId")
 	case prior.UserMessage != in.UserMessage:
 		return mismatch("userMessage")
-	case !sameJSON(prior.Parameters, in.Parameters):
+	case !snapcheck.SameJSON(prior.Parameters, in.Parameters):
 		return mismatch("parameters")
 	case prior.ParticipantID != in.ParticipantID:
 		return mismatch("participantId")
 	case prior.DryRun != in.DryRun:
 		return mismatch("dryRun")
-	case !sameJSON(prior.Principal, in.Principal):
+	case !snapcheck.SameJSON(prior.Principal, in.Principal):
 		return mismatch("principal")
-	}
-	return nil
-}
-
-// sameJSON reports whether a and b encode to the same JSON (maps encode
-// with sorted keys, so equal values encode alike).
-func sameJSON(a, b any) bool {
-	ra, errA := json.Marshal(a)
-	rb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && bytes.Equal(ra, rb)
-}
-
-// checkAgent compares the agent passed with the run's.
-func checkAgent(snap bindings.RunSnapshotRecord, id, version string) error {
-	if snap.AgentID != id || snap.AgentVersion != version {
-		return &agents.AgentVersionMismatchError{
-			Subject:  "run " + snap.RunID,
-			Expected: snap.AgentID + "@" + snap.AgentVersion,
-			Actual:   id + "@" + version,
-		}
-	}
-	return nil
-}
-
-// checkFlow refuses a run of another flow or flow version: its journal's
-// keys and outputs are not this build's.
-func checkFlow(snap bindings.RunSnapshotRecord) error {
-	if snap.FlowID != FlowID || snap.FlowVersion != FlowVersion {
-		return &agents.RunJournalUnavailableError{RunID: snap.RunID, Err: fmt.Errorf("the run was written by flow %s@%s; this build replays %s@%s", snap.FlowID, snap.FlowVersion, FlowID, FlowVersion)}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/turn/internal/snapcheck"
 )
 
 // Submit queues one turn for a worker (Worker) to drive, and returns its
@@ -53,7 +54,7 @@ func Submit(ctx context.Context, in Input, b Bindings) (string, error) {
 		return "", coded(err, "open run")
 	}
 	// A concurrent Submit of the same run id may have written first.
-	if err := checkAgent(d.Snapshot, in.Agent.ID, in.Agent.Version); err != nil {
+	if err := snapcheck.Agent(d.Snapshot, in.Agent.ID, in.Agent.Version); err != nil {
 		return "", err
 	}
 	return in.RunID, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn/internal/codes"
+	"github.com/kindgi/agents/turn/internal/snapcheck"
 	"github.com/kindgi/agents/turn/internal/wait"
 )
 
@@ -50,7 +51,7 @@ func fold(ctx context.Context, b *Bindings, run bindings.Run) (Result, error) {
 	if err != nil {
 		return Result{}, codes.Journal(run.ID, err)
 	}
-	if err := checkFlow(snap); err != nil {
+	if err := snapcheck.Flow(snap, FlowID, FlowVersion); err != nil {
 		return Result{}, err
 	}
 	a := agent.Agent{ID: snap.AgentID, Version: snap.AgentVersion}
