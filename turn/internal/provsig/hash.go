@@ -1,8 +1,8 @@
 // Package provsig holds what a provenance record's integrity rests on: the
 // SHA-256 hashes a record names prompts, messages, tool calls' inputs and
-// outputs and child records by,
-// the bytes its Ed25519 signature covers, and the verification of a
-// signed record together with the tree of child-run records it embeds.
+// outputs and child records by, the bytes its Ed25519 signature covers,
+// and the verification of a signed record together with the tree of
+// child-run records it embeds.
 package provsig
 
 import (
