@@ -28,7 +28,10 @@ func EndsRun(err error) bool {
 // attempt, so another process may run it. Its code is its cause's.
 type DriverFaultError struct{ Err error }
 
+// Error returns the cause's message.
 func (e *DriverFaultError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
 func (e *DriverFaultError) Unwrap() error { return e.Err }
 
 // IsDriverFault reports whether a step's err is a *DriverFaultError.
