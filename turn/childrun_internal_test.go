@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/turn/internal/childrun"
 )
 
 // TestSnapshotChildRoundTrips: the child context added to a snapshot's
@@ -20,15 +21,15 @@ func TestSnapshotChildRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := snapshotChild(raw); got != nil {
+	if got := childrun.FromSnapshot(raw); got != nil {
 		t.Fatalf("an input that is no child's reads %+v", got)
 	}
-	with, err := withChild(raw, c)
+	with, err := c.AddTo(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(raw) != string(mustMarshal(t, in)) {
-		t.Fatal("withChild wrote to its input")
+		t.Fatal("AddTo wrote to its input")
 	}
 	var back Input
 	if err := json.Unmarshal(with, &back); err != nil {
@@ -37,7 +38,7 @@ func TestSnapshotChildRoundTrips(t *testing.T) {
 	if d := cmp.Diff(in, back, cmp.FilterPath(func(p cmp.Path) bool { return p.String() == "Agent" }, cmp.Ignore())); d != "" {
 		t.Errorf("the input changed (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff(c, snapshotChild(with), cmp.AllowUnexported(childContext{})); d != "" {
+	if d := cmp.Diff(c, childrun.FromSnapshot(with), cmp.AllowUnexported(childContext{})); d != "" {
 		t.Errorf("child context (-want +got):\n%s", d)
 	}
 	var reformatted any
@@ -48,11 +49,11 @@ func TestSnapshotChildRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(c, snapshotChild(spaced), cmp.AllowUnexported(childContext{})); d != "" {
+	if d := cmp.Diff(c, childrun.FromSnapshot(spaced), cmp.AllowUnexported(childContext{})); d != "" {
 		t.Errorf("child context of reformatted JSON (-want +got):\n%s", d)
 	}
-	if empty, _ := withChild(json.RawMessage(`{}`), c); snapshotChild(empty) == nil || !json.Valid(empty) {
-		t.Errorf("withChild of {} gives %s", empty)
+	if empty, _ := c.AddTo(json.RawMessage(`{}`)); childrun.FromSnapshot(empty) == nil || !json.Valid(empty) {
+		t.Errorf("AddTo of {} gives %s", empty)
 	}
 }
 

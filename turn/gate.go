@@ -3,12 +3,11 @@ package turn
 import (
 	"context"
 	"strconv"
-	"sync"
 	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/turn/internal/routing"
+	"github.com/kindgi/agents/turn/internal/gate"
 )
 
 // The guardrail gate as steps usable on their own (the TypeScript
@@ -35,27 +34,7 @@ type GuardrailsBindings struct {
 // missing registry or an unregistered check is
 // *agents.UnresolvedGuardrailError (a registry failure keeps its code).
 func ResolveGuardrails(ctx context.Context, tenantID string, ids []string, b GuardrailsBindings) ([]bindings.Guardrail, error) {
-	out := make([]bindings.Guardrail, 0, len(ids))
-	for _, id := range ids {
-		if b.Guardrails == nil {
-			return nil, &agents.UnresolvedGuardrailError{GuardrailID: id, Reason: "no guardrail registry is bound"}
-		}
-		g, err := b.Guardrails.Guardrail(ctx, tenantID, id)
-		if err != nil {
-			if agents.CodeOf(err) == "" {
-				return nil, &agents.UnresolvedGuardrailError{GuardrailID: id, Reason: err.Error()}
-			}
-			return nil, err
-		}
-		if b.Checks == nil {
-			return nil, &agents.UnresolvedGuardrailError{GuardrailID: id, Reason: "no check registry is bound"}
-		}
-		if _, ok := b.Checks.Check(g.CheckID); !ok {
-			return nil, &agents.UnresolvedGuardrailError{GuardrailID: id, Reason: "check " + g.CheckID + " is not registered"}
-		}
-		out = append(out, g)
-	}
-	return out, nil
+	return gate.Resolve(ctx, b.Guardrails, b.Checks, tenantID, ids)
 }
 
 // RunTraceInput is what BuildRunTrace makes a trace of: a turn's identity,
@@ -145,37 +124,16 @@ func EvaluateGate(ctx context.Context, in GateInput, b GuardrailsBindings) ([]Gu
 	if base == "" {
 		base = in.Trace.RunID + "/" + NodeEvaluateGuardrails
 	}
-	var route *judgeRoute
+	var route *gate.Route
+	find := func() (*gate.Route, error) {
+		return gate.FindRoute(in.Route.Provider, in.Route.Model, in.Policy.allow(), b.Providers)
+	}
 	for _, g := range in.Guardrails {
-		var chk bindings.Check
-		ok := false
-		if b.Checks != nil {
-			chk, ok = b.Checks.Check(g.CheckID)
-		}
-		if !ok {
-			return nil, &agents.UnresolvedGuardrailError{GuardrailID: g.ID, Reason: "check " + g.CheckID + " is not registered"}
-		}
-		o := GuardrailOutcome{ID: g.ID, CheckID: g.CheckID, Kind: g.Kind, Action: g.Action}
-		var res bindings.CheckResult
-		var err error
-		if jc, isJudge := chk.(bindings.JudgeCheck); isJudge && g.Kind == bindings.KindLLMJudge {
-			if route == nil {
-				if route, err = routeJudge(in.Route, in.Policy, b.Providers); err != nil {
-					return nil, err
-				}
-			}
-			j := &judge{route: route, tenantID: in.Trace.TenantID, runID: in.Trace.RunID, requestID: base + "/" + g.ID}
-			res, err = jc.EvaluateWithJudge(ctx, g.Config, in.Trace, j)
-			o.Usage = j.total()
-		} else {
-			res, err = chk.Evaluate(ctx, g.Config, in.Trace)
-		}
+		res, usage, err := gate.Check(ctx, b.Checks, g, in.Trace, &route, find, base+"/"+g.ID)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			return nil, &agents.GuardrailViolationError{GuardrailID: g.ID, Reason: "check could not run: " + err.Error()}
+			return nil, err
 		}
+		o := GuardrailOutcome{ID: g.ID, CheckID: g.CheckID, Kind: g.Kind, Action: g.Action, Usage: usage}
 		o.Passed, o.Reason, o.JudgeResponse = res.Passed, res.Reason, res.JudgeResponse
 		if in.Now != nil {
 			o.EvaluatedAt = in.Now().UTC()
@@ -255,96 +213,4 @@ func RecordCompliance(ctx context.Context, rec bindings.ComplianceRecorder, recs
 		}
 	}
 	return nil
-}
-
-// judgeRoute is the provider and model llm-judge checks ask.
-type judgeRoute struct {
-	ref      ProviderRef
-	provider bindings.Provider
-	model    bindings.ModelInfo
-}
-
-// routeJudge finds the judge's provider and model: ref when set (it must
-// be registered and allowed by p), else the first model p allows.
-func routeJudge(ref ProviderRef, p Policy, reg bindings.ProviderRegistry) (*judgeRoute, error) {
-	if reg == nil {
-		return nil, &agents.InvalidBindingsError{Reason: "an llm-judge guardrail needs a provider registry (GuardrailsBindings.Providers)"}
-	}
-	var refusals []agents.RoutingRefusal
-	try := func(pr bindings.Provider, m bindings.ModelInfo) *judgeRoute {
-		if why := routing.Refusal(pr.ID(), m, nil, p.allow()); why != "" {
-			refusals = append(refusals, agents.RoutingRefusal{Provider: pr.ID(), Model: m.ID, Reason: why})
-			return nil
-		}
-		return &judgeRoute{ref: ProviderRef{Provider: pr.ID(), Model: m.ID}, provider: pr, model: m}
-	}
-	if ref.Provider != "" {
-		pr, ok := reg.Provider(ref.Provider)
-		if !ok || pr == nil {
-			return nil, &agents.CapabilityRoutingError{Reason: "the llm-judge route's provider is not registered",
-				Refusals: []agents.RoutingRefusal{{Provider: ref.Provider, Model: ref.Model, Reason: "provider not registered"}}}
-		}
-		m := bindings.ModelInfo{ID: ref.Model}
-		for _, mi := range pr.Models() {
-			if mi.ID == ref.Model {
-				m = mi
-				break
-			}
-		}
-		if r := try(pr, m); r != nil {
-			return r, nil
-		}
-		return nil, &agents.CapabilityRoutingError{Reason: "the tenant policy does not allow the llm-judge route", Refusals: refusals}
-	}
-	for _, pr := range reg.Providers() {
-		for _, m := range pr.Models() {
-			if r := try(pr, m); r != nil {
-				return r, nil
-			}
-		}
-	}
-	return nil, &agents.CapabilityRoutingError{Reason: "no model the tenant policy allows can judge", Refusals: refusals}
-}
-
-// judge is the Judge an llm-judge check gets: the routed provider and
-// model, each call with its own request id, usage summed.
-type judge struct {
-	route     *judgeRoute
-	tenantID  string
-	runID     string
-	requestID string
-	mu        sync.Mutex
-	n         int
-	usage     bindings.Usage
-}
-
-// Judge asks the routed model.
-func (j *judge) Judge(ctx context.Context, messages []bindings.ChatMessage) (bindings.GenerateResponse, error) {
-	j.mu.Lock()
-	j.n++
-	id := j.requestID + "/judge/" + strconv.Itoa(j.n)
-	j.mu.Unlock()
-	ref := j.route.ref
-	resp, err := j.route.provider.Generate(ctx, bindings.GenerateRequest{
-		Model: ref.Model, Messages: messages, RequestID: id, TenantID: j.tenantID, RunID: j.runID,
-	})
-	if err != nil {
-		if agents.CodeOf(err) == "" {
-			err = &agents.ModelInvocationError{Provider: ref.Provider, Model: ref.Model, Err: err}
-		}
-		return resp, err
-	}
-	if resp.Usage.CostUsd == 0 {
-		resp.Usage.CostUsd = j.route.model.Cost(resp.Usage.InputTokens, resp.Usage.OutputTokens)
-	}
-	j.mu.Lock()
-	j.usage = j.usage.Add(resp.Usage)
-	j.mu.Unlock()
-	return resp, nil
-}
-
-func (j *judge) total() bindings.Usage {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.usage
 }

@@ -9,6 +9,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/provsig"
 )
 
@@ -136,20 +137,6 @@ func (r *run) runHandoff(ctx context.Context, p callPlan) error {
 	return r.toolMessage(ctx, p, content, rec.Status, failure)
 }
 
-// handoffRefusal reports whether err, met while deciding a handoff's
-// target, is the target's own (its configuration or the tenant's
-// registry: told to the model as the call's error) rather than a failure
-// of a binding or the drive (which ends the drive, the run resumable).
-func handoffRefusal(err error) bool {
-	switch agents.CodeOf(err) {
-	case agents.CodeMissingParameter, agents.CodeRenderFailure, agents.CodeAgentNotFound, agents.CodeAgentVersionMismatch,
-		agents.CodeUnresolvedTool, agents.CodeToolVersionUnresolvable, agents.CodeUnresolvedGuardrail,
-		agents.CodeCapabilityRoutingFailed, agents.CodeInvalidBindings:
-		return true
-	}
-	return false
-}
-
 // handOver decides what the turn runs with as the target of handoff p
 // (see the package comment above): the target's agentSetup and agentHitl
 // under the turn's time and turn number, its budget the stricter of the
@@ -164,7 +151,7 @@ func (r *run) handOver(ctx context.Context, p callPlan) (handoffRecord, error) {
 	}
 	rec.AgentID, rec.AgentVersion = t.AgentID, t.AgentVersion
 	refuse := func(err error) (handoffRecord, error) {
-		if !handoffRefusal(err) {
+		if !codes.HandoffRefusal(err) {
 			return handoffRecord{}, err
 		}
 		rec.Status, rec.Code = toolError, agents.CodeOf(err)

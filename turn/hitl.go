@@ -121,24 +121,7 @@ func ResolveEffectiveHitlPolicy(tenant *bindings.HitlSpec, a agent.Agent) Effect
 // default, else never_ask; never_ask when the agent sets no tool gates),
 // raised to the tenant's floors for the tool and for "*".
 func (p EffectiveHitlPolicy) Gate(toolID string) agent.ToolGate {
-	g := agent.ToolGate{Mode: agent.GateNeverAsk}
-	if p.ToolGates != nil {
-		if o, ok := p.ToolGates.Overrides[toolID]; ok {
-			g = o
-		} else if p.ToolGates.Default != nil {
-			g = *p.ToolGates.Default
-		}
-	}
-	if g.Mode.Strictness() < 0 {
-		g.Mode = agent.GateAlwaysAsk // an unknown mode asks: never loosen
-	}
-	if f, ok := p.ToolFloors["*"]; ok {
-		g = tighten.StricterGate(g, f)
-	}
-	if f, ok := p.ToolFloors[toolID]; ok {
-		g = tighten.StricterGate(g, f)
-	}
-	return g
+	return tighten.Gate(p.ToolGates, p.ToolFloors, toolID)
 }
 
 // reviewerFor returns the reviewer role of a gated call: the policy's,

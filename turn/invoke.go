@@ -1,11 +1,9 @@
 package turn
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -13,7 +11,10 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/turn/internal/childrun"
+	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/routing"
+	"github.com/kindgi/agents/turn/internal/snapcheck"
 )
 
 // Invoke runs one turn of a conversation as a journaled run of the flow
@@ -121,7 +122,7 @@ func invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		// Invoke may have opened the run since prepare's check.
 		err := checkSameInput(d.Snapshot, stored)
 		if err == nil {
-			err = checkFlow(d.Snapshot)
+			err = snapcheck.Flow(d.Snapshot, FlowID, FlowVersion)
 		}
 		if err == nil {
 			stored, err = decodeSnapshot(d.Snapshot, in)
@@ -217,7 +218,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	d, err := jd.Open(ctx, open)
 	if err != nil {
 		if agents.CodeOf(err) == "" {
-			err = journalError(in.RunID, err)
+			err = codes.Journal(in.RunID, err)
 		}
 		return Result{}, err
 	}
@@ -247,11 +248,11 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 			return Result{}, err
 		}
 	}
-	if err := checkAgent(snap, in.Agent.ID, in.Agent.Version); err != nil {
+	if err := snapcheck.Agent(snap, in.Agent.ID, in.Agent.Version); err != nil {
 		release()
 		return Result{}, err
 	}
-	if err := checkFlow(snap); err != nil {
+	if err := snapcheck.Flow(snap, FlowID, FlowVersion); err != nil {
 		release()
 		return Result{}, err
 	}
@@ -261,7 +262,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 		return Result{}, err
 	}
 	if b.child == nil && leased.ParentRunID != "" {
-		b.child = snapshotChild(snap.Input) // a sub-agent's child run: its place in the tree
+		b.child = childrun.FromSnapshot(snap.Input) // a sub-agent's child run: its place in the tree
 	}
 	r := newPooledRun(&b, jd, native, stored, in.RunID, owner, leased.Status, d.Journal)
 	defer r.release()
@@ -330,43 +331,14 @@ func checkSameInput(snap bindings.RunSnapshotRecord, in Input) error {
 		return mismatch("conversationId")
 	case prior.UserMessage != in.UserMessage:
 		return mismatch("userMessage")
-	case !sameJSON(prior.Parameters, in.Parameters):
+	case !snapcheck.SameJSON(prior.Parameters, in.Parameters):
 		return mismatch("parameters")
 	case prior.ParticipantID != in.ParticipantID:
 		return mismatch("participantId")
 	case prior.DryRun != in.DryRun:
 		return mismatch("dryRun")
-	case !sameJSON(prior.Principal, in.Principal):
+	case !snapcheck.SameJSON(prior.Principal, in.Principal):
 		return mismatch("principal")
-	}
-	return nil
-}
-
-// sameJSON reports whether a and b encode to the same JSON (maps encode
-// with sorted keys, so equal values encode alike).
-func sameJSON(a, b any) bool {
-	ra, errA := json.Marshal(a)
-	rb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && bytes.Equal(ra, rb)
-}
-
-// checkAgent compares the agent passed with the run's.
-func checkAgent(snap bindings.RunSnapshotRecord, id, version string) error {
-	if snap.AgentID != id || snap.AgentVersion != version {
-		return &agents.AgentVersionMismatchError{
-			Subject:  "run " + snap.RunID,
-			Expected: snap.AgentID + "@" + snap.AgentVersion,
-			Actual:   id + "@" + version,
-		}
-	}
-	return nil
-}
-
-// checkFlow refuses a run of another flow or flow version: its journal's
-// keys and outputs are not this build's.
-func checkFlow(snap bindings.RunSnapshotRecord) error {
-	if snap.FlowID != FlowID || snap.FlowVersion != FlowVersion {
-		return &agents.RunJournalUnavailableError{RunID: snap.RunID, Err: fmt.Errorf("the run was written by flow %s@%s; this build replays %s@%s", snap.FlowID, snap.FlowVersion, FlowID, FlowVersion)}
 	}
 	return nil
 }
@@ -390,59 +362,13 @@ func decodeSnapshotIn(snap bindings.RunSnapshotRecord, in Input, inPlace bool) (
 	return stored, nil
 }
 
-// endsRun reports whether err, a drive's error that no step journaled,
-// is the run's final outcome: any error that agents.IsRetryable refuses
-// (a value the store refuses, a broken output), except those of the
-// driving process rather than the run (driverFault) and those that say
-// the run must wait (an approval still pending) or cannot be read here.
-func endsRun(err error) bool {
-	if agents.IsRetryable(err) || driverFault(err) {
-		return false
-	}
-	switch agents.CodeOf(err) {
-	case "", agents.CodeHitlRequired, agents.CodeRunJournalUnavailable, agents.CodeRunSnapshotMissing:
-		return false
-	}
-	return true
-}
+// endsRun is codes.EndsRun: whether err, a drive's error that no step
+// journaled, is the run's final outcome.
+func endsRun(err error) bool { return codes.EndsRun(err) }
 
-// driverFaultError marks a step's failure that belongs to the driving
-// process rather than the run (a tool the run resolved that this
-// process's registry lacks): the step journals no outcome and counts no
-// attempt, so another process may run it. Its code is its cause's.
-type driverFaultError struct{ err error }
-
-func (e *driverFaultError) Error() string { return e.err.Error() }
-func (e *driverFaultError) Unwrap() error { return e.err }
-
-// isDriverFault reports whether a step's err is a driverFaultError.
-func isDriverFault(err error) bool {
-	var df *driverFaultError
-	return errors.As(err, &df)
-}
-
-// driverFault reports whether err, when no step journaled it, is a
-// failure of the driving process rather than of the run: its bindings
-// lack the provider the run was routed to, a tool the run resolved, the
-// run's agent or its approvals (a HITL binding that does not know them). Another process may
-// drive the run, so it does not end it (a Worker bounds such drives:
-// WorkerOptions.MaxDriveAttempts).
-func driverFault(err error) bool {
-	switch agents.CodeOf(err) {
-	case agents.CodeCapabilityRoutingFailed, agents.CodeUnresolvedTool, agents.CodeToolVersionUnresolvable,
-		agents.CodeInvalidBindings, agents.CodeAgentNotFound, agents.CodeAgentVersionMismatch, agents.CodeApprovalNotFound:
-		return true
-	}
-	return false
-}
-
-// journalError codes a failure to read or find a run's journal.
-func journalError(runID string, err error) error {
-	if agents.CodeOf(err) == agents.CodeRunJournalUnavailable {
-		return err
-	}
-	return &agents.RunJournalUnavailableError{RunID: runID, Err: err}
-}
+// isDriverFault reports whether a step's err is a
+// *codes.DriverFaultError: a failure of the driving process, not the run.
+func isDriverFault(err error) bool { return codes.IsDriverFault(err) }
 
 func leaseTTL(b *Bindings) time.Duration {
 	if b.LeaseTTL > 0 {

@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/url"
 	"strconv"
-	"unicode"
-	"unicode/utf8"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/modelresp"
 )
 
 // loopKey is the key prefix of loop iteration i: "agent-loop/2".
@@ -122,7 +120,7 @@ func (r *run) modelCall(ctx context.Context, i int) (bindings.GenerateResponse, 
 		if resp.Usage.CostUsd == 0 {
 			resp.Usage.CostUsd = r.s.Model.Cost(resp.Usage.InputTokens, resp.Usage.OutputTokens)
 		}
-		if msg := badUsage(resp.Usage); msg != "" {
+		if msg := modelresp.BadUsage(resp.Usage); msg != "" {
 			// Final: the same response would break the budget (and the
 			// journal) on every drive.
 			return bindings.GenerateResponse{}, &agents.ModelInvocationError{Provider: r.s.Route.Provider, Model: r.s.Route.Model, Message: msg}
@@ -160,17 +158,17 @@ const (
 	// "x" is appended while that is taken), deterministically, before the
 	// response is journaled: the journal, the stored messages and every
 	// later request use the replacement.
-	MaxToolCallIDLength = 64
+	MaxToolCallIDLength = modelresp.MaxIDLength
 	// MaxToolNameLength is the longest tool name, in bytes, of a call the
 	// turn considers (an agent's tool ids are at most agent.MaxIDLength).
 	// A name that is empty, longer, not valid UTF-8 or holds a control
 	// character is replaced by InvalidToolName; such a call never runs and
 	// is answered to the model with an error.
-	MaxToolNameLength = 128
+	MaxToolNameLength = modelresp.MaxNameLength
 	// InvalidToolName stands for a tool name that broke MaxToolNameLength's
 	// rules. No agent tool can have it (tool ids start with a letter or
 	// digit).
-	InvalidToolName = "_invalid_tool_name"
+	InvalidToolName = modelresp.InvalidName
 	// DefaultMaxToolCallsPerResponse is Bindings.MaxToolCallsPerResponse
 	// when it is zero.
 	DefaultMaxToolCallsPerResponse = 64
@@ -193,76 +191,15 @@ func toolCallsCap(b *Bindings) int {
 	return DefaultMaxToolCallsPerResponse
 }
 
-// badUsage says what is wrong with the usage a provider reported: a cost
-// that is not a finite number of 0 or more, or a negative token count. It
-// returns "" for a usage the turn can count.
-func badUsage(u bindings.Usage) string {
-	switch {
-	case math.IsNaN(u.CostUsd) || math.IsInf(u.CostUsd, 0):
-		return fmt.Sprintf("the provider reported a cost of %v US dollars, which is not a finite number", u.CostUsd)
-	case u.CostUsd < 0:
-		return fmt.Sprintf("the provider reported a negative cost (%v US dollars)", u.CostUsd)
-	case u.InputTokens < 0 || u.OutputTokens < 0:
-		return fmt.Sprintf("the provider reported a negative token count (%d input, %d output)", u.InputTokens, u.OutputTokens)
-	}
-	return ""
-}
-
-// validCallText reports whether s is a usable tool call id or name: 1 to
-// max bytes of UTF-8 without control characters.
-func validCallText(s string, max int) bool {
-	if s == "" || len(s) > max || !utf8.ValidString(s) {
-		return false
-	}
-	for _, c := range s {
-		if unicode.IsControl(c) {
-			return false
-		}
-	}
-	return true
-}
-
 // normalizeCalls gives every tool call of a response a unique, valid id (a
 // parallel call's approval and result must never be confused with
-// another's; see MaxToolCallIDLength), a valid name (MaxToolNameLength)
-// and valid JSON arguments (malformed arguments become a JSON string,
-// which the input schema then refuses).
+// another's; see MaxToolCallIDLength) and a valid name (MaxToolNameLength)
+// with modelresp.FixCalls, and valid JSON arguments (malformed arguments
+// become a JSON string, which the input schema then refuses).
 func normalizeCalls(i int, calls []bindings.ToolCall) []bindings.ToolCall {
-	if len(calls) == 0 {
-		return nil
-	}
-	out := make([]bindings.ToolCall, len(calls))
-	var seen map[string]bool // the ids so far, once there are many (fewer are scanned)
-	taken := func(j int, id string) bool {
-		if seen != nil {
-			return seen[id]
-		}
-		for k := range j {
-			if out[k].ID == id {
-				return true
-			}
-		}
-		return false
-	}
-	for j, c := range calls {
-		if !validCallText(c.ID, MaxToolCallIDLength) || taken(j, c.ID) {
-			c.ID = "call-" + strconv.Itoa(i) + "-" + strconv.Itoa(j+1)
-			for taken(j, c.ID) {
-				c.ID += "x"
-			}
-		}
-		if seen == nil && j == 16 {
-			seen = make(map[string]bool, len(calls))
-			for k := range j {
-				seen[out[k].ID] = true
-			}
-		}
-		if seen != nil {
-			seen[c.ID] = true
-		}
-		if !validCallText(c.Name, MaxToolNameLength) {
-			c.Name = InvalidToolName
-		}
+	out := modelresp.FixCalls(i, calls)
+	for j := range out {
+		c := &out[j]
 		if len(c.Arguments) == 0 {
 			c.Arguments = json.RawMessage(`{}`)
 		} else if !validJSON(c.Arguments) {
@@ -270,7 +207,6 @@ func normalizeCalls(i int, calls []bindings.ToolCall) []bindings.ToolCall {
 		} else {
 			c.Arguments = journaled(c.Arguments)
 		}
-		out[j] = c
 	}
 	return out
 }

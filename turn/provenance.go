@@ -7,7 +7,6 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/internal/journalcodec"
 	"github.com/kindgi/agents/internal/sign"
 	"github.com/kindgi/agents/turn/internal/provsig"
 )
@@ -71,25 +70,11 @@ func (DefaultProvenanceBuilder) Build(src ProvenanceSource) (bindings.Provenance
 		AnsweredBy:     src.AnsweredBy,
 		SubRuns:        src.SubRuns,
 	}
-	var buf []byte
-	for i := range src.Messages {
-		// journalcodec.Marshal is json.Marshal, without reflection.
-		b, err := journalcodec.Marshal(buf, &src.Messages[i], nil)
-		if err != nil {
-			return bindings.ProvenanceRecord{}, &agents.PersistenceError{Op: "encode provenance message", Err: err}
-		}
-		rec.MessageHashes = append(rec.MessageHashes, provsig.HashBytes(b))
-		buf = b
+	var err error
+	if rec.MessageHashes, err = provsig.AppendMessageHashes(rec.MessageHashes, src.Messages); err != nil {
+		return bindings.ProvenanceRecord{}, &agents.PersistenceError{Op: "encode provenance message", Err: err}
 	}
-	for _, c := range src.ToolCalls {
-		pc := bindings.ProvenanceToolCall{ID: c.ID, ToolID: c.ToolID, ToolVersion: c.ToolVersion, InputHash: provsig.HashBytes(c.Input), Status: toolOK}
-		if c.Error != "" {
-			pc.Status = toolError
-		} else {
-			pc.OutputHash = provsig.HashBytes(c.Output)
-		}
-		rec.ToolCalls = append(rec.ToolCalls, pc)
-	}
+	rec.ToolCalls = provsig.AppendToolCalls(rec.ToolCalls, src.ToolCalls, toolOK, toolError)
 	for _, f := range src.Retrieved {
 		rec.RetrievedFacts = append(rec.RetrievedFacts, f.Fact.ID)
 	}

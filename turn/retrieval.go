@@ -7,6 +7,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/retrieve"
 )
 
 // RetrievedFact pairs a fact with the intent that fetched it and its score.
@@ -47,44 +48,14 @@ func RunRetrievals(ctx context.Context, req RetrievalRequest, b RetrievalBinding
 	if b.Memory == nil {
 		return nil, &agents.InvalidBindingsError{Reason: "retrieval needs a memory binding"}
 	}
-	var embedding []float32
-	for _, in := range req.Intents {
-		if in.Mode != agent.ModeSemantic && in.Mode != agent.ModeBoth {
-			continue
-		}
-		if b.Embeddings == nil || b.EmbeddingModel == "" {
-			return nil, &agents.ModelInvocationError{Provider: "embeddings", Model: b.EmbeddingModel, Message: "semantic retrieval needs an embedding registry and model"}
-		}
-		vs, err := b.Embeddings.Embed(ctx, b.EmbeddingModel, []string{req.Query})
-		if err != nil {
-			if agents.CodeOf(err) != "" {
-				return nil, err
-			}
-			return nil, &agents.ModelInvocationError{Provider: "embeddings", Model: b.EmbeddingModel, Err: err}
-		}
-		if len(vs) != 1 {
-			return nil, &agents.ModelInvocationError{Provider: "embeddings", Model: b.EmbeddingModel, Message: "embedding registry returned no vector"}
-		}
-		embedding = vs[0]
-		break
+	embedding, err := retrieve.Embedding(ctx, req.Intents, b.Embeddings, b.EmbeddingModel, req.Query)
+	if err != nil {
+		return nil, err
 	}
 	out := []RetrievedFact{}
 	seen := map[string]bool{}
 	for _, in := range req.Intents {
-		limit := agent.DefaultRetrievalLimit
-		if in.Limit != nil {
-			limit = *in.Limit
-		}
-		q := bindings.MemoryQuery{
-			TenantID: req.TenantID, ProjectID: req.ProjectID, ConversationID: req.ConversationID,
-			Types: in.Types, Scope: in.Scope, Limit: limit, Mode: in.Mode,
-		}
-		if in.Mode != "" {
-			q.Query = req.Query
-		}
-		if in.Mode == agent.ModeSemantic || in.Mode == agent.ModeBoth {
-			q.QueryEmbedding = embedding
-		}
+		q := retrieve.Query(req.TenantID, req.ProjectID, req.ConversationID, in, req.Query, embedding)
 		facts, err := b.Memory.QueryFacts(ctx, q)
 		if err != nil {
 			return nil, coded(err, "query memory")

@@ -9,6 +9,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn/internal/chatlog"
+	"github.com/kindgi/agents/turn/internal/eventseq"
 )
 
 // KindModelCallDelta is the kind of ModelCallDeltaEvent.
@@ -121,57 +122,9 @@ func checkModelSettings(in Input) error {
 // the turn (turn-aborted, external, as a cancelled ctx) and waits for it to
 // stop: no goroutine outlives the loop.
 func Events(ctx context.Context, in Input, b Bindings) iter.Seq2[Event, error] {
-	return func(yield func(Event, error) bool) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		events := make(chan Event)
-		next := make(chan struct{})
-		stopped := make(chan struct{})
-		done := make(chan error, 1)
-		prev := b.OnEvent
-		b.OnEvent = func(ctx context.Context, e Event) {
-			if prev != nil {
-				prev(ctx, e)
-			}
-			select {
-			case events <- e:
-			case <-stopped:
-				return
-			}
-			select {
-			case <-next:
-			case <-stopped:
-			}
-		}
-		go func() {
-			_, err := Invoke(ctx, in, b)
-			done <- err
-		}()
-		finished := false
-		defer func() {
-			// Left early (or the loop body panicked): stop the turn and
-			// wait for it. The cancellation comes first, so that the drive,
-			// let go from the event it waits in, already sees it.
-			if !finished {
-				cancel()
-				close(stopped)
-				<-done
-			}
-		}()
-		for {
-			select {
-			case e := <-events:
-				if !yield(e, nil) {
-					return
-				}
-				next <- struct{}{}
-			case err := <-done:
-				finished = true
-				if err != nil {
-					yield(nil, err)
-				}
-				return
-			}
-		}
-	}
+	return eventseq.Of(ctx, b.OnEvent, func(ctx context.Context, on func(context.Context, Event)) error {
+		b.OnEvent = on
+		_, err := Invoke(ctx, in, b)
+		return err
+	})
 }

@@ -3,12 +3,12 @@ package turn
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/registry"
+	"github.com/kindgi/agents/turn/internal/agenttool"
 )
 
 // agentTool is a sub-agent or a handoff target as setup resolved it and
@@ -31,7 +31,7 @@ type agentTool struct {
 
 // messageArg is the argument of a sub-agent or handoff call that carries
 // the message the called agent is given as its user message.
-const messageArg = "message"
+const messageArg = agenttool.MessageArg
 
 // resolveAgentRefs is setup's part for an agent's SubAgents and Handoffs:
 // each ref's range is resolved through Bindings.AgentVersions (the same
@@ -48,10 +48,10 @@ func (r *run) resolveAgentRefs(ctx context.Context, a agent.Agent) (subs, handof
 	if r.b.AgentVersions == nil || r.b.Agents == nil {
 		return nil, nil, &agents.InvalidBindingsError{Reason: "agent " + a.Ref() + " has sub-agents or handoffs, and resolving them needs Bindings.AgentVersions and Bindings.Agents (registry.Agents.Versions and Lookup are one pair)"}
 	}
-	if subs, err = r.resolveRefs(ctx, a.SubAgents, subAgentSchema, subAgentDescription); err != nil {
+	if subs, err = r.resolveRefs(ctx, a.SubAgents, agenttool.SubAgentSchema, agenttool.SubAgentDescription); err != nil {
 		return nil, nil, err
 	}
-	if handoffs, err = r.resolveRefs(ctx, a.Handoffs, handoffSchema, handoffDescription); err != nil {
+	if handoffs, err = r.resolveRefs(ctx, a.Handoffs, agenttool.HandoffSchema, agenttool.HandoffDescription); err != nil {
 		return nil, nil, err
 	}
 	return subs, handoffs, nil
@@ -111,78 +111,6 @@ func (r *run) resolveRef(ctx context.Context, ref agent.AgentRef) (agent.Agent, 
 		}
 	}
 	return target, nil
-}
-
-// subAgentSchema is the input schema of a sub-agent's tool: an object with
-// the required string "message" (the child's user message) and one
-// property per prompt parameter of the child (required when the child
-// requires it; typed as the parameter declares). A parameter named
-// "message" is not offered: that name is the message.
-func subAgentSchema(a agent.Agent) json.RawMessage {
-	type prop struct {
-		Type        string `json:"type,omitempty"`
-		Description string `json:"description,omitempty"`
-	}
-	props := map[string]prop{messageArg: {Type: "string", Description: "The message for the agent: what to do, with the context it needs."}}
-	required := []string{messageArg}
-	for _, p := range a.Parameters {
-		if p.Name == messageArg {
-			continue
-		}
-		props[p.Name] = prop{Type: p.Type, Description: p.Description}
-		if p.Required() {
-			required = append(required, p.Name)
-		}
-	}
-	return mustSchema(map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false})
-}
-
-// handoffSchema is the input schema of a handoff's tool: an object with an
-// optional string "message", a note for the agent taking the turn over
-// (the turn's own user message stays the one it answers).
-func handoffSchema(agent.Agent) json.RawMessage {
-	return mustSchema(map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			messageArg: map[string]any{"type": "string", "description": "Optional: a note for the agent taking over the conversation."},
-		},
-		"additionalProperties": false,
-	})
-}
-
-// mustSchema encodes a schema built of maps, strings and lists, which
-// cannot fail.
-func mustSchema(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("turn: encode a tool schema: %v", err))
-	}
-	return b
-}
-
-// subAgentDescription is what the model is told a sub-agent does: the
-// ref's description, else the agent's, else its name.
-func subAgentDescription(ref agent.AgentRef, a agent.Agent) string {
-	if ref.Description != "" {
-		return ref.Description
-	}
-	if a.Description != "" {
-		return a.Description
-	}
-	return "Ask the agent " + a.Name + " (" + a.ID + "); its final answer is the result."
-}
-
-// handoffDescription is what the model is told a handoff does.
-func handoffDescription(ref agent.AgentRef, a agent.Agent) string {
-	d := ref.Description
-	if d == "" {
-		d = a.Description
-	}
-	s := "Hand the conversation over to the agent " + a.Name + " (" + a.ID + "), which answers the rest of this turn."
-	if d != "" {
-		s += " " + d
-	}
-	return s
 }
 
 // agentToolCount is the number of tools the model sees for sub-agents and

@@ -8,6 +8,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/turn/internal/snapcheck"
 )
 
 // Submit queues one turn for a worker (Worker) to drive, and returns its
@@ -53,7 +54,7 @@ func Submit(ctx context.Context, in Input, b Bindings) (string, error) {
 		return "", coded(err, "open run")
 	}
 	// A concurrent Submit of the same run id may have written first.
-	if err := checkAgent(d.Snapshot, in.Agent.ID, in.Agent.Version); err != nil {
+	if err := snapcheck.Agent(d.Snapshot, in.Agent.ID, in.Agent.Version); err != nil {
 		return "", err
 	}
 	return in.RunID, nil
@@ -98,7 +99,7 @@ func prepare(ctx context.Context, in Input, b *Bindings) (_ Input, raw json.RawM
 	if !explicit {
 		in.RunID = newID(b)
 	}
-	if c := b.child; c != nil && c.fresh {
+	if c := b.child; c != nil && c.Fresh {
 		explicit = false // a child run no drive created before: nothing to compare
 	}
 	// The turn works on the input as the snapshot stores it, so that a
@@ -120,7 +121,7 @@ func prepare(ctx context.Context, in Input, b *Bindings) (_ Input, raw json.RawM
 	if b.child != nil {
 		// A sub-agent's child run: its snapshot records its place in the
 		// tree, for any later drive of it (see childContext).
-		if raw, err = withChild(raw, b.child); err != nil {
+		if raw, err = b.child.AddTo(raw); err != nil {
 			return Input{}, nil, Input{}, false, &agents.InvalidMessageError{Reason: "turn input is not JSON: " + err.Error()}
 		}
 	}

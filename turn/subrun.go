@@ -8,6 +8,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/schemacheck"
 )
 
@@ -221,7 +222,7 @@ func (r *run) driveChild(ctx context.Context, p callPlan, t agentTool, childID s
 	}
 	cb := *r.b
 	cb.child = r.childContextFor(p.Key)
-	cb.child.fresh = fresh
+	cb.child.Fresh = fresh
 	return invoke(ctx, in, cb)
 }
 
@@ -241,7 +242,7 @@ func (r *run) childStopped(ctx context.Context, p callPlan, childID string, err 
 	busy := agents.CodeOf(err) == agents.CodeRunBusy
 	switch {
 	case gerr != nil:
-		return endsRun(err) && !driverFault(err), err
+		return endsRun(err) && !codes.DriverFault(err), err
 	case run.Status == bindings.RunFailed:
 		return true, err
 	case run.Status == bindings.RunSuspended || busy:

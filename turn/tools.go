@@ -9,6 +9,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/schemacheck"
 	"github.com/kindgi/agents/turn/internal/tighten"
 )
@@ -230,7 +231,7 @@ func (r *run) invokeTool(ctx context.Context, p callPlan, requestID string) (too
 			if c := agents.CodeOf(err); c == agents.CodeUnresolvedTool || c == agents.CodeToolVersionUnresolvable {
 				// The run resolved the tool (setup journaled it), and this
 				// process's registry lacks it: another process may run it.
-				return toolResult{}, &driverFaultError{err}
+				return toolResult{}, &codes.DriverFaultError{Err: err}
 			}
 			return toolResult{}, &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Err: err}
 		}

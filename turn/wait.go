@@ -7,6 +7,8 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/codes"
+	"github.com/kindgi/agents/turn/internal/snapcheck"
 	"github.com/kindgi/agents/turn/internal/wait"
 )
 
@@ -47,9 +49,9 @@ func fold(ctx context.Context, b *Bindings, run bindings.Run) (Result, error) {
 	}
 	entries, err := b.Runs.ReadJournal(ctx, run.TenantID, run.ID)
 	if err != nil {
-		return Result{}, journalError(run.ID, err)
+		return Result{}, codes.Journal(run.ID, err)
 	}
-	if err := checkFlow(snap); err != nil {
+	if err := snapcheck.Flow(snap, FlowID, FlowVersion); err != nil {
 		return Result{}, err
 	}
 	a := agent.Agent{ID: snap.AgentID, Version: snap.AgentVersion}

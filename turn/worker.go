@@ -6,6 +6,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/worker"
 )
 
@@ -101,8 +102,8 @@ func NewWorker(b Bindings, opts WorkerOptions) *Worker {
 		},
 		Status:      func(res Result) string { return string(res.Status) },
 		OnRun:       opts.OnRun,
-		DriverFault: driverFault,
-		EndsRun:     endsRun,
+		DriverFault: codes.DriverFault,
+		EndsRun:     codes.EndsRun,
 		FailEntry:   failedResult,
 	}
 	if _, ok := b.Hitl.(bindings.ApprovalSweeper); ok {

@@ -1,7 +1,9 @@
 // Package codes gives the failures of turn's internal packages the codes
 // turn gives its own: a store's uncoded error is persistence, a journal
 // that cannot be read is run-journal-unavailable, a cancelled context is
-// turn-aborted (external).
+// turn-aborted (external). It also sorts a drive's failures by their code
+// (drive.go): which end the run, which belong to the driving process, and
+// which a handoff's target refuses with.
 package codes
 
 import (
