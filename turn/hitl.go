@@ -18,20 +18,20 @@ const (
 // "admin". A role not on this ladder ranks above every role on it (a
 // custom role is taken to be stricter).
 const (
-	RoleStandard = tighten.RoleStandard
-	RoleSenior   = tighten.RoleSenior
-	RoleAdmin    = tighten.RoleAdmin
+	RoleStandard = "standard"
+	RoleSenior   = "senior"
+	RoleAdmin    = "admin"
 )
 
 // Actions when an approval times out, from least to most strict.
 const (
 	// OnTimeoutEscalate ("escalate") asks again, one reviewer role up the
 	// ladder.
-	OnTimeoutEscalate = tighten.OnTimeoutEscalate
+	OnTimeoutEscalate = "escalate"
 	// OnTimeoutDeny ("deny") treats the call as denied: the model is told.
-	OnTimeoutDeny = tighten.OnTimeoutDeny
+	OnTimeoutDeny = "deny"
 	// OnTimeoutFail ("fail") fails the turn with hitl-required.
-	OnTimeoutFail = tighten.OnTimeoutFail
+	OnTimeoutFail = "fail"
 )
 
 // EffectiveHitlPolicy is the HITL policy a turn applies: framework

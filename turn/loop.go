@@ -158,17 +158,17 @@ const (
 	// "x" is appended while that is taken), deterministically, before the
 	// response is journaled: the journal, the stored messages and every
 	// later request use the replacement.
-	MaxToolCallIDLength = modelresp.MaxIDLength
+	MaxToolCallIDLength = 64
 	// MaxToolNameLength is the longest tool name, in bytes, of a call the
 	// turn considers (an agent's tool ids are at most agent.MaxIDLength).
 	// A name that is empty, longer, not valid UTF-8 or holds a control
 	// character is replaced by InvalidToolName; such a call never runs and
 	// is answered to the model with an error.
-	MaxToolNameLength = modelresp.MaxNameLength
+	MaxToolNameLength = 128
 	// InvalidToolName stands for a tool name that broke MaxToolNameLength's
 	// rules. No agent tool can have it (tool ids start with a letter or
 	// digit).
-	InvalidToolName = modelresp.InvalidName
+	InvalidToolName = "_invalid_tool_name"
 	// DefaultMaxToolCallsPerResponse is Bindings.MaxToolCallsPerResponse
 	// when it is zero.
 	DefaultMaxToolCallsPerResponse = 64
