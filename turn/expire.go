@@ -10,6 +10,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/turn/internal/drive"
 )
 
 // expirePage is how many expired approvals ExpireApprovals asks the store
@@ -135,7 +136,7 @@ func (s *sweep) expire(ctx context.Context, ref bindings.ApprovalRef, st *Expire
 	}
 	// The turn derives an approval's id from its run id and step key
 	// (derivedID): the drive below finds the key whose id it is.
-	if !strings.HasPrefix(ref.ApprovalID, idPrefix(ref.RunID)) {
+	if !strings.HasPrefix(ref.ApprovalID, drive.IDPrefix(ref.RunID)) {
 		fail(&agents.InvalidMessageError{Reason: "approval " + ref.ApprovalID + " was not asked for by a turn of run " + ref.RunID})
 		return nil
 	}
@@ -218,7 +219,7 @@ func (s *sweep) drive(ctx context.Context, ref bindings.ApprovalRef) (*sweptRun,
 	r.err = err
 	r.appended = map[string]bool{}
 	for k := range rec.keys() {
-		r.appended[derivedID(ref.RunID, k)] = true
+		r.appended[drive.DerivedID(ref.RunID, k)] = true
 	}
 	entries, jerr := s.b.Runs.ReadJournal(ctx, ref.TenantID, ref.RunID)
 	if jerr != nil {
@@ -228,7 +229,7 @@ func (s *sweep) drive(ctx context.Context, ref bindings.ApprovalRef) (*sweptRun,
 	r.resolved = make(map[string]bool, len(entries))
 	for _, e := range entries {
 		if e.Status.Phase() == "result" {
-			r.resolved[derivedID(ref.RunID, e.Key)] = true
+			r.resolved[drive.DerivedID(ref.RunID, e.Key)] = true
 		}
 	}
 	return r, nil

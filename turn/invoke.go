@@ -13,6 +13,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/turn/internal/drive"
 )
 
 // Invoke runs one turn of a conversation as a journaled run of the flow
@@ -100,11 +101,11 @@ func invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	}
 	if p := d.Pending; p != nil && p.Create != nil {
 		r := newPooledRun(&b, jd, native, stored, in.RunID, owner, bindings.RunRunning, nil)
-		r.reads = readsOf(d.Conversation, d.HasConversation, d.History, limit)
-		r.setPending(p)
+		r.Reads = drive.ReadsOf(d.Conversation, d.HasConversation, d.History, limit)
+		r.SetPending(p)
 		res, err := r.driveReporting(ctx)
 		r.release()
-		if reopen := (*errRunOpened)(nil); !errors.As(err, &reopen) {
+		if reopen := (*drive.RunOpenedError)(nil); !errors.As(err, &reopen) {
 			return res, err
 		}
 		// Another driver created the run since the read, and nothing of
@@ -134,8 +135,8 @@ func invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	}
 	r := newPooledRun(&b, jd, native, stored, in.RunID, owner, d.Run.Status, d.Journal)
 	defer r.release()
-	r.reads = readsOf(d.Conversation, d.HasConversation, d.History, limit)
-	r.setPending(d.Pending)
+	r.Reads = drive.ReadsOf(d.Conversation, d.HasConversation, d.History, limit)
+	r.SetPending(d.Pending)
 	return r.driveReporting(ctx)
 }
 
@@ -266,10 +267,10 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	defer r.release()
 	r.held = claimed != nil
 	if d.HasApprovals {
-		r.reads = &turnReads{approvals: d.Approvals}
+		r.Reads = drive.ReadsOfApprovals(d.Approvals)
 	}
-	r.setPending(pending)
-	if st := r.entries.get(NodeComposeResult); st == nil || st.result == 0 {
+	r.SetPending(pending)
+	if st := r.Key(NodeComposeResult); st == nil || st.Result == 0 {
 		if err := r.recheckRoute(ctx); err != nil {
 			release()
 			return Result{RunID: in.RunID, ConversationID: stored.ConversationID}, err
@@ -282,17 +283,17 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 // model setup chose are still registered and allowed by the tenant's
 // current policy. A run whose setup has not completed routes afresh.
 func (r *run) recheckRoute(ctx context.Context) error {
-	st := r.entries.get(NodeSetup)
-	if st == nil || st.result == 0 || r.at(st.result).Status != bindings.StepCompleted {
+	st := r.Key(NodeSetup)
+	if st == nil || st.Result == 0 || r.At(st.Result).Status != bindings.StepCompleted {
 		return nil
 	}
 	// Decoded into the run's own setup state (zero until the flow sets it
 	// from setup's replay, to this same value), in place: no copy on the
 	// heap, and no whole-struct copy into the pooled run (a bulk write
 	// barrier while a GC mark runs).
-	e := r.at(st.result)
+	e := r.At(st.Result)
 	s := &r.s
-	if err := decodeOutcomeInto(e, r.inPlace(e), s); err != nil {
+	if err := drive.DecodeOutcomeInto(e, r.InPlace(e), s); err != nil {
 		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
 	// The drive replays setup next: it takes this decode instead of
@@ -380,7 +381,7 @@ func decodeSnapshot(snap bindings.RunSnapshotRecord, in Input) (Input, error) {
 // are copies), which is then decoded in place (unmarshalIn).
 func decodeSnapshotIn(snap bindings.RunSnapshotRecord, in Input, inPlace bool) (Input, error) {
 	var stored Input
-	if err := unmarshalIn(snap.Input, &stored, inPlace); err != nil {
+	if err := drive.UnmarshalIn(snap.Input, &stored, inPlace); err != nil {
 		return Input{}, &agents.RunSnapshotMissingError{RunID: snap.RunID}
 	}
 	stored.Agent = in.Agent

@@ -12,6 +12,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/drive"
 )
 
 // loopKey is the key prefix of loop iteration i: "agent-loop/2".
@@ -268,7 +269,7 @@ func normalizeCalls(i int, calls []bindings.ToolCall) []bindings.ToolCall {
 		} else if !validJSON(c.Arguments) {
 			c.Arguments, _ = json.Marshal(string(c.Arguments))
 		} else {
-			c.Arguments = journaled(c.Arguments)
+			c.Arguments = drive.Journaled(c.Arguments)
 		}
 		out[j] = c
 	}

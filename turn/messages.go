@@ -15,11 +15,11 @@ import (
 // renderPrompt is the render-prompt node: the agent's instructions,
 // rendered strictly with the journaled time and turn number.
 func (r *run) renderPrompt(ctx context.Context) error {
-	if st := r.entries.get(NodeRenderPrompt); st != nil && st.result != 0 && r.at(st.result).Status == bindings.StepCompleted {
+	if st := r.Key(NodeRenderPrompt); st != nil && st.Result != 0 && r.At(st.Result).Status == bindings.StepCompleted {
 		// Replayed: decoded when it is read (loadPrompt).
-		r.lazyPrompt = r.at(st.result)
+		r.lazyPrompt = r.At(st.Result)
 		if r.logger != nil {
-			r.logReplayed(ctx, NodeRenderPrompt, NodeRenderPrompt, string(r.at(st.result).Status))
+			r.logReplayed(ctx, NodeRenderPrompt, NodeRenderPrompt, string(r.At(st.Result).Status))
 		}
 		return nil
 	}
@@ -51,7 +51,7 @@ func (r *run) renderInstructions(ctx context.Context, a *agent.Agent) (string, e
 
 // messageID is the deterministic id of the message a step stores, so a
 // retried append stores nothing twice (see derivedID).
-func (r *run) messageID(key string) string { return r.derivedID(key) }
+func (r *run) messageID(key string) string { return r.DerivedID(key) }
 
 // persist stores one message of the turn as step key (nothing in a dry
 // run) and folds it into Result.Appended.
@@ -75,7 +75,7 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 				ParticipantID: in.ParticipantID, Metadata: in.Metadata,
 			}
 		} else {
-			deferred, err := r.deferMessage(ctx, key, node, in, after)
+			deferred, err := r.deferMessage(ctx, key, node, after)
 			if err != nil {
 				return m, err
 			}
@@ -129,11 +129,11 @@ func (r *run) persistUserMessage(ctx context.Context) error {
 // this turn (read with that limit: never the whole conversation), and the
 // user message.
 func (r *run) buildInitialMessages(ctx context.Context) error {
-	if st := r.entries.get(NodeBuildInitialMessages); st != nil && st.result != 0 && r.at(st.result).Status == bindings.StepCompleted {
+	if st := r.Key(NodeBuildInitialMessages); st != nil && st.Result != 0 && r.At(st.Result).Status == bindings.StepCompleted {
 		// Replayed: decoded when a step first runs (loadMessages).
-		r.lazyMessages = r.at(st.result)
+		r.lazyMessages = r.At(st.Result)
 		if r.logger != nil {
-			r.logReplayed(ctx, NodeBuildInitialMessages, NodeBuildInitialMessages, string(r.at(st.result).Status))
+			r.logReplayed(ctx, NodeBuildInitialMessages, NodeBuildInitialMessages, string(r.At(st.Result).Status))
 		}
 		return nil
 	}

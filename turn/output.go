@@ -10,6 +10,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/pack"
+	"github.com/kindgi/agents/turn/internal/drive"
 )
 
 // NodeValidateOutput is the node of the step that checks a final answer
@@ -41,7 +42,7 @@ func (r *run) validateOutput(ctx context.Context, i int, text string) (retry boo
 		raw := json.RawMessage(answerJSON(text))
 		issues := sch.Validate(raw)
 		if len(issues) == 0 {
-			return outputCheck{Output: journaled(raw)}, nil
+			return outputCheck{Output: drive.Journaled(raw)}, nil
 		}
 		out := outputCheck{Issues: make([]agents.Issue, len(issues))}
 		for j, is := range issues {

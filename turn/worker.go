@@ -11,6 +11,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/drive"
 )
 
 // Worker defaults (WorkerOptions fields left zero).
@@ -404,7 +405,7 @@ func (w *Worker) failRun(ctx context.Context, run bindings.Run, owner string, er
 		return lerr
 	}
 	defer func() { _ = w.b.Runs.ReleaseLease(ctx, run.TenantID, run.ID, owner) }()
-	se, detail := encodeFailure(err)
+	se, detail := drive.EncodeFailure(err)
 	se.Message = msg
 	e, appended, aerr := w.b.Runs.AppendStep(ctx, bindings.AppendStepInput{TenantID: run.TenantID, RunID: run.ID, Owner: owner,
 		Entry: bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se}})
