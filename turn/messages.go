@@ -10,6 +10,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/prompt"
+	"github.com/kindgi/agents/turn/internal/drive"
 )
 
 // renderPrompt is the render-prompt node: the agent's instructions,
@@ -463,8 +464,4 @@ func (m toolMeta) raw() json.RawMessage {
 // eleven pointer words while a GC mark runs, several times dearer a word
 // than the compiler's inline barrier of a field. TestCopyMessageCopiesEveryField
 // fails when a field of bindings.ConversationMessage is left out here.
-func copyMessage(dst, src *bindings.ConversationMessage) {
-	dst.TenantID, dst.ConversationID, dst.ID, dst.Seq, dst.Role = src.TenantID, src.ConversationID, src.ID, src.Seq, src.Role
-	dst.Content, dst.ToolCalls, dst.ToolCallID, dst.TurnNumber = src.Content, src.ToolCalls, src.ToolCallID, src.TurnNumber
-	dst.RunID, dst.ParticipantID, dst.Metadata, dst.CreatedAt = src.RunID, src.ParticipantID, src.Metadata, src.CreatedAt
-}
+func copyMessage(dst, src *bindings.ConversationMessage) { drive.CopyMessage(dst, src) }

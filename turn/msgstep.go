@@ -38,34 +38,17 @@ func (r *run) appendMessage(ctx context.Context, in bindings.AppendMessageInput)
 	return r.AppendMessage(ctx, in, limit)
 }
 
-// DeferredMessage returns the append of the deferred message r.appended[i],
-// as persist was given it: the message persist returned for it has its
-// fields, but for the Seq and CreatedAt the store gives it. ok is false
-// when r.appended does not hold it (its step failed before persist
-// appended it; then its entry is not buffered either).
-func (r *run) DeferredMessage(i int) (in bindings.AppendMessageInput, ok bool) {
+// Appended returns r.appended[i], the message a deferred message step
+// appended (drive.Flow), or nil.
+func (r *run) Appended(i int) *bindings.ConversationMessage {
 	if i >= len(r.appended) {
-		return in, false
+		return nil
 	}
-	m := &r.appended[i]
-	return bindings.AppendMessageInput{
-		TenantID: m.TenantID, ConversationID: m.ConversationID, ID: m.ID, Role: m.Role, Content: m.Content,
-		ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, TurnNumber: m.TurnNumber, RunID: m.RunID,
-		ParticipantID: m.ParticipantID, Metadata: m.Metadata,
-	}, true
+	return &r.appended[i]
 }
 
-// MessageStored takes the stored form of the deferred message r.appended[i]
-// (with its Seq and CreatedAt), and for the user message (user) the bound
-// of the history reads after it.
-func (r *run) MessageStored(i int, user bool, m *bindings.ConversationMessage) {
-	if i < len(r.appended) && r.appended[i].ID == m.ID {
-		copyMessage(&r.appended[i], m)
-	}
-	if user {
-		copyMessage(&r.userMsg, m)
-	}
-}
+// UserMessage returns the turn's user message (drive.Flow).
+func (r *run) UserMessage() *bindings.ConversationMessage { return &r.userMsg }
 
 // MessageRefused forgets the deferred message r.appended[i], never stored.
 func (r *run) MessageRefused(i int) {

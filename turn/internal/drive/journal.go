@@ -68,12 +68,12 @@ type Journal struct {
 // Flow is what the journal asks of the turn it writes for: the messages
 // the turn holds, and whether an error is a step's own outcome.
 type Flow interface {
-	// DeferredMessage returns the append of the i-th message the turn
-	// appended (see DeferMessage); ok is false when it holds none.
-	DeferredMessage(i int) (in bindings.AppendMessageInput, ok bool)
-	// MessageStored tells the turn that its i-th message is stored as
-	// m, which is the user message when user is set.
-	MessageStored(i int, user bool, m *bindings.ConversationMessage)
+	// Appended returns the i-th message the turn appended (see
+	// DeferMessage), nil when it holds none.
+	Appended(i int) *bindings.ConversationMessage
+	// UserMessage returns the turn's user message, which bounds the
+	// history it reads.
+	UserMessage() *bindings.ConversationMessage
 	// MessageRefused tells the turn that its i-th message (and any after
 	// it) will never be stored.
 	MessageRefused(i int)

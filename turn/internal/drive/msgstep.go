@@ -16,7 +16,7 @@ import (
 // next write, to be stored with it in one Commit (see DeferMessage).
 //
 // The message itself is not copied here: it is the turn's appended
-// message number appended (Flow.DeferredMessage), where the turn puts it
+// message number appended (Flow.Appended), where the turn puts it
 // before any write can happen. Holding it once, and clearing only set once
 // it is written, keeps the pointer words a message step writes few (each
 // costs a write barrier while a GC mark runs).
@@ -63,6 +63,43 @@ func (j *Journal) DeferMessage(ctx context.Context, key, node string, user bool,
 	}
 	j.deferred = deferredMessage{set: true, user: user, key: key, node: node, appended: appended, after: after}
 	return nil
+}
+
+// message returns the append of the deferred message d, as the turn's
+// message step was given it: the message it returned for it (and appended
+// to the turn's messages) has its fields, but for the Seq and CreatedAt
+// the store gives it. ok is false when the turn does not hold it (its step
+// failed before it appended it; then its entry is not buffered either).
+func (j *Journal) message(d *deferredMessage) (in bindings.AppendMessageInput, ok bool) {
+	m := j.flow.Appended(d.appended)
+	if m == nil {
+		return in, false
+	}
+	return bindings.AppendMessageInput{
+		TenantID: m.TenantID, ConversationID: m.ConversationID, ID: m.ID, Role: m.Role, Content: m.Content,
+		ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, TurnNumber: m.TurnNumber, RunID: m.RunID,
+		ParticipantID: m.ParticipantID, Metadata: m.Metadata,
+	}, true
+}
+
+// messageStored gives the turn the stored form of the deferred message d,
+// m, and for the user message the bound of the history reads after it.
+func (j *Journal) messageStored(d *deferredMessage, m *bindings.ConversationMessage) {
+	if p := j.flow.Appended(d.appended); p != nil && p.ID == m.ID {
+		CopyMessage(p, m)
+	}
+	if d.user {
+		CopyMessage(j.flow.UserMessage(), m)
+	}
+}
+
+// CopyMessage sets *dst to *src field by field: while a GC mark runs, a
+// message copied whole costs the runtime's bulk write barrier, several
+// times dearer per word than the compiler's inline barrier of a field.
+func CopyMessage(dst, src *bindings.ConversationMessage) {
+	dst.TenantID, dst.ConversationID, dst.ID, dst.Seq, dst.Role = src.TenantID, src.ConversationID, src.ID, src.Seq, src.Role
+	dst.Content, dst.ToolCalls, dst.ToolCallID, dst.TurnNumber = src.Content, src.ToolCalls, src.ToolCallID, src.TurnNumber
+	dst.RunID, dst.ParticipantID, dst.Metadata, dst.CreatedAt = src.RunID, src.ParticipantID, src.Metadata, src.CreatedAt
 }
 
 // DeferredOutput reports whether step key is the deferred message step,
@@ -136,7 +173,7 @@ func (j *Journal) writeDeferred(ctx context.Context, entries []bindings.JournalE
 			break
 		}
 	}
-	msg, ok := j.flow.DeferredMessage(d.appended)
+	msg, ok := j.message(&d)
 	if at < 0 || !ok {
 		j.DropBuffer()
 		return nil, nil, &agents.PersistenceError{Op: "append message step", Err: fmt.Errorf("the entry of step %s is not buffered", d.key)}
@@ -172,7 +209,7 @@ func (j *Journal) writeDeferred(ctx context.Context, entries []bindings.JournalE
 		return nil, nil, &agents.PersistenceError{Op: "append message step", Err: fmt.Errorf("%d entries written, %d returned", len(entries), len(res.Entries))}
 	}
 	j.deferred.set = false
-	j.flow.MessageStored(d.appended, d.user, &res.Message) // with its Seq and CreatedAt
+	j.messageStored(&d, &res.Message) // with its Seq and CreatedAt
 	if err := j.stored(res.Entries[:len(j.buf)], res.Appended); err != nil {
 		return nil, nil, err
 	}

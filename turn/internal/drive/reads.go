@@ -154,7 +154,7 @@ func (j *Journal) TakeHistory(userSeq int64, limit int) (h []bindings.Conversati
 // appended at once.
 func (j *Journal) writeUserMessageAgain(ctx context.Context, entries []bindings.JournalEntry, at int, finish bindings.RunStatus) ([]bindings.JournalEntry, []bool, error) {
 	d := j.deferred
-	msg, ok := j.flow.DeferredMessage(d.appended)
+	msg, ok := j.message(&d)
 	if !ok {
 		j.DropBuffer()
 		return nil, nil, &agents.PersistenceError{Op: "append user message", Err: fmt.Errorf("the message of step %s is not held", d.key)}
@@ -186,7 +186,7 @@ func (j *Journal) writeUserMessageAgain(ctx context.Context, entries []bindings.
 	}
 	m := res.Message
 	j.deferred.set = false
-	j.flow.MessageStored(d.appended, true, &m) // the history's bound
+	j.messageStored(&d, &m) // the history's bound (d.user)
 	if d.after != nil {
 		d.after(ctx, m)
 	}
