@@ -80,10 +80,7 @@ func storedInput(in *Input) Input {
 
 // encodeStep is encodeOutput for a step of r's drive, written into the
 // drive's output arena (drive.EncodeStep), with what the turn knows of
-// out (appendOutputWith).
+// out (EncodeOptions).
 func encodeStep[T any](r *run, out *T) ([]byte, error) {
-	if v, ok := any(out).(*toolResult); ok && v.outputAsIs {
-		return drive.EncodeStep(&r.Journal, out, &journalcodec.Options{RawChecked: true})
-	}
-	return drive.EncodeStep(&r.Journal, out, nil)
+	return drive.EncodeStep(&r.Journal, out, r.EncodeOptions(out))
 }

@@ -298,7 +298,7 @@ func (r *run) recheckRoute(ctx context.Context) error {
 	}
 	// The drive replays setup next: it takes this decode instead of
 	// decoding the state (its tools and their schemas) a second time.
-	r.setupDecoded = s
+	r.Predecode(NodeSetup, s)
 	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, r.in.Agent.ID, bindings.PolicyKindModel)
 	if err != nil {
 		return err

@@ -62,10 +62,10 @@ func (r *run) messageID(key string) string { return r.DerivedID(key) }
 func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendMessageInput, after func(context.Context, bindings.ConversationMessage)) (bindings.ConversationMessage, error) {
 	// The append is idempotent by the message's deterministic id, so the
 	// step needs no started entry: a retry stores nothing twice.
-	m, err := runStep(ctx, r, key, node, kindMessage, func(ctx context.Context, requestID string) (bindings.ConversationMessage, error) {
+	m, err := drive.Step(ctx, &r.Journal, key, node, drive.Message, func(ctx context.Context, requestID string) (bindings.ConversationMessage, error) {
 		in.TenantID = r.tenantID
 		in.ConversationID = r.in.ConversationID
-		in.ID = requestID // runStep passes r.messageID(key)
+		in.ID = requestID // drive.Step passes r.messageID(key)
 		in.TurnNumber = r.s.TurnNumber
 		in.RunID = r.id
 		var m bindings.ConversationMessage

@@ -50,7 +50,7 @@ func TestResetClearsEveryField(t *testing.T) {
 		"Journal": true, // field by field below
 	}
 	journalSet := map[string]bool{ // what drive.Journal.Init sets
-		"tenantID": true, "runID": true, "owner": true, "leaseTTL": true, "runs": true, "flow": true,
+		"tenantID": true, "runID": true, "owner": true, "leaseTTL": true, "runs": true, "flow": true, "steps": true, "maxAttempts": true,
 		"mem": true, "entries": true, "entrySlab": true, "jd": true, "native": true, "encodeMsg": true,
 	}
 	for _, c := range []struct {

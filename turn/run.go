@@ -38,9 +38,6 @@ type run struct {
 	logger    *slog.Logger // Bindings.Logger with the run's identity; nil: no logging
 	driveWall time.Time    // wall-clock start of the drive, for logged durations
 	wallCtx   context.Context
-	// setupDecoded is the completed setup entry's output as recheckRoute
-	// decoded it, handed to setup's replay once (then nil).
-	setupDecoded *setupState
 	// parkedDecoded holds the parked approval records loadParked decoded,
 	// each handed once to the approval step that reads it (parkedRecord).
 	parkedDecoded []parkedDecode
@@ -106,7 +103,8 @@ func initRun(r *run, b *Bindings, jd journal.Driver, native bool, in Input, runI
 	}
 	r.Init(&drive.Config{
 		TenantID: in.TenantID, RunID: runID, Owner: owner, Now: b.Now, LeaseTTL: leaseTTL(b),
-		Runs: b.Runs, Driver: jd, Native: native, Flow: r,
+		Runs: b.Runs, Driver: jd, Native: native, Flow: r, Steps: r,
+		MaxAttempts: r.maxAttempts(), Events: b.OnEvent != nil,
 	}, mem, entries)
 	r.loadParked(entries)
 }
@@ -138,6 +136,7 @@ func (r *run) live(ctx context.Context) error {
 func (r *run) drive(parent context.Context) (Result, error) {
 	r.initLog(parent)
 	if r.logger != nil {
+		r.LogSteps()
 		r.driveWall = time.Now()
 	}
 	if e := r.Result(NodeComposeResult); e != nil {

@@ -21,6 +21,14 @@ type Journal struct {
 	leaseTTL               time.Duration
 	runs                   bindings.RunBinding // lease renewals and release
 	flow                   Flow
+	steps                  Steps
+	maxAttempts            int
+	events                 bool // Steps.Started and Ended report events
+	logging                bool // and Ended and Replayed log (LogSteps)
+	// decoded is a replayed step's result decoded already, of step
+	// decodedKey (Predecode), handed to its Step once (then nil).
+	decoded    any
+	decodedKey string
 
 	// Replaying marks a finished run folded: nothing may be written.
 	Replaying bool
@@ -96,13 +104,17 @@ type Config struct {
 	Driver                 journal.Driver
 	Native                 bool // Driver is the store's own
 	Flow                   Flow
+	Steps                  Steps
+	MaxAttempts            int  // the attempts of an effect without a result (Step)
+	Events                 bool // Steps.Started and Ended report events
 }
 
 // Init sets j up for a drive over the run's entries (read for this drive:
 // the index points into them), in the pooled memory mem (nil: none).
 func (j *Journal) Init(c *Config, mem *Mem, entries []bindings.JournalEntry) {
 	j.tenantID, j.runID, j.owner = c.TenantID, c.RunID, c.Owner
-	j.clock, j.leaseTTL, j.runs, j.flow = c.Now, c.LeaseTTL, c.Runs, c.Flow
+	j.clock, j.leaseTTL, j.runs, j.flow, j.steps = c.Now, c.LeaseTTL, c.Runs, c.Flow, c.Steps
+	j.maxAttempts, j.events = c.MaxAttempts, c.Events
 	j.jd, j.native = c.Driver, c.Native
 	j.mem = mem
 	j.load(entries)
@@ -123,6 +135,7 @@ func (j *Journal) Reset() {
 	j.pend, j.msgIn = nil, journal.Message{}
 	j.unheld.Store(false)
 	j.Replaying, j.Failed = false, false
+	j.logging, j.decoded, j.decodedKey = false, nil, ""
 }
 
 // now reads the clock.
