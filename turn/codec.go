@@ -80,7 +80,10 @@ func storedInput(in *Input) Input {
 
 // encodeStep is encodeOutput for a step of r's drive, written into the
 // drive's output arena (drive.EncodeStep), with what the turn knows of
-// out (EncodeOptions).
+// out (a tool's output checked already: rawChecked).
 func encodeStep[T any](r *run, out *T) ([]byte, error) {
-	return drive.EncodeStep(&r.Journal, out, r.EncodeOptions(out))
+	if v, ok := any(out).(*toolResult); ok && v.outputAsIs {
+		return drive.EncodeStep(&r.Journal, out, &rawChecked)
+	}
+	return drive.EncodeStep(&r.Journal, out, nil)
 }

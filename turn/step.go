@@ -36,6 +36,18 @@ func (r *run) maxAttempts() int {
 // lease, a cancelled context — is returned without being journaled, so the
 // run can continue later from this step.
 func step[T any](ctx context.Context, r *run, key, node string, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
+	if _, ok := any((*T)(nil)).(*toolResult); ok {
+		// A tool's output invokeTool checked already is journaled as it
+		// is (rawChecked).
+		call := fn
+		fn = func(ctx context.Context, requestID string) (T, error) {
+			out, err := call(ctx, requestID)
+			if v := any(&out).(*toolResult); v.outputAsIs {
+				r.EncodeWith(&rawChecked)
+			}
+			return out, err
+		}
+	}
 	return drive.Step(ctx, &r.Journal, key, node, drive.Effect, fn)
 }
 
@@ -53,8 +65,7 @@ func decide[T any](ctx context.Context, r *run, key, node string, fn func(ctx co
 }
 
 // The turn's side of drive.Step (drive.Steps): what a step that runs
-// reads first, what a panic in it counts as, what the turn knows of its
-// output, and its events and logs.
+// reads first, what a panic in it counts as, and its events and logs.
 
 // Prepare decodes the initial messages a replay left undecoded
 // (loadMessages): a step that runs may read them.
@@ -71,16 +82,6 @@ func (r *run) Panicked(node string, p any) error {
 		return &agents.GuardrailViolationError{Reason: msg}
 	}
 	return &agents.ToolInvocationError{Message: msg}
-}
-
-// EncodeOptions is what the turn knows of a step's output: a tool's
-// output invokeTool checked already (toolResult.outputAsIs) is copied
-// without checking it again.
-func (r *run) EncodeOptions(out any) *journalcodec.Options {
-	if v, ok := out.(*toolResult); ok && v.outputAsIs {
-		return &rawChecked
-	}
-	return nil
 }
 
 // rawChecked is the codec's options for a tool output checked already.

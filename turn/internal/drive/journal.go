@@ -7,6 +7,7 @@ import (
 
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/internal/journalcodec"
 )
 
 // Journal is one drive's journal: its journal.Driver, the index of the
@@ -29,6 +30,7 @@ type Journal struct {
 	// decodedKey (Predecode), handed to its Step once (then nil).
 	decoded    any
 	decodedKey string
+	encodeOpts *journalcodec.Options // the running step's (EncodeWith)
 
 	// Replaying marks a finished run folded: nothing may be written.
 	Replaying bool
@@ -135,7 +137,7 @@ func (j *Journal) Reset() {
 	j.pend, j.msgIn = nil, journal.Message{}
 	j.unheld.Store(false)
 	j.Replaying, j.Failed = false, false
-	j.logging, j.decoded, j.decodedKey = false, nil, ""
+	j.logging, j.decoded, j.decodedKey, j.encodeOpts = false, nil, "", nil
 }
 
 // now reads the clock.

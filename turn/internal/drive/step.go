@@ -34,9 +34,6 @@ type Steps interface {
 	Prepare() error
 	// Panicked returns the error a panic p in a step of node counts as.
 	Panicked(node string, p any) error
-	// EncodeOptions returns what the turn knows of a step's output out
-	// that the codec cannot (nil: nothing).
-	EncodeOptions(out any) *journalcodec.Options
 	// Started, Ended and Replayed report a step's start, end and replay:
 	// Started and Ended's events only when Config.Events is set, Ended's
 	// log (with out, else nil) and Replayed only once LogSteps was called.
@@ -49,6 +46,13 @@ type Steps interface {
 // step's output type), to return instead of decoding the entry again:
 // once, on the step's replay.
 func (j *Journal) Predecode(key string, p any) { j.decodedKey, j.decoded = key, p }
+
+// EncodeWith gives the codec o for the output of the step whose function
+// is returning (what the turn knows of it that the codec cannot): the
+// step's function calls it last, and Step takes it for that output only.
+// (A method of the journal rather than of Steps: an output passed to an
+// interface method would leave every step's output on the heap.)
+func (j *Journal) EncodeWith(o *journalcodec.Options) { j.encodeOpts = o }
 
 // LogSteps makes Step report to Steps.Ended (with the output) and
 // Steps.Replayed for the rest of the drive.
@@ -145,11 +149,14 @@ func Step[T any](ctx context.Context, j *Journal, key, node string, kind Kind, f
 	}
 	var out T
 	var err error
+	j.encodeOpts = nil
 	if effect {
 		out, err = callEffect(ctx, j, node, requestID, fn)
 	} else {
 		out, err = fn(ctx, requestID)
 	}
+	opts := j.encodeOpts // the function's last word (EncodeWith)
+	j.encodeOpts = nil
 	if j.logging {
 		j.steps.Ended(ctx, key, node, start, out, err)
 	} else if j.events {
@@ -163,7 +170,7 @@ func Step[T any](ctx context.Context, j *Journal, key, node string, kind Kind, f
 	}
 	var raw []byte
 	if !j.DeferredOutput(key) { // a deferred message's output is the store's to fill
-		raw, err = EncodeStep(j, &out, j.steps.EncodeOptions(&out))
+		raw, err = EncodeStep(j, &out, opts)
 	}
 	if err != nil {
 		return zero, &agents.PersistenceError{Op: "encode step " + key, Err: err, Permanent: true}
