@@ -18,24 +18,23 @@ import (
 
 // encodeOutput is json.Marshal(out), the bytes a step's output is
 // journaled as.
-func encodeOutput[T any](out *T) ([]byte, error) { return appendOutput(nil, out) }
-
-// appendOutput is encodeOutput writing into room when it is not nil (from
-// its start, growing it as append does; see encodeStep), and into a buffer
-// of its own otherwise.
-func appendOutput[T any](room []byte, out *T) ([]byte, error) {
-	return appendOutputWith(room, out, nil)
+func encodeOutput[T any](out *T) ([]byte, error) {
+	return journalcodec.Marshal(nil, out, encodeOptions(out))
 }
 
-// appendOutputWith is appendOutput with what the turn knows of out: a
+// encodeOptions is what the turn knows of out that the codec cannot: a
 // tool's output invokeTool checked already (toolResult.outputAsIs) is
-// copied without checking it again.
-func appendOutputWith[T any](room []byte, out *T, o *journalcodec.Options) ([]byte, error) {
-	if v, ok := any(out).(*toolResult); ok && v.outputAsIs && o == nil {
-		return journalcodec.Marshal(room, out, &journalcodec.Options{RawChecked: true})
+// copied without checking it again (rawChecked). A concrete type
+// assertion, which leaves out where it is (on the caller's stack).
+func encodeOptions[T any](out *T) *journalcodec.Options {
+	if v, ok := any(out).(*toolResult); ok && v.outputAsIs {
+		return &rawChecked
 	}
-	return journalcodec.Marshal(room, out, o)
+	return nil
 }
+
+// rawChecked is the codec's options for a tool output checked already.
+var rawChecked = journalcodec.Options{RawChecked: true}
 
 // appendToolMetaJSON writes json.Marshal(m).
 func appendToolMetaJSON(m *toolMeta) ([]byte, bool) {
@@ -80,10 +79,7 @@ func storedInput(in *Input) Input {
 
 // encodeStep is encodeOutput for a step of r's drive, written into the
 // drive's output arena (drive.EncodeStep), with what the turn knows of
-// out (a tool's output checked already: rawChecked).
+// out (encodeOptions).
 func encodeStep[T any](r *run, out *T) ([]byte, error) {
-	if v, ok := any(out).(*toolResult); ok && v.outputAsIs {
-		return drive.EncodeStep(&r.Journal, out, &rawChecked)
-	}
-	return drive.EncodeStep(&r.Journal, out, nil)
+	return drive.EncodeStep(&r.Journal, out, encodeOptions(out))
 }

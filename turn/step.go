@@ -6,7 +6,6 @@ import (
 	"time"
 
 	agents "github.com/kindgi/agents"
-	"github.com/kindgi/agents/internal/journalcodec"
 	"github.com/kindgi/agents/turn/internal/drive"
 )
 
@@ -38,13 +37,11 @@ func (r *run) maxAttempts() int {
 func step[T any](ctx context.Context, r *run, key, node string, fn func(ctx context.Context, requestID string) (T, error)) (T, error) {
 	if _, ok := any((*T)(nil)).(*toolResult); ok {
 		// A tool's output invokeTool checked already is journaled as it
-		// is (rawChecked).
+		// is (encodeOptions).
 		call := fn
 		fn = func(ctx context.Context, requestID string) (T, error) {
 			out, err := call(ctx, requestID)
-			if v := any(&out).(*toolResult); v.outputAsIs {
-				r.EncodeWith(&rawChecked)
-			}
+			r.EncodeWith(encodeOptions(&out))
 			return out, err
 		}
 	}
@@ -83,9 +80,6 @@ func (r *run) Panicked(node string, p any) error {
 	}
 	return &agents.ToolInvocationError{Message: msg}
 }
-
-// rawChecked is the codec's options for a tool output checked already.
-var rawChecked = journalcodec.Options{RawChecked: true}
 
 // Started emits a step's NodeStartedEvent.
 func (r *run) Started(ctx context.Context, key, node string) {
