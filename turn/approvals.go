@@ -7,6 +7,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/tighten"
 )
 
@@ -57,12 +58,12 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 		if attempt > 1 {
 			key += "/" + strconv.Itoa(attempt)
 		}
-		st := r.entries.get(key)
-		if st != nil && st.result != 0 {
-			o, err := decodeResult[approvalOutcome](r.at(st.result))
+		st := r.Key(key)
+		if st != nil && st.Result != 0 {
+			o, err := drive.DecodeResult[approvalOutcome](r.At(st.Result))
 			if err != nil {
-				if r.at(st.result).Status == bindings.StepFailed {
-					r.failed = true
+				if r.At(st.Result).Status == bindings.StepFailed {
+					r.Failed = true
 				}
 				return o, nil, err
 			}
@@ -72,22 +73,22 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 			}
 			return o, nil, nil
 		}
-		if r.replaying && st != nil && st.parked != 0 {
+		if r.Replaying && st != nil && st.Parked != 0 {
 			// Folding a parked run for Wait: it waits on this approval
 			// unless the approval was decided since.
-			return r.foldParked(ctx, r.at(st.parked))
+			return r.foldParked(ctx, r.At(st.Parked))
 		}
 		if r.b.Hitl == nil {
-			if st != nil && st.parked != 0 {
+			if st != nil && st.Parked != 0 {
 				// Asked by an earlier drive: a later drive with a HITL
 				// binding can still continue the run.
 				r.pending = true
 				return approvalOutcome{}, nil, &agents.HitlRequiredError{Reason: "the run waits on an approval and no HITL binding is bound"}
 			}
-			return approvalOutcome{}, nil, r.fail(ctx, key, node, &agents.HitlRequiredError{Reason: "a call needs approval and no HITL binding is bound"})
+			return approvalOutcome{}, nil, r.Fail(ctx, key, node, &agents.HitlRequiredError{Reason: "a call needs approval and no HITL binding is bound"})
 		}
-		if st != nil && st.parked != 0 {
-			pr, err := r.parkedRecord(r.at(st.parked))
+		if st != nil && st.Parked != 0 {
+			pr, err := r.parkedRecord(r.At(st.Parked))
 			if err != nil {
 				return approvalOutcome{}, nil, &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 			}
@@ -106,7 +107,7 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 				case OnTimeoutDeny:
 					o.Status = approvalExpired
 				case OnTimeoutFail:
-					return o, nil, r.fail(ctx, key, node, &agents.HitlRequiredError{
+					return o, nil, r.Fail(ctx, key, node, &agents.HitlRequiredError{
 						ToolID: pr.Request.ToolID, ApprovalID: pr.Request.ID, Reason: "the approval expired",
 					})
 				default:
@@ -126,18 +127,18 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 			}
 			return stored, nil, nil
 		}
-		if st == nil || st.started == 0 {
-			if _, _, err := r.appendEntry(ctx, key, node, bindings.StepStarted, nil, nil); err != nil {
+		if st == nil || st.Started == 0 {
+			if _, _, err := r.AppendEntry(ctx, key, node, bindings.StepStarted, nil, nil); err != nil {
 				return approvalOutcome{}, nil, err
 			}
 		}
 		req := mk(role)
 		now := r.now()
-		req.TenantID, req.RunID, req.ID = r.tenantID, r.id, r.requestID(key)
+		req.TenantID, req.RunID, req.ID = r.tenantID, r.id, r.DerivedID(key)
 		req.ReviewerRole = role
 		req.CreatedAt = now
 		req.ExpiresAt = now.Add(msDuration(r.s.Hitl.TimeoutMs))
-		if err := r.openPending(ctx); err != nil {
+		if err := r.OpenPending(ctx); err != nil {
 			return approvalOutcome{}, nil, err
 		}
 		a, err := r.b.Hitl.RequestApproval(ctx, req)
@@ -148,7 +149,7 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 		if err != nil {
 			return approvalOutcome{}, nil, &agents.PersistenceError{Op: "encode approval", Err: err, Permanent: true}
 		}
-		e, _, err := r.appendEntry(ctx, key, node, bindings.StepParked, raw, nil)
+		e, _, err := r.AppendEntry(ctx, key, node, bindings.StepParked, raw, nil)
 		if err != nil {
 			return approvalOutcome{}, nil, err
 		}
@@ -166,7 +167,7 @@ func (r *run) approval(ctx context.Context, base, node, role string, mk func(rol
 		r.parkedNow++
 		return approvalOutcome{}, &pr.Request, nil
 	}
-	return approvalOutcome{}, nil, r.fail(ctx, base+"/exhausted", node, &agents.HitlRequiredError{Reason: "the approval expired after every escalation"})
+	return approvalOutcome{}, nil, r.Fail(ctx, base+"/exhausted", node, &agents.HitlRequiredError{Reason: "the approval expired after every escalation"})
 }
 
 // foldParked is a parked approval step of a run folded for Wait: the
@@ -202,12 +203,12 @@ func (r *run) complete(ctx context.Context, key, node string, o approvalOutcome)
 	// (bufferEntry), written with the next entry — the call's started
 	// entry, the tool message, the next attempt, the run's end. A crash
 	// that loses it reads the same decision again.
-	e, appended, err := r.bufferEntry(ctx, key, node, raw)
+	e, appended, err := r.BufferEntry(ctx, key, node, raw)
 	if err != nil {
 		return o, err
 	}
 	if !appended {
-		return decodeResult[approvalOutcome](&e)
+		return drive.DecodeResult[approvalOutcome](&e)
 	}
 	return o, nil
 }
@@ -244,7 +245,7 @@ func (r *run) sessionGate(ctx context.Context) (Result, bool, error) {
 		return r.compose(StatusSuspended, "", approvals), true, nil
 	}
 	if o.Status != approvalApproved {
-		r.failed = true
+		r.Failed = true
 		return Result{}, false, &agents.HitlRequiredError{ApprovalID: o.ApprovalID, Reason: "the session gate was " + o.Status}
 	}
 	return Result{}, false, nil

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/turn/internal/childrun"
 )

@@ -33,6 +33,9 @@
 // the step key. Messages are stored under ids derived the same way, so a
 // retried write stores nothing twice. Only each step's own output is
 // journaled; the turn's state is rebuilt by replaying the steps in order.
+// (This package holds the flow and its nodes; the journal machinery — the
+// step, the index, the buffered writes, the Commit, the lease — is in
+// turn/internal/drive, which ARCHITECTURE.md maps.)
 //
 // # Fewer writes
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/internal/journalcodec"
+	"github.com/kindgi/agents/turn/internal/drive"
 )
 
 // pinMarshal fails unless encodeOutput(&v) is json.Marshal(v), byte for
@@ -263,12 +264,12 @@ func TestJournaledFollowsStrings(t *testing.T) {
 	for _, d := range docs {
 		raw := json.RawMessage(d)
 		want, err := json.Marshal(raw)
-		got := journaled(raw)
+		got := drive.Journaled(raw)
 		if err != nil {
 			want = raw // not JSON: left as it is
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("journaled(%s) = %s, want %s", d, got, want)
+			t.Errorf("drive.Journaled(%s) = %s, want %s", d, got, want)
 		}
 		if asIs := err == nil && bytes.Equal(want, raw) && validJSON(raw); journalcodec.RawAsIs(raw) != asIs {
 			t.Errorf("RawAsIs(%s) = %v, want %v", d, !asIs, asIs)
@@ -283,7 +284,7 @@ func TestToolOutputAsIsMatchesMarshal(t *testing.T) {
 		if !validJSON([]byte(o)) {
 			t.Fatalf("%s is not valid", o)
 		}
-		v := toolResult{Status: toolOK, Output: journaled(json.RawMessage(o)), outputAsIs: true}
+		v := toolResult{Status: toolOK, Output: drive.Journaled(json.RawMessage(o)), outputAsIs: true}
 		want, err := json.Marshal(v)
 		got, gerr := encodeOutput(&v)
 		if err != nil || gerr != nil || !bytes.Equal(got, want) {

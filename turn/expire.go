@@ -7,6 +7,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/sweep"
 )
 
@@ -86,7 +87,7 @@ func ExpireApprovals(ctx context.Context, b Bindings, lookup AgentLookup, now ti
 			_, err := Resume(ctx, ResumeInput{TenantID: tenantID, RunID: runID, Agent: a}, rb)
 			return err
 		},
-		DerivedID: derivedID, IDPrefix: idPrefix,
+		DerivedID: drive.DerivedID, IDPrefix: drive.IDPrefix,
 		Fail: func(ref bindings.ApprovalRef, err error) {
 			st.Failures = append(st.Failures, ExpireFailure{TenantID: ref.TenantID, RunID: ref.RunID, ApprovalID: ref.ApprovalID, Err: err})
 		},

@@ -59,7 +59,7 @@ func (r *run) evaluateGuardrails(ctx context.Context) error {
 	if len(outs) > 0 && r.b.Compliance != nil && !r.in.DryRun {
 		// Writes are idempotent per record: no started entry is needed.
 		if _, err := decide(ctx, r, NodeEvaluateGuardrails+"/compliance", NodeEvaluateGuardrails, func(ctx context.Context, _ string) (int, error) {
-			if err := r.holdLease(ctx); err != nil {
+			if err := r.HoldLease(ctx); err != nil {
 				return 0, err
 			}
 			recs := ComplianceRecords(r.trace(), r.s.TurnNumber, outs)

@@ -240,7 +240,7 @@ func (r *run) applyHandoff(ctx context.Context) error {
 	}
 	a, err := r.targetAgent(ctx, rec.AgentID, rec.AgentVersion)
 	if err != nil {
-		if !r.replaying {
+		if !r.Replaying {
 			return err
 		}
 		a = agent.Agent{ID: rec.AgentID, Version: rec.AgentVersion}

@@ -1,69 +1,22 @@
 package turn
 
 import (
-	"crypto/sha256"
+	"crypto/rand"
 	"encoding/hex"
-	"unicode/utf8"
-
-	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/internal/frozen"
 )
 
-// hashedIDLen is the length of the hashed tail of a derived id that would
-// be too long: "~" and 40 hex digits (160 bits of SHA-256).
-const hashedIDLen = 1 + 40
+// The ids a drive derives from its run id and step keys (message,
+// approval and request ids) are drive.Journal.DerivedID's; what follows
+// is the fresh id of a run or lease owner.
 
-// derivedID is the id of what step key of run runID stores or sends: a
-// message id, an approval id, a request id. It is runID + "/" + key, which
-// is deterministic and unique within the run. When that is longer than
-// bindings.MaxIDLength (a long run id with a long tool call id), it is the
-// longest prefix of runID that fits, "/", "~" and 40 hex digits of the
-// SHA-256 of runID + "/" + key: still deterministic, still unique, and an
-// id every store holds.
-func derivedID(runID, key string) string {
-	if len(runID)+1+len(key) <= bindings.MaxIDLength {
-		return runID + "/" + key
+// newID returns a fresh id from the NewID seam or 128 random bits.
+func newID(b *Bindings) string {
+	if b.NewID != nil {
+		return b.NewID()
 	}
-	sum := sha256.Sum256([]byte(runID + "/" + key))
-	return idPrefix(runID) + "~" + hex.EncodeToString(sum[:])[:hashedIDLen-1]
-}
-
-// idTextChunk is the size of a run's first chunk of derived-id text: a
-// turn with one tool call derives seven ids (≈470 bytes with a 32-character
-// run id).
-const idTextChunk = 512
-
-// derivedID is derivedID(r.id, key) with its bytes in the run's id text
-// (r.idText) rather than an allocation of its own: a drive's ids share a
-// few chunks. A chunk's bytes never change once written (a full chunk is
-// left as it is and a new one started, and reset drops the run's chunk
-// rather than reusing it): internal/frozen's invariant, so the strings
-// stay valid for as long as anyone holds them
-// (TestDerivedIDsSurviveLaterIDs).
-func (r *run) derivedID(key string) string {
-	n := len(r.id) + 1 + len(key)
-	if n > bindings.MaxIDLength {
-		return derivedID(r.id, key)
-	}
-	if cap(r.idText)-len(r.idText) < n {
-		r.idText = make([]byte, 0, max(idTextChunk, n))
-	}
-	start := len(r.idText)
-	r.idText = append(r.idText, r.id...)
-	r.idText = append(r.idText, '/')
-	r.idText = append(r.idText, key...)
-	return frozen.String(r.idText[start:])
-}
-
-// idPrefix is how every derived id of runID begins: runID + "/", with runID
-// cut (at a rune boundary) when a hashed tail would not fit after it.
-func idPrefix(runID string) string {
-	n := bindings.MaxIDLength - 1 - hashedIDLen
-	if len(runID) <= n {
-		return runID + "/"
-	}
-	for n > 0 && !utf8.RuneStart(runID[n]) {
-		n--
-	}
-	return runID[:n] + "/"
+	var buf [16]byte
+	var text [32]byte
+	_, _ = rand.Read(buf[:])
+	hex.Encode(text[:], buf[:])
+	return string(text[:]) // one allocation (EncodeToString makes two)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/turn/internal/childrun"
 	"github.com/kindgi/agents/turn/internal/codes"
+	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/routing"
 	"github.com/kindgi/agents/turn/internal/snapcheck"
 )
@@ -102,11 +103,11 @@ func invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	}
 	if p := d.Pending; p != nil && p.Create != nil {
 		r := newPooledRun(&b, jd, native, stored, in.RunID, owner, bindings.RunRunning, nil)
-		r.reads = readsOf(d.Conversation, d.HasConversation, d.History, limit)
-		r.setPending(p)
+		r.Reads = drive.ReadsOf(d.Conversation, d.HasConversation, d.History, limit)
+		r.SetPending(p)
 		res, err := r.driveReporting(ctx)
 		r.release()
-		if reopen := (*errRunOpened)(nil); !errors.As(err, &reopen) {
+		if reopen := (*drive.RunOpenedError)(nil); !errors.As(err, &reopen) {
 			return res, err
 		}
 		// Another driver created the run since the read, and nothing of
@@ -136,8 +137,8 @@ func invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	}
 	r := newPooledRun(&b, jd, native, stored, in.RunID, owner, d.Run.Status, d.Journal)
 	defer r.release()
-	r.reads = readsOf(d.Conversation, d.HasConversation, d.History, limit)
-	r.setPending(d.Pending)
+	r.Reads = drive.ReadsOf(d.Conversation, d.HasConversation, d.History, limit)
+	r.SetPending(d.Pending)
 	return r.driveReporting(ctx)
 }
 
@@ -268,10 +269,10 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	defer r.release()
 	r.held = claimed != nil
 	if d.HasApprovals {
-		r.reads = &turnReads{approvals: d.Approvals}
+		r.Reads = drive.ReadsOfApprovals(d.Approvals)
 	}
-	r.setPending(pending)
-	if st := r.entries.get(NodeComposeResult); st == nil || st.result == 0 {
+	r.SetPending(pending)
+	if st := r.Key(NodeComposeResult); st == nil || st.Result == 0 {
 		if err := r.recheckRoute(ctx); err != nil {
 			release()
 			return Result{RunID: in.RunID, ConversationID: stored.ConversationID}, err
@@ -284,22 +285,22 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 // model setup chose are still registered and allowed by the tenant's
 // current policy. A run whose setup has not completed routes afresh.
 func (r *run) recheckRoute(ctx context.Context) error {
-	st := r.entries.get(NodeSetup)
-	if st == nil || st.result == 0 || r.at(st.result).Status != bindings.StepCompleted {
+	st := r.Key(NodeSetup)
+	if st == nil || st.Result == 0 || r.At(st.Result).Status != bindings.StepCompleted {
 		return nil
 	}
 	// Decoded into the run's own setup state (zero until the flow sets it
 	// from setup's replay, to this same value), in place: no copy on the
 	// heap, and no whole-struct copy into the pooled run (a bulk write
 	// barrier while a GC mark runs).
-	e := r.at(st.result)
+	e := r.At(st.Result)
 	s := &r.s
-	if err := decodeOutcomeInto(e, r.inPlace(e), s); err != nil {
+	if err := drive.DecodeOutcomeInto(e, r.InPlace(e), s); err != nil {
 		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
 	// The drive replays setup next: it takes this decode instead of
 	// decoding the state (its tools and their schemas) a second time.
-	r.setupDecoded = s
+	r.Predecode(NodeSetup, s)
 	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, r.in.Agent.ID, bindings.PolicyKindModel)
 	if err != nil {
 		return err
@@ -353,7 +354,7 @@ func decodeSnapshot(snap bindings.RunSnapshotRecord, in Input) (Input, error) {
 // are copies), which is then decoded in place (unmarshalIn).
 func decodeSnapshotIn(snap bindings.RunSnapshotRecord, in Input, inPlace bool) (Input, error) {
 	var stored Input
-	if err := unmarshalIn(snap.Input, &stored, inPlace); err != nil {
+	if err := drive.UnmarshalIn(snap.Input, &stored, inPlace); err != nil {
 		return Input{}, &agents.RunSnapshotMissingError{RunID: snap.RunID}
 	}
 	stored.Agent = in.Agent

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/providers/scripted"

@@ -6,30 +6,19 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/internal/journalcodec"
+	"github.com/kindgi/agents/turn/internal/drive"
 )
 
-// The journal's reading side: step outputs a replay decodes, through the
-// journal codec (internal/journalcodec), in place when the bytes are the
-// journal read for the drive (run.inPlace).
-
-// unmarshal is json.Unmarshal(raw, out) for a zero *out, through the
-// journal codec (internal/journalcodec).
-func unmarshal[T any](raw []byte, out *T) error { return unmarshalIn(raw, out, false) }
-
-// unmarshalIn is unmarshal; shared says no one ever writes raw's bytes
-// (run.inPlace): the codec reads them in place, and the strings it
-// returns share them.
-func unmarshalIn[T any](raw []byte, out *T, shared bool) error {
-	return journalcodec.Unmarshal(raw, out, shared)
-}
+// The turn's lazy reads of its journal: step outputs a replay decodes
+// only once something reads them (drive.DecodeOutcome, in place when the
+// bytes are the journal read for the drive: drive.Journal.InPlace).
 
 // loadPrompt decodes the prompt of a replayed render-prompt step
 // (r.lazyPrompt), which the drive left undecoded until it is read:
 // building the initial messages, or the provenance record.
 func (r *run) loadPrompt() error {
 	if e := r.lazyPrompt; e != nil {
-		text, err := decodeOutcome[string](e, r.inPlace(e))
+		text, err := drive.DecodeOutcome[string](e, r.InPlace(e))
 		if err != nil {
 			return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 		}
@@ -50,7 +39,7 @@ func (r *run) loadMessages() error {
 	if e == nil {
 		return nil
 	}
-	msgs, err := decodeOutcome[[]bindings.ChatMessage](e, r.inPlace(e))
+	msgs, err := drive.DecodeOutcome[[]bindings.ChatMessage](e, r.InPlace(e))
 	if err != nil {
 		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
 	}
@@ -79,7 +68,7 @@ func (r *run) loadParked(entries []bindings.JournalEntry) {
 		}
 		var pr parkRecord
 		ms, ok := int64(0), false
-		if unmarshalIn(e.Output, &pr, r.inPlace(e)) == nil {
+		if drive.UnmarshalIn(e.Output, &pr, r.InPlace(e)) == nil {
 			ms, ok = pr.ElapsedMs, true
 			if !slices.ContainsFunc(r.parkedDecoded, func(p parkedDecode) bool { return p.key == e.Key }) {
 				r.parkedDecoded = append(r.parkedDecoded, parkedDecode{key: e.Key, pr: pr})
@@ -104,7 +93,7 @@ func (r *run) parkedRecord(e *bindings.JournalEntry) (parkRecord, error) {
 		}
 	}
 	var pr parkRecord
-	err := unmarshalIn(e.Output, &pr, r.inPlace(e))
+	err := drive.UnmarshalIn(e.Output, &pr, r.InPlace(e))
 	return pr, err
 }
 

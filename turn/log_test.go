@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/providers/scripted"

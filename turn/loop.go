@@ -9,6 +9,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/modelresp"
 )
 
@@ -205,7 +206,7 @@ func normalizeCalls(i int, calls []bindings.ToolCall) []bindings.ToolCall {
 		} else if !validJSON(c.Arguments) {
 			c.Arguments, _ = json.Marshal(string(c.Arguments))
 		} else {
-			c.Arguments = journaled(c.Arguments)
+			c.Arguments = drive.Journaled(c.Arguments)
 		}
 	}
 	return out

@@ -9,16 +9,17 @@ import (
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/prompt"
 	"github.com/kindgi/agents/turn/internal/chatlog"
+	"github.com/kindgi/agents/turn/internal/drive"
 )
 
 // renderPrompt is the render-prompt node: the agent's instructions,
 // rendered strictly with the journaled time and turn number.
 func (r *run) renderPrompt(ctx context.Context) error {
-	if st := r.entries.get(NodeRenderPrompt); st != nil && st.result != 0 && r.at(st.result).Status == bindings.StepCompleted {
+	if st := r.Key(NodeRenderPrompt); st != nil && st.Result != 0 && r.At(st.Result).Status == bindings.StepCompleted {
 		// Replayed: decoded when it is read (loadPrompt).
-		r.lazyPrompt = r.at(st.result)
+		r.lazyPrompt = r.At(st.Result)
 		if r.logger != nil {
-			r.logReplayed(ctx, NodeRenderPrompt, NodeRenderPrompt, string(r.at(st.result).Status))
+			r.logReplayed(ctx, NodeRenderPrompt, NodeRenderPrompt, string(r.At(st.Result).Status))
 		}
 		return nil
 	}
@@ -50,7 +51,7 @@ func (r *run) renderInstructions(ctx context.Context, a *agent.Agent) (string, e
 
 // messageID is the deterministic id of the message a step stores, so a
 // retried append stores nothing twice (see derivedID).
-func (r *run) messageID(key string) string { return r.derivedID(key) }
+func (r *run) messageID(key string) string { return r.DerivedID(key) }
 
 // persist stores one message of the turn as step key (nothing in a dry
 // run) and folds it into Result.Appended.
@@ -60,10 +61,10 @@ func (r *run) messageID(key string) string { return r.derivedID(key) }
 func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendMessageInput, after func(context.Context, bindings.ConversationMessage)) (bindings.ConversationMessage, error) {
 	// The append is idempotent by the message's deterministic id, so the
 	// step needs no started entry: a retry stores nothing twice.
-	m, err := runStep(ctx, r, key, node, kindMessage, func(ctx context.Context, requestID string) (bindings.ConversationMessage, error) {
+	m, err := drive.Step(ctx, &r.Journal, key, node, drive.Message, func(ctx context.Context, requestID string) (bindings.ConversationMessage, error) {
 		in.TenantID = r.tenantID
 		in.ConversationID = r.in.ConversationID
-		in.ID = requestID // runStep passes r.messageID(key)
+		in.ID = requestID // drive.Step passes r.messageID(key)
 		in.TurnNumber = r.s.TurnNumber
 		in.RunID = r.id
 		var m bindings.ConversationMessage
@@ -74,7 +75,7 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 				ParticipantID: in.ParticipantID, Metadata: in.Metadata,
 			}
 		} else {
-			deferred, err := r.deferMessage(ctx, key, node, in, after)
+			deferred, err := r.deferMessage(ctx, key, node, after)
 			if err != nil {
 				return m, err
 			}
@@ -128,11 +129,11 @@ func (r *run) persistUserMessage(ctx context.Context) error {
 // this turn (read with that limit: never the whole conversation), and the
 // user message.
 func (r *run) buildInitialMessages(ctx context.Context) error {
-	if st := r.entries.get(NodeBuildInitialMessages); st != nil && st.result != 0 && r.at(st.result).Status == bindings.StepCompleted {
+	if st := r.Key(NodeBuildInitialMessages); st != nil && st.Result != 0 && r.At(st.Result).Status == bindings.StepCompleted {
 		// Replayed: decoded when a step first runs (loadMessages).
-		r.lazyMessages = r.at(st.result)
+		r.lazyMessages = r.At(st.Result)
 		if r.logger != nil {
-			r.logReplayed(ctx, NodeBuildInitialMessages, NodeBuildInitialMessages, string(r.at(st.result).Status))
+			r.logReplayed(ctx, NodeBuildInitialMessages, NodeBuildInitialMessages, string(r.At(st.Result).Status))
 		}
 		return nil
 	}
@@ -203,8 +204,4 @@ func (m toolMeta) raw() json.RawMessage {
 // eleven pointer words while a GC mark runs, several times dearer a word
 // than the compiler's inline barrier of a field. TestCopyMessageCopiesEveryField
 // fails when a field of bindings.ConversationMessage is left out here.
-func copyMessage(dst, src *bindings.ConversationMessage) {
-	dst.TenantID, dst.ConversationID, dst.ID, dst.Seq, dst.Role = src.TenantID, src.ConversationID, src.ID, src.Seq, src.Role
-	dst.Content, dst.ToolCalls, dst.ToolCallID, dst.TurnNumber = src.Content, src.ToolCalls, src.ToolCallID, src.TurnNumber
-	dst.RunID, dst.ParticipantID, dst.Metadata, dst.CreatedAt = src.RunID, src.ParticipantID, src.Metadata, src.CreatedAt
-}
+func copyMessage(dst, src *bindings.ConversationMessage) { drive.CopyMessage(dst, src) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/schemacheck"
 )
 
@@ -37,7 +38,7 @@ func (r *run) validateOutput(ctx context.Context, i int, text string) (retry boo
 		raw := json.RawMessage(schemacheck.AnswerJSON(text))
 		issues := sch.Validate(raw)
 		if len(issues) == 0 {
-			return outputCheck{Output: journaled(raw)}, nil
+			return outputCheck{Output: drive.Journaled(raw)}, nil
 		}
 		out := outputCheck{Issues: make([]agents.Issue, len(issues))}
 		for j, is := range issues {

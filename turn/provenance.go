@@ -149,7 +149,7 @@ func (r *run) persistProvenance(ctx context.Context) error {
 		if r.in.DryRun || pb.Emitter == nil {
 			return nil, nil
 		}
-		if err := r.holdLease(ctx); err != nil {
+		if err := r.HoldLease(ctx); err != nil {
 			return nil, err
 		}
 		if err := r.loadPrompt(); err != nil {

@@ -83,12 +83,12 @@ func isQuotaWait(err error) bool {
 // invalid quota fails the run (invalid-message naming the field).
 func (r *run) loadQuotas(ctx context.Context) error {
 	r.quotas = nil
-	if r.replaying || r.in.DryRun {
+	if r.Replaying || r.in.DryRun {
 		return nil
 	}
 	if r.b.Quotas == nil {
 		if r.b.TenantPolicy != nil && len(r.b.TenantPolicy.Quotas) > 0 {
-			r.failed = true
+			r.Failed = true
 			return &agents.InvalidBindingsError{Reason: "the tenant policy has quotas but Bindings.Quotas is nil: bind a quota counter (memstore or pgstore)"}
 		}
 		return nil
@@ -112,7 +112,7 @@ func (r *run) loadQuotas(ctx context.Context) error {
 		}
 	}
 	if err := bindings.CheckQuotas(qs); err != nil {
-		r.failed = true // the same policy refuses every drive
+		r.Failed = true // the same policy refuses every drive
 		return err
 	}
 	r.quotas = qs
@@ -270,15 +270,15 @@ func (r *run) toolQuotas(ctx context.Context, p callPlan) (res toolResult, refus
 // is then left resumable, its lease released, and the next drive asks the
 // quota again).
 func (r *run) waitForQuota(ctx context.Context, w *quotaWait) error {
-	_ = r.flush(ctx)
-	r.inflight = ""
+	_ = r.Flush(ctx)
+	r.Inflight = ""
 	d := r.b.Runs.(bindings.RunDeferrer) // quotaRefused waits only with one
-	err := r.openPending(ctx)
+	err := r.OpenPending(ctx)
 	if err == nil {
 		err = d.DeferRun(ctx, bindings.DeferRunInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, NotBefore: w.notBefore})
 	}
 	if err != nil {
-		r.releaseLease(ctx)
+		r.ReleaseLease(ctx)
 		return coded(err, "queue the run for its quota")
 	}
 	return w.err

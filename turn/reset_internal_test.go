@@ -8,60 +8,12 @@ import (
 	"time"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/internal/alias"
+	"github.com/kindgi/agents/internal/junk"
 	"github.com/kindgi/agents/memstore"
 	"github.com/kindgi/agents/registry"
 )
-
-// fillJunk sets every field of v (addressable), exported or not, to a
-// value that is not zero: strings, numbers, pointers, slices, maps,
-// functions, and interfaces for which one of ifaces fits.
-func fillJunk(t *testing.T, v reflect.Value, ifaces []any) {
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString("junk")
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(7)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		v.SetUint(7)
-	case reflect.Float32, reflect.Float64:
-		v.SetFloat(7)
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-	case reflect.Slice:
-		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
-	case reflect.Map:
-		v.Set(reflect.MakeMap(v.Type()))
-	case reflect.Chan:
-		v.Set(reflect.MakeChan(v.Type(), 0))
-	case reflect.Func:
-		v.Set(reflect.MakeFunc(v.Type(), func(args []reflect.Value) []reflect.Value {
-			out := make([]reflect.Value, v.Type().NumOut())
-			for i := range out {
-				out[i] = reflect.Zero(v.Type().Out(i))
-			}
-			return out
-		}))
-	case reflect.Interface:
-		for _, c := range ifaces {
-			if reflect.TypeOf(c).Implements(v.Type()) {
-				v.Set(reflect.ValueOf(c))
-				return
-			}
-		}
-	case reflect.Array:
-		for i := range v.Len() {
-			fillJunk(t, v.Index(i), ifaces)
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			f := v.Field(i)
-			fillJunk(t, alias.Settable(f), ifaces)
-		}
-	}
-}
 
 // TestResetClearsEveryField holds that a pooled run set up again
 // (initRun, reset) is a new run: every field of a run filled with junk is
@@ -74,27 +26,42 @@ func TestResetClearsEveryField(t *testing.T) {
 	in := Input{TenantID: "t1", ConversationID: "c1", UserMessage: "hello", RunID: "run-1"}
 	r := newPooledRun(&b, store, true, in, "run-1", "o1", bindings.RunRunning, nil)
 	defer r.release()
-	mem, encode := r.mem, r.encodeMsg
-	fillJunk(t, reflect.ValueOf(r).Elem(), ifaces)
+	mem := r.mem
+	jv := reflect.ValueOf(&r.Journal).Elem()
+	encode := reflect.New(jv.FieldByName("encodeMsg").Type()).Elem()
+	encode.Set(alias.Settable(jv.FieldByName("encodeMsg")))
+	junk.Fill(t, reflect.ValueOf(r).Elem(), ifaces)
 	v := reflect.ValueOf(r).Elem()
-	for i := range v.NumField() {
-		if v.Field(i).IsZero() {
-			t.Fatalf("run.%s was not filled", v.Type().Field(i).Name)
+	for _, s := range []reflect.Value{v, jv} {
+		for i := range s.NumField() {
+			if s.Field(i).IsZero() {
+				t.Fatalf("run.%s was not filled", s.Type().Field(i).Name)
+			}
 		}
 	}
-	r.mem, r.encodeMsg = mem, encode // a pooled run's own: kept by initRun
+	r.mem = mem                                             // a pooled run's own: kept by initRun
+	alias.Settable(jv.FieldByName("encodeMsg")).Set(encode) // likewise
 	in2 := Input{TenantID: "t2", ConversationID: "c2", UserMessage: "again"}
 	b2 := Bindings{Runs: store, Conversations: store}
 	initRun(r, &b2, store, true, in2, "run-2", "o2", bindings.RunSuspended, nil)
 
 	set := map[string]bool{ // what initRun sets, checked below
 		"mem": true, "b": true, "in": true, "tenantID": true, "id": true, "owner": true, "resumed": true, "status": true,
-		"entries": true, "entrySlab": true, "jd": true, "native": true, "encodeMsg": true,
+		"Journal": true, // field by field below
 	}
-	for i := range v.NumField() {
-		name := v.Type().Field(i).Name
-		if !set[name] && !v.Field(i).IsZero() {
-			t.Errorf("run.%s is not zero after initRun of a used run", name)
+	journalSet := map[string]bool{ // what drive.Journal.Init sets
+		"tenantID": true, "runID": true, "owner": true, "leaseTTL": true, "runs": true, "flow": true, "steps": true, "maxAttempts": true,
+		"mem": true, "entries": true, "entrySlab": true, "jd": true, "native": true, "encodeMsg": true,
+	}
+	for _, c := range []struct {
+		v   reflect.Value
+		set map[string]bool
+	}{{v, set}, {jv, journalSet}} {
+		for i := range c.v.NumField() {
+			name := c.v.Type().Field(i).Name
+			if !c.set[name] && !c.v.Field(i).IsZero() {
+				t.Errorf("run.%s is not zero after initRun of a used run", name)
+			}
 		}
 	}
 	if !reflect.DeepEqual(r.in, in2) {
@@ -103,11 +70,8 @@ func TestResetClearsEveryField(t *testing.T) {
 	if r.mem != mem || r.b != &b2 || r.tenantID != "t2" || r.id != "run-2" || r.owner != "o2" || r.resumed || r.status != bindings.RunSuspended {
 		t.Errorf("the run's identity is %p %p %q %q %q %v %q", r.mem, r.b, r.tenantID, r.id, r.owner, r.resumed, r.status)
 	}
-	if r.entries.len() != 0 || r.entries.byKey != nil || r.entries.full != nil || len(r.entrySlab) != 0 || &r.entrySlab[:1][0] != &mem.entries[0] {
-		t.Errorf("the journal index is not empty in the pooled slabs: %+v", r.entries)
-	}
-	if r.jd != store || !r.native || r.encodeMsg == nil {
-		t.Errorf("the drive's journal is %T (native %v)", r.jd, r.native)
+	if r.Keys() != 0 || alias.Settable(jv.FieldByName("jd")).Interface() != journal.Driver(store) || !jv.FieldByName("native").Bool() || jv.FieldByName("encodeMsg").IsNil() {
+		t.Errorf("the drive's journal is not the new run's: %d keys, native %v", r.Keys(), jv.FieldByName("native").Bool())
 	}
 }
 
@@ -128,7 +92,7 @@ func (junkProvider) Generate(context.Context, bindings.GenerateRequest) (binding
 // copyMessage fails here).
 func TestCopyMessageCopiesEveryField(t *testing.T) {
 	var src, dst bindings.ConversationMessage
-	fillJunk(t, reflect.ValueOf(&src).Elem(), nil)
+	junk.Fill(t, reflect.ValueOf(&src).Elem(), nil)
 	src.CreatedAt = time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
 	copyMessage(&dst, &src)
 	if !reflect.DeepEqual(dst, src) {

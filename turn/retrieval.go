@@ -7,6 +7,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/retrieve"
 )
 
@@ -66,7 +67,7 @@ func RunRetrievals(ctx context.Context, req RetrievalRequest, b RetrievalBinding
 			}
 			seen[f.Fact.ID] = true
 			f.Fact.Embedding = nil
-			f.Fact.Data = journaled(f.Fact.Data)
+			f.Fact.Data = drive.Journaled(f.Fact.Data)
 			out = append(out, RetrievedFact{Fact: f.Fact, Score: f.Score, Intent: in})
 		}
 	}

@@ -6,12 +6,13 @@ import (
 	"errors"
 	"log/slog"
 	"math"
-	"sync/atomic"
 	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/internal/alias"
+	"github.com/kindgi/agents/turn/internal/drive"
 )
 
 // run is one drive of a journaled turn: the bindings, the run's identity,
@@ -31,39 +32,12 @@ type run struct {
 	held   bool
 	status bindings.RunStatus // the run's status when this drive took it
 
-	entries journalIndex
-	// entrySlab holds the entries the index keeps (see record), after
-	// fullSlabs (see at); loaded are the entries read for the drive
-	// (loadJournal).
-	entrySlab []bindings.JournalEntry
-	fullSlabs [][]bindings.JournalEntry
-	loaded    []bindings.JournalEntry
-	// outArena holds the outputs of the drive's steps (encodeStep);
-	// quoted is the rendered prompt as journaled there.
-	outArena []byte
-	quoted   quotedString
-	// jd is the drive's journal (driverOf); native says it is the store's
-	// own Driver. pend is what Open left for the first Commit (see
-	// commit.go), and unheld says so to the lease's renewals. buf holds
-	// decide results not written yet (see bufferEntry), in entrySlab's
-	// last slots (see bufTail).
-	jd        journal.Driver
-	native    bool
-	pend      *journal.Pending
-	unheld    atomic.Bool
-	msgIn     journal.Message                                    // the message of writeDeferred's Commit
-	deferred  deferredMessage                                    // a message step waiting for the next write (see deferMessage)
-	encodeMsg func(bindings.ConversationMessage) ([]byte, error) // r.encodeMessageInArena, made once per pooled run
-	buf       []bindings.JournalEntry
-	carried   bool         // buf holds an effect step's result (see carry)
+	// Journal is the drive's journal (turn/internal/drive): its
+	// driver, index, slabs, arena, buffer, deferred message and lease.
+	drive.Journal
 	logger    *slog.Logger // Bindings.Logger with the run's identity; nil: no logging
 	driveWall time.Time    // wall-clock start of the drive, for logged durations
-	lease     *leaseKeeper
-	idText    []byte // the text of the drive's derived ids (see derivedID)
 	wallCtx   context.Context
-	// setupDecoded is the completed setup entry's output as recheckRoute
-	// decoded it, handed to setup's replay once (then nil).
-	setupDecoded *setupState
 	// parkedDecoded holds the parked approval records loadParked decoded,
 	// each handed once to the approval step that reads it (parkedRecord).
 	parkedDecoded []parkedDecode
@@ -72,21 +46,10 @@ type run struct {
 	lazyMessages *bindings.JournalEntry
 	// lazyPrompt is the replayed render-prompt entry, likewise.
 	lazyPrompt *bindings.JournalEntry
-	// reads is what Open read ahead (see openturn.go), nil when nothing
-	// was: kept out of line, so that a run on
-	// a store without them carries (and zeroes, and the GC scans) one
-	// pointer.
-	reads *turnReads
 	// wantHistory says the user message is being appended (see
 	// appendStepsAndMessage).
 	wantHistory bool
 
-	// inflight is the key (and node) of the model or tool step started in
-	// this drive whose result is not stored yet ("" when none).
-	inflight, inflightNode string
-
-	replaying     bool // folding a finished run: nothing may run
-	failed        bool // a failed outcome is journaled: the run is over
 	pending       bool // waiting on approvals asked by an earlier drive
 	parkedNow     int  // approvals this drive asked for
 	driveStart    time.Time
@@ -134,11 +97,15 @@ func initRun(r *run, b *Bindings, jd journal.Driver, native bool, in Input, runI
 		r.in = in
 	}
 	r.b, r.tenantID, r.id, r.owner, r.status, r.resumed = b, in.TenantID, runID, owner, status, len(entries) > 0
-	r.jd, r.native = jd, native
-	r.loadJournal(entries)
-	if r.encodeMsg == nil { // a pooled run keeps its closure (r stays where it is)
-		r.encodeMsg = r.encodeMessageInArena
+	var mem *drive.Mem
+	if r.mem != nil {
+		mem = &r.mem.Mem
 	}
+	r.Init(&drive.Config{
+		TenantID: in.TenantID, RunID: runID, Owner: owner, Now: b.Now, LeaseTTL: leaseTTL(b),
+		Runs: b.Runs, Driver: jd, Native: native, Flow: r, Steps: r,
+		MaxAttempts: r.maxAttempts(), Events: b.OnEvent != nil,
+	}, mem, entries)
 	r.loadParked(entries)
 }
 
@@ -157,7 +124,7 @@ func (r *run) elapsedMs() int64 {
 
 // live reports an abort before a step starts.
 func (r *run) live(ctx context.Context) error {
-	if err := r.checkLease(); err != nil {
+	if err := r.CheckLease(); err != nil {
 		return err
 	}
 	return ctx.Err()
@@ -169,44 +136,45 @@ func (r *run) live(ctx context.Context) error {
 func (r *run) drive(parent context.Context) (Result, error) {
 	r.initLog(parent)
 	if r.logger != nil {
+		r.LogSteps()
 		r.driveWall = time.Now()
 	}
-	if st := r.entries.get(NodeComposeResult); st != nil && st.result != 0 {
-		r.log(parent, logRunFinished, slog.String("status", string(r.at(st.result).Status)))
+	if e := r.Result(NodeComposeResult); e != nil {
+		r.log(parent, logRunFinished, slog.String("status", string(e.Status)))
 		// Finished: make the run's status say so (a driver may have died
 		// between the outcome and the status), then return the outcome.
 		want := bindings.RunCompleted
-		if r.at(st.result).Status == bindings.StepFailed {
+		if e.Status == bindings.StepFailed {
 			want = bindings.RunFailed
 		}
 		if r.status != want {
 			// The status, and the lease released, in one Commit.
-			if _, err := r.commit(parent, journal.CommitInput{Finish: want}); err != nil {
-				r.releaseLease(parent)
+			if err := r.Finish(parent, want); err != nil {
+				r.ReleaseLease(parent)
 				return Result{}, coded(err, "set run status")
 			}
 		} else {
-			defer r.releaseLease(parent)
+			defer r.ReleaseLease(parent)
 		}
-		if r.at(st.result).Status == bindings.StepFailed {
-			return decodeResult[Result](r.at(st.result))
+		if e.Status == bindings.StepFailed {
+			return drive.DecodeResult[Result](e)
 		}
 		// Rebuild the result by folding the journal: every step returns
 		// its stored output and nothing runs.
-		r.replaying = true
+		r.Replaying = true
 		return r.flow(parent)
 	}
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	r.keepLease(ctx, cancel)
-	defer r.stopLease() // also when a binding panics: never renew for a dead drive
+	r.KeepLease(ctx, cancel)
+	defer r.StopLease() // also when a binding panics: never renew for a dead drive
 	r.driveStart = r.now()
 	if r.logger != nil {
 		msg := logRunStarted
 		if r.resumed {
 			msg = logRunResumed
 		}
-		r.log(parent, msg, slog.String("conversation_id", r.in.ConversationID), slog.Int("journal_entries", r.entries.len()))
+		r.log(parent, msg, slog.String("conversation_id", r.in.ConversationID), slog.Int("journal_entries", r.Keys()))
 	}
 	emit(r, parent, TurnStartedEvent{
 		RunID: r.id, TenantID: r.tenantID, ConversationID: r.in.ConversationID,
@@ -221,9 +189,9 @@ func (r *run) drive(parent context.Context) (Result, error) {
 // compose-result entry, so any later drive returns the same error. Storage
 // and lease failures leave the run as it is, to be resumed.
 func (r *run) finish(parent context.Context, res Result, err error) (Result, error) {
-	bg := detached(parent)
-	r.stopLease()
-	if reopen := (*errRunOpened)(nil); errors.As(err, &reopen) {
+	bg := drive.Detached(parent)
+	r.StopLease()
+	if reopen := (*drive.RunOpenedError)(nil); errors.As(err, &reopen) {
 		// Another driver created the run: nothing of this drive is
 		// stored, and Invoke opens the run as it finds it.
 		return Result{}, err
@@ -233,19 +201,19 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 		if res.Status == StatusSuspended {
 			status = bindings.RunSuspended
 		}
-		if serr := r.end(bg, status, nil); serr != nil {
-			if r.failed || endsRun(serr) {
+		if serr := r.End(bg, status, nil); serr != nil {
+			if r.Failed || endsRun(serr) {
 				// The deferred final message was refused, and its failure
 				// journaled (writeDeferred), or the store refused a
 				// buffered result for good: that is the turn's outcome.
 				return r.finish(parent, Result{}, serr)
 			}
-			if r.inflight != "" && agents.CodeOf(serr) != agents.CodeRunBusy {
+			if r.Inflight != "" && agents.CodeOf(serr) != agents.CodeRunBusy {
 				// The result of a model or tool step rode with the write
 				// that failed: count the attempt (Bindings.MaxStepAttempts).
-				r.noteAttempt(bg, serr)
+				r.NoteAttempt(bg, serr)
 			}
-			r.releaseLease(bg)
+			r.ReleaseLease(bg)
 			r.logEnd(parent, Result{}, serr, true)
 			return Result{}, serr
 		}
@@ -255,9 +223,9 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 		}
 		return res, nil
 	}
-	terminal := r.failed
+	terminal := r.Failed
 	switch {
-	case parent.Err() != nil && !r.failed && errors.Is(context.Cause(parent), errWorkerStopped):
+	case parent.Err() != nil && !r.Failed && errors.Is(context.Cause(parent), errWorkerStopped):
 		// A stopping Worker cancelled the drive: not the turn's outcome.
 		// The run is left as it is, its lease released below, for another
 		// worker to claim at once.
@@ -265,7 +233,7 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 	case parent.Err() != nil:
 		err = &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: parent.Err()}
 		terminal = true
-	case r.lease != nil && r.lease.lost.Load():
+	case r.LeaseLost():
 		err = &agents.RunBusyError{RunID: r.id}
 		terminal = false
 	case r.wallCtx != nil && errors.Is(context.Cause(r.wallCtx), errWallTimeout):
@@ -279,7 +247,7 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 		// The store may refuse a buffered result too: the failure is
 		// written without the buffer (a failed run replays its error
 		// without folding the journal).
-		r.dropBuffer()
+		r.DropBuffer()
 	}
 	switch {
 	case terminal:
@@ -287,30 +255,30 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 			// The store refused a write for good, perhaps of a buffered
 			// result: write the failure without the buffer (a failed run
 			// replays its error without folding the journal).
-			r.dropBuffer()
+			r.DropBuffer()
 		}
-		se, detail := encodeFailure(err)
-		if r.end(bg, bindings.RunFailed, &bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se}) != nil {
-			r.releaseLease(bg)
+		se, detail := drive.EncodeFailure(err)
+		if r.End(bg, bindings.RunFailed, &bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se}) != nil {
+			r.ReleaseLease(bg)
 		}
 	case isQuotaWait(err):
 		err = r.waitForQuota(bg, err.(*quotaWait))
 	case r.pending:
-		if r.end(bg, bindings.RunSuspended, nil) != nil {
-			r.releaseLease(bg)
+		if r.End(bg, bindings.RunSuspended, nil) != nil {
+			r.ReleaseLease(bg)
 		}
 	default:
-		if r.carried {
+		if r.Carried() {
 			// An effect's result is still buffered: try to keep it.
-			_ = r.flush(bg)
+			_ = r.Flush(bg)
 		}
-		if r.inflight != "" && agents.CodeOf(err) != agents.CodeRunBusy && !isDriverFault(err) {
+		if r.Inflight != "" && agents.CodeOf(err) != agents.CodeRunBusy && !isDriverFault(err) {
 			// A model or tool step ends without a result: count the
 			// attempt (Bindings.MaxStepAttempts).
-			r.noteAttempt(bg, err)
+			r.NoteAttempt(bg, err)
 		}
 		if !r.held {
-			r.releaseLease(bg)
+			r.ReleaseLease(bg)
 		}
 	}
 	r.logEnd(parent, Result{}, err, !terminal)
@@ -318,57 +286,22 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 	return Result{}, err
 }
 
-// end closes the drive: it writes the buffered decide results and last
-// (when set), the run's status, and releases the lease, in one Commit
-// (with the deferred message, when one waits). When the write fails the
-// status is left as it is and the lease held: the caller records what it
-// must (a failure, an attempt) and releases it (best effort: an unreleased
-// lease expires).
-func (r *run) end(ctx context.Context, status bindings.RunStatus, last *bindings.JournalEntry) error {
-	r.stopLease()
-	entries := r.buf
-	if last != nil {
-		last.At = r.now()
-		entries = append(r.bufTail(), *last)
-	}
-	n := len(r.buf)
-	var stored []bindings.JournalEntry
-	var err error
-	if r.deferred.set {
-		// The final message waits for this write: it goes with it.
-		stored, _, err = r.writeDeferred(ctx, entries, status)
-	} else {
-		var appended []bool
-		if stored, appended, err = r.commitEntries(ctx, entries, status); err == nil {
-			err = r.stored(stored[:n], appended)
-		}
-	}
-	if err != nil {
-		return err // the lease is still held: the caller releases it
-	}
-	for i := n; i < len(stored); i++ {
-		r.recordAt(&stored[i])
-	}
-	return nil
-}
-
 // flow runs the nodes of agent.turn in order; each side effect is a step.
 func (r *run) flow(ctx context.Context) (Result, error) {
 	if err := r.loadQuotas(ctx); err != nil {
 		return Result{}, err
 	}
-	prior := r.entries.get(NodeSetup)
-	ranNow := prior == nil || prior.result == 0
+	ranNow := r.Result(NodeSetup) == nil
 	s, err := decide(ctx, r, NodeSetup, NodeSetup, r.setupTakingTurn)
 	if err != nil {
 		return Result{}, err
 	}
-	if st := r.entries.get(NodeSetup); ranNow && st != nil && st.result != 0 {
+	if e := r.Result(NodeSetup); ranNow && e != nil {
 		// Work from the journaled form when setup ran in this drive too, so a tool's
 		// config (any JSON) reaches it with the same Go types on every
 		// drive: float64 numbers, map[string]any objects.
 		// s is setup's, built in this drive and held by nothing else.
-		if s, err = normalizeSetupOwn(s, r.at(st.result).Output); err != nil {
+		if s, err = normalizeSetupOwn(s, e.Output); err != nil {
 			return Result{}, err
 		}
 	}
@@ -377,11 +310,11 @@ func (r *run) flow(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	remaining := s.Budget.MaxWallMs - r.elapsedBefore
-	if r.replaying {
+	if r.Replaying {
 		remaining = s.Budget.MaxWallMs // a finished run's budget no longer matters
 	}
 	if remaining <= 0 {
-		r.failed = true // the budget is spent: the outcome is final
+		r.Failed = true // the budget is spent: the outcome is final
 		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortTimeout, Err: errWallTimeout}
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, msDuration(remaining), errWallTimeout)
@@ -437,7 +370,7 @@ type composeRecord struct {
 // bind finds the run's provider and the tenant's tools for this drive.
 func (r *run) bind() error {
 	pr, ok := r.b.Providers.Provider(r.s.Route.Provider)
-	if (!ok || pr == nil) && !r.replaying {
+	if (!ok || pr == nil) && !r.Replaying {
 		return &agents.CapabilityRoutingError{
 			Reason:   "the run's provider is no longer registered",
 			Refusals: []agents.RoutingRefusal{{Provider: r.s.Route.Provider, Model: r.s.Route.Model, Reason: "provider not registered"}},
@@ -515,3 +448,11 @@ func msDuration(ms int64) time.Duration {
 	}
 	return time.Duration(ms) * time.Millisecond
 }
+
+// sameString reports whether a and b are the same string: the same bytes
+// at the same address (not only equal bytes: a string may alias bytes a
+// later drive writes over, such as a derived id's).
+func sameString(a, b string) bool { return alias.SameString(a, b) }
+
+// errWallTimeout is the cancellation cause of a drive past maxWallMs.
+var errWallTimeout = errors.New("maxWallMs elapsed")

@@ -6,12 +6,12 @@ import (
 
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/turn/internal/drive"
 )
 
 // runMem is the memory of a drive that nothing keeps once the drive is
-// over: the run itself and the first slabs of its journal index (the
-// entries and their key states; the journal buffer is the entry slab's
-// tail). Invoke and Resume take it from runPool and give it back
+// over: the run itself and its journal's first slabs and arena
+// (drive.Mem). Invoke and Resume take it from runPool and give it back
 // when the drive returns (release), so that a turn does not allocate it
 // afresh (6 KB a turn, a quarter of a memstore turn's allocations, and the
 // GC work that comes with them).
@@ -19,19 +19,13 @@ import (
 // What the drive hands out never points into it: a Result holds slices of
 // its own (appended messages, retrieved facts), the journal entries a
 // store keeps are copies (their outputs live in the drive's output arena,
-// which is in runMem only when the store copies them: see newOutArena),
+// which is in runMem only when the store copies them: see drive.Mem),
 // and the lease renewal and every step have finished when the drive
 // returns.
 type runMem struct {
-	run     run
-	b       Bindings
-	keys    [20]keyState
-	entries [20]bindings.JournalEntry
-	// arena is the drive's first output arena when its journal is the
-	// store's own Driver, which copies what it keeps (see newOutArena), written over by
-	// the next drive; arenaTaken is set while a drive uses it.
-	arena      []byte
-	arenaTaken bool
+	run run
+	b   Bindings
+	drive.Mem
 	// plans and toolDefs are the backing of a drive's call plans (plan)
 	// and of its model requests' tool list (bind), written over by the
 	// next: neither outlives the drive. Plans are read within dispatch,
@@ -70,29 +64,26 @@ func (r *run) release() {
 	// finished drive's values, already handed out or stored — stays
 	// reachable until the pool drops the memory (sync.Pool keeps it for at
 	// most two GC cycles) or a later drive overwrites it.
-	m.arenaTaken = false // nothing reads its outputs now: the store copied them
+	m.Release()
 	runPool.Put(m)
 }
 
 // reset clears a pooled run for initRun, which then sets its identity,
 // Input, Bindings, journal and store capabilities: every other field is
-// made zero, as in a new run. It writes field by field, not *r = run{}:
-// while a GC mark runs every pointer word written costs a write barrier,
-// and one struct copy of the run (146 pointer words) pays the runtime's
-// bulk barrier for each of them, nil or not, at ≈ 55 instructions a word
-// before the marking. What initRun sets is left to it: the identity, the
-// journal index and slab (loadJournal), and the capabilities and the agent,
-// written only when they change.
+// made zero, as in a new run (the journal's own by drive.Journal.Reset).
+// It writes field by field, not *r = run{}: while a GC mark runs every
+// pointer word written costs a write barrier, and one struct copy of the
+// run (146 pointer words) pays the runtime's bulk barrier for each of
+// them, nil or not, at ≈ 55 instructions a word before the marking. What
+// initRun sets is left to it: the identity, the journal (Init), and the
+// capabilities and the agent, written only when they change.
 // TestResetClearsEveryField fails when a field of run is left out here.
 func (r *run) reset() {
-	r.fullSlabs, r.outArena, r.quoted = nil, nil, quotedString{}
-	r.deferred = deferredMessage{}
-	r.buf, r.carried, r.logger, r.driveWall, r.lease, r.idText = nil, false, nil, time.Time{}, nil, nil
-	r.wallCtx, r.setupDecoded, r.parkedDecoded, r.lazyMessages, r.lazyPrompt = nil, nil, nil, nil, nil
-	r.reads, r.wantHistory, r.inflight, r.inflightNode, r.held = nil, false, "", "", false
-	r.pend, r.msgIn = nil, journal.Message{}
-	r.unheld.Store(false)
-	r.replaying, r.failed, r.pending, r.parkedNow, r.driveStart, r.elapsedBefore = false, false, false, 0, time.Time{}, 0
+	r.Reset()
+	r.logger, r.driveWall = nil, time.Time{}
+	r.wallCtx, r.parkedDecoded, r.lazyMessages, r.lazyPrompt = nil, nil, nil, nil
+	r.wantHistory, r.held = false, false
+	r.pending, r.parkedNow, r.driveStart, r.elapsedBefore = false, 0, time.Time{}, 0
 	r.s = setupState{}
 	r.provider, r.tools, r.toolDefs, r.prompt = nil, nil, nil, ""
 	r.userMsg = bindings.ConversationMessage{}
@@ -103,24 +94,3 @@ func (r *run) reset() {
 
 // setInput makes r.in a copy of *in.
 func (r *run) setInput(in *Input) { r.in = *in }
-
-// newOutArena returns an empty output arena for encodeStep: the pooled
-// run's own when the journal is the store's own Driver, which keeps no
-// reference to a Commit's input (journal.Driver's Memory), so that drives
-// after this one write over it
-// instead of allocating theirs (4 KB a turn); a new one otherwise, which
-// the store may keep as it is. Outputs written into it are read during the
-// drive only (the journal index, the store's calls): what the drive hands
-// out is decoded or copied from them, never a slice of them.
-func (r *run) newOutArena() []byte {
-	if m := r.mem; m != nil && !m.arenaTaken && &m.run == r {
-		if r.native {
-			m.arenaTaken = true
-			if m.arena == nil {
-				m.arena = make([]byte, 0, outArenaSize)
-			}
-			return m.arena[:0]
-		}
-	}
-	return make([]byte, 0, outArenaSize)
-}

@@ -13,6 +13,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/routing"
 	"github.com/kindgi/agents/turn/internal/sweep"
 )
@@ -193,7 +194,7 @@ func normalizeSetupOwn(s setupState, raw []byte) (setupState, error) {
 // normalizeSetupOwn).
 func normalizeSetupIn(s setupState, raw []byte, own bool) (setupState, error) {
 	if bytes.Contains(raw, []byte(`\ufffd`)) {
-		return decodeResult[setupState](&bindings.JournalEntry{Key: NodeSetup, Status: bindings.StepCompleted, Output: raw})
+		return drive.DecodeResult[setupState](&bindings.JournalEntry{Key: NodeSetup, Status: bindings.StepCompleted, Output: raw})
 	}
 	if s.Tools != nil {
 		tools := s.Tools
@@ -267,7 +268,7 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
 	}
-	return journaled(raw)
+	return drive.Journaled(raw)
 }
 
 // emptyList returns nil for an empty list (which the JSON omits).
@@ -314,7 +315,7 @@ func (r *run) autoClose(ctx context.Context, conv bindings.Conversation, now tim
 	if l, ok := r.b.Conversations.(bindings.InactiveConversationLister); ok {
 		// A write: the run is opened, or its lease taken, first (see
 		// openPending).
-		if err := r.openPending(ctx); err != nil {
+		if err := r.OpenPending(ctx); err != nil {
 			return err
 		}
 		ok, err := l.CloseIfInactive(ctx, r.tenantID, conv.ID, cutoff)
@@ -333,7 +334,7 @@ func (r *run) autoClose(ctx context.Context, conv bindings.Conversation, now tim
 		}
 		return closed
 	}
-	if err := r.openPending(ctx); err != nil {
+	if err := r.OpenPending(ctx); err != nil {
 		return err
 	}
 	if err := r.b.Conversations.CloseConversation(ctx, r.tenantID, conv.ID); err != nil {

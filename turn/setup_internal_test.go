@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/drive"
 )
 
 // TestNormalizeSetupIsDecode: normalizeSetup gives exactly what decoding
@@ -65,7 +67,7 @@ func TestNormalizeSetupIsDecode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := decodeResult[setupState](&bindings.JournalEntry{Key: NodeSetup, Status: bindings.StepCompleted, Output: raw})
+			want, err := drive.DecodeResult[setupState](&bindings.JournalEntry{Key: NodeSetup, Status: bindings.StepCompleted, Output: raw})
 			if err != nil {
 				t.Fatal(err)
 			}

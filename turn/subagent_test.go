@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/providers/scripted"

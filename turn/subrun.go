@@ -9,6 +9,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn/internal/codes"
+	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/schemacheck"
 )
 
@@ -106,18 +107,18 @@ func (r *run) runSubAgent(ctx context.Context, p callPlan) ([]bindings.ApprovalR
 // subAgentOutcome is the journaled outcome of sub-agent call p, running
 // the child when the journal has none (see runSubAgent).
 func (r *run) subAgentOutcome(ctx context.Context, p callPlan) (childOutcome, []bindings.ApprovalRequest, error) {
-	st := r.entries.get(p.Key)
-	if st != nil && st.result != 0 {
-		e := r.at(st.result)
-		o, err := decodeResult[childOutcome](e)
+	st := r.Key(p.Key)
+	if st != nil && st.Result != 0 {
+		e := r.At(st.Result)
+		o, err := drive.DecodeResult[childOutcome](e)
 		if err != nil && e.Status == bindings.StepFailed {
-			r.failed = true
+			r.Failed = true
 		}
 		return o, nil, err
 	}
-	if r.replaying {
-		if st != nil && st.parked != 0 {
-			waiting, err := r.foldChildPark(ctx, r.at(st.parked))
+	if r.Replaying {
+		if st != nil && st.Parked != 0 {
+			waiting, err := r.foldChildPark(ctx, r.At(st.Parked))
 			return childOutcome{}, waiting, err
 		}
 		return childOutcome{}, nil, &agents.RunJournalUnavailableError{RunID: r.id, Err: fmt.Errorf("the finished run's journal has no result for step %s", p.Key)}
@@ -126,20 +127,20 @@ func (r *run) subAgentOutcome(ctx context.Context, p callPlan) (childOutcome, []
 		return childOutcome{}, nil, err
 	}
 	fresh := false
-	if st == nil || st.started == 0 {
-		_, appended, err := r.appendEntry(ctx, p.Key, NodeDispatchTools, bindings.StepStarted, nil, nil)
+	if st == nil || st.Started == 0 {
+		_, appended, err := r.AppendEntry(ctx, p.Key, NodeDispatchTools, bindings.StepStarted, nil, nil)
 		if err != nil {
 			return childOutcome{}, nil, err
 		}
 		fresh = appended
-	} else if err := r.holdLease(ctx); err != nil {
+	} else if err := r.HoldLease(ctx); err != nil {
 		return childOutcome{}, nil, err
 	}
 	t, ok := r.s.subAgent(p.ToolID)
 	if !ok {
 		return childOutcome{}, nil, &agents.RunJournalUnavailableError{RunID: r.id, Err: fmt.Errorf("the plan of step %s calls sub-agent %s, which setup did not resolve", p.Key, p.ToolID)}
 	}
-	childID := derivedID(r.id, p.Key+"/run")
+	childID := drive.DerivedID(r.id, p.Key+"/run")
 	emit(r, ctx, ToolStartedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, RequestID: childID, Input: p.Arguments})
 	res, err := r.driveChild(ctx, p, t, childID, fresh)
 	o := childOutcome{Run: SubRun{RunID: childID, AgentID: t.AgentID, AgentVersion: t.AgentVersion, Status: res.Status, Usage: res.Usage}}
@@ -172,12 +173,12 @@ func (r *run) subAgentOutcome(ctx context.Context, p callPlan) (childOutcome, []
 	if err != nil {
 		return childOutcome{}, nil, &agents.PersistenceError{Op: "encode step " + p.Key, Err: err, Permanent: true}
 	}
-	e, appended, err := r.appendEntry(ctx, p.Key, NodeDispatchTools, bindings.StepCompleted, raw, nil)
+	e, appended, err := r.AppendEntry(ctx, p.Key, NodeDispatchTools, bindings.StepCompleted, raw, nil)
 	if err != nil {
 		return childOutcome{}, nil, err
 	}
 	if !appended {
-		o, err := decodeResult[childOutcome](&e) // another driver's outcome is the one
+		o, err := drive.DecodeResult[childOutcome](&e) // another driver's outcome is the one
 		return o, nil, err
 	}
 	return o, nil, nil
@@ -209,7 +210,7 @@ func (r *run) driveChild(ctx context.Context, p callPlan, t agentTool, childID s
 	if len(args) == 0 {
 		args = nil
 	}
-	convID := derivedID(r.id, p.Key+"/conversation")
+	convID := drive.DerivedID(r.id, p.Key+"/conversation")
 	if _, err := r.b.Conversations.OpenConversation(ctx, bindings.OpenConversationInput{
 		TenantID: r.tenantID, ProjectID: r.in.ProjectID, ID: convID, AgentID: a.ID, AgentVersion: a.Version,
 		Title: "sub-agent call " + p.ID + " of run " + r.id,
@@ -261,14 +262,14 @@ func (r *run) childStopped(ctx context.Context, p callPlan, childID string, err 
 // parkOnChild journals that call p waits on its child run (once: a later
 // park of the same call keeps the first record).
 func (r *run) parkOnChild(ctx context.Context, p callPlan, pk childPark) error {
-	if st := r.entries.get(p.Key); st != nil && st.parked != 0 {
+	if st := r.Key(p.Key); st != nil && st.Parked != 0 {
 		return nil
 	}
 	raw, err := json.Marshal(pk)
 	if err != nil {
 		return &agents.PersistenceError{Op: "encode sub-agent park", Err: err, Permanent: true}
 	}
-	_, _, err = r.appendEntry(ctx, p.Key, NodeDispatchTools, bindings.StepParked, raw, nil)
+	_, _, err = r.AppendEntry(ctx, p.Key, NodeDispatchTools, bindings.StepParked, raw, nil)
 	return err
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn/internal/codes"
+	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/schemacheck"
 	"github.com/kindgi/agents/turn/internal/tighten"
 )
@@ -241,7 +242,7 @@ func (r *run) invokeTool(ctx context.Context, p callPlan, requestID string) (too
 		emit(r, ctx, ToolFailedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Error: msg})
 		return toolResult{}, &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Message: msg}
 	}
-	out = journaled(out)
+	out = drive.Journaled(out)
 	emit(r, ctx, ToolCompletedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Output: out})
 	return toolResult{Status: toolOK, Output: out, outputAsIs: true}, nil
 }

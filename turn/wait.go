@@ -8,6 +8,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn/internal/codes"
+	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/snapcheck"
 	"github.com/kindgi/agents/turn/internal/wait"
 )
@@ -63,9 +64,9 @@ func fold(ctx context.Context, b *Bindings, run bindings.Run) (Result, error) {
 	fb.OnEvent, fb.Logger = nil, nil // a fold is not a drive: no events, no logs
 	jd, native := driverOf(&fb)      // never written: a fold writes nothing
 	r := newRun(&fb, jd, native, stored, run.ID, "", run.Status, entries)
-	r.replaying = true
-	if st := r.entries.get(NodeComposeResult); st != nil && st.result != 0 && r.at(st.result).Status == bindings.StepFailed {
-		return decodeResult[Result](r.at(st.result))
+	r.Replaying = true
+	if st := r.Key(NodeComposeResult); st != nil && st.Result != 0 && r.At(st.Result).Status == bindings.StepFailed {
+		return drive.DecodeResult[Result](r.At(st.Result))
 	}
 	return r.flow(ctx)
 }

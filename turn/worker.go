@@ -7,6 +7,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn/internal/codes"
+	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/worker"
 )
 
@@ -166,7 +167,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // whose failure is final: any later drive returns that error without
 // calling anything.
 func failedResult(err error, msg string) bindings.JournalEntry {
-	se, detail := encodeFailure(err)
+	se, detail := drive.EncodeFailure(err)
 	se.Message = msg
 	return bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se}
 }

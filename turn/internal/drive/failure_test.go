@@ -1,4 +1,4 @@
-package turn
+package drive
 
 import (
 	"encoding/json"
@@ -35,8 +35,8 @@ func TestFailureRoundTrip(t *testing.T) {
 		&agents.TenantPolicyUnavailableError{PolicyKind: "hitl", Err: cause},
 	} {
 		t.Run(agents.CodeOf(err), func(t *testing.T) {
-			se, detail := encodeFailure(err)
-			got := decodeFailure(&bindings.JournalEntry{Key: "k", Status: bindings.StepFailed, Error: se, Output: detail})
+			se, detail := EncodeFailure(err)
+			got := DecodeFailure(&bindings.JournalEntry{Key: "k", Status: bindings.StepFailed, Error: se, Output: detail})
 			if agents.CodeOf(got) != agents.CodeOf(err) || got.Error() != err.Error() {
 				t.Errorf("replayed %q (%s), want %q (%s)", got, agents.CodeOf(got), err, agents.CodeOf(err))
 			}
@@ -47,13 +47,13 @@ func TestFailureRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	got := decodeFailure(&bindings.JournalEntry{Key: "k", Status: bindings.StepFailed, Error: &bindings.StepError{Code: "pack-timeout", Message: "pack timed out"}})
+	got := DecodeFailure(&bindings.JournalEntry{Key: "k", Status: bindings.StepFailed, Error: &bindings.StepError{Code: "pack-timeout", Message: "pack timed out"}})
 	if agents.CodeOf(got) != "pack-timeout" || got.Error() != "pack timed out" {
 		t.Errorf("unknown code replayed as %v (%s)", got, agents.CodeOf(got))
 	}
 }
 
-// TestJournaledIsMarshal: journaled gives the bytes json.Marshal gives for
+// TestJournaledIsMarshal: Journaled gives the bytes json.Marshal gives for
 // a RawMessage (raw itself when Marshal refuses it), on its fast path and
 // off it.
 func TestJournaledIsMarshal(t *testing.T) {
@@ -74,8 +74,8 @@ func TestJournaledIsMarshal(t *testing.T) {
 		if err != nil {
 			want = []byte(raw)
 		}
-		if got := journaled(json.RawMessage(raw)); string(got) != string(want) {
-			t.Errorf("journaled(%q) = %q, want %q", raw, got, want)
+		if got := Journaled(json.RawMessage(raw)); string(got) != string(want) {
+			t.Errorf("Journaled(%q) = %q, want %q", raw, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package turn
+package drive
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/kindgi/agents/memstore"
 )
 
-// TestIndexFollowsTheStore holds that the journal index of a pooled run
+// TestIndexFollowsTheStore holds that the journal index of a pooled drive
 // points at entries equal to what the store keeps — Seq, At and outputs —
 // after buffered results and entries written at once have gone through
 // the entry slab (see bufTail, recordAt): with a store that updates the
@@ -25,38 +25,37 @@ func TestIndexFollowsTheStore(t *testing.T) {
 		t.Run(fmt.Sprintf("trusted=%v", trusted), func(t *testing.T) {
 			ctx := context.Background()
 			store := memstore.New(nil)
-			if _, err := store.StartRun(ctx, bindings.StartRunInput{TenantID: "t1", RunID: "run-1", FlowID: FlowID, FlowVersion: FlowVersion, Owner: "o1", LeaseTTL: time.Minute}); err != nil {
+			if _, err := store.StartRun(ctx, bindings.StartRunInput{TenantID: "t1", RunID: "run-1", FlowID: "agent.turn", FlowVersion: "1", Owner: "o1", LeaseTTL: time.Minute}); err != nil {
 				t.Fatal(err)
 			}
 			var jd journal.Driver = store
 			if !trusted {
 				jd = journal.Adapt(journal.Bindings{Runs: store, Snapshots: store, Conversations: store})
 			}
-			b := Bindings{Runs: store}
-			r := newPooledRun(&b, jd, trusted, Input{TenantID: "t1"}, "run-1", "o1", bindings.RunRunning, nil)
-			defer r.release()
-			n := 3 * len(runMem{}.entries)
+			r := &Journal{}
+			r.Init(&Config{TenantID: "t1", RunID: "run-1", Owner: "o1", Runs: store, Driver: jd, Native: trusted}, &Mem{}, nil)
+			n := 3 * entrySlabLen
 			for i := range n {
 				key, out := fmt.Sprintf("step/%d", i), []byte(fmt.Sprintf(`{"i":%d}`, i))
 				var err error
 				switch i % 5 {
 				case 2:
-					_, _, err = r.appendEntry(ctx, key, "node", bindings.StepStarted, nil, nil)
+					_, _, err = r.AppendEntry(ctx, key, "node", bindings.StepStarted, nil, nil)
 				case 4:
-					_, _, err = r.appendEntry(ctx, key, "node", bindings.StepCompleted, out, nil)
+					_, _, err = r.AppendEntry(ctx, key, "node", bindings.StepCompleted, out, nil)
 				default:
-					_, _, err = r.bufferEntry(ctx, key, "node", out)
+					_, _, err = r.BufferEntry(ctx, key, "node", out)
 				}
 				if err != nil {
 					t.Fatalf("entry %d: %v", i, err)
 				}
 				if i%7 == 6 {
-					if err := r.flush(ctx); err != nil {
+					if err := r.Flush(ctx); err != nil {
 						t.Fatal(err)
 					}
 				}
 			}
-			if err := r.flush(ctx); err != nil {
+			if err := r.Flush(ctx); err != nil {
 				t.Fatal(err)
 			}
 			stored, err := store.ReadJournal(ctx, "t1", "run-1")
@@ -71,9 +70,9 @@ func TestIndexFollowsTheStore(t *testing.T) {
 				if st == nil {
 					t.Fatalf("the index has no key %s", e.Key)
 				}
-				got := r.at(st.result)
+				got := r.At(st.Result)
 				if e.Status == bindings.StepStarted {
-					got = r.at(st.started)
+					got = r.At(st.Started)
 				}
 				if got == nil || !reflect.DeepEqual(*got, e) {
 					t.Errorf("the index holds %+v for %s, the store %+v", got, e.Key, e)

@@ -1,9 +1,7 @@
-package turn
+package drive
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -13,12 +11,9 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
-// errLeaseLost is the cancellation cause of a drive whose lease another
+// ErrLeaseLost is the cancellation cause of a drive whose lease another
 // driver took.
-var errLeaseLost = errors.New("lease on the run was lost")
-
-// errWallTimeout is the cancellation cause of a drive past maxWallMs.
-var errWallTimeout = errors.New("maxWallMs elapsed")
+var ErrLeaseLost = errors.New("lease on the run was lost")
 
 // leaseKeeper renews a driver's lease every third of its TTL until
 // stopped, on a timer (no goroutine waits while nothing is due). Losing the
@@ -32,12 +27,12 @@ type leaseKeeper struct {
 	owner   atomic.Pointer[string] // who holds the lease once it is lost, when the store said
 }
 
-// keepLease starts renewing the lease; cancel is called with errLeaseLost
+// KeepLease starts renewing the lease; cancel is called with ErrLeaseLost
 // when it is lost.
-func (r *run) keepLease(ctx context.Context, cancel context.CancelCauseFunc) {
+func (j *Journal) KeepLease(ctx context.Context, cancel context.CancelCauseFunc) {
 	k := &leaseKeeper{}
-	r.lease = k
-	ttl := r.ttl()
+	j.lease = k
+	ttl := j.leaseTTL
 	var renew func()
 	renew = func() {
 		k.mu.Lock()
@@ -51,7 +46,7 @@ func (r *run) keepLease(ctx context.Context, cancel context.CancelCauseFunc) {
 		if ctx.Err() != nil {
 			return // the drive is over
 		}
-		if r.unheld.Load() {
+		if j.unheld.Load() {
 			// The run is not stored yet, or not leased yet: no lease to
 			// renew.
 			k.mu.Lock()
@@ -61,13 +56,13 @@ func (r *run) keepLease(ctx context.Context, cancel context.CancelCauseFunc) {
 			k.mu.Unlock()
 			return
 		}
-		_, err := r.b.Runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: r.tenantID, RunID: r.id, Owner: r.owner, TTL: ttl})
+		_, err := j.runs.AcquireLease(ctx, bindings.LeaseInput{TenantID: j.tenantID, RunID: j.runID, Owner: j.owner, TTL: ttl})
 		if agents.CodeOf(err) == agents.CodeRunBusy {
 			if busy := (*agents.RunBusyError)(nil); errors.As(err, &busy) && busy.Owner != "" {
 				k.owner.Store(&busy.Owner)
 			}
 			k.lost.Store(true)
-			cancel(errLeaseLost)
+			cancel(ErrLeaseLost)
 			return
 		}
 		k.mu.Lock()
@@ -81,9 +76,9 @@ func (r *run) keepLease(ctx context.Context, cancel context.CancelCauseFunc) {
 	k.mu.Unlock()
 }
 
-// stopLease stops renewing and waits for a renewal in flight.
-func (r *run) stopLease() {
-	k := r.lease
+// StopLease stops renewing and waits for a renewal in flight.
+func (j *Journal) StopLease() {
+	k := j.lease
 	if k == nil {
 		return
 	}
@@ -94,22 +89,22 @@ func (r *run) stopLease() {
 	k.running.Wait()
 }
 
-// releaseLease stops renewing and gives the lease up (best effort: an
+// ReleaseLease stops renewing and gives the lease up (best effort: an
 // unreleased lease simply expires).
-func (r *run) releaseLease(ctx context.Context) {
-	r.stopLease()
-	if r.pend != nil {
+func (j *Journal) ReleaseLease(ctx context.Context) {
+	j.StopLease()
+	if j.pend != nil {
 		return // the run is not stored, or not leased: no lease to release
 	}
-	_ = r.b.Runs.ReleaseLease(context.WithoutCancel(ctx), r.tenantID, r.id, r.owner)
+	_ = j.runs.ReleaseLease(context.WithoutCancel(ctx), j.tenantID, j.runID, j.owner)
 }
 
-// checkLease fails fast once the lease is known to be lost (another owner
+// CheckLease fails fast once the lease is known to be lost (another owner
 // took it: the renewal, or a write as read, was refused).
-func (r *run) checkLease() error {
-	if r.lease != nil && r.lease.lost.Load() {
-		busy := &agents.RunBusyError{RunID: r.id}
-		if o := r.lease.owner.Load(); o != nil {
+func (j *Journal) CheckLease() error {
+	if j.lease != nil && j.lease.lost.Load() {
+		busy := &agents.RunBusyError{RunID: j.runID}
+		if o := j.lease.owner.Load(); o != nil {
 			busy.Owner = *o
 		}
 		return busy
@@ -117,29 +112,13 @@ func (r *run) checkLease() error {
 	return nil
 }
 
-func (r *run) ttl() time.Duration {
-	if r.b.LeaseTTL > 0 {
-		return r.b.LeaseTTL
-	}
-	return DefaultLeaseTTL
-}
+// LeaseLost reports whether the drive lost its lease.
+func (j *Journal) LeaseLost() bool { return j.lease != nil && j.lease.lost.Load() }
 
-// newID returns a fresh id from the NewID seam or 128 random bits.
-func newID(b *Bindings) string {
-	if b.NewID != nil {
-		return b.NewID()
-	}
-	var buf [16]byte
-	var text [32]byte
-	_, _ = rand.Read(buf[:])
-	hex.Encode(text[:], buf[:])
-	return string(text[:]) // one allocation (EncodeToString makes two)
-}
-
-// detached is context.WithoutCancel(ctx), or ctx itself when that is the
+// Detached is context.WithoutCancel(ctx), or ctx itself when that is the
 // same thing — a context that can never be cancelled and has no deadline
 // (context.Background, a host's values on it) — without allocating.
-func detached(ctx context.Context) context.Context {
+func Detached(ctx context.Context) context.Context {
 	if ctx.Done() == nil {
 		if _, ok := ctx.Deadline(); !ok {
 			return ctx
