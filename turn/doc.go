@@ -41,22 +41,15 @@
 //
 // A step that only decides (setup, render-prompt, retrieval, the dispatch
 // plan, budget-check, compose-result) or whose effect is idempotent under
-// its key (a message, the provenance record) keeps its result in memory
-// until the next write that must happen anyway — a model, tool or approval
-// step's started entry, a message append, the provenance emit, the end of
-// the drive — and is written with it, in one Commit of the drive's
-// journal (Bindings.Journal, a journal.Driver). Nothing outside the run
-// sees such a result before it is stored, so a crash that loses it only
-// makes the step decide again. The drive opens with one Open, which also
-// reads the conversation and its history (or the run's approvals), and a
-// message append carries the entries before it, including the result of
-// the model or tool call it answers (written with the message or, if
-// another step comes first, before that step starts). A store's own Driver
-// (memstore's, pgstore's, set by StoreBindings) makes each of those one
-// call and defers the new run's open or the resumed run's lease to the
-// first write; journal.Adapt of the basic bindings, used when Journal is
-// nil, makes them of the basic calls. On pgstore a turn with one tool call
-// takes 12 round trips.
+// its key (a message, the provenance record) is written with the next
+// write that must happen anyway — a model, tool or approval step's started
+// entry, a message append, the provenance emit, the end of the drive — in
+// one Commit of the drive's journal (Bindings.Journal, a journal.Driver:
+// the store's own, which StoreBindings sets, or journal.Adapt of the
+// basic bindings when it is nil). Nothing outside the run sees such a
+// result before it is stored, so a crash that loses it only makes the step
+// decide again. On pgstore a turn with one tool call takes 5 round trips
+// (BENCHMARKS.md lists what each carries).
 //
 // # Logging
 //
