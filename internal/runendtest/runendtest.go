@@ -194,6 +194,7 @@ type runCase struct {
 	provider *scripted.Provider
 	agent    agent.Agent
 	conv     string
+	onCall   func() // called in each call of the tool, before it returns
 	args     string
 	output   json.RawMessage
 }
@@ -228,6 +229,9 @@ func newCaseGated(t *testing.T, s Store, gated bool, script ...scripted.Response
 		InputSchema: json.RawMessage(`{"type":"object"}`),
 	}, func(_ context.Context, args json.RawMessage, _ bindings.CallContext) (json.RawMessage, error) {
 		c.args = string(args)
+		if c.onCall != nil {
+			c.onCall()
+		}
 		return c.output, nil
 	})
 	if err != nil {

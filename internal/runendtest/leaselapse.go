@@ -1,7 +1,6 @@
-package turn_test
+package runendtest
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -9,16 +8,19 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/memstore"
+	"github.com/kindgi/agents/bindings/bindingstest"
+	"github.com/kindgi/agents/providers/scripted"
 	"github.com/kindgi/agents/turn"
 )
 
-// TestStalledDriverIsToldItsLeaseExpired stalls a driver in a tool call
-// past its lease (the store's clock moves on while the tool runs): its
-// next write is refused run-busy, with a message that says its own lease
-// expired when nobody took the run, and "being driven by another process"
-// only when another owner holds it. Either way the run stays resumable.
-func TestStalledDriverIsToldItsLeaseExpired(t *testing.T) {
+// RunLeaseLapse checks, over any store, that a driver stalled in a tool
+// call past its lease (the store's clock moves on while the tool runs) is
+// told so: its next write is refused run-busy, with a message that says
+// its own lease expired when nobody took the run, and "being driven by
+// another process" only when another owner holds it. Either way the run
+// stays resumable. newStore returns a store whose clock is now.
+func RunLeaseLapse(t *testing.T, newStore func(t *testing.T, now func() time.Time) Store) {
+	t.Helper()
 	for _, tc := range []struct {
 		name     string
 		takeover bool
@@ -28,34 +30,30 @@ func TestStalledDriverIsToldItsLeaseExpired(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			clock := newClock()
-			store := memstore.New(&memstore.Options{Now: clock.Now})
-			a := racingAgent(t)
-			conv, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, AgentID: a.ID, AgentVersion: a.Version})
-			if err != nil {
-				t.Fatal(err)
-			}
-			const runID = "run-stalled"
+			clock := bindingstest.NewClock(time.Time{})
+			store := newStore(t, clock.Now)
+			c := newCase(t, store, scripted.Call("call_1", "acme.lookup", map[string]any{"q": "answer"}), scripted.Say("The answer is 42."))
+			runID := "run-stalled-" + c.conv
 			stalled := false
-			b := racingBindings(t, store, &racingLog{}, 0, "tool", func(context.Context) {
+			c.onCall = func() {
 				if stalled {
 					return
 				}
 				stalled = true
 				clock.Advance(2 * time.Minute) // the driver stalls past its lease
 				if tc.takeover {
-					if _, err := store.AcquireLease(ctx, bindings.LeaseInput{TenantID: tenant, RunID: runID, Owner: "other-driver", TTL: time.Minute}); err != nil {
+					if _, err := store.AcquireLease(ctx, bindings.LeaseInput{TenantID: Tenant, RunID: runID, Owner: "other-driver", TTL: time.Minute}); err != nil {
 						t.Errorf("AcquireLease by another driver: %v", err)
 					}
 				}
-			})
-			b.LeaseTTL = time.Minute
-			_, err = turn.Invoke(ctx, turn.Input{TenantID: tenant, RunID: runID, Agent: a, ConversationID: conv.ID, UserMessage: "What is the answer?"}, b)
+			}
+			c.b.LeaseTTL = time.Minute
+			_, err := turn.Invoke(ctx, turn.Input{TenantID: Tenant, RunID: runID, Agent: c.agent, ConversationID: c.conv, UserMessage: "What is the answer?"}, c.b)
 			checkLeaseLapse(t, err, tc.takeover, "other-driver")
 			if tc.takeover {
 				clock.Advance(2 * time.Minute) // the other driver is gone too
 			}
-			res, err := turn.Resume(ctx, turn.ResumeInput{TenantID: tenant, RunID: runID, Agent: a}, b)
+			res, err := turn.Resume(ctx, turn.ResumeInput{TenantID: Tenant, RunID: runID, Agent: c.agent}, c.b)
 			if err != nil || res.Status != turn.StatusCompleted {
 				t.Fatalf("Resume after the lapse: %+v, %v; want completed", res.Status, err)
 			}
