@@ -2,7 +2,10 @@ package bindings
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	agents "github.com/kindgi/agents"
 )
 
 // The compliance binding.
@@ -98,7 +101,8 @@ type ComplianceRecorder interface {
 }
 
 // CheckComplianceRecord returns the *agents.InvalidMessageError a
-// recorder refuses rec with, or nil.
+// recorder refuses rec with (an empty tenant, run, key or guardrail id, or
+// an id that breaks the id rules of CheckID), or nil.
 func CheckComplianceRecord(rec ComplianceRecord) error {
 	if err := CheckID("tenant id", rec.TenantID); err != nil {
 		return err
@@ -112,7 +116,33 @@ func CheckComplianceRecord(rec ComplianceRecord) error {
 	if err := CheckID("guardrail id", rec.GuardrailID); err != nil {
 		return err
 	}
-	return CheckOptionalID("conversation id", rec.ConversationID)
+	return firstErr(CheckOptionalID("conversation id", rec.ConversationID),
+		CheckOptionalID("agent id", rec.AgentID), CheckOptionalID("agent version", rec.AgentVersion),
+		CheckOptionalID("check id", rec.CheckID), CheckOptionalID("compliance kind", rec.Kind),
+		CheckOptionalID("compliance action", rec.Action))
+}
+
+// CheckListCompliance returns the page size a recorder lists in with
+// (100 for a zero Limit), or the *agents.InvalidMessageError it refuses in
+// with: an empty tenant, an id that breaks the id rules (CheckID), or a
+// Limit outside 0..MaxCompliancePage.
+func CheckListCompliance(in ListComplianceInput) (int, error) {
+	if err := firstErr(CheckID("tenant id", in.TenantID), CheckOptionalID("run id", in.RunID)); err != nil {
+		return 0, err
+	}
+	if in.After != nil {
+		if err := firstErr(CheckOptionalID("cursor run id", in.After.RunID), CheckOptionalID("cursor key", in.After.Key)); err != nil {
+			return 0, err
+		}
+	}
+	switch n := in.Limit; {
+	case n == 0:
+		return 100, nil
+	case n < 0 || n > MaxCompliancePage:
+		return 0, &agents.InvalidMessageError{Reason: fmt.Sprintf("limit %d is outside 0..%d", n, MaxCompliancePage)}
+	default:
+		return n, nil
+	}
 }
 
 // ComplianceCursorLess orders records by their cursors as ListCompliance

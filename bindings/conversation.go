@@ -3,7 +3,10 @@ package bindings
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
+
+	agents "github.com/kindgi/agents"
 )
 
 // ConversationStatus is the state of a conversation.
@@ -210,4 +213,69 @@ type ConversationBinding interface {
 	DeleteConversation(ctx context.Context, tenantID, conversationID string) error
 	AppendMessage(ctx context.Context, in AppendMessageInput) (ConversationMessage, error)
 	ReadMessages(ctx context.Context, in ReadMessagesInput) ([]ConversationMessage, error)
+}
+
+// CheckListConversationsPage returns an *agents.InvalidMessageError when
+// a conversation listing has an empty tenant, or a tenant, project, agent
+// or cursor id that breaks the id rules (CheckID), and nil otherwise.
+func CheckListConversationsPage(in ListConversationsPageInput) error {
+	if err := firstErr(CheckID("tenant id", in.TenantID), CheckOptionalID("project id", in.ProjectID),
+		CheckOptionalID("agent id", in.AgentID)); err != nil {
+		return err
+	}
+	if in.Cursor != nil {
+		return CheckOptionalID("cursor id", in.Cursor.ID)
+	}
+	return nil
+}
+
+// CheckOpenConversation returns an *agents.InvalidMessageError when a
+// conversation to open has an empty tenant, agent id or agent version, or
+// an id that breaks the id rules (CheckID), and nil otherwise.
+func CheckOpenConversation(in OpenConversationInput) error {
+	switch {
+	case in.TenantID == "":
+		return &agents.InvalidMessageError{Reason: "tenant id is empty"}
+	case in.AgentID == "" || in.AgentVersion == "":
+		return &agents.InvalidMessageError{Reason: "agent id and version are required"}
+	}
+	return firstErr(CheckID("tenant id", in.TenantID), CheckOptionalID("conversation id", in.ID),
+		CheckOptionalID("project id", in.ProjectID), CheckID("agent id", in.AgentID),
+		CheckID("agent version", in.AgentVersion), CheckOptionalID("participant id", in.ParticipantID))
+}
+
+// CheckAppendMessage returns an *agents.InvalidMessageError when a
+// message to append has an empty tenant or conversation id, an unknown
+// role, or neither content nor tool calls; unless trusted (a
+// journal.CommitInput.Trusted caller vouches for the rest), also when an
+// id breaks the id rules (CheckID) or its metadata or a tool call's
+// arguments are not JSON (CheckJSON). It returns nil otherwise.
+func CheckAppendMessage(in AppendMessageInput, trusted bool) error {
+	switch {
+	case in.TenantID == "":
+		return &agents.InvalidMessageError{Reason: "tenant id is empty"}
+	case in.ConversationID == "":
+		return &agents.InvalidMessageError{Reason: "conversation id is empty"}
+	case !in.Role.Valid():
+		return &agents.InvalidMessageError{Reason: "unknown role " + string(in.Role)}
+	case in.Content == "" && len(in.ToolCalls) == 0:
+		return &agents.InvalidMessageError{Reason: "message has neither content nor tool calls"}
+	}
+	if trusted {
+		return nil
+	}
+	err := firstErr(CheckID("tenant id", in.TenantID), CheckID("conversation id", in.ConversationID),
+		CheckOptionalID("message id", in.ID), CheckOptionalID("tool call id", in.ToolCallID),
+		CheckOptionalID("run id", in.RunID), CheckOptionalID("participant id", in.ParticipantID),
+		CheckJSON("message metadata", in.Metadata))
+	if err != nil {
+		return err
+	}
+	for i, tc := range in.ToolCalls {
+		if CheckJSON("tool call arguments", tc.Arguments) != nil {
+			// The field's name is formatted only for the refusal.
+			return &agents.InvalidMessageError{Reason: fmt.Sprintf("tool call %d arguments are not valid JSON", i)}
+		}
+	}
+	return nil
 }

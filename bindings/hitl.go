@@ -105,3 +105,15 @@ func ApprovalListLimit(in ListApprovalsInput) (int, error) {
 	}
 	return in.Limit, nil
 }
+
+// CheckApprovalRequest returns an *agents.InvalidMessageError when an
+// approval request has an empty tenant or id, an id that breaks the id
+// rules (CheckID) or Arguments that are not JSON (CheckJSON), and nil
+// otherwise.
+func CheckApprovalRequest(req ApprovalRequest) error {
+	return firstErr(CheckID("tenant id", req.TenantID), CheckID("approval id", req.ID),
+		CheckOptionalID("run id", req.RunID), CheckOptionalID("conversation id", req.ConversationID),
+		CheckOptionalID("tool call id", req.ToolCallID), CheckOptionalID("tool id", req.ToolID),
+		CheckOptionalID("tool version", req.ToolVersion), CheckOptionalID("reviewer role", req.ReviewerRole),
+		CheckJSON("approval arguments", req.Arguments))
+}

@@ -51,3 +51,21 @@ func CheckOptionalID(field, id string) error {
 	}
 	return nil
 }
+
+// CheckLookup checks the ids of a call that reads or changes one record
+// by id: the tenant's (required, CheckID) and the record's, named field
+// (CheckOptionalID: an empty id finds nothing).
+func CheckLookup(tenantID, field, id string) error {
+	return firstErr(CheckID("tenant id", tenantID), CheckOptionalID(field, id))
+}
+
+// firstErr returns the first non-nil error of errs: the ids of one input
+// are checked together.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

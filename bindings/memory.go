@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/agent"
 )
 
 // Fact is one memory fact.
@@ -69,4 +72,43 @@ type MemoryQueryBinding interface {
 type MemoryStore interface {
 	MemoryQueryBinding
 	PutFact(ctx context.Context, f Fact) (Fact, error)
+}
+
+// CheckFact returns an *agents.InvalidMessageError when a fact given to
+// PutFact has an empty tenant or Type, an id that breaks the id rules
+// (CheckID), Data that is not JSON (CheckJSON) or an Embedding that is
+// not finite (CheckEmbedding), and nil otherwise.
+func CheckFact(f Fact) error {
+	switch {
+	case f.TenantID == "":
+		return &agents.InvalidMessageError{Reason: "tenant id is empty"}
+	case f.Type == "":
+		return &agents.InvalidMessageError{Reason: "fact type is empty"}
+	}
+	return firstErr(CheckID("tenant id", f.TenantID), CheckOptionalID("fact id", f.ID),
+		CheckID("fact type", f.Type), CheckOptionalID("project id", f.ProjectID),
+		CheckOptionalID("conversation id", f.ConversationID), CheckJSON("fact data", f.Data),
+		CheckEmbedding("fact embedding", f.Embedding))
+}
+
+// CheckMemoryQuery returns an *agents.InvalidMessageError when a memory
+// query has an empty tenant, an id or type that breaks the id rules
+// (CheckID), a QueryEmbedding that is not finite or an unknown Mode, and
+// nil otherwise. Its Scope is left to the store: each says which scopes
+// it answers.
+func CheckMemoryQuery(q MemoryQuery) error {
+	if err := firstErr(CheckID("tenant id", q.TenantID), CheckOptionalID("project id", q.ProjectID),
+		CheckOptionalID("conversation id", q.ConversationID), CheckEmbedding("query embedding", q.QueryEmbedding)); err != nil {
+		return err
+	}
+	for _, t := range q.Types {
+		if err := CheckOptionalID("retrieval type", t); err != nil {
+			return err
+		}
+	}
+	switch q.Mode {
+	case "", agent.ModeKeyword, agent.ModeSemantic, agent.ModeBoth:
+		return nil
+	}
+	return &agents.InvalidMessageError{Reason: "unknown memory mode " + q.Mode}
 }

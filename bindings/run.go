@@ -468,3 +468,25 @@ func CheckClaim(in ClaimRunsInput) (ClaimRunsInput, error) {
 	}
 	return in, nil
 }
+
+// CheckStartRun returns an *agents.InvalidMessageError when a run to
+// start has an empty tenant or run id, an id that breaks the id rules
+// (CheckID) or a parent that CheckParent refuses, and nil otherwise.
+func CheckStartRun(in StartRunInput) error {
+	return firstErr(CheckID("tenant id", in.TenantID), CheckID("run id", in.RunID),
+		CheckOptionalID("lease owner", in.Owner), CheckOptionalID("flow id", in.FlowID),
+		CheckOptionalID("flow version", in.FlowVersion), CheckParent(in.RunID, in.ParentRunID, in.ParentStepKey))
+}
+
+// StartStatus is the status of a run a store starts with the requested
+// status st: running unless st asks for queued. Any other status is
+// *agents.InvalidMessageError: a run starts running or queued.
+func StartStatus(st RunStatus) (RunStatus, error) {
+	switch st {
+	case "", RunRunning:
+		return RunRunning, nil
+	case RunQueued:
+		return RunQueued, nil
+	}
+	return "", &agents.InvalidMessageError{Reason: "a run starts running or queued, not " + string(st)}
+}

@@ -98,7 +98,7 @@ func (s *Store) openRun(ctx context.Context, in storeio.OpenRunInput) (storeio.O
 	if st.RunID != "" {
 		// Write checks the snapshot; a start it would refuse stores no
 		// snapshot either.
-		if err := checkStart(st); err != nil {
+		if err := bindings.CheckStartRun(st); err != nil {
 			return storeio.OpenRunResult{}, err
 		}
 	}
@@ -109,7 +109,7 @@ func (s *Store) openRun(ctx context.Context, in storeio.OpenRunInput) (storeio.O
 	if st.RunID == "" {
 		return storeio.OpenRunResult{}, invalid("run id is empty")
 	}
-	status, err := newRunStatus(st.Status)
+	status, err := bindings.StartStatus(st.Status)
 	if err != nil {
 		return storeio.OpenRunResult{}, err
 	}

@@ -19,18 +19,6 @@ var (
 	_ bindings.RunWatcher  = (*Store)(nil)
 )
 
-// newRunStatus is the status of a run StartRun creates: running unless
-// in asks for queued.
-func newRunStatus(st bindings.RunStatus) (bindings.RunStatus, error) {
-	switch st {
-	case "", bindings.RunRunning:
-		return bindings.RunRunning, nil
-	case bindings.RunQueued:
-		return bindings.RunQueued, nil
-	}
-	return "", invalid("a run starts running or queued, not " + string(st))
-}
-
 // holds reports whether owner holds an unexpired lease on r at now: the
 // one lease rule for writes (an expired lease cannot write, even while
 // nobody else took it).

@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -28,11 +27,6 @@ func (s *Store) RecordCompliance(ctx context.Context, rec bindings.ComplianceRec
 		return err
 	}
 	if err := bindings.CheckComplianceRecord(rec); err != nil {
-		return err
-	}
-	if err := firstErr(bindings.CheckOptionalID("agent id", rec.AgentID), bindings.CheckOptionalID("agent version", rec.AgentVersion),
-		bindings.CheckOptionalID("check id", rec.CheckID), bindings.CheckOptionalID("compliance kind", rec.Kind),
-		bindings.CheckOptionalID("compliance action", rec.Action)); err != nil {
 		return err
 	}
 	c := &s.compliance
@@ -64,15 +58,7 @@ func (s *Store) ListCompliance(ctx context.Context, in bindings.ListComplianceIn
 	if err := alive(ctx); err != nil {
 		return bindings.CompliancePage{}, err
 	}
-	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("run id", in.RunID)); err != nil {
-		return bindings.CompliancePage{}, err
-	}
-	if in.After != nil {
-		if err := firstErr(bindings.CheckOptionalID("cursor run id", in.After.RunID), bindings.CheckOptionalID("cursor key", in.After.Key)); err != nil {
-			return bindings.CompliancePage{}, err
-		}
-	}
-	limit, err := complianceLimit(in.Limit)
+	limit, err := bindings.CheckListCompliance(in)
 	if err != nil {
 		return bindings.CompliancePage{}, err
 	}
@@ -102,17 +88,6 @@ func (s *Store) ListCompliance(ctx context.Context, in bindings.ListComplianceIn
 		page.Records = append(page.Records, r)
 	}
 	return page, nil
-}
-
-// complianceLimit applies ListComplianceInput's default and bounds.
-func complianceLimit(n int) (int, error) {
-	switch {
-	case n == 0:
-		return 100, nil
-	case n < 0 || n > bindings.MaxCompliancePage:
-		return 0, invalid(fmt.Sprintf("limit %d is outside 0..%d", n, bindings.MaxCompliancePage))
-	}
-	return n, nil
 }
 
 // compareCursors orders compliance records' cursors.

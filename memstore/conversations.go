@@ -3,7 +3,6 @@ package memstore
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -352,15 +351,7 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 	if err := alive(ctx); err != nil {
 		return bindings.Conversation{}, err
 	}
-	switch {
-	case in.TenantID == "":
-		return bindings.Conversation{}, invalid("tenant id is empty")
-	case in.AgentID == "" || in.AgentVersion == "":
-		return bindings.Conversation{}, invalid("agent id and version are required")
-	}
-	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("conversation id", in.ID),
-		bindings.CheckOptionalID("project id", in.ProjectID), bindings.CheckID("agent id", in.AgentID),
-		bindings.CheckID("agent version", in.AgentVersion), bindings.CheckOptionalID("participant id", in.ParticipantID)); err != nil {
+	if err := bindings.CheckOpenConversation(in); err != nil {
 		return bindings.Conversation{}, err
 	}
 	s.convMu.Lock()
@@ -427,14 +418,8 @@ func (s *Store) ListConversationsPage(ctx context.Context, in bindings.ListConve
 	if err := alive(ctx); err != nil {
 		return bindings.ConversationPage{}, err
 	}
-	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("project id", in.ProjectID),
-		bindings.CheckOptionalID("agent id", in.AgentID)); err != nil {
+	if err := bindings.CheckListConversationsPage(in); err != nil {
 		return bindings.ConversationPage{}, err
-	}
-	if in.Cursor != nil {
-		if err := bindings.CheckOptionalID("cursor id", in.Cursor.ID); err != nil {
-			return bindings.ConversationPage{}, err
-		}
 	}
 	limit := in.Limit
 	if limit <= 0 {
@@ -530,7 +515,7 @@ func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInpu
 	if err := alive(ctx); err != nil {
 		return bindings.ConversationMessage{}, err
 	}
-	if err := checkAppend(in, trusted); err != nil {
+	if err := bindings.CheckAppendMessage(in, trusted); err != nil {
 		return bindings.ConversationMessage{}, err
 	}
 	s.convMu.Lock()
@@ -540,26 +525,6 @@ func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInpu
 		return bindings.ConversationMessage{}, err
 	}
 	return s.addMessage(r, in, trusted)
-}
-
-// checkAppend is what AppendMessage checks before it looks at the
-// conversation; trusted skips the checks a journal.CommitInput.Trusted caller
-// vouches for.
-func checkAppend(in bindings.AppendMessageInput, trusted bool) error {
-	switch {
-	case in.TenantID == "":
-		return invalid("tenant id is empty")
-	case in.ConversationID == "":
-		return invalid("conversation id is empty")
-	case !in.Role.Valid():
-		return invalid("unknown role " + string(in.Role))
-	case in.Content == "" && len(in.ToolCalls) == 0:
-		return invalid("message has neither content nor tool calls")
-	}
-	if !trusted {
-		return checkMessage(in)
-	}
-	return nil
 }
 
 // addMessage is AppendMessage of a checked message to the conversation r,
@@ -623,24 +588,6 @@ func storedAsIs(tcs []bindings.ToolCall) bool {
 		}
 	}
 	return true
-}
-
-// checkMessage checks the ids and JSON payloads of a message to append.
-func checkMessage(in bindings.AppendMessageInput) error {
-	err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("conversation id", in.ConversationID),
-		bindings.CheckOptionalID("message id", in.ID), bindings.CheckOptionalID("tool call id", in.ToolCallID),
-		bindings.CheckOptionalID("run id", in.RunID), bindings.CheckOptionalID("participant id", in.ParticipantID),
-		bindings.CheckJSON("message metadata", in.Metadata))
-	if err != nil {
-		return err
-	}
-	for i, tc := range in.ToolCalls {
-		if bindings.CheckJSON("tool call arguments", tc.Arguments) != nil {
-			// The field's name is formatted only for the refusal.
-			return invalid(fmt.Sprintf("tool call %d arguments are not valid JSON", i))
-		}
-	}
-	return nil
 }
 
 // ReadMessages returns the latest Limit messages (before BeforeSeq) in

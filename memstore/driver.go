@@ -167,7 +167,7 @@ func (s *Store) Commit(ctx context.Context, in driver.CommitInput) (driver.Commi
 		if m.Index < len(entries) {
 			entries[m.Index].Output = nil
 		}
-		if err := checkAppend(m.Message, trusted); err != nil {
+		if err := bindings.CheckAppendMessage(m.Message, trusted); err != nil {
 			return driver.Committed{}, err
 		}
 	}
@@ -242,7 +242,7 @@ func (s *Store) commitRun(in driver.CommitInput, now time.Time) (*runRec, error)
 		if _, snap := s.snapshots[k]; snap || s.runs[k] != nil {
 			return nil, bindings.ErrRunExists
 		}
-		status, err := newRunStatus(p.Create.Status)
+		status, err := bindings.StartStatus(p.Create.Status)
 		if err != nil {
 			return nil, err
 		}

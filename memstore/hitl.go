@@ -29,17 +29,7 @@ func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalReques
 	if err := alive(ctx); err != nil {
 		return bindings.Approval{}, err
 	}
-	switch {
-	case req.TenantID == "":
-		return bindings.Approval{}, invalid("tenant id is empty")
-	case req.ID == "":
-		return bindings.Approval{}, invalid("approval id is empty")
-	}
-	if err := firstErr(bindings.CheckID("tenant id", req.TenantID), bindings.CheckID("approval id", req.ID),
-		bindings.CheckOptionalID("run id", req.RunID), bindings.CheckOptionalID("conversation id", req.ConversationID),
-		bindings.CheckOptionalID("tool call id", req.ToolCallID), bindings.CheckOptionalID("tool id", req.ToolID),
-		bindings.CheckOptionalID("tool version", req.ToolVersion), bindings.CheckOptionalID("reviewer role", req.ReviewerRole),
-		bindings.CheckJSON("approval arguments", req.Arguments)); err != nil {
+	if err := bindings.CheckApprovalRequest(req); err != nil {
 		return bindings.Approval{}, err
 	}
 	s.hitlMu.Lock()

@@ -2,6 +2,7 @@ package memstore_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/kindgi/agents/internal/runendtest"
 	"github.com/kindgi/agents/memstore"
@@ -20,4 +21,16 @@ func TestTurnOddValuesEndTheRun(t *testing.T) {
 // count across two workers) and is failed after MaxDriveAttempts.
 func TestWorkerStuckRunExplainsItselfAndEnds(t *testing.T) {
 	runendtest.RunStuck(t, func(*testing.T) runendtest.StuckStore { return memstore.New(nil) })
+}
+
+// TestStalledDriverIsToldItsLeaseExpired stalls a driver in a tool call
+// past its lease on memstore (the store's clock moves on while the tool
+// runs): its next write is refused run-busy, with a message that says its
+// own lease expired when nobody took the run, and "being driven by another
+// process" only when another owner holds it. Either way the run stays
+// resumable.
+func TestStalledDriverIsToldItsLeaseExpired(t *testing.T) {
+	runendtest.RunLeaseLapse(t, func(_ *testing.T, now func() time.Time) runendtest.Store {
+		return memstore.New(&memstore.Options{Now: now})
+	})
 }

@@ -112,16 +112,10 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	if err := alive(ctx); err != nil {
 		return bindings.Run{}, err
 	}
-	switch {
-	case in.TenantID == "":
-		return bindings.Run{}, invalid("tenant id is empty")
-	case in.RunID == "":
-		return bindings.Run{}, invalid("run id is empty")
-	}
-	if err := checkStart(in); err != nil {
+	if err := bindings.CheckStartRun(in); err != nil {
 		return bindings.Run{}, err
 	}
-	status, err := newRunStatus(in.Status)
+	status, err := bindings.StartStatus(in.Status)
 	if err != nil {
 		return bindings.Run{}, err
 	}
@@ -221,7 +215,7 @@ func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status
 	if !validRunStatus(status) {
 		return invalid("unknown run status " + string(status))
 	}
-	if err := checkLookup(tenantID, "run id", runID); err != nil {
+	if err := bindings.CheckLookup(tenantID, "run id", runID); err != nil {
 		return err
 	}
 	s.runMu.Lock()
@@ -247,7 +241,7 @@ func (s *Store) AcquireLease(ctx context.Context, in bindings.LeaseInput) (bindi
 	if in.Owner == "" {
 		return bindings.Run{}, invalid("lease owner is empty")
 	}
-	if err := firstErr(checkLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
+	if err := firstErr(bindings.CheckLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
 		return bindings.Run{}, err
 	}
 	s.runMu.Lock()
@@ -324,13 +318,6 @@ func (s *Store) ReleaseLease(ctx context.Context, tenantID, runID, owner string)
 		s.changed(&r.run)
 	}
 	return nil
-}
-
-// checkStart checks the ids of a run to start.
-func checkStart(in bindings.StartRunInput) error {
-	return firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
-		bindings.CheckOptionalID("lease owner", in.Owner), bindings.CheckOptionalID("flow id", in.FlowID),
-		bindings.CheckOptionalID("flow version", in.FlowVersion), bindings.CheckParent(in.RunID, in.ParentRunID, in.ParentStepKey))
 }
 
 // checkEntry checks a journal entry's key, node and output.

@@ -173,12 +173,6 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// checkLookup checks the ids of a call that reads or changes one record
-// by id: the tenant (required) and the record's id (empty finds nothing).
-func checkLookup(tenantID, field, id string) error {
-	return firstErr(bindings.CheckID("tenant id", tenantID), bindings.CheckOptionalID(field, id))
-}
-
 // firstInOrder sorts refs by less, a strict order, and returns the first
 // limit of them, never nil: a sweep's page.
 func firstInOrder[T any](refs []T, less func(a, b T) bool, limit int) []T {
@@ -216,12 +210,12 @@ func checkSweepPage(limit int, afterTenantID, field, afterID string) error {
 }
 
 // lookupCall checks a call that reads or changes one record by id: its
-// context alive, then its ids as checkLookup does.
+// context alive, then its ids as bindings.CheckLookup does.
 func lookupCall(ctx context.Context, tenantID, field, id string) error {
 	if err := alive(ctx); err != nil {
 		return err
 	}
-	return checkLookup(tenantID, field, id)
+	return bindings.CheckLookup(tenantID, field, id)
 }
 
 // invalid returns the binding's error for a bad input.

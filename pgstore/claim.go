@@ -147,7 +147,7 @@ const sqlDeferRun = `UPDATE agent_runs
 // DeferRun implements bindings.RunDeferrer with one conditional UPDATE
 // (and, when it changes nothing, a read of the run to say why).
 func (s *Store) DeferRun(ctx context.Context, in bindings.DeferRunInput) error {
-	if err := firstErr(checkLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
+	if err := firstErr(bindings.CheckLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
 		return err
 	}
 	n, err := s.exec(ctx, "defer run", in.TenantID, sqlDeferRun, in.TenantID, in.RunID, in.Owner, s.stamp(in.NotBefore), s.stamp(time.Time{}))
@@ -394,16 +394,4 @@ func (h *listenHub) fanout(c bindings.RunChange) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.subs.Fanout(c)
-}
-
-// newRunStatus is the status of a run StartRun creates: running unless
-// the input asks for queued.
-func newRunStatus(st bindings.RunStatus) (bindings.RunStatus, error) {
-	switch st {
-	case "", bindings.RunRunning:
-		return bindings.RunRunning, nil
-	case bindings.RunQueued:
-		return bindings.RunQueued, nil
-	}
-	return "", invalid("a run starts running or queued, not " + string(st))
 }

@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -35,11 +34,6 @@ func (s *Store) RecordCompliance(ctx context.Context, rec bindings.ComplianceRec
 	if err := bindings.CheckComplianceRecord(rec); err != nil {
 		return err
 	}
-	if err := firstErr(bindings.CheckOptionalID("agent id", rec.AgentID), bindings.CheckOptionalID("agent version", rec.AgentVersion),
-		bindings.CheckOptionalID("check id", rec.CheckID), bindings.CheckOptionalID("compliance kind", rec.Kind),
-		bindings.CheckOptionalID("compliance action", rec.Action)); err != nil {
-		return err
-	}
 	at := s.stamp(rec.EvaluatedAt)
 	_, err := s.exec(ctx, "record compliance", rec.TenantID, sqlRecordCompliance,
 		rec.TenantID, rec.RunID, rec.Key, rec.ConversationID, rec.TurnNumber, rec.AgentID, rec.AgentVersion, rec.GuardrailID, rec.CheckID, rec.Kind, rec.Action,
@@ -49,20 +43,9 @@ func (s *Store) RecordCompliance(ctx context.Context, rec bindings.ComplianceRec
 
 // ListCompliance implements bindings.ComplianceRecorder.
 func (s *Store) ListCompliance(ctx context.Context, in bindings.ListComplianceInput) (bindings.CompliancePage, error) {
-	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("run id", in.RunID)); err != nil {
+	limit, err := bindings.CheckListCompliance(in)
+	if err != nil {
 		return bindings.CompliancePage{}, err
-	}
-	if in.After != nil {
-		if err := firstErr(bindings.CheckOptionalID("cursor run id", in.After.RunID), bindings.CheckOptionalID("cursor key", in.After.Key)); err != nil {
-			return bindings.CompliancePage{}, err
-		}
-	}
-	limit := in.Limit
-	switch {
-	case limit == 0:
-		limit = 100
-	case limit < 0 || limit > bindings.MaxCompliancePage:
-		return bindings.CompliancePage{}, invalid(fmt.Sprintf("limit %d is outside 0..%d", in.Limit, bindings.MaxCompliancePage))
 	}
 	var after bindings.ComplianceCursor
 	if in.After != nil {
@@ -70,7 +53,7 @@ func (s *Store) ListCompliance(ctx context.Context, in bindings.ListComplianceIn
 		after.EvaluatedAt = after.EvaluatedAt.UTC()
 	}
 	var recs []bindings.ComplianceRecord
-	err := s.batch(ctx, "list compliance", in.TenantID, func(b *pgx.Batch) {
+	err = s.batch(ctx, "list compliance", in.TenantID, func(b *pgx.Batch) {
 		b.Queue(sqlListCompliance, in.TenantID, in.RunID, in.After != nil, after.EvaluatedAt, after.RunID, after.Key, limit+1)
 	}, func(br pgx.BatchResults) error {
 		return collectInto(br, &recs, scanCompliance)

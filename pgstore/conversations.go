@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -61,15 +60,7 @@ const sqlReadMessages = `SELECT ` + messageCols + ` FROM agent_conversation_mess
 
 // OpenConversation implements bindings.ConversationBinding.
 func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversationInput) (bindings.Conversation, error) {
-	switch {
-	case in.TenantID == "":
-		return bindings.Conversation{}, invalid("tenant id is empty")
-	case in.AgentID == "" || in.AgentVersion == "":
-		return bindings.Conversation{}, invalid("agent id and version are required")
-	}
-	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("conversation id", in.ID),
-		bindings.CheckOptionalID("project id", in.ProjectID), bindings.CheckID("agent id", in.AgentID),
-		bindings.CheckID("agent version", in.AgentVersion), bindings.CheckOptionalID("participant id", in.ParticipantID)); err != nil {
+	if err := bindings.CheckOpenConversation(in); err != nil {
 		return bindings.Conversation{}, err
 	}
 	id := in.ID
@@ -130,14 +121,8 @@ func (s *Store) ListConversationsPage(ctx context.Context, in bindings.ListConve
 }
 
 func (s *Store) listConversations(ctx context.Context, in bindings.ListConversationsPageInput, paged bool) (bindings.ConversationPage, error) {
-	if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckOptionalID("project id", in.ProjectID),
-		bindings.CheckOptionalID("agent id", in.AgentID)); err != nil {
+	if err := bindings.CheckListConversationsPage(in); err != nil {
 		return bindings.ConversationPage{}, err
-	}
-	if in.Cursor != nil {
-		if err := bindings.CheckOptionalID("cursor id", in.Cursor.ID); err != nil {
-			return bindings.ConversationPage{}, err
-		}
 	}
 	limit := in.Limit
 	if limit <= 0 {
@@ -176,7 +161,7 @@ func (s *Store) listConversations(ctx context.Context, in bindings.ListConversat
 
 // CloseConversation implements bindings.ConversationBinding.
 func (s *Store) CloseConversation(ctx context.Context, tenantID, conversationID string) error {
-	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+	if err := bindings.CheckLookup(tenantID, "conversation id", conversationID); err != nil {
 		return err
 	}
 	n, err := s.exec(ctx, "close conversation", tenantID, sqlCloseConversation, tenantID, conversationID, s.stamp(time.Time{}))
@@ -191,7 +176,7 @@ func (s *Store) CloseConversation(ctx context.Context, tenantID, conversationID 
 
 // DeleteConversation implements bindings.ConversationBinding.
 func (s *Store) DeleteConversation(ctx context.Context, tenantID, conversationID string) error {
-	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+	if err := bindings.CheckLookup(tenantID, "conversation id", conversationID); err != nil {
 		return err
 	}
 	_, err := s.exec(ctx, "delete conversation", tenantID, sqlDeleteConversation, tenantID, conversationID)
@@ -228,28 +213,8 @@ type messageRow struct {
 
 // prepareMessage validates a message to append and encodes its payloads.
 func (s *Store) prepareMessage(in bindings.AppendMessageInput, trusted bool) (messageRow, error) {
-	switch {
-	case in.TenantID == "":
-		return messageRow{}, invalid("tenant id is empty")
-	case in.ConversationID == "":
-		return messageRow{}, invalid("conversation id is empty")
-	case !in.Role.Valid():
-		return messageRow{}, invalid("unknown role " + string(in.Role))
-	case in.Content == "" && len(in.ToolCalls) == 0:
-		return messageRow{}, invalid("message has neither content nor tool calls")
-	}
-	if !trusted {
-		if err := firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("conversation id", in.ConversationID),
-			bindings.CheckOptionalID("message id", in.ID), bindings.CheckOptionalID("tool call id", in.ToolCallID),
-			bindings.CheckOptionalID("run id", in.RunID), bindings.CheckOptionalID("participant id", in.ParticipantID)); err != nil {
-			return messageRow{}, err
-		}
-		for i, tc := range in.ToolCalls {
-			if bindings.CheckJSON("tool call arguments", tc.Arguments) != nil {
-				// The field's name is formatted only for the refusal.
-				return messageRow{}, invalid(fmt.Sprintf("tool call %d arguments are not valid JSON", i))
-			}
-		}
+	if err := bindings.CheckAppendMessage(in, trusted); err != nil {
+		return messageRow{}, err
 	}
 	row := messageRow{in: in, id: in.ID, at: s.stamp(in.CreatedAt)}
 	if row.id == "" {
@@ -261,7 +226,7 @@ func (s *Store) prepareMessage(in bindings.AppendMessageInput, trusted bool) (me
 			return messageRow{}, err
 		}
 	}
-	if row.metadata, err = wrapOptChecked("message metadata", in.Metadata, trusted); err != nil {
+	if row.metadata, err = wrapOptChecked("message metadata", in.Metadata, true); err != nil { // checked above
 		return messageRow{}, err
 	}
 	return row, nil
@@ -408,7 +373,7 @@ func (ma *messageAppend) result() (bindings.ConversationMessage, error) {
 // ReadMessages implements bindings.ConversationBinding: one backward index
 // scan of at most Limit rows.
 func (s *Store) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput) ([]bindings.ConversationMessage, error) {
-	if err := checkLookup(in.TenantID, "conversation id", in.ConversationID); err != nil {
+	if err := bindings.CheckLookup(in.TenantID, "conversation id", in.ConversationID); err != nil {
 		return nil, err
 	}
 	before := int64(math.MaxInt64)
@@ -499,7 +464,7 @@ func writeThenReadAll[T any](ctx context.Context, s *Store, op, tenantID string,
 // no such record.
 func getByID[T any](ctx context.Context, s *Store, op, tenantID, field, id string, w *stmt, query string, scan pgx.RowToFunc[T], missing func() error) (T, error) {
 	var zero T
-	if err := checkLookup(tenantID, field, id); err != nil {
+	if err := bindings.CheckLookup(tenantID, field, id); err != nil {
 		return zero, err
 	}
 	v, found, err := writeThenRead(ctx, s, op, tenantID, scan, w, stmt{query, []any{tenantID, id}})

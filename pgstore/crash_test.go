@@ -23,31 +23,6 @@ const (
 	crashProject = "globex-nda"
 )
 
-// keyedModel answers by the journal step of the model call (from its
-// request id), not by call order, so a model call repeated after a crash
-// gets the same answer.
-type keyedModel struct{}
-
-func (keyedModel) ID() string { return "keyed" }
-
-func (keyedModel) Models() []bindings.ModelInfo {
-	return []bindings.ModelInfo{{ID: "keyed-1", Features: []string{"tool-use"}}}
-}
-
-func (keyedModel) Generate(_ context.Context, req bindings.GenerateRequest) (bindings.GenerateResponse, error) {
-	switch strings.TrimPrefix(req.RequestID, req.RunID+"/") {
-	case "agent-loop/1/model-call":
-		return bindings.GenerateResponse{ToolCalls: []bindings.ToolCall{{ID: "call_1", Name: "acme.clause-search", Arguments: json.RawMessage(`{"query":"confidentiality"}`)}},
-			Usage: bindings.Usage{InputTokens: 100, OutputTokens: 10, CostUsd: 0.001}}, nil
-	case "agent-loop/2/model-call":
-		return bindings.GenerateResponse{ToolCalls: []bindings.ToolCall{{ID: "call_2", Name: "acme.send-email", Arguments: json.RawMessage(`{"to":"legal@globex.test","subject":"NDA"}`)}},
-			Usage: bindings.Usage{InputTokens: 150, OutputTokens: 15, CostUsd: 0.0015}}, nil
-	case "agent-loop/3/model-call":
-		return bindings.GenerateResponse{Text: "Found clause C-7 and sent the draft.", Usage: bindings.Usage{InputTokens: 200, OutputTokens: 20, CostUsd: 0.002}}, nil
-	}
-	return bindings.GenerateResponse{}, &agents.ModelInvocationError{Provider: "keyed", Model: req.Model, Message: "no answer for " + req.RequestID}
-}
-
 func crashAgent(t *testing.T) agent.Agent {
 	t.Helper()
 	limit := 3
@@ -120,7 +95,7 @@ func runCrashScenario(t *testing.T, pool DB, allowed int, panics bool) crashOutc
 	}
 
 	fresh := turn.Bindings{
-		Providers: bindings.Providers{keyedModel{}}, Tools: tools, Memory: store,
+		Providers: bindings.Providers{journaltest.ScenarioProvider()}, Tools: tools, Memory: store,
 		Conversations: store, Snapshots: store, Runs: store, Hitl: store, Now: clock.Now,
 	}
 	crasher := journaltest.New(allowed, panics)

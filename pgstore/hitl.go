@@ -33,19 +33,10 @@ const sqlListApprovals = `SELECT ` + approvalCols + ` FROM agent_approvals
 // RequestApproval implements bindings.HitlBinding: the first request of an
 // id is stored; asking again returns the stored approval unchanged.
 func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalRequest) (bindings.Approval, error) {
-	switch {
-	case req.TenantID == "":
-		return bindings.Approval{}, invalid("tenant id is empty")
-	case req.ID == "":
-		return bindings.Approval{}, invalid("approval id is empty")
-	}
-	if err := firstErr(bindings.CheckID("tenant id", req.TenantID), bindings.CheckID("approval id", req.ID),
-		bindings.CheckOptionalID("run id", req.RunID), bindings.CheckOptionalID("conversation id", req.ConversationID),
-		bindings.CheckOptionalID("tool call id", req.ToolCallID), bindings.CheckOptionalID("tool id", req.ToolID),
-		bindings.CheckOptionalID("tool version", req.ToolVersion), bindings.CheckOptionalID("reviewer role", req.ReviewerRole)); err != nil {
+	if err := bindings.CheckApprovalRequest(req); err != nil {
 		return bindings.Approval{}, err
 	}
-	args, err := wrapOpt("approval arguments", req.Arguments)
+	args, err := wrapOptChecked("approval arguments", req.Arguments, true) // checked above
 	if err != nil {
 		return bindings.Approval{}, err
 	}
@@ -88,7 +79,7 @@ func (s *Store) approvalAfter(ctx context.Context, op, tenantID, approvalID stri
 // UPDATE: the first decision wins, a later one returns the stored approval.
 // The binding knows no role ladder, so it does not check ReviewerRoles.
 func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string, d bindings.ApprovalDecision) (bindings.Approval, error) {
-	if err := firstErr(checkLookup(tenantID, "approval id", approvalID), bindings.CheckOptionalID("reviewer", d.Reviewer)); err != nil {
+	if err := firstErr(bindings.CheckLookup(tenantID, "approval id", approvalID), bindings.CheckOptionalID("reviewer", d.Reviewer)); err != nil {
 		return bindings.Approval{}, err
 	}
 	status := bindings.ApprovalDenied
@@ -111,7 +102,7 @@ func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string
 // with pending ones past their expiry reported as expired: what a reviewer
 // tool shows for a parked run. It is not part of bindings.HitlBinding.
 func (s *Store) ListApprovals(ctx context.Context, tenantID, runID string) ([]bindings.Approval, error) {
-	if err := checkLookup(tenantID, "run id", runID); err != nil {
+	if err := bindings.CheckLookup(tenantID, "run id", runID); err != nil {
 		return nil, err
 	}
 	return s.queryApprovals(ctx, "list approvals", tenantID, sqlListApprovals, tenantID, runID)

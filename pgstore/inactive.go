@@ -59,7 +59,7 @@ func scanInactiveRef(row pgx.CollectableRow) (bindings.InactiveConversationRef, 
 // conditional UPDATE, then tells a missing conversation from one that was
 // not closed, in the same transaction.
 func (s *Store) CloseIfInactive(ctx context.Context, tenantID, conversationID string, idleBefore time.Time) (bool, error) {
-	if err := checkLookup(tenantID, "conversation id", conversationID); err != nil {
+	if err := bindings.CheckLookup(tenantID, "conversation id", conversationID); err != nil {
 		return false, err
 	}
 	var closed, found bool

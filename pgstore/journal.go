@@ -449,14 +449,14 @@ func (s *Store) openRun(ctx context.Context, in storeio.OpenRunInput, extra *bat
 	case sn.TenantID != st.TenantID || sn.RunID != st.RunID:
 		return storeio.OpenRunResult{}, invalid("the snapshot and the run name different runs")
 	}
-	if err := firstErr(checkSnapshot(sn), checkStart(st)); err != nil {
+	if err := firstErr(checkSnapshot(sn), bindings.CheckStartRun(st)); err != nil {
 		return storeio.OpenRunResult{}, err
 	}
 	input, err := wrapOpt("snapshot input", sn.Input)
 	if err != nil {
 		return storeio.OpenRunResult{}, err
 	}
-	status, err := newRunStatus(st.Status)
+	status, err := bindings.StartStatus(st.Status)
 	if err != nil {
 		return storeio.OpenRunResult{}, err
 	}

@@ -118,16 +118,7 @@ func (m *memoryQuery) build(q bindings.MemoryQuery, tsq string, qemb []float32, 
 // as real[] (pgvector is not required): semantic queries compute cosine
 // similarity in SQL.
 func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, error) {
-	switch {
-	case f.TenantID == "":
-		return bindings.Fact{}, invalid("tenant id is empty")
-	case f.Type == "":
-		return bindings.Fact{}, invalid("fact type is empty")
-	}
-	if err := firstErr(bindings.CheckID("tenant id", f.TenantID), bindings.CheckOptionalID("fact id", f.ID),
-		bindings.CheckID("fact type", f.Type), bindings.CheckOptionalID("project id", f.ProjectID),
-		bindings.CheckOptionalID("conversation id", f.ConversationID), bindings.CheckJSON("fact data", f.Data),
-		bindings.CheckEmbedding("fact embedding", f.Embedding)); err != nil {
+	if err := bindings.CheckFact(f); err != nil {
 		return bindings.Fact{}, err
 	}
 	if f.ID == "" {
@@ -200,27 +191,13 @@ func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, er
 // filter (only those facts are scanned) and LIMIT (a top-N sort: memory
 // O(Limit)); nothing bounds the scan itself.
 func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindings.ScoredFact, error) {
-	if q.TenantID == "" {
-		return nil, invalid("tenant id is empty")
-	}
-	if err := firstErr(bindings.CheckID("tenant id", q.TenantID), bindings.CheckOptionalID("project id", q.ProjectID),
-		bindings.CheckOptionalID("conversation id", q.ConversationID), bindings.CheckEmbedding("query embedding", q.QueryEmbedding)); err != nil {
+	if err := bindings.CheckMemoryQuery(q); err != nil {
 		return nil, err
-	}
-	for _, t := range q.Types {
-		if err := bindings.CheckOptionalID("retrieval type", t); err != nil {
-			return nil, err
-		}
 	}
 	switch q.Scope {
 	case agent.ScopeTenant, "", agent.ScopeSameConversation, agent.ScopeSameProject:
 	default:
 		return nil, invalid("unknown memory scope " + q.Scope)
-	}
-	switch q.Mode {
-	case "", agent.ModeKeyword, agent.ModeSemantic, agent.ModeBoth:
-	default:
-		return nil, invalid("unknown memory mode " + q.Mode)
 	}
 	limit := q.Limit
 	if limit <= 0 {

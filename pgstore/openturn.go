@@ -68,7 +68,7 @@ func (s *Store) openTurn(ctx context.Context, in storeio.OpenTurnInput) (storeio
 	tenant, conv := in.Snapshot.TenantID, in.Snapshot.ConversationID
 	var extra *batchExtra
 	switch {
-	case checkLookup(tenant, "conversation id", conv) != nil:
+	case bindings.CheckLookup(tenant, "conversation id", conv) != nil:
 	case in.HistoryLimit > 0:
 		extra = &batchExtra{
 			queueFn: func(b *pgx.Batch) {
@@ -182,11 +182,11 @@ const codeRunExists = "KG002"
 // is written, so its transaction's commit flushes nothing.
 func (s *Store) readTurn(ctx context.Context, in storeio.OpenTurnInput) (storeio.ReadTurnResult, error) {
 	st := in.Start
-	if err := checkLookup(st.TenantID, "run id", st.RunID); err != nil {
+	if err := bindings.CheckLookup(st.TenantID, "run id", st.RunID); err != nil {
 		return storeio.ReadTurnResult{}, err
 	}
 	tenant, conv := in.Snapshot.TenantID, in.Snapshot.ConversationID
-	readConv := tenant == st.TenantID && checkLookup(tenant, "conversation id", conv) == nil
+	readConv := tenant == st.TenantID && bindings.CheckLookup(tenant, "conversation id", conv) == nil
 	var out storeio.ReadTurnResult
 	err := s.batch(ctx, "read turn", st.TenantID, func(b *pgx.Batch) {
 		b.Queue(sqlRunOrSnapshotExists, st.TenantID, st.RunID)
@@ -247,14 +247,14 @@ func readConversationHistory(br pgx.BatchResults, limit int, withHistory bool) (
 // count messages, none of them msgID (bindings.ErrConversationChanged).
 func (s *Store) openNewRun(open storeio.OpenRunInput, count int, msgID string) (*batchExtra, error) {
 	st, sn := open.Start, open.Snapshot
-	if err := firstErr(checkSnapshot(sn), checkStart(st)); err != nil {
+	if err := firstErr(checkSnapshot(sn), bindings.CheckStartRun(st)); err != nil {
 		return nil, err
 	}
 	input, err := wrapOpt("snapshot input", sn.Input)
 	if err != nil {
 		return nil, err
 	}
-	status, err := newRunStatus(st.Status)
+	status, err := bindings.StartStatus(st.Status)
 	if err != nil {
 		return nil, err
 	}

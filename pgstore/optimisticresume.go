@@ -31,7 +31,7 @@ const codeRunChanged = "KG003"
 // is read before the journal: an append between the two statements moves
 // last_seq past the version returned, so the lease as read fails.
 func (s *Store) readResumeRun(ctx context.Context, in storeio.ReopenRunInput) (storeio.ReadResumeRunResult, error) {
-	if err := checkLookup(in.TenantID, "run id", in.RunID); err != nil {
+	if err := bindings.CheckLookup(in.TenantID, "run id", in.RunID); err != nil {
 		return storeio.ReadResumeRunResult{}, err
 	}
 	switch {

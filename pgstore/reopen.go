@@ -22,7 +22,7 @@ const sqlReopenLease = `UPDATE agent_runs
 // reopenRun is ReopenRun, with the statements of extra (when set) after
 // its own in the same round trip and transaction (see resumeRun).
 func (s *Store) reopenRun(ctx context.Context, in storeio.ReopenRunInput, extra *batchExtra) (storeio.ReopenRunResult, error) {
-	if err := checkLookup(in.TenantID, "run id", in.RunID); err != nil {
+	if err := bindings.CheckLookup(in.TenantID, "run id", in.RunID); err != nil {
 		return storeio.ReopenRunResult{}, err
 	}
 	if !in.Held {

@@ -66,16 +66,10 @@ const sqlReadJournal = `SELECT ` + entryCols + ` FROM agent_run_journal
 
 // StartRun implements bindings.RunBinding.
 func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindings.Run, error) {
-	switch {
-	case in.TenantID == "":
-		return bindings.Run{}, invalid("tenant id is empty")
-	case in.RunID == "":
-		return bindings.Run{}, invalid("run id is empty")
-	}
-	if err := checkStart(in); err != nil {
+	if err := bindings.CheckStartRun(in); err != nil {
 		return bindings.Run{}, err
 	}
-	status, err := newRunStatus(in.Status)
+	status, err := bindings.StartStatus(in.Status)
 	if err != nil {
 		return bindings.Run{}, err
 	}
@@ -94,7 +88,7 @@ func (s *Store) GetRun(ctx context.Context, tenantID, runID string) (bindings.Ru
 
 // ReadJournal implements bindings.RunBinding.
 func (s *Store) ReadJournal(ctx context.Context, tenantID, runID string) ([]bindings.JournalEntry, error) {
-	if err := checkLookup(tenantID, "run id", runID); err != nil {
+	if err := bindings.CheckLookup(tenantID, "run id", runID); err != nil {
 		return nil, err
 	}
 	var exists bool
@@ -124,7 +118,7 @@ func (s *Store) ReadJournal(ctx context.Context, tenantID, runID string) ([]bind
 
 // SetRunStatus implements bindings.RunBinding.
 func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status bindings.RunStatus) error {
-	if err := checkLookup(tenantID, "run id", runID); err != nil {
+	if err := bindings.CheckLookup(tenantID, "run id", runID); err != nil {
 		return err
 	}
 	switch status {
@@ -150,7 +144,7 @@ func (s *Store) AcquireLease(ctx context.Context, in bindings.LeaseInput) (bindi
 	case in.Owner == "":
 		return bindings.Run{}, invalid("lease owner is empty")
 	}
-	if err := firstErr(checkLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
+	if err := firstErr(bindings.CheckLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
 		return bindings.Run{}, err
 	}
 	now := s.stamp(time.Time{})
@@ -192,7 +186,7 @@ func (s *Store) takeRun(ctx context.Context, op, tenantID, runID string, take st
 
 // ReleaseLease implements bindings.RunBinding.
 func (s *Store) ReleaseLease(ctx context.Context, tenantID, runID, owner string) error {
-	if err := firstErr(checkLookup(tenantID, "run id", runID), bindings.CheckOptionalID("lease owner", owner)); err != nil {
+	if err := firstErr(bindings.CheckLookup(tenantID, "run id", runID), bindings.CheckOptionalID("lease owner", owner)); err != nil {
 		return err
 	}
 	var exists bool
@@ -324,13 +318,6 @@ func scanEntry(row pgx.CollectableRow) (bindings.JournalEntry, error) {
 	e.Status = bindings.StepStatus(status)
 	e.At = utc(e.At)
 	return e, unwrapPayloads(&e, output, stepErr)
-}
-
-// checkStart checks the ids of a run to start.
-func checkStart(in bindings.StartRunInput) error {
-	return firstErr(bindings.CheckID("tenant id", in.TenantID), bindings.CheckID("run id", in.RunID),
-		bindings.CheckOptionalID("lease owner", in.Owner), bindings.CheckOptionalID("flow id", in.FlowID),
-		bindings.CheckOptionalID("flow version", in.FlowVersion), bindings.CheckParent(in.RunID, in.ParentRunID, in.ParentStepKey))
 }
 
 // sqlSetParent sets the parent of the run the next statement of the

@@ -273,12 +273,6 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// checkLookup checks the ids of a call that reads or changes one record
-// by id: the tenant (required) and the record's id (empty finds nothing).
-func checkLookup(tenantID, field, id string) error {
-	return firstErr(bindings.CheckID("tenant id", tenantID), bindings.CheckOptionalID(field, id))
-}
-
 // checkSweepPage checks a sweep's page: a limit of at least 1, and the
 // ids of the reference it continues after (the tenant's, and the record's
 // as field).

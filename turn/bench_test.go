@@ -224,11 +224,11 @@ func emailBench(b *testing.B, answer bool, spec func(*agent.Spec)) (*fixture, tu
 	})
 	benchStore(b, f)
 	script := emailThenAnswer()
-	kp := &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
+	kp := &keyedProvider{Calls: map[string]int{}, Answers: map[string]bindings.GenerateResponse{
 		"agent-loop/1/model-call": {ToolCalls: script[0].ToolCalls, Usage: script[0].Usage},
 	}}
 	if answer {
-		kp.answers["agent-loop/2/model-call"] = bindings.GenerateResponse{Text: script[1].Text, Usage: script[1].Usage}
+		kp.Answers["agent-loop/2/model-call"] = bindings.GenerateResponse{Text: script[1].Text, Usage: script[1].Usage}
 	}
 	bb := f.bindings()
 	bb.Providers = bindings.Providers{kp}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,41 +17,10 @@ import (
 )
 
 // keyedProvider answers by the model call's request id (its journal step),
-// not by call order, so a model call repeated after a crash gets the same
-// answer. It counts the calls per request id.
-type keyedProvider struct {
-	mu      sync.Mutex
-	answers map[string]bindings.GenerateResponse // step key → answer
-	calls   map[string]int
-}
+// not by call order (journaltest.KeyedProvider).
+type keyedProvider = journaltest.KeyedProvider
 
-func (p *keyedProvider) ID() string { return "keyed" }
-
-func (p *keyedProvider) Models() []bindings.ModelInfo {
-	return []bindings.ModelInfo{{ID: "keyed-1", Features: []string{"tool-use"}}}
-}
-
-func (p *keyedProvider) Generate(_ context.Context, req bindings.GenerateRequest) (bindings.GenerateResponse, error) {
-	key := strings.TrimPrefix(req.RequestID, req.RunID+"/")
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.calls[req.RequestID]++
-	a, ok := p.answers[key]
-	if !ok {
-		return bindings.GenerateResponse{}, &agents.ModelInvocationError{Provider: "keyed", Model: req.Model, Message: "no answer for " + key}
-	}
-	return a, nil
-}
-
-func crashScenarioProvider() *keyedProvider {
-	return &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
-		"agent-loop/1/model-call": {ToolCalls: []bindings.ToolCall{{ID: "call_1", Name: "acme.clause-search", Arguments: json.RawMessage(`{"query":"confidentiality"}`)}},
-			Usage: bindings.Usage{InputTokens: 100, OutputTokens: 10, CostUsd: 0.001}},
-		"agent-loop/2/model-call": {ToolCalls: []bindings.ToolCall{{ID: "call_2", Name: "acme.send-email", Arguments: json.RawMessage(`{"to":"legal@globex.test","subject":"NDA","body":"Draft."}`)}},
-			Usage: bindings.Usage{InputTokens: 150, OutputTokens: 15, CostUsd: 0.0015}},
-		"agent-loop/3/model-call": {Text: "Searched the library and sent the draft.", Usage: bindings.Usage{InputTokens: 200, OutputTokens: 20, CostUsd: 0.002}},
-	}}
-}
+func crashScenarioProvider() *keyedProvider { return journaltest.ScenarioProvider() }
 
 const crashRunID = "run-crash"
 

@@ -308,7 +308,7 @@ func (p *handoffProvider) Generate(ctx context.Context, req bindings.GenerateReq
 }
 
 func newHandoffProvider() *handoffProvider {
-	return &handoffProvider{system: map[string]string{}, tools: map[string][]string{}, keyedProvider: keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
+	return &handoffProvider{system: map[string]string{}, tools: map[string][]string{}, keyedProvider: keyedProvider{Calls: map[string]int{}, Answers: map[string]bindings.GenerateResponse{
 		"agent-loop/1/model-call": {ToolCalls: []bindings.ToolCall{{ID: "h_1", Name: "to_billing", Arguments: json.RawMessage(`{"message":"refund"}`)}}, Usage: bindings.Usage{InputTokens: 100, OutputTokens: 10, CostUsd: 0.001}},
 		"agent-loop/2/model-call": {ToolCalls: []bindings.ToolCall{{ID: "r_1", Name: "acme.refund", Arguments: json.RawMessage(`{"invoice":"42"}`)}}, Usage: bindings.Usage{InputTokens: 150, OutputTokens: 15, CostUsd: 0.0015}},
 		"agent-loop/3/model-call": {Text: "Refunded invoice 42.", Usage: bindings.Usage{InputTokens: 200, OutputTokens: 20, CostUsd: 0.002}},

@@ -96,7 +96,7 @@ func loggedTurn(t *testing.T, logContent bool) (*captureHandler, turn.Result, *f
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Providers = bindings.Providers{&keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
+	b.Providers = bindings.Providers{&keyedProvider{Calls: map[string]int{}, Answers: map[string]bindings.GenerateResponse{
 		"agent-loop/1/model-call": {ToolCalls: []bindings.ToolCall{{ID: "call_1", Name: "acme.lookup", Arguments: json.RawMessage(`{"q":"` + secretContent + `"}`)}}},
 		"agent-loop/2/model-call": {Text: "It is " + secretContent + "."},
 	}}}

@@ -33,7 +33,7 @@ type quotaCrashOutcome struct {
 func runQuotaCrash(t *testing.T, allowed int, panics, oneStore bool) quotaCrashOutcome {
 	t.Helper()
 	f := newFixture(t, nil, nil)
-	kp := &keyedProvider{calls: map[string]int{}, answers: map[string]bindings.GenerateResponse{
+	kp := &keyedProvider{Calls: map[string]int{}, Answers: map[string]bindings.GenerateResponse{
 		"agent-loop/1/model-call": {ToolCalls: []bindings.ToolCall{{ID: "call_1", Name: "acme.clause-search", Arguments: json.RawMessage(`{"query":"confidentiality"}`)}},
 			Usage: bindings.Usage{InputTokens: 100, OutputTokens: 10}},
 		"agent-loop/2/model-call": {Text: "Clause C-7 fits.", Usage: bindings.Usage{InputTokens: 200, OutputTokens: 20}},
@@ -43,9 +43,9 @@ func runQuotaCrash(t *testing.T, allowed int, panics, oneStore bool) quotaCrashO
 		f: f, b: quotaBindings(f, quotaCrashQuotas...), provider: kp, msg: "Find a confidentiality clause.", runID: runID, agent: f.agent,
 	}.run(t, allowed, panics, oneStore)
 	out := quotaCrashOutcome{usage: map[string]float64{}, toolSteps: len(f.log.requestIDs("acme.clause-search")), writes: drive.writes}
-	for id := range kp.calls {
+	for id := range kp.Calls {
 		out.modelSteps++
-		out.tokens += float64(kp.answers[strings.TrimPrefix(id, runID+"/")].Usage.InputTokens + kp.answers[strings.TrimPrefix(id, runID+"/")].Usage.OutputTokens)
+		out.tokens += float64(kp.Answers[strings.TrimPrefix(id, runID+"/")].Usage.InputTokens + kp.Answers[strings.TrimPrefix(id, runID+"/")].Usage.OutputTokens)
 	}
 	seen := map[string]bool{}
 	for _, id := range f.log.requestIDs("acme.clause-search") {

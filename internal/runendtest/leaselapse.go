@@ -8,19 +8,18 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/bindingstest"
 	"github.com/kindgi/agents/providers/scripted"
 	"github.com/kindgi/agents/turn"
 )
 
-// RunLeaseLapse checks, over any store, what a driver stalled in a tool
-// call past its lease is told (the store's clock moves on while the tool
-// runs): its next write is refused run-busy, with a message that says its
-// own lease expired when nobody took the run ("expired"), and "being
-// driven by another process" with that owner named only when another
-// owner holds it ("taken by another"). Either way the run stays
-// resumable: Resume completes it. newStore returns a fresh store and a
-// function that moves the store's clock on.
-func RunLeaseLapse(t *testing.T, newStore func(t *testing.T) (Store, func(time.Duration))) {
+// RunLeaseLapse checks, over any store, that a driver stalled in a tool
+// call past its lease (the store's clock moves on while the tool runs) is
+// told so: its next write is refused run-busy, with a message that says
+// its own lease expired when nobody took the run, and "being driven by
+// another process" only when another owner holds it. Either way the run
+// stays resumable. newStore returns a store whose clock is now.
+func RunLeaseLapse(t *testing.T, newStore func(t *testing.T, now func() time.Time) Store) {
 	t.Helper()
 	for _, tc := range []struct {
 		name     string
@@ -31,28 +30,28 @@ func RunLeaseLapse(t *testing.T, newStore func(t *testing.T) (Store, func(time.D
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			s, advance := newStore(t)
-			c := newCase(t, s, scripted.Call("call_1", "acme.lookup", map[string]any{"q": "answer"}), scripted.Say("The answer is 42."))
+			clock := bindingstest.NewClock(time.Time{})
+			store := newStore(t, clock.Now)
+			c := newCase(t, store, scripted.Call("call_1", "acme.lookup", map[string]any{"q": "answer"}), scripted.Say("The answer is 42."))
 			runID := "run-stalled-" + c.conv
-			const other = "other-driver"
 			stalled := false
 			c.onCall = func() {
 				if stalled {
 					return
 				}
 				stalled = true
-				advance(2 * time.Minute) // the driver stalls past its lease
+				clock.Advance(2 * time.Minute) // the driver stalls past its lease
 				if tc.takeover {
-					if _, err := s.AcquireLease(ctx, bindings.LeaseInput{TenantID: Tenant, RunID: runID, Owner: other, TTL: time.Minute}); err != nil {
+					if _, err := store.AcquireLease(ctx, bindings.LeaseInput{TenantID: Tenant, RunID: runID, Owner: "other-driver", TTL: time.Minute}); err != nil {
 						t.Errorf("AcquireLease by another driver: %v", err)
 					}
 				}
 			}
 			c.b.LeaseTTL = time.Minute
 			_, err := turn.Invoke(ctx, turn.Input{TenantID: Tenant, RunID: runID, Agent: c.agent, ConversationID: c.conv, UserMessage: "What is the answer?"}, c.b)
-			checkLeaseLapse(t, err, tc.takeover, other)
+			checkLeaseLapse(t, err, tc.takeover, "other-driver")
 			if tc.takeover {
-				advance(2 * time.Minute) // the other driver is gone too
+				clock.Advance(2 * time.Minute) // the other driver is gone too
 			}
 			res, err := turn.Resume(ctx, turn.ResumeInput{TenantID: Tenant, RunID: runID, Agent: c.agent}, c.b)
 			if err != nil || res.Status != turn.StatusCompleted {
