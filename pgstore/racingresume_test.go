@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/logbuf"
 	"github.com/kindgi/agents/registry"
 	"github.com/kindgi/agents/turn"
 )
@@ -237,7 +237,7 @@ type racingResumer struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan string
-	errOut lockedBuilder
+	errOut logbuf.Buffer
 }
 
 func startResumer(t *testing.T, env []string) *racingResumer {
@@ -275,23 +275,7 @@ func startResumer(t *testing.T, env []string) *racingResumer {
 	return p
 }
 
-// lockedBuilder collects a helper's stderr.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *lockedBuilder) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(b)
-}
-
-func (p *racingResumer) stderr() string {
-	p.errOut.mu.Lock()
-	defer p.errOut.mu.Unlock()
-	return p.errOut.b.String()
-}
+func (p *racingResumer) stderr() string { return p.errOut.String() }
 
 func (p *racingResumer) next(t *testing.T) string {
 	t.Helper()
