@@ -218,6 +218,11 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	}
 	d, err := jd.Open(ctx, open)
 	if err != nil {
+		if agents.CodeOf(err) == agents.CodeRunBusy && claimed == nil {
+			if res, ended, ferr := foldEnded(ctx, &b, in); ended {
+				return res, ferr
+			}
+		}
 		if agents.CodeOf(err) == "" {
 			err = codes.Journal(in.RunID, err)
 		}
@@ -459,4 +464,23 @@ func checkInput(in Input) error {
 		}
 	}
 	return nil
+}
+
+// foldEnded folds, from its journal as Wait does, a run that ended but
+// whose lease its last driver has not released yet: a finish over the
+// basic bindings (journal.Adapt) sets the status, then releases the lease,
+// and so does a Worker that fails a run for good. Re-driving a finished
+// run returns its outcome, and reading it needs no lease. ended is false
+// when the run has not ended (the caller's run-busy stands) or a read
+// failed; otherwise res and err are the run's outcome.
+func foldEnded(ctx context.Context, b *Bindings, in ResumeInput) (res Result, ended bool, err error) {
+	run, gerr := b.Runs.GetRun(ctx, in.TenantID, in.RunID)
+	if gerr != nil || !run.Status.Terminal() {
+		return Result{}, false, nil
+	}
+	res, err = fold(ctx, b, run)
+	if err != nil && agents.IsRetryable(err) {
+		return Result{}, false, nil
+	}
+	return res, true, err
 }
