@@ -15,6 +15,7 @@ import (
 	"github.com/kindgi/agents/turn/internal/routing"
 	"github.com/kindgi/agents/turn/internal/setupnorm"
 	"github.com/kindgi/agents/turn/internal/sweep"
+	"github.com/kindgi/agents/turn/internal/toolcall"
 )
 
 // setupState is everything the turn decides once, journaled by the setup
@@ -117,17 +118,8 @@ func (r *run) agentSetup(ctx context.Context, a *agent.Agent, s *setupState) err
 	}
 	s.Policy = p
 
-	tt := r.b.Tools.ForTenant(r.tenantID)
-	s.Tools = make([]bindings.ToolDescriptor, 0, len(a.Tools))
-	for _, ref := range a.Tools {
-		d, err := tt.Resolve(ctx, ref)
-		if err != nil {
-			if agents.CodeOf(err) == "" {
-				return &agents.UnresolvedToolError{ToolID: ref.ID}
-			}
-			return err
-		}
-		s.Tools = append(s.Tools, d)
+	if s.Tools, err = toolcall.Resolve(ctx, r.b.Tools.ForTenant(r.tenantID), a.Tools); err != nil {
+		return err
 	}
 
 	if s.Guardrails, err = ResolveGuardrails(ctx, r.tenantID, a.Guardrails, r.guardrailsBindings()); err != nil {
@@ -163,12 +155,7 @@ func (r *run) agentHitl(a *agent.Agent, s *setupState) error {
 	}
 	// So may a tool's own default gate (ToolDescriptor.Gate, e.g. an
 	// MCP tool's destructiveHint): it is a floor like the tenant's.
-	for _, d := range s.Tools {
-		if d.Gate != nil && d.Gate.Mode != "" && d.Gate.Mode != agent.GateNeverAsk {
-			return &agents.InvalidBindingsError{Reason: "tool " + d.ID + " is gated by its registry (" + string(d.Gate.Mode) + ") and no HITL binding (Bindings.Hitl) is bound to ask for approvals"}
-		}
-	}
-	return nil
+	return toolcall.Ungated(s.Tools)
 }
 
 // normalizeSetup returns s as decoding raw — its journaled JSON — would

@@ -3,7 +3,6 @@ package turn
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 
 	agents "github.com/kindgi/agents"
@@ -61,14 +60,7 @@ type toolResult struct {
 }
 
 // tool finds a resolved tool by id.
-func (r *run) tool(id string) (bindings.ToolDescriptor, bool) {
-	for _, d := range r.s.Tools {
-		if d.ID == id {
-			return d, true
-		}
-	}
-	return bindings.ToolDescriptor{}, false
-}
+func (r *run) tool(id string) (bindings.ToolDescriptor, bool) { return toolcall.Find(r.s.Tools, id) }
 
 // plan decides each call of a response before any runs: an unknown tool
 // or arguments that break the input schema are refused (the model is
@@ -100,10 +92,7 @@ func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]cal
 			continue
 		}
 		if !ok {
-			p.Action, p.Status, p.Message = actionRefuse, toolUnknown, "tool "+c.Name+" is not available to this agent"
-			if c.Name == InvalidToolName {
-				p.Message = fmt.Sprintf("the tool name of this call was not valid (empty, longer than %d bytes, or holding control characters): call one of the tools listed", MaxToolNameLength)
-			}
+			p.Action, p.Status, p.Message = actionRefuse, toolUnknown, toolcall.Unknown(c.Name, InvalidToolName, MaxToolNameLength)
 			plans[j] = p
 			continue
 		}

@@ -1,13 +1,16 @@
-// Package toolcall holds what turn decides of one tool call of a model
-// response apart from its journal: the checks its plan makes before
+// Package toolcall holds what turn decides of an agent's tools and of one
+// tool call of a model response apart from its journal: the tools setup
+// resolves (Resolve, Ungated), the checks a call's plan makes before
 // anything runs (the authorizer's verdict, the gate that applies, the
-// reason a reviewer is asked), the secrets the call is given, and how a
-// failed invocation counts (told to the model, or the turn's failure).
+// reason a reviewer is asked), the secrets the call is given, how a
+// failed invocation counts (told to the model, or the turn's failure),
+// and what the model is told of a call a reviewer did not approve.
 // It does not import turn.
 package toolcall
 
 import (
 	"context"
+	"fmt"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
@@ -96,4 +99,67 @@ func Failure(err error, d bindings.ToolDescriptor) error {
 		return &codes.DriverFaultError{Err: err}
 	}
 	return &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Err: err}
+}
+
+// Resolve resolves each of an agent's tool refs with the tenant's
+// registry, in order: a registry's uncoded failure is
+// *agents.UnresolvedToolError.
+func Resolve(ctx context.Context, tt bindings.TenantTools, refs []agent.ToolRef) ([]bindings.ToolDescriptor, error) {
+	out := make([]bindings.ToolDescriptor, 0, len(refs))
+	for _, ref := range refs {
+		d, err := tt.Resolve(ctx, ref)
+		if err != nil {
+			if agents.CodeOf(err) == "" {
+				return nil, &agents.UnresolvedToolError{ToolID: ref.ID}
+			}
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Ungated reports the first tool whose registry gates it (its default
+// gate asks) when there is no HITL binding to ask: *agents.InvalidBindingsError.
+func Ungated(tools []bindings.ToolDescriptor) error {
+	for _, d := range tools {
+		if d.Gate != nil && d.Gate.Mode != "" && d.Gate.Mode != agent.GateNeverAsk {
+			return &agents.InvalidBindingsError{Reason: "tool " + d.ID + " is gated by its registry (" + string(d.Gate.Mode) + ") and no HITL binding (Bindings.Hitl) is bound to ask for approvals"}
+		}
+	}
+	return nil
+}
+
+// NotRun is what the model is told of a gated call a reviewer did not
+// approve: its approval expired, or the reviewer denied it (with their
+// comment, when they left one).
+func NotRun(expired bool, comment string) string {
+	switch {
+	case expired:
+		return "not run: the approval request expired"
+	case comment != "":
+		return "not run: the reviewer denied this call: " + comment
+	}
+	return "not run: the reviewer denied this call"
+}
+
+// Find returns the tool of id among tools.
+func Find(tools []bindings.ToolDescriptor, id string) (bindings.ToolDescriptor, bool) {
+	for _, d := range tools {
+		if d.ID == id {
+			return d, true
+		}
+	}
+	return bindings.ToolDescriptor{}, false
+}
+
+// Unknown is what the model is told of a call of tool name, which the
+// agent does not have: invalid is the name that stands for one that broke
+// the rules on names (empty, longer than maxLen bytes, holding control
+// characters).
+func Unknown(name, invalid string, maxLen int) string {
+	if name == invalid {
+		return fmt.Sprintf("the tool name of this call was not valid (empty, longer than %d bytes, or holding control characters): call one of the tools listed", maxLen)
+	}
+	return "tool " + name + " is not available to this agent"
 }
