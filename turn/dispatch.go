@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/toolcall"
 )
 
 // dispatch is the dispatch-tools node of iteration i.
@@ -82,14 +83,10 @@ func (r *run) dispatch(ctx context.Context, i int, calls []bindings.ToolCall) ([
 		}
 		status, msg := p.Status, p.Message
 		if p.Action == actionApprove {
-			switch decided[j].Status {
-			case approvalExpired:
-				status, msg = toolExpired, "not run: the approval request expired"
-			default:
-				status, msg = toolRejected, "not run: the reviewer denied this call"
-				if decided[j].Comment != "" {
-					msg += ": " + decided[j].Comment
-				}
+			expired := decided[j].Status == approvalExpired
+			status, msg = toolRejected, toolcall.NotRun(expired, decided[j].Comment)
+			if expired {
+				status = toolExpired
 			}
 		}
 		if err := r.toolMessage(ctx, p, errorContent(msg), status, msg); err != nil {

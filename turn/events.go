@@ -3,10 +3,11 @@ package turn
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/eventjson"
+	"github.com/kindgi/agents/turn/internal/retrylog"
 )
 
 // Event is one event of a turn (the TypeScript package's TurnEvent). Events reach
@@ -68,34 +69,24 @@ type NodeCompletedEvent struct {
 // which node it is about.
 func (e NodeStartedEvent) MarshalJSON() ([]byte, error) {
 	type plain NodeStartedEvent
-	return json.Marshal(struct {
-		Kind string `json:"kind"`
-		plain
-	}{KindNodeStarted, plain(e)})
+	return eventjson.WithKind(KindNodeStarted, plain(e))
 }
 
 // String returns "node.started NODE (step KEY) run RUNID".
 func (e NodeStartedEvent) String() string {
-	return KindNodeStarted + " " + e.Node + " (step " + e.Key + ") run " + e.RunID
+	return eventjson.Node(KindNodeStarted, e.Node, e.Key, e.RunID, "")
 }
 
 // MarshalJSON encodes the event with its kind, as NodeStartedEvent's.
 func (e NodeCompletedEvent) MarshalJSON() ([]byte, error) {
 	type plain NodeCompletedEvent
-	return json.Marshal(struct {
-		Kind string `json:"kind"`
-		plain
-	}{KindNodeCompleted, plain(e)})
+	return eventjson.WithKind(KindNodeCompleted, plain(e))
 }
 
 // String returns "node.completed NODE (step KEY) run RUNID", with
 // "failed: CODE" added when the step failed.
 func (e NodeCompletedEvent) String() string {
-	s := KindNodeCompleted + " " + e.Node + " (step " + e.Key + ") run " + e.RunID
-	if e.Code != "" {
-		s += " failed: " + e.Code
-	}
-	return s
+	return eventjson.Node(KindNodeCompleted, e.Node, e.Key, e.RunID, e.Code)
 }
 
 // RetrievalCompletedEvent: run-retrievals fetched its facts.
@@ -317,18 +308,11 @@ func (r *run) withRetryReport(ctx context.Context, i int, requestID string) cont
 		if mr.Err != nil {
 			e.Code, e.Message = agents.CodeOf(mr.Err), mr.Err.Error()
 		}
-		if logger != nil && logger.Enabled(ctx, slog.LevelWarn) {
-			attrs := []slog.Attr{
-				slog.String("run_id", r.id), slog.String("tenant_id", r.tenantID),
-				slog.String("agent", r.in.Agent.ID+"@"+r.in.Agent.Version),
-				slog.Int("iteration", i), slog.String("provider", e.Provider), slog.String("model", e.Model),
-				slog.String("request_id", requestID), slog.Int("attempt", mr.Attempt), slog.Int("status", mr.Status),
-				slog.Duration("retry_after", mr.RetryAfter), slog.Duration("wait", mr.Wait), slog.String("code", e.Code),
-			}
-			if r.b.LogContent {
-				attrs = append(attrs, slog.String("error", e.Message))
-			}
-			logger.LogAttrs(ctx, slog.LevelWarn, logModelCallRetry, attrs...)
+		if logger != nil {
+			retrylog.Log(ctx, logger, logModelCallRetry, retrylog.Call{
+				RunID: r.id, TenantID: r.tenantID, Agent: r.in.Agent.ID + "@" + r.in.Agent.Version,
+				Iteration: i, Provider: e.Provider, Model: e.Model, RequestID: requestID,
+			}, mr, e.Code, e.Message, r.b.LogContent)
 		}
 		emit(r, ctx, e)
 	})

@@ -204,13 +204,5 @@ func ComplianceRecords(trace bindings.RunTrace, turnNumber int, outcomes []Guard
 // resumed or replayed run) stores nothing twice. A nil recorder records
 // nothing.
 func RecordCompliance(ctx context.Context, rec bindings.ComplianceRecorder, recs []bindings.ComplianceRecord) error {
-	if rec == nil {
-		return nil
-	}
-	for _, r := range recs {
-		if err := rec.RecordCompliance(ctx, r); err != nil {
-			return coded(err, "record compliance")
-		}
-	}
-	return nil
+	return gate.Record(ctx, rec, recs)
 }

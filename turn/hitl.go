@@ -60,61 +60,7 @@ type EffectiveHitlPolicy struct {
 // stricter one replaces the default) and sets tool floors, so that per tool
 // the gate is the stricter of the agent's and the tenant's.
 func ResolveEffectiveHitlPolicy(tenant *bindings.HitlSpec, a agent.Agent) EffectiveHitlPolicy {
-	p := EffectiveHitlPolicy{
-		TimeoutMs:    DefaultHitlTimeoutMs,
-		ReviewerRole: DefaultReviewerRole,
-		OnTimeout:    DefaultOnTimeout,
-	}
-	if cp := a.ConversationPolicy; cp != nil {
-		p.AfterTurns = tighten.MinPtr(p.AfterTurns, cp.HitlAfterTurns)
-		if h := cp.Hitl; h != nil {
-			p.AfterTurns = tighten.MinPtr(p.AfterTurns, h.AfterTurns)
-			if h.TimeoutMs != nil && *h.TimeoutMs > 0 {
-				p.TimeoutMs = *h.TimeoutMs
-			}
-			if h.DefaultReviewerRole != "" {
-				p.ReviewerRole = h.DefaultReviewerRole
-			}
-			if h.Tools != nil {
-				g := &agent.ToolGates{}
-				if h.Tools.Default != nil {
-					d := *h.Tools.Default
-					g.Default = &d
-				}
-				if len(h.Tools.Overrides) > 0 {
-					g.Overrides = make(map[string]agent.ToolGate, len(h.Tools.Overrides))
-					for k, v := range h.Tools.Overrides {
-						g.Overrides[k] = v
-					}
-				}
-				p.ToolGates = g
-			}
-		}
-	}
-	if tenant == nil {
-		return p
-	}
-	if tenant.MaxTimeoutMs != nil && *tenant.MaxTimeoutMs > 0 && *tenant.MaxTimeoutMs < p.TimeoutMs {
-		p.TimeoutMs = *tenant.MaxTimeoutMs
-	}
-	if tenant.MinReviewerRole != "" && tighten.RoleRank(tenant.MinReviewerRole) > tighten.RoleRank(p.ReviewerRole) {
-		p.ReviewerRole = tenant.MinReviewerRole
-	}
-	if tighten.OnTimeoutRank(tenant.OnTimeout) > tighten.OnTimeoutRank(p.OnTimeout) {
-		p.OnTimeout = tenant.OnTimeout
-	}
-	if tenant.AfterTurns != nil && *tenant.AfterTurns > 0 {
-		p.AfterTurns = tighten.MinPtr(p.AfterTurns, tenant.AfterTurns)
-	}
-	if len(tenant.ToolFloors) > 0 {
-		p.ToolFloors = make(map[string]agent.ToolGate, len(tenant.ToolFloors))
-		for k, v := range tenant.ToolFloors {
-			if v.Mode.Strictness() >= 0 {
-				p.ToolFloors[k] = v
-			}
-		}
-	}
-	return p
+	return EffectiveHitlPolicy(tighten.ResolveHitl(tenant, a, DefaultHitlTimeoutMs, DefaultReviewerRole, DefaultOnTimeout))
 }
 
 // Gate returns the gate of a tool: the agent's (its override, else its
@@ -127,10 +73,7 @@ func (p EffectiveHitlPolicy) Gate(toolID string) agent.ToolGate {
 // reviewerFor returns the reviewer role of a gated call: the policy's,
 // raised to the gate's required role.
 func (p EffectiveHitlPolicy) reviewerFor(g agent.ToolGate) string {
-	if g.RequiredRole != "" && tighten.RoleRank(g.RequiredRole) > tighten.RoleRank(p.ReviewerRole) {
-		return g.RequiredRole
-	}
-	return p.ReviewerRole
+	return tighten.Reviewer(p.ReviewerRole, g.RequiredRole)
 }
 
 // SessionGateResult is the session gate's decision for one turn.

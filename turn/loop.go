@@ -2,14 +2,12 @@ package turn
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strconv"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/modelresp"
 )
 
@@ -195,20 +193,11 @@ func toolCallsCap(b *Bindings) int {
 // normalizeCalls gives every tool call of a response a unique, valid id (a
 // parallel call's approval and result must never be confused with
 // another's; see MaxToolCallIDLength) and a valid name (MaxToolNameLength)
-// with modelresp.FixCalls, and valid JSON arguments (malformed arguments
-// become a JSON string, which the input schema then refuses).
+// with modelresp.FixCalls, and valid JSON arguments
+// (modelresp.FixArguments).
 func normalizeCalls(i int, calls []bindings.ToolCall) []bindings.ToolCall {
 	out := modelresp.FixCalls(i, calls)
-	for j := range out {
-		c := &out[j]
-		if len(c.Arguments) == 0 {
-			c.Arguments = json.RawMessage(`{}`)
-		} else if !validJSON(c.Arguments) {
-			c.Arguments, _ = json.Marshal(string(c.Arguments))
-		} else {
-			c.Arguments = drive.Journaled(c.Arguments)
-		}
-	}
+	modelresp.FixArguments(out)
 	return out
 }
 

@@ -69,11 +69,7 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 		in.RunID = r.id
 		var m bindings.ConversationMessage
 		if r.in.DryRun {
-			m = bindings.ConversationMessage{
-				TenantID: in.TenantID, ConversationID: in.ConversationID, Role: in.Role, Content: in.Content,
-				ToolCalls: in.ToolCalls, ToolCallID: in.ToolCallID, TurnNumber: in.TurnNumber, RunID: in.RunID,
-				ParticipantID: in.ParticipantID, Metadata: in.Metadata,
-			}
+			m = chatlog.Stored(&in, "")
 		} else {
 			deferred, err := r.deferMessage(ctx, key, node, after)
 			if err != nil {
@@ -81,11 +77,7 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 			}
 			if deferred {
 				// Stored with the next write; its events follow it.
-				return bindings.ConversationMessage{
-					TenantID: in.TenantID, ConversationID: in.ConversationID, ID: in.ID, Role: in.Role, Content: in.Content,
-					ToolCalls: in.ToolCalls, ToolCallID: in.ToolCallID, TurnNumber: in.TurnNumber, RunID: in.RunID,
-					ParticipantID: in.ParticipantID, Metadata: in.Metadata,
-				}, nil
+				return chatlog.Stored(&in, in.ID), nil
 			}
 			// The message may depend on results still buffered: they are
 			// stored first (in the same call when the store can).
@@ -99,16 +91,7 @@ func (r *run) persist(ctx context.Context, key, node string, in bindings.AppendM
 		return m, nil
 	})
 	if err == nil && !r.in.DryRun {
-		if r.appended == nil {
-			r.appended = make([]bindings.ConversationMessage, 0, 4) // a turn with one tool call stores 4
-		}
-		n := len(r.appended)
-		if n == cap(r.appended) {
-			r.appended = append(r.appended, bindings.ConversationMessage{})
-		} else {
-			r.appended = r.appended[:n+1]
-		}
-		copyMessage(&r.appended[n], &m)
+		drive.AppendMessage(&r.appended, &m)
 	}
 	return m, err
 }

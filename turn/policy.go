@@ -85,19 +85,8 @@ type budgetCaps struct {
 	MaxToolCalls int `json:"maxToolCalls,omitempty"`
 }
 
+// capsFor is agent a's budget capped by the merged tenant policy p.
 func capsFor(a agent.Agent, p Policy) budgetCaps {
-	steps := a.Budget.Steps()
-	wall := a.Budget.WallMs()
-	var cost *float64
-	if c, ok := a.Budget.CostUsd(); ok {
-		cost = &c
-	}
-	if p.MaxSteps != nil && *p.MaxSteps < steps {
-		steps = *p.MaxSteps
-	}
-	if p.MaxWallMs != nil && *p.MaxWallMs < wall {
-		wall = *p.MaxWallMs
-	}
-	cost = tighten.MinPtr(cost, p.MaxCostUsd)
+	steps, wall, cost := tighten.Budget(&a, p.MaxSteps, p.MaxWallMs, p.MaxCostUsd)
 	return budgetCaps{MaxSteps: steps, MaxCostUsd: cost, MaxWallMs: wall}
 }

@@ -2,12 +2,10 @@ package turn
 
 import (
 	"context"
-	"strings"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/retrieve"
 )
 
@@ -54,22 +52,12 @@ func RunRetrievals(ctx context.Context, req RetrievalRequest, b RetrievalBinding
 		return nil, err
 	}
 	out := []RetrievedFact{}
-	seen := map[string]bool{}
-	for _, in := range req.Intents {
-		q := retrieve.Query(req.TenantID, req.ProjectID, req.ConversationID, in, req.Query, embedding)
-		facts, err := b.Memory.QueryFacts(ctx, q)
-		if err != nil {
-			return nil, coded(err, "query memory")
-		}
-		for _, f := range facts {
-			if seen[f.Fact.ID] {
-				continue
-			}
-			seen[f.Fact.ID] = true
-			f.Fact.Embedding = nil
-			f.Fact.Data = drive.Journaled(f.Fact.Data)
+	err = retrieve.Run(ctx, b.Memory, req.TenantID, req.ProjectID, req.ConversationID, req.Query, req.Intents, embedding,
+		func(f bindings.ScoredFact, in agent.RetrievalIntent) {
 			out = append(out, RetrievedFact{Fact: f.Fact, Score: f.Score, Intent: in})
-		}
+		})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -78,22 +66,7 @@ func RunRetrievals(ctx context.Context, req RetrievalRequest, b RetrievalBinding
 // the retrieved facts, one line per fact with its id and type; "" when
 // there are none.
 func FormatRetrievedForPrompt(facts []RetrievedFact) string {
-	if len(facts) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("## Retrieved facts\n")
-	b.WriteString("Facts from memory that may help; cite a fact by its id.\n")
-	for _, f := range facts {
-		b.WriteString("- [")
-		b.WriteString(f.Fact.ID)
-		b.WriteString("] (")
-		b.WriteString(f.Fact.Type)
-		b.WriteString(") ")
-		b.WriteString(strings.ReplaceAll(strings.TrimSpace(f.Fact.Text), "\n", " "))
-		b.WriteByte('\n')
-	}
-	return b.String()
+	return retrieve.Format(facts, func(f *RetrievedFact) *bindings.Fact { return &f.Fact })
 }
 
 // runRetrievals is the run-retrievals node.

@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 	"time"
 
 	agents "github.com/kindgi/agents"
@@ -15,7 +13,9 @@ import (
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/routing"
+	"github.com/kindgi/agents/turn/internal/setupnorm"
 	"github.com/kindgi/agents/turn/internal/sweep"
+	"github.com/kindgi/agents/turn/internal/toolcall"
 )
 
 // setupState is everything the turn decides once, journaled by the setup
@@ -77,7 +77,9 @@ func (r *run) setup(ctx context.Context, _ string) (setupState, error) {
 		}
 	}
 	s.Now = r.now()
-	if err := r.autoClose(ctx, conv, s.Now); err != nil {
+	// A conversation idle past the agent's autoCloseAfterInactiveSeconds is
+	// closed (its run opened first: a write), and the turn fails.
+	if err := sweep.AutoClose(ctx, r.b.Conversations, r.in.Agent, r.tenantID, conv, s.Now, r.in.DryRun, r.OpenPending); err != nil {
 		return s, err
 	}
 
@@ -116,17 +118,8 @@ func (r *run) agentSetup(ctx context.Context, a *agent.Agent, s *setupState) err
 	}
 	s.Policy = p
 
-	tt := r.b.Tools.ForTenant(r.tenantID)
-	s.Tools = make([]bindings.ToolDescriptor, 0, len(a.Tools))
-	for _, ref := range a.Tools {
-		d, err := tt.Resolve(ctx, ref)
-		if err != nil {
-			if agents.CodeOf(err) == "" {
-				return &agents.UnresolvedToolError{ToolID: ref.ID}
-			}
-			return err
-		}
-		s.Tools = append(s.Tools, d)
+	if s.Tools, err = toolcall.Resolve(ctx, r.b.Tools.ForTenant(r.tenantID), a.Tools); err != nil {
+		return err
 	}
 
 	if s.Guardrails, err = ResolveGuardrails(ctx, r.tenantID, a.Guardrails, r.guardrailsBindings()); err != nil {
@@ -162,12 +155,7 @@ func (r *run) agentHitl(a *agent.Agent, s *setupState) error {
 	}
 	// So may a tool's own default gate (ToolDescriptor.Gate, e.g. an
 	// MCP tool's destructiveHint): it is a floor like the tenant's.
-	for _, d := range s.Tools {
-		if d.Gate != nil && d.Gate.Mode != "" && d.Gate.Mode != agent.GateNeverAsk {
-			return &agents.InvalidBindingsError{Reason: "tool " + d.ID + " is gated by its registry (" + string(d.Gate.Mode) + ") and no HITL binding (Bindings.Hitl) is bound to ask for approvals"}
-		}
-	}
-	return nil
+	return toolcall.Ungated(s.Tools)
 }
 
 // normalizeSetup returns s as decoding raw — its journaled JSON — would
@@ -196,149 +184,24 @@ func normalizeSetupIn(s setupState, raw []byte, own bool) (setupState, error) {
 	if bytes.Contains(raw, []byte(`\ufffd`)) {
 		return drive.DecodeResult[setupState](&bindings.JournalEntry{Key: NodeSetup, Status: bindings.StepCompleted, Output: raw})
 	}
-	if s.Tools != nil {
-		tools := s.Tools
-		if !own {
-			tools = make([]bindings.ToolDescriptor, len(s.Tools))
-		}
-		for i := range tools {
-			d := &tools[i] // built in place: a copy would escape (Config is decoded into it)
-			if !own {
-				*d = s.Tools[i]
-			}
-			d.InputSchema = compactJSON(d.InputSchema)
-			d.OutputSchema = compactJSON(d.OutputSchema)
-			d.Secrets = emptyList(slices.Clone(d.Secrets))
-			d.Env = emptyMap(maps.Clone(d.Env))
-			d.Annotations = d.Annotations.Clone()
-			if d.Gate != nil {
-				g := *d.Gate
-				d.Gate = &g
-			}
-			if len(d.Config) == 0 {
-				d.Config = nil
-			} else {
-				b, err := json.Marshal(d.Config)
-				if err != nil {
-					return setupState{}, &agents.PersistenceError{Op: "encode step " + NodeSetup, Err: err, Permanent: true}
-				}
-				d.Config = nil
-				if err := json.Unmarshal(b, &d.Config); err != nil {
-					return setupState{}, &agents.RunJournalUnavailableError{Err: fmt.Errorf("decode step %s: %w", NodeSetup, err)}
-				}
-			}
-		}
-		s.Tools = tools
+	var err error
+	if s.Tools, err = setupnorm.Tools(s.Tools, own, NodeSetup); err != nil {
+		return setupState{}, err
 	}
-	if s.Guardrails != nil {
-		gs := s.Guardrails
-		if !own {
-			gs = make([]bindings.Guardrail, len(s.Guardrails))
-		}
-		for i, g := range s.Guardrails {
-			g.Config = compactJSON(g.Config)
-			gs[i] = g
-		}
-		s.Guardrails = gs
-	}
+	s.Guardrails = setupnorm.Guardrails(s.Guardrails, own)
 	s.SubAgents = normalizeAgentTools(s.SubAgents, own)
 	s.Handoffs = normalizeAgentTools(s.Handoffs, own)
 	p := &s.Policy
-	p.AllowProviders = nilIfNullList(p.AllowProviders)
-	p.AllowModels = nilIfNullList(p.AllowModels)
-	p.DenyProviders = emptyList(p.DenyProviders)
-	p.DenyModels = emptyList(p.DenyModels)
-	if p.Hitl != nil && p.Hitl.ToolFloors != nil && len(p.Hitl.ToolFloors) == 0 {
-		h := *p.Hitl
-		h.ToolFloors = nil
-		p.Hitl = &h
-	}
-	s.Hitl.ToolFloors = emptyMap(s.Hitl.ToolFloors)
-	if g := s.Hitl.ToolGates; g != nil && g.Overrides != nil && len(g.Overrides) == 0 {
-		c := *g
-		c.Overrides = nil
-		s.Hitl.ToolGates = &c
-	}
+	p.AllowProviders = setupnorm.NullList(p.AllowProviders)
+	p.AllowModels = setupnorm.NullList(p.AllowModels)
+	p.DenyProviders = setupnorm.List(p.DenyProviders)
+	p.DenyModels = setupnorm.List(p.DenyModels)
+	p.Hitl = setupnorm.Hitl(p.Hitl)
+	s.Hitl.ToolFloors = setupnorm.Map(s.Hitl.ToolFloors)
+	s.Hitl.ToolGates = setupnorm.Gates(s.Hitl.ToolGates)
 	return s, nil
 }
 
-// compactJSON returns a JSON document as the journal stores it (see
-// journaled); an empty one, which the JSON omits, is nil.
-func compactJSON(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
-		return nil
-	}
-	return drive.Journaled(raw)
-}
-
-// emptyList returns nil for an empty list (which the JSON omits).
-func emptyList[E any](v []E) []E {
-	if len(v) == 0 {
-		return nil
-	}
-	return v
-}
-
-// emptyMap returns nil for an empty map (which the JSON omits).
-func emptyMap[K comparable, V any](m map[K]V) map[K]V {
-	if len(m) == 0 {
-		return nil
-	}
-	return m
-}
-
-// nilIfNullList returns nil for a pointer to a nil list (JSON null).
-func nilIfNullList(p *[]string) *[]string {
-	if p != nil && *p == nil {
-		return nil
-	}
-	return p
-}
-
-// autoClose closes conv when it has been idle longer than the agent's
-// autoCloseAfterInactiveSeconds at now — idle since its last message's
-// time (LastActivityAt; bindings.InactiveConversationLister) — and returns
-// *agents.ConversationClosedError: the turn stores nothing else (no user
-// message, no model call). With the conversation binding's
-// InactiveConversationLister the close is conditional (a message appended
-// meanwhile keeps it open, and the turn goes on); without it,
-// CloseConversation closes it. A dry run closes nothing and fails alike.
-func (r *run) autoClose(ctx context.Context, conv bindings.Conversation, now time.Time) error {
-	cutoff, due := sweep.CloseCutoff(r.in.Agent, now)
-	if !due || !conv.LastActivityAt.Before(cutoff) {
-		return nil
-	}
-	closed := &agents.ConversationClosedError{ConversationID: conv.ID}
-	if r.in.DryRun {
-		return closed
-	}
-	if l, ok := r.b.Conversations.(bindings.InactiveConversationLister); ok {
-		// A write: the run is opened, or its lease taken, first (see
-		// openPending).
-		if err := r.OpenPending(ctx); err != nil {
-			return err
-		}
-		ok, err := l.CloseIfInactive(ctx, r.tenantID, conv.ID, cutoff)
-		if err != nil {
-			return coded(err, "close inactive conversation")
-		}
-		if !ok {
-			// Closed by a sweep meanwhile, or active again: read which.
-			now, err := r.b.Conversations.GetConversation(ctx, r.tenantID, conv.ID)
-			if err != nil {
-				return coded(err, "get conversation")
-			}
-			if now.Status == bindings.ConversationOpen {
-				return nil
-			}
-		}
-		return closed
-	}
-	if err := r.OpenPending(ctx); err != nil {
-		return err
-	}
-	if err := r.b.Conversations.CloseConversation(ctx, r.tenantID, conv.ID); err != nil {
-		return coded(err, "close inactive conversation")
-	}
-	return closed
-}
+// compactJSON returns a JSON document as the journal stores it; an empty
+// one, which the JSON omits, is nil (setupnorm.JSON).
+func compactJSON(raw json.RawMessage) json.RawMessage { return setupnorm.JSON(raw) }

@@ -3,16 +3,14 @@ package turn
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 
 	agents "github.com/kindgi/agents"
-	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/turn/internal/codes"
+	"github.com/kindgi/agents/turn/internal/chatlog"
 	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/schemacheck"
-	"github.com/kindgi/agents/turn/internal/tighten"
+	"github.com/kindgi/agents/turn/internal/toolcall"
 )
 
 // Plan actions of a tool call, decided before anything runs.
@@ -62,14 +60,7 @@ type toolResult struct {
 }
 
 // tool finds a resolved tool by id.
-func (r *run) tool(id string) (bindings.ToolDescriptor, bool) {
-	for _, d := range r.s.Tools {
-		if d.ID == id {
-			return d, true
-		}
-	}
-	return bindings.ToolDescriptor{}, false
-}
+func (r *run) tool(id string) (bindings.ToolDescriptor, bool) { return toolcall.Find(r.s.Tools, id) }
 
 // plan decides each call of a response before any runs: an unknown tool
 // or arguments that break the input schema are refused (the model is
@@ -101,10 +92,7 @@ func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]cal
 			continue
 		}
 		if !ok {
-			p.Action, p.Status, p.Message = actionRefuse, toolUnknown, "tool "+c.Name+" is not available to this agent"
-			if c.Name == InvalidToolName {
-				p.Message = fmt.Sprintf("the tool name of this call was not valid (empty, longer than %d bytes, or holding control characters): call one of the tools listed", MaxToolNameLength)
-			}
+			p.Action, p.Status, p.Message = actionRefuse, toolUnknown, toolcall.Unknown(c.Name, InvalidToolName, MaxToolNameLength)
 			plans[j] = p
 			continue
 		}
@@ -117,41 +105,20 @@ func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]cal
 			continue
 		}
 		if r.in.Principal != nil && r.b.Authz != nil {
-			dec, err := r.b.Authz.Authorize(ctx, bindings.AuthzRequest{
+			if msg := toolcall.Denied(ctx, r.b.Authz, bindings.AuthzRequest{
 				TenantID: r.tenantID, Principal: *r.in.Principal, ToolID: d.ID, ToolVersion: d.Version, Input: c.Arguments,
-			})
-			switch {
-			case err != nil:
-				p.Action, p.Status, p.Message = actionRefuse, toolDenied, "not authorized: the authorizer could not decide"
-			case !dec.Allowed:
-				p.Action, p.Status, p.Message = actionRefuse, toolDenied, "not authorized"
-				if dec.Reason != "" {
-					p.Message += ": " + dec.Reason
-				}
-			}
-			if p.Action == actionRefuse {
+			}); msg != "" {
+				p.Action, p.Status, p.Message = actionRefuse, toolDenied, msg
 				plans[j] = p
 				continue
 			}
 		}
-		g := r.s.Hitl.Gate(d.ID)
-		if d.Gate != nil {
-			g = tighten.StricterGate(g, *d.Gate) // the registry's default gate is a floor
+		g := toolcall.Gate(r.s.Hitl.Gate(d.ID), d)
+		if p.Reason, err = toolcall.AskReason(ctx, g, d.ID, r.toolUsed); err != nil {
+			return nil, err
 		}
-		switch g.Mode {
-		case agent.GateAlwaysAsk:
-			p.Action, p.Reason = actionApprove, "tool "+d.ID+" always asks for approval"
-		case agent.GateAskOnFirstUse:
-			used, err := r.toolUsed(ctx, d.ID)
-			if err != nil {
-				return nil, err
-			}
-			if !used {
-				p.Action, p.Reason = actionApprove, "first use of tool "+d.ID+" in this conversation"
-			}
-		}
-		if p.Action == actionApprove {
-			p.ReviewerRole = r.s.Hitl.reviewerFor(g)
+		if p.Reason != "" {
+			p.Action, p.ReviewerRole = actionApprove, r.s.Hitl.reviewerFor(g)
 		}
 		plans[j] = p
 	}
@@ -159,36 +126,15 @@ func (r *run) plan(ctx context.Context, i int, calls []bindings.ToolCall) ([]cal
 }
 
 // toolUsed reports whether a tool already ran in the conversation: in this
-// run, or in a stored tool message of an earlier turn (paging back from
-// the newest; it stops at the first use).
+// run, or in a stored tool message of an earlier turn (chatlog.Used).
 func (r *run) toolUsed(ctx context.Context, toolID string) (bool, error) {
 	if slices.Contains(r.usedTools, toolID) {
 		return true, nil
 	}
-	const page = 200
-	before := r.userMsg.Seq
-	for {
-		msgs, err := r.b.Conversations.ReadMessages(ctx, bindings.ReadMessagesInput{
-			TenantID: r.tenantID, ConversationID: r.in.ConversationID, Limit: page, BeforeSeq: before,
-		})
-		if err != nil {
-			return false, coded(err, "read messages")
-		}
-		for k := len(msgs) - 1; k >= 0; k-- {
-			m := msgs[k]
-			if m.Role != bindings.RoleTool || len(m.Metadata) == 0 {
-				continue
-			}
-			var meta toolMeta
-			if json.Unmarshal(m.Metadata, &meta) == nil && meta.ToolID == toolID && meta.Status == toolOK {
-				return true, nil
-			}
-		}
-		if len(msgs) < page || msgs[0].Seq <= 1 {
-			return false, nil
-		}
-		before = msgs[0].Seq
-	}
+	return chatlog.Used(ctx, r.b.Conversations, r.tenantID, r.in.ConversationID, r.userMsg.Seq, func(raw json.RawMessage) bool {
+		var meta toolMeta
+		return json.Unmarshal(raw, &meta) == nil && meta.ToolID == toolID && meta.Status == toolOK
+	})
 }
 
 // invokeTool is the body of a tool call's step: secrets resolved, the exact
@@ -205,18 +151,9 @@ func (r *run) invokeTool(ctx context.Context, p callPlan, requestID string) (too
 	if r.in.Principal != nil {
 		call.PrincipalID = r.in.Principal.ID
 	}
-	if len(d.Secrets) > 0 {
-		if r.b.Secrets == nil {
-			return toolResult{}, &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Message: "the tool needs secrets and no secret resolver is bound"}
-		}
-		call.Secrets = make(map[string]string, len(d.Secrets))
-		for _, name := range d.Secrets {
-			v, err := r.b.Secrets.ResolveSecret(ctx, r.tenantID, name)
-			if err != nil {
-				return toolResult{}, &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Message: "resolve secret " + name, Err: err}
-			}
-			call.Secrets[name] = v
-		}
+	var err error
+	if call.Secrets, err = toolcall.Secrets(ctx, r.b.Secrets, r.tenantID, d); err != nil {
+		return toolResult{}, err
 	}
 	emit(r, ctx, ToolStartedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, RequestID: requestID, Input: p.Arguments})
 	out, err := r.tools.Invoke(ctx, d, p.Arguments, call)
@@ -225,16 +162,8 @@ func (r *run) invokeTool(ctx context.Context, p callPlan, requestID string) (too
 			return toolResult{}, err
 		}
 		emit(r, ctx, ToolFailedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: d.ID, ToolVersion: d.Version, Error: err.Error()})
-		if agents.CodeOf(err) != "" {
-			if agents.CodeOf(err) == agents.CodeToolInvocationFailed {
-				return toolResult{}, err
-			}
-			if c := agents.CodeOf(err); c == agents.CodeUnresolvedTool || c == agents.CodeToolVersionUnresolvable {
-				// The run resolved the tool (setup journaled it), and this
-				// process's registry lacks it: another process may run it.
-				return toolResult{}, &codes.DriverFaultError{Err: err}
-			}
-			return toolResult{}, &agents.ToolInvocationError{ToolID: d.ID, ToolVersion: d.Version, Err: err}
+		if fail := toolcall.Failure(err, d); fail != nil {
+			return toolResult{}, fail
 		}
 		return toolResult{Status: toolError, Error: err.Error()}, nil
 	}

@@ -1,7 +1,8 @@
 // Package chatlog makes the message list a turn sends to a model well
 // formed: stored conversation messages turned into model messages
 // (AppendHistory), and tool calls paired with their answers the way model
-// APIs (Chat Completions, Anthropic) accept them (WellFormed).
+// APIs (Chat Completions, Anthropic) accept them (WellFormed); and
+// whether a stored tool message of the conversation says a tool ran (Used).
 package chatlog
 
 import (

@@ -251,3 +251,19 @@ func (j *Journal) DropBuffer() {
 	j.buf, j.carried = j.buf[:0], false
 	j.deferred.set = false
 }
+
+// AppendMessage appends a copy of *m to *list (CopyMessage, never a whole
+// copy), with room for four messages at first (a turn with one tool call
+// stores four).
+func AppendMessage(list *[]bindings.ConversationMessage, m *bindings.ConversationMessage) {
+	if *list == nil {
+		*list = make([]bindings.ConversationMessage, 0, 4)
+	}
+	n := len(*list)
+	if n == cap(*list) {
+		*list = append(*list, bindings.ConversationMessage{})
+	} else {
+		*list = (*list)[:n+1]
+	}
+	CopyMessage(&(*list)[n], m)
+}

@@ -3,7 +3,8 @@
 // unique, valid ids and valid names (FixCalls), decided deterministically
 // so that the journal, the stored messages and every later request agree.
 // turn exports the limits as MaxToolCallIDLength, MaxToolNameLength and
-// InvalidToolName; it checks the calls' arguments itself.
+// InvalidToolName. The calls' arguments are made valid JSON too
+// (FixArguments).
 package modelresp
 
 import (

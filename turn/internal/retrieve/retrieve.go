@@ -1,7 +1,8 @@
 // Package retrieve is what a turn's retrieval intents ask of memory: the
 // query text's embedding, computed once when an intent needs it (semantic
-// and both modes), and one memory query per intent. turn.RunRetrievals
-// runs the queries and keeps each fact once.
+// and both modes), one memory query per intent, the queries run keeping
+// each fact once (Run, behind turn.RunRetrievals), and the prompt section
+// of the facts (Format).
 package retrieve
 
 import (

@@ -1,7 +1,8 @@
 // Package sweep holds the two store sweeps of turn behind
 // turn.CloseInactive and turn.ExpireApprovals: closing the conversations
 // idle longer than their agent allows, and moving every expired approval
-// to its on-timeout action. It does not import turn: turn gives it the
+// to its on-timeout action; and the one close a turn's setup does of its
+// own idle conversation (AutoClose). It does not import turn: turn gives it the
 // bindings it calls and, as function values, what only turn can do.
 package sweep
 

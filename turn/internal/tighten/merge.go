@@ -87,3 +87,19 @@ func MergeHitlSpecs(a, b *bindings.HitlSpec) *bindings.HitlSpec {
 	}
 	return out
 }
+
+// Budget caps agent a's budget by a tenant's merged caps (nil: none):
+// the smaller number of steps, wall time and cost wins.
+func Budget(a *agent.Agent, maxSteps *int, maxWallMs *int64, maxCostUsd *float64) (steps int, wallMs int64, costUsd *float64) {
+	steps, wallMs = a.Budget.Steps(), a.Budget.WallMs()
+	if c, ok := a.Budget.CostUsd(); ok {
+		costUsd = &c
+	}
+	if maxSteps != nil && *maxSteps < steps {
+		steps = *maxSteps
+	}
+	if maxWallMs != nil && *maxWallMs < wallMs {
+		wallMs = *maxWallMs
+	}
+	return steps, wallMs, MinPtr(costUsd, maxCostUsd)
+}
