@@ -9,6 +9,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/agenttool"
 	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/provsig"
 )
@@ -208,11 +209,8 @@ func (r *run) targetAgent(ctx context.Context, id, version string) (agent.Agent,
 	if r.b.Agents == nil {
 		return agent.Agent{}, &agents.InvalidBindingsError{Reason: "a handoff needs Bindings.Agents to look up agent " + id + "@" + version}
 	}
-	a, err := r.b.Agents(ctx, r.tenantID, id, version)
+	a, err := agenttool.Lookup(ctx, r.b.Agents, r.tenantID, id, version)
 	if err != nil {
-		if agents.CodeOf(err) == "" {
-			return agent.Agent{}, &agents.AgentNotFoundError{ID: id, Version: version}
-		}
 		return agent.Agent{}, err
 	}
 	if a.ID != id || a.Version != version {

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/agenttool"
+	"github.com/kindgi/agents/turn/internal/childrun"
 	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/schemacheck"
@@ -36,18 +37,8 @@ type childOutcome struct {
 	Run    SubRun          `json:"run"`
 }
 
-// childPark is the output of a sub-agent call's parked entry: the child run
-// it waits on and the child's approvals pending when it parked.
-type childPark struct {
-	RunID     string                     `json:"runId"`
-	Approvals []bindings.ApprovalRequest `json:"approvals,omitempty"`
-}
-
-// childAnswer is a completed child's result as the parent's model reads it.
-type childAnswer struct {
-	Answer string          `json:"answer"`
-	Output json.RawMessage `json:"output,omitempty"`
-}
+// childPark is the output of a sub-agent call's parked entry (childrun.Park).
+type childPark = childrun.Park
 
 // planSubAgent completes the plan p of a call to sub-agent t: arguments
 // checked against its input schema (refused when they do not fit), and
@@ -152,7 +143,7 @@ func (r *run) subAgentOutcome(ctx context.Context, p callPlan) (childOutcome, []
 		r.parkedNow++
 		return childOutcome{}, nonNil(res.Approvals), nil
 	case err == nil:
-		answer, merr := json.Marshal(childAnswer{Answer: res.Response.Content, Output: res.Response.Output})
+		answer, merr := json.Marshal(childrun.Answer{Answer: res.Response.Content, Output: res.Response.Output})
 		if merr != nil {
 			return childOutcome{}, nil, &agents.PersistenceError{Op: "encode sub-agent answer", Err: merr, Permanent: true}
 		}
@@ -194,21 +185,13 @@ func (r *run) driveChild(ctx context.Context, p callPlan, t agentTool, childID s
 	if r.b.Agents == nil {
 		return Result{}, &agents.InvalidBindingsError{Reason: "a sub-agent call needs Bindings.Agents to look up agent " + t.AgentID + "@" + t.AgentVersion}
 	}
-	a, err := r.b.Agents(ctx, r.tenantID, t.AgentID, t.AgentVersion)
+	a, err := agenttool.Lookup(ctx, r.b.Agents, r.tenantID, t.AgentID, t.AgentVersion)
 	if err != nil {
-		if agents.CodeOf(err) == "" {
-			err = &agents.AgentNotFoundError{ID: t.AgentID, Version: t.AgentVersion}
-		}
 		return Result{}, err
 	}
-	var args map[string]any
-	if err := json.Unmarshal(p.Arguments, &args); err != nil {
+	msg, args, err := agenttool.SplitArguments(p.Arguments)
+	if err != nil {
 		return Result{}, &agents.RunJournalUnavailableError{RunID: r.id, Err: fmt.Errorf("decode the arguments of step %s: %w", p.Key, err)}
-	}
-	msg, _ := args[messageArg].(string)
-	delete(args, messageArg)
-	if len(args) == 0 {
-		args = nil
 	}
 	convID := drive.DerivedID(r.id, p.Key+"/conversation")
 	if _, err := r.b.Conversations.OpenConversation(ctx, bindings.OpenConversationInput{
@@ -299,27 +282,12 @@ func (r *run) foldChildPark(ctx context.Context, parked *bindings.JournalEntry) 
 // model calls (its Result, which would say, is not returned with its
 // error). Best effort: a journal that cannot be read counts nothing.
 func (r *run) childUsage(ctx context.Context, childID string) Usage {
-	var u Usage
 	entries, err := r.b.Runs.ReadJournal(ctx, r.tenantID, childID)
 	if err != nil {
-		return u
+		return Usage{}
 	}
-	for i := range entries {
-		e := &entries[i]
-		if e.Node != NodeModelCall || e.Status != bindings.StepCompleted || !strings.HasSuffix(e.Key, "/"+NodeModelCall) {
-			continue
-		}
-		var resp struct {
-			Usage bindings.Usage `json:"usage"`
-		}
-		if json.Unmarshal(e.Output, &resp) == nil {
-			u.ModelCalls++
-			u.InputTokens += resp.Usage.InputTokens
-			u.OutputTokens += resp.Usage.OutputTokens
-			u.CostUsd += resp.Usage.CostUsd
-		}
-	}
-	return u
+	u := childrun.UsedBy(entries, NodeModelCall)
+	return Usage{ModelCalls: u.ModelCalls, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUsd: u.CostUsd}
 }
 
 // add adds o to u.
