@@ -83,16 +83,18 @@ func (r *run) runSubAgent(ctx context.Context, p callPlan) ([]bindings.ApprovalR
 	r.usage.ToolCalls++
 	r.usage.add(o.Run.Usage)
 	r.subRuns = append(r.subRuns, o.Run)
-	tc := bindings.TraceToolCall{ID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, Input: p.Arguments}
-	content := string(o.Output)
-	if o.Status == toolOK {
-		tc.Output = o.Output
-	} else {
-		tc.Error = o.Error
-		content = errorContent(o.Error)
+	if o.Status != toolOK {
+		r.traceCall(p, nil, o.Error)
+		return nil, r.toolMessage(ctx, p, errorContent(o.Error), o.Status, "")
 	}
-	r.traceCalls = append(r.traceCalls, tc)
-	return nil, r.toolMessage(ctx, p, content, o.Status, "")
+	r.traceCall(p, o.Output, "")
+	return nil, r.toolMessage(ctx, p, string(o.Output), o.Status, "")
+}
+
+// traceCall records sub-agent or handoff call p in the turn's trace: its
+// output, or its error when failure is set.
+func (r *run) traceCall(p callPlan, output json.RawMessage, failure string) {
+	r.traceCalls = append(r.traceCalls, bindings.TraceToolCall{ID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, Input: p.Arguments, Output: output, Error: failure})
 }
 
 // subAgentOutcome is the journaled outcome of sub-agent call p, running
