@@ -198,14 +198,7 @@ func (r *run) targetAgent(ctx context.Context, id, version string) (agent.Agent,
 	if r.b.Agents == nil {
 		return agent.Agent{}, &agents.InvalidBindingsError{Reason: "a handoff needs Bindings.Agents to look up agent " + id + "@" + version}
 	}
-	a, err := agenttool.Lookup(ctx, r.b.Agents, r.tenantID, id, version)
-	if err != nil {
-		return agent.Agent{}, err
-	}
-	if a.ID != id || a.Version != version {
-		return agent.Agent{}, &agents.AgentVersionMismatchError{Subject: "handoff lookup of " + id + "@" + version, Expected: id + "@" + version, Actual: a.Ref()}
-	}
-	return a, nil
+	return agenttool.LookupExact(ctx, r.b.Agents, "handoff lookup", r.tenantID, id, version)
 }
 
 // applyHandoff switches the turn to the target of the response's handoff,

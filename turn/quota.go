@@ -53,7 +53,7 @@ func isQuotaWait(err error) bool { return quota.IsWait(err) }
 
 // loadQuotas reads the drive's quotas: Bindings.TenantPolicy's and, with
 // a PolicyRegistry, its quota kind's, when Bindings.Quotas is set
-// (quota.Merge). An invalid quota fails the run (invalid-message naming
+// (quota.Load). An invalid quota fails the run (invalid-message naming
 // the field); a registry that cannot answer stops the drive, the run
 // left as it is (quota.PolicyOutage; a Worker bounds such drives:
 // WorkerOptions.MaxDriveAttempts).
@@ -69,25 +69,16 @@ func (r *run) loadQuotas(ctx context.Context) error {
 		}
 		return nil
 	}
-	var qs []bindings.Quota // the static quotas, not copied unless the registry adds to them
+	var static []bindings.Quota // not copied unless the registry adds to them
 	if r.b.TenantPolicy != nil {
-		qs = r.b.TenantPolicy.Quotas
+		static = r.b.TenantPolicy.Quotas
 	}
-	if r.b.PolicyRegistry != nil {
-		tp, err := r.b.PolicyRegistry.Evaluate(ctx, bindings.PolicyRequest{
-			TenantID: r.tenantID, ProjectID: r.in.ProjectID, AgentID: r.in.Agent.ID, Kind: bindings.PolicyKindQuota,
-		})
-		if err != nil {
-			return &quota.PolicyOutage{Err: &agents.TenantPolicyUnavailableError{PolicyKind: bindings.PolicyKindQuota, Err: err}}
-		}
-		qs = quota.Merge(qs, tp.Quotas)
-	}
-	if err := bindings.CheckQuotas(qs); err != nil {
+	qs, err := quota.Load(ctx, static, r.b.PolicyRegistry, bindings.PolicyRequest{TenantID: r.tenantID, ProjectID: r.in.ProjectID, AgentID: r.in.Agent.ID})
+	if _, outage := err.(*quota.PolicyOutage); err != nil && !outage {
 		r.Failed = true // the same policy refuses every drive
-		return err
 	}
 	r.quotas = qs
-	return nil
+	return err
 }
 
 // quotaRun is the drive as quota.Counter sees it: its clock and its

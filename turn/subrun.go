@@ -284,11 +284,7 @@ func (r *run) foldChildPark(ctx context.Context, parked *bindings.JournalEntry) 
 // model calls (its Result, which would say, is not returned with its
 // error). Best effort: a journal that cannot be read counts nothing.
 func (r *run) childUsage(ctx context.Context, childID string) Usage {
-	entries, err := r.b.Runs.ReadJournal(ctx, r.tenantID, childID)
-	if err != nil {
-		return Usage{}
-	}
-	u := childrun.UsedBy(entries, NodeModelCall)
+	u := childrun.UsedByRun(ctx, r.b.Runs, r.tenantID, childID, NodeModelCall)
 	return Usage{ModelCalls: u.ModelCalls, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUsd: u.CostUsd}
 }
 

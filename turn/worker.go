@@ -167,7 +167,5 @@ func (w *Worker) Run(ctx context.Context) error {
 // whose failure is final: any later drive returns that error without
 // calling anything.
 func failedResult(err error, msg string) bindings.JournalEntry {
-	se, detail := drive.EncodeFailure(err)
-	se.Message = msg
-	return bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se}
+	return drive.FailedEntry(NodeComposeResult, err, msg)
 }

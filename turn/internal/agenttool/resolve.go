@@ -49,6 +49,16 @@ func Lookup(ctx context.Context, find LookupFunc, tenantID, id, version string) 
 	return a, nil
 }
 
+// LookupExact is Lookup that refuses an agent other than id@version
+// (*agents.AgentVersionMismatchError, its subject what looked it up).
+func LookupExact(ctx context.Context, find LookupFunc, subject, tenantID, id, version string) (agent.Agent, error) {
+	a, err := Lookup(ctx, find, tenantID, id, version)
+	if err == nil && (a.ID != id || a.Version != version) {
+		return agent.Agent{}, &agents.AgentVersionMismatchError{Subject: subject + " of " + id + "@" + version, Expected: id + "@" + version, Actual: a.Ref()}
+	}
+	return a, err
+}
+
 // Resolver resolves an agent's SubAgents and Handoffs for one tenant.
 type Resolver struct {
 	TenantID string

@@ -1,6 +1,7 @@
 package childrun
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 
@@ -50,4 +51,19 @@ func UsedBy(entries []bindings.JournalEntry, modelCall string) Used {
 		}
 	}
 	return u
+}
+
+// JournalReader reads a run's journal (bindings.RunBinding.ReadJournal).
+type JournalReader interface {
+	ReadJournal(ctx context.Context, tenantID, runID string) ([]bindings.JournalEntry, error)
+}
+
+// UsedByRun is UsedBy of child run childID's journal, read through runs;
+// best effort: a journal that cannot be read counts nothing.
+func UsedByRun(ctx context.Context, runs JournalReader, tenantID, childID, modelCall string) Used {
+	entries, err := runs.ReadJournal(ctx, tenantID, childID)
+	if err != nil {
+		return Used{}
+	}
+	return UsedBy(entries, modelCall)
 }
