@@ -123,7 +123,8 @@ func (q quotaRun) Refused(ctx context.Context, qt bindings.Quota, res bindings.Q
 // addUsage counts a model call's tokens and cost against its quotas,
 // after the call; unit is as for modelQuotas.
 func (r *run) addUsage(ctx context.Context, key string, unit *string, u bindings.Usage) error {
-	return r.counter().Add(ctx, key, unit, u)
+	c := r.counter()
+	return c.Add(ctx, key, unit, u)
 }
 
 // modelQuotas is what the model-call step key takes before the call
@@ -133,7 +134,8 @@ func (r *run) modelQuotas(ctx context.Context, key string, unit *string) error {
 	if len(r.quotas) == 0 {
 		return nil
 	}
-	return r.counter().Model(ctx, key, unit)
+	c := r.counter()
+	return c.Model(ctx, key, unit)
 }
 
 // setupTakingTurn is the setup step with the turn's "turns" quotas taken
@@ -141,7 +143,8 @@ func (r *run) modelQuotas(ctx context.Context, key string, unit *string) error {
 func (r *run) setupTakingTurn(ctx context.Context, requestID string) (setupState, error) {
 	if len(r.quotas) > 0 {
 		var unit string
-		if err := r.counter().Take(ctx, bindings.QuotaTurns, "", NodeSetup, &unit, 1); err != nil {
+		c := r.counter()
+		if err := c.Take(ctx, bindings.QuotaTurns, "", NodeSetup, &unit, 1); err != nil {
 			return setupState{}, err
 		}
 	}
@@ -155,7 +158,8 @@ func (r *run) toolQuotas(ctx context.Context, p callPlan) (res toolResult, refus
 		return toolResult{}, false, nil
 	}
 	var unit string
-	if err = r.counter().Take(ctx, bindings.QuotaToolCalls, p.ToolID, p.Key, &unit, 1); err == nil {
+	c := r.counter()
+	if err = c.Take(ctx, bindings.QuotaToolCalls, p.ToolID, p.Key, &unit, 1); err == nil {
 		return toolResult{}, false, nil
 	}
 	if msg, refused := quota.ToolRefusal(err); refused {

@@ -42,7 +42,7 @@ type Counter struct {
 
 // unit sets *unit, when empty, to the unit of step key: the run id and
 // the key, the same on every drive of the run.
-func (c Counter) unit(key string, unit *string) {
+func (c *Counter) unit(key string, unit *string) {
 	if *unit == "" {
 		*unit = c.RunID + "/" + key
 	}
@@ -52,7 +52,7 @@ func (c Counter) unit(key string, unit *string) {
 // against every quota of scope (and, for tool-calls, of toolID); *unit is
 // the unit, built on first use when empty. It returns the refusing
 // quota's error (Run.Refused).
-func (c Counter) Take(ctx context.Context, scope, toolID, key string, unit *string, amount float64) error {
+func (c *Counter) Take(ctx context.Context, scope, toolID, key string, unit *string, amount float64) error {
 	for _, q := range c.Quotas {
 		if q.Scope != scope || (q.ToolID != "" && q.ToolID != toolID) {
 			continue
@@ -74,7 +74,7 @@ func (c Counter) Take(ctx context.Context, scope, toolID, key string, unit *stri
 
 // Add counts a model call's tokens and cost against its quotas, after the
 // call (whatever the windows hold then); unit is as for Take.
-func (c Counter) Add(ctx context.Context, key string, unit *string, u bindings.Usage) error {
+func (c *Counter) Add(ctx context.Context, key string, unit *string, u bindings.Usage) error {
 	for _, q := range c.Quotas {
 		var amount float64
 		switch q.Scope {
@@ -101,7 +101,7 @@ func (c Counter) Add(ctx context.Context, key string, unit *string, u bindings.U
 // Model is what the model-call step key takes before the call: its
 // tokens and cost quotas checked, then its model-calls quotas taken.
 // *unit is as for Take (Add reuses it after the call).
-func (c Counter) Model(ctx context.Context, key string, unit *string) error {
+func (c *Counter) Model(ctx context.Context, key string, unit *string) error {
 	if err := c.Take(ctx, bindings.QuotaTokens, "", key, unit, 0); err != nil {
 		return err
 	}
