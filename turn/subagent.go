@@ -22,8 +22,7 @@ const messageArg = agenttool.MessageArg
 // resolved through Bindings.AgentVersions and Bindings.Agents
 // (agenttool.Resolver.Resolve).
 func (r *run) resolveAgentRefs(ctx context.Context, a agent.Agent) (subs, handoffs []agentTool, err error) {
-	rv := agenttool.Resolver{TenantID: r.tenantID, Versions: r.b.AgentVersions, Agents: r.b.Agents}
-	return rv.Resolve(ctx, a)
+	return agenttool.Resolver{TenantID: r.tenantID, Versions: r.b.AgentVersions, Agents: r.b.Agents}.Resolve(ctx, a)
 }
 
 // agentToolCount is the number of tools the model sees for sub-agents and

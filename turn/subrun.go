@@ -155,10 +155,8 @@ func (r *run) subAgentOutcome(ctx context.Context, p callPlan) (childOutcome, []
 		if final, cerr := r.childStopped(ctx, p, childID, err); !final {
 			return childOutcome{}, nil, cerr
 		}
-		o.Status, o.Code, o.Error = toolError, agents.CodeOf(err), err.Error()
-		if o.Code != "" {
-			o.Error = o.Code + ": " + o.Error
-		}
+		o.Status = toolError
+		o.Code, o.Error = codes.Message(err)
 		o.Run.Status, o.Run.Usage = StatusFailed, r.childUsage(ctx, childID)
 		emit(r, ctx, ToolFailedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, Error: o.Error})
 	}
