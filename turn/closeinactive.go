@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn/internal/sweep"
 )
@@ -60,15 +59,9 @@ type CloseFailure struct {
 // (turn-aborted), with the stats of what was done until then.
 func CloseInactive(ctx context.Context, b Bindings, lookup AgentLookup, now time.Time) (CloseStats, error) {
 	var st CloseStats
-	if b.Conversations == nil {
-		return st, &agents.InvalidBindingsError{Reason: "CloseInactive needs Bindings.Conversations"}
-	}
-	lister, ok := b.Conversations.(bindings.InactiveConversationLister)
-	if !ok {
-		return st, &agents.InvalidBindingsError{Reason: "CloseInactive needs a conversation binding that implements bindings.InactiveConversationLister"}
-	}
-	if lookup == nil {
-		return st, &agents.InvalidBindingsError{Reason: "CloseInactive needs an agent lookup"}
+	lister, err := sweep.CloseLister(b.Conversations, sweep.Lookup(lookup))
+	if err != nil {
+		return st, err
 	}
 	n, err := sweep.Close(ctx, lister, sweep.Lookup(lookup), now, func(ref bindings.InactiveConversationRef, err error) {
 		st.Failures = append(st.Failures, CloseFailure{TenantID: ref.TenantID, ConversationID: ref.ConversationID, Err: err})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn/internal/drive"
@@ -72,12 +71,9 @@ func ExpireApprovals(ctx context.Context, b Bindings, lookup AgentLookup, now ti
 	if err := checkBindings(&b, false); err != nil {
 		return st, err
 	}
-	if lookup == nil {
-		return st, &agents.InvalidBindingsError{Reason: "ExpireApprovals needs an agent lookup"}
-	}
-	sweeper, ok := b.Hitl.(bindings.ApprovalSweeper)
-	if !ok {
-		return st, &agents.InvalidBindingsError{Reason: "ExpireApprovals needs a HITL binding that implements bindings.ApprovalSweeper"}
+	sweeper, err := sweep.ExpireSweeper(b.Hitl, sweep.Lookup(lookup))
+	if err != nil {
+		return st, err
 	}
 	n, err := sweep.Expire(ctx, sweep.ExpireInput{
 		Sweeper: sweeper, Snapshots: b.Snapshots, Runs: b.Runs, Lookup: sweep.Lookup(lookup), Now: now,

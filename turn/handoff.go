@@ -4,13 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/agenttool"
+	"github.com/kindgi/agents/turn/internal/chatlog"
 	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/provsig"
+	"github.com/kindgi/agents/turn/internal/tighten"
 )
 
 // A handoff hands the rest of a turn to another agent. The model calls a
@@ -116,25 +118,17 @@ func (r *run) runHandoff(ctx context.Context, p callPlan) error {
 		return err
 	}
 	r.usage.ToolCalls++
-	tc := bindings.TraceToolCall{ID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, Input: p.Arguments}
-	var content, failure string
-	if rec.Status == toolOK {
-		b, _ := json.Marshal(map[string]string{
-			"handoff": rec.AgentID + "@" + rec.AgentVersion,
-			"note":    "The conversation is handed over: from now on you are " + rec.AgentID + "; answer the user as that agent.",
-		})
-		content = string(b)
-		tc.Output = b
-		if r.handoffs == nil {
-			r.handoffs = &handoffState{}
-		}
-		r.handoffs.next, r.handoffs.nextCall = &rec, p.ID
-	} else {
-		content, failure = errorContent(rec.Error), rec.Error
-		tc.Error = rec.Error
+	if rec.Status != toolOK {
+		r.traceCall(p, nil, rec.Error)
+		return r.toolMessage(ctx, p, errorContent(rec.Error), rec.Status, rec.Error)
 	}
-	r.traceCalls = append(r.traceCalls, tc)
-	return r.toolMessage(ctx, p, content, rec.Status, failure)
+	b := agenttool.HandoffResult(rec.AgentID, rec.AgentVersion)
+	r.traceCall(p, b, "")
+	if r.handoffs == nil {
+		r.handoffs = &handoffState{}
+	}
+	r.handoffs.next, r.handoffs.nextCall = &rec, p.ID
+	return r.toolMessage(ctx, p, string(b), rec.Status, "")
 }
 
 // handOver decides what the turn runs with as the target of handoff p
@@ -183,8 +177,7 @@ func (r *run) handOver(ctx context.Context, p callPlan) (handoffRecord, error) {
 		return handoffRecord{}, &agents.RunJournalUnavailableError{RunID: r.id, Err: fmt.Errorf("decode step %s: %w", p.Key, err)}
 	}
 	rec.Status, rec.Prompt, rec.Setup = toolOK, text, &journaled
-	out, _ := json.Marshal(map[string]string{"handoff": t.AgentID + "@" + t.AgentVersion})
-	emit(r, ctx, ToolCompletedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, Output: out})
+	emit(r, ctx, ToolCompletedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, Output: agenttool.HandoffOutput(t.AgentID, t.AgentVersion)})
 	return rec, nil
 }
 
@@ -196,10 +189,7 @@ func stricterCaps(turn, target budgetCaps) budgetCaps {
 	if target.MaxSteps > 0 && (out.MaxSteps <= 0 || target.MaxSteps < out.MaxSteps) {
 		out.MaxSteps = target.MaxSteps
 	}
-	if c := target.MaxCostUsd; c != nil && (out.MaxCostUsd == nil || *c < *out.MaxCostUsd) {
-		v := *c
-		out.MaxCostUsd = &v
-	}
+	out.MaxCostUsd = tighten.MinPtr(turn.MaxCostUsd, target.MaxCostUsd)
 	return out
 }
 
@@ -208,17 +198,7 @@ func (r *run) targetAgent(ctx context.Context, id, version string) (agent.Agent,
 	if r.b.Agents == nil {
 		return agent.Agent{}, &agents.InvalidBindingsError{Reason: "a handoff needs Bindings.Agents to look up agent " + id + "@" + version}
 	}
-	a, err := r.b.Agents(ctx, r.tenantID, id, version)
-	if err != nil {
-		if agents.CodeOf(err) == "" {
-			return agent.Agent{}, &agents.AgentNotFoundError{ID: id, Version: version}
-		}
-		return agent.Agent{}, err
-	}
-	if a.ID != id || a.Version != version {
-		return agent.Agent{}, &agents.AgentVersionMismatchError{Subject: "handoff lookup of " + id + "@" + version, Expected: id + "@" + version, Actual: a.Ref()}
-	}
-	return a, nil
+	return agenttool.LookupExact(ctx, r.b.Agents, "handoff lookup", r.tenantID, id, version)
 }
 
 // applyHandoff switches the turn to the target of the response's handoff,
@@ -248,17 +228,11 @@ func (r *run) applyHandoff(ctx context.Context) error {
 	if err := r.loadMessages(); err != nil {
 		return err
 	}
-	msgs := slices.Clone(r.messages)
 	system := rec.Prompt
 	if section := FormatRetrievedForPrompt(r.retrieved); section != "" {
 		system += "\n\n" + section
 	}
-	if len(msgs) > 0 && msgs[0].Role == bindings.ChatSystem {
-		msgs[0] = bindings.ChatMessage{Role: bindings.ChatSystem, Content: system}
-	} else {
-		msgs = slices.Insert(msgs, 0, bindings.ChatMessage{Role: bindings.ChatSystem, Content: system})
-	}
-	r.messages = msgs
+	r.messages = chatlog.WithSystem(r.messages, system)
 	r.in.Agent = a
 	r.s = *rec.Setup
 	h.done = append(h.done, bindings.ProvenanceHandoff{

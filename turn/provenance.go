@@ -2,12 +2,10 @@ package turn
 
 import (
 	"context"
-	"crypto/ed25519"
 	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/internal/sign"
 	"github.com/kindgi/agents/turn/internal/provsig"
 )
 
@@ -182,25 +180,7 @@ func (r *run) provenanceSource() ProvenanceSource {
 // empty. A key provider failure is returned with its code
 // (persistence-error when it has none).
 func SignProvenance(ctx context.Context, rec *bindings.ProvenanceRecord, keys bindings.KeyProvider) error {
-	keyID, key, err := keys.SigningKey(ctx, rec.TenantID)
-	if err != nil {
-		return coded(err, "get signing key")
-	}
-	if len(key) != ed25519.PrivateKeySize {
-		return &agents.PersistenceError{Op: "get signing key: not an Ed25519 private key"}
-	}
-	rec.KeyID = keyID
-	msg, err := provsig.SignedBytes(*rec)
-	if err != nil {
-		return &agents.PersistenceError{Op: "encode provenance", Err: err, Permanent: true}
-	}
-	// sign.Sign is ed25519.Sign with the key's expansion kept per key.
-	sig, err := sign.Sign(key, msg)
-	if err != nil {
-		return &agents.PersistenceError{Op: "sign provenance with key " + keyID, Err: err, Permanent: true}
-	}
-	rec.Signature = sig
-	return nil
+	return provsig.Sign(ctx, rec, keys)
 }
 
 // VerifyProvenance checks rec's signature with the public key its KeyID

@@ -8,6 +8,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
+	"github.com/kindgi/agents/turn/internal/agenttool"
 	"github.com/kindgi/agents/turn/internal/snapcheck"
 )
 
@@ -63,14 +64,7 @@ func Submit(ctx context.Context, in Input, b Bindings) (string, error) {
 // findAgent looks up the agent a run's snapshot recorded, with
 // Bindings.Agents.
 func findAgent(ctx context.Context, b *Bindings, snap bindings.RunSnapshotRecord) (agent.Agent, error) {
-	a, err := b.Agents(ctx, snap.TenantID, snap.AgentID, snap.AgentVersion)
-	if err != nil {
-		if agents.CodeOf(err) == "" {
-			return agent.Agent{}, &agents.AgentNotFoundError{ID: snap.AgentID, Version: snap.AgentVersion}
-		}
-		return agent.Agent{}, err
-	}
-	return a, nil
+	return agenttool.Lookup(ctx, b.Agents, snap.TenantID, snap.AgentID, snap.AgentVersion)
 }
 
 // prepare checks what Invoke and Submit check before their first side

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/agenttool"
+	"github.com/kindgi/agents/turn/internal/childrun"
 	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/schemacheck"
@@ -36,18 +37,8 @@ type childOutcome struct {
 	Run    SubRun          `json:"run"`
 }
 
-// childPark is the output of a sub-agent call's parked entry: the child run
-// it waits on and the child's approvals pending when it parked.
-type childPark struct {
-	RunID     string                     `json:"runId"`
-	Approvals []bindings.ApprovalRequest `json:"approvals,omitempty"`
-}
-
-// childAnswer is a completed child's result as the parent's model reads it.
-type childAnswer struct {
-	Answer string          `json:"answer"`
-	Output json.RawMessage `json:"output,omitempty"`
-}
+// childPark is the output of a sub-agent call's parked entry (childrun.Park).
+type childPark = childrun.Park
 
 // planSubAgent completes the plan p of a call to sub-agent t: arguments
 // checked against its input schema (refused when they do not fit), and
@@ -92,16 +83,18 @@ func (r *run) runSubAgent(ctx context.Context, p callPlan) ([]bindings.ApprovalR
 	r.usage.ToolCalls++
 	r.usage.add(o.Run.Usage)
 	r.subRuns = append(r.subRuns, o.Run)
-	tc := bindings.TraceToolCall{ID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, Input: p.Arguments}
-	content := string(o.Output)
-	if o.Status == toolOK {
-		tc.Output = o.Output
-	} else {
-		tc.Error = o.Error
-		content = errorContent(o.Error)
+	if o.Status != toolOK {
+		r.traceCall(p, nil, o.Error)
+		return nil, r.toolMessage(ctx, p, errorContent(o.Error), o.Status, "")
 	}
-	r.traceCalls = append(r.traceCalls, tc)
-	return nil, r.toolMessage(ctx, p, content, o.Status, "")
+	r.traceCall(p, o.Output, "")
+	return nil, r.toolMessage(ctx, p, string(o.Output), o.Status, "")
+}
+
+// traceCall records sub-agent or handoff call p in the turn's trace: its
+// output, or its error when failure is set.
+func (r *run) traceCall(p callPlan, output json.RawMessage, failure string) {
+	r.traceCalls = append(r.traceCalls, bindings.TraceToolCall{ID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, Input: p.Arguments, Output: output, Error: failure})
 }
 
 // subAgentOutcome is the journaled outcome of sub-agent call p, running
@@ -152,7 +145,7 @@ func (r *run) subAgentOutcome(ctx context.Context, p callPlan) (childOutcome, []
 		r.parkedNow++
 		return childOutcome{}, nonNil(res.Approvals), nil
 	case err == nil:
-		answer, merr := json.Marshal(childAnswer{Answer: res.Response.Content, Output: res.Response.Output})
+		answer, merr := json.Marshal(childrun.Answer{Answer: res.Response.Content, Output: res.Response.Output})
 		if merr != nil {
 			return childOutcome{}, nil, &agents.PersistenceError{Op: "encode sub-agent answer", Err: merr, Permanent: true}
 		}
@@ -162,10 +155,8 @@ func (r *run) subAgentOutcome(ctx context.Context, p callPlan) (childOutcome, []
 		if final, cerr := r.childStopped(ctx, p, childID, err); !final {
 			return childOutcome{}, nil, cerr
 		}
-		o.Status, o.Code, o.Error = toolError, agents.CodeOf(err), err.Error()
-		if o.Code != "" {
-			o.Error = o.Code + ": " + o.Error
-		}
+		o.Status = toolError
+		o.Code, o.Error = codes.Message(err)
 		o.Run.Status, o.Run.Usage = StatusFailed, r.childUsage(ctx, childID)
 		emit(r, ctx, ToolFailedEvent{RunID: r.id, ToolCallID: p.ID, ToolID: p.ToolID, ToolVersion: p.ToolVersion, Error: o.Error})
 	}
@@ -194,21 +185,13 @@ func (r *run) driveChild(ctx context.Context, p callPlan, t agentTool, childID s
 	if r.b.Agents == nil {
 		return Result{}, &agents.InvalidBindingsError{Reason: "a sub-agent call needs Bindings.Agents to look up agent " + t.AgentID + "@" + t.AgentVersion}
 	}
-	a, err := r.b.Agents(ctx, r.tenantID, t.AgentID, t.AgentVersion)
+	a, err := agenttool.Lookup(ctx, r.b.Agents, r.tenantID, t.AgentID, t.AgentVersion)
 	if err != nil {
-		if agents.CodeOf(err) == "" {
-			err = &agents.AgentNotFoundError{ID: t.AgentID, Version: t.AgentVersion}
-		}
 		return Result{}, err
 	}
-	var args map[string]any
-	if err := json.Unmarshal(p.Arguments, &args); err != nil {
+	msg, args, err := agenttool.SplitArguments(p.Arguments)
+	if err != nil {
 		return Result{}, &agents.RunJournalUnavailableError{RunID: r.id, Err: fmt.Errorf("decode the arguments of step %s: %w", p.Key, err)}
-	}
-	msg, _ := args[messageArg].(string)
-	delete(args, messageArg)
-	if len(args) == 0 {
-		args = nil
 	}
 	convID := drive.DerivedID(r.id, p.Key+"/conversation")
 	if _, err := r.b.Conversations.OpenConversation(ctx, bindings.OpenConversationInput{
@@ -299,27 +282,8 @@ func (r *run) foldChildPark(ctx context.Context, parked *bindings.JournalEntry) 
 // model calls (its Result, which would say, is not returned with its
 // error). Best effort: a journal that cannot be read counts nothing.
 func (r *run) childUsage(ctx context.Context, childID string) Usage {
-	var u Usage
-	entries, err := r.b.Runs.ReadJournal(ctx, r.tenantID, childID)
-	if err != nil {
-		return u
-	}
-	for i := range entries {
-		e := &entries[i]
-		if e.Node != NodeModelCall || e.Status != bindings.StepCompleted || !strings.HasSuffix(e.Key, "/"+NodeModelCall) {
-			continue
-		}
-		var resp struct {
-			Usage bindings.Usage `json:"usage"`
-		}
-		if json.Unmarshal(e.Output, &resp) == nil {
-			u.ModelCalls++
-			u.InputTokens += resp.Usage.InputTokens
-			u.OutputTokens += resp.Usage.OutputTokens
-			u.CostUsd += resp.Usage.CostUsd
-		}
-	}
-	return u
+	u := childrun.UsedByRun(ctx, r.b.Runs, r.tenantID, childID, NodeModelCall)
+	return Usage{ModelCalls: u.ModelCalls, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUsd: u.CostUsd}
 }
 
 // add adds o to u.

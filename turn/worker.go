@@ -105,7 +105,11 @@ func NewWorker(b Bindings, opts WorkerOptions) *Worker {
 		OnRun:       opts.OnRun,
 		DriverFault: codes.DriverFault,
 		EndsRun:     codes.EndsRun,
-		FailEntry:   failedResult,
+		// A run failed for good gets a failed compose-result entry, as the
+		// turn ends a run whose failure is final (drive.FailedEntry).
+		FailEntry: func(err error, msg string) bindings.JournalEntry {
+			return drive.FailedEntry(NodeComposeResult, err, msg)
+		},
 	}
 	if _, ok := b.Hitl.(bindings.ApprovalSweeper); ok {
 		cfg.Sweep = func(ctx context.Context) (int, int, int, error) {
@@ -160,14 +164,4 @@ func (w *Worker) Run(ctx context.Context) error {
 		return &agents.InvalidBindingsError{Reason: "a Worker needs WorkerOptions.Agents or Bindings.Agents to find each run's agent"}
 	}
 	return w.loop.Run(ctx)
-}
-
-// failedResult is the failed compose-result entry with which a Worker
-// ends a run for good, with err's code and msg, as the turn ends a run
-// whose failure is final: any later drive returns that error without
-// calling anything.
-func failedResult(err error, msg string) bindings.JournalEntry {
-	se, detail := drive.EncodeFailure(err)
-	se.Message = msg
-	return bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se}
 }
