@@ -9,10 +9,12 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 )
 
-// turnGate holds the first n GetConversation calls until all n have read
-// the conversation, so that n turns pick the same turn number.
+// turnGate holds the first n reads of the conversation (a drive's Open,
+// or GetConversation) until all n have read it, so that n turns pick the
+// same turn number.
 type turnGate struct {
 	mu      sync.Mutex
 	left    int
@@ -40,11 +42,24 @@ func (g *turnGate) wait(ctx context.Context) error {
 	}
 }
 
-// gatedStore is a Store (every binding and optional capability of it)
-// whose GetConversation waits at a turnGate after reading.
+// gatedStore is a Store (every binding and optional capability of it,
+// and its journal driver) whose Open and GetConversation wait at a
+// turnGate after reading.
 type gatedStore struct {
 	*Store
 	gate *turnGate
+}
+
+// Open is the Store's Open (which reads the conversation for a new run),
+// then the gate.
+func (s *gatedStore) Open(ctx context.Context, in journal.OpenInput) (journal.Drive, error) {
+	d, err := s.Store.Open(ctx, in)
+	if err == nil && in.ReadConversation {
+		if gerr := s.gate.wait(ctx); gerr != nil {
+			return d, gerr
+		}
+	}
+	return d, err
 }
 
 func (s *gatedStore) GetConversation(ctx context.Context, tenantID, conversationID string) (bindings.Conversation, error) {
@@ -86,7 +101,7 @@ func TestConcurrentTurnsAcrossStores(t *testing.T) {
 		wg.Go(func() {
 			b := f.bindings()
 			s := &gatedStore{Store: f.store, gate: gate}
-			b.Conversations, b.Snapshots, b.Runs = s, s, s
+			b.Conversations, b.Snapshots, b.Runs, b.Journal = s, s, s, s
 			for range turnsEach {
 				for attempt := 0; ; attempt++ {
 					if attempt == 50 {
