@@ -13,6 +13,7 @@ import (
 	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/internal/alias"
 	"github.com/kindgi/agents/turn/internal/drive"
+	"github.com/kindgi/agents/turn/internal/runlog"
 )
 
 // run is one drive of a journaled turn: the bindings, the run's identity,
@@ -35,9 +36,8 @@ type run struct {
 	// Journal is the drive's journal (turn/internal/drive): its
 	// driver, index, slabs, arena, buffer, deferred message and lease.
 	drive.Journal
-	logger    *slog.Logger // Bindings.Logger with the run's identity; nil: no logging
-	driveWall time.Time    // wall-clock start of the drive, for logged durations
-	wallCtx   context.Context
+	logger  *runlog.Log // Bindings.Logger with the run's identity; nil: no logging
+	wallCtx context.Context
 	// parkedDecoded holds the parked approval records loadParked decoded,
 	// each handed once to the approval step that reads it (parkedRecord).
 	parkedDecoded []parkedDecode
@@ -134,13 +134,11 @@ func (r *run) live(ctx context.Context) error {
 // finished run returns its recorded outcome without calling anything or
 // emitting events.
 func (r *run) drive(parent context.Context) (Result, error) {
-	r.initLog(parent)
-	if r.logger != nil {
+	if r.logger = runlog.New(parent, r.b.Logger, r.b.LogContent, r.id, r.tenantID, r.in.Agent.ID+"@"+r.in.Agent.Version); r.logger != nil {
 		r.LogSteps()
-		r.driveWall = time.Now()
 	}
 	if e := r.Result(NodeComposeResult); e != nil {
-		r.log(parent, logRunFinished, slog.String("status", string(e.Status)))
+		r.logger.Log(parent, runlog.RunFinished, slog.String("status", string(e.Status)))
 		// Finished: make the run's status say so (a driver may have died
 		// between the outcome and the status), then return the outcome.
 		want := bindings.RunCompleted
@@ -170,11 +168,11 @@ func (r *run) drive(parent context.Context) (Result, error) {
 	defer r.StopLease() // also when a binding panics: never renew for a dead drive
 	r.driveStart = r.now()
 	if r.logger != nil {
-		msg := logRunStarted
+		msg := runlog.RunStarted
 		if r.resumed {
-			msg = logRunResumed
+			msg = runlog.RunResumed
 		}
-		r.log(parent, msg, slog.String("conversation_id", r.in.ConversationID), slog.Int("journal_entries", r.Keys()))
+		r.logger.Log(parent, msg, slog.String("conversation_id", r.in.ConversationID), slog.Int("journal_entries", r.Keys()))
 	}
 	emit(r, parent, TurnStartedEvent{
 		RunID: r.id, TenantID: r.tenantID, ConversationID: r.in.ConversationID,
@@ -284,6 +282,21 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 	r.logEnd(parent, Result{}, err, !terminal)
 	emit(r, parent, TurnFailedEvent{RunID: r.id, Code: agents.CodeOf(err), Message: err.Error()})
 	return Result{}, err
+}
+
+// logEnd logs how the drive ended (runlog): parked, completed (with the
+// usage, never the response), or failed (and whether it is resumable).
+func (r *run) logEnd(ctx context.Context, res Result, err error, resumable bool) {
+	switch u := res.Usage; {
+	case r.logger == nil:
+	case err != nil:
+		r.logger.Failed(ctx, err, resumable)
+	case res.Status == StatusSuspended:
+		r.logger.Parked(ctx, res.Approvals)
+	default:
+		r.logger.Completed(ctx, runlog.Usage{Turn: res.TurnNumber, ModelCalls: u.ModelCalls, ToolCalls: u.ToolCalls,
+			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUsd: u.CostUsd})
+	}
 }
 
 // flow runs the nodes of agent.turn in order; each side effect is a step.

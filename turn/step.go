@@ -88,9 +88,7 @@ func (r *run) Started(ctx context.Context, key, node string) {
 
 // Ended logs a step's end and emits its NodeCompletedEvent.
 func (r *run) Ended(ctx context.Context, key, node string, start time.Time, out any, err error) {
-	if r.logger != nil {
-		r.logStep(ctx, key, node, start, out, err)
-	}
+	r.logger.Step(ctx, key, node, start, out, err)
 	if r.b.OnEvent != nil {
 		emit(r, ctx, NodeCompletedEvent{RunID: r.id, Node: node, Key: key, Code: agents.CodeOf(err)})
 	}
@@ -98,7 +96,12 @@ func (r *run) Ended(ctx context.Context, key, node string, start time.Time, out 
 
 // Replayed logs a step's replay.
 func (r *run) Replayed(ctx context.Context, key, node string, status string) {
-	r.logReplayed(ctx, key, node, status)
+	r.logger.Replayed(ctx, key, node, status)
+}
+
+// logReplayed logs the replay of a step that drive.Step does not replay.
+func (r *run) logReplayed(ctx context.Context, key, node string, status string) {
+	r.logger.Replayed(ctx, key, node, status)
 }
 
 // final reports whether err is a step's own outcome, to be journaled as
