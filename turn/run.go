@@ -12,6 +12,7 @@ import (
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/internal/alias"
+	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/runlog"
 )
@@ -270,7 +271,7 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 			// An effect's result is still buffered: try to keep it.
 			_ = r.Flush(bg)
 		}
-		if r.Inflight != "" && agents.CodeOf(err) != agents.CodeRunBusy && !isDriverFault(err) {
+		if r.Inflight != "" && agents.CodeOf(err) != agents.CodeRunBusy && !codes.IsDriverFault(err) {
 			// A model or tool step ends without a result: count the
 			// attempt (Bindings.MaxStepAttempts).
 			r.NoteAttempt(bg, err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/drive"
 )
 
@@ -108,7 +109,7 @@ func (r *run) logReplayed(ctx context.Context, key, node string, status string) 
 // failed: a coded error other than the storage and lease errors, with the
 // driver's context still live.
 func final(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || isDriverFault(err) || isQuotaWait(err) {
+	if ctx.Err() != nil || codes.IsDriverFault(err) || isQuotaWait(err) {
 		return false
 	}
 	switch agents.CodeOf(err) {
