@@ -12,7 +12,6 @@ import (
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/internal/alias"
-	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/runlog"
 )
@@ -140,19 +139,12 @@ func (r *run) drive(parent context.Context) (Result, error) {
 	}
 	if e := r.Result(NodeComposeResult); e != nil {
 		r.logger.Log(parent, runlog.RunFinished, slog.String("status", string(e.Status)))
-		// Finished: make the run's status say so (a driver may have died
-		// between the outcome and the status), then return the outcome.
-		want := bindings.RunCompleted
-		if e.Status == bindings.StepFailed {
-			want = bindings.RunFailed
+		// Finished: make the run's status say so, then return the outcome.
+		held, err := r.Finished(parent, e, r.status)
+		if err != nil {
+			return Result{}, err
 		}
-		if r.status != want {
-			// The status, and the lease released, in one Commit.
-			if err := r.Finish(parent, want); err != nil {
-				r.ReleaseLease(parent)
-				return Result{}, coded(err, "set run status")
-			}
-		} else {
+		if held {
 			defer r.ReleaseLease(parent)
 		}
 		if e.Status == bindings.StepFailed {
@@ -200,19 +192,9 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 		if res.Status == StatusSuspended {
 			status = bindings.RunSuspended
 		}
-		if serr := r.End(bg, status, nil); serr != nil {
-			if r.Failed || endsRun(serr) {
-				// The deferred final message was refused, and its failure
-				// journaled (writeDeferred), or the store refused a
-				// buffered result for good: that is the turn's outcome.
-				return r.finish(parent, Result{}, serr)
-			}
-			if r.Inflight != "" && agents.CodeOf(serr) != agents.CodeRunBusy {
-				// The result of a model or tool step rode with the write
-				// that failed: count the attempt (Bindings.MaxStepAttempts).
-				r.NoteAttempt(bg, serr)
-			}
-			r.ReleaseLease(bg)
+		if final, serr := r.Complete(bg, status); final {
+			return r.finish(parent, Result{}, serr)
+		} else if serr != nil {
 			r.logEnd(parent, Result{}, serr, true)
 			return Result{}, serr
 		}
@@ -222,63 +204,16 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 		}
 		return res, nil
 	}
-	terminal := r.Failed
-	switch {
-	case parent.Err() != nil && !r.Failed && errors.Is(context.Cause(parent), errWorkerStopped):
-		// A stopping Worker cancelled the drive: not the turn's outcome.
-		// The run is left as it is, its lease released below, for another
-		// worker to claim at once.
-		err = &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: errWorkerStopped}
-	case parent.Err() != nil:
-		err = &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: parent.Err()}
-		terminal = true
-	case r.LeaseLost():
-		err = &agents.RunBusyError{RunID: r.id}
-		terminal = false
-	case r.wallCtx != nil && errors.Is(context.Cause(r.wallCtx), errWallTimeout):
-		err = &agents.TurnAbortedError{Reason: agents.AbortTimeout, Err: errWallTimeout}
-		terminal = true
-	case !terminal && endsRun(err):
-		// A deterministic refusal (a value the store will refuse on
-		// every drive): driving the run again cannot help, so the refusal
-		// is the run's outcome.
-		terminal = true
-		// The store may refuse a buffered result too: the failure is
-		// written without the buffer (a failed run replays its error
-		// without folding the journal).
-		r.DropBuffer()
-	}
+	err, terminal := r.Outcome(parent, err, errWorkerStopped, r.wallCtx, errWallTimeout)
 	switch {
 	case terminal:
-		if agents.CodeOf(err) == agents.CodePersistence {
-			// The store refused a write for good, perhaps of a buffered
-			// result: write the failure without the buffer (a failed run
-			// replays its error without folding the journal).
-			r.DropBuffer()
-		}
-		se, detail := drive.EncodeFailure(err)
-		if r.End(bg, bindings.RunFailed, &bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se}) != nil {
-			r.ReleaseLease(bg)
-		}
+		r.EndFailed(bg, NodeComposeResult, err)
 	case isQuotaWait(err):
 		err = r.waitForQuota(bg, err.(*quotaWait))
 	case r.pending:
-		if r.End(bg, bindings.RunSuspended, nil) != nil {
-			r.ReleaseLease(bg)
-		}
+		r.EndOrRelease(bg, bindings.RunSuspended, nil)
 	default:
-		if r.Carried() {
-			// An effect's result is still buffered: try to keep it.
-			_ = r.Flush(bg)
-		}
-		if r.Inflight != "" && agents.CodeOf(err) != agents.CodeRunBusy && !codes.IsDriverFault(err) {
-			// A model or tool step ends without a result: count the
-			// attempt (Bindings.MaxStepAttempts).
-			r.NoteAttempt(bg, err)
-		}
-		if !r.held {
-			r.ReleaseLease(bg)
-		}
+		r.Leave(bg, err, r.held)
 	}
 	r.logEnd(parent, Result{}, err, !terminal)
 	emit(r, parent, TurnFailedEvent{RunID: r.id, Code: agents.CodeOf(err), Message: err.Error()})
