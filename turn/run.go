@@ -38,9 +38,9 @@ type run struct {
 	drive.Journal
 	logger  *runlog.Log // Bindings.Logger with the run's identity; nil: no logging
 	wallCtx context.Context
-	// parkedDecoded holds the parked approval records loadParked decoded,
+	// parked holds the parked approval records loadParked decoded,
 	// each handed once to the approval step that reads it (parkedRecord).
-	parkedDecoded []parkedDecode
+	parked drive.Parked[parkRecord]
 	// lazyMessages is the replayed build-initial-messages entry whose
 	// messages are not decoded yet (see loadMessages); nil once they are.
 	lazyMessages *bindings.JournalEntry

@@ -81,7 +81,7 @@ func (r *run) release() {
 func (r *run) reset() {
 	r.Reset()
 	r.logger = nil
-	r.wallCtx, r.parkedDecoded, r.lazyMessages, r.lazyPrompt = nil, nil, nil, nil
+	r.wallCtx, r.parked, r.lazyMessages, r.lazyPrompt = nil, drive.Parked[parkRecord]{}, nil, nil
 	r.wantHistory, r.held = false, false
 	r.pending, r.parkedNow, r.driveStart, r.elapsedBefore = false, 0, time.Time{}, 0
 	r.s = setupState{}
