@@ -285,36 +285,17 @@ func (r *run) recheckRoute(ctx context.Context) error {
 // checkSameInput reports a run snapshot written for another input than in
 // (in as the snapshot would store it): *agents.RunInputMismatchError naming
 // the first field that differs, or nil when the input is the same and
-// Invoke may replay the run.
+// Invoke may replay the run (snapcheck.SameInput).
 func checkSameInput(snap bindings.RunSnapshotRecord, in Input) error {
-	mismatch := func(field string) error { return &agents.RunInputMismatchError{RunID: snap.RunID, Field: field} }
-	if snap.TenantID != in.TenantID {
-		return mismatch("tenantId")
-	}
-	if snap.AgentID != in.Agent.ID || snap.AgentVersion != in.Agent.Version {
-		return mismatch("agent")
-	}
 	var prior Input
-	if err := json.Unmarshal(snap.Input, &prior); err != nil {
-		return &agents.RunSnapshotMissingError{RunID: snap.RunID}
-	}
-	switch {
-	case prior.ProjectID != in.ProjectID || snap.ProjectID != in.ProjectID:
-		return mismatch("projectId")
-	case prior.ConversationID != in.ConversationID || snap.ConversationID != in.ConversationID:
-		return mismatch("conversationId")
-	case prior.UserMessage != in.UserMessage:
-		return mismatch("userMessage")
-	case !snapcheck.SameJSON(prior.Parameters, in.Parameters):
-		return mismatch("parameters")
-	case prior.ParticipantID != in.ParticipantID:
-		return mismatch("participantId")
-	case prior.DryRun != in.DryRun:
-		return mismatch("dryRun")
-	case !snapcheck.SameJSON(prior.Principal, in.Principal):
-		return mismatch("principal")
-	}
-	return nil
+	err := json.Unmarshal(snap.Input, &prior)
+	return snapcheck.SameInput(snap, sameInputOf(&prior), err, in.TenantID, in.Agent.ID, in.Agent.Version, sameInputOf(&in))
+}
+
+// sameInputOf is what snapcheck.SameInput compares of in.
+func sameInputOf(in *Input) snapcheck.Input {
+	return snapcheck.Input{ProjectID: in.ProjectID, ConversationID: in.ConversationID, UserMessage: in.UserMessage,
+		ParticipantID: in.ParticipantID, Parameters: in.Parameters, Principal: in.Principal, DryRun: in.DryRun}
 }
 
 // decodeSnapshot rebuilds the turn input a snapshot stored.
