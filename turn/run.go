@@ -11,9 +11,9 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
-	"github.com/kindgi/agents/internal/alias"
 	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/runlog"
+	"github.com/kindgi/agents/turn/internal/tooldefs"
 )
 
 // run is one drive of a journaled turn: the bindings, the run's identity,
@@ -327,28 +327,11 @@ func (r *run) bind() error {
 	}
 	r.provider = pr
 	r.tools = r.b.Tools.ForTenant(r.tenantID)
-	n := len(r.s.Tools) + r.s.agentToolCount()
-	var defs []bindings.ToolDefinition
+	var pool *[]bindings.ToolDefinition
 	if m := r.mem; m != nil && &m.run == r {
-		if cap(m.toolDefs) < n {
-			m.toolDefs = make([]bindings.ToolDefinition, n)
-		}
-		defs = m.toolDefs[:n]
-	} else {
-		defs = make([]bindings.ToolDefinition, n)
+		pool = &m.toolDefs
 	}
-	for i := range r.s.Tools {
-		d, t := &r.s.Tools[i], &defs[i]
-		// Field by field, and only what changed: the pooled slot usually
-		// holds the drive before's same strings.
-		if !sameString(t.Name, d.ID) {
-			t.Name = d.ID
-		}
-		if !sameString(t.Description, d.Description) {
-			t.Description = d.Description
-		}
-		t.InputSchema = d.InputSchema
-	}
+	defs := tooldefs.Of(pool, r.s.Tools, r.s.agentToolCount())
 	r.s.agentToolDefs(defs[len(r.s.Tools):])
 	r.toolDefs = defs
 	return nil
@@ -397,11 +380,6 @@ func msDuration(ms int64) time.Duration {
 	}
 	return time.Duration(ms) * time.Millisecond
 }
-
-// sameString reports whether a and b are the same string: the same bytes
-// at the same address (not only equal bytes: a string may alias bytes a
-// later drive writes over, such as a derived id's).
-func sameString(a, b string) bool { return alias.SameString(a, b) }
 
 // errWallTimeout is the cancellation cause of a drive past maxWallMs.
 var errWallTimeout = errors.New("maxWallMs elapsed")

@@ -2,7 +2,6 @@ package turn
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	agents "github.com/kindgi/agents"
@@ -72,14 +71,14 @@ func (r *run) Prepare() error { return r.loadMessages() }
 // Panicked is the error a panic p in a step of node counts as (an attempt
 // of the step: drive.Journal.NoteAttempt).
 func (r *run) Panicked(node string, p any) error {
-	msg := fmt.Sprintf("the step panicked: %v", p)
+	k := codes.PanicTool
 	switch node {
 	case NodeModelCall:
-		return &agents.ModelInvocationError{Provider: r.s.Route.Provider, Model: r.s.Route.Model, Message: msg}
+		k = codes.PanicModel
 	case NodeEvaluateGuardrails:
-		return &agents.GuardrailViolationError{Reason: msg}
+		k = codes.PanicGuardrail
 	}
-	return &agents.ToolInvocationError{Message: msg}
+	return codes.Panicked(k, r.s.Route.Provider, r.s.Route.Model, p)
 }
 
 // Started emits a step's NodeStartedEvent.
@@ -106,18 +105,9 @@ func (r *run) logReplayed(ctx context.Context, key, node string, status string) 
 }
 
 // final reports whether err is a step's own outcome, to be journaled as
-// failed: a coded error other than the storage and lease errors, with the
-// driver's context still live.
+// failed (codes.StepOutcome): a quota wait is not.
 func final(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || codes.IsDriverFault(err) || isQuotaWait(err) {
-		return false
-	}
-	switch agents.CodeOf(err) {
-	case "", agents.CodePersistence, agents.CodeRunBusy, agents.CodeRunJournalUnavailable,
-		agents.CodeRunSnapshotMissing:
-		return false
-	}
-	return true
+	return !isQuotaWait(err) && codes.StepOutcome(ctx, err)
 }
 
 // Final is final, for the drive's journal (drive.Flow).
