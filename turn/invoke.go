@@ -258,22 +258,16 @@ func resumedInput(ctx context.Context, b *Bindings, in *ResumeInput, snap bindin
 // model setup chose are still registered and allowed by the tenant's
 // current policy. A run whose setup has not completed routes afresh.
 func (r *run) recheckRoute(ctx context.Context) error {
-	st := r.Key(NodeSetup)
-	if st == nil || st.Result == 0 || r.At(st.Result).Status != bindings.StepCompleted {
-		return nil
-	}
 	// Decoded into the run's own setup state (zero until the flow sets it
 	// from setup's replay, to this same value), in place: no copy on the
 	// heap, and no whole-struct copy into the pooled run (a bulk write
-	// barrier while a GC mark runs).
-	e := r.At(st.Result)
+	// barrier while a GC mark runs). The drive replays setup next: it
+	// takes this decode instead of decoding the state (its tools and their
+	// schemas) a second time.
 	s := &r.s
-	if err := drive.DecodeOutcomeInto(e, r.InPlace(e), s); err != nil {
-		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
+	if ok, err := drive.PredecodeResult(&r.Journal, NodeSetup, s); !ok {
+		return err
 	}
-	// The drive replays setup next: it takes this decode instead of
-	// decoding the state (its tools and their schemas) a second time.
-	r.Predecode(NodeSetup, s)
 	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, r.in.Agent.ID, bindings.PolicyKindModel)
 	if err != nil {
 		return err

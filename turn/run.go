@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"math"
 	"time"
 
 	agents "github.com/kindgi/agents"
@@ -258,16 +257,11 @@ func (r *run) flow(ctx context.Context) (Result, error) {
 	if err := r.bind(); err != nil {
 		return Result{}, err
 	}
-	remaining := s.Budget.MaxWallMs - r.elapsedBefore
-	if r.Replaying {
-		remaining = s.Budget.MaxWallMs // a finished run's budget no longer matters
-	}
-	if remaining <= 0 {
-		r.Failed = true // the budget is spent: the outcome is final
-		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortTimeout, Err: errWallTimeout}
-	}
-	ctx, cancel := context.WithTimeoutCause(ctx, msDuration(remaining), errWallTimeout)
+	ctx, cancel, err := r.WallClock(ctx, s.Budget.MaxWallMs, r.elapsedBefore, errWallTimeout)
 	defer cancel()
+	if err != nil {
+		return Result{}, err
+	}
 	r.wallCtx = ctx
 
 	if s.SessionGate.Required && !r.in.DryRun { // a dry run asks nobody
@@ -370,16 +364,8 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// msDuration converts a positive number of milliseconds to a Duration,
-// saturating at the longest Duration (about 292 years) instead of
-// overflowing: a maxWallMs or approval timeout of math.MaxInt64 is "no
-// practical limit", never a negative, already expired one.
-func msDuration(ms int64) time.Duration {
-	if ms > int64(math.MaxInt64/time.Millisecond) {
-		return math.MaxInt64
-	}
-	return time.Duration(ms) * time.Millisecond
-}
+// msDuration is drive.MsDuration: milliseconds as a Duration, saturated.
+func msDuration(ms int64) time.Duration { return drive.MsDuration(ms) }
 
 // errWallTimeout is the cancellation cause of a drive past maxWallMs.
 var errWallTimeout = errors.New("maxWallMs elapsed")
