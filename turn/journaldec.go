@@ -49,7 +49,7 @@ func (r *run) loadMessages() error {
 // approval entries of a journal (the latest a park recorded), decoding
 // each record once for the approval step that reads it (parkedRecord).
 func (r *run) loadParked(entries []bindings.JournalEntry) {
-	r.elapsedBefore = max(r.elapsedBefore, r.parked.Load(&r.Journal, entries, func(pr *parkRecord) int64 { return pr.ElapsedMs }))
+	r.elapsedBefore = max(r.elapsedBefore, r.parked.Load(&r.Journal, entries, func(pr parkRecord) int64 { return pr.ElapsedMs }))
 }
 
 // parkedRecord is the record of parked entry e: the one loadParked

@@ -133,7 +133,7 @@ func (r *run) live(ctx context.Context) error {
 // finished run returns its recorded outcome without calling anything or
 // emitting events.
 func (r *run) drive(parent context.Context) (Result, error) {
-	if r.logger = runlog.New(parent, r.b.Logger, r.b.LogContent, r.id, r.tenantID, r.in.Agent.ID+"@"+r.in.Agent.Version); r.logger != nil {
+	if r.logger = runlog.New(parent, r.b.Logger, r.b.LogContent, r.id, r.tenantID, r.in.Agent.ID, r.in.Agent.Version); r.logger != nil {
 		r.LogSteps()
 	}
 	if e := r.Result(NodeComposeResult); e != nil {

@@ -23,7 +23,7 @@ type parkedRec[T any] struct {
 // returns the latest running time they recorded: elapsed of a decoded
 // record, or the elapsedMs field alone of one that does not decode as a
 // whole (ParkedElapsedMs).
-func (p *Parked[T]) Load(j *Journal, entries []bindings.JournalEntry, elapsed func(*T) int64) int64 {
+func (p *Parked[T]) Load(j *Journal, entries []bindings.JournalEntry, elapsed func(T) int64) int64 {
 	var latest int64
 	for i := range entries {
 		e := &entries[i]
@@ -33,7 +33,7 @@ func (p *Parked[T]) Load(j *Journal, entries []bindings.JournalEntry, elapsed fu
 		var rec T
 		ms, ok := int64(0), false
 		if UnmarshalIn(e.Output, &rec, j.InPlace(e)) == nil {
-			ms, ok = elapsed(&rec), true
+			ms, ok = elapsed(rec), true // by value: &rec would escape
 			if !slices.ContainsFunc(p.recs, func(q parkedRec[T]) bool { return q.key == e.Key }) {
 				p.recs = append(p.recs, parkedRec[T]{key: e.Key, rec: rec})
 			}

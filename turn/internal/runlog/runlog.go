@@ -36,9 +36,9 @@ type Log struct {
 	start   time.Time
 }
 
-// New binds the run's identity to l for one drive starting now; nil when
-// l is nil or does not log debug records.
-func New(ctx context.Context, l *slog.Logger, content bool, runID, tenantID, agent string) *Log {
+// New binds the run's identity (its agent agentID@version) to l for one
+// drive starting now; nil when l is nil or does not log debug records.
+func New(ctx context.Context, l *slog.Logger, content bool, runID, tenantID, agentID, version string) *Log {
 	if l == nil || !l.Enabled(ctx, slog.LevelDebug) {
 		return nil
 	}
@@ -46,7 +46,7 @@ func New(ctx context.Context, l *slog.Logger, content bool, runID, tenantID, age
 		l: l.With(
 			slog.String("run_id", runID),
 			slog.String("tenant_id", tenantID),
-			slog.String("agent", agent),
+			slog.String("agent", agentID+"@"+version),
 		),
 		content: content,
 		start:   time.Now(),
