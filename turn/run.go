@@ -108,26 +108,16 @@ func initRun(r *run, b *Bindings, jd journal.Driver, native bool, in Input, runI
 	r.loadParked(entries)
 }
 
-// now reads the clock seam.
-func (r *run) now() time.Time {
-	if r.b.Now != nil {
-		return r.b.Now().UTC()
-	}
-	return time.Now().UTC()
-}
+// now reads the clock seam (drive.Journal.Now: Bindings.Now, in UTC).
+func (r *run) now() time.Time { return r.Now() }
 
 // elapsedMs is the run's running time: earlier drives plus this one.
 func (r *run) elapsedMs() int64 {
 	return r.elapsedBefore + r.now().Sub(r.driveStart).Milliseconds()
 }
 
-// live reports an abort before a step starts.
-func (r *run) live(ctx context.Context) error {
-	if err := r.CheckLease(); err != nil {
-		return err
-	}
-	return ctx.Err()
-}
+// live reports an abort before a step starts (drive.Journal.Live).
+func (r *run) live(ctx context.Context) error { return r.Live(ctx) }
 
 // drive runs the flow from wherever the journal says the run is. A
 // finished run returns its recorded outcome without calling anything or
