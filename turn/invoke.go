@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"time"
 
 	agents "github.com/kindgi/agents"
@@ -14,6 +13,7 @@ import (
 	"github.com/kindgi/agents/turn/internal/childrun"
 	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/drive"
+	"github.com/kindgi/agents/turn/internal/precheck"
 	"github.com/kindgi/agents/turn/internal/routing"
 	"github.com/kindgi/agents/turn/internal/snapcheck"
 )
@@ -50,24 +50,9 @@ import (
 func Invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	res, err := invoke(ctx, in, b)
 	if err != nil {
-		err = abortedBy(ctx, err)
+		err = precheck.AbortedBy(ctx, err)
 	}
 	return res, err
-}
-
-// abortedBy reports err, when it is the done ctx's own error coming back
-// from a call made before the drive began (a store's read, a snapshot
-// write), as the turn-aborted (external) error that a cancellation during
-// the drive gives: the caller sees one outcome for cancelling, whenever it
-// lands.
-func abortedBy(ctx context.Context, err error) error {
-	if ctx.Err() == nil || !(errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		return err
-	}
-	if ta := (*agents.TurnAbortedError)(nil); errors.As(err, &ta) {
-		return err
-	}
-	return &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 }
 
 // invoke is Invoke; Invoke only reports a cancellation before the drive
@@ -179,7 +164,7 @@ func (r *run) driveReporting(ctx context.Context) (Result, error) {
 func Resume(ctx context.Context, in ResumeInput, b Bindings) (Result, error) {
 	res, err := resume(ctx, in, b, newID(&b), nil)
 	if err != nil {
-		err = abortedBy(ctx, err)
+		err = precheck.AbortedBy(ctx, err)
 	}
 	return res, err
 }
@@ -193,23 +178,11 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	if lookup && b.Agents == nil {
 		return Result{}, &agents.InvalidBindingsError{Reason: "Resume needs the run's agent: set ResumeInput.Agent or Bindings.Agents"}
 	}
-	if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
+	if err := checkAgentBindings(&b, in.Agent); err != nil {
 		return Result{}, err
 	}
-	if err := checkHitlBinding(&b, in.Agent); err != nil {
+	if err := precheck.Resume(ctx, in.TenantID, in.RunID); err != nil {
 		return Result{}, err
-	}
-	if strings.TrimSpace(in.TenantID) == "" || strings.TrimSpace(in.RunID) == "" {
-		return Result{}, &agents.InvalidMessageError{Reason: "resume needs a tenant id and a run id"}
-	}
-	if err := bindings.CheckID("tenant id", in.TenantID); err != nil {
-		return Result{}, err
-	}
-	if err := bindings.CheckID("run id", in.RunID); err != nil {
-		return Result{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: err}
 	}
 	jd, native := driverOf(&b)
 	open := journal.OpenInput{TenantID: in.TenantID, RunID: in.RunID, Owner: owner, TTL: leaseTTL(&b), Lease: journal.LeaseOnWrite, ReadApprovals: true, Trusted: true}
@@ -240,29 +213,7 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 			_ = b.Runs.ReleaseLease(context.WithoutCancel(ctx), in.TenantID, in.RunID, owner)
 		}
 	}
-	if lookup {
-		if in.Agent, err = findAgent(ctx, &b, snap); err != nil {
-			release()
-			return Result{}, err
-		}
-		if err := checkBindings(&b, len(in.Agent.Retrieval) > 0); err != nil {
-			release()
-			return Result{}, err
-		}
-		if err := checkHitlBinding(&b, in.Agent); err != nil {
-			release()
-			return Result{}, err
-		}
-	}
-	if err := snapcheck.Agent(snap, in.Agent.ID, in.Agent.Version); err != nil {
-		release()
-		return Result{}, err
-	}
-	if err := snapcheck.Flow(snap, FlowID, FlowVersion); err != nil {
-		release()
-		return Result{}, err
-	}
-	stored, err := decodeSnapshotIn(snap, Input{Agent: in.Agent}, true) // read by Open: the caller's own
+	stored, err := resumedInput(ctx, &b, &in, snap, lookup)
 	if err != nil {
 		release()
 		return Result{}, err
@@ -286,26 +237,42 @@ func resume(ctx context.Context, in ResumeInput, b Bindings, owner string, claim
 	return r.driveReporting(ctx)
 }
 
+// resumedInput checks the run's snapshot against in — its agent found
+// first (Bindings.Agents) when lookup says so, and the bindings that agent
+// needs checked then — and rebuilds the turn input it stored.
+func resumedInput(ctx context.Context, b *Bindings, in *ResumeInput, snap bindings.RunSnapshotRecord, lookup bool) (Input, error) {
+	if lookup {
+		var err error
+		if in.Agent, err = findAgent(ctx, b, snap); err != nil {
+			return Input{}, err
+		}
+		if err := checkAgentBindings(b, in.Agent); err != nil {
+			return Input{}, err
+		}
+	}
+	if err := snapcheck.Agent(snap, in.Agent.ID, in.Agent.Version); err != nil {
+		return Input{}, err
+	}
+	if err := snapcheck.Flow(snap, FlowID, FlowVersion); err != nil {
+		return Input{}, err
+	}
+	return decodeSnapshotIn(snap, Input{Agent: in.Agent}, true) // read by Open: the caller's own
+}
+
 // recheckRoute verifies, before a resumed drive, that the provider and
 // model setup chose are still registered and allowed by the tenant's
 // current policy. A run whose setup has not completed routes afresh.
 func (r *run) recheckRoute(ctx context.Context) error {
-	st := r.Key(NodeSetup)
-	if st == nil || st.Result == 0 || r.At(st.Result).Status != bindings.StepCompleted {
-		return nil
-	}
 	// Decoded into the run's own setup state (zero until the flow sets it
 	// from setup's replay, to this same value), in place: no copy on the
 	// heap, and no whole-struct copy into the pooled run (a bulk write
-	// barrier while a GC mark runs).
-	e := r.At(st.Result)
+	// barrier while a GC mark runs). The drive replays setup next: it
+	// takes this decode instead of decoding the state (its tools and their
+	// schemas) a second time.
 	s := &r.s
-	if err := drive.DecodeOutcomeInto(e, r.InPlace(e), s); err != nil {
-		return &agents.RunJournalUnavailableError{RunID: r.id, Err: err}
+	if ok, err := drive.PredecodeResult(&r.Journal, NodeSetup, s); !ok {
+		return err
 	}
-	// The drive replays setup next: it takes this decode instead of
-	// decoding the state (its tools and their schemas) a second time.
-	r.Predecode(NodeSetup, s)
 	p, err := evaluatePolicy(ctx, r.b, r.tenantID, r.in.ProjectID, r.in.Agent.ID, bindings.PolicyKindModel)
 	if err != nil {
 		return err
@@ -317,36 +284,17 @@ func (r *run) recheckRoute(ctx context.Context) error {
 // checkSameInput reports a run snapshot written for another input than in
 // (in as the snapshot would store it): *agents.RunInputMismatchError naming
 // the first field that differs, or nil when the input is the same and
-// Invoke may replay the run.
+// Invoke may replay the run (snapcheck.SameInput).
 func checkSameInput(snap bindings.RunSnapshotRecord, in Input) error {
-	mismatch := func(field string) error { return &agents.RunInputMismatchError{RunID: snap.RunID, Field: field} }
-	if snap.TenantID != in.TenantID {
-		return mismatch("tenantId")
-	}
-	if snap.AgentID != in.Agent.ID || snap.AgentVersion != in.Agent.Version {
-		return mismatch("agent")
-	}
 	var prior Input
-	if err := json.Unmarshal(snap.Input, &prior); err != nil {
-		return &agents.RunSnapshotMissingError{RunID: snap.RunID}
-	}
-	switch {
-	case prior.ProjectID != in.ProjectID || snap.ProjectID != in.ProjectID:
-		return mismatch("projectId")
-	case prior.ConversationID != in.ConversationID || snap.ConversationID != in.ConversationID:
-		return mismatch("conversationId")
-	case prior.UserMessage != in.UserMessage:
-		return mismatch("userMessage")
-	case !snapcheck.SameJSON(prior.Parameters, in.Parameters):
-		return mismatch("parameters")
-	case prior.ParticipantID != in.ParticipantID:
-		return mismatch("participantId")
-	case prior.DryRun != in.DryRun:
-		return mismatch("dryRun")
-	case !snapcheck.SameJSON(prior.Principal, in.Principal):
-		return mismatch("principal")
-	}
-	return nil
+	err := json.Unmarshal(snap.Input, &prior)
+	return snapcheck.SameInput(snap, sameInputOf(&prior), err, in.TenantID, in.Agent.ID, in.Agent.Version, sameInputOf(&in))
+}
+
+// sameInputOf is what snapcheck.SameInput compares of in.
+func sameInputOf(in *Input) snapcheck.Input {
+	return snapcheck.Input{ProjectID: in.ProjectID, ConversationID: in.ConversationID, UserMessage: in.UserMessage,
+		ParticipantID: in.ParticipantID, Parameters: in.Parameters, Principal: in.Principal, DryRun: in.DryRun}
 }
 
 // decodeSnapshot rebuilds the turn input a snapshot stored.
@@ -372,10 +320,6 @@ func decodeSnapshotIn(snap bindings.RunSnapshotRecord, in Input, inPlace bool) (
 // journaled, is the run's final outcome.
 func endsRun(err error) bool { return codes.EndsRun(err) }
 
-// isDriverFault reports whether a step's err is a
-// *codes.DriverFaultError: a failure of the driving process, not the run.
-func isDriverFault(err error) bool { return codes.IsDriverFault(err) }
-
 func leaseTTL(b *Bindings) time.Duration {
 	if b.LeaseTTL > 0 {
 		return b.LeaseTTL
@@ -385,29 +329,18 @@ func leaseTTL(b *Bindings) time.Duration {
 
 // checkBindings reports a missing required binding as a coded error.
 func checkBindings(b *Bindings, needMemory bool) error {
-	var missing []string
-	if b.Providers == nil {
-		missing = append(missing, "Providers")
+	return precheck.Bindings(precheck.Bound{
+		Providers: b.Providers != nil, Tools: b.Tools != nil, Conversations: b.Conversations != nil,
+		Snapshots: b.Snapshots != nil, Runs: b.Runs != nil, Memory: b.Memory != nil, NeedMemory: needMemory,
+	})
+}
+
+// checkAgentBindings is checkBindings and checkHitlBinding for agent a.
+func checkAgentBindings(b *Bindings, a agent.Agent) error {
+	if err := checkBindings(b, len(a.Retrieval) > 0); err != nil {
+		return err
 	}
-	if b.Tools == nil {
-		missing = append(missing, "Tools")
-	}
-	if b.Conversations == nil {
-		missing = append(missing, "Conversations")
-	}
-	if b.Snapshots == nil {
-		missing = append(missing, "Snapshots")
-	}
-	if b.Runs == nil {
-		missing = append(missing, "Runs")
-	}
-	if needMemory && b.Memory == nil {
-		missing = append(missing, "Memory (the agent has retrieval intents)")
-	}
-	if len(missing) > 0 {
-		return &agents.InvalidBindingsError{Reason: "turn.Bindings lacks required bindings: " + strings.Join(missing, ", ")}
-	}
-	return nil
+	return checkHitlBinding(b, a)
 }
 
 // checkHitlBinding refuses, before any side effect, an agent whose own
@@ -435,35 +368,13 @@ func gatedWithoutHitl(p EffectiveHitlPolicy, tools []agent.ToolRef) error {
 }
 
 // checkInput reports an input the turn cannot run, before any side
-// effect: every id must pass bindings.CheckID (at most
-// bindings.MaxIDLength bytes of UTF-8 without control characters), so that
-// nothing a store would refuse reaches one.
+// effect (precheck.Input: every id passes bindings.CheckID).
 func checkInput(in Input) error {
-	switch {
-	case strings.TrimSpace(in.TenantID) == "":
-		return &agents.InvalidMessageError{Reason: "tenant id is required"}
-	case strings.TrimSpace(in.ConversationID) == "":
-		return &agents.InvalidMessageError{Reason: "conversation id is required"}
-	case strings.TrimSpace(in.UserMessage) == "":
-		return &agents.InvalidMessageError{Reason: "user message is empty"}
-	case in.Agent.ID == "" || in.Agent.Version == "":
-		return &agents.InvalidMessageError{Reason: "agent is required (define it with agent.Define)"}
-	}
-	ids := [...]struct{ field, id string }{
-		{"tenant id", in.TenantID}, {"conversation id", in.ConversationID},
-		{"project id", in.ProjectID}, {"run id", in.RunID}, {"participant id", in.ParticipantID},
-	}
-	for _, f := range ids {
-		if err := bindings.CheckOptionalID(f.field, f.id); err != nil {
-			return err
-		}
-	}
-	if in.Principal != nil {
-		if err := bindings.CheckID("principal id", in.Principal.ID); err != nil {
-			return err
-		}
-	}
-	return nil
+	return precheck.Input(precheck.Turn{
+		TenantID: in.TenantID, ConversationID: in.ConversationID, UserMessage: in.UserMessage,
+		AgentID: in.Agent.ID, AgentVersion: in.Agent.Version,
+		ProjectID: in.ProjectID, RunID: in.RunID, ParticipantID: in.ParticipantID, Principal: in.Principal,
+	})
 }
 
 // foldEnded folds, from its journal as Wait does, a run that ended but

@@ -1,9 +1,6 @@
 package turn
 
 import (
-	"encoding/json"
-	"slices"
-
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn/internal/drive"
@@ -48,63 +45,15 @@ func (r *run) loadMessages() error {
 	return nil
 }
 
-// parkedDecode is a parked approval entry's record, decoded by loadParked.
-type parkedDecode struct {
-	key string
-	pr  parkRecord
-}
-
 // loadParked sets the running time of earlier drives from the parked
-// approval entries of a journal (the latest a park recorded). Each
-// entry's record is decoded once, here, and kept for the approval step
-// that reads it (parkedRecord) — the first parked entry of a key, the one
-// the journal index keeps. A record that does not decode as a whole still
-// gives its running time as before (parkedElapsedMs).
+// approval entries of a journal (the latest a park recorded), decoding
+// each record once for the approval step that reads it (parkedRecord).
 func (r *run) loadParked(entries []bindings.JournalEntry) {
-	for i := range entries {
-		e := &entries[i]
-		if e.Status != bindings.StepParked {
-			continue
-		}
-		var pr parkRecord
-		ms, ok := int64(0), false
-		if drive.UnmarshalIn(e.Output, &pr, r.InPlace(e)) == nil {
-			ms, ok = pr.ElapsedMs, true
-			if !slices.ContainsFunc(r.parkedDecoded, func(p parkedDecode) bool { return p.key == e.Key }) {
-				r.parkedDecoded = append(r.parkedDecoded, parkedDecode{key: e.Key, pr: pr})
-			}
-		} else {
-			ms, ok = parkedElapsedMs(e.Output)
-		}
-		if ok && ms > r.elapsedBefore {
-			r.elapsedBefore = ms
-		}
-	}
+	r.elapsedBefore = max(r.elapsedBefore, r.parked.Load(&r.Journal, entries, func(pr parkRecord) int64 { return pr.ElapsedMs }))
 }
 
 // parkedRecord is the record of parked entry e: the one loadParked
 // decoded (handed out once), or decoded now.
 func (r *run) parkedRecord(e *bindings.JournalEntry) (parkRecord, error) {
-	for i := range r.parkedDecoded {
-		if p := &r.parkedDecoded[i]; p.key == e.Key {
-			pr := p.pr
-			r.parkedDecoded = slices.Delete(r.parkedDecoded, i, i+1)
-			return pr, nil
-		}
-	}
-	var pr parkRecord
-	err := drive.UnmarshalIn(e.Output, &pr, r.InPlace(e))
-	return pr, err
-}
-
-// parkedElapsedMs reads the running time a parked approval entry recorded
-// (parkRecord.ElapsedMs) from a record that does not decode as a whole.
-func parkedElapsedMs(raw []byte) (int64, bool) {
-	var pr struct {
-		ElapsedMs int64 `json:"elapsedMs"`
-	}
-	if json.Unmarshal(raw, &pr) != nil {
-		return 0, false
-	}
-	return pr.ElapsedMs, true
+	return r.parked.Take(&r.Journal, e)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/internal/journalcodec"
+	"github.com/kindgi/agents/turn/internal/drive"
 )
 
 // sameAsUnmarshal decodes raw as T with the fast decoder and, when it
@@ -32,7 +33,7 @@ func sameAsUnmarshal[T any](t testing.TB, raw []byte) bool {
 }
 
 // sameForEveryType runs sameAsUnmarshal for every type with a decoder, and
-// parkedElapsedMs against json.Unmarshal; it returns how many read raw.
+// drive.ParkedElapsedMs against json.Unmarshal; it returns how many read raw.
 func sameForEveryType(t testing.TB, raw []byte) int {
 	t.Helper()
 	n := 0
@@ -59,8 +60,8 @@ func sameForEveryType(t testing.TB, raw []byte) int {
 		ElapsedMs int64 `json:"elapsedMs"`
 	}
 	err := json.Unmarshal(raw, &pr)
-	if ms, ok := parkedElapsedMs(raw); ok != (err == nil) || (ok && ms != pr.ElapsedMs) {
-		t.Fatalf("parkedElapsedMs(%q) = %d, %v; json.Unmarshal: %d, %v", raw, ms, ok, pr.ElapsedMs, err)
+	if ms, ok := drive.ParkedElapsedMs(raw); ok != (err == nil) || (ok && ms != pr.ElapsedMs) {
+		t.Fatalf("drive.ParkedElapsedMs(%q) = %d, %v; json.Unmarshal: %d, %v", raw, ms, ok, pr.ElapsedMs, err)
 	}
 	return n
 }

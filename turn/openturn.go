@@ -33,43 +33,21 @@ func historyLimit(a agent.Agent) int {
 	return DefaultHistoryLimit
 }
 
-// conversation is the turn's conversation for setup: the one Open read
-// (once), or GetConversation's.
+// conversation is the turn's conversation for setup (drive.Journal.Conversation).
 func (r *run) conversation(ctx context.Context) (bindings.Conversation, error) {
-	if c, ok := r.TakeConversation(r.in.ConversationID); ok {
-		return c, nil
-	}
-	c, err := r.b.Conversations.GetConversation(ctx, r.tenantID, r.in.ConversationID)
-	if err != nil {
-		return c, coded(err, "get conversation")
-	}
-	return c, nil
+	return r.Conversation(ctx, r.b.Conversations, r.in.ConversationID)
 }
 
 // history is the history before the user message for
-// build-initial-messages: the messages read ahead (once), when read with
-// this bound and limit (drive.Journal.TakeHistory), or ReadMessages'.
+// build-initial-messages (drive.Journal.History).
 func (r *run) history(ctx context.Context) ([]bindings.ConversationMessage, error) {
-	if h, ok := r.TakeHistory(r.userMsg.Seq, r.s.HistoryLimit); ok {
-		return h, nil
-	}
-	hist, err := r.b.Conversations.ReadMessages(ctx, bindings.ReadMessagesInput{
-		TenantID: r.tenantID, ConversationID: r.in.ConversationID,
-		Limit: r.s.HistoryLimit, BeforeSeq: r.userMsg.Seq,
-	})
-	if err != nil {
-		return nil, coded(err, "read messages")
-	}
-	return hist, nil
+	return r.History(ctx, r.b.Conversations, r.in.ConversationID, r.userMsg.Seq, r.s.HistoryLimit)
 }
 
-// getApproval is the HITL binding's GetApproval of a parked approval: the
-// one Open read at the start of the drive (once), or the binding's.
+// getApproval is the HITL binding's GetApproval of a parked approval
+// (drive.Journal.Approval).
 func (r *run) getApproval(ctx context.Context, id string) (bindings.Approval, error) {
-	if a, ok := r.TakeApproval(id); ok {
-		return a, nil
-	}
-	return r.b.Hitl.GetApproval(ctx, r.tenantID, id)
+	return r.Approval(ctx, r.b.Hitl, id)
 }
 
 // coded returns err when it carries a code, and a *agents.PersistenceError

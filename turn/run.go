@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"math"
 	"time"
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
-	"github.com/kindgi/agents/internal/alias"
 	"github.com/kindgi/agents/turn/internal/drive"
+	"github.com/kindgi/agents/turn/internal/runlog"
+	"github.com/kindgi/agents/turn/internal/tooldefs"
 )
 
 // run is one drive of a journaled turn: the bindings, the run's identity,
@@ -35,12 +35,11 @@ type run struct {
 	// Journal is the drive's journal (turn/internal/drive): its
 	// driver, index, slabs, arena, buffer, deferred message and lease.
 	drive.Journal
-	logger    *slog.Logger // Bindings.Logger with the run's identity; nil: no logging
-	driveWall time.Time    // wall-clock start of the drive, for logged durations
-	wallCtx   context.Context
-	// parkedDecoded holds the parked approval records loadParked decoded,
+	logger  *runlog.Log // Bindings.Logger with the run's identity; nil: no logging
+	wallCtx context.Context
+	// parked holds the parked approval records loadParked decoded,
 	// each handed once to the approval step that reads it (parkedRecord).
-	parkedDecoded []parkedDecode
+	parked drive.Parked[parkRecord]
 	// lazyMessages is the replayed build-initial-messages entry whose
 	// messages are not decoded yet (see loadMessages); nil once they are.
 	lazyMessages *bindings.JournalEntry
@@ -109,51 +108,32 @@ func initRun(r *run, b *Bindings, jd journal.Driver, native bool, in Input, runI
 	r.loadParked(entries)
 }
 
-// now reads the clock seam.
-func (r *run) now() time.Time {
-	if r.b.Now != nil {
-		return r.b.Now().UTC()
-	}
-	return time.Now().UTC()
-}
+// now reads the clock seam (drive.Journal.Now: Bindings.Now, in UTC).
+func (r *run) now() time.Time { return r.Now() }
 
 // elapsedMs is the run's running time: earlier drives plus this one.
 func (r *run) elapsedMs() int64 {
 	return r.elapsedBefore + r.now().Sub(r.driveStart).Milliseconds()
 }
 
-// live reports an abort before a step starts.
-func (r *run) live(ctx context.Context) error {
-	if err := r.CheckLease(); err != nil {
-		return err
-	}
-	return ctx.Err()
-}
+// live reports an abort before a step starts (drive.Journal.Live).
+func (r *run) live(ctx context.Context) error { return r.Live(ctx) }
 
 // drive runs the flow from wherever the journal says the run is. A
 // finished run returns its recorded outcome without calling anything or
 // emitting events.
 func (r *run) drive(parent context.Context) (Result, error) {
-	r.initLog(parent)
-	if r.logger != nil {
+	if r.logger = runlog.New(parent, r.b.Logger, r.b.LogContent, r.id, r.tenantID, r.in.Agent.ID, r.in.Agent.Version); r.logger != nil {
 		r.LogSteps()
-		r.driveWall = time.Now()
 	}
 	if e := r.Result(NodeComposeResult); e != nil {
-		r.log(parent, logRunFinished, slog.String("status", string(e.Status)))
-		// Finished: make the run's status say so (a driver may have died
-		// between the outcome and the status), then return the outcome.
-		want := bindings.RunCompleted
-		if e.Status == bindings.StepFailed {
-			want = bindings.RunFailed
+		r.logger.Log(parent, runlog.RunFinished, slog.String("status", string(e.Status)))
+		// Finished: make the run's status say so, then return the outcome.
+		held, err := r.Finished(parent, e, r.status)
+		if err != nil {
+			return Result{}, err
 		}
-		if r.status != want {
-			// The status, and the lease released, in one Commit.
-			if err := r.Finish(parent, want); err != nil {
-				r.ReleaseLease(parent)
-				return Result{}, coded(err, "set run status")
-			}
-		} else {
+		if held {
 			defer r.ReleaseLease(parent)
 		}
 		if e.Status == bindings.StepFailed {
@@ -170,11 +150,11 @@ func (r *run) drive(parent context.Context) (Result, error) {
 	defer r.StopLease() // also when a binding panics: never renew for a dead drive
 	r.driveStart = r.now()
 	if r.logger != nil {
-		msg := logRunStarted
+		msg := runlog.RunStarted
 		if r.resumed {
-			msg = logRunResumed
+			msg = runlog.RunResumed
 		}
-		r.log(parent, msg, slog.String("conversation_id", r.in.ConversationID), slog.Int("journal_entries", r.Keys()))
+		r.logger.Log(parent, msg, slog.String("conversation_id", r.in.ConversationID), slog.Int("journal_entries", r.Keys()))
 	}
 	emit(r, parent, TurnStartedEvent{
 		RunID: r.id, TenantID: r.tenantID, ConversationID: r.in.ConversationID,
@@ -201,19 +181,9 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 		if res.Status == StatusSuspended {
 			status = bindings.RunSuspended
 		}
-		if serr := r.End(bg, status, nil); serr != nil {
-			if r.Failed || endsRun(serr) {
-				// The deferred final message was refused, and its failure
-				// journaled (writeDeferred), or the store refused a
-				// buffered result for good: that is the turn's outcome.
-				return r.finish(parent, Result{}, serr)
-			}
-			if r.Inflight != "" && agents.CodeOf(serr) != agents.CodeRunBusy {
-				// The result of a model or tool step rode with the write
-				// that failed: count the attempt (Bindings.MaxStepAttempts).
-				r.NoteAttempt(bg, serr)
-			}
-			r.ReleaseLease(bg)
+		if final, serr := r.Complete(bg, status); final {
+			return r.finish(parent, Result{}, serr)
+		} else if serr != nil {
 			r.logEnd(parent, Result{}, serr, true)
 			return Result{}, serr
 		}
@@ -223,67 +193,35 @@ func (r *run) finish(parent context.Context, res Result, err error) (Result, err
 		}
 		return res, nil
 	}
-	terminal := r.Failed
-	switch {
-	case parent.Err() != nil && !r.Failed && errors.Is(context.Cause(parent), errWorkerStopped):
-		// A stopping Worker cancelled the drive: not the turn's outcome.
-		// The run is left as it is, its lease released below, for another
-		// worker to claim at once.
-		err = &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: errWorkerStopped}
-	case parent.Err() != nil:
-		err = &agents.TurnAbortedError{Reason: agents.AbortExternal, Err: parent.Err()}
-		terminal = true
-	case r.LeaseLost():
-		err = &agents.RunBusyError{RunID: r.id}
-		terminal = false
-	case r.wallCtx != nil && errors.Is(context.Cause(r.wallCtx), errWallTimeout):
-		err = &agents.TurnAbortedError{Reason: agents.AbortTimeout, Err: errWallTimeout}
-		terminal = true
-	case !terminal && endsRun(err):
-		// A deterministic refusal (a value the store will refuse on
-		// every drive): driving the run again cannot help, so the refusal
-		// is the run's outcome.
-		terminal = true
-		// The store may refuse a buffered result too: the failure is
-		// written without the buffer (a failed run replays its error
-		// without folding the journal).
-		r.DropBuffer()
-	}
+	err, terminal := r.Outcome(parent, err, errWorkerStopped, r.wallCtx, errWallTimeout)
 	switch {
 	case terminal:
-		if agents.CodeOf(err) == agents.CodePersistence {
-			// The store refused a write for good, perhaps of a buffered
-			// result: write the failure without the buffer (a failed run
-			// replays its error without folding the journal).
-			r.DropBuffer()
-		}
-		se, detail := drive.EncodeFailure(err)
-		if r.End(bg, bindings.RunFailed, &bindings.JournalEntry{Key: NodeComposeResult, Node: NodeComposeResult, Status: bindings.StepFailed, Output: detail, Error: se}) != nil {
-			r.ReleaseLease(bg)
-		}
+		r.EndFailed(bg, NodeComposeResult, err)
 	case isQuotaWait(err):
 		err = r.waitForQuota(bg, err.(*quotaWait))
 	case r.pending:
-		if r.End(bg, bindings.RunSuspended, nil) != nil {
-			r.ReleaseLease(bg)
-		}
+		r.EndOrRelease(bg, bindings.RunSuspended, nil)
 	default:
-		if r.Carried() {
-			// An effect's result is still buffered: try to keep it.
-			_ = r.Flush(bg)
-		}
-		if r.Inflight != "" && agents.CodeOf(err) != agents.CodeRunBusy && !isDriverFault(err) {
-			// A model or tool step ends without a result: count the
-			// attempt (Bindings.MaxStepAttempts).
-			r.NoteAttempt(bg, err)
-		}
-		if !r.held {
-			r.ReleaseLease(bg)
-		}
+		r.Leave(bg, err, r.held)
 	}
 	r.logEnd(parent, Result{}, err, !terminal)
 	emit(r, parent, TurnFailedEvent{RunID: r.id, Code: agents.CodeOf(err), Message: err.Error()})
 	return Result{}, err
+}
+
+// logEnd logs how the drive ended (runlog): parked, completed (with the
+// usage, never the response), or failed (and whether it is resumable).
+func (r *run) logEnd(ctx context.Context, res Result, err error, resumable bool) {
+	switch u := res.Usage; {
+	case r.logger == nil:
+	case err != nil:
+		r.logger.Failed(ctx, err, resumable)
+	case res.Status == StatusSuspended:
+		r.logger.Parked(ctx, res.Approvals)
+	default:
+		r.logger.Completed(ctx, runlog.Usage{Turn: res.TurnNumber, ModelCalls: u.ModelCalls, ToolCalls: u.ToolCalls,
+			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUsd: u.CostUsd})
+	}
 }
 
 // flow runs the nodes of agent.turn in order; each side effect is a step.
@@ -309,16 +247,11 @@ func (r *run) flow(ctx context.Context) (Result, error) {
 	if err := r.bind(); err != nil {
 		return Result{}, err
 	}
-	remaining := s.Budget.MaxWallMs - r.elapsedBefore
-	if r.Replaying {
-		remaining = s.Budget.MaxWallMs // a finished run's budget no longer matters
-	}
-	if remaining <= 0 {
-		r.Failed = true // the budget is spent: the outcome is final
-		return Result{}, &agents.TurnAbortedError{Reason: agents.AbortTimeout, Err: errWallTimeout}
-	}
-	ctx, cancel := context.WithTimeoutCause(ctx, msDuration(remaining), errWallTimeout)
+	ctx, cancel, err := r.WallClock(ctx, s.Budget.MaxWallMs, r.elapsedBefore, errWallTimeout)
 	defer cancel()
+	if err != nil {
+		return Result{}, err
+	}
 	r.wallCtx = ctx
 
 	if s.SessionGate.Required && !r.in.DryRun { // a dry run asks nobody
@@ -378,28 +311,11 @@ func (r *run) bind() error {
 	}
 	r.provider = pr
 	r.tools = r.b.Tools.ForTenant(r.tenantID)
-	n := len(r.s.Tools) + r.s.agentToolCount()
-	var defs []bindings.ToolDefinition
+	var pool *[]bindings.ToolDefinition
 	if m := r.mem; m != nil && &m.run == r {
-		if cap(m.toolDefs) < n {
-			m.toolDefs = make([]bindings.ToolDefinition, n)
-		}
-		defs = m.toolDefs[:n]
-	} else {
-		defs = make([]bindings.ToolDefinition, n)
+		pool = &m.toolDefs
 	}
-	for i := range r.s.Tools {
-		d, t := &r.s.Tools[i], &defs[i]
-		// Field by field, and only what changed: the pooled slot usually
-		// holds the drive before's same strings.
-		if !sameString(t.Name, d.ID) {
-			t.Name = d.ID
-		}
-		if !sameString(t.Description, d.Description) {
-			t.Description = d.Description
-		}
-		t.InputSchema = d.InputSchema
-	}
+	defs := tooldefs.Of(pool, r.s.Tools, r.s.agentToolCount())
 	r.s.agentToolDefs(defs[len(r.s.Tools):])
 	r.toolDefs = defs
 	return nil
@@ -438,21 +354,8 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// msDuration converts a positive number of milliseconds to a Duration,
-// saturating at the longest Duration (about 292 years) instead of
-// overflowing: a maxWallMs or approval timeout of math.MaxInt64 is "no
-// practical limit", never a negative, already expired one.
-func msDuration(ms int64) time.Duration {
-	if ms > int64(math.MaxInt64/time.Millisecond) {
-		return math.MaxInt64
-	}
-	return time.Duration(ms) * time.Millisecond
-}
-
-// sameString reports whether a and b are the same string: the same bytes
-// at the same address (not only equal bytes: a string may alias bytes a
-// later drive writes over, such as a derived id's).
-func sameString(a, b string) bool { return alias.SameString(a, b) }
+// msDuration is drive.MsDuration: milliseconds as a Duration, saturated.
+func msDuration(ms int64) time.Duration { return drive.MsDuration(ms) }
 
 // errWallTimeout is the cancellation cause of a drive past maxWallMs.
 var errWallTimeout = errors.New("maxWallMs elapsed")

@@ -80,8 +80,8 @@ func (r *run) release() {
 // TestResetClearsEveryField fails when a field of run is left out here.
 func (r *run) reset() {
 	r.Reset()
-	r.logger, r.driveWall = nil, time.Time{}
-	r.wallCtx, r.parkedDecoded, r.lazyMessages, r.lazyPrompt = nil, nil, nil, nil
+	r.logger = nil
+	r.wallCtx, r.parked, r.lazyMessages, r.lazyPrompt = nil, drive.Parked[parkRecord]{}, nil, nil
 	r.wantHistory, r.held = false, false
 	r.pending, r.parkedNow, r.driveStart, r.elapsedBefore = false, 0, time.Time{}, 0
 	r.s = setupState{}

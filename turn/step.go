@@ -2,10 +2,10 @@ package turn
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	agents "github.com/kindgi/agents"
+	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/drive"
 )
 
@@ -71,14 +71,14 @@ func (r *run) Prepare() error { return r.loadMessages() }
 // Panicked is the error a panic p in a step of node counts as (an attempt
 // of the step: drive.Journal.NoteAttempt).
 func (r *run) Panicked(node string, p any) error {
-	msg := fmt.Sprintf("the step panicked: %v", p)
+	k := codes.PanicTool
 	switch node {
 	case NodeModelCall:
-		return &agents.ModelInvocationError{Provider: r.s.Route.Provider, Model: r.s.Route.Model, Message: msg}
+		k = codes.PanicModel
 	case NodeEvaluateGuardrails:
-		return &agents.GuardrailViolationError{Reason: msg}
+		k = codes.PanicGuardrail
 	}
-	return &agents.ToolInvocationError{Message: msg}
+	return codes.Panicked(k, r.s.Route.Provider, r.s.Route.Model, p)
 }
 
 // Started emits a step's NodeStartedEvent.
@@ -88,9 +88,7 @@ func (r *run) Started(ctx context.Context, key, node string) {
 
 // Ended logs a step's end and emits its NodeCompletedEvent.
 func (r *run) Ended(ctx context.Context, key, node string, start time.Time, out any, err error) {
-	if r.logger != nil {
-		r.logStep(ctx, key, node, start, out, err)
-	}
+	r.logger.Step(ctx, key, node, start, out, err)
 	if r.b.OnEvent != nil {
 		emit(r, ctx, NodeCompletedEvent{RunID: r.id, Node: node, Key: key, Code: agents.CodeOf(err)})
 	}
@@ -98,22 +96,18 @@ func (r *run) Ended(ctx context.Context, key, node string, start time.Time, out 
 
 // Replayed logs a step's replay.
 func (r *run) Replayed(ctx context.Context, key, node string, status string) {
-	r.logReplayed(ctx, key, node, status)
+	r.logger.Replayed(ctx, key, node, status)
+}
+
+// logReplayed logs the replay of a step that drive.Step does not replay.
+func (r *run) logReplayed(ctx context.Context, key, node string, status string) {
+	r.logger.Replayed(ctx, key, node, status)
 }
 
 // final reports whether err is a step's own outcome, to be journaled as
-// failed: a coded error other than the storage and lease errors, with the
-// driver's context still live.
+// failed (codes.StepOutcome): a quota wait is not.
 func final(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || isDriverFault(err) || isQuotaWait(err) {
-		return false
-	}
-	switch agents.CodeOf(err) {
-	case "", agents.CodePersistence, agents.CodeRunBusy, agents.CodeRunJournalUnavailable,
-		agents.CodeRunSnapshotMissing:
-		return false
-	}
-	return true
+	return !isQuotaWait(err) && codes.StepOutcome(ctx, err)
 }
 
 // Final is final, for the drive's journal (drive.Flow).

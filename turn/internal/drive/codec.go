@@ -113,3 +113,21 @@ func DecodeOutcomeInto[T any](e *bindings.JournalEntry, shared bool, out *T) err
 	}
 	return nil
 }
+
+// PredecodeResult decodes the completed result of key into out, in place
+// when the bytes are the journal read for the drive, and hands that
+// decode to key's replay (Predecode), which then takes it instead of
+// decoding the output again: ok is false when key has no completed
+// result. A result that does not decode is run-journal-unavailable.
+func PredecodeResult[T any](j *Journal, key string, out *T) (ok bool, err error) {
+	st := j.Key(key)
+	if st == nil || st.Result == 0 || j.At(st.Result).Status != bindings.StepCompleted {
+		return false, nil
+	}
+	e := j.At(st.Result)
+	if err := DecodeOutcomeInto(e, j.InPlace(e), out); err != nil {
+		return false, &agents.RunJournalUnavailableError{RunID: j.runID, Err: err}
+	}
+	j.Predecode(key, out)
+	return true, nil
+}

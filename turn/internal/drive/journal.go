@@ -140,6 +140,9 @@ func (j *Journal) Reset() {
 	j.logging, j.decoded, j.decodedKey, j.encodeOpts = false, nil, "", nil
 }
 
+// Now reads the drive's clock (Config.Now, in UTC).
+func (j *Journal) Now() time.Time { return j.now() }
+
 // now reads the clock.
 func (j *Journal) now() time.Time {
 	if j.clock != nil {

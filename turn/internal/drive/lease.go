@@ -126,3 +126,11 @@ func Detached(ctx context.Context) context.Context {
 	}
 	return context.WithoutCancel(ctx)
 }
+
+// Live reports an abort before a step starts: a lost lease, or ctx done.
+func (j *Journal) Live(ctx context.Context) error {
+	if err := j.CheckLease(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}

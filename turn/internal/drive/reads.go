@@ -219,3 +219,42 @@ func (j *Journal) writeUserMessageAgain(ctx context.Context, entries []bindings.
 	}
 	return append(res.Entries, stored...), append(res.Appended, appended...), nil
 }
+
+// Conversation is the drive's conversation convID for setup: the one Open
+// read (once: TakeConversation), or cb's GetConversation.
+func (j *Journal) Conversation(ctx context.Context, cb bindings.ConversationBinding, convID string) (bindings.Conversation, error) {
+	if c, ok := j.TakeConversation(convID); ok {
+		return c, nil
+	}
+	c, err := cb.GetConversation(ctx, j.tenantID, convID)
+	if err != nil {
+		return c, Coded(err, "get conversation")
+	}
+	return c, nil
+}
+
+// History is the history before the user message (of seq userSeq) of
+// conversation convID, at most limit messages: the messages read ahead
+// (once: TakeHistory), when read with this bound and limit, or cb's
+// ReadMessages.
+func (j *Journal) History(ctx context.Context, cb bindings.ConversationBinding, convID string, userSeq int64, limit int) ([]bindings.ConversationMessage, error) {
+	if h, ok := j.TakeHistory(userSeq, limit); ok {
+		return h, nil
+	}
+	hist, err := cb.ReadMessages(ctx, bindings.ReadMessagesInput{
+		TenantID: j.tenantID, ConversationID: convID, Limit: limit, BeforeSeq: userSeq,
+	})
+	if err != nil {
+		return nil, Coded(err, "read messages")
+	}
+	return hist, nil
+}
+
+// Approval is h's GetApproval of the parked approval id: the one Open read
+// at the start of the drive (once: TakeApproval), or the binding's.
+func (j *Journal) Approval(ctx context.Context, h bindings.HitlBinding, id string) (bindings.Approval, error) {
+	if a, ok := j.TakeApproval(id); ok {
+		return a, nil
+	}
+	return h.GetApproval(ctx, j.tenantID, id)
+}
