@@ -6,8 +6,8 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
-	"github.com/kindgi/agents/turn/internal/eventjson"
-	"github.com/kindgi/agents/turn/internal/retrylog"
+	"github.com/kindgi/agents/turn/internal/events"
+	"github.com/kindgi/agents/turn/internal/runlog"
 )
 
 // Event is one event of a turn (the TypeScript package's TurnEvent). Events reach
@@ -69,24 +69,24 @@ type NodeCompletedEvent struct {
 // which node it is about.
 func (e NodeStartedEvent) MarshalJSON() ([]byte, error) {
 	type plain NodeStartedEvent
-	return eventjson.WithKind(KindNodeStarted, plain(e))
+	return events.WithKind(KindNodeStarted, plain(e))
 }
 
 // String returns "node.started NODE (step KEY) run RUNID".
 func (e NodeStartedEvent) String() string {
-	return eventjson.Node(KindNodeStarted, e.Node, e.Key, e.RunID, "")
+	return events.Node(KindNodeStarted, e.Node, e.Key, e.RunID, "")
 }
 
 // MarshalJSON encodes the event with its kind, as NodeStartedEvent's.
 func (e NodeCompletedEvent) MarshalJSON() ([]byte, error) {
 	type plain NodeCompletedEvent
-	return eventjson.WithKind(KindNodeCompleted, plain(e))
+	return events.WithKind(KindNodeCompleted, plain(e))
 }
 
 // String returns "node.completed NODE (step KEY) run RUNID", with
 // "failed: CODE" added when the step failed.
 func (e NodeCompletedEvent) String() string {
-	return eventjson.Node(KindNodeCompleted, e.Node, e.Key, e.RunID, e.Code)
+	return events.Node(KindNodeCompleted, e.Node, e.Key, e.RunID, e.Code)
 }
 
 // RetrievalCompletedEvent: run-retrievals fetched its facts.
@@ -309,7 +309,7 @@ func (r *run) withRetryReport(ctx context.Context, i int, requestID string) cont
 			e.Code, e.Message = agents.CodeOf(mr.Err), mr.Err.Error()
 		}
 		if logger != nil {
-			retrylog.Log(ctx, logger, logModelCallRetry, retrylog.Call{
+			runlog.Retry(ctx, logger, logModelCallRetry, runlog.RetryCall{
 				RunID: r.id, TenantID: r.tenantID, Agent: r.in.Agent.ID + "@" + r.in.Agent.Version,
 				Iteration: i, Provider: e.Provider, Model: e.Model, RequestID: requestID,
 			}, mr, e.Code, e.Message, r.b.LogContent)

@@ -15,7 +15,6 @@ import (
 	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/precheck"
 	"github.com/kindgi/agents/turn/internal/routing"
-	"github.com/kindgi/agents/turn/internal/snapcheck"
 )
 
 // Invoke runs one turn of a conversation as a journaled run of the flow
@@ -108,7 +107,7 @@ func invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		// Invoke may have opened the run since prepare's check.
 		err := checkSameInput(d.Snapshot, stored)
 		if err == nil {
-			err = snapcheck.Flow(d.Snapshot, FlowID, FlowVersion)
+			err = precheck.SnapshotFlow(d.Snapshot, FlowID, FlowVersion)
 		}
 		if err == nil {
 			stored, err = decodeSnapshot(d.Snapshot, in)
@@ -250,10 +249,10 @@ func resumedInput(ctx context.Context, b *Bindings, in *ResumeInput, snap bindin
 			return Input{}, err
 		}
 	}
-	if err := snapcheck.Agent(snap, in.Agent.ID, in.Agent.Version); err != nil {
+	if err := precheck.SnapshotAgent(snap, in.Agent.ID, in.Agent.Version); err != nil {
 		return Input{}, err
 	}
-	if err := snapcheck.Flow(snap, FlowID, FlowVersion); err != nil {
+	if err := precheck.SnapshotFlow(snap, FlowID, FlowVersion); err != nil {
 		return Input{}, err
 	}
 	return decodeSnapshotIn(snap, Input{Agent: in.Agent}, true) // read by Open: the caller's own
@@ -284,16 +283,16 @@ func (r *run) recheckRoute(ctx context.Context) error {
 // checkSameInput reports a run snapshot written for another input than in
 // (in as the snapshot would store it): *agents.RunInputMismatchError naming
 // the first field that differs, or nil when the input is the same and
-// Invoke may replay the run (snapcheck.SameInput).
+// Invoke may replay the run (precheck.SameInput).
 func checkSameInput(snap bindings.RunSnapshotRecord, in Input) error {
 	var prior Input
 	err := json.Unmarshal(snap.Input, &prior)
-	return snapcheck.SameInput(snap, sameInputOf(&prior), err, in.TenantID, in.Agent.ID, in.Agent.Version, sameInputOf(&in))
+	return precheck.SameInput(snap, sameInputOf(&prior), err, in.TenantID, in.Agent.ID, in.Agent.Version, sameInputOf(&in))
 }
 
-// sameInputOf is what snapcheck.SameInput compares of in.
-func sameInputOf(in *Input) snapcheck.Input {
-	return snapcheck.Input{ProjectID: in.ProjectID, ConversationID: in.ConversationID, UserMessage: in.UserMessage,
+// sameInputOf is what precheck.SameInput compares of in.
+func sameInputOf(in *Input) precheck.SnapInput {
+	return precheck.SnapInput{ProjectID: in.ProjectID, ConversationID: in.ConversationID, UserMessage: in.UserMessage,
 		ParticipantID: in.ParticipantID, Parameters: in.Parameters, Principal: in.Principal, DryRun: in.DryRun}
 }
 

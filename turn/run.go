@@ -12,7 +12,7 @@ import (
 	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/turn/internal/drive"
 	"github.com/kindgi/agents/turn/internal/runlog"
-	"github.com/kindgi/agents/turn/internal/tooldefs"
+	"github.com/kindgi/agents/turn/internal/toolcall"
 )
 
 // run is one drive of a journaled turn: the bindings, the run's identity,
@@ -315,7 +315,7 @@ func (r *run) bind() error {
 	if m := r.mem; m != nil && &m.run == r {
 		pool = &m.toolDefs
 	}
-	defs := tooldefs.Of(pool, r.s.Tools, r.s.agentToolCount())
+	defs := toolcall.Defs(pool, r.s.Tools, r.s.agentToolCount())
 	r.s.agentToolDefs(defs[len(r.s.Tools):])
 	r.toolDefs = defs
 	return nil

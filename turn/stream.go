@@ -9,7 +9,7 @@ import (
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn/internal/chatlog"
-	"github.com/kindgi/agents/turn/internal/eventseq"
+	"github.com/kindgi/agents/turn/internal/events"
 )
 
 // KindModelCallDelta is the kind of ModelCallDeltaEvent.
@@ -122,7 +122,7 @@ func checkModelSettings(in Input) error {
 // the turn (turn-aborted, external, as a cancelled ctx) and waits for it to
 // stop: no goroutine outlives the loop.
 func Events(ctx context.Context, in Input, b Bindings) iter.Seq2[Event, error] {
-	return eventseq.Of(ctx, b.OnEvent, func(ctx context.Context, on func(context.Context, Event)) error {
+	return events.Of(ctx, b.OnEvent, func(ctx context.Context, on func(context.Context, Event)) error {
 		b.OnEvent = on
 		_, err := Invoke(ctx, in, b)
 		return err

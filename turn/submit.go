@@ -9,7 +9,7 @@ import (
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/turn/internal/agenttool"
-	"github.com/kindgi/agents/turn/internal/snapcheck"
+	"github.com/kindgi/agents/turn/internal/precheck"
 )
 
 // Submit queues one turn for a worker (Worker) to drive, and returns its
@@ -55,7 +55,7 @@ func Submit(ctx context.Context, in Input, b Bindings) (string, error) {
 		return "", coded(err, "open run")
 	}
 	// A concurrent Submit of the same run id may have written first.
-	if err := snapcheck.Agent(d.Snapshot, in.Agent.ID, in.Agent.Version); err != nil {
+	if err := precheck.SnapshotAgent(d.Snapshot, in.Agent.ID, in.Agent.Version); err != nil {
 		return "", err
 	}
 	return in.RunID, nil

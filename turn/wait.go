@@ -9,7 +9,7 @@ import (
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/turn/internal/codes"
 	"github.com/kindgi/agents/turn/internal/drive"
-	"github.com/kindgi/agents/turn/internal/snapcheck"
+	"github.com/kindgi/agents/turn/internal/precheck"
 	"github.com/kindgi/agents/turn/internal/wait"
 )
 
@@ -52,7 +52,7 @@ func fold(ctx context.Context, b *Bindings, run bindings.Run) (Result, error) {
 	if err != nil {
 		return Result{}, codes.Journal(run.ID, err)
 	}
-	if err := snapcheck.Flow(snap, FlowID, FlowVersion); err != nil {
+	if err := precheck.SnapshotFlow(snap, FlowID, FlowVersion); err != nil {
 		return Result{}, err
 	}
 	a := agent.Agent{ID: snap.AgentID, Version: snap.AgentVersion}

@@ -3,7 +3,10 @@
 // would refuse reaches one), the bindings a turn needs, and how a
 // cancellation that lands before the drive is reported. It imports nothing
 // of turn: the input comes as plain values (Turn), the bindings as whether
-// each is bound (Bound).
+// each is bound (Bound). It also checks a run's snapshot against the drive
+// that reads it: the agent version passed and the flow this build replays
+// (SnapshotAgent, SnapshotFlow), and that a retried Invoke's input encodes
+// as the one the snapshot stored (SameInput, SameJSON).
 package precheck
 
 import (

@@ -2,7 +2,9 @@
 // the run's lifecycle and its steps, with the run's identity bound once.
 // A nil *Log logs nothing, so a drive without a logger, or with one that
 // does not log debug records, pays nothing. It imports nothing of turn:
-// what it logs it takes as plain values.
+// what it logs it takes as plain values. Retry writes the warn record of a
+// model call's retry, which a provider reports through
+// bindings.WithModelRetryReporter.
 package runlog
 
 import (

@@ -4,7 +4,9 @@
 // anything runs (the authorizer's verdict, the gate that applies, the
 // reason a reviewer is asked), the secrets the call is given, how a
 // failed invocation counts (told to the model, or the turn's failure),
-// and what the model is told of a call a reviewer did not approve.
+// what the model is told of a call a reviewer did not approve, and the
+// tool list a model request carries (Defs, in a backing a pooled drive
+// reuses).
 // It does not import turn.
 package toolcall
 

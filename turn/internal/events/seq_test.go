@@ -1,4 +1,4 @@
-package eventseq
+package events
 
 import (
 	"context"

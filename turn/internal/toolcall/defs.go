@@ -1,21 +1,18 @@
-// Package tooldefs builds the tool list a turn's model requests carry
-// (bindings.ToolDefinition) from the tools setup resolved, in a backing a
-// pooled drive reuses. It imports nothing of turn.
-package tooldefs
+package toolcall
 
 import (
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/internal/alias"
 )
 
-// Of returns the definitions of tools followed by extra slots the caller
+// Defs returns the definitions of tools followed by extra slots the caller
 // fills (sub-agents' and handoffs' tools). With pool set they are
 // (*pool)[:n], grown when short, written field by field and only what
 // changed: the pooled slot usually holds the drive before's same strings
 // (the same bytes at the same address: alias.SameString, since a string
 // may alias bytes a later drive writes over, such as a derived id's).
 // A provider reads them only until Generate returns (bindings.Provider).
-func Of(pool *[]bindings.ToolDefinition, tools []bindings.ToolDescriptor, extra int) []bindings.ToolDefinition {
+func Defs(pool *[]bindings.ToolDefinition, tools []bindings.ToolDescriptor, extra int) []bindings.ToolDefinition {
 	n := len(tools) + extra
 	var defs []bindings.ToolDefinition
 	if pool != nil {

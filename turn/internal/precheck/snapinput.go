@@ -1,13 +1,13 @@
-package snapcheck
+package precheck
 
 import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
 )
 
-// Input is what SameInput compares of a turn's input (turn.Input's
+// SnapInput is what SameInput compares of a turn's input (turn.Input's
 // fields a run snapshot stores).
-type Input struct {
+type SnapInput struct {
 	ProjectID, ConversationID, UserMessage, ParticipantID string
 	Parameters                                            map[string]any
 	Principal                                             *bindings.Principal
@@ -20,7 +20,7 @@ type Input struct {
 // field that differs, or nil when the input is the same and the run may be
 // replayed. prior is the input snap.Input decoded as, and decodeErr the
 // error of that decode (run-snapshot-missing).
-func SameInput(snap bindings.RunSnapshotRecord, prior Input, decodeErr error, tenantID, agentID, agentVersion string, in Input) error {
+func SameInput(snap bindings.RunSnapshotRecord, prior SnapInput, decodeErr error, tenantID, agentID, agentVersion string, in SnapInput) error {
 	mismatch := func(field string) error { return &agents.RunInputMismatchError{RunID: snap.RunID, Field: field} }
 	if snap.TenantID != tenantID {
 		return mismatch("tenantId")

@@ -1,7 +1,4 @@
-// Package retrylog writes the warn record of a model call's retry, which
-// a provider reports through bindings.WithModelRetryReporter (turn also
-// emits it as a ModelCallRetryEvent). It does not import turn.
-package retrylog
+package runlog
 
 import (
 	"context"
@@ -10,8 +7,8 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
-// Call names the model call whose retries are logged.
-type Call struct {
+// RetryCall names the model call whose retries are logged.
+type RetryCall struct {
 	RunID, TenantID string
 	// Agent is the run's agent as id@version.
 	Agent     string
@@ -21,10 +18,10 @@ type Call struct {
 	RequestID string
 }
 
-// Log writes record msg at warn on logger, when it is enabled, for retry
+// Retry writes record msg at warn on logger, when it is enabled, for retry
 // mr of call c whose failed attempt had error code code and message
 // errMsg; the message is logged only with content set (Bindings.LogContent).
-func Log(ctx context.Context, logger *slog.Logger, msg string, c Call, mr bindings.ModelRetry, code, errMsg string, content bool) {
+func Retry(ctx context.Context, logger *slog.Logger, msg string, c RetryCall, mr bindings.ModelRetry, code, errMsg string, content bool) {
 	if !logger.Enabled(ctx, slog.LevelWarn) {
 		return
 	}

@@ -1,4 +1,4 @@
-package eventjson
+package events
 
 import (
 	"encoding/json"

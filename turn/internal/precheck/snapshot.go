@@ -1,8 +1,4 @@
-// Package snapcheck checks a run's snapshot against the drive that reads
-// it: the run must be of the agent version passed and of the flow this
-// build replays, and a retried Invoke's input must encode as the one the
-// snapshot stored (SameJSON).
-package snapcheck
+package precheck
 
 import (
 	"bytes"
@@ -13,9 +9,9 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
-// Agent compares the agent passed (id@version) with the run's:
+// SnapshotAgent compares the agent passed (id@version) with the run's:
 // *agents.AgentVersionMismatchError when they differ.
-func Agent(snap bindings.RunSnapshotRecord, id, version string) error {
+func SnapshotAgent(snap bindings.RunSnapshotRecord, id, version string) error {
 	if snap.AgentID != id || snap.AgentVersion != version {
 		return &agents.AgentVersionMismatchError{
 			Subject:  "run " + snap.RunID,
@@ -26,10 +22,10 @@ func Agent(snap bindings.RunSnapshotRecord, id, version string) error {
 	return nil
 }
 
-// Flow refuses a run of another flow or flow version than id@version, the
+// SnapshotFlow refuses a run of another flow or flow version than id@version, the
 // one this build replays: its journal's keys and outputs are not this
 // build's (*agents.RunJournalUnavailableError).
-func Flow(snap bindings.RunSnapshotRecord, id, version string) error {
+func SnapshotFlow(snap bindings.RunSnapshotRecord, id, version string) error {
 	if snap.FlowID != id || snap.FlowVersion != version {
 		return &agents.RunJournalUnavailableError{RunID: snap.RunID, Err: fmt.Errorf("the run was written by flow %s@%s; this build replays %s@%s", snap.FlowID, snap.FlowVersion, id, version)}
 	}

@@ -1,9 +1,11 @@
-// Package eventseq turns a call that reports its events to a callback
-// into a range-over-func sequence: the call runs in a goroutine, each
-// event waits until the loop body has taken it, and leaving the loop
-// early cancels the call and waits for it to return, so no goroutine
-// outlives the loop. turn.Events is a turn's Invoke as such a sequence.
-package eventseq
+// Package events is the plumbing of turn's events: a call that reports
+// its events to a callback as a range-over-func sequence (Of: the call
+// runs in a goroutine, each event waits until the loop body has taken it,
+// and leaving the loop early cancels the call and waits for it to return,
+// so no goroutine outlives the loop; turn.Events is a turn's Invoke as
+// such a sequence), a kind-first JSON object (WithKind) and the one-line
+// text of a node event (Node). It does not import turn.
+package events
 
 import (
 	"context"

@@ -1,7 +1,4 @@
-// Package eventjson is the JSON and text plumbing of turn's events that
-// say what they are: a kind-first JSON object, and the one-line text of a
-// node event. It does not import turn.
-package eventjson
+package events
 
 import "encoding/json"
 
