@@ -107,17 +107,9 @@ func runCrashScenario(t *testing.T, pool DB, allowed int, panics bool) crashOutc
 		UserMessage: "Find a confidentiality clause and send the draft to Globex.", RunID: crashRunID}
 	b := wrapped
 	drives := 0
-	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (res turn.Result, err error) {
+	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (turn.Result, error) {
 		drives++
-		defer func() {
-			if p := recover(); p != nil {
-				if _, ok := p.(journaltest.Crash); !ok {
-					panic(p)
-				}
-				err = fmt.Errorf("crashed: %v", p)
-			}
-		}()
-		return fn(b)
+		return journaltest.Survive(func() (turn.Result, error) { return fn(b) })
 	}
 	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(ctx, in, b) }
 	resume := func(b turn.Bindings) (turn.Result, error) {

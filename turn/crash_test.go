@@ -101,7 +101,7 @@ func (c crashDrive) run(t *testing.T, allowed int, panics, oneStore bool) crashO
 	drives := 0
 	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (turn.Result, error) {
 		drives++
-		return survive(func() (turn.Result, error) { return fn(b) })
+		return journaltest.Survive(func() (turn.Result, error) { return fn(b) })
 	}
 	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(t.Context(), in, b) }
 	resume := func(b turn.Bindings) (turn.Result, error) {
@@ -165,20 +165,6 @@ func crashBindings(crasher *journaltest.Crasher, store *memstore.Store, fresh tu
 	wrapped.Hitl = crasher.Hitl(store)
 	wrapped.Provenance.Emitter = crasher.Emitter(store)
 	return wrapped
-}
-
-// survive runs a drive, turning an injected crash (a journaltest.Crash
-// panic) into an error that says "crashed".
-func survive(drive func() (turn.Result, error)) (res turn.Result, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			if _, ok := p.(journaltest.Crash); !ok {
-				panic(p)
-			}
-			err = fmt.Errorf("crashed: %v", p)
-		}
-	}()
-	return drive()
 }
 
 // stripTimes drops the clock-derived fields of a journal output: a run

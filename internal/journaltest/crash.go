@@ -29,6 +29,20 @@ type Crash struct {
 // String names the crashed write.
 func (c Crash) String() string { return "injected crash at " + c.Op }
 
+// Survive runs a drive, turning an injected crash (a Crash panic) into an
+// error that says "crashed"; any other panic goes on.
+func Survive[R any](drive func() (R, error)) (res R, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(Crash); !ok {
+				panic(p)
+			}
+			err = fmt.Errorf("crashed: %v", p)
+		}
+	}()
+	return drive()
+}
+
 // Crasher counts writes across the bindings it wraps. Writes are the calls
 // that change stored state: snapshot writes, run starts, journal appends,
 // run status changes, lease acquisition and release, message appends,
