@@ -348,27 +348,26 @@ func checkInvalidRequest(ctx context.Context, t Target) error {
 }
 
 func checkUnknownTool(ctx context.Context, t Target) error {
-	const name = "unknown-tool"
-	r, raw, err := invoke(ctx, t, name, nil, toolRequest(unknownToolID, "", map[string]any{}))
-	if err != nil {
-		return err
-	}
-	if r.Code != pack.CodeUnknownTool || r.ToolID != unknownToolID {
-		return failf(name, "answered %s (toolId %q), want unknown-tool for %s: %s", r.Code, r.ToolID, unknownToolID, short(raw))
-	}
-	return nil
+	return expectUnknown(ctx, t, "unknown-tool", toolRequest(unknownToolID, "", map[string]any{}), pack.CodeUnknownTool, "toolId", unknownToolID,
+		func(r reply) string { return r.ToolID })
 }
 
 func checkUnknownCheck(ctx context.Context, t Target) error {
-	const name = "unknown-check"
 	const id = "packtest.no-such-check"
 	body := []byte(`{"v":2,"kind":"check-invoke","check":{"id":"` + id + `"},"config":{},"trace":{}}`)
+	return expectUnknown(ctx, t, "unknown-check", body, pack.CodeUnknownCheck, "checkId", id,
+		func(r reply) string { return r.CheckID })
+}
+
+// expectUnknown sends body, which names an id the pack lacks, and wants
+// the error code for it naming that id in field (got reads it).
+func expectUnknown(ctx context.Context, t Target, name string, body []byte, code, field, id string, got func(reply) string) error {
 	r, raw, err := invoke(ctx, t, name, nil, body)
 	if err != nil {
 		return err
 	}
-	if r.Code != pack.CodeUnknownCheck || r.CheckID != id {
-		return failf(name, "answered %s (checkId %q), want unknown-check for %s: %s", r.Code, r.CheckID, id, short(raw))
+	if r.Code != code || got(r) != id {
+		return failf(name, "answered %s (%s %q), want %s for %s: %s", r.Code, field, got(r), code, id, short(raw))
 	}
 	return nil
 }

@@ -32,11 +32,7 @@ func newProvider(t *testing.T, h http.Handler) *Provider {
 	return New(&Options{BaseURL: modelhttptest.Server(t, h), APIKey: "sk-ant-test", MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 }
 
-var searchTool = bindings.ToolDefinition{
-	Name:        "acme.clause-search",
-	Description: "Search the clause library.",
-	InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`),
-}
+var searchTool = modelhttptest.SearchTool
 
 var ndaRequest = bindings.GenerateRequest{
 	Model: "claude-sonnet-4-5",

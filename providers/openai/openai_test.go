@@ -32,11 +32,7 @@ func newProvider(t *testing.T, h http.Handler) *Provider {
 	return New(&Options{BaseURL: modelhttptest.Server(t, h) + "/v1", APIKey: "sk-test", MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 }
 
-var searchTool = bindings.ToolDefinition{
-	Name:        "acme.clause-search",
-	Description: "Search the clause library.",
-	InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`),
-}
+var searchTool = modelhttptest.SearchTool
 
 func TestParallelToolCallsMapBackToToolIDs(t *testing.T) {
 	api := newAPI()

@@ -22,6 +22,14 @@ import (
 	"github.com/kindgi/agents/bindings"
 )
 
+// SearchTool is the tool the providers' tests offer the model; its id has
+// a dot, which the providers encode into the name the API allows.
+var SearchTool = bindings.ToolDefinition{
+	Name:        "acme.clause-search",
+	Description: "Search the clause library.",
+	InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`),
+}
+
 // Fixture returns the file testdata/name of the package under test.
 func Fixture(t testing.TB, name string) []byte {
 	t.Helper()
