@@ -182,13 +182,21 @@ func TestApprovalsAreTenantScoped(t *testing.T) {
 		t.Errorf("the runs page shows another tenant's run")
 	}
 	// Eve decides acme's approval with a valid token of her own: not found.
-	token := csrfOf(t, do(h, "GET", "/runs", eve, nil).Body.String())
-	w := do(h, "POST", "/approvals/acme/ap-run-1", eve, url.Values{"decision": {"approve"}, "csrf": {token}})
-	if w.Code != http.StatusNotFound {
-		t.Errorf("POST by another tenant's reviewer = %d, want 404", w.Code)
+	approveRefused(t, h, s, eve, http.StatusNotFound)
+}
+
+// approveRefused posts an approval of acme's ap-run-1 as who, with who's
+// own CSRF token, and checks the console answers want and the approval
+// stays pending.
+func approveRefused(t *testing.T, h http.Handler, s *memstore.Store, who [3]string, want int) {
+	t.Helper()
+	token := csrfOf(t, do(h, "GET", "/runs", who, nil).Body.String())
+	w := do(h, "POST", "/approvals/acme/ap-run-1", who, url.Values{"decision": {"approve"}, "csrf": {token}})
+	if w.Code != want {
+		t.Errorf("POST by %s = %d, want %d", who[0], w.Code, want)
 	}
 	if a, _ := s.GetApproval(context.Background(), "acme", "ap-run-1"); a.Status != bindings.ApprovalPending {
-		t.Errorf("approval is %s after another tenant's POST, want pending", a.Status)
+		t.Errorf("approval is %s after %s's POST, want pending", a.Status, who[0])
 	}
 }
 
@@ -203,14 +211,7 @@ func TestReviewerBelowTheRoleCannotDecide(t *testing.T) {
 	if strings.Contains(body, `value="approve"`) || !strings.Contains(body, "needs the <strong>senior</strong> role") {
 		t.Errorf("bob (standard) is offered a decision on a senior approval:\n%s", body)
 	}
-	token := csrfOf(t, do(h, "GET", "/runs", bob, nil).Body.String())
-	w := do(h, "POST", "/approvals/acme/ap-run-1", bob, url.Values{"decision": {"approve"}, "csrf": {token}})
-	if w.Code != http.StatusForbidden {
-		t.Errorf("POST by a standard reviewer = %d, want 403", w.Code)
-	}
-	if a, _ := s.GetApproval(context.Background(), "acme", "ap-run-1"); a.Status != bindings.ApprovalPending {
-		t.Errorf("approval is %s, want pending", a.Status)
-	}
+	approveRefused(t, h, s, bob, http.StatusForbidden)
 	if body := do(h, "GET", "/", alice, nil).Body.String(); !strings.Contains(body, `value="approve"`) {
 		t.Errorf("alice (senior) is not offered the decision")
 	}

@@ -99,6 +99,21 @@ func open(ctx context.Context) (*pgstore.Store, error) {
 	return store, nil
 }
 
+// openMailer is open then mailer, how both commands start. The caller
+// closes the store.
+func openMailer(ctx context.Context) (*pgstore.Store, agent.Agent, error) {
+	store, err := open(ctx)
+	if err != nil {
+		return nil, agent.Agent{}, err
+	}
+	a, err := mailer()
+	if err != nil {
+		store.Close()
+		return nil, agent.Agent{}, err
+	}
+	return store, a, nil
+}
+
 // turnBindings are the bindings both processes run the turn on. script is
 // what the model answers in this process: a model call that already ran
 // is replayed from the journal, never asked again.
@@ -140,15 +155,11 @@ func turnBindings(store *pgstore.Store, script ...scripted.Response) (turn.Bindi
 // park runs the first turn of a new conversation: it stops at the
 // approval of the email.
 func park(ctx context.Context) error {
-	store, err := open(ctx)
+	store, a, err := openMailer(ctx)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	a, err := mailer()
-	if err != nil {
-		return err
-	}
 	b, err := turnBindings(store, scripted.Call("call_1", "acme.send-email", map[string]any{
 		"to": "legal@globex.test", "subject": "NDA draft for review",
 	}))
@@ -181,15 +192,11 @@ func park(ctx context.Context) error {
 
 // approve approves every pending approval of the run and resumes it.
 func approve(ctx context.Context, runID string) error {
-	store, err := open(ctx)
+	store, a, err := openMailer(ctx)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	a, err := mailer()
-	if err != nil {
-		return err
-	}
 	approvals, err := store.ListApprovals(ctx, tenantID, runID)
 	if err != nil {
 		return err

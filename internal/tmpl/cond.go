@@ -53,15 +53,7 @@ func parseCond(src string) (*cond, error) {
 func condOf(toks []string) (*cond, error) {
 	for i, t := range toks {
 		if t == "and" || t == "or" {
-			l, err := comparisonOf(toks[:i])
-			if err != nil {
-				return nil, err
-			}
-			r, err := condOf(toks[i+1:])
-			if err != nil {
-				return nil, err
-			}
-			return &cond{op: t, left: l, right: r}, nil
+			return binaryOf(toks, i, comparisonOf, condOf)
 		}
 	}
 	return comparisonOf(toks)
@@ -83,17 +75,23 @@ func comparisonOf(toks []string) (*cond, error) {
 		if !comparisons[t] {
 			continue
 		}
-		l, err := operandOf(toks[:i])
-		if err != nil {
-			return nil, err
-		}
-		r, err := operandOf(toks[i+1:])
-		if err != nil {
-			return nil, err
-		}
-		return &cond{op: t, left: l, right: r}, nil
+		return binaryOf(toks, i, operandOf, operandOf)
 	}
 	return operandOf(toks)
+}
+
+// binaryOf compiles toks split at the operator toks[i]: left compiles the
+// tokens before it, right those after.
+func binaryOf(toks []string, i int, left, right func([]string) (*cond, error)) (*cond, error) {
+	l, err := left(toks[:i])
+	if err != nil {
+		return nil, err
+	}
+	r, err := right(toks[i+1:])
+	if err != nil {
+		return nil, err
+	}
+	return &cond{op: toks[i], left: l, right: r}, nil
 }
 
 func operandOf(toks []string) (*cond, error) {
