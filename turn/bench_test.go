@@ -92,16 +92,11 @@ func BenchmarkHistory(b *testing.B) {
 			f, bb := historyFixture(b, stored, true)
 			in := f.input("Next.")
 			ctx := context.Background()
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu, n := cpuTime(), 0
-			for b.Loop() {
-				n++
+			timeLoop(b, func(int) {
 				if _, err := turn.Invoke(ctx, in, bb); err != nil {
 					b.Fatal(err)
 				}
-			}
-			reportCPU(b, cpu, n)
+			})
 		})
 	}
 }
@@ -139,16 +134,12 @@ func BenchmarkTurn(b *testing.B) {
 				inputs[i] = f.input("Draft a confidentiality clause.")
 				inputs[i].ConversationID = conv.ID
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu := cpuTime()
-			for i := 0; i < b.N; i++ {
+			timeLoop(b, func(i int) {
 				res, err := turn.Invoke(ctx, inputs[i], bb)
 				if err != nil || res.Usage.ModelCalls != 2 || res.Usage.ToolCalls != 1 {
 					b.Fatalf("turn = %+v, %v", res.Usage, err)
 				}
-			}
-			reportCPU(b, cpu, b.N)
+			})
 		})
 	}
 }
@@ -160,16 +151,12 @@ func BenchmarkResume(b *testing.B) {
 	f, bb := emailBench(b, true, nil)
 	ctx := context.Background()
 	runs := parkEmailRuns(b, f, bb, true)
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := cpuTime()
-	for i := 0; i < b.N; i++ {
+	timeLoop(b, func(i int) {
 		final, err := turn.Resume(ctx, turn.ResumeInput{TenantID: tenant, RunID: runs[i], Agent: f.agent}, bb)
 		if err != nil || final.Status != turn.StatusCompleted {
 			b.Fatalf("Resume = %+v, %v", final, err)
 		}
-	}
-	reportCPU(b, cpu, b.N)
+	})
 }
 
 // BenchmarkResumeFresh is BenchmarkResume's workload without the gate:
@@ -182,16 +169,12 @@ func BenchmarkResumeFresh(b *testing.B) {
 	f, bb := emailBench(b, true, func(s *agent.Spec) { s.ConversationPolicy.Hitl = nil })
 	ctx := context.Background()
 	in := f.input("Send the draft.")
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := cpuTime()
-	for i := 0; i < b.N; i++ {
+	timeLoop(b, func(int) {
 		res, err := turn.Invoke(ctx, in, bb)
 		if err != nil || res.Status != turn.StatusCompleted || res.Usage.ToolCalls != 1 {
 			b.Fatalf("Invoke = %+v, %v", res, err)
 		}
-	}
-	reportCPU(b, cpu, b.N)
+	})
 }
 
 // BenchmarkResumePending is BenchmarkResume with the approval still
@@ -202,13 +185,23 @@ func BenchmarkResumePending(b *testing.B) {
 	f, bb := emailBench(b, false, nil)
 	ctx := context.Background()
 	runs := parkEmailRuns(b, f, bb, false)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	timeLoop(b, func(i int) {
 		if _, err := turn.Resume(ctx, turn.ResumeInput{TenantID: tenant, RunID: runs[i], Agent: f.agent}, bb); agents.CodeOf(err) != agents.CodeHitlRequired {
 			b.Fatalf("Resume = %v, want hitl-required", err)
 		}
+	})
+}
+
+// timeLoop runs body b.N times (i from 0) on a reset timer, reporting
+// allocations and the process CPU time per iteration.
+func timeLoop(b *testing.B, body func(i int)) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuTime()
+	for i := 0; i < b.N; i++ {
+		body(i)
 	}
+	reportCPU(b, cpu, b.N)
 }
 
 // emailBench is the fixture of the Resume benchmarks (retrieval and
