@@ -140,16 +140,9 @@ func turnBindings(store *pgstore.Store, script ...scripted.Response) (turn.Bindi
 	if err != nil {
 		return turn.Bindings{}, err
 	}
-	return turn.Bindings{
-		Providers:     bindings.Providers{scripted.New(script, nil)},
-		Tools:         tools,
-		Memory:        store,
-		Conversations: store,
-		Snapshots:     store,
-		Runs:          store,
-		Journal:       store,
-		Hitl:          store,
-	}, nil
+	b := turn.StoreBindings(store)
+	b.Providers, b.Tools = bindings.Providers{scripted.New(script, nil)}, tools
+	return b, nil
 }
 
 // park runs the first turn of a new conversation: it stops at the

@@ -125,29 +125,23 @@ func run(ctx context.Context, provider bindings.Provider) error {
 		return err
 	}
 
-	b := turn.Bindings{
-		Providers:     bindings.Providers{provider},
-		Tools:         tools,
-		Memory:        store,
-		Conversations: store,
-		Snapshots:     store,
-		Runs:          store,
-		Journal:       store,
-		Hitl:          store,
-		Provenance:    bindings.ProvenanceBindings{Emitter: store, Keys: memstore.NewKeys(nil)},
-		Guardrails: memstore.Guardrails{Shared: map[string]bindings.Guardrail{
-			"acme.no-pii": {ID: "acme.no-pii", Kind: "pattern", CheckID: "no-pii", Action: bindings.ActionHalt},
-		}},
-		Checks: memstore.Checks{"no-pii": bindings.CheckFunc(noPII)},
-		OnEvent: func(_ context.Context, e turn.Event) {
-			if printDelta(e) {
-				return // -stream: the answer as it arrives
-			}
-			if strings.HasPrefix(e.Kind(), "node.") {
-				return // one event per journal step: too chatty for a demo
-			}
-			fmt.Printf("event %-22s %s\n", e.Kind(), summary(e))
-		},
+	// The store serves every storage binding (conversations, runs, journal,
+	// memory, approvals, provenance, compliance); the rest is set by hand.
+	b := turn.StoreBindings(store)
+	b.Providers, b.Tools = bindings.Providers{provider}, tools
+	b.Provenance.Keys = memstore.NewKeys(nil)
+	b.Guardrails = memstore.Guardrails{Shared: map[string]bindings.Guardrail{
+		"acme.no-pii": {ID: "acme.no-pii", Kind: "pattern", CheckID: "no-pii", Action: bindings.ActionHalt},
+	}}
+	b.Checks = memstore.Checks{"no-pii": bindings.CheckFunc(noPII)}
+	b.OnEvent = func(_ context.Context, e turn.Event) {
+		if printDelta(e) {
+			return // -stream: the answer as it arrives
+		}
+		if strings.HasPrefix(e.Kind(), "node.") {
+			return // one event per journal step: too chatty for a demo
+		}
+		fmt.Printf("event %-22s %s\n", e.Kind(), summary(e))
 	}
 
 	res, err := turn.Invoke(ctx, turn.Input{
