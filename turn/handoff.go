@@ -228,11 +228,7 @@ func (r *run) applyHandoff(ctx context.Context) error {
 	if err := r.loadMessages(); err != nil {
 		return err
 	}
-	system := rec.Prompt
-	if section := FormatRetrievedForPrompt(r.retrieved); section != "" {
-		system += "\n\n" + section
-	}
-	r.messages = chatlog.WithSystem(r.messages, system)
+	r.messages = chatlog.WithSystem(r.messages, r.systemMessage(rec.Prompt))
 	r.in.Agent = a
 	r.s = *rec.Setup
 	h.done = append(h.done, bindings.ProvenanceHandoff{

@@ -141,14 +141,19 @@ func (r *run) buildInitialMessages(ctx context.Context) error {
 // before the user message: the system prompt (loaded) with the retrieved
 // facts, the history, the user message.
 func (r *run) initialMessages(hist []bindings.ConversationMessage) []bindings.ChatMessage {
-	system := r.prompt
-	if section := FormatRetrievedForPrompt(r.retrieved); section != "" {
-		system += "\n\n" + section
-	}
 	out := make([]bindings.ChatMessage, 1, len(hist)+5) // room for a tool call's three messages
-	out[0] = bindings.ChatMessage{Role: bindings.ChatSystem, Content: system}
+	out[0] = bindings.ChatMessage{Role: bindings.ChatSystem, Content: r.systemMessage(r.prompt)}
 	out = chatlog.AppendHistory(out, hist)
 	return append(out, bindings.ChatMessage{Role: bindings.ChatUser, Content: r.in.UserMessage})
+}
+
+// systemMessage is the system message of prompt: the prompt, then the
+// turn's retrieved facts, if any (the agent's and a handoff target's alike).
+func (r *run) systemMessage(prompt string) string {
+	if section := FormatRetrievedForPrompt(r.retrieved); section != "" {
+		return prompt + "\n\n" + section
+	}
+	return prompt
 }
 
 // persistFinalMessage is the persist-final-message node: the response,
