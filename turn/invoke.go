@@ -37,7 +37,9 @@ import (
 // Every id of in is checked with bindings.CheckID first (invalid-message).
 // With an explicit in.RunID the run's snapshot is read before anything is
 // written: a run started with another input is
-// *agents.RunInputMismatchError, and nothing is stored, leased or called.
+// *agents.RunInputMismatchError, and nothing is stored, leased or called;
+// a run that has ended returns its recorded outcome and calls nothing,
+// even while its last driver still holds the lease.
 // A drive that ends on a deterministic storage refusal, or on a model or
 // tool step that failed Bindings.MaxStepAttempts times, fails the run for
 // good; agents.IsRetryable tells whether driving it again can help.
@@ -83,7 +85,7 @@ func invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	}
 	d, err := jd.Open(ctx, open)
 	if err != nil {
-		return Result{}, coded(err, "open run")
+		return openFailed(ctx, &b, in, err)
 	}
 	if p := d.Pending; p != nil && p.Create != nil {
 		r := newPooledRun(&b, jd, native, stored, in.RunID, owner, bindings.RunRunning, nil)
@@ -98,7 +100,7 @@ func invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 		// this drive is stored: open it as it is now.
 		open.Lease = journal.LeaseNow
 		if d, err = jd.Open(ctx, open); err != nil {
-			return Result{}, coded(err, "open run")
+			return openFailed(ctx, &b, in, err)
 		}
 	}
 	if explicit || len(d.Journal) > 0 {
@@ -124,6 +126,18 @@ func invoke(ctx context.Context, in Input, b Bindings) (Result, error) {
 	r.Reads = drive.ReadsOf(d.Conversation, d.HasConversation, d.History, limit)
 	r.SetPending(d.Pending)
 	return r.driveReporting(ctx)
+}
+
+// openFailed is Invoke's outcome when opening the run failed with err: a
+// run-busy run that has in fact ended (its last driver has not released
+// the lease yet) is folded, as Resume does; any other err stands.
+func openFailed(ctx context.Context, b *Bindings, in Input, err error) (Result, error) {
+	if agents.CodeOf(err) == agents.CodeRunBusy {
+		if res, ended, ferr := foldEnded(ctx, b, ResumeInput{TenantID: in.TenantID, RunID: in.RunID}); ended {
+			return res, ferr
+		}
+	}
+	return Result{}, coded(err, "open run")
 }
 
 // driveReporting drives the run; a failed drive still tells the run id
