@@ -7,6 +7,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/agenttool"
 	"github.com/kindgi/agents/turn/internal/codes"
 )
 
@@ -37,7 +38,7 @@ func Close(ctx context.Context, lister bindings.InactiveConversationLister, look
 		k := agentRef{ref.TenantID, ref.AgentID, ref.AgentVersion}
 		f, seen := agentsSeen[k]
 		if !seen {
-			f.a, f.err = find(ctx, lookup, ref.TenantID, ref.AgentID, ref.AgentVersion)
+			f.a, f.err = agenttool.Lookup(ctx, lookup, ref.TenantID, ref.AgentID, ref.AgentVersion)
 			agentsSeen[k] = f
 		}
 		if f.err != nil {

@@ -8,6 +8,7 @@ import (
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/turn/internal/agenttool"
 	"github.com/kindgi/agents/turn/internal/codes"
 )
 
@@ -130,7 +131,7 @@ func (s *expiry) drive(ctx context.Context, ref bindings.ApprovalRef) (*sweptRun
 		r.failure = codes.Coded(err, "read run snapshot")
 		return r, codes.Aborted(ctx)
 	}
-	a, err := find(ctx, s.in.Lookup, ref.TenantID, snap.AgentID, snap.AgentVersion)
+	a, err := agenttool.Lookup(ctx, s.in.Lookup, ref.TenantID, snap.AgentID, snap.AgentVersion)
 	if err != nil {
 		r.failure = err
 		return r, codes.Aborted(ctx)

@@ -9,7 +9,6 @@ package sweep
 import (
 	"context"
 
-	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/turn/internal/codes"
 )
@@ -59,13 +58,4 @@ func eachPage[R any](ctx context.Context, op string, list func(ctx context.Conte
 		}
 		after = refs[len(refs)-1]
 	}
-}
-
-// find looks an agent up; a failure without a code is agent-not-found.
-func find(ctx context.Context, lookup Lookup, tenantID, agentID, version string) (agent.Agent, error) {
-	a, err := lookup(ctx, tenantID, agentID, version)
-	if err != nil && agents.CodeOf(err) == "" {
-		err = &agents.AgentNotFoundError{ID: agentID, Version: version}
-	}
-	return a, err
 }
