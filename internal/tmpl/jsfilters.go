@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"net/url"
@@ -1063,16 +1062,11 @@ func withoutUndefined(v any) any {
 	if !ok {
 		return v
 	}
-	var out []any
-	for i, e := range list {
-		if _, u := e.(jsUndefined); u {
-			if out == nil {
-				out = slices.Clone(list)
-			}
-			out[i] = nil
-		}
-	}
-	if out == nil {
+	out, changed := rewriteList(list, func(e any) (any, bool) {
+		_, u := e.(jsUndefined)
+		return nil, u
+	})
+	if !changed {
 		return v
 	}
 	return out
@@ -1170,34 +1164,8 @@ func jsonValueChanged(v any) (any, bool) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, true
 		}
-	case []any:
-		var out []any
-		for i, e := range v {
-			if j, changed := jsonValueChanged(e); changed {
-				if out == nil {
-					out = slices.Clone(v)
-				}
-				out[i] = j
-			}
-		}
-		if out != nil {
-			return out, true
-		}
-	case map[string]any:
-		var out map[string]any
-		for k, e := range v {
-			if j, changed := jsonValueChanged(e); changed {
-				if out == nil {
-					out = maps.Clone(v)
-				}
-				out[k] = j
-			}
-		}
-		if out != nil {
-			return out, true
-		}
 	}
-	return v, false
+	return rewriteItems(v, jsonValueChanged)
 }
 
 func jsonFilter(in any, args []any) (any, error) {
