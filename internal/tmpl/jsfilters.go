@@ -555,16 +555,22 @@ func split(in any, args []any) (any, error) {
 	return out, nil
 }
 
-func truncate(in any, args []any) (any, error) {
-	s := jsString(in)
-	l := 50
+// truncateArgs reads the arguments of truncate and truncatewords: the
+// length (def when not given) and the ellipsis ("..." when not given).
+func truncateArgs(args []any, def int) (int, string) {
+	n, o := def, "..."
 	if hasArg(args, 0) {
-		l = jsInt(jsNumber(args[0]))
+		n = jsInt(jsNumber(args[0]))
 	}
-	o := "..."
 	if hasArg(args, 1) {
 		o = jsString(args[1])
 	}
+	return n, o
+}
+
+func truncate(in any, args []any) (any, error) {
+	s := jsString(in)
+	l, o := truncateArgs(args, 50)
 	n := utf8.RuneCountInString(s)
 	if n <= l {
 		return in, nil
@@ -575,14 +581,7 @@ func truncate(in any, args []any) (any, error) {
 
 func truncateWords(in any, args []any) (any, error) {
 	s := jsString(in)
-	words := 15
-	if hasArg(args, 0) {
-		words = jsInt(jsNumber(args[0]))
-	}
-	o := "..."
-	if hasArg(args, 1) {
-		o = jsString(args[1])
-	}
+	words, o := truncateArgs(args, 15)
 	arr := jsSpaceRE.Split(strings.TrimLeftFunc(s, isJSSpace), -1)
 	if words <= 0 {
 		words = 1
