@@ -87,8 +87,7 @@ func TestStreamAssemblesWhatGenerateReturns(t *testing.T) {
 	} {
 		t.Run(tc.sse, func(t *testing.T) {
 			sapi := newAPI(modelhttptest.Streamed(t, tc.sse))
-			var deltas []bindings.Delta
-			streamed, err := newProvider(t, sapi).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+			streamed, deltas, err := modelhttptest.Stream(t.Context(), newProvider(t, sapi), ndaRequest)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,8 +119,7 @@ func TestStreamAssemblesWhatGenerateReturns(t *testing.T) {
 
 func TestParallelToolUseSplitMidToken(t *testing.T) {
 	api := newAPI(modelhttptest.Streamed(t, "stream_tool_use.sse"))
-	var deltas []bindings.Delta
-	got, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	got, deltas, err := modelhttptest.Stream(t.Context(), newProvider(t, api), ndaRequest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +156,7 @@ func TestStopReasons(t *testing.T) {
 
 func TestStreamErrorMidStream(t *testing.T) {
 	api := newAPI(modelhttptest.Streamed(t, "stream_error.sse"))
-	var deltas []bindings.Delta
-	_, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	_, deltas, err := modelhttptest.Stream(t.Context(), newProvider(t, api), ndaRequest)
 	var mi *agents.ModelInvocationError
 	if !errors.As(err, &mi) || mi.Message != "Overloaded" || mi.Provider != "anthropic" {
 		t.Fatalf("err = %v, want the error event as *agents.ModelInvocationError", err)
@@ -359,8 +356,7 @@ func TestOutputSchemaIsAdaptedForTheAPI(t *testing.T) {
 
 func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
 	api := newAPI(modelhttptest.Whole(t, "message_tool_use.json"))
-	var deltas []bindings.Delta
-	got, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	got, deltas, err := modelhttptest.Stream(t.Context(), newProvider(t, api), ndaRequest)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,8 +31,7 @@ var hiRequest = func() bindings.GenerateRequest {
 func streamAndGenerate(t *testing.T, sseFixture, jsonFixture string) (streamed, generated bindings.GenerateResponse, deltas []bindings.Delta, api *modelhttptest.FakeAPI) {
 	t.Helper()
 	api = newAPI(modelhttptest.Streamed(t, sseFixture))
-	p := newProvider(t, api)
-	streamed, err := p.GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	streamed, deltas, err := modelhttptest.Stream(t.Context(), newProvider(t, api), hiRequest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +111,7 @@ func TestFinishReasons(t *testing.T) {
 
 func TestStreamErrorMidStreamFailsWithoutRetry(t *testing.T) {
 	api := newAPI(modelhttptest.Streamed(t, "stream_error.sse"))
-	var deltas []bindings.Delta
-	_, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	_, deltas, err := modelhttptest.Stream(t.Context(), newProvider(t, api), hiRequest)
 	var mi *agents.ModelInvocationError
 	if !errors.As(err, &mi) || !strings.Contains(mi.Message, "The server had an error") {
 		t.Fatalf("err = %v, want the stream's error as *agents.ModelInvocationError", err)
@@ -246,8 +244,7 @@ func decode(t *testing.T, raw json.RawMessage) any {
 
 func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
 	api := newAPI(modelhttptest.Whole(t, "final_text.json")) // application/json
-	var deltas []bindings.Delta
-	got, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	got, deltas, err := modelhttptest.Stream(t.Context(), newProvider(t, api), hiRequest)
 	if err != nil {
 		t.Fatal(err)
 	}

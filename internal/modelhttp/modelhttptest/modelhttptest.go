@@ -293,6 +293,14 @@ func Both(t *testing.T, fn func(t *testing.T, stream bool)) {
 	t.Run("stream", func(t *testing.T) { fn(t, true) })
 }
 
+// Stream calls p.GenerateStream for req and returns, with its answer, the
+// deltas it delivered, in order.
+func Stream(ctx context.Context, p bindings.StreamingProvider, req bindings.GenerateRequest) (bindings.GenerateResponse, []bindings.Delta, error) {
+	var deltas []bindings.Delta
+	got, err := p.GenerateStream(ctx, req, func(d bindings.Delta) { deltas = append(deltas, d) })
+	return got, deltas, err
+}
+
 // Call calls p.GenerateStream with onDelta when stream is set, else
 // p.Generate.
 func Call(ctx context.Context, p bindings.StreamingProvider, stream bool, req bindings.GenerateRequest, onDelta func(bindings.Delta)) (bindings.GenerateResponse, error) {
