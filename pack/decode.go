@@ -27,18 +27,28 @@ func DecodeResponse(body []byte) (any, *ErrorMessage) { return responses.decode(
 // the word in the error messages, the fast path, the schema check and the
 // Go type each kind decodes into.
 type direction struct {
-	name     string
-	fast     func(body []byte) (any, bool)
-	validate func(body []byte) []Issue
-	kinds    map[string]func() any
+	name      string
+	fastKinds []fastKind
+	validate  func(body []byte) []Issue
+	kinds     map[string]func() any
+}
+
+// fastKind is a kind the fast path recognises, and what reads a message
+// of that kind from its top-level object without the schema (false:
+// leave it to the schema).
+type fastKind struct {
+	kind string
+	read func(top rawObject) (any, bool)
 }
 
 var (
-	requests = direction{name: "request", fast: fastRequest, validate: ValidateRequest, kinds: map[string]func() any{
+	requests = direction{name: "request", fastKinds: []fastKind{{KindInvoke, fastInvoke}, {KindCheckInvoke, fastCheckInvoke}}, validate: ValidateRequest, kinds: map[string]func() any{
 		KindInvoke:      func() any { return new(ToolInvoke) },
 		KindCheckInvoke: func() any { return new(CheckInvoke) },
 	}}
-	responses = direction{name: "response", fast: fastResponse, validate: ValidateResponse, kinds: map[string]func() any{
+	// Error messages (rare, and with nested issues) always go through the
+	// schema.
+	responses = direction{name: "response", fastKinds: []fastKind{{KindResult, fastResult}, {KindCheckResult, fastCheckResult}}, validate: ValidateResponse, kinds: map[string]func() any{
 		KindResult:      func() any { return new(ToolResult) },
 		KindCheckResult: func() any { return new(CheckResult) },
 		KindError:       func() any { return new(ErrorMessage) },
@@ -232,16 +242,18 @@ func requiredObject(m rawObject, key string) (json.RawMessage, bool) {
 	return raw, ok && len(raw) > 0 && raw[0] == '{'
 }
 
-func fastRequest(body []byte) (any, bool) {
+// fast recognises the common shapes without the schema: an object with v
+// written 2 and a kind of d.fastKinds that its read accepts.
+func (d direction) fast(body []byte) (any, bool) {
 	top, ok := object(body)
 	if !ok || string(top["v"]) != "2" {
 		return nil, false
 	}
-	switch kind := top["kind"]; {
-	case isKind(kind, KindInvoke):
-		return fastInvoke(top)
-	case isKind(kind, KindCheckInvoke):
-		return fastCheckInvoke(top)
+	kind := top["kind"]
+	for _, k := range d.fastKinds {
+		if isKind(kind, k.kind) {
+			return k.read(top)
+		}
 	}
 	return nil, false
 }
@@ -281,39 +293,31 @@ func fastCheckInvoke(top rawObject) (any, bool) {
 	return msg, true
 }
 
-// fastResponse handles results and check results; error messages (rare,
-// and with nested issues) always go through the schema.
-func fastResponse(body []byte) (any, bool) {
-	top, ok := object(body)
-	if !ok || string(top["v"]) != "2" {
+func fastResult(top rawObject) (any, bool) {
+	output, ok := top["output"]
+	if !ok {
 		return nil, false
 	}
-	switch kind := top["kind"]; {
-	case isKind(kind, KindResult):
-		output, ok := top["output"]
-		if !ok {
-			return nil, false
-		}
-		return &ToolResult{V: Version, Kind: KindResult, Output: output}, true
-	case isKind(kind, KindCheckResult):
-		result, ok := object(top["result"])
-		if !ok {
-			return nil, false
-		}
-		passed := string(result["passed"])
-		if passed != "true" && passed != "false" {
-			return nil, false
-		}
-		var reason, judge string
-		var attrs map[string]any
-		if !str(result, "reason", true, &reason) || !str(result, "judgeResponse", true, &judge) || !openObject(result, "attributes", &attrs) {
-			return nil, false
-		}
-		msg := &CheckResult{V: Version, Kind: KindCheckResult}
-		if err := json.Unmarshal(top["result"], &msg.Result); err != nil {
-			return nil, false
-		}
-		return msg, true
+	return &ToolResult{V: Version, Kind: KindResult, Output: output}, true
+}
+
+func fastCheckResult(top rawObject) (any, bool) {
+	result, ok := object(top["result"])
+	if !ok {
+		return nil, false
 	}
-	return nil, false
+	passed := string(result["passed"])
+	if passed != "true" && passed != "false" {
+		return nil, false
+	}
+	var reason, judge string
+	var attrs map[string]any
+	if !str(result, "reason", true, &reason) || !str(result, "judgeResponse", true, &judge) || !openObject(result, "attributes", &attrs) {
+		return nil, false
+	}
+	msg := &CheckResult{V: Version, Kind: KindCheckResult}
+	if err := json.Unmarshal(top["result"], &msg.Result); err != nil {
+		return nil, false
+	}
+	return msg, true
 }

@@ -27,6 +27,20 @@ func fastAgrees(t *testing.T, d direction, body []byte) {
 	}
 }
 
+// decodesOne checks that d's fast path agrees with its schema on body,
+// then decodes body with decode (DecodeRequest or DecodeResponse, as d)
+// and fails unless it gives exactly one of a message and an error
+// message.
+func decodesOne(t *testing.T, d direction, decode func([]byte) (any, *ErrorMessage), body []byte) (any, *ErrorMessage) {
+	t.Helper()
+	fastAgrees(t, d, body)
+	msg, em := decode(body)
+	if (msg == nil) == (em == nil) {
+		t.Fatalf("Decode%s%s(%q) = %v, %v: want exactly one", strings.ToUpper(d.name[:1]), d.name[1:], body, msg, em)
+	}
+	return msg, em
+}
+
 // reencodes fails when msg, decoded by d, does not encode to a body d's
 // schema accepts.
 func reencodes(t *testing.T, d direction, msg any) {
@@ -43,11 +57,7 @@ func reencodes(t *testing.T, d direction, msg any) {
 func FuzzDecodeRequest(f *testing.F) {
 	seed(f, ``, `{`, `null`, `[]`, `{"v":2}`, `{"v":2,"kind":"invoke"}`, `{"v":2.0,"kind":"invoke","tool":{"id":"x"},"input":1,"ctx":{"tenantId":"t","runId":"r"}}`)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fastAgrees(t, requests, body)
-		msg, em := DecodeRequest(body)
-		if (msg == nil) == (em == nil) {
-			t.Fatalf("DecodeRequest(%q) = %v, %v: want exactly one", body, msg, em)
-		}
+		msg, em := decodesOne(t, requests, DecodeRequest, body)
 		if em != nil {
 			if em.Code != CodeInvalidRequest || len(em.Issues) == 0 {
 				t.Fatalf("error message = %+v", em)
@@ -68,11 +78,7 @@ func FuzzDecodeRequest(f *testing.F) {
 func FuzzDecodeResponse(f *testing.F) {
 	seed(f, `{"v":2,"kind":"check-result","result":{"passed":true,"Passed":1}}`, `{"v":2,"kind":"result"}`, `{"v":2,"kind":"check-result","result":{"passed":null}}`)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fastAgrees(t, responses, body)
-		msg, em := DecodeResponse(body)
-		if (msg == nil) == (em == nil) {
-			t.Fatalf("DecodeResponse(%q) = %v, %v: want exactly one", body, msg, em)
-		}
+		msg, _ := decodesOne(t, responses, DecodeResponse, body)
 		if msg != nil {
 			reencodes(t, responses, msg)
 		}

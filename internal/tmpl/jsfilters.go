@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"net/url"
@@ -556,16 +555,22 @@ func split(in any, args []any) (any, error) {
 	return out, nil
 }
 
-func truncate(in any, args []any) (any, error) {
-	s := jsString(in)
-	l := 50
+// truncateArgs reads the arguments of truncate and truncatewords: the
+// length (def when not given) and the ellipsis ("..." when not given).
+func truncateArgs(args []any, def int) (int, string) {
+	n, o := def, "..."
 	if hasArg(args, 0) {
-		l = jsInt(jsNumber(args[0]))
+		n = jsInt(jsNumber(args[0]))
 	}
-	o := "..."
 	if hasArg(args, 1) {
 		o = jsString(args[1])
 	}
+	return n, o
+}
+
+func truncate(in any, args []any) (any, error) {
+	s := jsString(in)
+	l, o := truncateArgs(args, 50)
 	n := utf8.RuneCountInString(s)
 	if n <= l {
 		return in, nil
@@ -576,14 +581,7 @@ func truncate(in any, args []any) (any, error) {
 
 func truncateWords(in any, args []any) (any, error) {
 	s := jsString(in)
-	words := 15
-	if hasArg(args, 0) {
-		words = jsInt(jsNumber(args[0]))
-	}
-	o := "..."
-	if hasArg(args, 1) {
-		o = jsString(args[1])
-	}
+	words, o := truncateArgs(args, 15)
 	arr := jsSpaceRE.Split(strings.TrimLeftFunc(s, isJSSpace), -1)
 	if words <= 0 {
 		words = 1
@@ -1063,16 +1061,11 @@ func withoutUndefined(v any) any {
 	if !ok {
 		return v
 	}
-	var out []any
-	for i, e := range list {
-		if _, u := e.(jsUndefined); u {
-			if out == nil {
-				out = slices.Clone(list)
-			}
-			out[i] = nil
-		}
-	}
-	if out == nil {
+	out, changed := rewriteList(list, func(e any) (any, bool) {
+		_, u := e.(jsUndefined)
+		return nil, u
+	})
+	if !changed {
 		return v
 	}
 	return out
@@ -1170,34 +1163,8 @@ func jsonValueChanged(v any) (any, bool) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, true
 		}
-	case []any:
-		var out []any
-		for i, e := range v {
-			if j, changed := jsonValueChanged(e); changed {
-				if out == nil {
-					out = slices.Clone(v)
-				}
-				out[i] = j
-			}
-		}
-		if out != nil {
-			return out, true
-		}
-	case map[string]any:
-		var out map[string]any
-		for k, e := range v {
-			if j, changed := jsonValueChanged(e); changed {
-				if out == nil {
-					out = maps.Clone(v)
-				}
-				out[k] = j
-			}
-		}
-		if out != nil {
-			return out, true
-		}
 	}
-	return v, false
+	return rewriteItems(v, jsonValueChanged)
 }
 
 func jsonFilter(in any, args []any) (any, error) {

@@ -95,14 +95,10 @@ func expand(src string) (string, error) {
 	var b strings.Builder
 	last, i := 0, 0
 	for {
-		j, end, isOutput, _ := nextMarkup(src, i)
-		if j < 0 {
+		j, end, content, isOutput, ok := nextClosed(src, i)
+		if !ok {
 			break
 		}
-		if end < 0 {
-			break
-		}
-		content := src[j+2 : end]
 		i = end + 2
 		if isOutput {
 			if r := rewriteLiterals(content); r != content {
@@ -267,14 +263,14 @@ func rewriteLiterals(content string) string {
 		c := content[i]
 		switch {
 		case c == '"' || c == '\'':
-			j := strings.IndexByte(content[i+1:], c)
+			j := quotedEnd(content, i)
 			if j < 0 {
 				b.WriteString(content[i:])
 				i = len(content)
 				continue
 			}
-			b.WriteString(content[i : i+j+2])
-			i += j + 2
+			b.WriteString(content[i:j])
+			i = j
 			prev = 's'
 		case isIdentStart(c):
 			j := i + 1
@@ -407,16 +403,16 @@ func exprTokens(expr string) []string {
 	for i := 0; i < len(expr); {
 		c := expr[i]
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case isExprSpace(c):
 			i++
 		case c == '"' || c == '\'':
-			j := strings.IndexByte(expr[i+1:], c)
+			j := quotedEnd(expr, i)
 			if j < 0 {
 				toks = append(toks, expr[i:])
 				return toks
 			}
-			toks = append(toks, expr[i:i+j+2])
-			i += j + 2
+			toks = append(toks, expr[i:j])
+			i = j
 		case c == '=' || c == '!' || c == '<' || c == '>':
 			j := i + 1
 			if j < len(expr) && (expr[j] == '=' || c == '<' && expr[j] == '>') {
@@ -653,15 +649,11 @@ func applyTrim(src string) string {
 	i := 0
 	pendingRight := false // the last markup trims the text after it
 	for {
-		j, end, isOutput, _ := nextMarkup(src, i)
-		if j < 0 {
-			break
-		}
-		if end < 0 {
+		j, end, content, isOutput, ok := nextClosed(src, i)
+		if !ok {
 			break
 		}
 		text := src[i:j]
-		content := src[j+2 : end]
 		ltrim := strings.HasPrefix(content, "-")
 		rtrim := len(content) > (map[bool]int{true: 1, false: 0})[ltrim] && strings.HasSuffix(content, "-")
 		var moved int // line breaks taken out of the text

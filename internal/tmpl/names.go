@@ -31,14 +31,14 @@ func scanExpr(expr string) (vars, all [][]string, filterNames []string) {
 	for i := 0; i < len(expr); {
 		c := expr[i]
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case isExprSpace(c):
 			i++
 		case c == '"' || c == '\'':
-			j := strings.IndexByte(expr[i+1:], c)
+			j := quotedEnd(expr, i)
 			if j < 0 {
 				return vars, all, filterNames
 			}
-			i += j + 2
+			i = j
 			prev = 's'
 		case c >= '0' && c <= '9' || c == '-' && i+1 < len(expr) && expr[i+1] >= '0' && expr[i+1] <= '9' && prev != 'i':
 			i++
@@ -47,16 +47,10 @@ func scanExpr(expr string) (vars, all [][]string, filterNames []string) {
 			}
 			prev = 'n'
 		case isIdentStart(c):
-			j := i + 1
-			for j < len(expr) && (isWordByte(expr[j]) || expr[j] == '-') {
-				j++
-			}
-			if j < len(expr) && expr[j] == '?' {
-				j++
-			}
+			j := identEnd(expr, i)
 			name := expr[i:j]
 			k := j
-			for k < len(expr) && (expr[k] == ' ' || expr[k] == '\t' || expr[k] == '\n' || expr[k] == '\r') {
+			for k < len(expr) && isExprSpace(expr[k]) {
 				k++
 			}
 			keywordArg := k < len(expr) && expr[k] == ':'
@@ -68,13 +62,7 @@ func scanExpr(expr string) (vars, all [][]string, filterNames []string) {
 				path := []string{name}
 				// Follow ".property" segments (not "..", the range operator).
 				for j+1 < len(expr) && expr[j] == '.' && expr[j+1] != '.' && isIdentStart(expr[j+1]) {
-					k := j + 2
-					for k < len(expr) && (isWordByte(expr[k]) || expr[k] == '-') {
-						k++
-					}
-					if k < len(expr) && expr[k] == '?' {
-						k++
-					}
+					k := identEnd(expr, j+1)
 					path = append(path, expr[j+1:k])
 					j = k
 				}
@@ -104,6 +92,34 @@ func scanExpr(expr string) (vars, all [][]string, filterNames []string) {
 
 func isIdentStart(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// identEnd returns the index just past the identifier that starts at
+// expr[i]: word bytes and dashes, and one trailing '?'.
+func identEnd(expr string, i int) int {
+	j := i + 1
+	for j < len(expr) && (isWordByte(expr[j]) || expr[j] == '-') {
+		j++
+	}
+	if j < len(expr) && expr[j] == '?' {
+		j++
+	}
+	return j
+}
+
+// isExprSpace reports the white space between an expression's tokens.
+func isExprSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
+
+// quotedEnd returns the index just past the string literal whose quote
+// is expr[i], or -1 when the literal is not closed.
+func quotedEnd(expr string, i int) int {
+	j := strings.IndexByte(expr[i+1:], expr[i])
+	if j < 0 {
+		return -1
+	}
+	return i + j + 2
 }
 
 // tagRefs returns the variables and filters a tag's arguments read.

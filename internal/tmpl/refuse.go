@@ -50,11 +50,10 @@ var (
 func refuse(source string) error {
 	i := 0
 	for {
-		j, end, isOutput, _ := nextMarkup(source, i)
-		if j < 0 || end < 0 {
+		j, end, content, isOutput, ok := nextClosed(source, i)
+		if !ok {
 			return nil
 		}
-		content := source[j+2 : end]
 		i = end + 2
 		inner := strings.TrimSuffix(strings.TrimPrefix(content, "-"), "-")
 		name := tagName(inner)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -171,51 +171,66 @@ func panicMessage(r any) string {
 // osteele/liquid takes only ints for range bounds and integer arguments
 // (`(1..n)`, `truncate: n`), and LiquidJS has one number type.
 func integral(v any) any {
-	switch v := v.(type) {
-	case float64:
-		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
-			return int(v)
-		}
-	case []any:
-		var out []any
-		for i, e := range v {
-			if n := integral(e); out != nil || !sameAny(n, e) {
-				if out == nil {
-					out = make([]any, len(v))
-					copy(out, v[:i])
-				}
-				out[i] = n
-			}
-		}
-		if out != nil {
-			return out
-		}
-	case map[string]any:
-		var out map[string]any
-		for k, e := range v {
-			if n := integral(e); !sameAny(n, e) {
-				if out == nil {
-					out = maps.Clone(v)
-				}
-				out[k] = n
-			}
-		}
-		if out != nil {
-			return out
-		}
-	}
-	return v
+	out, _ := integralChanged(v)
+	return out
 }
 
-// sameAny reports whether integral left e as it was (only numbers change
-// type; containers are compared by identity of their change).
-func sameAny(n, e any) bool {
-	switch e.(type) {
-	case float64:
-		_, still := n.(float64)
-		return still
-	case []any, map[string]any:
-		return reflect.ValueOf(n).Pointer() == reflect.ValueOf(e).Pointer()
+// integralChanged is integral that also reports whether v changed.
+func integralChanged(v any) (any, bool) {
+	if x, ok := v.(float64); ok && x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+		return int(x), true
 	}
-	return true
+	return rewriteItems(v, integralChanged)
+}
+
+// rewriteItems is rewriteList or rewriteMap when v is a list or a map; any
+// other v is left as it is.
+func rewriteItems(v any, f func(any) (any, bool)) (any, bool) {
+	switch x := v.(type) {
+	case []any:
+		if out, changed := rewriteList(x, f); changed {
+			return out, true
+		}
+	case map[string]any:
+		if out, changed := rewriteMap(x, f); changed {
+			return out, true
+		}
+	}
+	return v, false
+}
+
+// rewriteList returns list with every item f changes replaced by f's
+// value, copying list at the first change; unchanged, it returns list
+// itself and false.
+func rewriteList(list []any, f func(any) (any, bool)) ([]any, bool) {
+	var out []any
+	for i, e := range list {
+		if n, changed := f(e); changed {
+			if out == nil {
+				out = slices.Clone(list)
+			}
+			out[i] = n
+		}
+	}
+	if out == nil {
+		return list, false
+	}
+	return out, true
+}
+
+// rewriteMap is rewriteList for a map's values.
+func rewriteMap(m map[string]any, f func(any) (any, bool)) (map[string]any, bool) {
+	var out map[string]any
+	for k, e := range m {
+		if n, changed := f(e); changed {
+			if out == nil {
+				out = maps.Clone(m)
+			}
+			out[k] = n
+		}
+	}
+	if out == nil {
+		return m, false
+	}
+	return out, true
 }

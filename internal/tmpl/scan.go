@@ -151,6 +151,17 @@ func nextMarkup(src string, i int) (j, end int, isOutput, quoteErr bool) {
 	return j, end, isOutput, quoteErr
 }
 
+// nextClosed is nextMarkup for the scans that stop at the end of src or
+// at the first markup left unclosed (normalize reports it): ok is false
+// there, and content is what stands between the delimiters.
+func nextClosed(src string, i int) (j, end int, content string, isOutput, ok bool) {
+	j, end, isOutput, _ = nextMarkup(src, i)
+	if j < 0 || end < 0 {
+		return j, end, "", isOutput, false
+	}
+	return j, end, src[j+2 : end], isOutput, true
+}
+
 // findClose returns the index of closer at or after i, skipping quoted
 // strings, or -1. quoteErr reports that an unterminated quote ran to the end.
 func findClose(src string, i int, closer string) (end int, quoteErr bool) {

@@ -61,14 +61,10 @@ func CheckSource(source string) error {
 	depth := 0
 	i := 0
 	for {
-		j, end, isOutput, _ := nextMarkup(source, i)
-		if j < 0 {
+		j, end, content, isOutput, ok := nextClosed(source, i)
+		if !ok {
 			return nil
 		}
-		if end < 0 {
-			return nil
-		}
-		content := source[j+2 : end]
 		if bracketDepth(content)+alternations(content) > MaxBrackets {
 			return &SourceError{Limit: "brackets", Max: MaxBrackets, Line: lineOf(source, j)}
 		}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kindgi/agents/examples/packservice/demo"
-	"github.com/kindgi/agents/pack/packserver"
 )
 
 // bareEcho is the baseline: a plain net/http JSON echo of {text}, with
@@ -33,11 +32,7 @@ func bareEcho(w http.ResponseWriter, r *http.Request) {
 }
 
 func benchService(b *testing.B) http.Handler {
-	idx, err := packserver.LoadIndex("../../examples/packservice/index.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := packserver.New(b.Context(), idx, []packserver.Module{demo.Module()}, &packserver.Options{Token: testToken})
+	srv, err := demoService(b.Context(), testToken)
 	if err != nil {
 		b.Fatal(err)
 	}

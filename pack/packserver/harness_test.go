@@ -116,13 +116,33 @@ func (p *probe) module() packserver.Module {
 
 var anyObject = json.RawMessage(`{"type":"object"}`)
 
-// testIndex is the demo index plus the probe module.
-func testIndex(t testing.TB) *packserver.Index {
+// demoIndexFile is the index of the demo pack service.
+const demoIndexFile = "../../examples/packservice/index.json"
+
+// demoIndex loads the index of the demo pack service.
+func demoIndex(t testing.TB) *packserver.Index {
 	t.Helper()
-	idx, err := packserver.LoadIndex("../../examples/packservice/index.json")
+	idx, err := packserver.LoadIndex(demoIndexFile)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return idx
+}
+
+// demoService is the demo pack service as examples/packservice serves it,
+// with token.
+func demoService(ctx context.Context, token string) (*packserver.Server, error) {
+	idx, err := packserver.LoadIndex(demoIndexFile)
+	if err != nil {
+		return nil, err
+	}
+	return packserver.New(ctx, idx, []packserver.Module{demo.Module()}, &packserver.Options{Token: token})
+}
+
+// testIndex is the demo index plus the probe module.
+func testIndex(t testing.TB) *packserver.Index {
+	t.Helper()
+	idx := demoIndex(t)
 	idx.Modules = append(idx.Modules, "probe")
 	for _, id := range []string{"probe.count", "probe.block", "probe.ignore-ctx", "probe.panic", "probe.raw"} {
 		idx.Tools = append(idx.Tools, packserver.IndexTool{ID: id, Version: "0.1.0", Module: "probe", InputSchema: anyObject, OutputSchema: anyObject})

@@ -395,13 +395,7 @@ func TestNewBootProblems(t *testing.T) {
 	noEcho.Tools = map[string]packserver.ToolHandler{"demo.sleep": demo.Sleep}
 	noCheck := demo.Module()
 	noCheck.Checks = nil
-	load := func() *packserver.Index {
-		idx, err := packserver.LoadIndex("../../examples/packservice/index.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return idx
-	}
+	load := func() *packserver.Index { return demoIndex(t) }
 	badSchema := load()
 	badSchema.Tools[0].InputSchema = json.RawMessage(`{"type": 12}`)
 	tests := []struct {

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/kindgi/agents/examples/packservice/demo"
-	"github.com/kindgi/agents/pack/packserver"
 )
 
 // benchChildEnv, when set in the environment of the test binary, makes it
@@ -72,12 +71,7 @@ func serveBenchChild(which string) int {
 	var h http.Handler
 	switch which {
 	case "pack":
-		idx, err := packserver.LoadIndex("../../examples/packservice/index.json")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		srv, err := packserver.New(context.Background(), idx, []packserver.Module{demo.Module()}, &packserver.Options{Token: testToken})
+		srv, err := demoService(context.Background(), testToken)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

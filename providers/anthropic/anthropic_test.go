@@ -34,14 +34,7 @@ func newProvider(t *testing.T, h http.Handler) *Provider {
 
 var searchTool = modelhttptest.SearchTool
 
-var ndaRequest = bindings.GenerateRequest{
-	Model: "claude-sonnet-4-5",
-	Messages: []bindings.ChatMessage{
-		{Role: bindings.ChatSystem, Content: "You draft clauses."},
-		{Role: bindings.ChatUser, Content: "Draft an NDA."},
-	},
-	Tools: []bindings.ToolDefinition{searchTool},
-}
+var ndaRequest = modelhttptest.DraftNDA("claude-sonnet-4-5")
 
 func TestTextWithCacheUsage(t *testing.T) {
 	modelhttptest.Both(t, func(t *testing.T, stream bool) {
@@ -93,13 +86,12 @@ func TestStreamAssemblesWhatGenerateReturns(t *testing.T) {
 		{"stream_tool_use.sse", "message_tool_use.json"},
 	} {
 		t.Run(tc.sse, func(t *testing.T) {
-			sapi := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, tc.sse)) })
-			var deltas []bindings.Delta
-			streamed, err := newProvider(t, sapi).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+			sapi := newAPI(modelhttptest.Streamed(t, tc.sse))
+			streamed, deltas, err := modelhttptest.Stream(t.Context(), newProvider(t, sapi), ndaRequest)
 			if err != nil {
 				t.Fatal(err)
 			}
-			gapi := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, tc.json)) })
+			gapi := newAPI(modelhttptest.Whole(t, tc.json))
 			generated, err := newProvider(t, gapi).Generate(t.Context(), ndaRequest)
 			if err != nil {
 				t.Fatal(err)
@@ -126,9 +118,8 @@ func TestStreamAssemblesWhatGenerateReturns(t *testing.T) {
 }
 
 func TestParallelToolUseSplitMidToken(t *testing.T) {
-	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, "stream_tool_use.sse")) })
-	var deltas []bindings.Delta
-	got, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	api := newAPI(modelhttptest.Streamed(t, "stream_tool_use.sse"))
+	got, deltas, err := modelhttptest.Stream(t.Context(), newProvider(t, api), ndaRequest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,9 +155,8 @@ func TestStopReasons(t *testing.T) {
 }
 
 func TestStreamErrorMidStream(t *testing.T) {
-	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, "stream_error.sse")) })
-	var deltas []bindings.Delta
-	_, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	api := newAPI(modelhttptest.Streamed(t, "stream_error.sse"))
+	_, deltas, err := modelhttptest.Stream(t.Context(), newProvider(t, api), ndaRequest)
 	var mi *agents.ModelInvocationError
 	if !errors.As(err, &mi) || mi.Message != "Overloaded" || mi.Provider != "anthropic" {
 		t.Fatalf("err = %v, want the error event as *agents.ModelInvocationError", err)
@@ -280,7 +270,7 @@ func TestRequestMapping(t *testing.T) {
 		Settings: bindings.ModelSettings{Temperature: &temp, TopP: &topP, MaxOutputTokens: &maxTok, Stop: []string{"END"}, Seed: &seed},
 		Output:   schema,
 	}
-	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) })
+	api := newAPI(modelhttptest.Whole(t, "message_text.json"))
 	if _, err := newProvider(t, api).Generate(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
@@ -319,8 +309,8 @@ func TestRequestMapping(t *testing.T) {
 }
 
 func TestNoSettingsSendsOnlyTheBasics(t *testing.T) {
-	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) })
-	if _, err := newProvider(t, api).Generate(t.Context(), bindings.GenerateRequest{Model: "m", Messages: []bindings.ChatMessage{{Role: bindings.ChatUser, Content: "hi"}}}); err != nil {
+	api := newAPI(modelhttptest.Whole(t, "message_text.json"))
+	if _, err := newProvider(t, api).Generate(t.Context(), modelhttptest.SayHi("m")); err != nil {
 		t.Fatal(err)
 	}
 	var keys []string
@@ -333,7 +323,7 @@ func TestNoSettingsSendsOnlyTheBasics(t *testing.T) {
 }
 
 func TestEnvironmentFillsEmptyOptions(t *testing.T) {
-	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) })
+	api := newAPI(modelhttptest.Whole(t, "message_text.json"))
 	t.Setenv("ANTHROPIC_BASE_URL", modelhttptest.Server(t, api)+"/v1/")
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-env")
 	p := New(nil)
@@ -365,9 +355,8 @@ func TestOutputSchemaIsAdaptedForTheAPI(t *testing.T) {
 }
 
 func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
-	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_tool_use.json")) })
-	var deltas []bindings.Delta
-	got, err := newProvider(t, api).GenerateStream(t.Context(), ndaRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	api := newAPI(modelhttptest.Whole(t, "message_tool_use.json"))
+	got, deltas, err := modelhttptest.Stream(t.Context(), newProvider(t, api), ndaRequest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +366,7 @@ func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
 }
 
 func TestAHistoryStartingWithAnAnswerGetsAUserMessageFirst(t *testing.T) {
-	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "message_text.json")) })
+	api := newAPI(modelhttptest.Whole(t, "message_text.json"))
 	_, err := newProvider(t, api).Generate(t.Context(), bindings.GenerateRequest{Model: "claude-sonnet-4-5", Messages: []bindings.ChatMessage{
 		{Role: bindings.ChatSystem, Content: "You draft clauses."},
 		{Role: bindings.ChatAssistant, Content: "Here is the clause."},

@@ -22,9 +22,9 @@ var (
 	sse     = modelhttptest.SSE
 )
 
-// newAPI is a fake Chat Completions API; its Answer is set by the test.
-func newAPI() *modelhttptest.FakeAPI {
-	return &modelhttptest.FakeAPI{Path: "/v1/chat/completions"}
+// newAPI is a fake Chat Completions API answering with answer.
+func newAPI(answer func(n int, w http.ResponseWriter, r *http.Request)) *modelhttptest.FakeAPI {
+	return &modelhttptest.FakeAPI{Path: "/v1/chat/completions", Answer: answer}
 }
 
 func newProvider(t *testing.T, h http.Handler) *Provider {
@@ -35,17 +35,8 @@ func newProvider(t *testing.T, h http.Handler) *Provider {
 var searchTool = modelhttptest.SearchTool
 
 func TestParallelToolCallsMapBackToToolIDs(t *testing.T) {
-	api := newAPI()
-	api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "parallel_tool_calls.json")) }
-	p := newProvider(t, api)
-	got, err := p.Generate(t.Context(), bindings.GenerateRequest{
-		Model: "gpt-4o-mini",
-		Messages: []bindings.ChatMessage{
-			{Role: bindings.ChatSystem, Content: "You draft clauses."},
-			{Role: bindings.ChatUser, Content: "Draft an NDA."},
-		},
-		Tools: []bindings.ToolDefinition{searchTool},
-	})
+	api := newAPI(modelhttptest.Whole(t, "parallel_tool_calls.json"))
+	got, err := newProvider(t, api).Generate(t.Context(), modelhttptest.DraftNDA("gpt-4o-mini"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +64,7 @@ func TestParallelToolCallsMapBackToToolIDs(t *testing.T) {
 }
 
 func TestToolResultsCarryToolCallIDAndNullContent(t *testing.T) {
-	api := newAPI()
-	api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "final_text.json")) }
+	api := newAPI(modelhttptest.Whole(t, "final_text.json"))
 	p := newProvider(t, api)
 	got, err := p.Generate(t.Context(), bindings.GenerateRequest{
 		Model: "gpt-4o-mini",
@@ -111,8 +101,7 @@ func TestToolResultsCarryToolCallIDAndNullContent(t *testing.T) {
 // the same idempotency key; a streamed answer's deltas spell its text.
 func TestRetries429ThenSucceeds(t *testing.T) {
 	modelhttptest.Both(t, func(t *testing.T, stream bool) {
-		api := newAPI()
-		api.Answer = func(n int, w http.ResponseWriter, _ *http.Request) {
+		api := newAPI(func(n int, w http.ResponseWriter, _ *http.Request) {
 			if n == 1 {
 				w.Header().Set("Retry-After", "0")
 				w.WriteHeader(http.StatusTooManyRequests)
@@ -124,9 +113,10 @@ func TestRetries429ThenSucceeds(t *testing.T) {
 				return
 			}
 			w.Write(fixture(t, "final_text.json"))
-		}
+		})
 		var text strings.Builder
-		req := bindings.GenerateRequest{Model: "gpt-4o-mini", Messages: []bindings.ChatMessage{{Role: bindings.ChatUser, Content: "hi"}}, RequestID: "req-1"}
+		req := modelhttptest.SayHi("gpt-4o-mini")
+		req.RequestID = "req-1"
 		got, err := modelhttptest.Call(t.Context(), newProvider(t, api), stream, req, func(d bindings.Delta) { text.WriteString(d.Text) })
 		if err != nil {
 			t.Fatal(err)
@@ -144,15 +134,14 @@ func TestRetries429ThenSucceeds(t *testing.T) {
 }
 
 func TestRetries5xxUpToTheLimit(t *testing.T) {
-	api := newAPI()
-	api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) {
+	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusBadGateway)
 		w.Write([]byte(`{"error":{"message":"upstream unavailable","type":"server_error","param":null,"code":null}}`))
-	}
+	})
 	p := newProvider(t, api)
 	var retries []bindings.ModelRetry
 	ctx := bindings.WithModelRetryReporter(t.Context(), func(_ context.Context, r bindings.ModelRetry) { retries = append(retries, r) })
-	_, err := p.Generate(ctx, bindings.GenerateRequest{Model: "gpt-4o-mini", Messages: []bindings.ChatMessage{{Role: bindings.ChatUser, Content: "hi"}}})
+	_, err := p.Generate(ctx, modelhttptest.SayHi("gpt-4o-mini"))
 	var mi *agents.ModelInvocationError
 	if !errors.As(err, &mi) || mi.Status != http.StatusBadGateway || mi.Message != "upstream unavailable" {
 		t.Fatalf("err = %v", err)
@@ -167,13 +156,12 @@ func TestRetries5xxUpToTheLimit(t *testing.T) {
 }
 
 func TestBadRequestIsNotRetriedAndCarriesTheMessage(t *testing.T) {
-	api := newAPI()
-	api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) {
+	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		w.Write(fixture(t, "error_400.json"))
-	}
+	})
 	p := newProvider(t, api)
-	_, err := p.Generate(t.Context(), bindings.GenerateRequest{Model: "gpt-4o-mini", Messages: []bindings.ChatMessage{{Role: bindings.ChatUser, Content: "hi"}}})
+	_, err := p.Generate(t.Context(), modelhttptest.SayHi("gpt-4o-mini"))
 	var mi *agents.ModelInvocationError
 	if !errors.As(err, &mi) {
 		t.Fatalf("err = %v, want *agents.ModelInvocationError", err)
@@ -188,12 +176,11 @@ func TestBadRequestIsNotRetriedAndCarriesTheMessage(t *testing.T) {
 }
 
 func TestEnvironmentFillsEmptyOptions(t *testing.T) {
-	api := newAPI()
-	api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "final_text.json")) }
+	api := newAPI(modelhttptest.Whole(t, "final_text.json"))
 	t.Setenv("OPENAI_BASE_URL", modelhttptest.Server(t, api)+"/v1/")
 	t.Setenv("OPENAI_API_KEY", "sk-env")
 	p := New(nil)
-	if _, err := p.Generate(t.Context(), bindings.GenerateRequest{Model: "gpt-4o", Messages: []bindings.ChatMessage{{Role: bindings.ChatUser, Content: "hi"}}}); err != nil {
+	if _, err := p.Generate(t.Context(), modelhttptest.SayHi("gpt-4o")); err != nil {
 		t.Fatal(err)
 	}
 	if api.Headers[0].Get("Authorization") != "Bearer sk-env" {
@@ -207,7 +194,7 @@ func TestEnvironmentFillsEmptyOptions(t *testing.T) {
 func TestRetryWaitIsBoundedByTheContext(t *testing.T) {
 	modelhttptest.CheckRetryWaitIsBoundedByTheContext(t, http.StatusServiceUnavailable, func(url string) bindings.Provider {
 		return New(&Options{BaseURL: url, MaxBackoff: time.Minute})
-	}, bindings.GenerateRequest{Model: "m", Messages: []bindings.ChatMessage{{Role: bindings.ChatUser, Content: "hi"}}})
+	}, modelhttptest.SayHi("m"))
 }
 
 // TestDefaultModelsClaimOnlyWhatTheProviderHas: a model's features are the

@@ -182,11 +182,7 @@ func (a *streamAssembler) choice() choice {
 		c.Message.Refusal = &s
 	}
 	for _, cb := range a.calls {
-		var w chatToolCall
-		w.ID, w.Type = cb.id, "function"
-		w.Function.Name = cb.name
-		w.Function.Arguments = cb.args.String()
-		c.Message.ToolCalls = append(c.Message.ToolCalls, w)
+		c.Message.ToolCalls = append(c.Message.ToolCalls, functionCall(cb.id, cb.name, cb.args.String()))
 	}
 	return c
 }

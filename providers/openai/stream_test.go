@@ -18,30 +18,24 @@ import (
 	"github.com/kindgi/agents/internal/modelhttp/modelhttptest"
 )
 
-var hiRequest = bindings.GenerateRequest{
-	Model: "gpt-4o-mini",
-	Messages: []bindings.ChatMessage{
-		{Role: bindings.ChatSystem, Content: "You draft clauses."},
-		{Role: bindings.ChatUser, Content: "Draft an NDA."},
-	},
-	Tools:     []bindings.ToolDefinition{searchTool},
-	RequestID: "run-1/agent-loop/1/model-call",
-}
+// hiRequest is the NDA request with the request id of a turn's model call.
+var hiRequest = func() bindings.GenerateRequest {
+	req := modelhttptest.DraftNDA("gpt-4o-mini")
+	req.RequestID = "run-1/agent-loop/1/model-call"
+	return req
+}()
 
 // streamAndGenerate runs the same request streamed (over the SSE fixture)
 // and not (over the JSON fixture) and returns both responses and the
 // deltas.
 func streamAndGenerate(t *testing.T, sseFixture, jsonFixture string) (streamed, generated bindings.GenerateResponse, deltas []bindings.Delta, api *modelhttptest.FakeAPI) {
 	t.Helper()
-	api = newAPI()
-	api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, sseFixture)) }
-	p := newProvider(t, api)
-	streamed, err := p.GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	api = newAPI(modelhttptest.Streamed(t, sseFixture))
+	streamed, deltas, err := modelhttptest.Stream(t.Context(), newProvider(t, api), hiRequest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain := newAPI()
-	plain.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, jsonFixture)) }
+	plain := newAPI(modelhttptest.Whole(t, jsonFixture))
 	generated, err = newProvider(t, plain).Generate(t.Context(), hiRequest)
 	if err != nil {
 		t.Fatal(err)
@@ -116,10 +110,8 @@ func TestFinishReasons(t *testing.T) {
 }
 
 func TestStreamErrorMidStreamFailsWithoutRetry(t *testing.T) {
-	api := newAPI()
-	api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) { sse(w, fixture(t, "stream_error.sse")) }
-	var deltas []bindings.Delta
-	_, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	api := newAPI(modelhttptest.Streamed(t, "stream_error.sse"))
+	_, deltas, err := modelhttptest.Stream(t.Context(), newProvider(t, api), hiRequest)
 	var mi *agents.ModelInvocationError
 	if !errors.As(err, &mi) || !strings.Contains(mi.Message, "The server had an error") {
 		t.Fatalf("err = %v, want the stream's error as *agents.ModelInvocationError", err)
@@ -133,14 +125,13 @@ func TestStreamErrorMidStreamFailsWithoutRetry(t *testing.T) {
 }
 
 func TestStreamFailureBeforeAnyDeltaIsRetried(t *testing.T) {
-	api := newAPI()
-	api.Answer = func(n int, w http.ResponseWriter, _ *http.Request) {
+	api := newAPI(func(n int, w http.ResponseWriter, _ *http.Request) {
 		if n == 1 {
 			sse(w, []byte(`data: {"error":{"message":"overloaded","type":"server_error","param":null,"code":null}}`+"\n\n"))
 			return
 		}
 		sse(w, fixture(t, "stream_text.sse"))
-	}
+	})
 	got, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -154,13 +145,12 @@ func TestStreamFailureBeforeAnyDeltaIsRetried(t *testing.T) {
 }
 
 func TestStreamBrokenConnectionMidStream(t *testing.T) {
-	api := newAPI()
-	api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) {
+	api := newAPI(func(_ int, w http.ResponseWriter, _ *http.Request) {
 		// Two chunks, then the connection drops: no finish reason, no [DONE].
 		lines := strings.SplitAfter(string(fixture(t, "stream_text.sse")), "\n\n")
 		sse(w, []byte(lines[0]+lines[1]+lines[2]))
 		panic(http.ErrAbortHandler)
-	}
+	})
 	_, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, func(bindings.Delta) {})
 	if agents.CodeOf(err) != agents.CodeModelInvocationFailed {
 		t.Fatalf("err = %v, want model-invocation-failed", err)
@@ -222,8 +212,7 @@ func TestSettingsAndOutputMapToTheRequest(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			api := newAPI()
-			api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "final_text.json")) }
+			api := newAPI(modelhttptest.Whole(t, "final_text.json"))
 			opts := tc.opts
 			opts.BaseURL, opts.APIKey = strings.TrimSuffix(newProvider(t, api).c.Endpoint(), "/chat/completions"), "sk"
 			if _, err := New(&opts).Generate(t.Context(), tc.req); err != nil {
@@ -254,10 +243,8 @@ func decode(t *testing.T, raw json.RawMessage) any {
 }
 
 func TestStreamFromAServerThatAnswersWhole(t *testing.T) {
-	api := newAPI()
-	api.Answer = func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(fixture(t, "final_text.json")) } // application/json
-	var deltas []bindings.Delta
-	got, err := newProvider(t, api).GenerateStream(t.Context(), hiRequest, func(d bindings.Delta) { deltas = append(deltas, d) })
+	api := newAPI(modelhttptest.Whole(t, "final_text.json")) // application/json
+	got, deltas, err := modelhttptest.Stream(t.Context(), newProvider(t, api), hiRequest)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,6 +78,14 @@ type chatToolCall struct {
 	} `json:"function"`
 }
 
+// functionCall is the call of function name with the arguments args (a
+// JSON object encoded as a string), as id.
+func functionCall(id, name, args string) chatToolCall {
+	w := chatToolCall{ID: id, Type: "function"}
+	w.Function.Name, w.Function.Arguments = name, args
+	return w
+}
+
 type chatResponse struct {
 	ID      string   `json:"id"`
 	Object  string   `json:"object"`
@@ -116,14 +124,11 @@ type chunkChoice struct {
 	FinishReason *string `json:"finish_reason"`
 }
 
+// toolCallDelta is a piece of the tool call at Index: the first piece of
+// a call brings its id and name, later ones pieces of its arguments.
 type toolCallDelta struct {
-	Index    int    `json:"index"`
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
+	Index int `json:"index"`
+	chatToolCall
 }
 
 type choice struct {
@@ -166,14 +171,11 @@ func (p *Provider) encodeRequest(req bindings.GenerateRequest, names modelhttp.N
 			cm.Content = &content
 		}
 		for _, tc := range m.ToolCalls {
-			var w chatToolCall
-			w.ID, w.Type = tc.ID, "function"
-			w.Function.Name = names.Encode(tc.Name)
-			w.Function.Arguments = string(tc.Arguments)
-			if w.Function.Arguments == "" {
-				w.Function.Arguments = "{}"
+			args := string(tc.Arguments)
+			if args == "" {
+				args = "{}"
 			}
-			cm.ToolCalls = append(cm.ToolCalls, w)
+			cm.ToolCalls = append(cm.ToolCalls, functionCall(tc.ID, names.Encode(tc.Name), args))
 		}
 		out.Messages = append(out.Messages, cm)
 	}

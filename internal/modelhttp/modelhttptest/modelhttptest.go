@@ -30,6 +30,40 @@ var SearchTool = bindings.ToolDefinition{
 	InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`),
 }
 
+// DraftNDA is the request the providers' tests send most, for model: a
+// system prompt, a user message asking for an NDA, and SearchTool offered.
+func DraftNDA(model string) bindings.GenerateRequest {
+	return bindings.GenerateRequest{
+		Model: model,
+		Messages: []bindings.ChatMessage{
+			{Role: bindings.ChatSystem, Content: "You draft clauses."},
+			{Role: bindings.ChatUser, Content: "Draft an NDA."},
+		},
+		Tools: []bindings.ToolDefinition{SearchTool},
+	}
+}
+
+// SayHi is the smallest request, for model: one user message, "hi".
+func SayHi(model string) bindings.GenerateRequest {
+	return bindings.GenerateRequest{Model: model, Messages: []bindings.ChatMessage{{Role: bindings.ChatUser, Content: "hi"}}}
+}
+
+// Whole is a FakeAPI.Answer that writes the fixture testdata/name (read
+// now) as a whole answer, every time.
+func Whole(t testing.TB, name string) func(n int, w http.ResponseWriter, r *http.Request) {
+	t.Helper()
+	b := Fixture(t, name)
+	return func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write(b) }
+}
+
+// Streamed is a FakeAPI.Answer that writes the fixture testdata/name (read
+// now) as a stream, with SSE, every time.
+func Streamed(t testing.TB, name string) func(n int, w http.ResponseWriter, r *http.Request) {
+	t.Helper()
+	b := Fixture(t, name)
+	return func(_ int, w http.ResponseWriter, _ *http.Request) { SSE(w, b) }
+}
+
 // Fixture returns the file testdata/name of the package under test.
 func Fixture(t testing.TB, name string) []byte {
 	t.Helper()
@@ -257,6 +291,14 @@ func Both(t *testing.T, fn func(t *testing.T, stream bool)) {
 	t.Helper()
 	t.Run("generate", func(t *testing.T) { fn(t, false) })
 	t.Run("stream", func(t *testing.T) { fn(t, true) })
+}
+
+// Stream calls p.GenerateStream for req and returns, with its answer, the
+// deltas it delivered, in order.
+func Stream(ctx context.Context, p bindings.StreamingProvider, req bindings.GenerateRequest) (bindings.GenerateResponse, []bindings.Delta, error) {
+	var deltas []bindings.Delta
+	got, err := p.GenerateStream(ctx, req, func(d bindings.Delta) { deltas = append(deltas, d) })
+	return got, deltas, err
 }
 
 // Call calls p.GenerateStream with onDelta when stream is set, else
