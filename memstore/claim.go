@@ -9,6 +9,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/runpage"
 	"github.com/kindgi/agents/internal/runwatch"
 )
 
@@ -156,7 +157,7 @@ func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindin
 	if err := alive(ctx); err != nil {
 		return bindings.RunPage{}, err
 	}
-	limit, err := pageLimit(in)
+	limit, err := runpage.Limit(in)
 	if err != nil {
 		return bindings.RunPage{}, err
 	}
@@ -187,39 +188,7 @@ func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindin
 		runs = append(runs, r.out())
 	}
 	slices.SortFunc(runs, func(a, b bindings.Run) int { return newer(&a, &b) })
-	page := bindings.RunPage{Runs: runs}
-	if len(runs) > limit {
-		page.Runs = runs[:limit]
-		page.Next = runs[limit-1].ID
-	}
-	if page.Runs == nil {
-		page.Runs = []bindings.Run{}
-	}
-	return page, nil
-}
-
-// pageLimit checks a ListRuns input and returns its page size.
-func pageLimit(in bindings.ListRunsInput) (int, error) {
-	if err := bindings.CheckID("tenant id", in.TenantID); err != nil {
-		return 0, err
-	}
-	if err := firstErr(bindings.CheckOptionalID("after", in.After), bindings.CheckOptionalID("parent run id", in.ParentRunID)); err != nil {
-		return 0, err
-	}
-	for _, st := range in.Statuses {
-		if !validRunStatus(st) {
-			return 0, invalid("unknown run status " + string(st))
-		}
-	}
-	switch {
-	case in.Limit < 0:
-		return 0, invalid("limit must not be negative")
-	case in.Limit == 0:
-		return bindings.DefaultRunPageLimit, nil
-	case in.Limit > bindings.MaxRunPageLimit:
-		return bindings.MaxRunPageLimit, nil
-	}
-	return in.Limit, nil
+	return runpage.Cut(runs, limit), nil
 }
 
 // watchHub fans run changes out to the Store's watchers, in process. Its

@@ -7,6 +7,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/runpage"
 )
 
 // runRec is a run with its journal.
@@ -65,14 +66,6 @@ func phaseKey(stepKey string, st bindings.StepStatus) stepPhase {
 func validStepStatus(st bindings.StepStatus) bool {
 	switch st {
 	case bindings.StepStarted, bindings.StepCompleted, bindings.StepFailed, bindings.StepParked:
-		return true
-	}
-	return false
-}
-
-func validRunStatus(st bindings.RunStatus) bool {
-	switch st {
-	case bindings.RunQueued, bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
 		return true
 	}
 	return false
@@ -212,7 +205,7 @@ func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status
 	if err := alive(ctx); err != nil {
 		return err
 	}
-	if !validRunStatus(status) {
+	if !runpage.ValidStatus(status) {
 		return invalid("unknown run status " + string(status))
 	}
 	if err := bindings.CheckLookup(tenantID, "run id", runID); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/runpage"
 )
 
 const runCols = `tenant_id, id, flow_id, flow_version, status, lease_owner, lease_expires_at, created_at, updated_at, not_before, parent_run_id, parent_step_key`
@@ -121,9 +122,7 @@ func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status
 	if err := bindings.CheckLookup(tenantID, "run id", runID); err != nil {
 		return err
 	}
-	switch status {
-	case bindings.RunQueued, bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
-	default:
+	if !runpage.ValidStatus(status) {
 		return invalid("unknown run status " + string(status))
 	}
 	n, err := s.exec(ctx, "set run status", tenantID, sqlSetRunStatus, tenantID, runID, string(status), s.stamp(time.Time{}))
