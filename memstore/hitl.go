@@ -57,14 +57,16 @@ func (s *Store) read(a *bindings.Approval, now time.Time) bindings.Approval {
 	return cloneApproval(*a)
 }
 
-// approval returns the tenant's approval by id, or
-// *agents.ApprovalNotFoundError. The caller holds hitlMu.
-func (s *Store) approval(tenantID, approvalID string) (*bindings.Approval, error) {
+// approval returns the tenant's approval by id with its copy as of now
+// (read) and now, or *agents.ApprovalNotFoundError. The caller holds
+// hitlMu.
+func (s *Store) approval(tenantID, approvalID string) (*bindings.Approval, bindings.Approval, time.Time, error) {
 	a := s.approvals[key{tenantID, approvalID}]
 	if a == nil {
-		return nil, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
+		return nil, bindings.Approval{}, time.Time{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
-	return a, nil
+	now := s.now()
+	return a, s.read(a, now), now, nil
 }
 
 // GetApproval returns an approval in its current state; an unknown id is
@@ -83,12 +85,10 @@ func (s *Store) readApproval(ctx context.Context, tenantID, approvalID string, r
 	// A write lock: reading may record the expiry.
 	s.hitlMu.Lock()
 	defer s.hitlMu.Unlock()
-	a, err := s.approval(tenantID, approvalID)
+	a, cur, now, err := s.approval(tenantID, approvalID)
 	if err != nil {
 		return bindings.Approval{}, err
 	}
-	now := s.now()
-	cur := s.read(a, now)
 	if resolve && cur.Status == bindings.ApprovalExpired && a.ResolvedAt == nil {
 		at := now // allocated only here: a plain read allocates no time
 		a.ResolvedAt = &at
@@ -108,12 +108,10 @@ func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string
 	}
 	s.hitlMu.Lock()
 	defer s.hitlMu.Unlock()
-	a, err := s.approval(tenantID, approvalID)
+	a, cur, now, err := s.approval(tenantID, approvalID)
 	if err != nil {
 		return bindings.Approval{}, err
 	}
-	now := s.now()
-	cur := s.read(a, now)
 	switch cur.Status {
 	case bindings.ApprovalExpired:
 		return bindings.Approval{}, &agents.HitlRequiredError{ToolID: a.Request.ToolID, ApprovalID: approvalID, Reason: "approval expired"}
