@@ -95,6 +95,23 @@ func (s *Store) run(tenantID, runID string) (*runRec, error) {
 	return nil, &agents.RunJournalUnavailableError{RunID: runID, Err: errUnknownRun}
 }
 
+// lockRun takes runMu and returns the tenant's run by id, unless check
+// (the caller's checks of the call, nil when they pass) is an error. On
+// success the caller holds runMu and unlocks it; a failed check or an
+// unknown run (the error of run) leaves it unlocked.
+func (s *Store) lockRun(check error, tenantID, runID string) (*runRec, error) {
+	if check != nil {
+		return nil, check
+	}
+	s.runMu.Lock()
+	r, err := s.run(tenantID, runID)
+	if err != nil {
+		s.runMu.Unlock()
+		return nil, err
+	}
+	return r, nil
+}
+
 // errUnknownRun is the cause of RunJournalUnavailableError for a run that
 // does not exist (for the tenant).
 var errUnknownRun = errors.New("no such run")
@@ -208,15 +225,11 @@ func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status
 	if !runpage.ValidStatus(status) {
 		return invalid("unknown run status " + string(status))
 	}
-	if err := bindings.CheckLookup(tenantID, "run id", runID); err != nil {
-		return err
-	}
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	r, err := s.run(tenantID, runID)
+	r, err := s.lockRun(bindings.CheckLookup(tenantID, "run id", runID), tenantID, runID)
 	if err != nil {
 		return err
 	}
+	defer s.runMu.Unlock()
 	r.run.Status = status
 	r.run.UpdatedAt = s.now()
 	if status.Terminal() {
@@ -234,15 +247,11 @@ func (s *Store) AcquireLease(ctx context.Context, in bindings.LeaseInput) (bindi
 	if in.Owner == "" {
 		return bindings.Run{}, invalid("lease owner is empty")
 	}
-	if err := firstErr(bindings.CheckLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
-		return bindings.Run{}, err
-	}
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	r, err := s.run(in.TenantID, in.RunID)
+	r, err := s.lockRun(firstErr(bindings.CheckLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)), in.TenantID, in.RunID)
 	if err != nil {
 		return bindings.Run{}, err
 	}
+	defer s.runMu.Unlock()
 	now := s.now()
 	if heldByOther(&r.run, in.Owner, now) {
 		return bindings.Run{}, &agents.RunBusyError{RunID: in.RunID, Owner: r.run.LeaseOwner}
@@ -273,15 +282,11 @@ func (s *Store) RecordRunError(ctx context.Context, in bindings.RecordRunErrorIn
 		return bindings.RunError{}, err
 	}
 	in, err := bindings.CheckRunError(in)
+	r, err := s.lockRun(err, in.TenantID, in.RunID)
 	if err != nil {
 		return bindings.RunError{}, err
 	}
-	s.runMu.Lock()
 	defer s.runMu.Unlock()
-	r, err := s.run(in.TenantID, in.RunID)
-	if err != nil {
-		return bindings.RunError{}, err
-	}
 	if r.run.Status.Terminal() {
 		return bindings.RunError{}, nil
 	}
@@ -297,15 +302,11 @@ func (s *Store) RecordRunError(ctx context.Context, in bindings.RecordRunErrorIn
 // ReleaseLease frees the lease when owner holds it; otherwise it does
 // nothing.
 func (s *Store) ReleaseLease(ctx context.Context, tenantID, runID, owner string) error {
-	if err := firstErr(lookupCall(ctx, tenantID, "run id", runID), bindings.CheckOptionalID("lease owner", owner)); err != nil {
-		return err
-	}
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	r, err := s.run(tenantID, runID)
+	r, err := s.lockRun(firstErr(lookupCall(ctx, tenantID, "run id", runID), bindings.CheckOptionalID("lease owner", owner)), tenantID, runID)
 	if err != nil {
 		return err
 	}
+	defer s.runMu.Unlock()
 	if owner != "" && r.run.LeaseOwner == owner {
 		lease(&r.run, "", 0, s.now())
 		s.changed(&r.run)
