@@ -129,15 +129,11 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 // DeferRun implements bindings.RunDeferrer: the run becomes queued until
 // in.NotBefore, its lease released, when in.Owner holds the lease.
 func (s *Store) DeferRun(ctx context.Context, in bindings.DeferRunInput) error {
-	if err := firstErr(lookupCall(ctx, in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
-		return err
-	}
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	r, err := s.run(in.TenantID, in.RunID)
+	r, err := s.lockRun(firstErr(lookupCall(ctx, in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)), in.TenantID, in.RunID)
 	if err != nil {
 		return err
 	}
+	defer s.runMu.Unlock()
 	now := s.now()
 	if !holds(&r.run, in.Owner, now) {
 		return runBusy(&r.run, now)
