@@ -58,6 +58,16 @@ const sqlReleaseLease = `UPDATE agent_runs
 	SET lease_owner = '', lease_expires_at = NULL, updated_at = $4
 	WHERE tenant_id = $1 AND id = $2 AND lease_owner = $3 AND $3 <> ''`
 
+// startOf is a run start's status (bindings.StartStatus), now, and when
+// the lease it takes expires.
+func (s *Store) startOf(in bindings.StartRunInput) (status bindings.RunStatus, now, exp time.Time, err error) {
+	if status, err = bindings.StartStatus(in.Status); err != nil {
+		return "", time.Time{}, time.Time{}, err
+	}
+	now = s.stamp(time.Time{})
+	return status, now, now.Add(in.LeaseTTL).Truncate(time.Microsecond), nil
+}
+
 const sqlRunExists = `SELECT EXISTS (SELECT 1 FROM agent_runs WHERE tenant_id = $1 AND id = $2)`
 
 const sqlSetRunStatus = `UPDATE agent_runs SET status = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2`
@@ -70,12 +80,10 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	if err := bindings.CheckStartRun(in); err != nil {
 		return bindings.Run{}, err
 	}
-	status, err := bindings.StartStatus(in.Status)
+	status, now, exp, err := s.startOf(in)
 	if err != nil {
 		return bindings.Run{}, err
 	}
-	now := s.stamp(time.Time{})
-	exp := now.Add(in.LeaseTTL).Truncate(time.Microsecond)
 	return s.takeRun(ctx, "start run", in.TenantID, in.RunID,
 		stmt{sqlStartRun, []any{in.TenantID, in.RunID, in.Owner, exp, now, in.FlowID, in.FlowVersion, string(status), in.ParentRunID, in.ParentStepKey}},
 		&agents.PersistenceError{Op: "start run", Err: pgx.ErrNoRows})
