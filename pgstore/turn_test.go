@@ -76,6 +76,14 @@ func (f *turnFixture) bindings(script ...scripted.Response) turn.Bindings {
 	return b
 }
 
+// ranOnce fails t unless the tool ran exactly once (what names it).
+func (f *turnFixture) ranOnce(t testing.TB, what string) {
+	t.Helper()
+	if n := f.executed.Load(); n != 1 {
+		t.Fatalf("%s ran %d times, want once", what, n)
+	}
+}
+
 // storeBindings is s as every turn binding a Store serves: memory,
 // conversations, snapshots, runs, its own journal Driver and approvals.
 func storeBindings(s *Store) turn.Bindings {
