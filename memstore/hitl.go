@@ -26,10 +26,7 @@ func expired(a *bindings.Approval, now time.Time) bool {
 // the same (tenant, ID) unchanged. A zero CreatedAt is now; a zero
 // ExpiresAt never expires.
 func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalRequest) (bindings.Approval, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.Approval{}, err
-	}
-	if err := bindings.CheckApprovalRequest(req); err != nil {
+	if err := checkedCall(ctx, bindings.CheckApprovalRequest(req)); err != nil {
 		return bindings.Approval{}, err
 	}
 	s.hitlMu.Lock()
@@ -187,10 +184,7 @@ func oldestFirst(a, b bindings.Approval) int {
 
 // ListTenantApprovals implements bindings.ApprovalLister.
 func (s *Store) ListTenantApprovals(ctx context.Context, in bindings.ListApprovalsInput) ([]bindings.Approval, error) {
-	if err := alive(ctx); err != nil {
-		return nil, err
-	}
-	if err := bindings.CheckID("tenant id", in.TenantID); err != nil {
+	if err := checkedCall(ctx, bindings.CheckID("tenant id", in.TenantID)); err != nil {
 		return nil, err
 	}
 	limit, err := bindings.ApprovalListLimit(in)

@@ -119,10 +119,7 @@ var errUnknownRun = errors.New("no such run")
 // StartRun creates a running run leased to in.Owner, or takes the lease of
 // an existing run whose lease is free, expired or already in.Owner's.
 func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindings.Run, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.Run{}, err
-	}
-	if err := bindings.CheckStartRun(in); err != nil {
+	if err := checkedCall(ctx, bindings.CheckStartRun(in)); err != nil {
 		return bindings.Run{}, err
 	}
 	status, err := bindings.StartStatus(in.Status)
