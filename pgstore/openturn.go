@@ -95,9 +95,7 @@ func (s *Store) openTurn(ctx context.Context, in storeio.OpenTurnInput) (storeio
 		extra = &batchExtra{
 			queueFn: func(b *pgx.Batch) { b.Queue(sqlGetConversation, tenant, conv) },
 			readFn: func(br pgx.BatchResults) error {
-				var err error
-				out.Conversation, out.HasConversation, err = collectOne(br, scanConversation)
-				return err
+				return collectOneInto(br, &out.Conversation, &out.HasConversation, scanConversation)
 			},
 		}
 	}

@@ -136,9 +136,7 @@ func (s *Store) takeLeaseAsRead(ctx context.Context, lease storeio.LeaseAsRead, 
 		if err := pre.read(br); err != nil {
 			return err
 		}
-		var err error
-		run, found, err = collectOne(br, scanRun)
-		return err
+		return collectOneInto(br, &run, &found, scanRun)
 	})
 	if err != nil {
 		return bindings.Run{}, err

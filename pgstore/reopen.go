@@ -49,16 +49,15 @@ func (s *Store) reopenRun(ctx context.Context, in storeio.ReopenRunInput, extra 
 		b.Queue(sqlReadJournal, in.TenantID, in.RunID)
 		extra.queue(b)
 	}, func(br pgx.BatchResults) error {
-		var err error
-		if out.Snapshot, found, err = collectOne(br, scanSnapshot); err != nil {
+		if err := collectOneInto(br, &out.Snapshot, &found, scanSnapshot); err != nil {
 			return err
 		}
 		if !in.Held {
-			if out.Run, taken, err = collectOne(br, scanRun); err != nil {
+			if err := collectOneInto(br, &out.Run, &taken, scanRun); err != nil {
 				return err
 			}
 		}
-		if cur, exists, err = collectOne(br, scanRun); err != nil {
+		if err := collectOneInto(br, &cur, &exists, scanRun); err != nil {
 			return err
 		}
 		return extra.readAfterJournal(br, &out.Journal)

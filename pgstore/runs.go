@@ -172,12 +172,10 @@ func (s *Store) takeRun(ctx context.Context, op, tenantID, runID string, take st
 		b.Queue(take.sql, take.args...)
 		b.Queue(sqlGetRun, tenantID, runID)
 	}, func(br pgx.BatchResults) error {
-		var err error
-		if run, taken, err = collectOne(br, scanRun); err != nil {
+		if err := collectOneInto(br, &run, &taken, scanRun); err != nil {
 			return err
 		}
-		cur, exists, err = collectOne(br, scanRun)
-		return err
+		return collectOneInto(br, &cur, &exists, scanRun)
 	})
 	switch {
 	case err != nil:
