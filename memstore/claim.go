@@ -33,11 +33,8 @@ func holds(r *bindings.Run, owner string, now time.Time) bool {
 // approvals all decided or expired and its children all ended), oldest
 // first, and leases up to in.Limit of them to in.Owner, as running.
 func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bindings.Run, error) {
-	if err := alive(ctx); err != nil {
-		return nil, err
-	}
 	in, err := bindings.CheckClaim(in)
-	if err != nil {
+	if err := checkedCall(ctx, err); err != nil {
 		return nil, err
 	}
 	var tenants map[string]bool
@@ -150,11 +147,8 @@ func (s *Store) DeferRun(ctx context.Context, in bindings.DeferRunInput) error {
 // ListRuns implements bindings.RunLister: the tenant's runs in the order
 // (CreatedAt, ID) descending, after in.After.
 func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindings.RunPage, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.RunPage{}, err
-	}
 	limit, err := runpage.Limit(in)
-	if err != nil {
+	if err := checkedCall(ctx, err); err != nil {
 		return bindings.RunPage{}, err
 	}
 	s.runMu.RLock()

@@ -52,11 +52,8 @@ func (s *Store) RecordCompliance(ctx context.Context, rec bindings.ComplianceRec
 
 // ListCompliance implements bindings.ComplianceRecorder.
 func (s *Store) ListCompliance(ctx context.Context, in bindings.ListComplianceInput) (bindings.CompliancePage, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.CompliancePage{}, err
-	}
 	limit, err := bindings.CheckListCompliance(in)
-	if err != nil {
+	if err := checkedCall(ctx, err); err != nil {
 		return bindings.CompliancePage{}, err
 	}
 	c := &s.compliance

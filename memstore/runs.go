@@ -275,11 +275,8 @@ var _ bindings.RunErrorRecorder = (*Store)(nil)
 
 // RecordRunError implements bindings.RunErrorRecorder.
 func (s *Store) RecordRunError(ctx context.Context, in bindings.RecordRunErrorInput) (bindings.RunError, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.RunError{}, err
-	}
 	in, err := bindings.CheckRunError(in)
-	r, err := s.lockRun(err, in.TenantID, in.RunID)
+	r, err := s.lockRun(checkedCall(ctx, err), in.TenantID, in.RunID)
 	if err != nil {
 		return bindings.RunError{}, err
 	}
