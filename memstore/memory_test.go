@@ -26,6 +26,14 @@ func put(t *testing.T, s *memstore.Store, facts ...bindings.Fact) {
 	}
 }
 
+// storeWith is a new Store holding facts.
+func storeWith(t *testing.T, facts ...bindings.Fact) *memstore.Store {
+	t.Helper()
+	s := memstore.New(nil)
+	put(t, s, facts...)
+	return s
+}
+
 // fact is the fact id of tenant t, type c, with text, created at day0.
 func fact(id, text string) bindings.Fact {
 	return bindings.Fact{TenantID: "t", ID: id, Type: "c", Text: text, CreatedAt: day0}
@@ -68,8 +76,7 @@ func TestTokenize(t *testing.T) {
 
 // TestBM25Scores checks the exact Okapi BM25 figures on a tiny corpus.
 func TestBM25Scores(t *testing.T) {
-	s := memstore.New(nil)
-	put(t, s,
+	s := storeWith(t,
 		fact("d1", "apple apple banana"),
 		fact("d2", "apple cherry"),
 		fact("d3", "banana cherry date fig"),
@@ -96,8 +103,7 @@ func TestBM25Scores(t *testing.T) {
 }
 
 func TestBM25RareTermOutranksCommonTerm(t *testing.T) {
-	s := memstore.New(nil)
-	put(t, s,
+	s := storeWith(t,
 		fact("common", "alpha one"),
 		fact("rare", "zeta one"),
 		fact("x1", "alpha two"),
@@ -110,8 +116,7 @@ func TestBM25RareTermOutranksCommonTerm(t *testing.T) {
 }
 
 func TestBM25ShorterFactRanksHigher(t *testing.T) {
-	s := memstore.New(nil)
-	put(t, s,
+	s := storeWith(t,
 		bindings.Fact{TenantID: "t", ID: "long", Type: "c", Text: "indemnity and many other words in a long clause", CreatedAt: day0.Add(time.Hour)},
 		fact("short", "indemnity cap"),
 	)
@@ -121,8 +126,7 @@ func TestBM25ShorterFactRanksHigher(t *testing.T) {
 }
 
 func TestPutFactReplacementUpdatesStatistics(t *testing.T) {
-	s := memstore.New(nil)
-	put(t, s, fact("f", "new old words"))
+	s := storeWith(t, fact("f", "new old words"))
 	put(t, s, fact("f", "new"))
 	put(t, s, fact("g", "new"))
 	got := keyword(t, s, "new")
