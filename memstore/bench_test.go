@@ -52,16 +52,10 @@ func BenchmarkReadMessagesLast20(b *testing.B) {
 				}
 			}
 			in := bindings.ReadMessagesInput{TenantID: "t", ConversationID: "c", Limit: 20}
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu := startCPU(b)
-			defer cpu.stop()
-			for b.Loop() {
+			benchCalls(b, "messages", min(20, n), func() (int, error) {
 				ms, err := s.ReadMessages(ctx, in)
-				if err != nil || len(ms) != min(20, n) {
-					b.Fatalf("%d messages, %v", len(ms), err)
-				}
-			}
+				return len(ms), err
+			})
 		})
 	}
 }
@@ -124,14 +118,23 @@ func BenchmarkQueryFactsKeyword10k(b *testing.B) {
 // benchQueryFacts times s answering q with its 10 facts.
 func benchQueryFacts(b *testing.B, s *memstore.Store, q bindings.MemoryQuery) {
 	ctx := b.Context()
+	benchCalls(b, "results", 10, func() (int, error) {
+		res, err := s.QueryFacts(ctx, q)
+		return len(res), err
+	})
+}
+
+// benchCalls times call after the setup, reporting allocations and CPU
+// time per op, and fails b unless each call returns want items (what
+// names them) and no error.
+func benchCalls(b *testing.B, what string, want int, call func() (int, error)) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := startCPU(b)
 	defer cpu.stop()
 	for b.Loop() {
-		res, err := s.QueryFacts(ctx, q)
-		if err != nil || len(res) != 10 {
-			b.Fatalf("%d results, %v", len(res), err)
+		if n, err := call(); err != nil || n != want {
+			b.Fatalf("%d %s, %v", n, what, err)
 		}
 	}
 }
@@ -151,16 +154,10 @@ func BenchmarkListConversationsPage(b *testing.B) {
 		ListConversationsInput: bindings.ListConversationsInput{TenantID: "t", Limit: 20},
 		Cursor:                 &bindings.ConversationPageCursor{OpenedAt: base.Add(16_666 * time.Second), ID: "c050000"},
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := startCPU(b)
-	defer cpu.stop()
-	for b.Loop() {
+	benchCalls(b, "conversations", 20, func() (int, error) {
 		p, err := s.ListConversationsPage(ctx, in)
-		if err != nil || len(p.Conversations) != 20 {
-			b.Fatalf("%d conversations, %v", len(p.Conversations), err)
-		}
-	}
+		return len(p.Conversations), err
+	})
 }
 
 // hugeQuery is a 1.2 MiB message with 20,000 distinct words.

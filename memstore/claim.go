@@ -9,6 +9,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/runpage"
 	"github.com/kindgi/agents/internal/runwatch"
 )
 
@@ -32,11 +33,8 @@ func holds(r *bindings.Run, owner string, now time.Time) bool {
 // approvals all decided or expired and its children all ended), oldest
 // first, and leases up to in.Limit of them to in.Owner, as running.
 func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bindings.Run, error) {
-	if err := alive(ctx); err != nil {
-		return nil, err
-	}
 	in, err := bindings.CheckClaim(in)
-	if err != nil {
+	if err := checkedCall(ctx, err); err != nil {
 		return nil, err
 	}
 	var tenants map[string]bool
@@ -128,15 +126,11 @@ func (s *Store) ClaimRuns(ctx context.Context, in bindings.ClaimRunsInput) ([]bi
 // DeferRun implements bindings.RunDeferrer: the run becomes queued until
 // in.NotBefore, its lease released, when in.Owner holds the lease.
 func (s *Store) DeferRun(ctx context.Context, in bindings.DeferRunInput) error {
-	if err := firstErr(lookupCall(ctx, in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
-		return err
-	}
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	r, err := s.run(in.TenantID, in.RunID)
+	r, err := s.lockRun(firstErr(lookupCall(ctx, in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)), in.TenantID, in.RunID)
 	if err != nil {
 		return err
 	}
+	defer s.runMu.Unlock()
 	now := s.now()
 	if !holds(&r.run, in.Owner, now) {
 		return runBusy(&r.run, now)
@@ -153,11 +147,8 @@ func (s *Store) DeferRun(ctx context.Context, in bindings.DeferRunInput) error {
 // ListRuns implements bindings.RunLister: the tenant's runs in the order
 // (CreatedAt, ID) descending, after in.After.
 func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindings.RunPage, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.RunPage{}, err
-	}
-	limit, err := pageLimit(in)
-	if err != nil {
+	limit, err := runpage.Limit(in)
+	if err := checkedCall(ctx, err); err != nil {
 		return bindings.RunPage{}, err
 	}
 	s.runMu.RLock()
@@ -187,39 +178,7 @@ func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindin
 		runs = append(runs, r.out())
 	}
 	slices.SortFunc(runs, func(a, b bindings.Run) int { return newer(&a, &b) })
-	page := bindings.RunPage{Runs: runs}
-	if len(runs) > limit {
-		page.Runs = runs[:limit]
-		page.Next = runs[limit-1].ID
-	}
-	if page.Runs == nil {
-		page.Runs = []bindings.Run{}
-	}
-	return page, nil
-}
-
-// pageLimit checks a ListRuns input and returns its page size.
-func pageLimit(in bindings.ListRunsInput) (int, error) {
-	if err := bindings.CheckID("tenant id", in.TenantID); err != nil {
-		return 0, err
-	}
-	if err := firstErr(bindings.CheckOptionalID("after", in.After), bindings.CheckOptionalID("parent run id", in.ParentRunID)); err != nil {
-		return 0, err
-	}
-	for _, st := range in.Statuses {
-		if !validRunStatus(st) {
-			return 0, invalid("unknown run status " + string(st))
-		}
-	}
-	switch {
-	case in.Limit < 0:
-		return 0, invalid("limit must not be negative")
-	case in.Limit == 0:
-		return bindings.DefaultRunPageLimit, nil
-	case in.Limit > bindings.MaxRunPageLimit:
-		return bindings.MaxRunPageLimit, nil
-	}
-	return in.Limit, nil
+	return runpage.Cut(runs, limit), nil
 }
 
 // watchHub fans run changes out to the Store's watchers, in process. Its

@@ -23,10 +23,7 @@ var _ bindings.ComplianceRecorder = (*Store)(nil)
 // RecordCompliance implements bindings.ComplianceRecorder: the first
 // record of a (tenant, run, key) is kept, a later one stores nothing.
 func (s *Store) RecordCompliance(ctx context.Context, rec bindings.ComplianceRecord) error {
-	if err := alive(ctx); err != nil {
-		return err
-	}
-	if err := bindings.CheckComplianceRecord(rec); err != nil {
+	if err := checkedCall(ctx, bindings.CheckComplianceRecord(rec)); err != nil {
 		return err
 	}
 	c := &s.compliance
@@ -55,11 +52,8 @@ func (s *Store) RecordCompliance(ctx context.Context, rec bindings.ComplianceRec
 
 // ListCompliance implements bindings.ComplianceRecorder.
 func (s *Store) ListCompliance(ctx context.Context, in bindings.ListComplianceInput) (bindings.CompliancePage, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.CompliancePage{}, err
-	}
 	limit, err := bindings.CheckListCompliance(in)
-	if err != nil {
+	if err := checkedCall(ctx, err); err != nil {
 		return bindings.CompliancePage{}, err
 	}
 	c := &s.compliance

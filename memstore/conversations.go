@@ -348,10 +348,7 @@ func (s *Store) conv(tenantID, id string) (*convRec, error) {
 // OpenConversation opens a conversation, or returns the stored one when
 // (tenant, ID) exists with the same agent id and version.
 func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversationInput) (bindings.Conversation, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.Conversation{}, err
-	}
-	if err := bindings.CheckOpenConversation(in); err != nil {
+	if err := checkedCall(ctx, bindings.CheckOpenConversation(in)); err != nil {
 		return bindings.Conversation{}, err
 	}
 	s.convMu.Lock()
@@ -415,10 +412,7 @@ func (s *Store) ListConversations(ctx context.Context, in bindings.ListConversat
 // ListConversationsPage returns the page after in.Cursor. Finding the
 // cursor costs O(log n); the page costs the rows it scans.
 func (s *Store) ListConversationsPage(ctx context.Context, in bindings.ListConversationsPageInput) (bindings.ConversationPage, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.ConversationPage{}, err
-	}
-	if err := bindings.CheckListConversationsPage(in); err != nil {
+	if err := checkedCall(ctx, bindings.CheckListConversationsPage(in)); err != nil {
 		return bindings.ConversationPage{}, err
 	}
 	limit := in.Limit
@@ -512,10 +506,7 @@ func (s *Store) AppendMessage(ctx context.Context, in bindings.AppendMessageInpu
 // appendMessage is AppendMessage; trusted skips the checks of the ids and
 // JSON a journal.CommitInput.Trusted caller vouches for.
 func (s *Store) appendMessage(ctx context.Context, in bindings.AppendMessageInput, trusted bool) (bindings.ConversationMessage, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.ConversationMessage{}, err
-	}
-	if err := bindings.CheckAppendMessage(in, trusted); err != nil {
+	if err := checkedCall(ctx, bindings.CheckAppendMessage(in, trusted)); err != nil {
 		return bindings.ConversationMessage{}, err
 	}
 	s.convMu.Lock()

@@ -26,10 +26,7 @@ func expired(a *bindings.Approval, now time.Time) bool {
 // the same (tenant, ID) unchanged. A zero CreatedAt is now; a zero
 // ExpiresAt never expires.
 func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalRequest) (bindings.Approval, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.Approval{}, err
-	}
-	if err := bindings.CheckApprovalRequest(req); err != nil {
+	if err := checkedCall(ctx, bindings.CheckApprovalRequest(req)); err != nil {
 		return bindings.Approval{}, err
 	}
 	s.hitlMu.Lock()
@@ -51,20 +48,36 @@ func (s *Store) RequestApproval(ctx context.Context, req bindings.ApprovalReques
 // read returns a copy of a as of now, marking a pending approval past its
 // expiry expired (for good: it can no longer be decided).
 func (s *Store) read(a *bindings.Approval, now time.Time) bindings.Approval {
-	if expired(a, now) {
-		a.Status = bindings.ApprovalExpired
-	}
+	expire(a, now)
 	return cloneApproval(*a)
 }
 
-// approval returns the tenant's approval by id, or
-// *agents.ApprovalNotFoundError. The caller holds hitlMu.
-func (s *Store) approval(tenantID, approvalID string) (*bindings.Approval, error) {
+// expire marks a pending approval past its expiry at now expired, for
+// good.
+func expire(a *bindings.Approval, now time.Time) {
+	if expired(a, now) {
+		a.Status = bindings.ApprovalExpired
+	}
+}
+
+// lockApproval checks a call on the tenant's approval by id (check is one
+// more check of the call's input, nil for none), takes hitlMu — a write
+// lock: reading may record the expiry — and returns the approval with its
+// copy as of now (read) and now. On success the caller holds hitlMu and
+// unlocks it; a failed check or an unknown id (then
+// *agents.ApprovalNotFoundError) leaves it unlocked.
+func (s *Store) lockApproval(ctx context.Context, tenantID, approvalID string, check error) (*bindings.Approval, bindings.Approval, time.Time, error) {
+	if err := firstErr(lookupCall(ctx, tenantID, "approval id", approvalID), check); err != nil {
+		return nil, bindings.Approval{}, time.Time{}, err
+	}
+	s.hitlMu.Lock()
 	a := s.approvals[key{tenantID, approvalID}]
 	if a == nil {
-		return nil, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
+		s.hitlMu.Unlock()
+		return nil, bindings.Approval{}, time.Time{}, &agents.ApprovalNotFoundError{ApprovalID: approvalID}
 	}
-	return a, nil
+	now := s.now()
+	return a, s.read(a, now), now, nil
 }
 
 // GetApproval returns an approval in its current state; an unknown id is
@@ -77,18 +90,11 @@ func (s *Store) GetApproval(ctx context.Context, tenantID, approvalID string) (b
 // expiry expired for good; with resolve, such an approval also gets
 // ResolvedAt now, once.
 func (s *Store) readApproval(ctx context.Context, tenantID, approvalID string, resolve bool) (bindings.Approval, error) {
-	if err := lookupCall(ctx, tenantID, "approval id", approvalID); err != nil {
-		return bindings.Approval{}, err
-	}
-	// A write lock: reading may record the expiry.
-	s.hitlMu.Lock()
-	defer s.hitlMu.Unlock()
-	a, err := s.approval(tenantID, approvalID)
+	a, cur, now, err := s.lockApproval(ctx, tenantID, approvalID, nil)
 	if err != nil {
 		return bindings.Approval{}, err
 	}
-	now := s.now()
-	cur := s.read(a, now)
+	defer s.hitlMu.Unlock()
 	if resolve && cur.Status == bindings.ApprovalExpired && a.ResolvedAt == nil {
 		at := now // allocated only here: a plain read allocates no time
 		a.ResolvedAt = &at
@@ -103,17 +109,11 @@ func (s *Store) readApproval(ctx context.Context, tenantID, approvalID string, r
 // *agents.HitlRequiredError, and so is a reviewer below the request's role
 // when Options.ReviewerRoles is set.
 func (s *Store) ResolveApproval(ctx context.Context, tenantID, approvalID string, d bindings.ApprovalDecision) (bindings.Approval, error) {
-	if err := firstErr(lookupCall(ctx, tenantID, "approval id", approvalID), bindings.CheckOptionalID("reviewer", d.Reviewer)); err != nil {
-		return bindings.Approval{}, err
-	}
-	s.hitlMu.Lock()
-	defer s.hitlMu.Unlock()
-	a, err := s.approval(tenantID, approvalID)
+	a, cur, now, err := s.lockApproval(ctx, tenantID, approvalID, bindings.CheckOptionalID("reviewer", d.Reviewer))
 	if err != nil {
 		return bindings.Approval{}, err
 	}
-	now := s.now()
-	cur := s.read(a, now)
+	defer s.hitlMu.Unlock()
 	switch cur.Status {
 	case bindings.ApprovalExpired:
 		return bindings.Approval{}, &agents.HitlRequiredError{ToolID: a.Request.ToolID, ApprovalID: approvalID, Reason: "approval expired"}
@@ -154,17 +154,24 @@ func (s *Store) ListApprovals(ctx context.Context, tenantID, runID string) ([]bi
 	if err := lookupCall(ctx, tenantID, "run id", runID); err != nil {
 		return nil, err
 	}
+	out := s.readApprovals(tenantID, func(a *bindings.Approval, _ time.Time) bool { return a.Request.RunID == runID })
+	slices.SortFunc(out, oldestFirst)
+	return out, nil
+}
+
+// readApprovals returns the tenant's approvals that keep holds for, in no
+// order, each as of now (read); keep sees the stored approval and now.
+func (s *Store) readApprovals(tenantID string, keep func(a *bindings.Approval, now time.Time) bool) []bindings.Approval {
 	s.hitlMu.Lock()
 	defer s.hitlMu.Unlock()
 	now := s.now()
 	out := []bindings.Approval{}
 	for k, a := range s.approvals {
-		if k.tenant == tenantID && a.Request.RunID == runID {
+		if k.tenant == tenantID && keep(a, now) {
 			out = append(out, s.read(a, now))
 		}
 	}
-	slices.SortFunc(out, oldestFirst)
-	return out, nil
+	return out
 }
 
 // oldestFirst orders approvals by CreatedAt, then ID.
@@ -177,28 +184,17 @@ func oldestFirst(a, b bindings.Approval) int {
 
 // ListTenantApprovals implements bindings.ApprovalLister.
 func (s *Store) ListTenantApprovals(ctx context.Context, in bindings.ListApprovalsInput) ([]bindings.Approval, error) {
-	if err := alive(ctx); err != nil {
-		return nil, err
-	}
-	if err := bindings.CheckID("tenant id", in.TenantID); err != nil {
+	if err := checkedCall(ctx, bindings.CheckID("tenant id", in.TenantID)); err != nil {
 		return nil, err
 	}
 	limit, err := bindings.ApprovalListLimit(in)
 	if err != nil {
 		return nil, err
 	}
-	s.hitlMu.Lock()
-	defer s.hitlMu.Unlock()
-	now := s.now()
-	out := []bindings.Approval{}
-	for k, a := range s.approvals {
-		if k.tenant != in.TenantID {
-			continue
-		}
-		if ap := s.read(a, now); (ap.Status == bindings.ApprovalPending) == in.Pending {
-			out = append(out, ap)
-		}
-	}
+	out := s.readApprovals(in.TenantID, func(a *bindings.Approval, now time.Time) bool {
+		expire(a, now) // as read does, whether kept or not
+		return (a.Status == bindings.ApprovalPending) == in.Pending
+	})
 	slices.SortFunc(out, func(a, b bindings.Approval) int {
 		if !in.Pending { // decided ones newest first
 			return oldestFirst(b, a)

@@ -35,10 +35,7 @@ func cloneFact(f bindings.Fact) bindings.Fact {
 // ID gets a generated one, a zero CreatedAt is now, and a fact with text but
 // no embedding is embedded when the Store has an EmbeddingRegistry.
 func (s *Store) PutFact(ctx context.Context, f bindings.Fact) (bindings.Fact, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.Fact{}, err
-	}
-	if err := bindings.CheckFact(f); err != nil {
+	if err := checkedCall(ctx, bindings.CheckFact(f)); err != nil {
 		return bindings.Fact{}, err
 	}
 	f = cloneFact(f)
@@ -154,10 +151,7 @@ func better(a, b scored) int {
 // (score Σ 1/(RRFK + rank), ranks from 1) of the two full rankings, and ""
 // as the latest Limit facts of each type.
 func (s *Store) QueryFacts(ctx context.Context, q bindings.MemoryQuery) ([]bindings.ScoredFact, error) {
-	if err := alive(ctx); err != nil {
-		return nil, err
-	}
-	if err := bindings.CheckMemoryQuery(q); err != nil {
+	if err := checkedCall(ctx, bindings.CheckMemoryQuery(q)); err != nil {
 		return nil, err
 	}
 	switch q.Scope {

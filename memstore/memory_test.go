@@ -26,6 +26,19 @@ func put(t *testing.T, s *memstore.Store, facts ...bindings.Fact) {
 	}
 }
 
+// storeWith is a new Store holding facts.
+func storeWith(t *testing.T, facts ...bindings.Fact) *memstore.Store {
+	t.Helper()
+	s := memstore.New(nil)
+	put(t, s, facts...)
+	return s
+}
+
+// fact is the fact id of tenant t, type c, with text, created at day0.
+func fact(id, text string) bindings.Fact {
+	return bindings.Fact{TenantID: "t", ID: id, Type: "c", Text: text, CreatedAt: day0}
+}
+
 func keyword(t *testing.T, s *memstore.Store, query string) []bindings.ScoredFact {
 	t.Helper()
 	got, err := s.QueryFacts(t.Context(), bindings.MemoryQuery{TenantID: "t", Types: []string{"c"}, Scope: agent.ScopeTenant, Mode: agent.ModeKeyword, Query: query})
@@ -63,11 +76,10 @@ func TestTokenize(t *testing.T) {
 
 // TestBM25Scores checks the exact Okapi BM25 figures on a tiny corpus.
 func TestBM25Scores(t *testing.T) {
-	s := memstore.New(nil)
-	put(t, s,
-		bindings.Fact{TenantID: "t", ID: "d1", Type: "c", Text: "apple apple banana", CreatedAt: day0},
-		bindings.Fact{TenantID: "t", ID: "d2", Type: "c", Text: "apple cherry", CreatedAt: day0},
-		bindings.Fact{TenantID: "t", ID: "d3", Type: "c", Text: "banana cherry date fig", CreatedAt: day0},
+	s := storeWith(t,
+		fact("d1", "apple apple banana"),
+		fact("d2", "apple cherry"),
+		fact("d3", "banana cherry date fig"),
 	)
 	// N=3, avgdl=3; apple: n=2, banana: n=2.
 	idf := math.Log(1 + (3-2+0.5)/(2+0.5))
@@ -91,12 +103,11 @@ func TestBM25Scores(t *testing.T) {
 }
 
 func TestBM25RareTermOutranksCommonTerm(t *testing.T) {
-	s := memstore.New(nil)
-	put(t, s,
-		bindings.Fact{TenantID: "t", ID: "common", Type: "c", Text: "alpha one", CreatedAt: day0},
-		bindings.Fact{TenantID: "t", ID: "rare", Type: "c", Text: "zeta one", CreatedAt: day0},
-		bindings.Fact{TenantID: "t", ID: "x1", Type: "c", Text: "alpha two", CreatedAt: day0},
-		bindings.Fact{TenantID: "t", ID: "x2", Type: "c", Text: "alpha three", CreatedAt: day0},
+	s := storeWith(t,
+		fact("common", "alpha one"),
+		fact("rare", "zeta one"),
+		fact("x1", "alpha two"),
+		fact("x2", "alpha three"),
 	)
 	got := ids(keyword(t, s, "alpha zeta"))
 	if got[0] != "rare" {
@@ -105,10 +116,9 @@ func TestBM25RareTermOutranksCommonTerm(t *testing.T) {
 }
 
 func TestBM25ShorterFactRanksHigher(t *testing.T) {
-	s := memstore.New(nil)
-	put(t, s,
+	s := storeWith(t,
 		bindings.Fact{TenantID: "t", ID: "long", Type: "c", Text: "indemnity and many other words in a long clause", CreatedAt: day0.Add(time.Hour)},
-		bindings.Fact{TenantID: "t", ID: "short", Type: "c", Text: "indemnity cap", CreatedAt: day0},
+		fact("short", "indemnity cap"),
 	)
 	if d := cmp.Diff([]string{"short", "long"}, ids(keyword(t, s, "indemnity"))); d != "" {
 		t.Fatalf("order (-want +got):\n%s", d)
@@ -116,10 +126,9 @@ func TestBM25ShorterFactRanksHigher(t *testing.T) {
 }
 
 func TestPutFactReplacementUpdatesStatistics(t *testing.T) {
-	s := memstore.New(nil)
-	put(t, s, bindings.Fact{TenantID: "t", ID: "f", Type: "c", Text: "new old words", CreatedAt: day0})
-	put(t, s, bindings.Fact{TenantID: "t", ID: "f", Type: "c", Text: "new", CreatedAt: day0})
-	put(t, s, bindings.Fact{TenantID: "t", ID: "g", Type: "c", Text: "new", CreatedAt: day0})
+	s := storeWith(t, fact("f", "new old words"))
+	put(t, s, fact("f", "new"))
+	put(t, s, fact("g", "new"))
 	got := keyword(t, s, "new")
 	// Two facts of one term each: avgdl 1, n 2, N 2.
 	idf := math.Log(1 + (2-2+0.5)/(2+0.5))

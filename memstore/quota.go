@@ -52,10 +52,7 @@ func (s *Store) Add(ctx context.Context, in bindings.QuotaTakeInput) (bindings.Q
 
 // count takes (or, with add, adds) one unit under the quota lock.
 func (s *Store) count(ctx context.Context, in bindings.QuotaTakeInput, add bool) (bindings.QuotaTakeResult, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.QuotaTakeResult{}, err
-	}
-	if err := bindings.CheckQuotaTake(in); err != nil {
+	if err := checkedCall(ctx, bindings.CheckQuotaTake(in)); err != nil {
 		return bindings.QuotaTakeResult{}, err
 	}
 	now := in.Now
@@ -156,10 +153,7 @@ func (rec *quotaRec) windowUnits() []bindings.QuotaUnit {
 
 // QuotaUsage implements bindings.QuotaCounter.
 func (s *Store) QuotaUsage(ctx context.Context, tenantID string, now time.Time) ([]bindings.QuotaUsage, error) {
-	if err := alive(ctx); err != nil {
-		return nil, err
-	}
-	if err := bindings.CheckID("tenant id", tenantID); err != nil {
+	if err := checkedCall(ctx, bindings.CheckID("tenant id", tenantID)); err != nil {
 		return nil, err
 	}
 	if now.IsZero() {

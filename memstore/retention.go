@@ -21,10 +21,7 @@ var (
 // after the other and delete each run once.
 func (s *Store) Prune(ctx context.Context, tenantID string, olderThan time.Time) (bindings.PruneStats, error) {
 	var st bindings.PruneStats
-	if err := alive(ctx); err != nil {
-		return st, err
-	}
-	if err := bindings.CheckID("tenant id", tenantID); err != nil {
+	if err := checkedCall(ctx, bindings.CheckID("tenant id", tenantID)); err != nil {
 		return st, err
 	}
 	s.runMu.Lock()

@@ -7,6 +7,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/runpage"
 )
 
 // runRec is a run with its journal.
@@ -70,14 +71,6 @@ func validStepStatus(st bindings.StepStatus) bool {
 	return false
 }
 
-func validRunStatus(st bindings.RunStatus) bool {
-	switch st {
-	case bindings.RunQueued, bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
-		return true
-	}
-	return false
-}
-
 // heldByOther reports whether someone other than owner holds an unexpired
 // lease on r at now.
 func heldByOther(r *bindings.Run, owner string, now time.Time) bool {
@@ -102,6 +95,23 @@ func (s *Store) run(tenantID, runID string) (*runRec, error) {
 	return nil, &agents.RunJournalUnavailableError{RunID: runID, Err: errUnknownRun}
 }
 
+// lockRun takes runMu and returns the tenant's run by id, unless check
+// (the caller's checks of the call, nil when they pass) is an error. On
+// success the caller holds runMu and unlocks it; a failed check or an
+// unknown run (the error of run) leaves it unlocked.
+func (s *Store) lockRun(check error, tenantID, runID string) (*runRec, error) {
+	if check != nil {
+		return nil, check
+	}
+	s.runMu.Lock()
+	r, err := s.run(tenantID, runID)
+	if err != nil {
+		s.runMu.Unlock()
+		return nil, err
+	}
+	return r, nil
+}
+
 // errUnknownRun is the cause of RunJournalUnavailableError for a run that
 // does not exist (for the tenant).
 var errUnknownRun = errors.New("no such run")
@@ -109,10 +119,7 @@ var errUnknownRun = errors.New("no such run")
 // StartRun creates a running run leased to in.Owner, or takes the lease of
 // an existing run whose lease is free, expired or already in.Owner's.
 func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindings.Run, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.Run{}, err
-	}
-	if err := bindings.CheckStartRun(in); err != nil {
+	if err := checkedCall(ctx, bindings.CheckStartRun(in)); err != nil {
 		return bindings.Run{}, err
 	}
 	status, err := bindings.StartStatus(in.Status)
@@ -212,18 +219,14 @@ func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status
 	if err := alive(ctx); err != nil {
 		return err
 	}
-	if !validRunStatus(status) {
+	if !runpage.ValidStatus(status) {
 		return invalid("unknown run status " + string(status))
 	}
-	if err := bindings.CheckLookup(tenantID, "run id", runID); err != nil {
-		return err
-	}
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	r, err := s.run(tenantID, runID)
+	r, err := s.lockRun(bindings.CheckLookup(tenantID, "run id", runID), tenantID, runID)
 	if err != nil {
 		return err
 	}
+	defer s.runMu.Unlock()
 	r.run.Status = status
 	r.run.UpdatedAt = s.now()
 	if status.Terminal() {
@@ -241,15 +244,11 @@ func (s *Store) AcquireLease(ctx context.Context, in bindings.LeaseInput) (bindi
 	if in.Owner == "" {
 		return bindings.Run{}, invalid("lease owner is empty")
 	}
-	if err := firstErr(bindings.CheckLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)); err != nil {
-		return bindings.Run{}, err
-	}
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	r, err := s.run(in.TenantID, in.RunID)
+	r, err := s.lockRun(firstErr(bindings.CheckLookup(in.TenantID, "run id", in.RunID), bindings.CheckID("lease owner", in.Owner)), in.TenantID, in.RunID)
 	if err != nil {
 		return bindings.Run{}, err
 	}
+	defer s.runMu.Unlock()
 	now := s.now()
 	if heldByOther(&r.run, in.Owner, now) {
 		return bindings.Run{}, &agents.RunBusyError{RunID: in.RunID, Owner: r.run.LeaseOwner}
@@ -276,19 +275,12 @@ var _ bindings.RunErrorRecorder = (*Store)(nil)
 
 // RecordRunError implements bindings.RunErrorRecorder.
 func (s *Store) RecordRunError(ctx context.Context, in bindings.RecordRunErrorInput) (bindings.RunError, error) {
-	if err := alive(ctx); err != nil {
-		return bindings.RunError{}, err
-	}
 	in, err := bindings.CheckRunError(in)
+	r, err := s.lockRun(checkedCall(ctx, err), in.TenantID, in.RunID)
 	if err != nil {
 		return bindings.RunError{}, err
 	}
-	s.runMu.Lock()
 	defer s.runMu.Unlock()
-	r, err := s.run(in.TenantID, in.RunID)
-	if err != nil {
-		return bindings.RunError{}, err
-	}
 	if r.run.Status.Terminal() {
 		return bindings.RunError{}, nil
 	}
@@ -304,15 +296,11 @@ func (s *Store) RecordRunError(ctx context.Context, in bindings.RecordRunErrorIn
 // ReleaseLease frees the lease when owner holds it; otherwise it does
 // nothing.
 func (s *Store) ReleaseLease(ctx context.Context, tenantID, runID, owner string) error {
-	if err := firstErr(lookupCall(ctx, tenantID, "run id", runID), bindings.CheckOptionalID("lease owner", owner)); err != nil {
-		return err
-	}
-	s.runMu.Lock()
-	defer s.runMu.Unlock()
-	r, err := s.run(tenantID, runID)
+	r, err := s.lockRun(firstErr(lookupCall(ctx, tenantID, "run id", runID), bindings.CheckOptionalID("lease owner", owner)), tenantID, runID)
 	if err != nil {
 		return err
 	}
+	defer s.runMu.Unlock()
 	if owner != "" && r.run.LeaseOwner == owner {
 		lease(&r.run, "", 0, s.now())
 		s.changed(&r.run)

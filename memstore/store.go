@@ -218,6 +218,15 @@ func lookupCall(ctx context.Context, tenantID, field, id string) error {
 	return bindings.CheckLookup(tenantID, field, id)
 }
 
+// checkedCall checks a call: its context alive, then its input, whose
+// check (the binding's check of it, nil when it passes) is given.
+func checkedCall(ctx context.Context, check error) error {
+	if err := alive(ctx); err != nil {
+		return err
+	}
+	return check
+}
+
 // invalid returns the binding's error for a bad input.
 func invalid(reason string) error { return &agents.InvalidMessageError{Reason: reason} }
 

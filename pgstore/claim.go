@@ -15,6 +15,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/runpage"
 	"github.com/kindgi/agents/internal/runwatch"
 )
 
@@ -197,33 +198,17 @@ const sqlListChildrenAfter = `SELECT ` + runCols + `, ` + runErrorCols + ` FROM 
 // agent_runs_created_idx (a run's children: agent_runs_parent_idx),
 // newest first.
 func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindings.RunPage, error) {
-	if err := bindings.CheckID("tenant id", in.TenantID); err != nil {
-		return bindings.RunPage{}, err
-	}
-	if err := firstErr(bindings.CheckOptionalID("after", in.After), bindings.CheckOptionalID("parent run id", in.ParentRunID)); err != nil {
+	limit, err := runpage.Limit(in)
+	if err != nil {
 		return bindings.RunPage{}, err
 	}
 	var statuses []string
 	for _, st := range in.Statuses {
-		switch st {
-		case bindings.RunQueued, bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
-		default:
-			return bindings.RunPage{}, invalid("unknown run status " + string(st))
-		}
 		statuses = append(statuses, string(st))
-	}
-	limit := in.Limit
-	switch {
-	case limit < 0:
-		return bindings.RunPage{}, invalid("limit must not be negative")
-	case limit == 0:
-		limit = bindings.DefaultRunPageLimit
-	case limit > bindings.MaxRunPageLimit:
-		limit = bindings.MaxRunPageLimit
 	}
 	var runs []bindings.Run
 	afterExists := true
-	err := s.batch(ctx, "list runs", in.TenantID, func(b *pgx.Batch) {
+	err = s.batch(ctx, "list runs", in.TenantID, func(b *pgx.Batch) {
 		switch {
 		case in.After == "" && in.ParentRunID == "":
 			b.Queue(sqlListRuns, in.TenantID, statuses, limit+1)
@@ -250,15 +235,7 @@ func (s *Store) ListRuns(ctx context.Context, in bindings.ListRunsInput) (bindin
 	if !afterExists {
 		return bindings.RunPage{}, invalid("after names no run of the tenant: " + in.After)
 	}
-	page := bindings.RunPage{Runs: runs}
-	if len(runs) > limit {
-		page.Runs = runs[:limit]
-		page.Next = runs[limit-1].ID
-	}
-	if page.Runs == nil {
-		page.Runs = []bindings.Run{}
-	}
-	return page, nil
+	return runpage.Cut(runs, limit), nil
 }
 
 // acquirer is what WatchRuns needs of the Store's DB: a pool to take the

@@ -72,18 +72,12 @@ func spacedDocs(r *rand.Rand, n int, colon string) []string {
 
 // jsonbSafeStringBytewise is jsonbSafeString one byte at a time, as it
 // was before it skipped eight bytes at a time: the reference it is
-// checked against (escapes are checked by the same jsonbSafeEscape).
+// checked against (each byte is checked by the same jsonbSafeByte).
 func jsonbSafeStringBytewise(doc []byte, i int) (int, bool) {
 	for ; i < len(doc); i++ {
-		switch doc[i] {
-		case '"':
-			return i, true
-		case '\\':
-			end, ok := jsonbSafeEscape(doc, i)
-			if !ok {
-				return i, false
-			}
-			i = end
+		var end, ok bool
+		if i, end, ok = jsonbSafeByte(doc, i); end {
+			return i, ok
 		}
 	}
 	return i, false

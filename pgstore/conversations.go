@@ -77,9 +77,7 @@ func (s *Store) OpenConversation(ctx context.Context, in bindings.OpenConversati
 		if _, err := br.Exec(); err != nil {
 			return err
 		}
-		var err error
-		c, found, err = collectOne(br, scanConversation)
-		return err
+		return collectOneInto(br, &c, &found, scanConversation)
 	})
 	if err != nil {
 		return bindings.Conversation{}, err
@@ -485,6 +483,13 @@ func collectOne[T any](br pgx.BatchResults, scan pgx.RowToFunc[T]) (T, bool, err
 		return zero, false, err
 	}
 	return list[0], true, nil
+}
+
+// collectOneInto is collectOne into *dst and *found.
+func collectOneInto[T any](br pgx.BatchResults, dst *T, found *bool, scan pgx.RowToFunc[T]) error {
+	var err error
+	*dst, *found, err = collectOne(br, scan)
+	return err
 }
 
 // collectInto reads the next result of br into *dst, each row scanned by

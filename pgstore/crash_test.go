@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/bindingstest"
@@ -105,50 +103,15 @@ func runCrashScenario(t *testing.T, pool DB, allowed int, panics bool) crashOutc
 
 	in := turn.Input{TenantID: tenant, ProjectID: crashProject, Agent: a, ConversationID: "conv-1",
 		UserMessage: "Find a confidentiality clause and send the draft to Globex.", RunID: crashRunID}
-	b := wrapped
-	drives := 0
-	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (turn.Result, error) {
-		drives++
-		return journaltest.Survive(func() (turn.Result, error) { return fn(b) })
-	}
-	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(ctx, in, b) }
-	resume := func(b turn.Bindings) (turn.Result, error) {
-		return turn.Resume(ctx, turn.ResumeInput{TenantID: tenant, RunID: crashRunID, Agent: a}, b)
-	}
-	approvalID := crashRunID + "/agent-loop/2/dispatch-tools/call_2/approval"
-
-	res, err := attempt(invoke)
-	for i := 0; ; i++ {
-		if i > 12 {
-			t.Fatalf("allowed %d: the run did not complete: last %+v, %v", allowed, res, err)
-		}
-		if crasher.Crashed() && b.Runs != fresh.Runs {
-			// A new process: the dead driver's lease expires first.
-			b = fresh
-			clock.Advance(10 * time.Minute)
-		}
-		if err == nil && res.Status == turn.StatusCompleted {
-			break
-		}
-		if ap, aerr := store.GetApproval(ctx, tenant, approvalID); aerr == nil && ap.Status == bindings.ApprovalPending {
-			if _, err := store.ResolveApproval(ctx, tenant, approvalID, bindings.ApprovalDecision{Approved: true, Reviewer: "rev", ReviewerRoles: []string{"standard"}}); err != nil {
+	res, drives := journaltest.CrashDrive{
+		Crasher: crasher, Crashing: wrapped, Fresh: fresh, Input: in, Agent: a, Store: store, Clock: clock,
+		ApprovalID: crashRunID + "/agent-loop/2/dispatch-tools/call_2/approval",
+		Approve: func(ap bindings.Approval) {
+			if _, err := store.ResolveApproval(ctx, tenant, ap.Request.ID, bindings.ApprovalDecision{Approved: true, Reviewer: "rev", ReviewerRoles: []string{"standard"}}); err != nil {
 				t.Fatal(err)
 			}
-		}
-		code := agents.CodeOf(err)
-		if code == agents.CodeRunJournalUnavailable || code == agents.CodeRunSnapshotMissing {
-			// The crash came before the run started: retry the Invoke.
-			res, err = attempt(invoke)
-			continue
-		}
-		if err != nil && code != agents.CodeHitlRequired && code != agents.CodePersistence && !strings.HasPrefix(err.Error(), "crashed") {
-			t.Fatalf("allowed %d: unexpected error %v", allowed, err)
-		}
-		res, err = attempt(resume)
-	}
-	if run, err := store.GetRun(ctx, tenant, crashRunID); err != nil || run.Status != bindings.RunCompleted {
-		t.Errorf("allowed %d: run = %+v, %v; want status completed", allowed, run, err)
-	}
+		},
+	}.Run(t, allowed)
 	msgs, err := store.ReadMessages(ctx, bindings.ReadMessagesInput{TenantID: tenant, ConversationID: "conv-1", Limit: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -456,12 +456,10 @@ func (s *Store) openRun(ctx context.Context, in storeio.OpenRunInput, extra *bat
 	if err != nil {
 		return storeio.OpenRunResult{}, err
 	}
-	status, err := bindings.StartStatus(st.Status)
+	status, now, exp, err := s.startOf(st)
 	if err != nil {
 		return storeio.OpenRunResult{}, err
 	}
-	now := s.stamp(time.Time{})
-	exp := now.Add(st.LeaseTTL).Truncate(time.Microsecond)
 	snapAt := s.stamp(sn.CreatedAt)
 	var out storeio.OpenRunResult
 	var o openRow
@@ -497,11 +495,7 @@ func (s *Store) openRun(ctx context.Context, in storeio.OpenRunInput, extra *bat
 			}
 			o.parentRunID, o.parentStepKey = parent[0], parent[1]
 		}
-		var err error
-		if out.Journal, err = collectJournal(br); err != nil {
-			return err
-		}
-		return extra.read(br)
+		return extra.readAfterJournal(br, &out.Journal)
 	})
 	switch {
 	case err != nil:

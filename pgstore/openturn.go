@@ -36,6 +36,16 @@ func (e *batchExtra) read(br pgx.BatchResults) error {
 	return e.readFn(br)
 }
 
+// readAfterJournal collects the run's journal, the statement queued just
+// before e's, into *journal, then reads e's results.
+func (e *batchExtra) readAfterJournal(br pgx.BatchResults, journal *[]bindings.JournalEntry) error {
+	var err error
+	if *journal, err = collectJournal(br); err != nil {
+		return err
+	}
+	return e.read(br)
+}
+
 // sqlHistoryBefore reads the newest $4 messages before the message $3 of
 // the conversation (none when there is no such message): ReadMessages'
 // backward walk of agent_conversation_messages_seq_idx, bounded by that
@@ -85,9 +95,7 @@ func (s *Store) openTurn(ctx context.Context, in storeio.OpenTurnInput) (storeio
 		extra = &batchExtra{
 			queueFn: func(b *pgx.Batch) { b.Queue(sqlGetConversation, tenant, conv) },
 			readFn: func(br pgx.BatchResults) error {
-				var err error
-				out.Conversation, out.HasConversation, err = collectOne(br, scanConversation)
-				return err
+				return collectOneInto(br, &out.Conversation, &out.HasConversation, scanConversation)
 			},
 		}
 	}

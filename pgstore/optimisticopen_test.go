@@ -71,9 +71,7 @@ func TestInvokeOfARunIDOpenedMeanwhile(t *testing.T) {
 			if tc.want == "" && (res.Status != turn.StatusCompleted || res.RunID != runID || len(res.Appended) != len(firstRes.Appended) || res.Appended[len(res.Appended)-1].ID != firstRes.Appended[len(firstRes.Appended)-1].ID) {
 				t.Fatalf("second Invoke: %+v, want the first one's result %+v", res, firstRes)
 			}
-			if n := f.executed.Load(); n != 1 {
-				t.Fatalf("the tool ran %d times, want once", n)
-			}
+			f.ranOnce(t, "the tool")
 			msgs, err := f.store.ReadMessages(t.Context(), bindings.ReadMessagesInput{TenantID: turnTenant, ConversationID: conv, Limit: -1})
 			if err != nil {
 				t.Fatal(err)
@@ -134,8 +132,6 @@ func TestCrashBeforeTheFirstWriteLeavesNothing(t *testing.T) {
 		if err != nil || res.Status != turn.StatusCompleted || res.RunID != runID {
 			t.Fatalf("Invoke after the crash: %+v, %v", res, err)
 		}
-		if n := f.executed.Load(); n != 1 {
-			t.Fatalf("the tool ran %d times, want once", n)
-		}
+		f.ranOnce(t, "the tool")
 	}
 }

@@ -69,14 +69,10 @@ func (s *Store) readResumeRun(ctx context.Context, in storeio.ReopenRunInput) (s
 		}
 		return collectInto(br, &out.Approvals, scanApproval)
 	})
-	switch {
-	case err != nil:
+	if err := runReadErr(err, found, exists, in.RunID); err != nil {
 		return storeio.ReadResumeRunResult{}, err
-	case !found:
-		return storeio.ReadResumeRunResult{}, &agents.RunSnapshotMissingError{RunID: in.RunID}
-	case !exists:
-		return storeio.ReadResumeRunResult{}, &agents.RunJournalUnavailableError{RunID: in.RunID}
-	case out.Run.LeaseOwner != "" && out.Run.LeaseOwner != in.Owner && out.Run.LeaseExpiresAt.After(now):
+	}
+	if out.Run.LeaseOwner != "" && out.Run.LeaseOwner != in.Owner && out.Run.LeaseExpiresAt.After(now) {
 		return storeio.ReadResumeRunResult{}, &agents.RunBusyError{RunID: in.RunID, Owner: out.Run.LeaseOwner}
 	}
 	if out.Journal == nil {
@@ -140,9 +136,7 @@ func (s *Store) takeLeaseAsRead(ctx context.Context, lease storeio.LeaseAsRead, 
 		if err := pre.read(br); err != nil {
 			return err
 		}
-		var err error
-		run, found, err = collectOne(br, scanRun)
-		return err
+		return collectOneInto(br, &run, &found, scanRun)
 	})
 	if err != nil {
 		return bindings.Run{}, err

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -89,8 +90,14 @@ func (f *resumeFixture) resume(ctx context.Context, b turn.Bindings, run string)
 // resumeToEnd resumes run with b and fails t unless the run completes.
 func (f *resumeFixture) resumeToEnd(t testing.TB, ctx context.Context, b turn.Bindings, run string) {
 	t.Helper()
+	f.resumeToEndAs(t, "Resume", ctx, b, run)
+}
+
+// resumeToEndAs is resumeToEnd, what naming the Resume in the failure.
+func (f *resumeFixture) resumeToEndAs(t testing.TB, what string, ctx context.Context, b turn.Bindings, run string) {
+	t.Helper()
 	if res, err := f.resume(ctx, b, run); err != nil || res.Status != turn.StatusCompleted {
-		t.Fatalf("Resume = %+v, %v", res.Status, err)
+		t.Fatalf("%s = %+v, %v", what, res.Status, err)
 	}
 }
 
@@ -103,18 +110,13 @@ func TestResumeTakesItsLeaseWithItsFirstWrite(t *testing.T) {
 	f := &resumeFixture{turnFixture: newTurnFixture(t, New(pool, nil)), a: lookupAgent(t, agent.GateAlwaysAsk)}
 	run := f.parkApproved(t)
 	rt.reset()
-	res, err := f.resume(t.Context(), f.resumeBindings(), run)
-	if err != nil || res.Status != turn.StatusCompleted {
-		t.Fatalf("Resume = %+v, %v", res.Status, err)
-	}
+	f.resumeToEnd(t, t.Context(), f.resumeBindings(), run)
 	queries, batches, _, _ := rt.snapshot()
 	_, commits := rt.statements()
 	if trips := queries + batches; trips > maxResumeRoundTrips || commits != trips-1 {
 		t.Fatalf("Resume took %d round trips and %d commits; want at most %d, and the reopen's read-only", trips, commits, maxResumeRoundTrips)
 	}
-	if n := f.executed.Load(); n != 1 {
-		t.Fatalf("the approved tool ran %d times, want once", n)
-	}
+	f.ranOnce(t, "the approved tool")
 }
 
 // TestCrashAfterTheReadOnlyResumeLeavesTheRunAsParked crashes a Resume at
@@ -139,13 +141,8 @@ func TestCrashAfterTheReadOnlyResumeLeavesTheRunAsParked(t *testing.T) {
 		if n := f.executed.Load(); n != 0 {
 			t.Fatalf("the tool ran %d times before the first write", n)
 		}
-		res, err := f.resume(t.Context(), f.resumeBindings(), run)
-		if err != nil || res.Status != turn.StatusCompleted {
-			t.Fatalf("Resume after the crash = %+v, %v", res.Status, err)
-		}
-		if n := f.executed.Load(); n != 1 {
-			t.Fatalf("the tool ran %d times, want once", n)
-		}
+		f.resumeToEndAs(t, "Resume after the crash", t.Context(), f.resumeBindings(), run)
+		f.ranOnce(t, "the tool")
 	}
 }
 
@@ -187,9 +184,7 @@ func TestConcurrentResumesOfOneRun(t *testing.T) {
 		if agents.CodeOf(err) != agents.CodeRunBusy {
 			t.Fatalf("hold %v: the first Resume = %v (code %q), want run-busy", hold, err, agents.CodeOf(err))
 		}
-		if n := f.executed.Load(); n != 1 {
-			t.Fatalf("hold %v: the tool ran %d times, want once", hold, n)
-		}
+		f.ranOnce(t, fmt.Sprintf("hold %v: the tool", hold))
 		if r, err := f.store.GetRun(t.Context(), turnTenant, run); err != nil || r.Status != bindings.RunCompleted || r.LeaseOwner != "" {
 			t.Fatalf("hold %v: run %+v, %v; want it completed, its lease released", hold, r, err)
 		}
@@ -230,9 +225,7 @@ func TestResumesOfOneRunAtOnce(t *testing.T) {
 	if completed == 0 {
 		t.Fatalf("no Resume completed: %v", errs)
 	}
-	if n := f.executed.Load(); n != 1 {
-		t.Fatalf("the tool ran %d times, want once", n)
-	}
+	f.ranOnce(t, "the tool")
 }
 
 // TestResumeRacingALeaseHolder lets another owner (a worker's claim, say)
@@ -273,11 +266,6 @@ func TestResumeRacingALeaseHolder(t *testing.T) {
 	if err := f.store.ReleaseLease(t.Context(), turnTenant, run, "worker-1"); err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.resume(t.Context(), f.resumeBindings(), run)
-	if err != nil || res.Status != turn.StatusCompleted {
-		t.Fatalf("Resume after the release = %+v, %v", res.Status, err)
-	}
-	if n := f.executed.Load(); n != 1 {
-		t.Fatalf("the tool ran %d times, want once", n)
-	}
+	f.resumeToEndAs(t, "Resume after the release", t.Context(), f.resumeBindings(), run)
+	f.ranOnce(t, "the tool")
 }

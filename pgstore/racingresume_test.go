@@ -396,11 +396,9 @@ func racingHelper(mode string) int {
 		time.Sleep(racingCallTime)
 		return bindings.GenerateResponse{Text: "The answer is 42."}
 	}}
-	b := turn.Bindings{
-		Providers: bindings.Providers{model}, Tools: tools, Memory: store,
-		Conversations: store, Snapshots: store, Runs: store, Hitl: store, Journal: store,
-		LeaseTTL: time.Second, // the crashed lease expires soon
-	}
+	b := storeBindings(store)
+	b.Providers, b.Tools = bindings.Providers{model}, tools
+	b.LeaseTTL = time.Second // the crashed lease expires soon
 	runID := os.Getenv(racingRunEnv)
 	if crash {
 		_, err := turn.Invoke(ctx, turn.Input{TenantID: turnTenant, RunID: runID, Agent: a, ConversationID: os.Getenv(racingConvEnv), UserMessage: "What is the answer?"}, b)

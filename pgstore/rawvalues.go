@@ -105,39 +105,6 @@ func (r *messageStepRow) decode(raw [][]byte) (ok bool) {
 	}
 	r.part = int32(binary.BigEndian.Uint32(raw[0]))
 	ok = true
-	int4 := func(v []byte, dst *int32) *int32 {
-		if v == nil {
-			return nil
-		}
-		if len(v) != 4 {
-			ok = false
-			return nil
-		}
-		*dst = int32(binary.BigEndian.Uint32(v))
-		return dst
-	}
-	int8 := func(v []byte, dst *int64) *int64 {
-		if v == nil {
-			return nil
-		}
-		if len(v) != 8 {
-			ok = false
-			return nil
-		}
-		*dst = int64(binary.BigEndian.Uint64(v))
-		return dst
-	}
-	boolean := func(v []byte, dst *bool) *bool {
-		if v == nil {
-			return nil
-		}
-		if len(v) != 1 {
-			ok = false
-			return nil
-		}
-		*dst = v[0] != 0
-		return dst
-	}
 	texts := 0
 	text := func(v []byte) *string {
 		if v == nil {
@@ -148,41 +115,54 @@ func (r *messageStepRow) decode(raw [][]byte) (ok bool) {
 		*p = string(v)
 		return p
 	}
-	stamp := func(v []byte, dst *time.Time) *time.Time {
-		if v == nil {
-			return nil
-		}
-		t, good := len(v) == 8, false
-		if t {
-			*dst, good = binaryTimestamptz(v)
-		}
-		if !good {
-			ok = false
-			return nil
-		}
-		return dst
-	}
-	r.ord = int4(raw[1], &r.vOrd)
-	r.seq = int8(raw[2], &r.vSeq)
-	r.app = boolean(raw[3], &r.vApp)
+	r.ord = fixedRaw(raw[1], 4, &r.vOrd, &ok, int4At)
+	r.seq = fixedRaw(raw[2], 8, &r.vSeq, &ok, int8At)
+	r.app = fixedRaw(raw[3], 1, &r.vApp, &ok, boolAt)
 	r.node, r.stepStatus = text(raw[4]), text(raw[5])
 	r.output, r.stepErr = raw[6], raw[7]
 	r.at = nil
 	if raw[8] != nil {
-		r.at = stamp(raw[8], new(time.Time))
+		r.at = fixedRaw(raw[8], 8, new(time.Time), &ok, stampAt)
 	}
 	r.mStatus = text(raw[9])
-	r.mTurnCount = int4(raw[10], &r.vTurnCount)
+	r.mTurnCount = fixedRaw(raw[10], 4, &r.vTurnCount, &ok, int4At)
 	r.mID = text(raw[11])
-	r.mSeq = int8(raw[12], &r.vMSeq)
+	r.mSeq = fixedRaw(raw[12], 8, &r.vMSeq, &ok, int8At)
 	r.mRole, r.mContent = text(raw[13]), text(raw[14])
 	r.mToolCalls = raw[15]
 	r.mToolCallID = text(raw[16])
-	r.mTurn = int4(raw[17], &r.vTurn)
+	r.mTurn = fixedRaw(raw[17], 4, &r.vTurn, &ok, int4At)
 	r.mRun = text(raw[18])
 	r.mMeta = raw[19]
-	r.mCreated = stamp(raw[20], &r.vCreated)
+	r.mCreated = fixedRaw(raw[20], 8, &r.vCreated, &ok, stampAt)
 	r.mPart = text(raw[21])
-	r.mAppended = boolean(raw[22], &r.vAppended)
+	r.mAppended = fixedRaw(raw[22], 1, &r.vAppended, &ok, boolAt)
 	return ok
+}
+
+// fixedRaw reads v, the raw value of a binary column of size bytes, into
+// *dst with read and returns dst: a NULL is nil; a value of another size,
+// or one read refuses, is nil and clears ok (decode's verdict on the row).
+func fixedRaw[T any](v []byte, size int, dst *T, ok *bool, read func(v []byte, dst *T) bool) *T {
+	if v == nil {
+		return nil
+	}
+	if len(v) != size || !read(v, dst) {
+		*ok = false
+		return nil
+	}
+	return dst
+}
+
+// int4At, int8At, boolAt and stampAt read a binary integer, bigint,
+// boolean and timestamptz (the sizes fixedRaw checked) into dst.
+func int4At(v []byte, dst *int32) bool { *dst = int32(binary.BigEndian.Uint32(v)); return true }
+
+func int8At(v []byte, dst *int64) bool { *dst = int64(binary.BigEndian.Uint64(v)); return true }
+
+func boolAt(v []byte, dst *bool) bool { *dst = v[0] != 0; return true }
+
+func stampAt(v []byte, dst *time.Time) (good bool) {
+	*dst, good = binaryTimestamptz(v)
+	return good
 }

@@ -49,35 +49,43 @@ func (s *Store) reopenRun(ctx context.Context, in storeio.ReopenRunInput, extra 
 		b.Queue(sqlReadJournal, in.TenantID, in.RunID)
 		extra.queue(b)
 	}, func(br pgx.BatchResults) error {
-		var err error
-		if out.Snapshot, found, err = collectOne(br, scanSnapshot); err != nil {
+		if err := collectOneInto(br, &out.Snapshot, &found, scanSnapshot); err != nil {
 			return err
 		}
 		if !in.Held {
-			if out.Run, taken, err = collectOne(br, scanRun); err != nil {
+			if err := collectOneInto(br, &out.Run, &taken, scanRun); err != nil {
 				return err
 			}
 		}
-		if cur, exists, err = collectOne(br, scanRun); err != nil {
+		if err := collectOneInto(br, &cur, &exists, scanRun); err != nil {
 			return err
 		}
-		if out.Journal, err = collectJournal(br); err != nil {
-			return err
-		}
-		return extra.read(br)
+		return extra.readAfterJournal(br, &out.Journal)
 	})
-	switch {
-	case err != nil:
+	if err := runReadErr(err, found, exists, in.RunID); err != nil {
 		return storeio.ReopenRunResult{}, err
-	case !found:
-		return storeio.ReopenRunResult{}, &agents.RunSnapshotMissingError{RunID: in.RunID}
-	case !exists:
-		return storeio.ReopenRunResult{}, &agents.RunJournalUnavailableError{RunID: in.RunID}
-	case !in.Held && !taken:
+	}
+	if !in.Held && !taken {
 		return storeio.ReopenRunResult{}, &agents.RunBusyError{RunID: in.RunID, Owner: cur.LeaseOwner}
 	}
 	if out.Journal == nil {
 		out.Journal = []bindings.JournalEntry{}
 	}
 	return out, nil
+}
+
+// runReadErr is the error of a batch that read a run's snapshot (found)
+// and the run (exists): the batch's err, else
+// *agents.RunSnapshotMissingError, else
+// *agents.RunJournalUnavailableError; nil when both were read.
+func runReadErr(err error, found, exists bool, runID string) error {
+	switch {
+	case err != nil:
+		return err
+	case !found:
+		return &agents.RunSnapshotMissingError{RunID: runID}
+	case !exists:
+		return &agents.RunJournalUnavailableError{RunID: runID}
+	}
+	return nil
 }

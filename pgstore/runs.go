@@ -8,6 +8,7 @@ import (
 
 	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/internal/runpage"
 )
 
 const runCols = `tenant_id, id, flow_id, flow_version, status, lease_owner, lease_expires_at, created_at, updated_at, not_before, parent_run_id, parent_step_key`
@@ -57,6 +58,16 @@ const sqlReleaseLease = `UPDATE agent_runs
 	SET lease_owner = '', lease_expires_at = NULL, updated_at = $4
 	WHERE tenant_id = $1 AND id = $2 AND lease_owner = $3 AND $3 <> ''`
 
+// startOf is a run start's status (bindings.StartStatus), now, and when
+// the lease it takes expires.
+func (s *Store) startOf(in bindings.StartRunInput) (status bindings.RunStatus, now, exp time.Time, err error) {
+	if status, err = bindings.StartStatus(in.Status); err != nil {
+		return "", time.Time{}, time.Time{}, err
+	}
+	now = s.stamp(time.Time{})
+	return status, now, now.Add(in.LeaseTTL).Truncate(time.Microsecond), nil
+}
+
 const sqlRunExists = `SELECT EXISTS (SELECT 1 FROM agent_runs WHERE tenant_id = $1 AND id = $2)`
 
 const sqlSetRunStatus = `UPDATE agent_runs SET status = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2`
@@ -69,12 +80,10 @@ func (s *Store) StartRun(ctx context.Context, in bindings.StartRunInput) (bindin
 	if err := bindings.CheckStartRun(in); err != nil {
 		return bindings.Run{}, err
 	}
-	status, err := bindings.StartStatus(in.Status)
+	status, now, exp, err := s.startOf(in)
 	if err != nil {
 		return bindings.Run{}, err
 	}
-	now := s.stamp(time.Time{})
-	exp := now.Add(in.LeaseTTL).Truncate(time.Microsecond)
 	return s.takeRun(ctx, "start run", in.TenantID, in.RunID,
 		stmt{sqlStartRun, []any{in.TenantID, in.RunID, in.Owner, exp, now, in.FlowID, in.FlowVersion, string(status), in.ParentRunID, in.ParentStepKey}},
 		&agents.PersistenceError{Op: "start run", Err: pgx.ErrNoRows})
@@ -121,9 +130,7 @@ func (s *Store) SetRunStatus(ctx context.Context, tenantID, runID string, status
 	if err := bindings.CheckLookup(tenantID, "run id", runID); err != nil {
 		return err
 	}
-	switch status {
-	case bindings.RunQueued, bindings.RunRunning, bindings.RunSuspended, bindings.RunCompleted, bindings.RunFailed:
-	default:
+	if !runpage.ValidStatus(status) {
 		return invalid("unknown run status " + string(status))
 	}
 	n, err := s.exec(ctx, "set run status", tenantID, sqlSetRunStatus, tenantID, runID, string(status), s.stamp(time.Time{}))
@@ -165,12 +172,10 @@ func (s *Store) takeRun(ctx context.Context, op, tenantID, runID string, take st
 		b.Queue(take.sql, take.args...)
 		b.Queue(sqlGetRun, tenantID, runID)
 	}, func(br pgx.BatchResults) error {
-		var err error
-		if run, taken, err = collectOne(br, scanRun); err != nil {
+		if err := collectOneInto(br, &run, &taken, scanRun); err != nil {
 			return err
 		}
-		cur, exists, err = collectOne(br, scanRun)
-		return err
+		return collectOneInto(br, &cur, &exists, scanRun)
 	})
 	switch {
 	case err != nil:

@@ -70,16 +70,24 @@ func (f *turnFixture) bindings(script ...scripted.Response) turn.Bindings {
 	if script == nil {
 		script = lookupScript()
 	}
-	return turn.Bindings{
-		Providers:     bindings.Providers{scripted.New(script, &scripted.Options{Loop: true, DiscardRequests: true})},
-		Tools:         f.tools,
-		Memory:        f.store,
-		Conversations: f.store,
-		Snapshots:     f.store,
-		Runs:          f.store,
-		Journal:       f.store,
-		Hitl:          f.store,
+	b := storeBindings(f.store)
+	b.Providers = bindings.Providers{scripted.New(script, &scripted.Options{Loop: true, DiscardRequests: true})}
+	b.Tools = f.tools
+	return b
+}
+
+// ranOnce fails t unless the tool ran exactly once (what names it).
+func (f *turnFixture) ranOnce(t testing.TB, what string) {
+	t.Helper()
+	if n := f.executed.Load(); n != 1 {
+		t.Fatalf("%s ran %d times, want once", what, n)
 	}
+}
+
+// storeBindings is s as every turn binding a Store serves: memory,
+// conversations, snapshots, runs, its own journal Driver and approvals.
+func storeBindings(s *Store) turn.Bindings {
+	return turn.Bindings{Memory: s, Conversations: s, Snapshots: s, Runs: s, Journal: s, Hitl: s}
 }
 
 // lookupScript is the model's part of a turn with one tool call: it asks

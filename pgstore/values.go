@@ -180,18 +180,26 @@ func jsonbSafeString(doc []byte, i int) (int, bool) {
 		if i >= len(doc) {
 			break
 		}
-		switch doc[i] {
-		case '"':
-			return i, true
-		case '\\':
-			end, ok := jsonbSafeEscape(doc, i)
-			if !ok {
-				return i, false
-			}
-			i = end
+		var end, ok bool
+		if i, end, ok = jsonbSafeByte(doc, i); end {
+			return i, ok
 		}
 	}
 	return i, false
+}
+
+// jsonbSafeByte checks doc[i], a byte of a string's contents: a quote
+// ends the string (end, ok); an escape is checked by jsonbSafeEscape and
+// next is its last byte, or it ends the check (end, !ok) when refused; any
+// other byte passes (next is i).
+func jsonbSafeByte(doc []byte, i int) (next int, end, ok bool) {
+	if doc[i] != '\\' {
+		return i, doc[i] == '"', true
+	}
+	if last, ok := jsonbSafeEscape(doc, i); ok {
+		return last, false, true
+	}
+	return i, true, false
 }
 
 // jsonbSafeEscape checks the escape that starts at doc[i] (a backslash)

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
-	agents "github.com/kindgi/agents"
 	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/internal/journaltest"
@@ -98,49 +96,11 @@ func (c crashDrive) run(t *testing.T, allowed int, panics, oneStore bool) crashO
 	b := crashBindings(crasher, c.f.store, fresh, oneStore)
 	in := c.f.input(c.msg)
 	in.RunID = c.runID
-	drives := 0
-	attempt := func(fn func(turn.Bindings) (turn.Result, error)) (turn.Result, error) {
-		drives++
-		return journaltest.Survive(func() (turn.Result, error) { return fn(b) })
-	}
-	invoke := func(b turn.Bindings) (turn.Result, error) { return turn.Invoke(t.Context(), in, b) }
-	resume := func(b turn.Bindings) (turn.Result, error) {
-		return turn.Resume(t.Context(), turn.ResumeInput{TenantID: tenant, RunID: c.runID, Agent: c.agent}, b)
-	}
-	asks := c.approvalID != ""
-	res, err := attempt(invoke)
-	for i := 0; ; i++ {
-		if i > 12 {
-			t.Fatalf("allowed %d: the run did not complete: last %+v, %v", allowed, res, err)
-		}
-		if crasher.Crashed() && b.Runs != fresh.Runs {
-			// A new process: the dead driver's lease expires first.
-			b = fresh
-			c.f.clock.Advance(10 * time.Minute)
-		}
-		if err == nil && res.Status == turn.StatusCompleted {
-			break
-		}
-		if asks {
-			if a, aerr := c.f.store.GetApproval(t.Context(), tenant, c.approvalID); aerr == nil && a.Status == bindings.ApprovalPending {
-				c.f.decide([]bindings.ApprovalRequest{a.Request}, true)
-			}
-		}
-		code := agents.CodeOf(err)
-		if code == agents.CodeRunJournalUnavailable || code == agents.CodeRunSnapshotMissing {
-			// The crash came before the run was started: retry the
-			// Invoke with its run id.
-			res, err = attempt(invoke)
-			continue
-		}
-		if err != nil && (code != agents.CodeHitlRequired || !asks) && code != agents.CodePersistence && !strings.HasPrefix(err.Error(), "crashed") {
-			t.Fatalf("allowed %d: unexpected error %v", allowed, err)
-		}
-		res, err = attempt(resume)
-	}
-	if run, err := c.f.store.GetRun(t.Context(), tenant, c.runID); err != nil || run.Status != bindings.RunCompleted {
-		t.Errorf("allowed %d: run = %+v, %v; want status completed", allowed, run, err)
-	}
+	res, drives := journaltest.CrashDrive{
+		Crasher: crasher, Crashing: b, Fresh: fresh, Input: in, Agent: c.agent,
+		Store: c.f.store, Clock: c.f.clock, ApprovalID: c.approvalID,
+		Approve: func(a bindings.Approval) { c.f.decide([]bindings.ApprovalRequest{a.Request}, true) },
+	}.Run(t, allowed)
 	lines := journalLines(t, c.f, c.runID)
 	return crashOutcome{
 		result: normalizeResult(res), messages: normalizeMessages(c.f.messages()), journal: lines,

@@ -66,31 +66,24 @@ func New(allowed int, panics bool) *Crasher {
 }
 
 // Writes returns the writes let through.
-func (c *Crasher) Writes() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.writes
-}
+func (c *Crasher) Writes() int { return locked(c, func() int { return c.writes }) }
 
 // Crashed reports whether the crash happened.
-func (c *Crasher) Crashed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.crashed
-}
+func (c *Crasher) Crashed() bool { return locked(c, func() bool { return c.crashed }) }
 
 // FailedOp names the write that crashed ("" before the crash).
-func (c *Crasher) FailedOp() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.failed
-}
+func (c *Crasher) FailedOp() string { return locked(c, func() string { return c.failed }) }
 
 // Ops returns the writes let through, in order.
 func (c *Crasher) Ops() []string {
+	return locked(c, func() []string { return append([]string(nil), c.ops...) })
+}
+
+// locked is f's reading of c, under c's lock.
+func locked[T any](c *Crasher, f func() T) T {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]string(nil), c.ops...)
+	return f()
 }
 
 // write admits or crashes one write.
@@ -133,6 +126,24 @@ func (c *Crasher) read(op string) error {
 		return &agents.PersistenceError{Op: op, Err: ErrCrashed}
 	}
 	return nil
+}
+
+// then is call's result, unless err — the Crasher's verdict on the call,
+// taken before it — fails the call first.
+func then[R any](err error, call func() (R, error)) (R, error) {
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	return call()
+}
+
+// thenErr is then for a call that returns only an error.
+func thenErr(err error, call func() error) error {
+	if err != nil {
+		return err
+	}
+	return call()
 }
 
 // Runs wraps a RunBinding: each of its writes is one write of the
@@ -178,18 +189,12 @@ type runs struct {
 
 // StartRun counts the call, then delegates (once crashed, it fails).
 func (r runs) StartRun(ctx context.Context, in bindings.StartRunInput) (bindings.Run, error) {
-	if err := r.c.write("StartRun"); err != nil {
-		return bindings.Run{}, err
-	}
-	return r.b.StartRun(ctx, in)
+	return then(r.c.write("StartRun"), func() (bindings.Run, error) { return r.b.StartRun(ctx, in) })
 }
 
 // GetRun counts the call, then delegates (once crashed, it fails).
 func (r runs) GetRun(ctx context.Context, tenantID, runID string) (bindings.Run, error) {
-	if err := r.c.read("GetRun"); err != nil {
-		return bindings.Run{}, err
-	}
-	return r.b.GetRun(ctx, tenantID, runID)
+	return then(r.c.read("GetRun"), func() (bindings.Run, error) { return r.b.GetRun(ctx, tenantID, runID) })
 }
 
 // AppendStep counts the call, then delegates (once crashed, it fails).
@@ -202,34 +207,22 @@ func (r runs) AppendStep(ctx context.Context, in bindings.AppendStepInput) (bind
 
 // ReadJournal counts the call, then delegates (once crashed, it fails).
 func (r runs) ReadJournal(ctx context.Context, tenantID, runID string) ([]bindings.JournalEntry, error) {
-	if err := r.c.read("ReadJournal"); err != nil {
-		return nil, err
-	}
-	return r.b.ReadJournal(ctx, tenantID, runID)
+	return then(r.c.read("ReadJournal"), func() ([]bindings.JournalEntry, error) { return r.b.ReadJournal(ctx, tenantID, runID) })
 }
 
 // SetRunStatus counts the call, then delegates (once crashed, it fails).
 func (r runs) SetRunStatus(ctx context.Context, tenantID, runID string, status bindings.RunStatus) error {
-	if err := r.c.write("SetRunStatus " + string(status)); err != nil {
-		return err
-	}
-	return r.b.SetRunStatus(ctx, tenantID, runID, status)
+	return thenErr(r.c.write("SetRunStatus "+string(status)), func() error { return r.b.SetRunStatus(ctx, tenantID, runID, status) })
 }
 
 // AcquireLease counts the call, then delegates (once crashed, it fails).
 func (r runs) AcquireLease(ctx context.Context, in bindings.LeaseInput) (bindings.Run, error) {
-	if err := r.c.write("AcquireLease"); err != nil {
-		return bindings.Run{}, err
-	}
-	return r.b.AcquireLease(ctx, in)
+	return then(r.c.write("AcquireLease"), func() (bindings.Run, error) { return r.b.AcquireLease(ctx, in) })
 }
 
 // ReleaseLease counts the call, then delegates (once crashed, it fails).
 func (r runs) ReleaseLease(ctx context.Context, tenantID, runID, owner string) error {
-	if err := r.c.write("ReleaseLease"); err != nil {
-		return err
-	}
-	return r.b.ReleaseLease(ctx, tenantID, runID, owner)
+	return thenErr(r.c.write("ReleaseLease"), func() error { return r.b.ReleaseLease(ctx, tenantID, runID, owner) })
 }
 
 type snapshots struct {
@@ -239,18 +232,12 @@ type snapshots struct {
 
 // Write counts the call, then delegates (once crashed, it fails).
 func (s snapshots) Write(ctx context.Context, in bindings.RunSnapshotWriteInput) error {
-	if err := s.c.write("WriteSnapshot"); err != nil {
-		return err
-	}
-	return s.b.Write(ctx, in)
+	return thenErr(s.c.write("WriteSnapshot"), func() error { return s.b.Write(ctx, in) })
 }
 
 // Read counts the call, then delegates (once crashed, it fails).
 func (s snapshots) Read(ctx context.Context, tenantID, runID string) (bindings.RunSnapshotRecord, error) {
-	if err := s.c.read("ReadSnapshot"); err != nil {
-		return bindings.RunSnapshotRecord{}, err
-	}
-	return s.b.Read(ctx, tenantID, runID)
+	return then(s.c.read("ReadSnapshot"), func() (bindings.RunSnapshotRecord, error) { return s.b.Read(ctx, tenantID, runID) })
 }
 
 type conversations struct {
@@ -260,26 +247,19 @@ type conversations struct {
 
 // GetConversation counts the call, then delegates (once crashed, it fails).
 func (cv conversations) GetConversation(ctx context.Context, tenantID, id string) (bindings.Conversation, error) {
-	if err := cv.c.read("GetConversation"); err != nil {
-		return bindings.Conversation{}, err
-	}
-	return cv.ConversationBinding.GetConversation(ctx, tenantID, id)
+	return then(cv.c.read("GetConversation"), func() (bindings.Conversation, error) {
+		return cv.ConversationBinding.GetConversation(ctx, tenantID, id)
+	})
 }
 
 // AppendMessage counts the call, then delegates (once crashed, it fails).
 func (cv conversations) AppendMessage(ctx context.Context, in bindings.AppendMessageInput) (bindings.ConversationMessage, error) {
-	if err := cv.c.write("AppendMessage " + in.ID); err != nil {
-		return bindings.ConversationMessage{}, err
-	}
-	return cv.ConversationBinding.AppendMessage(ctx, in)
+	return then(cv.c.write("AppendMessage "+in.ID), func() (bindings.ConversationMessage, error) { return cv.ConversationBinding.AppendMessage(ctx, in) })
 }
 
 // ReadMessages counts the call, then delegates (once crashed, it fails).
 func (cv conversations) ReadMessages(ctx context.Context, in bindings.ReadMessagesInput) ([]bindings.ConversationMessage, error) {
-	if err := cv.c.read("ReadMessages"); err != nil {
-		return nil, err
-	}
-	return cv.ConversationBinding.ReadMessages(ctx, in)
+	return then(cv.c.read("ReadMessages"), func() ([]bindings.ConversationMessage, error) { return cv.ConversationBinding.ReadMessages(ctx, in) })
 }
 
 type hitl struct {
@@ -289,26 +269,17 @@ type hitl struct {
 
 // RequestApproval counts the call, then delegates (once crashed, it fails).
 func (h hitl) RequestApproval(ctx context.Context, req bindings.ApprovalRequest) (bindings.Approval, error) {
-	if err := h.c.write("RequestApproval " + req.ID); err != nil {
-		return bindings.Approval{}, err
-	}
-	return h.b.RequestApproval(ctx, req)
+	return then(h.c.write("RequestApproval "+req.ID), func() (bindings.Approval, error) { return h.b.RequestApproval(ctx, req) })
 }
 
 // GetApproval counts the call, then delegates (once crashed, it fails).
 func (h hitl) GetApproval(ctx context.Context, tenantID, id string) (bindings.Approval, error) {
-	if err := h.c.read("GetApproval"); err != nil {
-		return bindings.Approval{}, err
-	}
-	return h.b.GetApproval(ctx, tenantID, id)
+	return then(h.c.read("GetApproval"), func() (bindings.Approval, error) { return h.b.GetApproval(ctx, tenantID, id) })
 }
 
 // ResolveApproval counts the call, then delegates (once crashed, it fails).
 func (h hitl) ResolveApproval(ctx context.Context, tenantID, id string, d bindings.ApprovalDecision) (bindings.Approval, error) {
-	if err := h.c.write("ResolveApproval " + id); err != nil {
-		return bindings.Approval{}, err
-	}
-	return h.b.ResolveApproval(ctx, tenantID, id, d)
+	return then(h.c.write("ResolveApproval "+id), func() (bindings.Approval, error) { return h.b.ResolveApproval(ctx, tenantID, id, d) })
 }
 
 type emitter struct {
@@ -318,10 +289,7 @@ type emitter struct {
 
 // Emit counts the call, then delegates (once crashed, it fails).
 func (e emitter) Emit(ctx context.Context, rec bindings.ProvenanceRecord) error {
-	if err := e.c.write("Emit " + rec.RunID); err != nil {
-		return err
-	}
-	return e.b.Emit(ctx, rec)
+	return thenErr(e.c.write("Emit "+rec.RunID), func() error { return e.b.Emit(ctx, rec) })
 }
 
 // Driver wraps a journal.Driver: each Commit is one write (named
@@ -335,10 +303,7 @@ type crashDriver struct {
 }
 
 func (cd crashDriver) Open(ctx context.Context, in journal.OpenInput) (journal.Drive, error) {
-	if err := cd.c.read("Open " + in.RunID); err != nil {
-		return journal.Drive{}, err
-	}
-	return cd.d.Open(ctx, in)
+	return then(cd.c.read("Open "+in.RunID), func() (journal.Drive, error) { return cd.d.Open(ctx, in) })
 }
 
 func (cd crashDriver) Commit(ctx context.Context, in journal.CommitInput) (journal.Committed, error) {
