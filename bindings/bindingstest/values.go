@@ -2,6 +2,7 @@ package bindingstest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -583,6 +584,36 @@ func refused(t *testing.T, what string, err error) {
 	}
 }
 
+// refuseEach checks that call refuses each input of ins, keyed by the
+// field that holds the bad id called name: "what with a FIELD id of NAME".
+func refuseEach[T any](t *testing.T, what, name string, ins map[string]T, call func(T) error) {
+	t.Helper()
+	for field, in := range ins {
+		refused(t, what+" with a "+field+" id of "+name, call(in))
+	}
+}
+
+// refuseEachField is refuseEach of a fresh base() with each field of set
+// given the bad id.
+func refuseEachField[T any](t *testing.T, what, name string, base func() T, set map[string]func(*T), call func(T) error) {
+	t.Helper()
+	ins := make(map[string]T, len(set))
+	for field, mod := range set {
+		in := base()
+		mod(&in)
+		ins[field] = in
+	}
+	refuseEach(t, what, name, ins, call)
+}
+
+// errOnly is call with the context ctx, returning its error alone.
+func errOnly[T, R any](ctx context.Context, call func(context.Context, T) (R, error)) func(T) error {
+	return func(in T) error {
+		_, err := call(ctx, in)
+		return err
+	}
+}
+
 func testBadIDsRefused(t *testing.T, f *fixture) {
 	n := 0
 	for name, bad := range badIDs() {
@@ -591,30 +622,24 @@ func testBadIDsRefused(t *testing.T, f *fixture) {
 		if c := f.Conversations; c != nil {
 			_, err := c.OpenConversation(f.ctx, bindings.OpenConversationInput{TenantID: bad, ID: "conv-1", AgentID: "x", AgentVersion: "1.0.0"})
 			refused(t, "OpenConversation with a tenant id of "+name, err)
-			for field, in := range map[string]bindings.OpenConversationInput{
+			refuseEach(t, "OpenConversation", name, map[string]bindings.OpenConversationInput{
 				"conversation": {TenantID: a, ID: bad, AgentID: "x", AgentVersion: "1.0.0"},
 				"project":      {TenantID: a, ID: "conv-x", ProjectID: bad, AgentID: "x", AgentVersion: "1.0.0"},
 				"participant":  {TenantID: a, ID: "conv-x", ParticipantID: bad, AgentID: "x", AgentVersion: "1.0.0"},
 				"agent":        {TenantID: a, ID: "conv-x", AgentID: bad, AgentVersion: "1.0.0"},
-			} {
-				_, err := c.OpenConversation(f.ctx, in)
-				refused(t, "OpenConversation with a "+field+" id of "+name, err)
-			}
+			}, errOnly(f.ctx, c.OpenConversation))
 			list, err := c.ListConversations(f.ctx, bindings.ListConversationsInput{TenantID: a})
 			must(t, "ListConversations", err)
 			if len(list) != 0 {
 				t.Fatalf("refused conversations were stored: %v", convIDs(list))
 			}
 			f.open(t, a, "conv-1", at(0))
-			for field, in := range map[string]bindings.AppendMessageInput{
+			refuseEach(t, "AppendMessage", name, map[string]bindings.AppendMessageInput{
 				"message":      {TenantID: a, ConversationID: "conv-1", ID: bad, Role: bindings.RoleUser, Content: "hi", TurnNumber: 1},
 				"run":          {TenantID: a, ConversationID: "conv-1", ID: "m1", Role: bindings.RoleUser, Content: "hi", TurnNumber: 1, RunID: bad},
 				"tool call":    {TenantID: a, ConversationID: "conv-1", ID: "m1", Role: bindings.RoleTool, Content: "hi", ToolCallID: bad},
 				"conversation": {TenantID: a, ConversationID: bad, ID: "m1", Role: bindings.RoleUser, Content: "hi"},
-			} {
-				_, err := c.AppendMessage(f.ctx, in)
-				refused(t, "AppendMessage with a "+field+" id of "+name, err)
-			}
+			}, errOnly(f.ctx, c.AppendMessage))
 			if got := f.get(t, a, "conv-1"); got.MessageCount != 0 || got.TurnCount != 0 {
 				t.Fatalf("a refused message was counted: %+v", got)
 			}
@@ -628,14 +653,11 @@ func testBadIDsRefused(t *testing.T, f *fixture) {
 			must(t, "DeleteConversation", c.DeleteConversation(f.ctx, a, "conv-1"))
 		}
 		if r := f.Runs; r != nil {
-			for field, in := range map[string]bindings.StartRunInput{
+			refuseEach(t, "StartRun", name, map[string]bindings.StartRunInput{
 				"tenant": {TenantID: bad, RunID: "run-1", Owner: "w1", LeaseTTL: leaseTTL},
 				"run":    {TenantID: a, RunID: bad, Owner: "w1", LeaseTTL: leaseTTL},
 				"owner":  {TenantID: a, RunID: "run-bad", Owner: bad, LeaseTTL: leaseTTL},
-			} {
-				_, err := r.StartRun(f.ctx, in)
-				refused(t, "StartRun with a "+field+" id of "+name, err)
-			}
+			}, errOnly(f.ctx, r.StartRun))
 			_, err := r.GetRun(f.ctx, a, "run-bad")
 			wantCode(t, "GetRun of the run whose start was refused", err, agents.CodeRunJournalUnavailable)
 			f.startRun(t, a, "run-1", "w1")
@@ -657,33 +679,24 @@ func testBadIDsRefused(t *testing.T, f *fixture) {
 			}
 		}
 		if s := f.Snapshots; s != nil {
-			for field, mod := range map[string]func(*bindings.RunSnapshotRecord){
+			refuseEachField(t, "Write", name, func() bindings.RunSnapshotRecord { return snapshot(a, "run-snap") }, map[string]func(*bindings.RunSnapshotRecord){
 				"tenant":       func(r *bindings.RunSnapshotRecord) { r.TenantID = bad },
 				"run":          func(r *bindings.RunSnapshotRecord) { r.RunID = bad },
 				"agent":        func(r *bindings.RunSnapshotRecord) { r.AgentID = bad },
 				"conversation": func(r *bindings.RunSnapshotRecord) { r.ConversationID = bad },
 				"project":      func(r *bindings.RunSnapshotRecord) { r.ProjectID = bad },
-			} {
-				sn := snapshot(a, "run-snap")
-				mod(&sn)
-				refused(t, "Write with a "+field+" id of "+name, s.Write(f.ctx, sn))
-			}
+			}, func(sn bindings.RunSnapshotRecord) error { return s.Write(f.ctx, sn) })
 			_, err := s.Read(f.ctx, a, "run-snap")
 			wantCode(t, "Read of a refused snapshot", err, agents.CodeRunSnapshotMissing)
 		}
 		if h := f.Hitl; h != nil {
-			for field, mod := range map[string]func(*bindings.ApprovalRequest){
+			refuseEachField(t, "RequestApproval", name, func() bindings.ApprovalRequest { return approvalRequest(a, "ap-bad") }, map[string]func(*bindings.ApprovalRequest){
 				"tenant":       func(r *bindings.ApprovalRequest) { r.TenantID = bad },
 				"approval":     func(r *bindings.ApprovalRequest) { r.ID = bad },
 				"run":          func(r *bindings.ApprovalRequest) { r.RunID = bad },
 				"conversation": func(r *bindings.ApprovalRequest) { r.ConversationID = bad },
 				"tool call":    func(r *bindings.ApprovalRequest) { r.ToolCallID = bad },
-			} {
-				req := approvalRequest(a, "ap-bad")
-				mod(&req)
-				_, err := h.RequestApproval(f.ctx, req)
-				refused(t, "RequestApproval with a "+field+" id of "+name, err)
-			}
+			}, errOnly(f.ctx, h.RequestApproval))
 			if _, err := h.GetApproval(f.ctx, a, "ap-bad"); err == nil {
 				t.Fatal("a refused approval was stored")
 			}
@@ -691,18 +704,13 @@ func testBadIDsRefused(t *testing.T, f *fixture) {
 			refused(t, "GetApproval with an approval id of "+name, err)
 		}
 		if m := f.Memory; m != nil {
-			for field, mod := range map[string]func(*bindings.Fact){
+			refuseEachField(t, "PutFact", name, func() bindings.Fact { return fact(a, "fact-bad", "text", 0) }, map[string]func(*bindings.Fact){
 				"tenant":       func(fa *bindings.Fact) { fa.TenantID = bad },
 				"fact":         func(fa *bindings.Fact) { fa.ID = bad },
 				"type":         func(fa *bindings.Fact) { fa.Type = bad },
 				"project":      func(fa *bindings.Fact) { fa.ProjectID = bad },
 				"conversation": func(fa *bindings.Fact) { fa.ConversationID = bad },
-			} {
-				fa := fact(a, "fact-bad", "text", 0)
-				mod(&fa)
-				_, err := m.PutFact(f.ctx, fa)
-				refused(t, "PutFact with a "+field+" id of "+name, err)
-			}
+			}, errOnly(f.ctx, m.PutFact))
 			if got := f.query(t, bindings.MemoryQuery{TenantID: a, Types: []string{clauseType}, Scope: agent.ScopeTenant}); len(got) != 0 {
 				t.Fatalf("refused facts were stored: %v", factIDs(got))
 			}
