@@ -49,6 +49,15 @@ var valueCases = []testCase{
 	{name: "ComplianceRecordsHoldAnyText", run: testComplianceHoldsAnyText},
 }
 
+// need skips the case, saying which binding the implementation lacks,
+// unless has.
+func need(t *testing.T, has bool, binding string) {
+	t.Helper()
+	if !has {
+		t.Skip("the implementation has no " + binding)
+	}
+}
+
 // oddTexts are texts a store must read back exactly.
 var oddTexts = []string{
 	"a\x00b",
@@ -221,9 +230,7 @@ func wantText(t *testing.T, what, got, want string) {
 }
 
 func testMessagesHoldAnyValue(t *testing.T, f *fixture) {
-	if f.Conversations == nil {
-		t.Skip("the implementation has no ConversationBinding")
-	}
+	need(t, f.Conversations != nil, "ConversationBinding")
 	a := f.tenant("a")
 	for i, text := range oddTexts {
 		conv := fmt.Sprintf("conv-%d", i)
@@ -289,9 +296,7 @@ func mustQuote(text string) string {
 }
 
 func testJournalHoldsAnyValue(t *testing.T, f *fixture) {
-	if f.Runs == nil {
-		t.Skip("the implementation has no RunBinding")
-	}
+	need(t, f.Runs != nil, "RunBinding")
 	a := f.tenant("a")
 	f.startRun(t, a, "run-1", "w1")
 	var keys []string
@@ -343,9 +348,7 @@ func testJournalHoldsAnyValue(t *testing.T, f *fixture) {
 }
 
 func testSnapshotsHoldAnyValue(t *testing.T, f *fixture) {
-	if f.Snapshots == nil {
-		t.Skip("the implementation has no RunSnapshotBinding")
-	}
+	need(t, f.Snapshots != nil, "RunSnapshotBinding")
 	a := f.tenant("a")
 	for i, doc := range oddDocs {
 		run := fmt.Sprintf("run-%d", i)
@@ -367,9 +370,7 @@ func testSnapshotsHoldAnyValue(t *testing.T, f *fixture) {
 }
 
 func testApprovalsHoldAnyValue(t *testing.T, f *fixture) {
-	if f.Hitl == nil {
-		t.Skip("the implementation has no HitlBinding")
-	}
+	need(t, f.Hitl != nil, "HitlBinding")
 	a := f.tenant("a")
 	for i, doc := range oddDocs {
 		id := fmt.Sprintf("ap-%d", i)
@@ -395,9 +396,7 @@ func testApprovalsHoldAnyValue(t *testing.T, f *fixture) {
 }
 
 func testFactsHoldAnyValue(t *testing.T, f *fixture) {
-	if f.Memory == nil {
-		t.Skip("the implementation has no MemoryStore")
-	}
+	need(t, f.Memory != nil, "MemoryStore")
 	a := f.tenant("a")
 	for i, text := range oddTexts {
 		fa := fact(a, fmt.Sprintf("fact-%d", i), text+" marker"+fmt.Sprint(i), i)
@@ -519,9 +518,7 @@ func testMaxLengthIDs(t *testing.T, f *fixture) {
 }
 
 func testMaxLengthStepKeys(t *testing.T, f *fixture) {
-	if f.Runs == nil {
-		t.Skip("the implementation has no RunBinding")
-	}
+	need(t, f.Runs != nil, "RunBinding")
 	a := f.tenant("a")
 	f.startRun(t, a, "run-1", "w1")
 	key := longID("agent-loop/1/dispatch-tools/", bindings.MaxStepKeyLength)
@@ -794,9 +791,7 @@ func testInvalidJSONRefused(t *testing.T, f *fixture) {
 }
 
 func testNonFiniteEmbeddings(t *testing.T, f *fixture) {
-	if f.Memory == nil {
-		t.Skip("the implementation has no MemoryStore")
-	}
+	need(t, f.Memory != nil, "MemoryStore")
 	a := f.tenant("a")
 	for name, x := range map[string]float32{"NaN": float32(math.NaN()), "+Inf": float32(math.Inf(1)), "-Inf": float32(math.Inf(-1))} {
 		_, err := f.Memory.PutFact(f.ctx, withEmbedding(fact(a, "fact-1", "text", 0), 1, x, 0))
@@ -824,9 +819,7 @@ func hugeQuery() string {
 }
 
 func testHugeKeywordQuery(t *testing.T, f *fixture) {
-	if f.Memory == nil {
-		t.Skip("the implementation has no MemoryStore")
-	}
+	need(t, f.Memory != nil, "MemoryStore")
 	a := f.tenant("a")
 	f.put(t,
 		fact(a, "rare", "the word incomprehensibilities is rare", 1),
@@ -853,9 +846,7 @@ func testHugeKeywordQuery(t *testing.T, f *fixture) {
 }
 
 func testHugeFact(t *testing.T, f *fixture) {
-	if f.Memory == nil {
-		t.Skip("the implementation has no MemoryStore")
-	}
+	need(t, f.Memory != nil, "MemoryStore")
 	a := f.tenant("a")
 	var b strings.Builder
 	b.WriteString("firstword ")
@@ -874,9 +865,7 @@ func testHugeFact(t *testing.T, f *fixture) {
 }
 
 func testComplianceHoldsAnyText(t *testing.T, f *fixture) {
-	if f.Compliance == nil {
-		t.Skip("the implementation has no ComplianceRecorder")
-	}
+	need(t, f.Compliance != nil, "ComplianceRecorder")
 	a := f.tenant("a")
 	for i, text := range oddTexts {
 		rec := bindings.ComplianceRecord{TenantID: a, RunID: longID("run", bindings.MaxIDLength), Key: fmt.Sprintf("evaluate-guardrails/%d", i),
