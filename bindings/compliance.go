@@ -148,13 +148,7 @@ func CheckListCompliance(in ListComplianceInput) (int, error) {
 // ComplianceCursorLess orders records by their cursors as ListCompliance
 // returns them.
 func ComplianceCursorLess(a, b ComplianceCursor) bool {
-	if !a.EvaluatedAt.Equal(b.EvaluatedAt) {
-		return a.EvaluatedAt.Before(b.EvaluatedAt)
-	}
-	if a.RunID != b.RunID {
-		return a.RunID < b.RunID
-	}
-	return a.Key < b.Key
+	return keysetLess(a.EvaluatedAt, a.RunID, a.Key, b.EvaluatedAt, b.RunID, b.Key)
 }
 
 // Cursor returns the record's position for ListComplianceInput.After.

@@ -66,13 +66,7 @@ type InactiveConversationLister interface {
 // InactiveConversationRefLess orders refs as ListInactiveConversations
 // lists them.
 func InactiveConversationRefLess(a, b InactiveConversationRef) bool {
-	if !a.LastActivityAt.Equal(b.LastActivityAt) {
-		return a.LastActivityAt.Before(b.LastActivityAt)
-	}
-	if a.TenantID != b.TenantID {
-		return a.TenantID < b.TenantID
-	}
-	return a.ConversationID < b.ConversationID
+	return keysetLess(a.LastActivityAt, a.TenantID, a.ConversationID, b.LastActivityAt, b.TenantID, b.ConversationID)
 }
 
 // IdleBefore returns the LastActivityAt before which a conversation whose

@@ -109,11 +109,5 @@ type ApprovalSweeper interface {
 // ApprovalRefLess orders refs as ExpiredApprovals lists them: by
 // ExpiresAt, then TenantID, then ApprovalID.
 func ApprovalRefLess(a, b ApprovalRef) bool {
-	if !a.ExpiresAt.Equal(b.ExpiresAt) {
-		return a.ExpiresAt.Before(b.ExpiresAt)
-	}
-	if a.TenantID != b.TenantID {
-		return a.TenantID < b.TenantID
-	}
-	return a.ApprovalID < b.ApprovalID
+	return keysetLess(a.ExpiresAt, a.TenantID, a.ApprovalID, b.ExpiresAt, b.TenantID, b.ApprovalID)
 }

@@ -57,11 +57,7 @@ func Example() {
 // TestReadmeShowsTheMount holds the README's mounting snippet equal to the
 // code between the console markers above, which compiles and runs.
 func TestReadmeShowsTheMount(t *testing.T) {
-	src, err := os.ReadFile("example_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, _ := strings.Cut(string(src), "// console:begin\n")
+	_, rest, _ := strings.Cut(readFile(t, "example_test.go"), "// console:begin\n")
 	snip, _, ok := strings.Cut(rest, "\n\t// console:end")
 	if !ok {
 		t.Fatal("no console markers")
@@ -70,11 +66,18 @@ func TestReadmeShowsTheMount(t *testing.T) {
 	for i, l := range lines {
 		lines[i] = strings.TrimPrefix(l, "\t")
 	}
-	readme, err := os.ReadFile("../README.md")
+	if !strings.Contains(readFile(t, "../README.md"), "```go\n"+strings.Join(lines, "\n")+"\n```") {
+		t.Error("README.md does not show console/example_test.go's mounting code verbatim")
+	}
+}
+
+// readFile returns the text of the file at path, failing the test when it
+// cannot be read.
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), "```go\n"+strings.Join(lines, "\n")+"\n```") {
-		t.Error("README.md does not show console/example_test.go's mounting code verbatim")
-	}
+	return string(b)
 }

@@ -543,33 +543,47 @@ func (h *handler) children(ctx context.Context, tenant, runID string) ([]childRo
 	return rows, page.Next != "", nil
 }
 
-func (h *handler) run(w http.ResponseWriter, r *http.Request, rv Reviewer) {
-	ctx := r.Context()
+// record serves the page of the record r's path names ({tenant}, {id}):
+// build reads it from the store and makes the page, and a store error it
+// returns is answered as storeError answers it.
+func (h *handler) record(w http.ResponseWriter, r *http.Request, rv Reviewer, name string,
+	build func(ctx context.Context, r *http.Request, rv Reviewer, tenant, id string) (page, error)) {
 	tenant, id, ok := h.pathRecord(w, r, rv)
 	if !ok {
 		return
 	}
-	run, err := h.opts.Store.GetRun(ctx, tenant, id)
+	p, err := build(r.Context(), r, rv, tenant, id)
 	if err != nil {
 		h.storeError(w, r, rv, err)
 		return
+	}
+	h.render(w, r, http.StatusOK, name, p)
+}
+
+func (h *handler) run(w http.ResponseWriter, r *http.Request, rv Reviewer) {
+	h.record(w, r, rv, "run", h.runPage)
+}
+
+// runPage reads run id of tenant, its journal, approvals and children, and
+// makes its page.
+func (h *handler) runPage(ctx context.Context, r *http.Request, rv Reviewer, tenant, id string) (page, error) {
+	run, err := h.opts.Store.GetRun(ctx, tenant, id)
+	if err != nil {
+		return page{}, err
 	}
 	entries, err := h.opts.Store.ReadJournal(ctx, tenant, id)
 	if err != nil {
-		h.storeError(w, r, rv, err)
-		return
+		return page{}, err
 	}
 	approvals, err := h.opts.Store.ListApprovals(ctx, tenant, id)
 	if err != nil {
-		h.storeError(w, r, rv, err)
-		return
+		return page{}, err
 	}
 	now := h.opts.Now()
 	var d runPage
 	d.Run = run
 	if d.Children, d.MoreChildren, err = h.children(ctx, tenant, id); err != nil {
-		h.storeError(w, r, rv, err)
-		return
+		return page{}, err
 	}
 	if snap, err := h.opts.Store.Read(ctx, tenant, id); err == nil {
 		d.Agent, d.Conversation = snap.AgentID+"@"+snap.AgentVersion, snap.ConversationID
@@ -635,7 +649,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, rv Reviewer) {
 	if !finished(run.Status) {
 		p.Events = h.opts.BasePath + "/events?" + url.Values{"run": {tenant + "/" + id}, "since": {runState(run, entries)}}.Encode()
 	}
-	h.render(w, r, http.StatusOK, "run", p)
+	return p, nil
 }
 
 func mustJSON(v any) json.RawMessage {
@@ -664,20 +678,19 @@ func (h *handler) conversations(w http.ResponseWriter, r *http.Request, rv Revie
 }
 
 func (h *handler) conversation(w http.ResponseWriter, r *http.Request, rv Reviewer) {
-	ctx := r.Context()
-	tenant, id, ok := h.pathRecord(w, r, rv)
-	if !ok {
-		return
-	}
+	h.record(w, r, rv, "conversation", h.conversationPage)
+}
+
+// conversationPage reads conversation id of tenant and its first messages,
+// and makes its page.
+func (h *handler) conversationPage(ctx context.Context, _ *http.Request, rv Reviewer, tenant, id string) (page, error) {
 	c, err := h.opts.Store.GetConversation(ctx, tenant, id)
 	if err != nil {
-		h.storeError(w, r, rv, err)
-		return
+		return page{}, err
 	}
 	msgs, err := h.opts.Store.ReadMessages(ctx, bindings.ReadMessagesInput{TenantID: tenant, ConversationID: id, Limit: 200})
 	if err != nil {
-		h.storeError(w, r, rv, err)
-		return
+		return page{}, err
 	}
 	var runs []string
 	for _, m := range msgs {
@@ -685,10 +698,10 @@ func (h *handler) conversation(w http.ResponseWriter, r *http.Request, rv Review
 			runs = append(runs, m.RunID)
 		}
 	}
-	h.render(w, r, http.StatusOK, "conversation", page{Title: "Conversation " + id, Nav: "conversations", Reviewer: rv,
+	return page{Title: "Conversation " + id, Nav: "conversations", Reviewer: rv,
 		Data: struct {
 			C        bindings.Conversation
 			Messages []bindings.ConversationMessage
 			Runs     []string
-		}{c, msgs, runs}})
+		}{c, msgs, runs}}, nil
 }

@@ -80,6 +80,25 @@ func (b *browserish) login(token string) *httptest.ResponseRecorder {
 	return b.do("POST", "/login", url.Values{"token": {token}, "csrf": {csrfOf(b.t, page.Body.String())}})
 }
 
+// mustLogin signs b in with sessionToken and fails the test unless the
+// login redirects (303).
+func (b *browserish) mustLogin() {
+	b.t.Helper()
+	if w := b.login(sessionToken); w.Code != http.StatusSeeOther {
+		b.t.Fatalf("login = %d", w.Code)
+	}
+}
+
+// signedIn is a session console with a browser at 198.51.100.2 signed in to
+// it.
+func signedIn(t *testing.T, opts console.Options) (*browserish, *console.TokenLogin, *clock) {
+	t.Helper()
+	h, login, c := sessionConsole(t, opts)
+	b := newBrowserish(t, h, "198.51.100.2:4000")
+	b.mustLogin()
+	return b, login, c
+}
+
 func sessionConsole(t *testing.T, opts console.Options) (http.Handler, *console.TokenLogin, *clock) {
 	t.Helper()
 	s := memstore.New(nil)
@@ -138,11 +157,7 @@ func TestLoginAttemptsAreRateLimitedPerAddress(t *testing.T) {
 // within the idle timeout, ends after it unused, and ends at its maximum
 // age however busy.
 func TestSessionsExpireWhenIdleAndAtTheirAge(t *testing.T) {
-	h, login, c := sessionConsole(t, console.Options{SessionIdleTimeout: time.Hour, SessionMaxAge: 3 * time.Hour})
-	b := newBrowserish(t, h, "198.51.100.2:4000")
-	if w := b.login(sessionToken); w.Code != http.StatusSeeOther {
-		t.Fatalf("login = %d", w.Code)
-	}
+	b, login, c := signedIn(t, console.Options{SessionIdleTimeout: time.Hour, SessionMaxAge: 3 * time.Hour})
 	for range 5 { // 2.5 hours, never idle for an hour
 		c.Add(30 * time.Minute)
 		if w := b.do("GET", "/runs", nil); w.Code != http.StatusOK {
@@ -157,9 +172,7 @@ func TestSessionsExpireWhenIdleAndAtTheirAge(t *testing.T) {
 		t.Errorf("%d sessions live after expiry, want 0", n)
 	}
 
-	if w := b.login(sessionToken); w.Code != http.StatusSeeOther {
-		t.Fatalf("login = %d", w.Code)
-	}
+	b.mustLogin()
 	c.Add(time.Hour)
 	if w := b.do("GET", "/runs", nil); w.Code != http.StatusSeeOther {
 		t.Errorf("GET /runs after an hour idle = %d, want a redirect to the login form", w.Code)
@@ -169,9 +182,7 @@ func TestSessionsExpireWhenIdleAndAtTheirAge(t *testing.T) {
 // TestDefaultIdleTimeoutIsTwelveHours: without options a session outlives
 // 11h59m idle but not 12h.
 func TestDefaultIdleTimeoutIsTwelveHours(t *testing.T) {
-	h, _, c := sessionConsole(t, console.Options{})
-	b := newBrowserish(t, h, "198.51.100.2:4000")
-	b.login(sessionToken)
+	b, _, c := signedIn(t, console.Options{})
 	c.Add(12*time.Hour - time.Minute)
 	if w := b.do("GET", "/", nil); w.Code != http.StatusOK {
 		t.Fatalf("after 11h59m idle = %d, want 200", w.Code)
@@ -186,9 +197,7 @@ func TestDefaultIdleTimeoutIsTwelveHours(t *testing.T) {
 // token, and after it the old session cookie no longer signs anyone in,
 // even replayed.
 func TestLogoutEndsTheSessionOnTheServer(t *testing.T) {
-	h, login, _ := sessionConsole(t, console.Options{})
-	b := newBrowserish(t, h, "198.51.100.2:4000")
-	b.login(sessionToken)
+	b, login, _ := signedIn(t, console.Options{})
 	page := b.do("GET", "/", nil)
 	if !strings.Contains(page.Body.String(), `action="/logout"`) {
 		t.Fatalf("no sign-out form on the page:\n%s", page.Body.String())

@@ -14,10 +14,7 @@ import (
 // whether or not a run is parked on them, never another tenant's.
 func RunApprovalListTests(t *testing.T, newHarness NewHarness) {
 	t.Helper()
-	runSuite(t, newHarness, "bindings.ApprovalLister", func(h Harness) bool {
-		_, ok := h.Hitl.(bindings.ApprovalLister)
-		return ok
-	}, approvalListCases)
+	runSuite(t, newHarness, "bindings.ApprovalLister", func(h Harness) bool { return implements[bindings.ApprovalLister](h.Hitl) }, approvalListCases)
 }
 
 var approvalListCases = []testCase{

@@ -28,25 +28,16 @@ func RunClaimTests(t *testing.T, newHarness NewHarness) {
 		runSuite(t, newHarness, "RunBinding", func(h Harness) bool { return h.Runs != nil }, leaseRuleCases)
 	})
 	t.Run("Claim", func(t *testing.T) {
-		runSuite(t, newHarness, "bindings.RunClaimer (with Hitl)", func(h Harness) bool {
-			_, ok := h.Runs.(bindings.RunClaimer)
-			return ok && h.Hitl != nil
-		}, claimCases)
+		runSuite(t, newHarness, "bindings.RunClaimer (with Hitl)", Harness.claimsWithHitl, claimCases)
 	})
 	t.Run("List", func(t *testing.T) {
-		runSuite(t, newHarness, "bindings.RunLister", func(h Harness) bool {
-			_, ok := h.Runs.(bindings.RunLister)
-			return ok
-		}, listRunsCases)
+		runSuite(t, newHarness, "bindings.RunLister", func(h Harness) bool { return implements[bindings.RunLister](h.Runs) }, listRunsCases)
 	})
 	t.Run("Parents", func(t *testing.T) {
 		runSuite(t, newHarness, "RunBinding", func(h Harness) bool { return h.Runs != nil }, parentCases)
 	})
 	t.Run("RunErrors", func(t *testing.T) {
-		runSuite(t, newHarness, "bindings.RunErrorRecorder", func(h Harness) bool {
-			_, ok := h.Runs.(bindings.RunErrorRecorder)
-			return ok
-		}, runErrorCases)
+		runSuite(t, newHarness, "bindings.RunErrorRecorder", func(h Harness) bool { return implements[bindings.RunErrorRecorder](h.Runs) }, runErrorCases)
 	})
 }
 
@@ -77,6 +68,12 @@ var listRunsCases = []testCase{
 	{name: "ListRunsFiltersByStatus", clock: true, run: testListRunsStatus},
 	{name: "ListRunsIsTenantScoped", clock: true, run: testListRunsTenant},
 	{name: "ListRunsValidatesItsInput", run: testListRunsValidates},
+}
+
+// claimsWithHitl reports whether the claim cases apply: Runs is a
+// bindings.RunClaimer and the store has Hitl (a parked run's approvals).
+func (h Harness) claimsWithHitl() bool {
+	return implements[bindings.RunClaimer](h.Runs) && h.Hitl != nil
 }
 
 func (f *fixture) claimer() bindings.RunClaimer { return f.Runs.(bindings.RunClaimer) }

@@ -150,6 +150,13 @@ func runSuite(t *testing.T, newHarness NewHarness, binding string, has func(Harn
 	})
 }
 
+// implements reports whether b, one of the harness's bindings, also has
+// the optional capability I (false for a nil b).
+func implements[I any](b any) bool {
+	_, ok := b.(I)
+	return ok
+}
+
 // runCases runs cases as subtests, each with the harness and fixture open
 // builds for it; a case that needs the clock skips without one.
 func runCases[F any](t *testing.T, cases []caseOf[F], open func(t *testing.T) (Harness, F)) {

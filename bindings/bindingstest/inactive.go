@@ -21,8 +21,7 @@ import (
 func RunInactiveConversationTests(t *testing.T, newHarness NewHarness) {
 	t.Helper()
 	runSuite(t, newHarness, "bindings.InactiveConversationLister", func(h Harness) bool {
-		_, ok := h.Conversations.(bindings.InactiveConversationLister)
-		return ok
+		return implements[bindings.InactiveConversationLister](h.Conversations)
 	}, inactiveCases)
 }
 

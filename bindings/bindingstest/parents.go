@@ -165,7 +165,7 @@ func testListChildren(t *testing.T, f *fixture) {
 }
 
 func testClaimParent(t *testing.T, f *fixture) {
-	if _, ok := f.Runs.(bindings.RunClaimer); !ok || f.Hitl == nil {
+	if !f.claimsWithHitl() {
 		t.Skip("the store is not a bindings.RunClaimer with Hitl")
 	}
 	a := f.tenant("a")
@@ -217,7 +217,7 @@ func testClaimParent(t *testing.T, f *fixture) {
 }
 
 func testClaimParentAndApproval(t *testing.T, f *fixture) {
-	if _, ok := f.Runs.(bindings.RunClaimer); !ok || f.Hitl == nil {
+	if !f.claimsWithHitl() {
 		t.Skip("the store is not a bindings.RunClaimer with Hitl")
 	}
 	a := f.tenant("a")
@@ -253,7 +253,7 @@ func testParentTenancy(t *testing.T, f *fixture) {
 		diff(t, "a's children of p", f.listPages(t, bindings.ListRunsInput{TenantID: a, ParentRunID: "p"}), [][]string{{"kid"}})
 		diff(t, "b's children of p", f.listPages(t, bindings.ListRunsInput{TenantID: b, ParentRunID: "p"}), [][]string{{"kid-b"}})
 	}
-	if _, ok := f.Runs.(bindings.RunClaimer); !ok || f.Hitl == nil {
+	if !f.claimsWithHitl() {
 		return
 	}
 	// a's p is claimable (its own child ended; b's parked one is not

@@ -19,9 +19,7 @@ func RunQuotaTests(t *testing.T, newHarness NewHarness) {
 	t.Helper()
 	runSuite(t, newHarness, "bindings.QuotaCounter", func(h Harness) bool { return h.Quotas != nil }, quotaCases)
 	runSuite(t, newHarness, "bindings.RunDeferrer", func(h Harness) bool {
-		_, ok := h.Runs.(bindings.RunDeferrer)
-		_, claims := h.Runs.(bindings.RunClaimer)
-		return ok && claims
+		return implements[bindings.RunDeferrer](h.Runs) && implements[bindings.RunClaimer](h.Runs)
 	}, deferCases)
 }
 

@@ -22,14 +22,12 @@ func RunRetentionTests(t *testing.T, newHarness NewHarness) {
 	t.Helper()
 	t.Run("Prune", func(t *testing.T) {
 		runSuite(t, newHarness, "bindings.Pruner (with Snapshots and Hitl)", func(h Harness) bool {
-			_, ok := h.Runs.(bindings.Pruner)
-			return ok && h.Snapshots != nil && h.Hitl != nil
+			return implements[bindings.Pruner](h.Runs) && h.Snapshots != nil && h.Hitl != nil
 		}, pruneCases)
 	})
 	t.Run("Sweep", func(t *testing.T) {
 		runSuite(t, newHarness, "bindings.ApprovalSweeper (with Runs)", func(h Harness) bool {
-			_, ok := h.Hitl.(bindings.ApprovalSweeper)
-			return ok && h.Runs != nil
+			return implements[bindings.ApprovalSweeper](h.Hitl) && h.Runs != nil
 		}, sweepCases)
 	})
 }

@@ -2,6 +2,7 @@ package bindingstest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -46,6 +47,15 @@ var valueCases = []testCase{
 	{name: "KeywordQueryOfAnySizeAnswers", run: testHugeKeywordQuery},
 	{name: "HugeFactTextIsHeldAndMatched", run: testHugeFact},
 	{name: "ComplianceRecordsHoldAnyText", run: testComplianceHoldsAnyText},
+}
+
+// need skips the case, saying which binding the implementation lacks,
+// unless has.
+func need(t *testing.T, has bool, binding string) {
+	t.Helper()
+	if !has {
+		t.Skip("the implementation has no " + binding)
+	}
 }
 
 // oddTexts are texts a store must read back exactly.
@@ -220,9 +230,7 @@ func wantText(t *testing.T, what, got, want string) {
 }
 
 func testMessagesHoldAnyValue(t *testing.T, f *fixture) {
-	if f.Conversations == nil {
-		t.Skip("the implementation has no ConversationBinding")
-	}
+	need(t, f.Conversations != nil, "ConversationBinding")
 	a := f.tenant("a")
 	for i, text := range oddTexts {
 		conv := fmt.Sprintf("conv-%d", i)
@@ -288,9 +296,7 @@ func mustQuote(text string) string {
 }
 
 func testJournalHoldsAnyValue(t *testing.T, f *fixture) {
-	if f.Runs == nil {
-		t.Skip("the implementation has no RunBinding")
-	}
+	need(t, f.Runs != nil, "RunBinding")
 	a := f.tenant("a")
 	f.startRun(t, a, "run-1", "w1")
 	var keys []string
@@ -342,9 +348,7 @@ func testJournalHoldsAnyValue(t *testing.T, f *fixture) {
 }
 
 func testSnapshotsHoldAnyValue(t *testing.T, f *fixture) {
-	if f.Snapshots == nil {
-		t.Skip("the implementation has no RunSnapshotBinding")
-	}
+	need(t, f.Snapshots != nil, "RunSnapshotBinding")
 	a := f.tenant("a")
 	for i, doc := range oddDocs {
 		run := fmt.Sprintf("run-%d", i)
@@ -366,9 +370,7 @@ func testSnapshotsHoldAnyValue(t *testing.T, f *fixture) {
 }
 
 func testApprovalsHoldAnyValue(t *testing.T, f *fixture) {
-	if f.Hitl == nil {
-		t.Skip("the implementation has no HitlBinding")
-	}
+	need(t, f.Hitl != nil, "HitlBinding")
 	a := f.tenant("a")
 	for i, doc := range oddDocs {
 		id := fmt.Sprintf("ap-%d", i)
@@ -394,9 +396,7 @@ func testApprovalsHoldAnyValue(t *testing.T, f *fixture) {
 }
 
 func testFactsHoldAnyValue(t *testing.T, f *fixture) {
-	if f.Memory == nil {
-		t.Skip("the implementation has no MemoryStore")
-	}
+	need(t, f.Memory != nil, "MemoryStore")
 	a := f.tenant("a")
 	for i, text := range oddTexts {
 		fa := fact(a, fmt.Sprintf("fact-%d", i), text+" marker"+fmt.Sprint(i), i)
@@ -518,9 +518,7 @@ func testMaxLengthIDs(t *testing.T, f *fixture) {
 }
 
 func testMaxLengthStepKeys(t *testing.T, f *fixture) {
-	if f.Runs == nil {
-		t.Skip("the implementation has no RunBinding")
-	}
+	need(t, f.Runs != nil, "RunBinding")
 	a := f.tenant("a")
 	f.startRun(t, a, "run-1", "w1")
 	key := longID("agent-loop/1/dispatch-tools/", bindings.MaxStepKeyLength)
@@ -583,6 +581,36 @@ func refused(t *testing.T, what string, err error) {
 	}
 }
 
+// refuseEach checks that call refuses each input of ins, keyed by the
+// field that holds the bad id called name: "what with a FIELD id of NAME".
+func refuseEach[T any](t *testing.T, what, name string, ins map[string]T, call func(T) error) {
+	t.Helper()
+	for field, in := range ins {
+		refused(t, what+" with a "+field+" id of "+name, call(in))
+	}
+}
+
+// refuseEachField is refuseEach of a fresh base() with each field of set
+// given the bad id.
+func refuseEachField[T any](t *testing.T, what, name string, base func() T, set map[string]func(*T), call func(T) error) {
+	t.Helper()
+	ins := make(map[string]T, len(set))
+	for field, mod := range set {
+		in := base()
+		mod(&in)
+		ins[field] = in
+	}
+	refuseEach(t, what, name, ins, call)
+}
+
+// errOnly is call with the context ctx, returning its error alone.
+func errOnly[T, R any](ctx context.Context, call func(context.Context, T) (R, error)) func(T) error {
+	return func(in T) error {
+		_, err := call(ctx, in)
+		return err
+	}
+}
+
 func testBadIDsRefused(t *testing.T, f *fixture) {
 	n := 0
 	for name, bad := range badIDs() {
@@ -591,30 +619,24 @@ func testBadIDsRefused(t *testing.T, f *fixture) {
 		if c := f.Conversations; c != nil {
 			_, err := c.OpenConversation(f.ctx, bindings.OpenConversationInput{TenantID: bad, ID: "conv-1", AgentID: "x", AgentVersion: "1.0.0"})
 			refused(t, "OpenConversation with a tenant id of "+name, err)
-			for field, in := range map[string]bindings.OpenConversationInput{
+			refuseEach(t, "OpenConversation", name, map[string]bindings.OpenConversationInput{
 				"conversation": {TenantID: a, ID: bad, AgentID: "x", AgentVersion: "1.0.0"},
 				"project":      {TenantID: a, ID: "conv-x", ProjectID: bad, AgentID: "x", AgentVersion: "1.0.0"},
 				"participant":  {TenantID: a, ID: "conv-x", ParticipantID: bad, AgentID: "x", AgentVersion: "1.0.0"},
 				"agent":        {TenantID: a, ID: "conv-x", AgentID: bad, AgentVersion: "1.0.0"},
-			} {
-				_, err := c.OpenConversation(f.ctx, in)
-				refused(t, "OpenConversation with a "+field+" id of "+name, err)
-			}
+			}, errOnly(f.ctx, c.OpenConversation))
 			list, err := c.ListConversations(f.ctx, bindings.ListConversationsInput{TenantID: a})
 			must(t, "ListConversations", err)
 			if len(list) != 0 {
 				t.Fatalf("refused conversations were stored: %v", convIDs(list))
 			}
 			f.open(t, a, "conv-1", at(0))
-			for field, in := range map[string]bindings.AppendMessageInput{
+			refuseEach(t, "AppendMessage", name, map[string]bindings.AppendMessageInput{
 				"message":      {TenantID: a, ConversationID: "conv-1", ID: bad, Role: bindings.RoleUser, Content: "hi", TurnNumber: 1},
 				"run":          {TenantID: a, ConversationID: "conv-1", ID: "m1", Role: bindings.RoleUser, Content: "hi", TurnNumber: 1, RunID: bad},
 				"tool call":    {TenantID: a, ConversationID: "conv-1", ID: "m1", Role: bindings.RoleTool, Content: "hi", ToolCallID: bad},
 				"conversation": {TenantID: a, ConversationID: bad, ID: "m1", Role: bindings.RoleUser, Content: "hi"},
-			} {
-				_, err := c.AppendMessage(f.ctx, in)
-				refused(t, "AppendMessage with a "+field+" id of "+name, err)
-			}
+			}, errOnly(f.ctx, c.AppendMessage))
 			if got := f.get(t, a, "conv-1"); got.MessageCount != 0 || got.TurnCount != 0 {
 				t.Fatalf("a refused message was counted: %+v", got)
 			}
@@ -628,14 +650,11 @@ func testBadIDsRefused(t *testing.T, f *fixture) {
 			must(t, "DeleteConversation", c.DeleteConversation(f.ctx, a, "conv-1"))
 		}
 		if r := f.Runs; r != nil {
-			for field, in := range map[string]bindings.StartRunInput{
+			refuseEach(t, "StartRun", name, map[string]bindings.StartRunInput{
 				"tenant": {TenantID: bad, RunID: "run-1", Owner: "w1", LeaseTTL: leaseTTL},
 				"run":    {TenantID: a, RunID: bad, Owner: "w1", LeaseTTL: leaseTTL},
 				"owner":  {TenantID: a, RunID: "run-bad", Owner: bad, LeaseTTL: leaseTTL},
-			} {
-				_, err := r.StartRun(f.ctx, in)
-				refused(t, "StartRun with a "+field+" id of "+name, err)
-			}
+			}, errOnly(f.ctx, r.StartRun))
 			_, err := r.GetRun(f.ctx, a, "run-bad")
 			wantCode(t, "GetRun of the run whose start was refused", err, agents.CodeRunJournalUnavailable)
 			f.startRun(t, a, "run-1", "w1")
@@ -657,33 +676,24 @@ func testBadIDsRefused(t *testing.T, f *fixture) {
 			}
 		}
 		if s := f.Snapshots; s != nil {
-			for field, mod := range map[string]func(*bindings.RunSnapshotRecord){
+			refuseEachField(t, "Write", name, func() bindings.RunSnapshotRecord { return snapshot(a, "run-snap") }, map[string]func(*bindings.RunSnapshotRecord){
 				"tenant":       func(r *bindings.RunSnapshotRecord) { r.TenantID = bad },
 				"run":          func(r *bindings.RunSnapshotRecord) { r.RunID = bad },
 				"agent":        func(r *bindings.RunSnapshotRecord) { r.AgentID = bad },
 				"conversation": func(r *bindings.RunSnapshotRecord) { r.ConversationID = bad },
 				"project":      func(r *bindings.RunSnapshotRecord) { r.ProjectID = bad },
-			} {
-				sn := snapshot(a, "run-snap")
-				mod(&sn)
-				refused(t, "Write with a "+field+" id of "+name, s.Write(f.ctx, sn))
-			}
+			}, func(sn bindings.RunSnapshotRecord) error { return s.Write(f.ctx, sn) })
 			_, err := s.Read(f.ctx, a, "run-snap")
 			wantCode(t, "Read of a refused snapshot", err, agents.CodeRunSnapshotMissing)
 		}
 		if h := f.Hitl; h != nil {
-			for field, mod := range map[string]func(*bindings.ApprovalRequest){
+			refuseEachField(t, "RequestApproval", name, func() bindings.ApprovalRequest { return approvalRequest(a, "ap-bad") }, map[string]func(*bindings.ApprovalRequest){
 				"tenant":       func(r *bindings.ApprovalRequest) { r.TenantID = bad },
 				"approval":     func(r *bindings.ApprovalRequest) { r.ID = bad },
 				"run":          func(r *bindings.ApprovalRequest) { r.RunID = bad },
 				"conversation": func(r *bindings.ApprovalRequest) { r.ConversationID = bad },
 				"tool call":    func(r *bindings.ApprovalRequest) { r.ToolCallID = bad },
-			} {
-				req := approvalRequest(a, "ap-bad")
-				mod(&req)
-				_, err := h.RequestApproval(f.ctx, req)
-				refused(t, "RequestApproval with a "+field+" id of "+name, err)
-			}
+			}, errOnly(f.ctx, h.RequestApproval))
 			if _, err := h.GetApproval(f.ctx, a, "ap-bad"); err == nil {
 				t.Fatal("a refused approval was stored")
 			}
@@ -691,18 +701,13 @@ func testBadIDsRefused(t *testing.T, f *fixture) {
 			refused(t, "GetApproval with an approval id of "+name, err)
 		}
 		if m := f.Memory; m != nil {
-			for field, mod := range map[string]func(*bindings.Fact){
+			refuseEachField(t, "PutFact", name, func() bindings.Fact { return fact(a, "fact-bad", "text", 0) }, map[string]func(*bindings.Fact){
 				"tenant":       func(fa *bindings.Fact) { fa.TenantID = bad },
 				"fact":         func(fa *bindings.Fact) { fa.ID = bad },
 				"type":         func(fa *bindings.Fact) { fa.Type = bad },
 				"project":      func(fa *bindings.Fact) { fa.ProjectID = bad },
 				"conversation": func(fa *bindings.Fact) { fa.ConversationID = bad },
-			} {
-				fa := fact(a, "fact-bad", "text", 0)
-				mod(&fa)
-				_, err := m.PutFact(f.ctx, fa)
-				refused(t, "PutFact with a "+field+" id of "+name, err)
-			}
+			}, errOnly(f.ctx, m.PutFact))
 			if got := f.query(t, bindings.MemoryQuery{TenantID: a, Types: []string{clauseType}, Scope: agent.ScopeTenant}); len(got) != 0 {
 				t.Fatalf("refused facts were stored: %v", factIDs(got))
 			}
@@ -786,9 +791,7 @@ func testInvalidJSONRefused(t *testing.T, f *fixture) {
 }
 
 func testNonFiniteEmbeddings(t *testing.T, f *fixture) {
-	if f.Memory == nil {
-		t.Skip("the implementation has no MemoryStore")
-	}
+	need(t, f.Memory != nil, "MemoryStore")
 	a := f.tenant("a")
 	for name, x := range map[string]float32{"NaN": float32(math.NaN()), "+Inf": float32(math.Inf(1)), "-Inf": float32(math.Inf(-1))} {
 		_, err := f.Memory.PutFact(f.ctx, withEmbedding(fact(a, "fact-1", "text", 0), 1, x, 0))
@@ -816,9 +819,7 @@ func hugeQuery() string {
 }
 
 func testHugeKeywordQuery(t *testing.T, f *fixture) {
-	if f.Memory == nil {
-		t.Skip("the implementation has no MemoryStore")
-	}
+	need(t, f.Memory != nil, "MemoryStore")
 	a := f.tenant("a")
 	f.put(t,
 		fact(a, "rare", "the word incomprehensibilities is rare", 1),
@@ -845,9 +846,7 @@ func testHugeKeywordQuery(t *testing.T, f *fixture) {
 }
 
 func testHugeFact(t *testing.T, f *fixture) {
-	if f.Memory == nil {
-		t.Skip("the implementation has no MemoryStore")
-	}
+	need(t, f.Memory != nil, "MemoryStore")
 	a := f.tenant("a")
 	var b strings.Builder
 	b.WriteString("firstword ")
@@ -866,9 +865,7 @@ func testHugeFact(t *testing.T, f *fixture) {
 }
 
 func testComplianceHoldsAnyText(t *testing.T, f *fixture) {
-	if f.Compliance == nil {
-		t.Skip("the implementation has no ComplianceRecorder")
-	}
+	need(t, f.Compliance != nil, "ComplianceRecorder")
 	a := f.tenant("a")
 	for i, text := range oddTexts {
 		rec := bindings.ComplianceRecord{TenantID: a, RunID: longID("run", bindings.MaxIDLength), Key: fmt.Sprintf("evaluate-guardrails/%d", i),

@@ -7,11 +7,6 @@ import (
 	"io"
 	"os"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	agents "github.com/kindgi/agents"
-	"github.com/kindgi/agents/pgstore"
 )
 
 const pruneUsage = `prune --database-url URL --tenant ID [--older-than DURATION] [--json]
@@ -59,20 +54,12 @@ func runPrune(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func prune(ctx context.Context, url, tenant string, olderThan time.Duration, asJSON bool, stdout, stderr io.Writer) int {
 	// No migrations here: prune needs no schema rights (run kindgi migrate
 	// first; the indexes of the baseline migration make the deletes cheap).
-	pool, err := pgxpool.New(ctx, url)
-	if err == nil {
-		err = pool.Ping(ctx)
-		if err != nil {
-			pool.Close()
-		}
-	}
+	store, closeFn, err := connect(ctx, url)
 	if err != nil {
-		err = &agents.PersistenceError{Op: "connect", Err: err}
 		fmt.Fprintf(stderr, "kindgi prune: %s\n", errLine(err))
 		return exitFailure
 	}
-	defer pool.Close()
-	store := pgstore.New(pool, nil)
+	defer closeFn()
 	st, err := store.Prune(ctx, tenant, time.Now().Add(-olderThan))
 	if err != nil {
 		fmt.Fprintf(stderr, "kindgi prune: %s (deleted before the failure: %d runs)\n", errLine(err), st.Runs)

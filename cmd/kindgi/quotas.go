@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/pgstore"
 )
 
 const quotasUsage = `quotas show --database-url URL --tenant ID [--json]
@@ -26,26 +27,18 @@ type quotaView struct {
 }
 
 func runQuotas(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if code, ok := subcommand("quotas", []string{"show"}, quotasUsage, args, stdout, stderr); !ok {
+	c, code, ok := newStoreCommand("quotas", []string{"show"}, quotasUsage, args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	fs := newFlags("quotas show", quotasUsage, stderr)
-	sf := addStoreFlags(fs)
-	rest, err := parseInterleaved(fs, args[1:])
-	if err != nil {
-		return flagExit(err)
-	}
-	switch missing := sf.missing(); {
-	case missing != "":
-		fmt.Fprintln(stderr, "kindgi quotas show: "+missing)
-	case len(rest) > 0:
-		fmt.Fprintf(stderr, "kindgi quotas show: unexpected arguments %q\n", rest)
-	default:
-		store, closeFn, ok := sf.open(ctx, "quotas show", stderr)
-		if !ok {
-			return exitFailure
+	sf := c.sf
+	check := func(rest []string) string {
+		if len(rest) > 0 {
+			return fmt.Sprintf("unexpected arguments %q", rest)
 		}
-		defer closeFn()
+		return ""
+	}
+	return c.run(ctx, args[1:], stderr, check, func(store *pgstore.Store, _ []string) int {
 		us, err := store.QuotaUsage(ctx, *sf.tenant, time.Time{})
 		if err != nil {
 			fmt.Fprintf(stderr, "kindgi quotas show: %s\n", errLine(err))
@@ -60,9 +53,7 @@ func runQuotas(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		printQuotas(views, stdout)
 		return exitOK
-	}
-	fs.Usage()
-	return exitUsage
+	})
 }
 
 func printQuotas(views []quotaView, stdout io.Writer) {

@@ -97,36 +97,75 @@ func connect(ctx context.Context, url string) (*pgstore.Store, func(), error) {
 	return pgstore.New(pool, nil), pool.Close, nil
 }
 
-func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if code, ok := subcommand("runs", []string{"list", "show"}, runsUsage, args, stdout, stderr); !ok {
-		return code
+// storeCommand is one subcommand of runs, approvals or quotas: its name
+// ("runs list") and its flag set, which holds the store flags.
+type storeCommand struct {
+	name, sub string
+	fs        *flag.FlagSet
+	sf        storeFlags
+}
+
+// newStoreCommand checks args[0] against subs as subcommand does (ok
+// false: exit with code) and returns that subcommand with the store flags
+// on its flag set; the caller adds the subcommand's own flags.
+func newStoreCommand(cmd string, subs []string, usage string, args []string, stdout, stderr io.Writer) (c storeCommand, code int, ok bool) {
+	if code, ok := subcommand(cmd, subs, usage, args, stdout, stderr); !ok {
+		return storeCommand{}, code, false
 	}
-	sub := args[0]
-	fs := newFlags("runs "+sub, runsUsage, stderr)
-	sf := addStoreFlags(fs)
-	status := fs.String("status", "", "keep runs in this status (comma-separated for several)")
-	limit := fs.Int("limit", bindings.DefaultRunPageLimit, "runs per page (list)")
-	after := fs.String("after", "", "start after this run id (list: the previous page's last)")
-	parent := fs.String("parent", "", "list: only the child runs of this run")
-	rest, err := parseInterleaved(fs, args[1:])
+	c = storeCommand{name: cmd + " " + args[0], sub: args[0]}
+	c.fs = newFlags(c.name, usage, stderr)
+	c.sf = addStoreFlags(c.fs)
+	return c, 0, true
+}
+
+// run parses args (what follows the subcommand). A missing store flag, or
+// the problem check finds with the flags and positional arguments ("" when
+// none), is answered on stderr, then the usage (exit 2); otherwise run
+// opens the store and runs do on it.
+func (c storeCommand) run(ctx context.Context, args []string, stderr io.Writer, check func(rest []string) string, do func(store *pgstore.Store, rest []string) int) int {
+	rest, err := parseInterleaved(c.fs, args)
 	if err != nil {
 		return flagExit(err)
 	}
-	switch missing := sf.missing(); {
-	case missing != "":
-		fmt.Fprintf(stderr, "kindgi runs %s: %s\n", sub, missing)
-	case sub == "list" && len(rest) > 0:
-		fmt.Fprintf(stderr, "kindgi runs list: unexpected arguments %q\n", rest)
-	case sub == "list" && *limit < 1:
-		fmt.Fprintln(stderr, "kindgi runs list: --limit must be at least 1")
-	case sub == "show" && len(rest) != 1:
-		fmt.Fprintln(stderr, "kindgi runs show: give one RUN_ID")
-	default:
-		store, closeFn, ok := sf.open(ctx, "runs "+sub, stderr)
-		if !ok {
-			return exitFailure
+	problem := c.sf.missing()
+	if problem == "" {
+		problem = check(rest)
+	}
+	if problem != "" {
+		fmt.Fprintf(stderr, "kindgi %s: %s\n", c.name, problem)
+		c.fs.Usage()
+		return exitUsage
+	}
+	store, closeFn, ok := c.sf.open(ctx, c.name, stderr)
+	if !ok {
+		return exitFailure
+	}
+	defer closeFn()
+	return do(store, rest)
+}
+
+func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, code, ok := newStoreCommand("runs", []string{"list", "show"}, runsUsage, args, stdout, stderr)
+	if !ok {
+		return code
+	}
+	sub, sf := c.sub, c.sf
+	status := c.fs.String("status", "", "keep runs in this status (comma-separated for several)")
+	limit := c.fs.Int("limit", bindings.DefaultRunPageLimit, "runs per page (list)")
+	after := c.fs.String("after", "", "start after this run id (list: the previous page's last)")
+	parent := c.fs.String("parent", "", "list: only the child runs of this run")
+	check := func(rest []string) string {
+		switch {
+		case sub == "list" && len(rest) > 0:
+			return fmt.Sprintf("unexpected arguments %q", rest)
+		case sub == "list" && *limit < 1:
+			return "--limit must be at least 1"
+		case sub == "show" && len(rest) != 1:
+			return "give one RUN_ID"
 		}
-		defer closeFn()
+		return ""
+	}
+	return c.run(ctx, args[1:], stderr, check, func(store *pgstore.Store, rest []string) int {
 		if sub == "list" {
 			var statuses []bindings.RunStatus
 			for _, s := range strings.Split(*status, ",") {
@@ -148,9 +187,7 @@ func runRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return listRuns(ctx, store, in, next, *sf.asJSON, stdout, stderr)
 		}
 		return showRun(ctx, store, *sf.tenant, rest[0], *sf.asJSON, stdout, stderr)
-	}
-	fs.Usage()
-	return exitUsage
+	})
 }
 
 // listRuns prints a page of runs; next is the command that lists the
@@ -424,44 +461,34 @@ func (r *roles) String() string     { return strings.Join(*r, ",") }
 func (r *roles) Set(s string) error { *r = append(*r, s); return nil }
 
 func runApprovals(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if code, ok := subcommand("approvals", []string{"list", "approve", "deny"}, approvalsUsage, args, stdout, stderr); !ok {
+	c, code, ok := newStoreCommand("approvals", []string{"list", "approve", "deny"}, approvalsUsage, args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	sub := args[0]
-	fs := newFlags("approvals "+sub, approvalsUsage, stderr)
-	sf := addStoreFlags(fs)
-	runID := fs.String("run", "", "list: only this run's approvals")
-	approver := fs.String("approver", "", "approve, deny: who decides (required)")
-	reason := fs.String("reason", "", "approve, deny: the decision's comment")
+	sub, sf := c.sub, c.sf
+	runID := c.fs.String("run", "", "list: only this run's approvals")
+	approver := c.fs.String("approver", "", "approve, deny: who decides (required)")
+	reason := c.fs.String("reason", "", "approve, deny: the decision's comment")
 	var rs roles
-	fs.Var(&rs, "role", "approve, deny: a role of the approver (repeatable)")
-	rest, err := parseInterleaved(fs, args[1:])
-	if err != nil {
-		return flagExit(err)
-	}
-	switch missing := sf.missing(); {
-	case missing != "":
-		fmt.Fprintf(stderr, "kindgi approvals %s: %s\n", sub, missing)
-	case sub == "list" && len(rest) > 0:
-		fmt.Fprintf(stderr, "kindgi approvals list: unexpected arguments %q\n", rest)
-	case sub != "list" && len(rest) != 1:
-		fmt.Fprintf(stderr, "kindgi approvals %s: give one APPROVAL_ID\n", sub)
-	case sub != "list" && *approver == "":
-		fmt.Fprintf(stderr, "kindgi approvals %s: --approver is required\n", sub)
-	default:
-		store, closeFn, ok := sf.open(ctx, "approvals "+sub, stderr)
-		if !ok {
-			return exitFailure
+	c.fs.Var(&rs, "role", "approve, deny: a role of the approver (repeatable)")
+	check := func(rest []string) string {
+		switch {
+		case sub == "list" && len(rest) > 0:
+			return fmt.Sprintf("unexpected arguments %q", rest)
+		case sub != "list" && len(rest) != 1:
+			return "give one APPROVAL_ID"
+		case sub != "list" && *approver == "":
+			return "--approver is required"
 		}
-		defer closeFn()
+		return ""
+	}
+	return c.run(ctx, args[1:], stderr, check, func(store *pgstore.Store, rest []string) int {
 		if sub == "list" {
 			return listApprovals(ctx, store, *sf.tenant, *runID, *sf.asJSON, stdout, stderr)
 		}
 		d := bindings.ApprovalDecision{Approved: sub == "approve", Reviewer: *approver, ReviewerRoles: rs, Comment: *reason}
 		return decideApproval(ctx, store, *sf.tenant, rest[0], d, *sf.asJSON, stdout, stderr)
-	}
-	fs.Usage()
-	return exitUsage
+	})
 }
 
 func listApprovals(ctx context.Context, store *pgstore.Store, tenant, runID string, asJSON bool, stdout, stderr io.Writer) int {

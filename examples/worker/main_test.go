@@ -305,9 +305,7 @@ func testKilledWorkers(t *testing.T, dbURL databases) {
 	// One more worker, for every tenant, told nothing.
 	rescuer := startProc(t, dbURL, leaseEnv+"="+lease)
 	for _, s := range scenarios {
-		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		res, err := turn.Wait(wctx, b, s.tenant, s.run)
-		cancel()
+		res, err := waitWithin(ctx, b, s.tenant, s.run, 30*time.Second)
 		if err != nil || res.Status != turn.StatusCompleted {
 			t.Fatalf("run killed at %s: Wait = %+v, %v\nrescuer:\n%s", s.point, res, err, rescuer.output())
 		}
@@ -429,9 +427,7 @@ func testTwoWorkers(t *testing.T, dbURL databases) {
 	_ = w1.cmd.Process.Signal(syscall.SIGKILL)
 	var parked []turn.Result
 	for _, m := range ids {
-		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		res, err := turn.Wait(wctx, b, defaultTenant, m[1])
-		cancel()
+		res, err := waitWithin(ctx, b, defaultTenant, m[1], 30*time.Second)
 		if err != nil {
 			t.Fatalf("Wait(%s): %v\n%s", m[1], err, w2.output())
 		}
@@ -447,9 +443,7 @@ func testTwoWorkers(t *testing.T, dbURL databases) {
 		if _, err := store.ResolveApproval(ctx, defaultTenant, res.Approvals[0].ID, bindings.ApprovalDecision{Approved: true, Reviewer: "rita"}); err != nil {
 			t.Fatal(err)
 		}
-		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		done, err := turn.Wait(wctx, b, defaultTenant, res.RunID)
-		cancel()
+		done, err := waitWithin(ctx, b, defaultTenant, res.RunID, 10*time.Second)
 		if err != nil || done.Status != turn.StatusCompleted {
 			t.Fatalf("after the approval: %+v, %v", done, err)
 		}
@@ -462,6 +456,13 @@ func testTwoWorkers(t *testing.T, dbURL databases) {
 			t.Logf("approval decided to run completed: %v", el.Round(time.Microsecond))
 		}
 	}
+}
+
+// waitWithin is turn.Wait for run of tenant, given at most d.
+func waitWithin(ctx context.Context, b turn.Bindings, tenant, run string, d time.Duration) (turn.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return turn.Wait(ctx, b, tenant, run)
 }
 
 func randomSuffix() string {
