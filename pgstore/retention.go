@@ -148,6 +148,9 @@ const sqlMarkApprovalExpired = `UPDATE agent_approvals SET status = 'expired', r
 // conditional UPDATE: only a pending approval past its expiry by the
 // store's clock changes; the approval is returned as stored.
 func (s *Store) MarkApprovalExpired(ctx context.Context, tenantID, approvalID string) (bindings.Approval, error) {
+	if err := bindings.CheckLookup(tenantID, "approval id", approvalID); err != nil {
+		return bindings.Approval{}, err // before the clock is read, as ResolveApproval
+	}
 	now := s.stamp(time.Time{})
 	return s.approvalAfter(ctx, "mark approval expired", tenantID, approvalID,
 		&stmt{sqlMarkApprovalExpired, []any{tenantID, approvalID, now}})
