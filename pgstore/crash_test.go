@@ -1,46 +1,18 @@
 package pgstore
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/kindgi/agents/agent"
 	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/bindings/bindingstest"
 	"github.com/kindgi/agents/internal/journaltest"
-	"github.com/kindgi/agents/registry"
 	"github.com/kindgi/agents/turn"
 )
 
-const (
-	crashRunID   = "run-crash"
-	crashProject = "globex-nda"
-)
-
-func crashAgent(t *testing.T) agent.Agent {
-	t.Helper()
-	limit := 3
-	a, err := agent.Define(agent.Spec{
-		ID: "acme.drafter", Version: "1.0.0", Name: "Drafter", Instructions: "You draft and send clauses.",
-		Capabilities: []agent.Capability{{Needs: []agent.Need{{Feature: "tool-use"}}}},
-		Tools: []agent.ToolRef{
-			{ID: "acme.clause-search", Version: "^1.0.0"},
-			{ID: "acme.send-email", Version: "~2.1.0"},
-		},
-		Retrieval: []agent.RetrievalIntent{{Types: []string{"acme.clause"}, Scope: agent.ScopeSameProject, Mode: agent.ModeKeyword, Limit: &limit}},
-		ConversationPolicy: &agent.ConversationPolicy{Hitl: &agent.HitlPolicy{Tools: &agent.ToolGates{
-			Overrides: map[string]agent.ToolGate{"acme.send-email": {Mode: agent.GateAlwaysAsk}},
-		}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
+const crashRunID = journaltest.ScenarioRunID
 
 // crashOutcome is what a scenario leaves in PostgreSQL, with the fields
 // that depend on the tenant or the clock removed.
@@ -48,7 +20,8 @@ type crashOutcome struct {
 	result   any
 	messages any
 	journal  any
-	toolRuns map[string]int // request id → executions
+	golden   []journaltest.Line // the journal in the golden form
+	toolRuns map[string]int     // request id → executions
 	drives   int
 	failedOp string
 	writes   int
@@ -65,32 +38,9 @@ func runCrashScenario(t *testing.T, pool DB, allowed int, panics bool) crashOutc
 	tenant := fmt.Sprintf("crash-%d-%v-%s", allowed, panics, randomID()[:8])
 	clock := bindingstest.NewClock(time.Time{})
 	store := New(pool, &Options{Now: clock.Now})
-	a := crashAgent(t)
-
-	var mu sync.Mutex
-	toolRuns := map[string]int{}
-	tools := registry.NewTools()
-	for _, tool := range []struct{ id, version, out string }{
-		{"acme.clause-search", "1.2.1", `{"clauses":["C-7"]}`},
-		{"acme.send-email", "2.1.4", `{"sent":true}`},
-	} {
-		err := tools.Add(tenant, bindings.ToolDescriptor{ID: tool.id, Version: tool.version, InputSchema: json.RawMessage(`{"type":"object"}`)},
-			func(_ context.Context, _ json.RawMessage, call bindings.CallContext) (json.RawMessage, error) {
-				mu.Lock()
-				toolRuns[call.RequestID]++
-				mu.Unlock()
-				return json.RawMessage(tool.out), nil
-			})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := store.PutFact(ctx, bindings.Fact{TenantID: tenant, ProjectID: crashProject, ID: "C-7", Type: "acme.clause", Text: "Mutual confidentiality for three years."}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, ProjectID: crashProject, ID: "conv-1", AgentID: a.ID, AgentVersion: a.Version}); err != nil {
-		t.Fatal(err)
-	}
+	var runs journaltest.ToolRuns
+	tools, in := journaltest.SetUpScenario(t, store, tenant, &runs)
+	a := in.Agent
 
 	fresh := turn.Bindings{
 		Providers: bindings.Providers{journaltest.ScenarioProvider()}, Tools: tools, Memory: store,
@@ -101,18 +51,16 @@ func runCrashScenario(t *testing.T, pool DB, allowed int, panics bool) crashOutc
 	// write; the basic bindings behind the crasher too.
 	wrapped := crashedBindings(fresh, crasher, store)
 
-	in := turn.Input{TenantID: tenant, ProjectID: crashProject, Agent: a, ConversationID: "conv-1",
-		UserMessage: "Find a confidentiality clause and send the draft to Globex.", RunID: crashRunID}
 	res, drives := journaltest.CrashDrive{
 		Crasher: crasher, Crashing: wrapped, Fresh: fresh, Input: in, Agent: a, Store: store, Clock: clock,
-		ApprovalID: crashRunID + "/agent-loop/2/dispatch-tools/call_2/approval",
+		ApprovalID: journaltest.ScenarioApprovalID,
 		Approve: func(ap bindings.Approval) {
 			if _, err := store.ResolveApproval(ctx, tenant, ap.Request.ID, bindings.ApprovalDecision{Approved: true, Reviewer: "rev", ReviewerRoles: []string{"standard"}}); err != nil {
 				t.Fatal(err)
 			}
 		},
 	}.Run(t, allowed)
-	msgs, err := store.ReadMessages(ctx, bindings.ReadMessagesInput{TenantID: tenant, ConversationID: "conv-1", Limit: -1})
+	msgs, err := store.ReadMessages(ctx, bindings.ReadMessagesInput{TenantID: tenant, ConversationID: journaltest.ScenarioConversation, Limit: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +73,7 @@ func runCrashScenario(t *testing.T, pool DB, allowed int, panics bool) crashOutc
 	}
 	return crashOutcome{
 		result: normalized(t, res), messages: normalized(t, msgs), journal: normalized(t, journal),
-		toolRuns: toolRuns, drives: drives, failedOp: crasher.FailedOp(), writes: crasher.Writes(),
+		golden: journaltest.Lines(t, tenant, journal), toolRuns: runs.Counts(), drives: drives, failedOp: crasher.FailedOp(), writes: crasher.Writes(),
 	}
 }
 
@@ -203,6 +151,7 @@ func TestCrashAtEveryWriteOnPgstore(t *testing.T) {
 	if len(base.toolRuns) != 2 {
 		t.Fatalf("baseline tool runs %v, want two calls", base.toolRuns)
 	}
+	journaltest.CheckGolden(t, "scenario-completed", base.golden)
 	total := base.writes
 	t.Logf("baseline: %d writes", total)
 	for _, panics := range []bool{false, true} {

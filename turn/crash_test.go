@@ -33,10 +33,8 @@ type crashOutcome struct {
 	writes   int
 }
 
-type journalLine struct {
-	Key, Node, Status, Code string
-	Output                  any
-}
+// journalLine is a journal entry as the crash tests compare it.
+type journalLine = journaltest.Line
 
 // runCrashScenario runs a turn with two tool calls and one approval
 // (clause-search, then send-email behind always_ask, then an answer),
@@ -125,30 +123,6 @@ func crashBindings(crasher *journaltest.Crasher, store *memstore.Store, fresh tu
 	wrapped.Hitl = crasher.Hitl(store)
 	wrapped.Provenance.Emitter = crasher.Emitter(store)
 	return wrapped
-}
-
-// stripTimes drops the clock-derived fields of a journal output: a run
-// resumed after a crash runs later, so its times differ while everything
-// else must not.
-func stripTimes(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k := range x {
-			switch k {
-			case "now", "createdAt", "expiresAt", "at", "elapsedMs", "signature", "resolvedAt",
-				"recordHash": // a child's provenance record's hash covers its times
-
-				delete(x, k)
-			default:
-				x[k] = stripTimes(x[k])
-			}
-		}
-	case []any:
-		for i := range x {
-			x[i] = stripTimes(x[i])
-		}
-	}
-	return v
 }
 
 func normalizeMessages(ms []bindings.ConversationMessage) []bindings.ConversationMessage {

@@ -69,25 +69,11 @@ type treeOutcome struct {
 	modelCalls    map[string]int
 }
 
-// journalLines is a run's journal as the crash tests compare it.
+// journalLines is a run's journal as the crash tests compare it
+// (journaltest.Lines: clock fields aside).
 func journalLines(t *testing.T, f *fixture, runID string) []journalLine {
 	t.Helper()
-	var lines []journalLine
-	for _, e := range f.journal(runID) {
-		l := journalLine{Key: e.Key, Node: e.Node, Status: string(e.Status)}
-		if e.Error != nil {
-			l.Code = e.Error.Code
-		}
-		if len(e.Output) > 0 {
-			var v any
-			if err := json.Unmarshal(e.Output, &v); err != nil {
-				t.Fatal(err)
-			}
-			l.Output = stripTimes(v)
-		}
-		lines = append(lines, l)
-	}
-	return lines
+	return journaltest.Lines(t, "", f.journal(runID))
 }
 
 // runTreeCrashScenario runs the gated tree (the parent calls the mailer,
