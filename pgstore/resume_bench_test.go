@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kindgi/agents/agent"
-	"github.com/kindgi/agents/bindings"
+	"github.com/kindgi/agents/bindings/journal"
 	"github.com/kindgi/agents/turn"
 )
 
@@ -50,23 +50,18 @@ func BenchmarkResumeParkedTurn(b *testing.B) {
 	reportCosts(b, rt, cpu, server, "op")
 }
 
-// reopenLeased is the Store with the optimistic lease turned off: its
-// OptimisticRunResumerStore is the Store, not the wrapper, so a turn bound
-// to the wrapper takes the run's lease in the reopen (resumeRun), as
-// before migration 0012; every other capability is the wrapper's own.
-type reopenLeased struct{ *Store }
+// leaseInOpen is the Store's journal driver with the optimistic lease
+// turned off: a drive that may take its run's lease with its first write
+// (journal.LeaseOnWrite) takes it in Open instead, in Open's own commit.
+type leaseInOpen struct{ *Store }
 
-// RunResumerStore is the wrapper itself.
-func (w reopenLeased) RunResumerStore() bindings.RunBinding { return w }
-
-// MessageStepStore is the wrapper itself.
-func (w reopenLeased) MessageStepStore() bindings.RunBinding { return w }
-
-// TurnOpenerStore is the wrapper itself.
-func (w reopenLeased) TurnOpenerStore() bindings.RunBinding { return w }
-
-// OptimisticTurnOpenerStore is the wrapper itself.
-func (w reopenLeased) OptimisticTurnOpenerStore() bindings.RunBinding { return w }
+// Open implements journal.Driver.
+func (d leaseInOpen) Open(ctx context.Context, in journal.OpenInput) (journal.Drive, error) {
+	if in.Lease == journal.LeaseOnWrite {
+		in.Lease = journal.LeaseNow
+	}
+	return d.Store.Open(ctx, in)
+}
 
 // BenchmarkResumeLeaseInterleaved is BenchmarkResumeParkedTurn with the
 // two ways of taking the lease in one process, interleaved Resume by
@@ -80,8 +75,7 @@ func BenchmarkResumeLeaseInterleaved(b *testing.B) {
 	f := &resumeFixture{turnFixture: newTurnFixture(b, s), a: lookupAgent(b, agent.GateAlwaysAsk)}
 	first := f.resumeBindings()
 	reopen := first
-	w := reopenLeased{s}
-	reopen.Runs, reopen.Snapshots, reopen.Conversations, reopen.Hitl = w, w, w, w
+	reopen.Journal = leaseInOpen{s}
 	ctx := context.Background()
 	paths := [2]turn.Bindings{reopen, first}
 	for _, bb := range paths {

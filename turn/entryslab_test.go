@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/kindgi/agents/agent"
-	"github.com/kindgi/agents/bindings"
 	"github.com/kindgi/agents/memstore"
 	"github.com/kindgi/agents/providers/scripted"
 	"github.com/kindgi/agents/turn"
@@ -17,10 +16,6 @@ import (
 // copies of the entries they are given (the path of a store such as
 // pgstore), instead of the entries themselves updated in place.
 type copyingStore struct{ *memstore.Store }
-
-// MessageStepStore makes the wrapper its own message-step store, so that
-// the drive defers its messages to it as it does to memstore.
-func (c copyingStore) MessageStepStore() bindings.RunBinding { return c }
 
 // TestJournalThroughTheEntrySlab holds that the drive's journal
 // bookkeeping — the buffer and the entries written with it built in the
