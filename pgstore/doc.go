@@ -27,13 +27,14 @@
 // (set_config('kindgi.tenant_id', tenant, true)) and runs its statements,
 // all in the implicit transaction of one pipeline, so it costs one network
 // round trip once the statements are prepared on the connection. The
-// journal and message writes of a turn (AppendSteps, FinishRun,
-// AppendMessage, AppendStepsAndMessage, AppendMessageStep, OpenRun) are
-// each one statement: a call of a PL/pgSQL function of the baseline migration (kindgi_append_steps,
-// kindgi_append_message, kindgi_open_run; AppendMessageStep's is
-// kindgi_message_step of the baseline migration) that sets the tenant itself,
-// runs with the caller's privileges (row-level security applies inside
-// it) and does the locking, checks and inserts of the whole call. Writes
+// journal and message writes of a turn (AppendStep, AppendMessage, and
+// the Driver's Open and Commit: a run's open, its entries, a message step
+// with the entries around its message, the run's end) are each one
+// statement: a call of a PL/pgSQL function of the baseline migration
+// (kindgi_open_run, kindgi_append_steps, kindgi_append_message,
+// kindgi_message_step) that sets the tenant itself, runs with the
+// caller's privileges (row-level security applies inside it) and does
+// the locking, checks and inserts of the whole call. Writes
 // that must serialise lock their parent row first (a conversation for
 // AppendMessage, a run for AppendStep) and the later statements of the
 // batch see every earlier writer's rows. Journal appends are idempotent
@@ -42,9 +43,10 @@
 // concurrent acquirers of a free lease exactly one wins; an approval is
 // decided by a conditional UPDATE on its pending status. The reads at the
 // start of a turn ride with the writes before them (the Driver's Open and Commit):
-// openTurn is OpenRun's batch with the read of the conversation and its
-// newest messages (one statement) after the function, appendUserMessage is
-// AppendStepsAndMessage's with the read of the history before the message,
+// openTurn is a run's open (kindgi_open_run) with the read of the
+// conversation and its newest messages (one statement) after the
+// function, appendUserMessage is the write of the user message and the
+// entries around it with the read of the history before the message,
 // each under the tenant the function set and in its transaction; and
 // a Commit of a message step with CheckCount sends its batch after a statement
 // (kindgi_expect_messages, the baseline migration) that locks the conversation and
@@ -93,7 +95,7 @@
 // every query, so a Store behaves the same either way.
 //
 // The approval sweep (ExpiredApprovals, used by turn.ExpireApprovals) is
-// the one read across tenants. Migration 0003 creates the NOLOGIN role
+// the one read across tenants. The baseline migration creates the NOLOGIN role
 // kindgi_sweeper and two FOR SELECT policies for its members alone: in a
 // transaction that sets kindgi.sweep, as ExpiredApprovals does, they show
 // the pending approvals that have an expiry and the suspended runs of
@@ -141,6 +143,17 @@
 // none of its children is queued, running or suspended by reading the
 // parent's row alone; a child that completes or fails NOTIFYs its parent
 // as claimable. ListRuns by parent reads agent_runs_parent_idx.
+//
+// # Planner statistics
+//
+// A backend plans each statement once, on its first call, and keeps the
+// plan until the table's statistics change. On tables PostgreSQL has no
+// statistics for yet, as in a schema just migrated, it may plan a run's
+// lookup by (tenant_id, id) through agent_runs_created_idx and filter the
+// tenant's runs by id, a cost that grows with the tenant's runs until
+// autovacuum's first ANALYZE of the table (after its first 50 changed
+// rows, within autovacuum_naptime) replaces the plans. After loading rows
+// in bulk, or on a server with autovacuum off, run ANALYZE.
 //
 // # PgBouncer
 //

@@ -88,8 +88,8 @@ func TestPruneWorksInBatches(t *testing.T) {
 
 // TestRetentionQueriesUseTheirIndexes checks the plans of Prune's batch
 // and of the sweep's listing (with sequential scans discouraged, as on a
-// table too big to scan): each is served by the index migration 0003
-// added for it.
+// table too big to scan): each is served by the index the baseline
+// migration has for it.
 func TestRetentionQueriesUseTheirIndexes(t *testing.T) {
 	pool := testPool(t)
 	ctx := t.Context()

@@ -76,8 +76,8 @@ type ReopenRunResult struct {
 }
 
 // MessageStepInput is a message, the journal entries written with it, and
-// the journal entry of the step that stored it, for one call of
-// AppendMessageStep.
+// the journal entry of the step that stored it: what a Commit with a
+// Message writes.
 type MessageStepInput struct {
 	// Steps names the run and the lease owner, as for AppendSteps. Its
 	// Entries are all the entries of the call, in order:
@@ -104,7 +104,7 @@ type MessageStepInput struct {
 	Encode func(m bindings.ConversationMessage) ([]byte, error) `json:"-"`
 }
 
-// MessageStepResult is what AppendMessageStep stored: the Entries,
+// MessageStepResult is what a message step's write stored: the Entries,
 // Appended and Message of the Commit of a message step (History stays
 // nil). With an error, Entries and Appended are those of
 // Steps.Entries[:StepIndex] when they were stored (the message was
