@@ -59,7 +59,11 @@ CREATE INDEX agent_conversations_idle_idx
     ON agent_conversations (last_activity_at, tenant_id COLLATE "C", id COLLATE "C")
     WHERE status = 'open';
 
--- Messages, numbered 1, 2, … per conversation (seq).
+-- Messages, numbered 1, 2, … per conversation (seq). No foreign key to
+-- agent_conversations, for the journal's reason: the functions that
+-- append messages lock the conversation's row first and store nothing in
+-- one that is not there. A conversation's messages are deleted with it
+-- (agent_conversations_messages_delete).
 CREATE TABLE agent_conversation_messages (
     tenant_id       text        NOT NULL,
     conversation_id text        NOT NULL,
@@ -74,9 +78,7 @@ CREATE TABLE agent_conversation_messages (
     metadata        jsonb       COMPRESSION lz4,
     created_at      timestamptz NOT NULL,
     participant_id  text        NOT NULL DEFAULT '',
-    PRIMARY KEY (tenant_id, conversation_id, id),
-    FOREIGN KEY (tenant_id, conversation_id)
-        REFERENCES agent_conversations (tenant_id, id) ON DELETE CASCADE
+    PRIMARY KEY (tenant_id, conversation_id, id)
 );
 CREATE UNIQUE INDEX agent_conversation_messages_seq_idx
     ON agent_conversation_messages (tenant_id, conversation_id, seq);
@@ -158,7 +160,11 @@ CREATE INDEX agent_runs_parent_idx
     WHERE parent_run_id <> '';
 
 -- The journal: one row per step phase (started, parked, result), in
--- append order (seq).
+-- append order (seq). It has no foreign key to agent_runs: the functions
+-- that append entries lock the run's row first and store nothing for a
+-- run that is not there, and a key's check would cost every entry a
+-- lookup of its run (an eighth of a turn's backend instructions). A run's
+-- entries are deleted with it (agent_runs_journal_delete).
 CREATE TABLE agent_run_journal (
     tenant_id text        NOT NULL,
     run_id    text        NOT NULL,
@@ -170,9 +176,7 @@ CREATE TABLE agent_run_journal (
     output    jsonb       COMPRESSION lz4,
     error     jsonb       COMPRESSION lz4,
     at        timestamptz NOT NULL,
-    PRIMARY KEY (tenant_id, run_id, seq),
-    FOREIGN KEY (tenant_id, run_id)
-        REFERENCES agent_runs (tenant_id, id) ON DELETE CASCADE
+    PRIMARY KEY (tenant_id, run_id, seq)
 );
 -- A step phase is written once: a second append of it is idempotent.
 CREATE UNIQUE INDEX agent_run_journal_step_idx
@@ -397,6 +401,41 @@ CREATE TRIGGER agent_runs_children_update AFTER UPDATE OF status ON agent_runs
 CREATE TRIGGER agent_runs_children_delete AFTER DELETE ON agent_runs
     FOR EACH ROW WHEN (old.parent_run_id <> '')
     EXECUTE FUNCTION kindgi_run_children();
+
+-- A deleted run's journal goes with it, once per statement, under the
+-- deleter's tenant (who could delete the runs). Prune deletes the entries
+-- itself, in the statement that deletes the runs, to count them.
+-- +goose StatementBegin
+CREATE FUNCTION kindgi_delete_run_journals() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    DELETE FROM agent_run_journal j USING gone g WHERE j.tenant_id = g.tenant_id AND j.run_id = g.id;
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+
+CREATE TRIGGER agent_runs_journal_delete AFTER DELETE ON agent_runs
+    REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION kindgi_delete_run_journals();
+
+-- A deleted conversation's messages go with it, in the same way.
+-- +goose StatementBegin
+CREATE FUNCTION kindgi_delete_conversation_messages() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    DELETE FROM agent_conversation_messages m USING gone g
+        WHERE m.tenant_id = g.tenant_id AND m.conversation_id = g.id;
+    RETURN NULL;
+END
+$$;
+-- +goose StatementEnd
+
+CREATE TRIGGER agent_conversations_messages_delete AFTER DELETE ON agent_conversations
+    REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION kindgi_delete_conversation_messages();
 
 -- The functions a turn writes through, each one round trip (see pgstore's
 -- package doc for what each statement of a turn sends).
