@@ -402,15 +402,21 @@ CREATE TRIGGER agent_runs_children_delete AFTER DELETE ON agent_runs
     FOR EACH ROW WHEN (old.parent_run_id <> '')
     EXECUTE FUNCTION kindgi_run_children();
 
--- A deleted run's journal goes with it, once per statement, under the
--- deleter's tenant (who could delete the runs). Prune deletes the entries
+-- The rows appended to a deleted run (its journal) or conversation (its
+-- messages) go with it, once per deleting statement, under the deleter's
+-- tenant (who could delete the parents). Prune deletes a run's entries
 -- itself, in the statement that deletes the runs, to count them.
 -- +goose StatementBegin
-CREATE FUNCTION kindgi_delete_run_journals() RETURNS trigger
+CREATE FUNCTION kindgi_delete_appended() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    DELETE FROM agent_run_journal j USING gone g WHERE j.tenant_id = g.tenant_id AND j.run_id = g.id;
+    IF TG_TABLE_NAME = 'agent_runs' THEN
+        DELETE FROM agent_run_journal j USING gone g WHERE j.tenant_id = g.tenant_id AND j.run_id = g.id;
+    ELSE
+        DELETE FROM agent_conversation_messages m USING gone g
+            WHERE m.tenant_id = g.tenant_id AND m.conversation_id = g.id;
+    END IF;
     RETURN NULL;
 END
 $$;
@@ -418,24 +424,10 @@ $$;
 
 CREATE TRIGGER agent_runs_journal_delete AFTER DELETE ON agent_runs
     REFERENCING OLD TABLE AS gone
-    FOR EACH STATEMENT EXECUTE FUNCTION kindgi_delete_run_journals();
-
--- A deleted conversation's messages go with it, in the same way.
--- +goose StatementBegin
-CREATE FUNCTION kindgi_delete_conversation_messages() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-    DELETE FROM agent_conversation_messages m USING gone g
-        WHERE m.tenant_id = g.tenant_id AND m.conversation_id = g.id;
-    RETURN NULL;
-END
-$$;
--- +goose StatementEnd
-
+    FOR EACH STATEMENT EXECUTE FUNCTION kindgi_delete_appended();
 CREATE TRIGGER agent_conversations_messages_delete AFTER DELETE ON agent_conversations
     REFERENCING OLD TABLE AS gone
-    FOR EACH STATEMENT EXECUTE FUNCTION kindgi_delete_conversation_messages();
+    FOR EACH STATEMENT EXECUTE FUNCTION kindgi_delete_appended();
 
 -- The functions a turn writes through, each one round trip (see pgstore's
 -- package doc for what each statement of a turn sends).

@@ -122,40 +122,30 @@ CREATE TRIGGER agent_runs_children_delete AFTER DELETE ON agent_runs
     FOR EACH ROW WHEN (old.parent_run_id <> '')
     EXECUTE FUNCTION kindgi_run_children();
 
--- The journal without its foreign key to agent_runs (the functions that
--- append entries lock the run first); a deleted run's entries go with it
--- by a statement trigger instead of the key's cascade.
+-- The journal and the messages without their foreign keys to agent_runs
+-- and agent_conversations (the functions that append rows lock the parent
+-- first); a deleted parent's rows go with it by a statement trigger
+-- instead of the keys' cascades.
 ALTER TABLE agent_run_journal DROP CONSTRAINT IF EXISTS agent_run_journal_tenant_id_run_id_fkey;
--- +goose StatementBegin
-CREATE OR REPLACE FUNCTION kindgi_delete_run_journals() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-    DELETE FROM agent_run_journal j USING gone g WHERE j.tenant_id = g.tenant_id AND j.run_id = g.id;
-    RETURN NULL;
-END
-$$;
--- +goose StatementEnd
-DROP TRIGGER IF EXISTS agent_runs_journal_delete ON agent_runs;
-CREATE TRIGGER agent_runs_journal_delete AFTER DELETE ON agent_runs
-    REFERENCING OLD TABLE AS gone
-    FOR EACH STATEMENT EXECUTE FUNCTION kindgi_delete_run_journals();
-
--- Messages without their foreign key to agent_conversations, for the same
--- reason; a deleted conversation's messages go with it by a trigger.
 ALTER TABLE agent_conversation_messages DROP CONSTRAINT IF EXISTS agent_conversation_messages_tenant_id_conversation_id_fkey;
 -- +goose StatementBegin
-CREATE OR REPLACE FUNCTION kindgi_delete_conversation_messages() RETURNS trigger
+CREATE OR REPLACE FUNCTION kindgi_delete_appended() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    DELETE FROM agent_conversation_messages m USING gone g
-        WHERE m.tenant_id = g.tenant_id AND m.conversation_id = g.id;
+    IF TG_TABLE_NAME = 'agent_runs' THEN
+        DELETE FROM agent_run_journal j USING gone g WHERE j.tenant_id = g.tenant_id AND j.run_id = g.id;
+    ELSE
+        DELETE FROM agent_conversation_messages m USING gone g
+            WHERE m.tenant_id = g.tenant_id AND m.conversation_id = g.id;
+    END IF;
     RETURN NULL;
 END
 $$;
 -- +goose StatementEnd
-DROP TRIGGER IF EXISTS agent_conversations_messages_delete ON agent_conversations;
+CREATE TRIGGER agent_runs_journal_delete AFTER DELETE ON agent_runs
+    REFERENCING OLD TABLE AS gone
+    FOR EACH STATEMENT EXECUTE FUNCTION kindgi_delete_appended();
 CREATE TRIGGER agent_conversations_messages_delete AFTER DELETE ON agent_conversations
     REFERENCING OLD TABLE AS gone
-    FOR EACH STATEMENT EXECUTE FUNCTION kindgi_delete_conversation_messages();
+    FOR EACH STATEMENT EXECUTE FUNCTION kindgi_delete_appended();
