@@ -405,3 +405,68 @@ func TestDeletingARunDeletesItsJournal(t *testing.T) {
 		t.Fatalf("%d entries stored for a run that does not exist", n)
 	}
 }
+
+// TestConcurrentDeletesLeaveNoOrphans races appends against the delete of
+// their parent: writers append journal entries to a run and messages to a
+// conversation while another connection deletes both. The append tables
+// have no foreign keys, so this holds the functions' order (lock the
+// parent, then insert) and the delete triggers together: once everything
+// has returned, no entry or message is left whose run or conversation is
+// gone, whichever side won each race.
+func TestConcurrentDeletesLeaveNoOrphans(t *testing.T) {
+	ctx := t.Context()
+	s := New(testPool(t), nil)
+	tenant := uniqueTenant("orphans")
+	orphans := func() (entries, messages int) {
+		t.Helper()
+		err := testPool(t).QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM agent_run_journal j WHERE j.tenant_id = $1
+				AND NOT EXISTS (SELECT 1 FROM agent_runs r WHERE r.tenant_id = j.tenant_id AND r.id = j.run_id)),
+			(SELECT count(*) FROM agent_conversation_messages m WHERE m.tenant_id = $1
+				AND NOT EXISTS (SELECT 1 FROM agent_conversations c WHERE c.tenant_id = m.tenant_id AND c.id = m.conversation_id))`,
+			tenant).Scan(&entries, &messages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return entries, messages
+	}
+	for round := range 20 {
+		run, conv := fmt.Sprintf("r%d", round), fmt.Sprintf("c%d", round)
+		if _, err := s.StartRun(ctx, bindings.StartRunInput{TenantID: tenant, RunID: run, FlowID: "f", FlowVersion: "1"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.OpenConversation(ctx, bindings.OpenConversationInput{TenantID: tenant, ID: conv, AgentID: "a", AgentVersion: "1"}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				for i := range 10 {
+					// Errors are expected once the parent is gone.
+					_, _, _ = s.AppendStep(ctx, bindings.AppendStepInput{TenantID: tenant, RunID: run, Entry: bindings.JournalEntry{Key: fmt.Sprintf("w%d-%d", w, i), Status: bindings.StepCompleted}})
+					_, _ = s.AppendMessage(ctx, bindings.AppendMessageInput{TenantID: tenant, ConversationID: conv, Role: bindings.RoleAgent, Content: "x"})
+				}
+			})
+		}
+		wg.Go(func() {
+			time.Sleep(time.Duration(round%5) * time.Millisecond)
+			err := pgx.BeginFunc(ctx, testPool(t), func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, `SELECT set_config('kindgi.tenant_id', $1, true)`, tenant); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, `DELETE FROM agent_runs WHERE tenant_id = $1 AND id = $2`, tenant, run); err != nil {
+					return err
+				}
+				_, err := tx.Exec(ctx, `DELETE FROM agent_conversations WHERE tenant_id = $1 AND id = $2`, tenant, conv)
+				return err
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Wait()
+		if e, m := orphans(); e != 0 || m != 0 {
+			t.Fatalf("round %d: %d journal entries and %d messages outlived their run and conversation", round, e, m)
+		}
+	}
+}
