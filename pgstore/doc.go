@@ -79,6 +79,12 @@
 // Conversations are listed by keyset pagination on (opened_at DESC, id
 // DESC); the last N messages of a conversation are read by walking an
 // index backwards, at a cost that does not grow with the conversation.
+// The two tables a turn appends to, agent_run_journal and
+// agent_conversation_messages, have no foreign keys (a key's check would
+// cost every appended row a lookup of its parent): the functions that
+// append lock the run's or the conversation's row first and store
+// nothing when it is gone, and statement triggers delete a deleted run's
+// entries and a deleted conversation's messages, as a cascade would.
 // Times are stored with microsecond precision. AgentConversationRow,
 // NewAgentConversationRow, AgentRunSnapshotRow and NewAgentRunSnapshotRow
 // mirror the two tables hosts query most (ConversationsTable,
