@@ -85,6 +85,9 @@
 // append lock the run's or the conversation's row first and store
 // nothing when it is gone, and statement triggers delete a deleted run's
 // entries and a deleted conversation's messages, as a cascade would.
+// Ids and keys (a row's id and its parent's, step keys, quota names and
+// units) are COLLATE "C": they sort byte-wise, as Go's strings and
+// memstore do, whatever the database's collation.
 // Times are stored with microsecond precision. AgentConversationRow,
 // NewAgentConversationRow, AgentRunSnapshotRow and NewAgentRunSnapshotRow
 // mirror the two tables hosts query most (ConversationsTable,

@@ -149,3 +149,43 @@ CREATE TRIGGER agent_runs_journal_delete AFTER DELETE ON agent_runs
 CREATE TRIGGER agent_conversations_messages_delete AFTER DELETE ON agent_conversations
     REFERENCING OLD TABLE AS gone
     FOR EACH STATEMENT EXECUTE FUNCTION kindgi_delete_appended();
+
+-- Ids and keys compare byte-wise, as Go compares strings: the columns that
+-- name a row or its parent, the journal's step keys and the quotas' names
+-- and units are COLLATE "C" (no locale's comparison in any index).
+ALTER TABLE agent_conversations
+    ALTER COLUMN id TYPE text COLLATE "C";
+ALTER TABLE agent_conversation_messages
+    ALTER COLUMN conversation_id TYPE text COLLATE "C",
+    ALTER COLUMN id TYPE text COLLATE "C",
+    ALTER COLUMN run_id TYPE text COLLATE "C";
+ALTER TABLE agent_run_snapshots
+    ALTER COLUMN run_id TYPE text COLLATE "C",
+    ALTER COLUMN conversation_id TYPE text COLLATE "C";
+ALTER TABLE agent_runs
+    ALTER COLUMN id TYPE text COLLATE "C";
+ALTER TABLE agent_run_journal
+    ALTER COLUMN run_id TYPE text COLLATE "C",
+    ALTER COLUMN key TYPE text COLLATE "C",
+    ALTER COLUMN phase TYPE text COLLATE "C";
+ALTER TABLE agent_memory_facts
+    ALTER COLUMN id TYPE text COLLATE "C",
+    ALTER COLUMN conversation_id TYPE text COLLATE "C";
+-- (agent_approvals_run_state names run_id: it is made again around it.)
+DROP TRIGGER agent_approvals_run_state ON agent_approvals;
+ALTER TABLE agent_approvals
+    ALTER COLUMN id TYPE text COLLATE "C",
+    ALTER COLUMN run_id TYPE text COLLATE "C",
+    ALTER COLUMN conversation_id TYPE text COLLATE "C";
+CREATE TRIGGER agent_approvals_run_state
+    AFTER INSERT OR DELETE OR UPDATE OF status, expires_at, run_id ON agent_approvals
+    FOR EACH ROW EXECUTE FUNCTION kindgi_run_approvals();
+ALTER TABLE agent_compliance_records
+    ALTER COLUMN run_id TYPE text COLLATE "C",
+    ALTER COLUMN key TYPE text COLLATE "C",
+    ALTER COLUMN conversation_id TYPE text COLLATE "C";
+ALTER TABLE agent_quotas
+    ALTER COLUMN name TYPE text COLLATE "C";
+ALTER TABLE agent_quota_units
+    ALTER COLUMN quota TYPE text COLLATE "C",
+    ALTER COLUMN unit TYPE text COLLATE "C";
