@@ -61,18 +61,16 @@ func TestIDsOrderByteWiseUnderALanguageCollation(t *testing.T) {
 	want := slices.Clone(ids)
 	slices.Sort(want)
 	slices.Reverse(want)
-	ids = func() (ids []string) {
-		cs, err := s.ListConversations(ctx, bindings.ListConversationsInput{TenantID: "t"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range cs {
-			ids = append(ids, c.ID)
-		}
-		return ids
-	}()
-	if !slices.Equal(ids, want) {
-		t.Fatalf("conversations listed %q, want %q (byte order, descending)", ids, want)
+	cs, err := s.ListConversations(ctx, bindings.ListConversationsInput{TenantID: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cs {
+		got = append(got, c.ID)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("conversations listed %q, want %q (byte order, descending)", got, want)
 	}
 	// The keyset cursor compares ids in the same order.
 	p, err := s.ListConversationsPage(ctx, bindings.ListConversationsPageInput{

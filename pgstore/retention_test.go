@@ -376,14 +376,7 @@ func TestDeletingARunDeletesItsJournal(t *testing.T) {
 	// One statement deleting one run, another deleting two of them, each
 	// in a transaction under the tenant, as an operator's would be.
 	for _, del := range [][]string{{"r1"}, {"r2", "r3"}} {
-		err := pgx.BeginFunc(ctx, testPool(t), func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SELECT set_config('kindgi.tenant_id', $1, true)`, tenant); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, `DELETE FROM agent_runs WHERE tenant_id = $1 AND id = ANY($2)`, tenant, del)
-			return err
-		})
-		if err != nil {
+		if _, err := s.exec(ctx, "delete runs", tenant, `DELETE FROM agent_runs WHERE tenant_id = $1 AND id = ANY($2)`, tenant, del); err != nil {
 			t.Fatal(err)
 		}
 		for _, run := range []string{"r1", "r2", "r3"} {
@@ -450,18 +443,10 @@ func TestConcurrentDeletesLeaveNoOrphans(t *testing.T) {
 		}
 		wg.Go(func() {
 			time.Sleep(time.Duration(round%5) * time.Millisecond)
-			err := pgx.BeginFunc(ctx, testPool(t), func(tx pgx.Tx) error {
-				if _, err := tx.Exec(ctx, `SELECT set_config('kindgi.tenant_id', $1, true)`, tenant); err != nil {
-					return err
+			for table, id := range map[string]string{"agent_runs": run, "agent_conversations": conv} {
+				if _, err := s.exec(ctx, "delete", tenant, `DELETE FROM `+table+` WHERE tenant_id = $1 AND id = $2`, tenant, id); err != nil {
+					t.Error(err)
 				}
-				if _, err := tx.Exec(ctx, `DELETE FROM agent_runs WHERE tenant_id = $1 AND id = $2`, tenant, run); err != nil {
-					return err
-				}
-				_, err := tx.Exec(ctx, `DELETE FROM agent_conversations WHERE tenant_id = $1 AND id = $2`, tenant, conv)
-				return err
-			})
-			if err != nil {
-				t.Error(err)
 			}
 		})
 		wg.Wait()
